@@ -1,0 +1,226 @@
+/**
+ * One tenant connection: the single writer of its jobs, workers, queues, indexes, dedup
+ * keys and quota. `decide*` methods are pure (state + input + clock -> record and reply);
+ * `evolve` is the only code that changes state, and replay runs it on the same records.
+ */
+import { DomainError } from '../domain-error.ts';
+import { newId } from '../ids.ts';
+import { dedupKeyOf } from '../ingest/dedup-key.ts';
+import type { JobEvent, NormalizedEvent, QueueEvent, WorkerEvent } from '../ingest/normalized-event.ts';
+import { validateEvent, type EventError } from '../ingest/validate-event.ts';
+import { DailyQuota, type Usage } from './daily-quota.ts';
+import { DedupCache } from './dedup-cache.ts';
+import type { ConnectionRecord, IngestRecord } from './connection-records.ts';
+import { isFinished, JobStore, type JobChange } from './job-store.ts';
+import type { Job } from './job-record.ts';
+import { QueueStore, type Queue } from './queue-store.ts';
+import { WorkerStore, type Worker } from './worker-store.ts';
+
+export interface ConnectionLimits {
+  dailyEventLimit: number;
+  dedupKeysMax: number;
+  maxJobsPerConnection: number;
+  retentionMs: number;
+}
+
+export interface IngestReply {
+  accepted: number;
+  rejected: number;
+  skipped: number;
+  truncated: number;
+  usage: Usage;
+  errors?: Array<{ index: number } & EventError>;
+}
+
+export interface IngestDecision {
+  record: IngestRecord | null;
+  reply: IngestReply;
+}
+
+/** What an applied record changed, for the live stream. */
+export interface Changes {
+  jobs: Set<Job>;
+  workers: Set<Worker>;
+  queues: Set<Queue>;
+}
+
+export const EVENT_ERRORS_REPORTED_MAX = 100;
+
+export class ConnectionActor {
+  readonly jobs = new JobStore();
+  readonly workers = new WorkerStore();
+  readonly queues = new QueueStore();
+  readonly quota: DailyQuota;
+  readonly dedup: DedupCache;
+
+  constructor(
+    readonly connectionId: string,
+    readonly limits: ConnectionLimits,
+  ) {
+    this.quota = new DailyQuota(limits.dailyEventLimit);
+    this.dedup = new DedupCache(limits.dedupKeysMax);
+  }
+
+  decideIngest(rawEvents: readonly unknown[], nowMs: number): IngestDecision {
+    const remainingAtArrival = this.quota.remaining(nowMs);
+    if (remainingAtArrival === 0) {
+      const usage = this.quota.usage(nowMs);
+      const retryAfterSeconds = Math.max(1, Math.ceil((Date.parse(usage.resetAt) - nowMs) / 1000));
+      throw new DomainError(
+        'DAILY_LIMIT_EXCEEDED',
+        'daily event limit reached; previously ingested data is preserved',
+        undefined,
+        { usage },
+        { 'Retry-After': String(retryAfterSeconds) },
+      );
+    }
+    const accepted: NormalizedEvent[] = [];
+    const errors: Array<{ index: number } & EventError> = [];
+    const keysInBatch = new Set<string>();
+    const newIds = new BatchIds(this);
+    let rejected = 0;
+    let skipped = 0;
+    let truncated = 0;
+    rawEvents.forEach((raw, index) => {
+      if (accepted.length >= remainingAtArrival) {
+        truncated++;
+        return;
+      }
+      const verdict = validateEvent(raw, this.connectionId);
+      if (!verdict.ok) {
+        rejected++;
+        if (errors.length < EVENT_ERRORS_REPORTED_MAX) errors.push({ index, ...verdict.error });
+        return;
+      }
+      const key = dedupKeyOf(verdict.event);
+      if (keysInBatch.has(key) || this.dedup.has(key)) {
+        skipped++;
+        return;
+      }
+      keysInBatch.add(key);
+      newIds.assign(verdict.event);
+      accepted.push(verdict.event);
+    });
+    const record: IngestRecord | null =
+      accepted.length === 0 ? null : { t: 'ingest', connectionId: this.connectionId, receivedAtMs: nowMs, events: accepted };
+    const usageAfter = this.quota.usage(nowMs);
+    usageAfter.used += accepted.length;
+    if (this.limits.dailyEventLimit > 0) usageAfter.remaining = Math.max(0, usageAfter.remaining - accepted.length);
+    const reply: IngestReply = { accepted: accepted.length, rejected, skipped, truncated, usage: usageAfter };
+    if (errors.length > 0) reply.errors = errors;
+    return { record, reply };
+  }
+
+  evolve(record: ConnectionRecord): Changes {
+    const changes: Changes = { jobs: new Set(), workers: new Set(), queues: new Set() };
+    switch (record.t) {
+      case 'ingest':
+        for (const event of record.events) {
+          this.dedup.add(dedupKeyOf(event));
+          this.applyEvent(event, changes);
+        }
+        this.quota.record(record.events.length, record.receivedAtMs);
+        break;
+    }
+    return changes;
+  }
+
+  private applyEvent(event: NormalizedEvent, changes: Changes): void {
+    switch (event.kind) {
+      case 'job':
+        return this.applyJobEvent(event, changes);
+      case 'worker':
+        return this.applyWorkerEvent(event, changes);
+      case 'queue':
+        return this.applyQueueEvent(event, changes);
+    }
+  }
+
+  private applyJobEvent(event: JobEvent, changes: Changes): void {
+    // Any job naming a queue makes it exist, even an old event whose queue the job does not keep.
+    if (event.queue !== undefined && this.queues.get(event.queue) === undefined) {
+      changes.queues.add(this.queues.ensure(this.connectionId, event.queue, event.framework, event.atMs, event.newQueueId));
+    }
+    const change = this.jobs.applyEvent(this.connectionId, event);
+    changes.jobs.add(change.job);
+    const queue = change.job.queue === null ? undefined : this.queues.get(change.job.queue);
+    if (queue !== undefined) this.recordMetrics(change, queue, event);
+    if (change.created) this.enforceJobCap(change.job);
+  }
+
+  /** Metrics move only when the newest event moves the job into a new state. */
+  private recordMetrics(change: JobChange, queue: Queue, event: JobEvent): void {
+    const job = change.job;
+    if (!change.isNewest || change.stateBefore === job.state) return;
+    if (job.state === 'active') {
+      const startedAtMs = job.startedAtMs ?? event.atMs;
+      queue.metrics.recordStarted(startedAtMs, Math.max(0, startedAtMs - job.createdAtMs));
+    } else if (isFinished(job.state)) {
+      const finishedAtMs = job.completedAtMs ?? event.atMs;
+      queue.metrics.recordFinished(finishedAtMs, job.state === 'failed');
+      const worker = job.workerId === null ? undefined : this.workers.get(job.workerId);
+      if (worker !== undefined) {
+        worker.rate.recordFinished(finishedAtMs);
+        worker.processedTotal++;
+      }
+    }
+  }
+
+  private applyWorkerEvent(event: WorkerEvent, changes: Changes): void {
+    changes.workers.add(this.workers.applyEvent(this.connectionId, event));
+  }
+
+  private applyQueueEvent(event: QueueEvent, changes: Changes): void {
+    changes.queues.add(this.queues.applySnapshot(this.connectionId, event));
+  }
+
+  /** Past the per-connection cap, the oldest finished jobs go first, then the oldest of any state. */
+  private enforceJobCap(justCreated: Job): void {
+    if (this.jobs.size <= this.limits.maxJobsPerConnection) return;
+    const victim =
+      this.oldestJob((job) => job !== justCreated && isFinished(job.state)) ?? this.oldestJob((job) => job !== justCreated);
+    if (victim !== undefined) this.jobs.remove(victim);
+  }
+
+  private oldestJob(matches: (job: Job) => boolean): Job | undefined {
+    for (const entry of this.jobs.indexes.createdAt.scan('asc')) if (matches(entry.item)) return entry.item;
+    return undefined;
+  }
+}
+
+/** Ids for records an ingest batch creates, decided once per new externalId/name. */
+class BatchIds {
+  private readonly jobs = new Map<string, string>();
+  private readonly workers = new Map<string, string>();
+  private readonly queues = new Map<string, string>();
+
+  constructor(private readonly actor: ConnectionActor) {}
+
+  assign(event: NormalizedEvent): void {
+    switch (event.kind) {
+      case 'job': {
+        if (this.actor.jobs.getByExternalId(event.externalId) === undefined && !this.jobs.has(event.externalId)) {
+          event.newJobId = newId();
+          this.jobs.set(event.externalId, event.newJobId);
+        }
+        if (event.queue !== undefined) this.assignQueue(event, event.queue);
+        return;
+      }
+      case 'worker':
+        if (this.actor.workers.get(event.externalId) === undefined && !this.workers.has(event.externalId)) {
+          event.newWorkerId = newId();
+          this.workers.set(event.externalId, event.newWorkerId);
+        }
+        return;
+      case 'queue':
+        return this.assignQueue(event, event.name);
+    }
+  }
+
+  private assignQueue(event: JobEvent | QueueEvent, name: string): void {
+    if (this.actor.queues.get(name) === undefined && !this.queues.has(name)) {
+      event.newQueueId = newId();
+      this.queues.set(name, event.newQueueId);
+    }
+  }
+}

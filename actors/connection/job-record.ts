@@ -1,0 +1,127 @@
+/**
+ * One job as the connection actor holds it, and the merge rules of the decisions:
+ * the event with the newest timestamp decides the state (ties: later arrival); an older
+ * event never moves the job backwards but still lands in the history in timestamp
+ * order; scalar fields take a newer non-null value, and an older event only fills gaps.
+ */
+import type { JobEvent } from '../ingest/normalized-event.ts';
+import type { Framework, JobState } from '../ingest/states.ts';
+
+export interface HistoryEntry {
+  state: JobState;
+  atMs: number;
+}
+
+export interface Job {
+  id: string;
+  connectionId: string;
+  externalId: string;
+  framework: Framework;
+  name: string;
+  queue: string | null;
+  state: JobState;
+  createdAtMs: number;
+  /** whether createdAt came from a payload (else it is the earliest event time) */
+  createdAtReported: boolean;
+  startedAtMs: number | null;
+  completedAtMs: number | null;
+  workerId: string | null;
+  error: string | null;
+  stacktrace: string | null;
+  attempt: number;
+  maxRetries: number | null;
+  progress: number | null;
+  extensions: Record<string, unknown> | null;
+  /** every event's state and time, timestamp-ordered (raw, not collapsed) */
+  history: HistoryEntry[];
+  /** timestamp of the newest event applied */
+  lastEventMs: number;
+}
+
+/** Bounds memory per job; the oldest entries go first. */
+export const HISTORY_ENTRIES_MAX = 200;
+
+export function newJob(id: string, connectionId: string, event: JobEvent): Job {
+  return {
+    id,
+    connectionId,
+    externalId: event.externalId,
+    framework: event.framework,
+    name: event.name,
+    queue: null,
+    state: event.state,
+    createdAtMs: event.atMs,
+    createdAtReported: false,
+    startedAtMs: null,
+    completedAtMs: null,
+    workerId: null,
+    error: null,
+    stacktrace: null,
+    attempt: 1,
+    maxRetries: null,
+    progress: null,
+    extensions: null,
+    history: [],
+    lastEventMs: Number.NEGATIVE_INFINITY,
+  };
+}
+
+/** Inserts after entries with an equal time, so among ties the later arrival is last. */
+export function insertHistory(job: Job, entry: HistoryEntry): void {
+  const history = job.history;
+  let index = history.length;
+  while (index > 0 && history[index - 1]!.atMs > entry.atMs) index--;
+  history.splice(index, 0, entry);
+  if (history.length > HISTORY_ENTRIES_MAX) history.shift();
+}
+
+/** Applies an event to a job. Returns true when the event is the newest so far. */
+export function mergeJobEvent(job: Job, event: JobEvent): boolean {
+  const isNewest = event.atMs >= job.lastEventMs;
+  insertHistory(job, { state: event.state, atMs: event.atMs });
+  const take = <K extends keyof Job>(key: K, value: Job[K] | undefined): void => {
+    if (value !== undefined && (isNewest || job[key] === null)) job[key] = value;
+  };
+  take('queue', event.queue);
+  take('workerId', event.workerId);
+  take('maxRetries', event.maxRetries);
+  take('progress', event.progress);
+  take('error', event.error);
+  take('stacktrace', event.stacktrace);
+  take('startedAtMs', event.startedAtMs);
+  take('completedAtMs', event.completedAtMs);
+  take('extensions', event.extensions);
+  if (isNewest) {
+    job.name = event.name;
+    job.framework = event.framework;
+    if (event.attempt !== undefined) job.attempt = event.attempt;
+    job.lastEventMs = event.atMs;
+  }
+  mergeCreatedAt(job, event, isNewest);
+  job.state = job.history[job.history.length - 1]!.state;
+  return isNewest;
+}
+
+function mergeCreatedAt(job: Job, event: JobEvent, isNewest: boolean): void {
+  if (event.createdAtMs !== undefined) {
+    if (isNewest || !job.createdAtReported) {
+      job.createdAtMs = event.createdAtMs;
+      job.createdAtReported = true;
+    }
+  } else if (!job.createdAtReported && event.atMs < job.createdAtMs) {
+    job.createdAtMs = event.atMs;
+  }
+}
+
+/** stateHistory as served: runs of the same state collapsed into their earliest entry. */
+export function collapsedHistory(job: Job): HistoryEntry[] {
+  const collapsed: HistoryEntry[] = [];
+  for (const entry of job.history) {
+    if (collapsed.length === 0 || collapsed[collapsed.length - 1]!.state !== entry.state) collapsed.push(entry);
+  }
+  return collapsed;
+}
+
+export function durationMsOf(job: Job): number | null {
+  return job.startedAtMs !== null && job.completedAtMs !== null ? job.completedAtMs - job.startedAtMs : null;
+}

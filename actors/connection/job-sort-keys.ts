@@ -1,0 +1,20 @@
+/** The sort keys of GET /api/jobs and how each is read from a job. */
+import type { SortValue } from '../jobs/sorted-index.ts';
+import { durationMsOf, type Job } from './job-record.ts';
+
+export const JOB_SORT_KEYS = ['createdAt', 'name', 'state', 'durationMs', 'queue', 'startedAt', 'worker'] as const;
+export type JobSortKey = (typeof JOB_SORT_KEYS)[number];
+
+export const JOB_SORT_VALUE: Record<JobSortKey, (job: Job) => SortValue> = {
+  createdAt: (job) => job.createdAtMs,
+  name: (job) => job.name,
+  state: (job) => job.state,
+  durationMs: (job) => durationMsOf(job),
+  queue: (job) => job.queue,
+  startedAt: (job) => job.startedAtMs,
+  worker: (job) => job.workerId,
+};
+
+export function sortValuesOf(job: Job): SortValue[] {
+  return JOB_SORT_KEYS.map((key) => JOB_SORT_VALUE[key](job));
+}

@@ -1,0 +1,166 @@
+/**
+ * The jobs of one connection: lookup maps, one sorted index per sort key, and tallies
+ * per filterable field. Every change goes through `change()`, which re-indexes exactly
+ * the keys that moved, so the indexes never drift from the maps.
+ */
+import { assert } from '../domain-error.ts';
+import type { JobEvent } from '../ingest/normalized-event.ts';
+import type { Framework, JobState } from '../ingest/states.ts';
+import { FINISHED_STATES } from '../ingest/states.ts';
+import { SortedIndex, type SortValue } from '../jobs/sorted-index.ts';
+import { mergeJobEvent, newJob, type Job } from './job-record.ts';
+import { JOB_SORT_KEYS, sortValuesOf, type JobSortKey } from './job-sort-keys.ts';
+import { Tally } from './tally.ts';
+
+export interface JobChange {
+  job: Job;
+  created: boolean;
+  /** state before the change; null for a new job */
+  stateBefore: JobState | null;
+  /** true when the event was the newest for the job (it may have changed the state) */
+  isNewest: boolean;
+}
+
+const idOf = (job: Job): string => job.id;
+
+export class JobStore {
+  readonly byId = new Map<string, Job>();
+  private readonly byExternalId = new Map<string, Job>();
+  readonly indexes = Object.fromEntries(JOB_SORT_KEYS.map((key) => [key, new SortedIndex<Job>(idOf)])) as Record<
+    JobSortKey,
+    SortedIndex<Job>
+  >;
+  /** per task name, by createdAt: recentExecutions without scanning */
+  private readonly byNameCreated = new Map<string, SortedIndex<Job>>();
+  readonly perState = new Tally<JobState>();
+  readonly perQueue = new Tally<string>();
+  readonly perWorker = new Tally<string>();
+  readonly perFramework = new Tally<Framework>();
+  /** queued jobs per queue: the fallback queue depth */
+  readonly queuedPerQueue = new Tally<string>();
+  /** active jobs per worker: the fallback activeJobs */
+  readonly activePerWorker = new Tally<string>();
+  /** set while a snapshot is being written: sees each job before it changes */
+  beforeMutate: ((job: Job) => void) | null = null;
+
+  get size(): number {
+    return this.byId.size;
+  }
+
+  get(id: string): Job | undefined {
+    return this.byId.get(id);
+  }
+
+  getByExternalId(externalId: string): Job | undefined {
+    return this.byExternalId.get(externalId);
+  }
+
+  applyEvent(connectionId: string, event: JobEvent): JobChange {
+    const existing = this.byExternalId.get(event.externalId);
+    if (existing === undefined) {
+      assert(event.newJobId !== undefined, 'a job event that creates a job carries its id');
+      const job = newJob(event.newJobId, connectionId, event);
+      mergeJobEvent(job, event);
+      this.insert(job);
+      return { job, created: true, stateBefore: null, isNewest: true };
+    }
+    const stateBefore = existing.state;
+    let isNewest = false;
+    this.change(existing, (job) => {
+      isNewest = mergeJobEvent(job, event);
+    });
+    return { job: existing, created: false, stateBefore, isNewest };
+  }
+
+  /** Mutates a job through `mutate` and keeps indexes and tallies in step. */
+  change(job: Job, mutate: (job: Job) => void): void {
+    this.beforeMutate?.(job);
+    const before = sortValuesOf(job);
+    this.count(job, -1);
+    mutate(job);
+    this.count(job, +1);
+    const after = sortValuesOf(job);
+    JOB_SORT_KEYS.forEach((key, position) => {
+      const old = before[position] as SortValue;
+      const now = after[position] as SortValue;
+      if (old === now) return;
+      this.indexes[key].remove(old, job);
+      this.indexes[key].insert(now, job);
+    });
+    // positions 0 and 1 of JOB_SORT_KEYS are createdAt and name: the per-name index's keys
+    if (before[0] !== after[0] || before[1] !== after[1]) this.reindexNameCreated(job, before);
+  }
+
+  remove(job: Job): void {
+    this.beforeMutate?.(job);
+    const values = sortValuesOf(job);
+    JOB_SORT_KEYS.forEach((key, position) => {
+      const removed = this.indexes[key].remove(values[position] as SortValue, job);
+      assert(removed, `job ${job.id} was in the ${key} index`);
+    });
+    this.nameIndex(job.name).remove(job.createdAtMs, job);
+    if (this.nameIndex(job.name).size === 0) this.byNameCreated.delete(job.name);
+    this.count(job, -1);
+    this.byId.delete(job.id);
+    this.byExternalId.delete(job.externalId);
+  }
+
+  /** Other jobs of the same task name, newest createdAt first. */
+  recentOfName(job: Job, limit: number): Job[] {
+    const recent: Job[] = [];
+    const index = this.byNameCreated.get(job.name);
+    if (index === undefined) return recent;
+    for (const entry of index.scan('desc')) {
+      if (entry.item !== job) recent.push(entry.item);
+      if (recent.length >= limit) break;
+    }
+    return recent;
+  }
+
+  /** Every job, in no particular order (snapshots, retention). */
+  values(): IterableIterator<Job> {
+    return this.byId.values();
+  }
+
+  insert(job: Job): void {
+    this.byId.set(job.id, job);
+    this.byExternalId.set(job.externalId, job);
+    const values = sortValuesOf(job);
+    JOB_SORT_KEYS.forEach((key, position) => this.indexes[key].insert(values[position] as SortValue, job));
+    this.nameIndex(job.name).insert(job.createdAtMs, job);
+    this.count(job, +1);
+  }
+
+  private reindexNameCreated(job: Job, before: SortValue[]): void {
+    const oldName = before[1] as string;
+    const oldCreated = before[0] as number;
+    const oldIndex = this.byNameCreated.get(oldName);
+    if (oldIndex !== undefined) {
+      oldIndex.remove(oldCreated, job);
+      if (oldIndex.size === 0) this.byNameCreated.delete(oldName);
+    }
+    this.nameIndex(job.name).insert(job.createdAtMs, job);
+  }
+
+  private nameIndex(name: string): SortedIndex<Job> {
+    let index = this.byNameCreated.get(name);
+    if (index === undefined) {
+      index = new SortedIndex<Job>(idOf);
+      this.byNameCreated.set(name, index);
+    }
+    return index;
+  }
+
+  private count(job: Job, delta: number): void {
+    this.perState.add(job.state, delta);
+    this.perQueue.add(job.queue, delta);
+    this.perWorker.add(job.workerId, delta);
+    this.perFramework.add(job.framework, delta);
+    if (job.state === 'queued') this.queuedPerQueue.add(job.queue, delta);
+    if (job.state === 'active') this.activePerWorker.add(job.workerId, delta);
+  }
+}
+
+export function isFinished(state: JobState): boolean {
+  return FINISHED_STATES.has(state);
+}

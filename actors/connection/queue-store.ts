@@ -1,0 +1,73 @@
+/**
+ * Queues of one connection. A queue exists once a snapshot or a job naming it arrives;
+ * depth and consumers come from the newest snapshot (fallbacks are computed at read).
+ */
+import type { Framework } from '../ingest/states.ts';
+import type { QueueEvent } from '../ingest/normalized-event.ts';
+import { assert } from '../domain-error.ts';
+import { QueueMetrics } from '../metrics/queue-metrics.ts';
+
+export interface Queue {
+  id: string;
+  connectionId: string;
+  name: string;
+  framework: Framework;
+  depth: number | null;
+  consumers: number | null;
+  lastSnapshotMs: number;
+  createdAtMs: number;
+  metrics: QueueMetrics;
+}
+
+export class QueueStore {
+  private readonly byName = new Map<string, Queue>();
+
+  get size(): number {
+    return this.byName.size;
+  }
+
+  get(name: string): Queue | undefined {
+    return this.byName.get(name);
+  }
+
+  values(): IterableIterator<Queue> {
+    return this.byName.values();
+  }
+
+  insert(queue: Queue): void {
+    this.byName.set(queue.name, queue);
+  }
+
+  /** Creates the queue on first sight; `newQueueId` is decided before the record is logged. */
+  ensure(connectionId: string, name: string, framework: Framework, atMs: number, newQueueId: string | undefined): Queue {
+    let queue = this.byName.get(name);
+    if (queue === undefined) {
+      assert(newQueueId !== undefined, `an event that creates queue '${name}' carries its id`);
+      queue = {
+        id: newQueueId,
+        connectionId,
+        name,
+        framework,
+        depth: null,
+        consumers: null,
+        lastSnapshotMs: Number.NEGATIVE_INFINITY,
+        createdAtMs: atMs,
+        metrics: new QueueMetrics(),
+      };
+      this.byName.set(name, queue);
+    }
+    return queue;
+  }
+
+  applySnapshot(connectionId: string, event: QueueEvent): Queue {
+    const queue = this.ensure(connectionId, event.name, event.framework, event.atMs, event.newQueueId);
+    if (event.atMs >= queue.lastSnapshotMs) {
+      queue.lastSnapshotMs = event.atMs;
+      queue.depth = event.depth;
+      queue.consumers = event.consumers ?? queue.consumers;
+      queue.framework = event.framework;
+    }
+    queue.createdAtMs = Math.min(queue.createdAtMs, event.atMs);
+    return queue;
+  }
+}

@@ -1,0 +1,121 @@
+/**
+ * The engine's state as a sequence of plain chunks, and back. Writing 1M jobs takes
+ * longer than a request may wait, so job chunks are produced lazily while requests keep
+ * changing state. The snapshot stays consistent (equal to the state at its start) by
+ * copy-on-write: once it starts, the first change to any job stores a copy of the job
+ * as it was, and the chunk producer prefers that copy.
+ */
+import type { AccountsActor } from './accounts/accounts-actor.ts';
+import { ConnectionActor, type ConnectionLimits } from './connection/connection-actor.ts';
+import type { Job } from './connection/job-record.ts';
+import type { Queue } from './connection/queue-store.ts';
+import type { Worker } from './connection/worker-store.ts';
+import { QueueMetrics } from './metrics/queue-metrics.ts';
+import { WorkerRate } from './metrics/worker-metrics.ts';
+
+export const SNAPSHOT_FORMAT_VERSION = 1;
+export const JOBS_PER_CHUNK = 5_000;
+
+type PlainWorker = Omit<Worker, 'rate'> & { rate: unknown };
+type PlainQueue = Omit<Queue, 'metrics'> & { metrics: unknown };
+
+export type SnapshotChunk =
+  | { k: 'header'; version: number; takenAtMs: number }
+  | { k: 'accounts'; data: ReturnType<AccountsActor['toSnapshot']> }
+  | {
+      k: 'connection';
+      id: string;
+      quota: { day: number; used: number };
+      dedupKeys: string[];
+      workers: PlainWorker[];
+      queues: PlainQueue[];
+    }
+  | { k: 'jobs'; connectionId: string; jobs: Job[] };
+
+export function copyJob(job: Job): Job {
+  return { ...job, history: job.history.map((entry) => ({ ...entry })) };
+}
+
+/** Produces chunks of `actors` as they are when this is called, whatever changes later. */
+export function* snapshotChunks(
+  accounts: AccountsActor,
+  actors: Map<string, ConnectionActor>,
+  takenAtMs: number,
+): Generator<SnapshotChunk> {
+  // Everything but jobs is small: copy it now, synchronously.
+  const fixed: SnapshotChunk[] = [
+    { k: 'header', version: SNAPSHOT_FORMAT_VERSION, takenAtMs },
+    { k: 'accounts', data: structuredClone(accounts.toSnapshot()) },
+  ];
+  const jobLists: Array<{ actor: ConnectionActor; jobs: Job[]; preImages: Map<Job, Job> }> = [];
+  for (const actor of actors.values()) {
+    fixed.push(connectionChunk(actor));
+    const preImages = new Map<Job, Job>();
+    actor.jobs.beforeMutate = (job) => {
+      if (!preImages.has(job)) preImages.set(job, copyJob(job));
+    };
+    jobLists.push({ actor, jobs: [...actor.jobs.values()], preImages });
+  }
+  try {
+    yield* fixed;
+    for (const { actor, jobs, preImages } of jobLists) {
+      for (let start = 0; start < jobs.length; start += JOBS_PER_CHUNK) {
+        const chunk = jobs.slice(start, start + JOBS_PER_CHUNK).map((job) => preImages.get(job) ?? copyJob(job));
+        yield { k: 'jobs', connectionId: actor.connectionId, jobs: chunk };
+      }
+      actor.jobs.beforeMutate = null;
+      preImages.clear();
+    }
+  } finally {
+    for (const { actor } of jobLists) actor.jobs.beforeMutate = null;
+  }
+}
+
+function connectionChunk(actor: ConnectionActor): SnapshotChunk {
+  return {
+    k: 'connection',
+    id: actor.connectionId,
+    quota: actor.quota.toSnapshot(),
+    dedupKeys: actor.dedup.toSnapshot(),
+    workers: [...actor.workers.values()].map((worker) => ({ ...structuredClone({ ...worker, rate: null }), rate: worker.rate.toSnapshot() })),
+    queues: [...actor.queues.values()].map((queue) => ({ ...structuredClone({ ...queue, metrics: null }), metrics: queue.metrics.toSnapshot() })),
+  };
+}
+
+/** Rebuilds state from chunks in the order `snapshotChunks` produced them. */
+export class SnapshotRestorer {
+  constructor(
+    private readonly accounts: AccountsActor,
+    private readonly actors: Map<string, ConnectionActor>,
+    private readonly limits: ConnectionLimits,
+  ) {}
+
+  restore(raw: unknown): void {
+    const chunk = raw as SnapshotChunk;
+    switch (chunk.k) {
+      case 'header':
+        if (chunk.version !== SNAPSHOT_FORMAT_VERSION) {
+          throw new Error(`snapshot format version ${chunk.version} is not supported (expected ${SNAPSHOT_FORMAT_VERSION})`);
+        }
+        return;
+      case 'accounts':
+        this.accounts.restore(chunk.data);
+        return;
+      case 'connection': {
+        const actor = new ConnectionActor(chunk.id, this.limits);
+        actor.quota.restore(chunk.quota);
+        actor.dedup.restore(chunk.dedupKeys);
+        for (const worker of chunk.workers) actor.workers.insert({ ...worker, rate: WorkerRate.fromSnapshot(worker.rate) });
+        for (const queue of chunk.queues) actor.queues.insert({ ...queue, metrics: QueueMetrics.fromSnapshot(queue.metrics) });
+        this.actors.set(chunk.id, actor);
+        return;
+      }
+      case 'jobs': {
+        const actor = this.actors.get(chunk.connectionId);
+        if (actor === undefined) throw new Error(`snapshot has jobs for unknown connection ${chunk.connectionId}`);
+        for (const job of chunk.jobs) actor.jobs.insert(job);
+        return;
+      }
+    }
+  }
+}

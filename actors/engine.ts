@@ -1,0 +1,125 @@
+/**
+ * The engine: the accounts actor and one actor per connection, and the only path by
+ * which state changes. `commit` hands a record to the log (which fixes its order),
+ * applies it with `evolve`, and resolves once the log says it is durable, so nothing is
+ * acknowledged before it would survive a restart. Evolving before the sync lets the next
+ * request decide against current state while one group commit covers many requests.
+ * If the log fails, the engine halts: it refuses everything and reports the failure,
+ * because its memory now holds state the log does not.
+ */
+import type { AccountsRecord } from './accounts/account-records.ts';
+import { AccountsActor } from './accounts/accounts-actor.ts';
+import type { Clock } from './clock.ts';
+import { ConnectionActor, type Changes, type ConnectionLimits } from './connection/connection-actor.ts';
+import type { ConnectionRecord } from './connection/connection-records.ts';
+import { DomainError } from './domain-error.ts';
+import { SnapshotRestorer, snapshotChunks, type SnapshotChunk } from './engine-snapshot.ts';
+
+export type EngineRecord = AccountsRecord | ConnectionRecord;
+
+/** Where records go to become durable: the append log, or memory in tests. */
+export interface RecordLog {
+  append(record: unknown): Promise<number>;
+}
+
+export const inMemoryLog: RecordLog = { append: async () => 0 };
+
+export type ChangeListener = (connectionId: string, changes: Changes) => void;
+
+export interface EngineOptions {
+  clock: Clock;
+  log: RecordLog;
+  limits: ConnectionLimits;
+  /** called once when the log fails; the process should stop */
+  onHalt?: (error: unknown) => void;
+}
+
+export class Engine {
+  readonly accounts = new AccountsActor();
+  private readonly connectionActors = new Map<string, ConnectionActor>();
+  private readonly changeListeners: ChangeListener[] = [];
+  private haltedBy: unknown = null;
+  readonly clock: Clock;
+
+  constructor(private readonly options: EngineOptions) {
+    this.clock = options.clock;
+  }
+
+  get limits(): ConnectionLimits {
+    return this.options.limits;
+  }
+
+  connection(connectionId: string): ConnectionActor | undefined {
+    return this.connectionActors.get(connectionId);
+  }
+
+  connectionIds(): IterableIterator<string> {
+    return this.connectionActors.keys();
+  }
+
+  onChange(listener: ChangeListener): void {
+    this.changeListeners.push(listener);
+  }
+
+  get halted(): boolean {
+    return this.haltedBy !== null;
+  }
+
+  async commit(record: EngineRecord): Promise<void> {
+    this.refuseWhenHalted();
+    const durable = this.options.log.append(record);
+    const changes = this.evolve(record);
+    try {
+      await durable;
+    } catch (error) {
+      this.halt(error);
+      throw unavailable();
+    }
+    if (changes !== null && record.t === 'ingest') {
+      for (const listener of this.changeListeners) listener(record.connectionId, changes);
+    }
+  }
+
+  /** Applies a record to state; also the replay path of recovery. */
+  evolve(record: EngineRecord): Changes | null {
+    switch (record.t) {
+      case 'ingest':
+        return this.connectionActors.get(record.connectionId)?.evolve(record) ?? null;
+      case 'connection.created':
+        this.accounts.evolve(record);
+        this.connectionActors.set(record.connection.id, new ConnectionActor(record.connection.id, this.options.limits));
+        return null;
+      case 'connection.deleted':
+        this.accounts.evolve(record);
+        this.connectionActors.delete(record.connectionId);
+        return null;
+      default:
+        this.accounts.evolve(record);
+        return null;
+    }
+  }
+
+  /** The state as of now, produced lazily (see engine-snapshot.ts). */
+  snapshotChunks(): Generator<SnapshotChunk> {
+    return snapshotChunks(this.accounts, this.connectionActors, this.clock.nowMs());
+  }
+
+  /** Recovery: applies snapshot chunks in order, before any record is replayed. */
+  restorer(): SnapshotRestorer {
+    return new SnapshotRestorer(this.accounts, this.connectionActors, this.options.limits);
+  }
+
+  refuseWhenHalted(): void {
+    if (this.haltedBy !== null) throw unavailable();
+  }
+
+  private halt(error: unknown): void {
+    if (this.haltedBy !== null) return;
+    this.haltedBy = error ?? new Error('log failure');
+    this.options.onHalt?.(error);
+  }
+}
+
+function unavailable(): DomainError {
+  return new DomainError('SERVICE_UNAVAILABLE', 'the event log cannot be written; the service is stopping to protect acknowledged data');
+}

@@ -1,0 +1,85 @@
+/**
+ * TypeBox model of one ingest event, compiled once. Speed matters here (1,000 events
+ * per request): TypeBox's own `Type.Integer` (not Elysia's transforming `t.Integer`)
+ * and an anchored RFC 3339 pattern registered as a format instead of a date parser.
+ * Optional fields accept `null` as "absent" because SDKs in Python serialize None.
+ */
+import { FormatRegistry, Type, type TLiteral, type TSchema, type TUnion } from '@sinclair/typebox';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { FRAMEWORKS, JOB_STATES, WORKER_EVENT_STATES } from './states.ts';
+
+/** RFC 3339 date-time with a mandatory zone (Z or an offset). */
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:[Zz]|[+-]\d{2}:\d{2})$/;
+FormatRegistry.Set('rfc3339', (value) => RFC3339.test(value) && Number.isFinite(Date.parse(value)));
+FormatRegistry.Set('uuid', (value) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value));
+
+export const FIELD_LIMITS = {
+  externalIdChars: 512,
+  nameChars: 1024,
+  queueChars: 255,
+  workerIdChars: 512,
+  errorChars: 10_000,
+  stacktraceChars: 50_000,
+  hostnameChars: 255,
+  queuesPerWorkerMax: 256,
+  countMax: 1_000_000_000,
+} as const;
+
+const optional = <T extends TSchema>(schema: T) => Type.Optional(Type.Union([schema, Type.Null()]));
+const literals = <T extends string>(values: readonly T[]): TUnion<TLiteral<T>[]> => Type.Union(values.map((value) => Type.Literal(value)));
+const timestamp = () => Type.String({ format: 'rfc3339' });
+const count = () => Type.Integer({ minimum: 0, maximum: FIELD_LIMITS.countMax });
+const text = (maxLength: number, minLength = 1) => Type.String({ minLength, maxLength });
+const jsonObject = () => Type.Object({}, { additionalProperties: true });
+
+export const JobPayload = Type.Object({
+  externalId: text(FIELD_LIMITS.externalIdChars),
+  name: text(FIELD_LIMITS.nameChars),
+  queue: optional(text(FIELD_LIMITS.queueChars)),
+  state: literals(JOB_STATES),
+  previousState: optional(literals(JOB_STATES)),
+  workerId: optional(text(FIELD_LIMITS.workerIdChars)),
+  attempt: optional(Type.Integer({ minimum: 1, maximum: FIELD_LIMITS.countMax })),
+  maxRetries: optional(count()),
+  progress: optional(Type.Number({ minimum: 0, maximum: 1 })),
+  error: optional(text(FIELD_LIMITS.errorChars, 0)),
+  stacktrace: optional(text(FIELD_LIMITS.stacktraceChars, 0)),
+  createdAt: optional(timestamp()),
+  startedAt: optional(timestamp()),
+  completedAt: optional(timestamp()),
+  extensions: optional(jsonObject()),
+});
+
+export const WorkerPayload = Type.Object({
+  externalId: text(FIELD_LIMITS.externalIdChars),
+  hostname: text(FIELD_LIMITS.hostnameChars),
+  pid: optional(Type.Integer({ minimum: 0, maximum: 2 ** 32 })),
+  state: literals(WORKER_EVENT_STATES),
+  concurrency: optional(count()),
+  activeJobs: optional(count()),
+  queues: optional(Type.Array(text(FIELD_LIMITS.queueChars), { maxItems: FIELD_LIMITS.queuesPerWorkerMax })),
+  metadata: optional(jsonObject()),
+});
+
+export const QueuePayload = Type.Object({
+  name: text(FIELD_LIMITS.queueChars),
+  depth: count(),
+  consumers: optional(count()),
+});
+
+/** The envelope fields every event has; the payload is checked by its own schema. */
+export const EventEnvelope = Type.Object({
+  type: Type.String({ maxLength: 64 }),
+  timestamp: timestamp(),
+  framework: literals(FRAMEWORKS),
+  connectionId: Type.String({ maxLength: 64 }),
+});
+
+export const checkEventEnvelope = TypeCompiler.Compile(EventEnvelope);
+export const checkJobPayload = TypeCompiler.Compile(JobPayload);
+export const checkWorkerPayload = TypeCompiler.Compile(WorkerPayload);
+export const checkQueuePayload = TypeCompiler.Compile(QueuePayload);
+
+export type JobPayloadInput = typeof JobPayload.static;
+export type WorkerPayloadInput = typeof WorkerPayload.static;
+export type QueuePayloadInput = typeof QueuePayload.static;

@@ -1,0 +1,148 @@
+/**
+ * Validates one raw ingest event on its own and normalizes it. A failing event yields
+ * a per-event error (decisions: VALIDATION_ERROR, CONNECTION_MISMATCH,
+ * UNSUPPORTED_EVENT_TYPE); nothing of it is stored.
+ */
+import type { FieldErrors } from '../domain-error.ts';
+import {
+  checkEventEnvelope,
+  checkJobPayload,
+  checkQueuePayload,
+  checkWorkerPayload,
+  type JobPayloadInput,
+  type QueuePayloadInput,
+  type WorkerPayloadInput,
+} from './event-schema.ts';
+import { jsonObjectProblem } from './json-object-limits.ts';
+import type { JobEvent, NormalizedEvent, QueueEvent, WorkerEvent } from './normalized-event.ts';
+import { collectSchemaErrors } from './schema-errors.ts';
+import { EVENT_TYPES, type EventType, type Framework } from './states.ts';
+
+export type EventErrorCode = 'VALIDATION_ERROR' | 'CONNECTION_MISMATCH' | 'UNSUPPORTED_EVENT_TYPE';
+
+export interface EventError {
+  code: EventErrorCode;
+  message: string;
+  details?: FieldErrors;
+}
+
+export type EventVerdict = { ok: true; event: NormalizedEvent } | { ok: false; error: EventError };
+
+const PAYLOAD_OF: Record<EventType, 'job' | 'worker' | 'queue'> = {
+  job_state_change: 'job',
+  worker_state_change: 'worker',
+  queue_snapshot: 'queue',
+};
+const PAYLOAD_KEYS = ['job', 'worker', 'queue'] as const;
+
+export function validateEvent(raw: unknown, connectionId: string): EventVerdict {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    return invalid({ '(event)': ['must be an object'] });
+  }
+  const event = raw as Record<string, unknown>;
+  if (!checkEventEnvelope.Check(raw)) {
+    const details: FieldErrors = {};
+    collectSchemaErrors(checkEventEnvelope, event, '', details);
+    return invalid(details);
+  }
+  const type = event.type as string;
+  if (!(EVENT_TYPES as readonly string[]).includes(type)) {
+    return {
+      ok: false,
+      error: { code: 'UNSUPPORTED_EVENT_TYPE', message: `event type '${type}' is not supported; use one of ${EVENT_TYPES.join(', ')}` },
+    };
+  }
+  if (event.connectionId !== connectionId) {
+    return {
+      ok: false,
+      error: { code: 'CONNECTION_MISMATCH', message: "connectionId does not match the API key's connection" },
+    };
+  }
+  const payloadKey = PAYLOAD_OF[type as EventType];
+  const strayKeys = PAYLOAD_KEYS.filter((key) => key !== payloadKey && event[key] !== undefined && event[key] !== null);
+  if (strayKeys.length > 0) {
+    return invalid(Object.fromEntries(strayKeys.map((key) => [key, [`must not be present on a ${type} event`]])));
+  }
+  const payload = event[payloadKey];
+  if (payload === undefined || payload === null) {
+    return invalid({ [payloadKey]: [`is required for a ${type} event`] });
+  }
+  const atMs = Date.parse(event.timestamp as string);
+  const framework = event.framework as Framework;
+  switch (payloadKey) {
+    case 'job':
+      return normalizeJob(payload, atMs, framework);
+    case 'worker':
+      return normalizeWorker(payload, atMs, framework);
+    case 'queue':
+      return normalizeQueue(payload, atMs, framework);
+  }
+}
+
+function invalid(details: FieldErrors): EventVerdict {
+  return { ok: false, error: { code: 'VALIDATION_ERROR', message: 'event failed validation', details } };
+}
+
+function failedSchema(check: Parameters<typeof collectSchemaErrors>[0], payload: unknown, prefix: string): EventVerdict {
+  const details: FieldErrors = {};
+  collectSchemaErrors(check, payload, prefix, details);
+  return invalid(details);
+}
+
+const parseTime = (value: string | null | undefined): number | undefined => (value == null ? undefined : Date.parse(value));
+
+function normalizeJob(payload: unknown, atMs: number, framework: Framework): EventVerdict {
+  if (!checkJobPayload.Check(payload)) return failedSchema(checkJobPayload, payload, 'job');
+  const job = payload as JobPayloadInput;
+  if (job.extensions != null) {
+    const problem = jsonObjectProblem(job.extensions);
+    if (problem !== null) return invalid({ 'job.extensions': [problem] });
+  }
+  const normalized: JobEvent = { kind: 'job', atMs, framework, externalId: job.externalId, name: job.name, state: job.state };
+  if (job.queue != null) normalized.queue = job.queue;
+  if (job.workerId != null) normalized.workerId = job.workerId;
+  if (job.attempt != null) normalized.attempt = job.attempt;
+  if (job.maxRetries != null) normalized.maxRetries = job.maxRetries;
+  if (job.progress != null) normalized.progress = job.progress;
+  if (job.error != null) normalized.error = job.error;
+  if (job.stacktrace != null) normalized.stacktrace = job.stacktrace;
+  const createdAtMs = parseTime(job.createdAt);
+  if (createdAtMs !== undefined) normalized.createdAtMs = createdAtMs;
+  const startedAtMs = parseTime(job.startedAt);
+  if (startedAtMs !== undefined) normalized.startedAtMs = startedAtMs;
+  const completedAtMs = parseTime(job.completedAt);
+  if (completedAtMs !== undefined) normalized.completedAtMs = completedAtMs;
+  if (job.extensions != null) normalized.extensions = job.extensions;
+  return { ok: true, event: normalized };
+}
+
+function normalizeWorker(payload: unknown, atMs: number, framework: Framework): EventVerdict {
+  if (!checkWorkerPayload.Check(payload)) return failedSchema(checkWorkerPayload, payload, 'worker');
+  const worker = payload as WorkerPayloadInput;
+  if (worker.metadata != null) {
+    const problem = jsonObjectProblem(worker.metadata);
+    if (problem !== null) return invalid({ 'worker.metadata': [problem] });
+  }
+  const normalized: WorkerEvent = {
+    kind: 'worker',
+    atMs,
+    framework,
+    externalId: worker.externalId,
+    hostname: worker.hostname,
+    state: worker.state,
+  };
+  if (worker.pid != null) normalized.pid = worker.pid;
+  if (worker.concurrency != null) normalized.concurrency = worker.concurrency;
+  if (worker.activeJobs != null) normalized.activeJobs = worker.activeJobs;
+  if (worker.queues != null) normalized.queues = worker.queues;
+  if (worker.metadata != null) normalized.metadata = worker.metadata;
+  return { ok: true, event: normalized };
+}
+
+function normalizeQueue(payload: unknown, atMs: number, framework: Framework): EventVerdict {
+  if (!checkQueuePayload.Check(payload)) return failedSchema(checkQueuePayload, payload, 'queue');
+  const queue = payload as QueuePayloadInput;
+  const normalized: QueueEvent = { kind: 'queue', atMs, framework, name: queue.name, depth: queue.depth };
+  if (queue.consumers != null) normalized.consumers = queue.consumers;
+  return { ok: true, event: normalized };
+}

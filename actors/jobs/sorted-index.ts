@@ -1,0 +1,513 @@
+/**
+ * In-memory sorted index behind cursor-paginated job lists.
+ *
+ * Listing order (decisions, "Job lists": ties broken by id, nulls last in both orders):
+ *   asc:  non-null keys ascending (ties: id ascending), then null keys (id ascending)
+ *   desc: non-null keys descending (ties: id descending), then null keys (id descending)
+ *
+ * Null keys are kept in a list of their own. Both lists hold their entries in ascending
+ * (key, id) order, so `desc` is each list read backwards and "nulls last" is only the order in
+ * which the two lists are read; the comparator never has to special-case the direction. It also
+ * keeps the key arrays of the keyed list free of nulls.
+ */
+
+export type SortValue = number | string | null;
+export type SortOrder = 'asc' | 'desc';
+
+/** A place in the listing order. A value, not a reference: the entry it names may be gone. */
+export interface IndexPosition {
+  key: SortValue;
+  id: string;
+}
+
+export interface IndexEntry<T> {
+  key: SortValue;
+  item: T;
+}
+
+export interface SortedIndexOptions {
+  /** Most entries a block holds before it splits; tests use tiny blocks to exercise splits. */
+  blockCapacity?: number;
+}
+
+/**
+ * 512 entries: moving half a block on insert is a ~4 KB memmove per array, while 1M entries
+ * still make only a few thousand blocks, so the binary search over blocks stays short.
+ */
+const DEFAULT_BLOCK_CAPACITY = 512;
+const MIN_BLOCK_CAPACITY = 4;
+const SPILL_REACH = Number(process.env.SPILL_REACH ?? 1);
+
+/**
+ * Ascending order of sort keys: numbers numerically, strings by UTF-16 code unit, null after
+ * everything. One index holds keys of one type (or null); a number against a string only happens
+ * with a forged cursor, and ordering numbers first keeps the order total even then.
+ */
+export function compareSortValues(a: SortValue, b: SortValue): number {
+  if (a === b) return 0;
+  if (a === null) return 1;
+  if (b === null) return -1;
+  if (typeof a === 'number' && typeof b === 'number') return a < b ? -1 : a > b ? 1 : 0;
+  if (typeof a === 'string' && typeof b === 'string') return a < b ? -1 : a > b ? 1 : 0;
+  return typeof a === 'number' ? -1 : 1;
+}
+
+export function compareIds(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * Negative when (aKey, aId) comes before (bKey, bId) in the listing order `order`. Not the
+ * negation of the ascending comparison for `desc`: nulls stay last in both orders.
+ */
+export function compareInOrder(
+  order: SortOrder,
+  aKey: SortValue,
+  aId: string,
+  bKey: SortValue,
+  bId: string,
+): number {
+  if (aKey === null || bKey === null) {
+    if (aKey !== bKey) return aKey === null ? 1 : -1;
+  }
+  const ascending = compareSortValues(aKey, bKey) || compareIds(aId, bId);
+  return order === 'asc' ? ascending : -ascending;
+}
+
+export class SortedIndex<T> {
+  private readonly keyed: BlockList<T>;
+  private readonly nullKeyed: BlockList<T>;
+
+  constructor(idOf: (item: T) => string, options: SortedIndexOptions = {}) {
+    const capacity = options.blockCapacity ?? DEFAULT_BLOCK_CAPACITY;
+    if (!Number.isSafeInteger(capacity) || capacity < MIN_BLOCK_CAPACITY) {
+      throw new Error(`SortedIndex blockCapacity must be an integer >= ${MIN_BLOCK_CAPACITY}, got ${capacity}`);
+    }
+    this.keyed = new BlockList(idOf, capacity);
+    this.nullKeyed = new BlockList(idOf, capacity);
+  }
+
+  /** The caller guarantees that (key, id of item) is not present yet. */
+  insert(key: SortValue, item: T): void {
+    // NaN equals nothing, so it would silently break every comparison after it.
+    if (typeof key === 'number' && Number.isNaN(key)) throw new Error('SortedIndex key must not be NaN');
+    this.listFor(key).insert(key, item);
+  }
+
+  /** `key` must be the key the item was inserted with. False when no such entry exists. */
+  remove(key: SortValue, item: T): boolean {
+    return this.listFor(key).remove(key, item);
+  }
+
+  get size(): number {
+    return this.keyed.size + this.nullKeyed.size;
+  }
+
+  clear(): void {
+    this.keyed.clear();
+    this.nullKeyed.clear();
+  }
+
+  /**
+   * Entries strictly after `after` in `order`, from the start when `after` is undefined. Lazy:
+   * pulling a 50-item page costs one seek plus 50 steps however large the index is.
+   *
+   * The iterator survives mutations of the index between steps: it then resumes strictly after
+   * the last entry it yielded, as a fresh scan from that position would.
+   */
+  scan(order: SortOrder, after?: IndexPosition): IterableIterator<IndexEntry<T>> {
+    return order === 'asc' ? this.scanAscending(after) : this.scanDescending(after);
+  }
+
+  /** Throws when the internal layout is broken; for tests, O(n). */
+  checkInvariants(): void {
+    this.keyed.checkInvariants('keyed', (key) => key !== null);
+    this.nullKeyed.checkInvariants('null-keyed', (key) => key === null);
+  }
+
+  /** Entries per block, keyed list then null list; for tests and diagnostics. */
+  blockSizes(): { keyed: number[]; nullKeyed: number[] } {
+    return { keyed: this.keyed.blockSizes(), nullKeyed: this.nullKeyed.blockSizes() };
+  }
+
+  private listFor(key: SortValue): BlockList<T> {
+    return key === null ? this.nullKeyed : this.keyed;
+  }
+
+  private *scanAscending(after: IndexPosition | undefined): Generator<IndexEntry<T>, void, undefined> {
+    // A position in the null list lies after every keyed entry.
+    if (after === undefined || after.key !== null) yield* this.keyed.ascending(after);
+    yield* this.nullKeyed.ascending(after !== undefined && after.key === null ? after : undefined);
+  }
+
+  private *scanDescending(after: IndexPosition | undefined): Generator<IndexEntry<T>, void, undefined> {
+    if (after === undefined || after.key !== null) yield* this.keyed.descending(after);
+    yield* this.nullKeyed.descending(after !== undefined && after.key === null ? after : undefined);
+  }
+}
+
+/**
+ * Keys and items in parallel arrays rather than one object per entry (1M jobs times up to
+ * seven indexes would otherwise be 7M small objects). Both arrays are allocated once at full
+ * capacity and never resized: JSC grows arrays in steps that left blocks a third to a half
+ * empty in memory; a fixed array costs exactly its capacity. Slots from `count` on are unused
+ * and hold null/undefined, so that a removed job is not kept alive by a stale slot.
+ */
+interface Block<T> {
+  keys: SortValue[];
+  items: (T | undefined)[];
+  count: number;
+}
+
+/**
+ * A chunked sorted array: blocks of at most `capacity` entries, each sorted, all in ascending
+ * (key, id) order end to end. Finding a place is a binary search over the blocks' last entries
+ * and then inside one block; inserting or removing moves at most a few blocks' entries.
+ *
+ * Occupancy decides memory, since every block costs its full capacity:
+ * - An insert at a block boundary (after the last entry, or at the end of a run of keys arriving
+ *   in order, as timestamps and time-ordered ids do) goes to the end of the block before it, or
+ *   starts a new block when that one is full, so in-order arrivals leave full blocks behind.
+ * - An insert into a full block passes entries along to the nearest block with room within
+ *   SPILL_REACH blocks, and splits the block only when there is none. Late timestamps land in
+ *   the last few blocks, where the last block has room, so they rarely split anything.
+ * - Removal merges two neighbours holding at most half a block together, so any two adjacent
+ *   blocks hold more than half a block: at least a quarter full on average, whatever happens.
+ */
+class BlockList<T> {
+  private blocks: Block<T>[] = [];
+  private count = 0;
+  // Bumped on every mutation, so that a live scan knows its block/offset may be stale.
+  private version = 0;
+  private readonly mergeLimit: number;
+
+  constructor(
+    private readonly idOf: (item: T) => string,
+    private readonly capacity: number,
+  ) {
+    this.mergeLimit = capacity >> 1;
+  }
+
+  get size(): number {
+    return this.count;
+  }
+
+  clear(): void {
+    this.blocks = [];
+    this.count = 0;
+    this.version++;
+  }
+
+  insert(key: SortValue, item: T): void {
+    const id = this.idOf(item);
+    const blocks = this.blocks;
+    this.count++;
+    this.version++;
+
+    const b = this.firstBlockReaching(key, id, false);
+    if (b === blocks.length) {
+      // After every entry: the common case for timestamps.
+      const last = blocks[b - 1];
+      if (last !== undefined && last.count < this.capacity) insertAt(last, last.count, key, item);
+      else blocks.push(this.singletonBlock(key, item));
+      return;
+    }
+    const block = blocks[b] as Block<T>;
+    const offset = this.firstOffsetReaching(block, key, id, false);
+    const previous = blocks[b - 1];
+
+    // Between two blocks: the end of the previous block is as good a place as the start of this one.
+    if (offset === 0 && previous !== undefined && previous.count < this.capacity) {
+      insertAt(previous, previous.count, key, item);
+      return;
+    }
+    if (block.count < this.capacity) {
+      insertAt(block, offset, key, item);
+      return;
+    }
+    // The block is full from here on.
+    if (offset === 0) {
+      blocks.splice(b, 0, this.singletonBlock(key, item));
+      return;
+    }
+    const roomAfter = this.nearestBlockWithRoom(b, 1);
+    if (roomAfter !== undefined) {
+      // Each full block on the way hands its last entry on; the one with room takes the final one.
+      for (let from = roomAfter - 1; from >= b; from--) moveLastToFrontOf(blocks[from] as Block<T>, blocks[from + 1] as Block<T>);
+      insertAt(block, offset, key, item);
+      return;
+    }
+    const roomBefore = this.nearestBlockWithRoom(b, -1);
+    if (roomBefore !== undefined) {
+      for (let from = roomBefore + 1; from <= b; from++) moveFirstToEndOf(blocks[from] as Block<T>, blocks[from - 1] as Block<T>);
+      insertAt(block, offset - 1, key, item);
+      return;
+    }
+    const half = this.capacity >> 1;
+    const right = this.emptyBlock();
+    moveTail(block, half, right);
+    blocks.splice(b + 1, 0, right);
+    if (offset <= half) insertAt(block, offset, key, item);
+    else insertAt(right, offset - half, key, item);
+  }
+
+  remove(key: SortValue, item: T): boolean {
+    const id = this.idOf(item);
+    const blocks = this.blocks;
+    let b = this.firstBlockReaching(key, id, false);
+    const block = blocks[b];
+    if (block === undefined) return false;
+    const offset = this.firstOffsetReaching(block, key, id, false);
+    if (this.compareAt(key, id, block, offset) !== 0) return false;
+
+    removeAt(block, offset);
+    this.count--;
+    this.version++;
+
+    if (block.count === 0) {
+      blocks.splice(b, 1);
+      // The neighbours of the dropped block are adjacent now.
+      if (b > 0) this.mergeIfSmall(b - 1);
+      return true;
+    }
+    if (b > 0 && this.mergeIfSmall(b - 1)) b--;
+    this.mergeIfSmall(b);
+    return true;
+  }
+
+  *ascending(after: IndexPosition | undefined): Generator<IndexEntry<T>, void, undefined> {
+    let resumeAfter = after;
+    let b = 0;
+    let offset = 0;
+    let seenVersion = -1;
+    let yieldedAny = false;
+    let lastKey: SortValue = null;
+    let lastItem = undefined as T;
+
+    for (;;) {
+      if (seenVersion !== this.version) {
+        if (yieldedAny) resumeAfter = { key: lastKey, id: this.idOf(lastItem) };
+        if (resumeAfter === undefined) {
+          b = 0;
+          offset = 0;
+        } else {
+          b = this.firstBlockReaching(resumeAfter.key, resumeAfter.id, true);
+          const block = this.blocks[b];
+          offset = block === undefined ? 0 : this.firstOffsetReaching(block, resumeAfter.key, resumeAfter.id, true);
+        }
+        seenVersion = this.version;
+      }
+      const block = this.blocks[b];
+      if (block === undefined) return;
+      if (offset >= block.count) {
+        b++;
+        offset = 0;
+        continue;
+      }
+      lastKey = block.keys[offset] as SortValue;
+      lastItem = block.items[offset] as T;
+      offset++;
+      yieldedAny = true;
+      yield { key: lastKey, item: lastItem };
+    }
+  }
+
+  *descending(after: IndexPosition | undefined): Generator<IndexEntry<T>, void, undefined> {
+    let resumeBefore = after;
+    let b = 0;
+    // Offset of the next entry to yield; -1 means "the last entry of the previous block".
+    let offset = -1;
+    let seenVersion = -1;
+    let yieldedAny = false;
+    let lastKey: SortValue = null;
+    let lastItem = undefined as T;
+
+    for (;;) {
+      if (seenVersion !== this.version) {
+        if (yieldedAny) resumeBefore = { key: lastKey, id: this.idOf(lastItem) };
+        if (resumeBefore === undefined) {
+          b = this.blocks.length;
+          offset = -1;
+        } else {
+          // The entry before the first one that is >= the position.
+          b = this.firstBlockReaching(resumeBefore.key, resumeBefore.id, false);
+          const block = this.blocks[b];
+          offset = block === undefined ? -1 : this.firstOffsetReaching(block, resumeBefore.key, resumeBefore.id, false) - 1;
+        }
+        seenVersion = this.version;
+      }
+      if (offset < 0) {
+        b--;
+        const block = this.blocks[b];
+        if (block === undefined) return;
+        offset = block.count - 1;
+        continue;
+      }
+      const block = this.blocks[b] as Block<T>;
+      lastKey = block.keys[offset] as SortValue;
+      lastItem = block.items[offset] as T;
+      offset--;
+      yieldedAny = true;
+      yield { key: lastKey, item: lastItem };
+    }
+  }
+
+  checkInvariants(name: string, keyAllowed: (key: SortValue) => boolean): void {
+    const fail = (message: string): never => {
+      throw new Error(`SortedIndex ${name} list: ${message}`);
+    };
+    let total = 0;
+    let previousKey: SortValue = null;
+    let previousId: string | undefined;
+    this.blocks.forEach((block, b) => {
+      const count = block.count;
+      if (count === 0) fail(`block ${b} is empty`);
+      if (count > this.capacity) fail(`block ${b} holds ${count} > ${this.capacity}`);
+      if (block.keys.length !== this.capacity || block.items.length !== this.capacity) fail(`block ${b} was resized`);
+      const next = this.blocks[b + 1];
+      if (next !== undefined && count + next.count <= this.mergeLimit) {
+        fail(`blocks ${b} and ${b + 1} hold ${count + next.count} <= ${this.mergeLimit} together`);
+      }
+      for (let i = count; i < this.capacity; i++) {
+        if (block.keys[i] !== null || block.items[i] !== undefined) fail(`block ${b} keeps a value in unused slot ${i}`);
+      }
+      for (let i = 0; i < count; i++) {
+        const key = block.keys[i] as SortValue;
+        const id = this.idOf(block.items[i] as T);
+        if (!keyAllowed(key)) fail(`block ${b} holds key ${String(key)}`);
+        if (previousId !== undefined && (compareSortValues(previousKey, key) || compareIds(previousId, id)) >= 0) {
+          fail(`(${String(key)}, ${id}) at block ${b} offset ${i} is not after (${String(previousKey)}, ${previousId})`);
+        }
+        previousKey = key;
+        previousId = id;
+      }
+      total += count;
+    });
+    if (total !== this.count) fail(`size is ${this.count} but blocks hold ${total}`);
+  }
+
+  blockSizes(): number[] {
+    return this.blocks.map((block) => block.count);
+  }
+
+  /** (key, id) against the entry at `offset` of `block`, ascending. */
+  private compareAt(key: SortValue, id: string, block: Block<T>, offset: number): number {
+    const byKey = compareSortValues(key, block.keys[offset] as SortValue);
+    return byKey !== 0 ? byKey : compareIds(id, this.idOf(block.items[offset] as T));
+  }
+
+  /**
+   * Index of the first block whose last entry is after (key, id), or also equal when not
+   * `strict`; blocks.length when there is none. The position then lies inside that block.
+   */
+  private firstBlockReaching(key: SortValue, id: string, strict: boolean): number {
+    const blocks = this.blocks;
+    let low = 0;
+    let high = blocks.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      const block = blocks[middle] as Block<T>;
+      const comparison = this.compareAt(key, id, block, block.count - 1);
+      if (comparison < 0 || (comparison === 0 && !strict)) high = middle;
+      else low = middle + 1;
+    }
+    return low;
+  }
+
+  /** Offset of the first entry of `block` after (key, id), or also equal when not `strict`. */
+  private firstOffsetReaching(block: Block<T>, key: SortValue, id: string, strict: boolean): number {
+    let low = 0;
+    let high = block.count;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      const comparison = this.compareAt(key, id, block, middle);
+      if (comparison < 0 || (comparison === 0 && !strict)) high = middle;
+      else low = middle + 1;
+    }
+    return low;
+  }
+
+  /** The closest block within SPILL_REACH of block b in `direction` that is not full. */
+  private nearestBlockWithRoom(b: number, direction: 1 | -1): number | undefined {
+    for (let step = 1; step <= SPILL_REACH; step++) {
+      const candidate = this.blocks[b + step * direction];
+      if (candidate === undefined) return undefined;
+      if (candidate.count < this.capacity) return b + step * direction;
+    }
+    return undefined;
+  }
+
+  /** Merges block b and b + 1 when they hold at most half a block together. */
+  private mergeIfSmall(b: number): boolean {
+    const left = this.blocks[b];
+    const right = this.blocks[b + 1];
+    if (left === undefined || right === undefined) return false;
+    if (left.count + right.count > this.mergeLimit) return false;
+    moveTail(right, 0, left);
+    this.blocks.splice(b + 1, 1);
+    return true;
+  }
+
+  private emptyBlock(): Block<T> {
+    return {
+      keys: new Array<SortValue>(this.capacity).fill(null),
+      items: new Array<T | undefined>(this.capacity).fill(undefined),
+      count: 0,
+    };
+  }
+
+  private singletonBlock(key: SortValue, item: T): Block<T> {
+    const block = this.emptyBlock();
+    insertAt(block, 0, key, item);
+    return block;
+  }
+}
+
+/** The caller makes sure the block has room. */
+function insertAt<T>(block: Block<T>, offset: number, key: SortValue, item: T): void {
+  if (offset < block.count) {
+    block.keys.copyWithin(offset + 1, offset, block.count);
+    block.items.copyWithin(offset + 1, offset, block.count);
+  }
+  block.keys[offset] = key;
+  block.items[offset] = item;
+  block.count++;
+}
+
+function removeAt<T>(block: Block<T>, offset: number): void {
+  const last = block.count - 1;
+  if (offset < last) {
+    block.keys.copyWithin(offset, offset + 1, block.count);
+    block.items.copyWithin(offset, offset + 1, block.count);
+  }
+  block.keys[last] = null;
+  block.items[last] = undefined;
+  block.count = last;
+}
+
+/** Appends the entries of `from` starting at `start` to `to`, and empties them in `from`. */
+function moveTail<T>(from: Block<T>, start: number, to: Block<T>): void {
+  for (let i = start; i < from.count; i++) {
+    to.keys[to.count] = from.keys[i] as SortValue;
+    to.items[to.count] = from.items[i];
+    to.count++;
+  }
+  from.keys.fill(null, start, from.count);
+  from.items.fill(undefined, start, from.count);
+  from.count = start;
+}
+
+function moveLastToFrontOf<T>(block: Block<T>, next: Block<T>): void {
+  const last = block.count - 1;
+  const key = block.keys[last] as SortValue;
+  const item = block.items[last] as T;
+  removeAt(block, last);
+  insertAt(next, 0, key, item);
+}
+
+function moveFirstToEndOf<T>(block: Block<T>, previous: Block<T>): void {
+  const key = block.keys[0] as SortValue;
+  const item = block.items[0] as T;
+  removeAt(block, 0);
+  insertAt(previous, previous.count, key, item);
+}

@@ -1,0 +1,53 @@
+/**
+ * GET /api/jobs over the connections a user may read: each connection's sorted index is
+ * scanned from the cursor position, the scans are merged by (key, id), and the page is
+ * taken lazily, so a page costs about O(log n + scanned entries), not a sort of all jobs.
+ * The cursor is a position (key, id), not an offset, so jobs arriving between pages
+ * neither repeat an item nor skip one that existed before the first page.
+ */
+import type { ConnectionActor } from '../connection/connection-actor.ts';
+import type { Job } from '../connection/job-record.ts';
+import { JOB_SORT_VALUE, type JobSortKey } from '../connection/job-sort-keys.ts';
+import { validationError } from '../domain-error.ts';
+import { CursorError, decodeCursor, encodeCursor } from '../jobs/cursor.ts';
+import { mergeScans, takePage } from '../jobs/merge-scans.ts';
+import type { IndexPosition, SortOrder } from '../jobs/sorted-index.ts';
+import { toJobListItem, type JobListItem } from '../views/job-view.ts';
+import { countMatching, jobMatcher, type JobFilters } from './job-filter.ts';
+
+export interface JobListQuery extends JobFilters {
+  cursor?: string;
+  limit: number;
+  sortBy: JobSortKey;
+  sortOrder: SortOrder;
+}
+
+export interface JobListPage {
+  data: JobListItem[];
+  pagination: { nextCursor: string | null; limit: number; total: number };
+}
+
+const idOf = (job: Job): string => job.id;
+
+export function listJobs(actors: ConnectionActor[], query: JobListQuery): JobListPage {
+  const after = query.cursor === undefined ? undefined : positionOf(query);
+  const matches = jobMatcher(query);
+  const scans = actors.map((actor) => actor.jobs.indexes[query.sortBy].scan(query.sortOrder, after));
+  const page = takePage(mergeScans(scans, query.sortOrder, idOf), matches ?? (() => true), query.limit);
+  const last = page.items[page.items.length - 1];
+  const nextCursor =
+    page.hasMore && last !== undefined
+      ? encodeCursor({ sortBy: query.sortBy, sortOrder: query.sortOrder, key: JOB_SORT_VALUE[query.sortBy](last.item), id: last.item.id })
+      : null;
+  const total = actors.reduce((sum, actor) => sum + countMatching(actor, query, matches), 0);
+  return { data: page.items.map((entry) => toJobListItem(entry.item)), pagination: { nextCursor, limit: query.limit, total } };
+}
+
+function positionOf(query: JobListQuery): IndexPosition {
+  try {
+    return decodeCursor(query.cursor!, query.sortBy, query.sortOrder);
+  } catch (error) {
+    if (error instanceof CursorError) throw validationError('cursor', error.message);
+    throw error;
+  }
+}

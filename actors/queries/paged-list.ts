@@ -1,0 +1,27 @@
+/**
+ * Page-based listing (queues, workers): these collections are small (hundreds), so
+ * sorting the views per request is cheaper than maintaining indexes. Nulls sort last in
+ * both orders and ties break by id, as in the job lists.
+ */
+import { compareInOrder, type SortOrder, type SortValue } from '../jobs/sorted-index.ts';
+
+export interface PageQuery {
+  page: number;
+  limit: number;
+  sortOrder: SortOrder;
+}
+
+export interface PagedResult<T> {
+  data: T[];
+  pagination: { page: number; limit: number; total: number; totalPages: number };
+}
+
+export function pageOf<T extends { id: string }>(items: T[], sortValue: (item: T) => SortValue, query: PageQuery): PagedResult<T> {
+  const keyed = items.map((item) => ({ item, key: sortValue(item) }));
+  keyed.sort((a, b) => compareInOrder(query.sortOrder, a.key, a.item.id, b.key, b.item.id));
+  const start = (query.page - 1) * query.limit;
+  return {
+    data: keyed.slice(start, start + query.limit).map((entry) => entry.item),
+    pagination: { page: query.page, limit: query.limit, total: items.length, totalPages: Math.ceil(items.length / query.limit) },
+  };
+}

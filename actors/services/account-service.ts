@@ -1,0 +1,103 @@
+/** Users and sessions: login, logout, the current user, user creation and the first admin. */
+import type { User } from '../accounts/account-records.ts';
+import { normalizeEmail, PASSWORD_CHARS_MIN } from '../accounts/accounts-actor.ts';
+import { LoginLimiter } from '../accounts/login-limiter.ts';
+import { hashPassword, newOneTimePassword, newSessionToken, sessionTokenHasher, verifyPassword } from '../accounts/secrets.ts';
+import { DomainError, validationError } from '../domain-error.ts';
+import type { Engine } from '../engine.ts';
+
+export interface PublicUser {
+  id: string;
+  email: string;
+  isAdmin: boolean;
+  createdAt: string;
+}
+
+export function publicUser(user: User): PublicUser {
+  return { id: user.id, email: user.email, isAdmin: user.isAdmin, createdAt: new Date(user.createdAtMs).toISOString() };
+}
+
+const EMAIL_PATTERN = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
+/** argon2 hashes the whole input; an unbounded password is a CPU lever for attackers */
+export const PASSWORD_CHARS_MAX = 256;
+/** Verified against when the email is unknown, so response time does not reveal which emails exist. */
+const DUMMY_PASSWORD_HASH = await hashPassword('not-a-real-password-for-timing');
+
+export class AccountService {
+  private readonly limiter = new LoginLimiter({ failuresMax: 5, windowMs: 15 * 60_000, trackedKeysMax: 100_000 });
+  private readonly hashSessionToken: (token: string) => string;
+
+  constructor(
+    private readonly engine: Engine,
+    private readonly sessionTtlMs: number,
+    sessionSecret: string,
+  ) {
+    this.hashSessionToken = sessionTokenHasher(sessionSecret);
+  }
+
+  /** Returns the new session token (the cookie value). */
+  async login(email: string, password: string, clientAddress: string): Promise<{ token: string; user: User }> {
+    const limiterKeys = [`email:${normalizeEmail(email)}`, `address:${clientAddress}`];
+    const waitSeconds = this.limiter.retryAfterSeconds(limiterKeys, this.engine.clock.nowMs());
+    if (waitSeconds > 0) {
+      throw new DomainError('RATE_LIMITED', 'too many failed logins; try again later', undefined, undefined, {
+        'Retry-After': String(waitSeconds),
+      });
+    }
+    const user = this.engine.accounts.userByEmail(email);
+    const passwordOk = await verifyPassword(password.slice(0, PASSWORD_CHARS_MAX), user?.passwordHash ?? DUMMY_PASSWORD_HASH);
+    if (user === undefined || !passwordOk) {
+      this.limiter.recordFailure(limiterKeys, this.engine.clock.nowMs());
+      throw new DomainError('UNAUTHORIZED', 'invalid email or password');
+    }
+    this.limiter.recordSuccess(limiterKeys);
+    const token = newSessionToken();
+    const tokenHash = this.hashSessionToken(token);
+    await this.engine.commit(this.engine.accounts.decideCreateSession(user, tokenHash, this.sessionTtlMs, this.engine.clock.nowMs()));
+    return { token, user };
+  }
+
+  async logout(token: string): Promise<void> {
+    const tokenHash = this.hashSessionToken(token);
+    if (this.engine.accounts.sessionUser(tokenHash, this.engine.clock.nowMs()) === undefined) return;
+    await this.engine.commit({ t: 'session.deleted', tokenHash });
+  }
+
+  /** The user of a session cookie, or a 401. */
+  requireUser(token: string | undefined): User {
+    const user = token ? this.engine.accounts.sessionUser(this.hashSessionToken(token), this.engine.clock.nowMs()) : undefined;
+    if (user === undefined) throw new DomainError('UNAUTHORIZED', 'authentication required');
+    return user;
+  }
+
+  async createUser(actor: User, email: string, password: string): Promise<User> {
+    if (!actor.isAdmin) throw new DomainError('FORBIDDEN', 'only an admin can create users');
+    return this.addUser(email, password, false);
+  }
+
+  async addUser(email: string, password: string, isAdmin: boolean): Promise<User> {
+    checkCredentials(email, password);
+    const passwordHash = await hashPassword(password);
+    const record = this.engine.accounts.decideCreateUser(email, passwordHash, isAdmin, this.engine.clock.nowMs());
+    await this.engine.commit(record);
+    return this.engine.accounts.userByEmail(email)!;
+  }
+
+  /**
+   * First start with no user: the admin comes from configuration, or gets a one-time
+   * password that is returned so the caller prints it once.
+   */
+  async ensureAdmin(email: string | null, password: string | null): Promise<{ email: string; generatedPassword: string | null } | null> {
+    if (this.engine.accounts.users.size > 0) return null;
+    const adminEmail = email ?? 'admin@localhost';
+    const generatedPassword = password === null ? newOneTimePassword() : null;
+    await this.addUser(adminEmail, password ?? generatedPassword!, true);
+    return { email: adminEmail, generatedPassword };
+  }
+}
+
+function checkCredentials(email: string, password: string): void {
+  if (!EMAIL_PATTERN.test(email.trim())) throw validationError('email', 'must be an email address');
+  if (password.length < PASSWORD_CHARS_MIN) throw validationError('password', `must be at least ${PASSWORD_CHARS_MIN} characters`);
+  if (password.length > PASSWORD_CHARS_MAX) throw validationError('password', `must be at most ${PASSWORD_CHARS_MAX} characters`);
+}

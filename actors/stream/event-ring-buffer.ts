@@ -1,0 +1,72 @@
+/** A published event as kept for replay: its id and its encoded wire bytes. */
+export interface BufferedEvent {
+  readonly id: string;
+  readonly bytes: Uint8Array;
+}
+
+/**
+ * The last `capacityEvents` events of one hub, oldest first, for Last-Event-ID resume.
+ *
+ * Besides the events it tracks a floor id: every event after the floor is still here.
+ * At first the floor is an id issued when the hub was created (nothing older belongs to
+ * this hub's life); after an eviction it is the evicted event's id. So a client that has
+ * seen everything up to some id at or above the floor can be resumed exactly, whether or
+ * not that id itself is still buffered (or ever came from this hub).
+ */
+export class EventRingBuffer {
+  readonly #slots: (BufferedEvent | undefined)[];
+  #oldestSlot = 0;
+  #size = 0;
+  #floorId: string;
+
+  constructor(capacityEvents: number, floorId: string) {
+    this.#slots = new Array<BufferedEvent | undefined>(capacityEvents).fill(undefined);
+    this.#floorId = floorId;
+  }
+
+  get size(): number {
+    return this.#size;
+  }
+
+  /** Ids must arrive in strictly increasing order; lookups binary-search on them. */
+  append(event: BufferedEvent): void {
+    const capacity = this.#slots.length;
+    if (this.#size < capacity) {
+      this.#slots[(this.#oldestSlot + this.#size) % capacity] = event;
+      this.#size += 1;
+      return;
+    }
+    this.#floorId = this.#at(0).id;
+    this.#slots[this.#oldestSlot] = event;
+    this.#oldestSlot = (this.#oldestSlot + 1) % capacity;
+  }
+
+  /**
+   * Every buffered event with an id greater than `id`, oldest first; undefined when some
+   * event after `id` may have been evicted or predates this buffer (the caller resets).
+   */
+  eventsAfter(id: string): BufferedEvent[] | undefined {
+    if (id < this.#floorId) return undefined;
+    const events: BufferedEvent[] = [];
+    for (let index = this.#firstIndexAfter(id); index < this.#size; index += 1) events.push(this.#at(index));
+    return events;
+  }
+
+  #firstIndexAfter(id: string): number {
+    let low = 0;
+    let high = this.#size;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (this.#at(middle).id <= id) low = middle + 1;
+      else high = middle;
+    }
+    return low;
+  }
+
+  /** `index` counts from the oldest event. */
+  #at(index: number): BufferedEvent {
+    const event = this.#slots[(this.#oldestSlot + index) % this.#slots.length];
+    if (event === undefined) throw new Error(`EventRingBuffer: no event at index ${index} of ${this.#size}`);
+    return event;
+  }
+}

@@ -1,0 +1,118 @@
+import { processEventIdSequence, type EventIdSequence } from './event-id-sequence.ts';
+import { EventRingBuffer, type BufferedEvent } from './event-ring-buffer.ts';
+import { encodeEventMessage, type StreamEventName } from './sse-wire-format.ts';
+import { assertValidStreamHubOptions, type StreamHubOptions } from './stream-hub-options.ts';
+import { subscribeMany, type StreamSubscription } from './subscribe-many.ts';
+import type { Subscriber, SubscribeOptions } from './subscriber.ts';
+
+export type { StreamEventName } from './sse-wire-format.ts';
+export type { StreamHubOptions } from './stream-hub-options.ts';
+
+type TimerHandle = ReturnType<typeof setTimeout>;
+
+/**
+ * The live stream of one tenant connection: its recent events for resume and the
+ * subscribers watching it. Owned by the connection actor, so every call runs on that
+ * actor's turn; nothing here waits on a client.
+ *
+ * Timers are per hub, not per subscriber: a flush timer armed by the first publish after
+ * a flush, and a keep-alive interval that runs while anyone is subscribed. Both are
+ * unref'd so they never hold a process (or a test run) open.
+ */
+export class StreamHub {
+  readonly eventIdSequence: EventIdSequence;
+  readonly subscriberBufferBytesMax: number;
+  readonly #flushIntervalMs: number;
+  readonly #keepAliveIntervalMs: number;
+  readonly #now: () => number;
+  readonly #recentEvents: EventRingBuffer;
+  readonly #subscribers = new Set<Subscriber>();
+  #flushTimer: TimerHandle | undefined;
+  #keepAliveTimer: TimerHandle | undefined;
+  #closed = false;
+
+  constructor(options: StreamHubOptions) {
+    assertValidStreamHubOptions(options);
+    this.eventIdSequence = options.eventIdSequence ?? processEventIdSequence;
+    this.subscriberBufferBytesMax = options.subscriberBufferBytesMax;
+    this.#flushIntervalMs = options.flushIntervalMs;
+    this.#keepAliveIntervalMs = options.keepAliveIntervalMs;
+    this.#now = options.now ?? Date.now;
+    // Any id issued before this hub existed cannot vouch for its events; see EventRingBuffer.
+    this.#recentEvents = new EventRingBuffer(options.ringBufferEventsMax, this.eventIdSequence.next(this.#now()));
+  }
+
+  get subscriberCount(): number {
+    return this.#subscribers.size;
+  }
+
+  get isClosed(): boolean {
+    return this.#closed;
+  }
+
+  /** Serializes the event once, keeps it for resume, queues it for every subscriber; returns its id. */
+  publish(event: StreamEventName, data: unknown): string {
+    if (this.#closed) throw new Error('StreamHub.publish() after close()');
+    const id = this.eventIdSequence.next(this.#now());
+    const bytes = encodeEventMessage(id, event, data);
+    this.#recentEvents.append({ id, bytes });
+    for (const subscriber of this.#subscribers) subscriber.queue(bytes);
+    this.#scheduleFlush();
+    return id;
+  }
+
+  subscribe(options: SubscribeOptions = {}): StreamSubscription {
+    return subscribeMany([this], options);
+  }
+
+  /** Ends every subscriber's stream after delivering what is pending; publish() then throws. */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    clearTimeout(this.#flushTimer);
+    this.#flushTimer = undefined;
+    // Closing a subscriber detaches it from this set; iterate over a copy.
+    for (const subscriber of [...this.#subscribers]) subscriber.close('hub-closed');
+    this.#stopKeepAlive();
+  }
+
+  // The members below are for subscriptions (subscribe-many.ts), not for the actor.
+
+  /** See EventRingBuffer.eventsAfter. */
+  eventsAfter(id: string): BufferedEvent[] | undefined {
+    return this.#recentEvents.eventsAfter(id);
+  }
+
+  attach(subscriber: Subscriber): void {
+    this.#subscribers.add(subscriber);
+    if (this.#keepAliveTimer === undefined) {
+      this.#keepAliveTimer = setInterval(() => this.#sendKeepAlives(), this.#keepAliveIntervalMs);
+      this.#keepAliveTimer.unref();
+    }
+  }
+
+  detach(subscriber: Subscriber): void {
+    this.#subscribers.delete(subscriber);
+    if (this.#subscribers.size === 0) this.#stopKeepAlive();
+  }
+
+  #scheduleFlush(): void {
+    if (this.#flushTimer !== undefined || this.#subscribers.size === 0) return;
+    this.#flushTimer = setTimeout(() => this.#flushSubscribers(), this.#flushIntervalMs);
+    this.#flushTimer.unref();
+  }
+
+  #flushSubscribers(): void {
+    this.#flushTimer = undefined;
+    for (const subscriber of this.#subscribers) subscriber.flush();
+  }
+
+  #sendKeepAlives(): void {
+    for (const subscriber of this.#subscribers) subscriber.keepAliveTick();
+  }
+
+  #stopKeepAlive(): void {
+    clearInterval(this.#keepAliveTimer);
+    this.#keepAliveTimer = undefined;
+  }
+}

@@ -1,0 +1,61 @@
+/** The Queue shape of the interface, with fallbacks for depth and consumers and range metrics. */
+import type { ConnectionActor } from '../connection/connection-actor.ts';
+import type { Queue } from '../connection/queue-store.ts';
+import { effectiveWorkerState } from '../connection/worker-store.ts';
+import type { HealthBucket, TimeRange } from '../metrics/queue-metrics.ts';
+
+export interface QueueView {
+  id: string;
+  name: string;
+  framework: string;
+  connectionId: string;
+  depth: number;
+  consumers: number;
+  throughput: number | null;
+  avgLatencyMs: number | null;
+  failureRate: number | null;
+  healthBar: { timeRange: TimeRange; buckets: HealthBucket[] } | null;
+  extensions: Record<string, unknown>;
+  createdAt: string;
+}
+
+/** Depth and consumers come from the newest snapshot; without one, from what the jobs and workers say. */
+export function toQueueView(queue: Queue, actor: ConnectionActor, range: TimeRange, nowMs: number): QueueView {
+  const metrics = queue.metrics.view(range, nowMs);
+  return {
+    id: queue.id,
+    name: queue.name,
+    framework: queue.framework,
+    connectionId: queue.connectionId,
+    depth: queue.depth ?? actor.jobs.queuedPerQueue.get(queue.name),
+    consumers: queue.consumers ?? countConsumers(actor, queue.name, nowMs),
+    throughput: metrics.throughput,
+    avgLatencyMs: metrics.avgLatencyMs,
+    failureRate: metrics.failureRate,
+    healthBar: metrics.healthBar,
+    extensions: {},
+    createdAt: new Date(queue.createdAtMs).toISOString(),
+  };
+}
+
+/** The stream's queue event: the queue without metrics. */
+export function toQueueStreamItem(queue: Queue, actor: ConnectionActor, nowMs: number): Omit<QueueView, 'throughput' | 'avgLatencyMs' | 'failureRate' | 'healthBar'> {
+  return {
+    id: queue.id,
+    name: queue.name,
+    framework: queue.framework,
+    connectionId: queue.connectionId,
+    depth: queue.depth ?? actor.jobs.queuedPerQueue.get(queue.name),
+    consumers: queue.consumers ?? countConsumers(actor, queue.name, nowMs),
+    extensions: {},
+    createdAt: new Date(queue.createdAtMs).toISOString(),
+  };
+}
+
+function countConsumers(actor: ConnectionActor, queueName: string, nowMs: number): number {
+  let consumers = 0;
+  for (const worker of actor.workers.values()) {
+    if (effectiveWorkerState(worker, nowMs) !== 'offline' && worker.queues.includes(queueName)) consumers++;
+  }
+  return consumers;
+}

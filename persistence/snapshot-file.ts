@@ -1,0 +1,134 @@
+import { join } from 'node:path';
+import { DurabilityError, describeError } from './errors.ts';
+import { snapshotFileName, snapshotTempFileName } from './file-names.ts';
+import { SNAPSHOT_MAGIC, describeFrameDamage, encodeFrame, readFrame } from './frame.ts';
+import { decodeValue, encodeValue } from './record-codec.ts';
+import type { Storage, StorageFile } from './storage.ts';
+
+/**
+ * A snapshot file is a run of SNAPSHOT_MAGIC frames numbered from 0:
+ *
+ *   frame 0        header  { format, version, seq }
+ *   frames 1..n    one msgpack-encoded chunk each, as the engine yielded them
+ *   frame n + 1    trailer { trailer: true, chunkCount: n, seq }
+ *
+ * Every frame has its own checksum; the trailer proves the file was not cut at a chunk
+ * boundary. The file is written as snapshot-<seq>.tmp, synced, renamed, and its
+ * directory synced (practice 7), so a snapshot name always means a complete file.
+ */
+export interface SnapshotSource {
+  chunks: Iterator<unknown>;
+}
+
+const SNAPSHOT_FORMAT = 'jobwatch-snapshot';
+const SNAPSHOT_VERSION = 1;
+
+interface SnapshotHeader {
+  format: string;
+  version: number;
+  seq: number;
+}
+
+interface SnapshotTrailer {
+  trailer: true;
+  chunkCount: number;
+  seq: number;
+}
+
+export async function writeSnapshotFile(
+  storage: Storage,
+  dir: string,
+  seq: number,
+  source: SnapshotSource,
+): Promise<{ path: string; bytes: number }> {
+  const tempPath = join(dir, snapshotTempFileName(seq));
+  const finalPath = join(dir, snapshotFileName(seq));
+  let file: StorageFile | undefined;
+  let completed = false;
+  try {
+    // A temp file with this name is left from an attempt that failed; start it over.
+    if (await storage.exists(tempPath)) await storage.remove(tempPath);
+    file = await storage.openAppend(tempPath);
+    const header: SnapshotHeader = { format: SNAPSHOT_FORMAT, version: SNAPSHOT_VERSION, seq };
+    let bytes = await appendFrame(file, 0, header);
+    let chunkCount = 0;
+    for (let next = source.chunks.next(); !next.done; next = source.chunks.next()) {
+      chunkCount += 1;
+      bytes += await appendFrame(file, chunkCount, next.value);
+      // Give request handling a turn between chunks: a large snapshot takes seconds.
+      await yieldToEventLoop();
+    }
+    completed = true;
+    const trailer: SnapshotTrailer = { trailer: true, chunkCount, seq };
+    bytes += await appendFrame(file, chunkCount + 1, trailer);
+    await file.datasync();
+    await file.close();
+    file = undefined;
+    await storage.rename(tempPath, finalPath);
+    await storage.fsyncDir(dir);
+    return { path: finalPath, bytes };
+  } catch (error) {
+    if (!completed) source.chunks.return?.();
+    await file?.close().catch(() => undefined);
+    await storage.remove(tempPath).catch(() => undefined);
+    throw new DurabilityError(`snapshot ${finalPath} was not written: ${describeError(error)}`, { cause: error });
+  }
+}
+
+export type SnapshotReadResult =
+  | { kind: 'ok'; seq: number; chunkPayloads: Uint8Array[] }
+  | { kind: 'corrupt'; reason: string };
+
+/**
+ * Reads and fully verifies a snapshot before anything is handed to the engine, so a
+ * damaged file is never half-loaded. Chunk payloads stay encoded until they are used.
+ */
+export async function readSnapshotFile(storage: Storage, path: string, seq: number): Promise<SnapshotReadResult> {
+  const bytes = await storage.readFile(path);
+  const payloads: Uint8Array[] = [];
+  for (let offset = 0; offset < bytes.length; ) {
+    const outcome = readFrame(bytes, offset, SNAPSHOT_MAGIC, payloads.length);
+    if (outcome.kind !== 'ok') return { kind: 'corrupt', reason: describeFrameDamage(outcome) };
+    payloads.push(outcome.payload);
+    offset = outcome.nextOffset;
+  }
+  const [headerPayload] = payloads;
+  const trailerPayload = payloads.at(-1);
+  if (payloads.length < 2 || !headerPayload || !trailerPayload) {
+    return { kind: 'corrupt', reason: `only ${payloads.length} intact frames, a header and a trailer are required` };
+  }
+  const header = decodeOrUndefined(headerPayload) as Partial<SnapshotHeader> | undefined;
+  if (header?.format !== SNAPSHOT_FORMAT || header.version !== SNAPSHOT_VERSION || header.seq !== seq) {
+    return { kind: 'corrupt', reason: `header does not describe a version ${SNAPSHOT_VERSION} snapshot of seq ${seq}` };
+  }
+  const chunkPayloads = payloads.slice(1, -1);
+  if (!isTrailerFor(decodeOrUndefined(trailerPayload), seq, chunkPayloads.length)) {
+    return { kind: 'corrupt', reason: 'the trailer is missing: the file ends early' };
+  }
+  return { kind: 'ok', seq, chunkPayloads };
+}
+
+/** An intact checksum over bytes msgpack cannot read means a format bug, but still: not loadable. */
+function decodeOrUndefined(payload: Uint8Array): unknown {
+  try {
+    return decodeValue(payload);
+  } catch {
+    return undefined;
+  }
+}
+
+function isTrailerFor(value: unknown, seq: number, chunkCount: number): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const trailer = value as Partial<SnapshotTrailer>;
+  return trailer.trailer === true && trailer.chunkCount === chunkCount && trailer.seq === seq;
+}
+
+async function appendFrame(file: StorageFile, frameIndex: number, value: unknown): Promise<number> {
+  const frame = encodeFrame(SNAPSHOT_MAGIC, frameIndex, encodeValue(value));
+  await file.append(frame);
+  return frame.length;
+}
+
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}

@@ -1,0 +1,29 @@
+/** The Elysia application: the error boundary first, then one module per feature. */
+import { Elysia } from 'elysia';
+import type { AppDeps } from './app-deps.ts';
+import { errorBoundary } from './http/error-boundary.ts';
+import { authRoutes } from './routes/auth.ts';
+import { connectionRoutes } from './routes/connections.ts';
+import { errorDocsRoutes } from './routes/error-docs.ts';
+import { healthRoutes } from './routes/health.ts';
+import { ingestRoutes } from './routes/ingest.ts';
+import { jobReadRoutes } from './routes/jobs.ts';
+import { queueRoutes } from './routes/queues.ts';
+import { workerRoutes } from './routes/workers.ts';
+import { userRoutes } from './routes/users.ts';
+
+export function createApp(deps: AppDeps) {
+  return new Elysia()
+    .use(errorBoundary(deps.logError))
+    .use(healthRoutes(deps))
+    .use(errorDocsRoutes())
+    .use(authRoutes(deps))
+    .use(userRoutes(deps))
+    .use(connectionRoutes(deps))
+    .use(ingestRoutes(deps))
+    .use(jobReadRoutes(deps))
+    .use(queueRoutes(deps))
+    .use(workerRoutes(deps));
+}
+
+export type App = ReturnType<typeof createApp>;

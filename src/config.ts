@@ -1,0 +1,87 @@
+/**
+ * Configuration from the environment. Every variable has an embedded default so
+ * `bun run start` works on a fresh machine; a bad value stops start-up with a message
+ * that names the variable (a typo must never silently fall back to a default).
+ */
+
+/** as in Redis: `always` syncs before acknowledging (group commit), `everysec` once a second, `no` leaves it to the OS */
+export type FsyncPolicy = 'always' | 'everysec' | 'no';
+export type CookieSecureMode = 'auto' | 'true' | 'false';
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  adminEmail: string | null;
+  adminPassword: string | null;
+  dailyEventLimit: number; // 0 = unlimited
+  retentionMs: number;
+  fsync: FsyncPolicy;
+  maxJobsPerConnection: number;
+  cookieSecure: CookieSecureMode;
+  sessionSecret: string | null; // null: generated once and kept in the data directory
+  sessionTtlMs: number;
+  dedupKeysMax: number;
+  snapshotLogBytesMax: number;
+  snapshotIntervalMs: number;
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be a whole number, got '${raw}'`);
+  const value = Number(raw.trim());
+  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function oneOf<T extends string>(env: Env, name: string, fallback: T, allowed: readonly T[]): T {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = raw.trim().toLowerCase() as T;
+  if (!allowed.includes(value)) throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got '${raw}'`);
+  return value;
+}
+
+function optionalString(env: Env, name: string): string | null {
+  const raw = env[name];
+  return raw === undefined || raw === '' ? null : raw;
+}
+
+const HOUR_MS = 3_600_000;
+
+export function loadConfig(env: Env = process.env): Config {
+  const adminPassword = optionalString(env, 'ADMIN_PASSWORD');
+  if (adminPassword !== null && adminPassword.length < 12) {
+    throw new ConfigError('ADMIN_PASSWORD must be at least 12 characters');
+  }
+  const adminEmail = optionalString(env, 'ADMIN_EMAIL');
+  if (adminEmail !== null && !/^[^\s@]+@[^\s@]+$/.test(adminEmail)) {
+    throw new ConfigError(`ADMIN_EMAIL must be an email address, got '${adminEmail}'`);
+  }
+  const sessionSecret = optionalString(env, 'SESSION_SECRET');
+  if (sessionSecret !== null && sessionSecret.length < 16) {
+    throw new ConfigError('SESSION_SECRET must be at least 16 characters');
+  }
+  return {
+    port: integer(env, 'PORT', 3000, 0, 65535),
+    host: optionalString(env, 'HOST') ?? '0.0.0.0',
+    dataDir: optionalString(env, 'DATA_DIR') ?? './data',
+    adminEmail,
+    adminPassword,
+    dailyEventLimit: integer(env, 'DAILY_EVENT_LIMIT', 10_000, 0, Number.MAX_SAFE_INTEGER),
+    retentionMs: integer(env, 'RETENTION_HOURS', 24, 1, 24 * 365) * HOUR_MS,
+    fsync: oneOf(env, 'FSYNC', 'always', ['always', 'everysec', 'no'] as const),
+    maxJobsPerConnection: integer(env, 'MAX_JOBS_PER_CONNECTION', 1_000_000, 1, 50_000_000),
+    cookieSecure: oneOf(env, 'COOKIE_SECURE', 'auto', ['auto', 'true', 'false'] as const),
+    sessionSecret,
+    sessionTtlMs: integer(env, 'SESSION_TTL_HOURS', 24 * 7, 1, 24 * 365) * HOUR_MS,
+    dedupKeysMax: integer(env, 'DEDUP_KEYS_MAX', 100_000, 1, 10_000_000),
+    snapshotLogBytesMax: integer(env, 'SNAPSHOT_LOG_MB', 256, 1, 1_000_000) * 1024 * 1024,
+    snapshotIntervalMs: integer(env, 'SNAPSHOT_INTERVAL_MINUTES', 60, 1, 24 * 60) * 60_000,
+  };
+}

@@ -1,0 +1,38 @@
+/**
+ * Checks a request body or query against a TypeBox model and returns it typed, or
+ * throws a 400 whose `details` names each failing field. Query strings are converted
+ * (numbers from text) before the check; unknown query parameters are ignored.
+ */
+import type { Static, TSchema } from '@sinclair/typebox';
+import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
+import { Value } from '@sinclair/typebox/value';
+import { DomainError, type FieldErrors } from '../../actors/domain-error.ts';
+import { collectSchemaErrors } from '../../actors/ingest/schema-errors.ts';
+
+export interface Model<T extends TSchema> {
+  schema: T;
+  check: TypeCheck<T>;
+}
+
+export function model<T extends TSchema>(schema: T): Model<T> {
+  return { schema, check: TypeCompiler.Compile(schema) };
+}
+
+export function validBody<T extends TSchema>(model: Model<T>, body: unknown): Static<T> {
+  if (body === undefined || body === null || typeof body !== 'object') {
+    throw new DomainError('VALIDATION_ERROR', 'request body must be a JSON object', { body: ['must be a JSON object'] });
+  }
+  return checked(model, body);
+}
+
+export function validQuery<T extends TSchema>(model: Model<T>, query: Record<string, string | undefined>): Static<T> {
+  const present = Object.fromEntries(Object.entries(query).filter(([, value]) => value !== undefined));
+  return checked(model, Value.Convert(model.schema, present));
+}
+
+function checked<T extends TSchema>(model: Model<T>, value: unknown): Static<T> {
+  if (model.check.Check(value)) return value;
+  const details: FieldErrors = {};
+  collectSchemaErrors(model.check, value, '', details);
+  throw new DomainError('VALIDATION_ERROR', `invalid ${Object.keys(details).join(', ')}`, details);
+}

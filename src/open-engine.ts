@@ -1,0 +1,80 @@
+/**
+ * Opening a data directory, shared by the server and the CLI: take the directory lock,
+ * open the log, recover (snapshot + log tail, logging what was done), and hand back an
+ * engine whose every commit goes to the log.
+ */
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { newSessionSecret } from '../actors/accounts/secrets.ts';
+import { systemClock, type Clock } from '../actors/clock.ts';
+import { Engine, type EngineRecord } from '../actors/engine.ts';
+import { acquireDataDirLock, type DataDirLock } from '../persistence/data-dir-lock.ts';
+import { openDurableStore, type DurableStore, type RecoveryReport } from '../persistence/durable-store.ts';
+import { FileStorage } from '../persistence/file-storage.ts';
+import type { Config } from './config.ts';
+
+export interface OpenedEngine {
+  engine: Engine;
+  store: DurableStore;
+  lock: DataDirLock;
+  recovery: RecoveryReport;
+  sessionSecret: string;
+  close(): Promise<void>;
+}
+
+export interface OpenEngineOptions {
+  log: (line: string) => void;
+  clock?: Clock;
+  onHalt?: (error: unknown) => void;
+}
+
+export async function openEngine(config: Config, options: OpenEngineOptions): Promise<OpenedEngine> {
+  await mkdir(config.dataDir, { recursive: true });
+  const lock = await acquireDataDirLock(config.dataDir, options.log);
+  try {
+    const store = await openDurableStore({ dir: join(config.dataDir, 'log'), storage: new FileStorage(), fsync: config.fsync, log: options.log });
+    const engine = new Engine({
+      clock: options.clock ?? systemClock,
+      log: store,
+      limits: {
+        dailyEventLimit: config.dailyEventLimit,
+        dedupKeysMax: config.dedupKeysMax,
+        maxJobsPerConnection: config.maxJobsPerConnection,
+        retentionMs: config.retentionMs,
+      },
+      onHalt: options.onHalt,
+    });
+    const restorer = engine.restorer();
+    const recovery = await store.recover({
+      snapshotChunk: (chunk) => restorer.restore(chunk),
+      record: (record) => engine.evolve(record as EngineRecord),
+    });
+    const sessionSecret = config.sessionSecret ?? (await loadOrCreateSecret(config.dataDir));
+    return {
+      engine,
+      store,
+      lock,
+      recovery,
+      sessionSecret,
+      close: async () => {
+        await store.close();
+        await lock.release();
+      },
+    };
+  } catch (error) {
+    await lock.release();
+    throw error;
+  }
+}
+
+/** Kept beside the log so sessions survive restarts when SESSION_SECRET is not set. */
+async function loadOrCreateSecret(dataDir: string): Promise<string> {
+  const path = join(dataDir, 'session-secret');
+  try {
+    return (await readFile(path, 'utf8')).trim();
+  } catch {
+    const secret = newSessionSecret();
+    await writeFile(path, secret + '\n', { mode: 0o600 });
+    return secret;
+  }
+}

@@ -1,0 +1,45 @@
+import { Type } from '@sinclair/typebox';
+import { Elysia } from 'elysia';
+import type { AppDeps } from '../app-deps.ts';
+import { dashboardUser, isHttps, requireSameOrigin, SESSION_COOKIE } from '../http/dashboard-auth.ts';
+import { model, validBody } from '../http/validate.ts';
+import { publicUser } from '../../actors/services/account-service.ts';
+
+const LoginBody = model(
+  Type.Object({
+    email: Type.String({ minLength: 1, maxLength: 320 }),
+    password: Type.String({ minLength: 1, maxLength: 1024 }),
+  }),
+);
+
+/** Login sets the session cookie; logout clears it; me tells who is logged in. */
+export function authRoutes(deps: AppDeps) {
+  const { accounts, connections, config } = deps;
+  return new Elysia({ name: 'auth' })
+    .post('/api/auth/login', async ({ body, cookie, request, server }) => {
+      requireSameOrigin(request);
+      const { email, password } = validBody(LoginBody, body);
+      const clientAddress = server?.requestIP(request)?.address ?? 'unknown';
+      const { token, user } = await accounts.login(email, password, clientAddress);
+      cookie[SESSION_COOKIE]!.set({
+        value: token,
+        httpOnly: true,
+        sameSite: 'lax',
+        path: '/',
+        secure: config.cookieSecure === 'true' || (config.cookieSecure === 'auto' && isHttps(request)),
+        maxAge: Math.floor(config.sessionTtlMs / 1000),
+      });
+      return { user: publicUser(user) };
+    })
+    .post('/api/auth/logout', async ({ cookie, request, set }) => {
+      requireSameOrigin(request);
+      const token = cookie[SESSION_COOKIE]?.value;
+      if (typeof token === 'string' && token !== '') await accounts.logout(token);
+      cookie[SESSION_COOKIE]!.remove();
+      set.status = 204;
+    })
+    .get('/api/auth/me', ({ cookie, request }) => {
+      const user = dashboardUser(accounts, { request, cookie });
+      return { user: publicUser(user), connections: connections.list(user) };
+    });
+}

@@ -1,0 +1,46 @@
+import { Type } from '@sinclair/typebox';
+import { Elysia } from 'elysia';
+import { JOB_SORT_KEYS } from '../../actors/connection/job-sort-keys.ts';
+import { DomainError } from '../../actors/domain-error.ts';
+import { JOB_STATES } from '../../actors/ingest/states.ts';
+import { listJobs } from '../../actors/queries/job-list.ts';
+import { toJobDetail } from '../../actors/views/job-view.ts';
+import type { AppDeps } from '../app-deps.ts';
+import { dashboardUser } from '../http/dashboard-auth.ts';
+import { model, validQuery } from '../http/validate.ts';
+import { connectionIdParam, frameworkParam, limitParam, literals, sortOrderParam } from './list-params.ts';
+
+const JobListParams = model(
+  Type.Object({
+    cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 1000 })),
+    limit: limitParam(),
+    search: Type.Optional(Type.String({ maxLength: 500 })),
+    state: Type.Optional(literals(JOB_STATES)),
+    queue: Type.Optional(Type.String({ maxLength: 255 })),
+    worker: Type.Optional(Type.String({ maxLength: 512 })),
+    connectionId: connectionIdParam(),
+    framework: frameworkParam(),
+    sortBy: literals(JOB_SORT_KEYS),
+    sortOrder: sortOrderParam(),
+  }),
+);
+
+const RECENT_EXECUTIONS_MAX = 10;
+
+/** Job lists and job detail, over every connection the session's user owns. */
+export function jobReadRoutes({ accounts, connections }: AppDeps) {
+  return new Elysia({ name: 'job-reads' })
+    .get('/api/jobs', (context) => {
+      const user = dashboardUser(accounts, context);
+      const query = validQuery(JobListParams, { sortBy: 'createdAt', sortOrder: 'desc', limit: '50', ...context.query });
+      return listJobs(connections.readableActors(user, query.connectionId), query);
+    })
+    .get('/api/jobs/:id', (context) => {
+      const user = dashboardUser(accounts, context);
+      for (const actor of connections.readableActors(user, undefined)) {
+        const job = actor.jobs.get(context.params.id);
+        if (job !== undefined) return toJobDetail(job, actor.jobs.recentOfName(job, RECENT_EXECUTIONS_MAX));
+      }
+      throw new DomainError('NOT_FOUND', 'job not found');
+    });
+}

@@ -1,0 +1,24 @@
+import { Type } from '@sinclair/typebox';
+import { Elysia } from 'elysia';
+import type { AppDeps } from '../app-deps.ts';
+import { dashboardUser } from '../http/dashboard-auth.ts';
+import { model, validBody } from '../http/validate.ts';
+import { publicUser } from '../../actors/services/account-service.ts';
+
+const CreateUserBody = model(
+  Type.Object({
+    email: Type.String({ minLength: 3, maxLength: 320 }),
+    password: Type.String({ minLength: 1, maxLength: 1024 }),
+  }),
+);
+
+/** POST /api/users: the admin creates further users. */
+export function userRoutes({ accounts }: AppDeps) {
+  return new Elysia({ name: 'users' }).post('/api/users', async ({ body, cookie, request, set }) => {
+    const admin = dashboardUser(accounts, { request, cookie });
+    const { email, password } = validBody(CreateUserBody, body);
+    const user = await accounts.createUser(admin, email, password);
+    set.status = 201;
+    return { user: publicUser(user) };
+  });
+}

@@ -1,0 +1,47 @@
+import { Type } from '@sinclair/typebox';
+import { Elysia } from 'elysia';
+import { WORKER_STATES } from '../../actors/ingest/states.ts';
+import type { SortValue } from '../../actors/jobs/sorted-index.ts';
+import { pageOf } from '../../actors/queries/paged-list.ts';
+import { toWorkerView, type WorkerView } from '../../actors/views/worker-view.ts';
+import type { AppDeps } from '../app-deps.ts';
+import { dashboardUser } from '../http/dashboard-auth.ts';
+import { model, validQuery } from '../http/validate.ts';
+import { connectionIdParam, frameworkParam, limitParam, literals, sortOrderParam, pageParam } from './list-params.ts';
+
+const WORKER_SORT: Record<string, (worker: WorkerView) => SortValue> = {
+  hostname: (worker) => worker.hostname,
+  state: (worker) => worker.state,
+  activeJobs: (worker) => worker.activeJobs,
+  lastHeartbeat: (worker) => (worker.lastHeartbeat === null ? null : Date.parse(worker.lastHeartbeat)),
+  taskRate: (worker) => worker.taskRate,
+};
+
+const WorkerListParams = model(
+  Type.Object({
+    page: pageParam(),
+    limit: limitParam(),
+    connectionId: connectionIdParam(),
+    framework: frameworkParam(),
+    state: Type.Optional(literals(WORKER_STATES)),
+    sortBy: literals(['hostname', 'state', 'activeJobs', 'lastHeartbeat', 'taskRate'] as const),
+    sortOrder: sortOrderParam(),
+  }),
+);
+
+export function workerRoutes({ accounts, connections, engine }: AppDeps) {
+  return new Elysia({ name: 'workers' }).get('/api/workers', (context) => {
+    const user = dashboardUser(accounts, context);
+    const query = validQuery(WorkerListParams, { page: '1', limit: '50', sortBy: 'hostname', sortOrder: 'asc', ...context.query });
+    const nowMs = engine.clock.nowMs();
+    const views: WorkerView[] = [];
+    for (const actor of connections.readableActors(user, query.connectionId)) {
+      for (const worker of actor.workers.values()) {
+        if (query.framework !== undefined && worker.framework !== query.framework) continue;
+        const view = toWorkerView(worker, actor, nowMs);
+        if (query.state === undefined || view.state === query.state) views.push(view);
+      }
+    }
+    return pageOf(views, WORKER_SORT[query.sortBy]!, query);
+  });
+}

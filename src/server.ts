@@ -1,0 +1,80 @@
+/**
+ * The running service: open the data directory, make sure an admin exists, serve HTTP,
+ * take snapshots when the log grows or time passes, and shut down cleanly (stop
+ * accepting, snapshot, sync, unlock) on SIGTERM/SIGINT.
+ */
+import { AccountService } from '../actors/services/account-service.ts';
+import { ConnectionService } from '../actors/services/connection-service.ts';
+import { createApp } from './app.ts';
+import type { Config } from './config.ts';
+import { openEngine, type OpenedEngine } from './open-engine.ts';
+import { INGEST_BODY_BYTES_MAX } from './routes/ingest.ts';
+
+export interface RunningService {
+  port: number;
+  opened: OpenedEngine;
+  snapshotNow(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Bun answers bodies past this itself (empty 413); ours is a JSON 413 just below it. */
+const SERVER_BODY_BYTES_MAX = INGEST_BODY_BYTES_MAX + 1024 * 1024;
+const SNAPSHOT_CHECK_INTERVAL_MS = 5_000;
+
+export async function startService(config: Config, log: (line: string) => void): Promise<RunningService> {
+  const opened = await openEngine(config, {
+    log,
+    onHalt: (error) => {
+      log(`FATAL: the event log failed (${String(error)}); refusing writes and exiting so a restart recovers from disk`);
+      setTimeout(() => process.exit(1), 100);
+    },
+  });
+  const { engine, store, recovery } = opened;
+  log(
+    `recovered: snapshot seq ${recovery.snapshotSeq}, ${recovery.recordsReplayed} records replayed` +
+      `${recovery.truncatedBytes > 0 ? `, ${recovery.truncatedBytes} torn bytes cut` : ''} in ${Math.round(recovery.durationMs)} ms`,
+  );
+  const accounts = new AccountService(engine, config.sessionTtlMs, opened.sessionSecret);
+  const connections = new ConnectionService(engine);
+  const admin = await accounts.ensureAdmin(config.adminEmail, config.adminPassword);
+  if (admin !== null) {
+    log(
+      admin.generatedPassword === null
+        ? `created admin ${admin.email} from ADMIN_EMAIL/ADMIN_PASSWORD`
+        : `created admin ${admin.email} with one-time password: ${admin.generatedPassword}  (shown once; set ADMIN_EMAIL and ADMIN_PASSWORD before the first start to choose it)`,
+    );
+  }
+  const app = createApp({ engine, accounts, connections, config, logError: log });
+  app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: SERVER_BODY_BYTES_MAX });
+  const port = app.server!.port!;
+  log(`listening on http://${config.host}:${port} (data in ${config.dataDir}, fsync ${config.fsync})`);
+
+  let snapshotting: Promise<void> | null = null;
+  let lastSnapshotMs = Date.now();
+  const snapshotNow = (): Promise<void> => {
+    snapshotting ??= store
+      .writeSnapshot({ chunks: engine.snapshotChunks() })
+      .then((written) => {
+        lastSnapshotMs = Date.now();
+        log(`snapshot at seq ${written.seq}: ${written.bytes} bytes in ${Math.round(written.durationMs)} ms`);
+      })
+      .finally(() => {
+        snapshotting = null;
+      });
+    return snapshotting;
+  };
+  const snapshotTimer = setInterval(() => {
+    const due = store.logBytesSinceSnapshot >= config.snapshotLogBytesMax || Date.now() - lastSnapshotMs >= config.snapshotIntervalMs;
+    if (due && store.logBytesSinceSnapshot > 0 && !engine.halted) snapshotNow().catch((error) => log(`snapshot failed: ${String(error)}`));
+  }, SNAPSHOT_CHECK_INTERVAL_MS);
+  snapshotTimer.unref();
+
+  const stop = async (): Promise<void> => {
+    clearInterval(snapshotTimer);
+    await app.stop();
+    await snapshotting?.catch(() => undefined);
+    if (!engine.halted && store.logBytesSinceSnapshot > 0) await snapshotNow();
+    await opened.close();
+  };
+  return { port, opened, snapshotNow, stop };
+}

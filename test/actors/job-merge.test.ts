@@ -1,0 +1,122 @@
+import { describe, expect, test } from 'bun:test';
+import { ConnectionActor } from '../../actors/connection/connection-actor.ts';
+import { collapsedHistory, durationMsOf } from '../../actors/connection/job-record.ts';
+import { jobEvent } from '../support/events.ts';
+import { T0 } from '../support/test-app.ts';
+
+const CONNECTION = '0190a000-0000-7000-8000-000000000001';
+const limits = { dailyEventLimit: 0, dedupKeysMax: 1000, maxJobsPerConnection: 1000, retentionMs: 86_400_000 };
+
+/** given a fresh actor, when these batches are decided and evolved in order */
+function ingestAll(actor: ConnectionActor, ...batches: unknown[][]) {
+  for (const batch of batches) {
+    const { record } = actor.decideIngest(batch, T0);
+    if (record !== null) actor.evolve(record);
+  }
+  return actor;
+}
+
+const at = (seconds: number, job: Record<string, unknown>) => jobEvent(CONNECTION, T0 + seconds * 1000, job);
+
+describe('job merge rules', () => {
+  test('the newest timestamp decides the state; a late older event does not move the job back', () => {
+    const actor = ingestAll(new ConnectionActor(CONNECTION, limits), [at(3, { state: 'completed' })], [at(1, { state: 'queued' })], [at(2, { state: 'active' })]);
+    const job = actor.jobs.getByExternalId('task-1')!;
+    expect(job.state).toBe('completed');
+    expect(collapsedHistory(job).map((entry) => entry.state)).toEqual(['queued', 'active', 'completed']);
+  });
+
+  test('history does not depend on arrival order', () => {
+    const events = [at(1, { state: 'queued' }), at(2, { state: 'active' }), at(3, { state: 'retrying' }), at(4, { state: 'active' }), at(5, { state: 'completed' })];
+    const inOrder = ingestAll(new ConnectionActor(CONNECTION, limits), events);
+    const shuffled = ingestAll(new ConnectionActor(CONNECTION, limits), ...[4, 0, 3, 1, 2].map((i) => [events[i]]));
+    const view = (actor: ConnectionActor) => {
+      const job = actor.jobs.getByExternalId('task-1')!;
+      return { state: job.state, history: collapsedHistory(job) };
+    };
+    expect(view(shuffled)).toEqual(view(inOrder));
+  });
+
+  test('runs of the same state collapse into their earliest entry; a late event can split a run', () => {
+    const actor = ingestAll(new ConnectionActor(CONNECTION, limits), [at(1, { state: 'active' }), at(3, { state: 'active', progress: 0.5 })]);
+    const job = actor.jobs.getByExternalId('task-1')!;
+    expect(collapsedHistory(job)).toEqual([{ state: 'active', atMs: T0 + 1000 }]);
+    ingestAll(actor, [at(2, { state: 'retrying' })]);
+    expect(collapsedHistory(job).map((entry) => entry.state)).toEqual(['active', 'retrying', 'active']);
+  });
+
+  test('equal timestamps: the later arrival wins', () => {
+    const actor = ingestAll(new ConnectionActor(CONNECTION, limits), [at(1, { state: 'active' })], [at(1, { state: 'failed' })]);
+    expect(actor.jobs.getByExternalId('task-1')!.state).toBe('failed');
+  });
+
+  test('scalar fields: a newer non-null value wins; an older event only fills gaps', () => {
+    const actor = ingestAll(
+      new ConnectionActor(CONNECTION, limits),
+      [at(2, { state: 'active', workerId: 'w-new' })],
+      [at(1, { state: 'queued', workerId: 'w-old', maxRetries: 3 })],
+      [at(3, { state: 'active', progress: 0.5 })],
+    );
+    const job = actor.jobs.getByExternalId('task-1')!;
+    expect(job.workerId).toBe('w-new');
+    expect(job.maxRetries).toBe(3);
+    expect(job.progress).toBe(0.5);
+  });
+
+  test('createdAt: the payload value, else the earliest event time', () => {
+    const actor = ingestAll(new ConnectionActor(CONNECTION, limits), [at(5, { state: 'active' })], [at(2, { state: 'queued' })]);
+    expect(actor.jobs.getByExternalId('task-1')!.createdAtMs).toBe(T0 + 2000);
+    ingestAll(actor, [at(6, { state: 'completed', createdAt: new Date(T0).toISOString() })]);
+    expect(actor.jobs.getByExternalId('task-1')!.createdAtMs).toBe(T0);
+  });
+
+  test('durationMs is completedAt - startedAt when both are known', () => {
+    const actor = ingestAll(new ConnectionActor(CONNECTION, limits), [at(1, { state: 'active', startedAt: new Date(T0 + 1000).toISOString() })]);
+    const job = actor.jobs.getByExternalId('task-1')!;
+    expect(durationMsOf(job)).toBeNull();
+    ingestAll(actor, [at(3, { state: 'completed', completedAt: new Date(T0 + 3500).toISOString() })]);
+    expect(durationMsOf(job)).toBe(2500);
+  });
+
+  test('attempt defaults to 1 and takes the newest report', () => {
+    const actor = ingestAll(new ConnectionActor(CONNECTION, limits), [at(1, { state: 'active' })]);
+    expect(actor.jobs.getByExternalId('task-1')!.attempt).toBe(1);
+    ingestAll(actor, [at(2, { state: 'active', attempt: 2 })]);
+    expect(actor.jobs.getByExternalId('task-1')!.attempt).toBe(2);
+  });
+
+  test('indexes follow every change: sorting by state sees the current state', () => {
+    const actor = ingestAll(new ConnectionActor(CONNECTION, limits), [at(1, { state: 'queued' }), at(1, { externalId: 'task-2', state: 'active' })]);
+    ingestAll(actor, [at(2, { state: 'failed' })]);
+    const order = [...actor.jobs.indexes.state.scan('asc')].map((entry) => [entry.key, entry.item.externalId]);
+    expect(order).toEqual([
+      ['active', 'task-2'],
+      ['failed', 'task-1'],
+    ]);
+    expect(actor.jobs.perState.get('failed')).toBe(1);
+    expect(actor.jobs.perState.get('queued')).toBe(0);
+  });
+
+  test('a job naming a queue creates it; the new job and queue ids come from the record', () => {
+    const actor = new ConnectionActor(CONNECTION, limits);
+    const { record } = actor.decideIngest([at(1, { queue: 'emails' }), at(2, { externalId: 'task-2', queue: 'emails' })], T0);
+    const [first, second] = record!.events as any[];
+    expect(first.newJobId).toBeDefined();
+    expect(first.newQueueId).toBeDefined();
+    expect(second.newQueueId).toBeUndefined();
+    actor.evolve(record!);
+    expect(actor.jobs.getByExternalId('task-1')!.id).toBe(first.newJobId);
+    expect(actor.queues.get('emails')!.id).toBe(first.newQueueId);
+  });
+
+  test('past the per-connection cap the oldest finished job is evicted first', () => {
+    const actor = ingestAll(new ConnectionActor(CONNECTION, { ...limits, maxJobsPerConnection: 2 }), [
+      at(1, { externalId: 'old-active', state: 'active' }),
+      at(2, { externalId: 'done', state: 'completed' }),
+      at(3, { externalId: 'new', state: 'queued' }),
+    ]);
+    expect(actor.jobs.size).toBe(2);
+    expect(actor.jobs.getByExternalId('done')).toBeUndefined();
+    expect(actor.jobs.getByExternalId('old-active')).toBeDefined();
+  });
+});

@@ -1,0 +1,105 @@
+import { describe, expect, test } from 'bun:test';
+import { testApp, T0 } from '../support/test-app.ts';
+import { jobEvent, queueEvent, workerEvent } from '../support/events.ts';
+
+async function setup(dailyEventLimit: number) {
+  const t = await testApp({ limits: { dailyEventLimit } });
+  const connection = await t.createConnection(await t.login(), 'prod');
+  return { t, connection };
+}
+
+describe('ingest: duplicates', () => {
+  test('a duplicate is skipped inside one batch and across batches, and not counted against the quota', async () => {
+    const { t, connection } = await setup(100);
+    const event = jobEvent(connection.id, T0, { state: 'active', attempt: 1 });
+    const first = await t.ingest(connection.apiKey, [event, event]);
+    expect(first.json).toMatchObject({ accepted: 1, skipped: 1 });
+    const second = await t.ingest(connection.apiKey, [event]);
+    expect(second.json).toMatchObject({ accepted: 0, skipped: 1 });
+    expect(second.json.usage.used).toBe(1);
+  });
+
+  test('the same instant written differently is the same event', async () => {
+    const { t, connection } = await setup(100);
+    const a = { ...jobEvent(connection.id, T0), timestamp: '2026-11-21T10:00:00Z' };
+    const b = { ...jobEvent(connection.id, T0), timestamp: '2026-11-21T12:00:00.000+02:00' };
+    expect((await t.ingest(connection.apiKey, [a, b])).json).toMatchObject({ accepted: 1, skipped: 1 });
+  });
+
+  test('keys follow the decisions: job (externalId, state, timestamp, attempt), worker (externalId, state, timestamp), queue (name, timestamp)', async () => {
+    const { t, connection } = await setup(100);
+    const response = await t.ingest(connection.apiKey, [
+      jobEvent(connection.id, T0, { attempt: 1 }),
+      jobEvent(connection.id, T0, { attempt: 2 }), // other attempt: new
+      jobEvent(connection.id, T0, { attempt: 1, state: 'active' }), // other state: new
+      jobEvent(connection.id, T0, { attempt: 1, error: 'differs but same key' }), // duplicate
+      workerEvent(connection.id, T0),
+      workerEvent(connection.id, T0, { hostname: 'other' }), // duplicate
+      workerEvent(connection.id, T0 + 1),
+      queueEvent(connection.id, T0),
+      queueEvent(connection.id, T0, { depth: 99 }), // duplicate
+    ]);
+    expect(response.json).toMatchObject({ accepted: 6, skipped: 3 });
+  });
+
+  test('the dedup memory is bounded: the oldest keys are forgotten first', async () => {
+    const t = await testApp({ limits: { dailyEventLimit: 0, dedupKeysMax: 2 } });
+    const connection = await t.createConnection(await t.login(), 'prod');
+    const events = [0, 1, 2].map((i) => jobEvent(connection.id, T0 + i));
+    await t.ingest(connection.apiKey, events);
+    expect((await t.ingest(connection.apiKey, [events[2]])).json.skipped).toBe(1);
+    expect((await t.ingest(connection.apiKey, [events[0]])).json.accepted).toBe(1);
+  });
+});
+
+describe('ingest: daily quota', () => {
+  test('usage reports used, limit, remaining and the next UTC midnight', async () => {
+    const { t, connection } = await setup(10);
+    const response = await t.ingest(connection.apiKey, [jobEvent(connection.id, T0)]);
+    expect(response.json.usage).toEqual({ used: 1, limit: 10, remaining: 9, resetAt: '2026-11-22T00:00:00.000Z' });
+  });
+
+  test('the limit reached mid-batch truncates the rest with status 200', async () => {
+    const { t, connection } = await setup(5);
+    const events = Array.from({ length: 8 }, (_, i) => jobEvent(connection.id, T0 + i, { externalId: `j${i}` }));
+    const response = await t.ingest(connection.apiKey, events);
+    expect(response.status).toBe(200);
+    expect(response.json).toMatchObject({ accepted: 5, truncated: 3, usage: { used: 5, remaining: 0 } });
+  });
+
+  test('rejected and skipped events do not use the quota', async () => {
+    const { t, connection } = await setup(2);
+    const good = jobEvent(connection.id, T0);
+    const response = await t.ingest(connection.apiKey, [jobEvent(connection.id, T0, { progress: 5 }), good, good, jobEvent(connection.id, T0 + 1)]);
+    expect(response.json).toMatchObject({ accepted: 2, rejected: 1, skipped: 1, truncated: 0 });
+  });
+
+  test('a request with nothing remaining is 429 with usage and Retry-After until midnight UTC; data stays', async () => {
+    const { t, connection } = await setup(1);
+    await t.ingest(connection.apiKey, [jobEvent(connection.id, T0)]);
+    const limited = await t.ingest(connection.apiKey, [jobEvent(connection.id, T0 + 1)]);
+    expect(limited.status).toBe(429);
+    expect(limited.json.error.code).toBe('DAILY_LIMIT_EXCEEDED');
+    expect(limited.json.usage).toEqual({ used: 1, limit: 1, remaining: 0, resetAt: '2026-11-22T00:00:00.000Z' });
+    expect(limited.headers.get('retry-after')).toBe(String(14 * 3600)); // T0 is 10:00 UTC
+    expect(t.engine.connection(connection.id)!.jobs.size).toBe(1);
+  });
+
+  test('the quota resets at midnight UTC', async () => {
+    const { t, connection } = await setup(1);
+    await t.ingest(connection.apiKey, [jobEvent(connection.id, T0)]);
+    t.clock.set(Date.parse('2026-11-22T00:00:00.000Z'));
+    const next = await t.ingest(connection.apiKey, [jobEvent(connection.id, T0 + 1)]);
+    expect(next.status).toBe(200);
+    expect(next.json.usage).toMatchObject({ used: 1, remaining: 0, resetAt: '2026-11-23T00:00:00.000Z' });
+  });
+
+  test('a limit of 0 means unlimited', async () => {
+    const { t, connection } = await setup(0);
+    const events = Array.from({ length: 1000 }, (_, i) => jobEvent(connection.id, T0, { externalId: `j${i}` }));
+    for (let round = 0; round < 12; round++) {
+      events.forEach((event, i) => (event.job.externalId = `r${round}-${i}`));
+      expect((await t.ingest(connection.apiKey, events)).json.accepted).toBe(1000);
+    }
+  });
+});

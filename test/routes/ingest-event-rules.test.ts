@@ -1,0 +1,162 @@
+import { beforeAll, describe, expect, test } from 'bun:test';
+import { testApp, type TestApp } from '../support/test-app.ts';
+import { jobEvent, queueEvent, workerEvent } from '../support/events.ts';
+
+let t: TestApp;
+let connection: { id: string; apiKey: string };
+let sequence = 0;
+
+beforeAll(async () => {
+  t = await testApp({ limits: { dailyEventLimit: 0 } });
+  connection = await t.createConnection(await t.login(), 'prod');
+});
+
+/** Sends one event and returns its verdict: 'accepted' or the per-event error. */
+async function verdict(event: unknown): Promise<'accepted' | { code: string; message: string; details?: Record<string, string[]> }> {
+  const response = await t.ingest(connection.apiKey, [event]);
+  expect(response.status).toBe(200);
+  if (response.json.accepted === 1) return 'accepted';
+  expect(response.json.rejected).toBe(1);
+  expect(response.json.errors[0].index).toBe(0);
+  return response.json.errors[0];
+}
+
+const job = (fields: Record<string, unknown>) => jobEvent(connection.id, Date.now(), { externalId: `job-${++sequence}`, ...fields });
+const fieldsOf = (result: Awaited<ReturnType<typeof verdict>>) => (result === 'accepted' ? [] : Object.keys(result.details ?? {}));
+
+describe('ingest: each job field at and past its limit', () => {
+  const limits: Array<[string, number]> = [
+    ['externalId', 512],
+    ['name', 1024],
+    ['queue', 255],
+    ['workerId', 512],
+    ['error', 10_000],
+    ['stacktrace', 50_000],
+  ];
+  for (const [field, max] of limits) {
+    test(`${field}: ${max} characters pass, ${max + 1} are rejected naming job.${field}`, async () => {
+      expect(await verdict(job({ [field]: 'x'.repeat(max) }))).toBe('accepted');
+      const rejected = await verdict(job({ [field]: 'x'.repeat(max + 1) }));
+      expect(rejected).not.toBe('accepted');
+      expect(fieldsOf(rejected)).toEqual([`job.${field}`]);
+    });
+  }
+
+  test('progress accepts 0 and 1, rejects below 0 and above 1', async () => {
+    expect(await verdict(job({ progress: 0 }))).toBe('accepted');
+    expect(await verdict(job({ progress: 1 }))).toBe('accepted');
+    expect(fieldsOf(await verdict(job({ progress: 1.0001 })))).toEqual(['job.progress']);
+    expect(fieldsOf(await verdict(job({ progress: -0.1 })))).toEqual(['job.progress']);
+  });
+
+  test('attempt is a whole number from 1', async () => {
+    expect(await verdict(job({ attempt: 1 }))).toBe('accepted');
+    expect(fieldsOf(await verdict(job({ attempt: 0 })))).toEqual(['job.attempt']);
+    expect(fieldsOf(await verdict(job({ attempt: 1.5 })))).toEqual(['job.attempt']);
+  });
+
+  test('required fields are named when missing', async () => {
+    const event = job({});
+    delete (event.job as Record<string, unknown>).name;
+    expect(fieldsOf(await verdict(event))).toEqual(['job.name']);
+  });
+
+  test('state must be a unified state; native names are rejected with the allowed list', async () => {
+    const rejected = await verdict(job({ state: 'SUCCESS' }));
+    expect(rejected).not.toBe('accepted');
+    expect((rejected as any).details['job.state'][0]).toContain('completed');
+    expect(fieldsOf(await verdict(job({ previousState: 'bogus' })))).toEqual(['job.previousState']);
+  });
+
+  test('null optional fields are treated as absent', async () => {
+    expect(await verdict(job({ queue: null, workerId: null, progress: null, extensions: null }))).toBe('accepted');
+  });
+
+  test('timestamps need a zone', async () => {
+    expect(fieldsOf(await verdict({ ...job({}), timestamp: '2026-11-21T10:00:00' }))).toEqual(['timestamp']);
+    expect(await verdict({ ...job({}), timestamp: '2026-11-21T10:00:00+02:00' })).toBe('accepted');
+    expect(fieldsOf(await verdict(job({ startedAt: 'yesterday' })))).toEqual(['job.startedAt']);
+    expect(fieldsOf(await verdict({ ...job({}), timestamp: '2026-13-45T10:00:00Z' }))).toEqual(['timestamp']);
+  });
+
+  test('framework must be celery, bullmq or sidekiq', async () => {
+    expect(await verdict({ ...job({}), framework: 'sidekiq' })).toBe('accepted');
+    expect(fieldsOf(await verdict({ ...job({}), framework: 'resque' }))).toEqual(['framework']);
+  });
+});
+
+describe('ingest: event type, payload and connection', () => {
+  test('an unknown type is UNSUPPORTED_EVENT_TYPE', async () => {
+    const result = await verdict({ ...job({}), type: 'job_exploded' });
+    expect(result).toMatchObject({ code: 'UNSUPPORTED_EVENT_TYPE' });
+  });
+
+  test('a connectionId that is not the key\'s connection is CONNECTION_MISMATCH', async () => {
+    const result = await verdict({ ...job({}), connectionId: '00000000-0000-7000-8000-000000000000' });
+    expect(result).toMatchObject({ code: 'CONNECTION_MISMATCH' });
+  });
+
+  test('the payload must be present and match the type; a second payload is refused', async () => {
+    const noPayload = job({});
+    delete (noPayload as Record<string, unknown>).job;
+    expect(fieldsOf(await verdict(noPayload))).toEqual(['job']);
+    const mismatched = { ...workerEvent(connection.id, Date.now()), type: 'job_state_change' };
+    expect(fieldsOf(await verdict(mismatched))).toEqual(['worker']);
+    expect(fieldsOf(await verdict({ ...job({}), queue: { name: 'q', depth: 1 } }))).toEqual(['queue']);
+  });
+
+  test('an event that is not an object is rejected on its own', async () => {
+    const response = await t.ingest(connection.apiKey, [42, job({})]);
+    expect(response.json).toMatchObject({ accepted: 1, rejected: 1 });
+    expect(response.json.errors).toEqual([{ index: 0, code: 'VALIDATION_ERROR', message: 'event failed validation', details: { '(event)': ['must be an object'] } }]);
+  });
+
+  test('worker and queue payloads follow their rules', async () => {
+    expect(await verdict(workerEvent(connection.id, Date.now(), { state: 'heartbeat', queues: ['a', 'b'], pid: 12 }))).toBe('accepted');
+    expect(fieldsOf(await verdict(workerEvent(connection.id, Date.now(), { state: 'sleeping' })))).toEqual(['worker.state']);
+    expect(fieldsOf(await verdict(workerEvent(connection.id, Date.now(), { hostname: undefined })))).toEqual(['worker.hostname']);
+    expect(await verdict(queueEvent(connection.id, Date.now(), { name: 'q'.repeat(255) }))).toBe('accepted');
+    expect(fieldsOf(await verdict(queueEvent(connection.id, Date.now(), { name: 'q'.repeat(256) })))).toEqual(['queue.name']);
+    expect(fieldsOf(await verdict(queueEvent(connection.id, Date.now(), { depth: -1 })))).toEqual(['queue.depth']);
+  });
+});
+
+describe('ingest: extensions and metadata limits', () => {
+  const nested = (levels: number): Record<string, unknown> => (levels === 1 ? { leaf: 1 } : { next: nested(levels - 1) });
+
+  test('8 levels deep pass, 9 are rejected', async () => {
+    expect(await verdict(job({ extensions: nested(8) }))).toBe('accepted');
+    expect(fieldsOf(await verdict(job({ extensions: nested(9) })))).toEqual(['job.extensions']);
+  });
+
+  test('64 KB serialized pass, one byte more is rejected', async () => {
+    const overhead = JSON.stringify({ blob: '' }).length;
+    expect(await verdict(job({ extensions: { blob: 'x'.repeat(64 * 1024 - overhead) } }))).toBe('accepted');
+    expect(fieldsOf(await verdict(job({ extensions: { blob: 'x'.repeat(64 * 1024 - overhead + 1) } })))).toEqual(['job.extensions']);
+  });
+
+  test('prototype keys are rejected, also nested and in worker metadata', async () => {
+    for (const key of ['__proto__', 'constructor', 'prototype']) {
+      const raw = JSON.parse(`{"outer": {"${key}": {"polluted": true}}}`);
+      expect(fieldsOf(await verdict(job({ extensions: raw })))).toEqual(['job.extensions']);
+      expect(fieldsOf(await verdict(workerEvent(connection.id, Date.now(), { metadata: raw })))).toEqual(['worker.metadata']);
+    }
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  test('extensions must be an object', async () => {
+    expect(fieldsOf(await verdict(job({ extensions: [1, 2] })))).toEqual(['job.extensions']);
+  });
+});
+
+describe('ingest: rejected events do not stop the batch', () => {
+  test('errors list the index of each rejected event, at most 100', async () => {
+    const events = Array.from({ length: 150 }, (_, i) => (i % 3 === 0 ? job({}) : job({ progress: 2 })));
+    const response = await t.ingest(connection.apiKey, events);
+    expect(response.json).toMatchObject({ accepted: 50, rejected: 100 });
+    expect(response.json.errors).toHaveLength(100);
+    expect(response.json.errors[0].index).toBe(1);
+    const many = Array.from({ length: 150 }, () => job({ progress: 2 }));
+    expect((await t.ingest(connection.apiKey, many)).json.errors).toHaveLength(100);
+  });
+});

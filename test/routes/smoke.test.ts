@@ -1,0 +1,14 @@
+import { describe, expect, test } from 'bun:test';
+import { testApp } from '../support/test-app.ts';
+import { jobEvent } from '../support/events.ts';
+
+describe('smoke', () => {
+  test('login, create a connection, ingest one event', async () => {
+    const t = await testApp();
+    const cookie = await t.login();
+    const connection = await t.createConnection(cookie, 'prod');
+    const response = await t.ingest(connection.apiKey, [jobEvent(connection.id, Date.now())]);
+    expect(response.status).toBe(200);
+    expect(response.json.accepted).toBe(1);
+  });
+});

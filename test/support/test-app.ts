@@ -1,0 +1,85 @@
+/**
+ * A whole application in memory for route tests: a manual clock, an in-memory log
+ * (or one the test controls), and helpers that log in and create connections through
+ * the HTTP routes themselves, exercised with `app.handle(new Request(...))`.
+ */
+import { ManualClock } from '../../actors/clock.ts';
+import { Engine, inMemoryLog, type RecordLog } from '../../actors/engine.ts';
+import { AccountService } from '../../actors/services/account-service.ts';
+import { ConnectionService } from '../../actors/services/connection-service.ts';
+import { createApp } from '../../src/app.ts';
+import type { ConnectionLimits } from '../../actors/connection/connection-actor.ts';
+
+export const BASE = 'http://localhost:3000';
+export const ADMIN = { email: 'admin@example.com', password: 'correct horse battery' };
+export const T0 = Date.parse('2026-11-21T10:00:00.000Z');
+
+export interface TestAppOptions {
+  limits?: Partial<ConnectionLimits>;
+  log?: RecordLog;
+  nowMs?: number;
+}
+
+export async function testApp(options: TestAppOptions = {}) {
+  const clock = new ManualClock(options.nowMs ?? T0);
+  const errors: string[] = [];
+  const halts: unknown[] = [];
+  const engine = new Engine({
+    clock,
+    log: options.log ?? inMemoryLog,
+    limits: { dailyEventLimit: 10_000, dedupKeysMax: 100_000, maxJobsPerConnection: 1_000_000, retentionMs: 86_400_000, ...options.limits },
+    onHalt: (error) => halts.push(error),
+  });
+  const accounts = new AccountService(engine, 7 * 86_400_000, 'test-session-secret');
+  const connections = new ConnectionService(engine);
+  const app = createApp({ engine, accounts, connections, config: { cookieSecure: 'auto', sessionTtlMs: 7 * 86_400_000 }, logError: (line) => errors.push(line) });
+  await accounts.ensureAdmin(ADMIN.email, ADMIN.password);
+
+  async function request(method: string, path: string, init: { body?: unknown; headers?: Record<string, string>; rawBody?: string } = {}) {
+    const headers: Record<string, string> = { ...init.headers };
+    let body: string | undefined = init.rawBody;
+    if (init.body !== undefined) {
+      body = JSON.stringify(init.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    const response = await app.handle(new Request(BASE + path, { method, headers, body }));
+    const text = await response.text();
+    let json: any = null;
+    try {
+      json = text === '' ? null : JSON.parse(text);
+    } catch {
+      json = text;
+    }
+    return { status: response.status, json, headers: response.headers, text };
+  }
+
+  /** Logs in and returns the cookie header value. */
+  async function login(email = ADMIN.email, password = ADMIN.password): Promise<string> {
+    const response = await app.handle(
+      new Request(BASE + '/api/auth/login', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) }),
+    );
+    if (response.status !== 200) throw new Error(`login failed: ${response.status} ${await response.text()}`);
+    const setCookie = response.headers.get('set-cookie') ?? '';
+    return setCookie.split(';')[0]!;
+  }
+
+  async function createConnection(cookie: string, name: string): Promise<{ id: string; apiKey: string }> {
+    const created = await request('POST', '/api/connections', { body: { name }, headers: { cookie } });
+    if (created.status !== 201) throw new Error(`create connection failed: ${created.status} ${created.text}`);
+    return { id: created.json.connection.id, apiKey: created.json.apiKey };
+  }
+
+  async function createUser(adminCookie: string, email: string, password = 'another long password'): Promise<string> {
+    const created = await request('POST', '/api/users', { body: { email, password }, headers: { cookie: adminCookie } });
+    if (created.status !== 201) throw new Error(`create user failed: ${created.status} ${created.text}`);
+    return login(email, password);
+  }
+
+  function ingest(apiKey: string, events: unknown[]) {
+    return request('POST', '/api/ingest', { body: { events }, headers: { authorization: `Bearer ${apiKey}` } });
+  }
+
+  return { app, engine, clock, accounts, connections, errors, halts, request, login, createConnection, createUser, ingest };
+}
+
+export type TestApp = Awaited<ReturnType<typeof testApp>>;
