@@ -7,6 +7,7 @@
  */
 import type { AccountsActor } from './accounts/accounts-actor.ts';
 import { ConnectionActor, type ConnectionLimits } from './connection/connection-actor.ts';
+import type { Command } from './connection/command-queue.ts';
 import type { Job } from './connection/job-record.ts';
 import type { Queue } from './connection/queue-store.ts';
 import type { Worker } from './connection/worker-store.ts';
@@ -29,6 +30,7 @@ export type SnapshotChunk =
       dedupKeys: string[];
       workers: PlainWorker[];
       queues: PlainQueue[];
+      commands: Command[];
     }
   | { k: 'jobs'; connectionId: string; jobs: Job[] };
 
@@ -79,6 +81,7 @@ function connectionChunk(actor: ConnectionActor): SnapshotChunk {
     dedupKeys: actor.dedup.toSnapshot(),
     workers: [...actor.workers.values()].map((worker) => ({ ...structuredClone({ ...worker, rate: null }), rate: worker.rate.toSnapshot() })),
     queues: [...actor.queues.values()].map((queue) => ({ ...structuredClone({ ...queue, metrics: null }), metrics: queue.metrics.toSnapshot() })),
+    commands: structuredClone(actor.commands.toSnapshot()),
   };
 }
 
@@ -107,6 +110,7 @@ export class SnapshotRestorer {
         actor.dedup.restore(chunk.dedupKeys);
         for (const worker of chunk.workers) actor.workers.insert({ ...worker, rate: WorkerRate.fromSnapshot(worker.rate) });
         for (const queue of chunk.queues) actor.queues.insert({ ...queue, metrics: QueueMetrics.fromSnapshot(queue.metrics) });
+        actor.commands.restore(chunk.commands);
         this.actors.set(chunk.id, actor);
         return;
       }

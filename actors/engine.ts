@@ -15,7 +15,13 @@ import type { ConnectionRecord } from './connection/connection-records.ts';
 import { DomainError } from './domain-error.ts';
 import { SnapshotRestorer, snapshotChunks, type SnapshotChunk } from './engine-snapshot.ts';
 
-export type EngineRecord = AccountsRecord | ConnectionRecord;
+/** Removes what retention has passed, in every connection, as of `atMs`. */
+export interface RetentionRecord {
+  t: 'retention';
+  atMs: number;
+}
+
+export type EngineRecord = AccountsRecord | ConnectionRecord | RetentionRecord;
 
 /** Where records go to become durable: the append log, or memory in tests. */
 export interface RecordLog {
@@ -24,7 +30,12 @@ export interface RecordLog {
 
 export const inMemoryLog: RecordLog = { append: async () => 0 };
 
-export type ChangeListener = (connectionId: string, changes: Changes) => void;
+export interface EngineListener {
+  /** after a record that changed a connection's data is durable */
+  changed?(connectionId: string, changes: Changes): void;
+  /** after a connection and all its data were deleted */
+  deleted?(connectionId: string): void;
+}
 
 export interface EngineOptions {
   clock: Clock;
@@ -37,7 +48,7 @@ export interface EngineOptions {
 export class Engine {
   readonly accounts = new AccountsActor();
   private readonly connectionActors = new Map<string, ConnectionActor>();
-  private readonly changeListeners: ChangeListener[] = [];
+  private readonly listeners: EngineListener[] = [];
   private haltedBy: unknown = null;
   readonly clock: Clock;
 
@@ -57,8 +68,8 @@ export class Engine {
     return this.connectionActors.keys();
   }
 
-  onChange(listener: ChangeListener): void {
-    this.changeListeners.push(listener);
+  listen(listener: EngineListener): void {
+    this.listeners.push(listener);
   }
 
   get halted(): boolean {
@@ -75,8 +86,9 @@ export class Engine {
       this.halt(error);
       throw unavailable();
     }
-    if (changes !== null && record.t === 'ingest') {
-      for (const listener of this.changeListeners) listener(record.connectionId, changes);
+    for (const listener of this.listeners) {
+      if (changes !== null && 'connectionId' in record && record.t !== 'connection.deleted') listener.changed?.(record.connectionId, changes);
+      if (record.t === 'connection.deleted') listener.deleted?.(record.connectionId);
     }
   }
 
@@ -84,7 +96,12 @@ export class Engine {
   evolve(record: EngineRecord): Changes | null {
     switch (record.t) {
       case 'ingest':
+      case 'job.action':
+      case 'commands.acked':
         return this.connectionActors.get(record.connectionId)?.evolve(record) ?? null;
+      case 'retention':
+        for (const actor of this.connectionActors.values()) actor.expire(record.atMs);
+        return null;
       case 'connection.created':
         this.accounts.evolve(record);
         this.connectionActors.set(record.connection.id, new ConnectionActor(record.connection.id, this.options.limits));

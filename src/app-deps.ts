@@ -1,13 +1,17 @@
 /** What the HTTP layer needs from the rest of the process. */
 import type { Engine } from '../actors/engine.ts';
+import type { LiveUpdates } from '../actors/live/live-updates.ts';
 import type { AccountService } from '../actors/services/account-service.ts';
 import type { ConnectionService } from '../actors/services/connection-service.ts';
+import type { JobActionService } from '../actors/services/job-action-service.ts';
 import type { Config } from './config.ts';
 
 export interface AppDeps {
   engine: Engine;
   accounts: AccountService;
   connections: ConnectionService;
+  jobActions: JobActionService;
+  live: LiveUpdates;
   config: Pick<Config, 'cookieSecure' | 'sessionTtlMs'>;
   logError: (line: string) => void;
 }

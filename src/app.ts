@@ -2,13 +2,16 @@
 import { Elysia } from 'elysia';
 import type { AppDeps } from './app-deps.ts';
 import { errorBoundary } from './http/error-boundary.ts';
+import { agentRoutes } from './routes/agent.ts';
 import { authRoutes } from './routes/auth.ts';
+import { jobActionRoutes } from './routes/job-actions.ts';
 import { connectionRoutes } from './routes/connections.ts';
 import { errorDocsRoutes } from './routes/error-docs.ts';
 import { healthRoutes } from './routes/health.ts';
 import { ingestRoutes } from './routes/ingest.ts';
 import { jobReadRoutes } from './routes/jobs.ts';
 import { queueRoutes } from './routes/queues.ts';
+import { streamRoutes } from './routes/stream.ts';
 import { workerRoutes } from './routes/workers.ts';
 import { userRoutes } from './routes/users.ts';
 
@@ -23,7 +26,10 @@ export function createApp(deps: AppDeps) {
     .use(ingestRoutes(deps))
     .use(jobReadRoutes(deps))
     .use(queueRoutes(deps))
-    .use(workerRoutes(deps));
+    .use(workerRoutes(deps))
+    .use(jobActionRoutes(deps))
+    .use(agentRoutes(deps))
+    .use(streamRoutes(deps));
 }
 
 export type App = ReturnType<typeof createApp>;

@@ -5,6 +5,10 @@
  */
 import { AccountService } from '../actors/services/account-service.ts';
 import { ConnectionService } from '../actors/services/connection-service.ts';
+import { JobActionService } from '../actors/services/job-action-service.ts';
+import { LiveUpdates } from '../actors/live/live-updates.ts';
+import { systemClock } from '../actors/clock.ts';
+import { LIVE_UPDATES_DEFAULTS } from './live-defaults.ts';
 import { createApp } from './app.ts';
 import type { Config } from './config.ts';
 import { openEngine, type OpenedEngine } from './open-engine.ts';
@@ -20,6 +24,8 @@ export interface RunningService {
 /** Bun answers bodies past this itself (empty 413); ours is a JSON 413 just below it. */
 const SERVER_BODY_BYTES_MAX = INGEST_BODY_BYTES_MAX + 1024 * 1024;
 const SNAPSHOT_CHECK_INTERVAL_MS = 5_000;
+/** Retention runs as a logged record, so replay removes exactly what the live run removed. */
+const RETENTION_INTERVAL_MS = 60_000;
 
 export async function startService(config: Config, log: (line: string) => void): Promise<RunningService> {
   const opened = await openEngine(config, {
@@ -36,6 +42,8 @@ export async function startService(config: Config, log: (line: string) => void):
   );
   const accounts = new AccountService(engine, config.sessionTtlMs, opened.sessionSecret);
   const connections = new ConnectionService(engine);
+  const jobActions = new JobActionService(engine, connections);
+  const live = new LiveUpdates(engine, systemClock, LIVE_UPDATES_DEFAULTS);
   const admin = await accounts.ensureAdmin(config.adminEmail, config.adminPassword);
   if (admin !== null) {
     log(
@@ -44,7 +52,7 @@ export async function startService(config: Config, log: (line: string) => void):
         : `created admin ${admin.email} with one-time password: ${admin.generatedPassword}  (shown once; set ADMIN_EMAIL and ADMIN_PASSWORD before the first start to choose it)`,
     );
   }
-  const app = createApp({ engine, accounts, connections, config, logError: log });
+  const app = createApp({ engine, accounts, connections, jobActions, live, config, logError: log });
   app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: SERVER_BODY_BYTES_MAX });
   const port = app.server!.port!;
   log(`listening on http://${config.host}:${port} (data in ${config.dataDir}, fsync ${config.fsync})`);
@@ -69,8 +77,16 @@ export async function startService(config: Config, log: (line: string) => void):
   }, SNAPSHOT_CHECK_INTERVAL_MS);
   snapshotTimer.unref();
 
+  const retentionTimer = setInterval(() => {
+    if (engine.halted) return;
+    engine.commit({ t: 'retention', atMs: Date.now() }).catch((error) => log(`retention failed: ${String(error)}`));
+  }, RETENTION_INTERVAL_MS);
+  retentionTimer.unref();
+
   const stop = async (): Promise<void> => {
     clearInterval(snapshotTimer);
+    clearInterval(retentionTimer);
+    live.close();
     await app.stop();
     await snapshotting?.catch(() => undefined);
     if (!engine.halted && store.logBytesSinceSnapshot > 0) await snapshotNow();

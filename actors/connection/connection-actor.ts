@@ -10,11 +10,13 @@ import type { JobEvent, NormalizedEvent, QueueEvent, WorkerEvent } from '../inge
 import { validateEvent, type EventError } from '../ingest/validate-event.ts';
 import { DailyQuota, type Usage } from './daily-quota.ts';
 import { DedupCache } from './dedup-cache.ts';
-import type { ConnectionRecord, IngestRecord } from './connection-records.ts';
+import { CommandQueue } from './command-queue.ts';
+import type { ConnectionRecord, IngestRecord, JobAction, JobActionRecord } from './connection-records.ts';
+import { ACTION_RULES, notFound, refusal, type ActionResult } from './job-actions.ts';
 import { isFinished, JobStore, type JobChange } from './job-store.ts';
-import type { Job } from './job-record.ts';
+import { insertHistory, stateChangedAtMs, type Job } from './job-record.ts';
 import { QueueStore, type Queue } from './queue-store.ts';
-import { WorkerStore, type Worker } from './worker-store.ts';
+import { livenessMs, WorkerStore, type Worker } from './worker-store.ts';
 
 export interface ConnectionLimits {
   dailyEventLimit: number;
@@ -45,6 +47,7 @@ export interface Changes {
 }
 
 export const EVENT_ERRORS_REPORTED_MAX = 100;
+export const COMMANDS_PER_CONNECTION_MAX = 10_000;
 
 export class ConnectionActor {
   readonly jobs = new JobStore();
@@ -52,6 +55,7 @@ export class ConnectionActor {
   readonly queues = new QueueStore();
   readonly quota: DailyQuota;
   readonly dedup: DedupCache;
+  readonly commands = new CommandQueue(COMMANDS_PER_CONNECTION_MAX);
 
   constructor(
     readonly connectionId: string,
@@ -111,6 +115,28 @@ export class ConnectionActor {
     return { record, reply };
   }
 
+  /**
+   * Judges each id against the rules; ids repeated in one request see the effect of their
+   * earlier occurrence. Returns one result per id, in order, and the record of what passed.
+   */
+  decideJobAction(action: JobAction, jobIds: readonly string[], nowMs: number): { results: ActionResult[]; record: JobActionRecord | null } {
+    const rule = ACTION_RULES[action];
+    const decidedState = new Map<string, Job['state']>();
+    const targets: JobActionRecord['targets'] = [];
+    const results = jobIds.map((id): ActionResult => {
+      const job = this.jobs.get(id);
+      if (job === undefined) return notFound(id);
+      const state = decidedState.get(id) ?? job.state;
+      if (!rule.from.has(state)) return refusal(action, state, id);
+      decidedState.set(id, rule.to);
+      targets.push({ jobId: id, commandId: newId() });
+      return { id, success: true, state: rule.to };
+    });
+    const record: JobActionRecord | null =
+      targets.length === 0 ? null : { t: 'job.action', connectionId: this.connectionId, atMs: nowMs, action, targets };
+    return { results, record };
+  }
+
   evolve(record: ConnectionRecord): Changes {
     const changes: Changes = { jobs: new Set(), workers: new Set(), queues: new Set() };
     switch (record.t) {
@@ -121,8 +147,49 @@ export class ConnectionActor {
         }
         this.quota.record(record.events.length, record.receivedAtMs);
         break;
+      case 'job.action':
+        this.applyJobAction(record, changes);
+        break;
+      case 'commands.acked':
+        this.commands.ack(record.ids);
+        break;
     }
     return changes;
+  }
+
+  /**
+   * Removes what is older than the retention window: jobs whose last state change is
+   * older, commands, and workers not heard from. Deterministic (time from the record).
+   * Candidates come from the createdAt index: a job created after the cutoff cannot
+   * have changed state before it.
+   */
+  expire(nowMs: number): void {
+    const cutoffMs = nowMs - this.limits.retentionMs;
+    const expired: Job[] = [];
+    for (const entry of this.jobs.indexes.createdAt.scan('asc')) {
+      if (entry.item.createdAtMs >= cutoffMs) break;
+      if ((stateChangedAtMs(entry.item) ?? entry.item.createdAtMs) < cutoffMs) expired.push(entry.item);
+    }
+    for (const job of expired) this.jobs.remove(job);
+    this.commands.expireBefore(cutoffMs);
+    for (const worker of [...this.workers.values()]) if (livenessMs(worker) < cutoffMs) this.workers.delete(worker);
+  }
+
+  private applyJobAction(record: JobActionRecord, changes: Changes): void {
+    const newState = ACTION_RULES[record.action].to;
+    for (const { jobId, commandId } of record.targets) {
+      const job = this.jobs.get(jobId);
+      if (job === undefined) continue;
+      // The action is the newest thing known about the job even if the job system's clock runs ahead.
+      const atMs = Math.max(record.atMs, job.lastEventMs);
+      this.jobs.change(job, (changing) => {
+        insertHistory(changing, { state: newState, atMs });
+        changing.state = newState;
+        changing.lastEventMs = atMs;
+      });
+      this.commands.push({ id: commandId, type: record.action, jobId, externalId: job.externalId, name: job.name, queue: job.queue, createdAtMs: record.atMs });
+      changes.jobs.add(job);
+    }
   }
 
   private applyEvent(event: NormalizedEvent, changes: Changes): void {

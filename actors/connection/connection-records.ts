@@ -8,4 +8,21 @@ export interface IngestRecord {
   events: NormalizedEvent[];
 }
 
-export type ConnectionRecord = IngestRecord;
+export type JobAction = 'revoke' | 'retry';
+
+/** A revoke or retry of jobs that passed the state rules; command ids are decided up front. */
+export interface JobActionRecord {
+  t: 'job.action';
+  connectionId: string;
+  atMs: number;
+  action: JobAction;
+  targets: Array<{ jobId: string; commandId: string }>;
+}
+
+export interface CommandsAckedRecord {
+  t: 'commands.acked';
+  connectionId: string;
+  ids: string[];
+}
+
+export type ConnectionRecord = IngestRecord | JobActionRecord | CommandsAckedRecord;

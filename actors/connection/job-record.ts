@@ -125,3 +125,12 @@ export function collapsedHistory(job: Job): HistoryEntry[] {
 export function durationMsOf(job: Job): number | null {
   return job.startedAtMs !== null && job.completedAtMs !== null ? job.completedAtMs - job.startedAtMs : null;
 }
+
+/** When the current state began: the earliest entry of the trailing run of that state. */
+export function stateChangedAtMs(job: Job): number | null {
+  const history = job.history;
+  let index = history.length - 1;
+  if (index < 0) return null;
+  while (index > 0 && history[index - 1]!.state === job.state) index--;
+  return history[index]!.atMs;
+}

@@ -1,20 +1,20 @@
 /** POST /api/ingest after the envelope is checked: key -> connection -> decide -> commit. */
 import { DomainError } from '../domain-error.ts';
 import type { Engine } from '../engine.ts';
-import type { IngestReply } from '../connection/connection-actor.ts';
+import type { ConnectionActor, IngestReply } from '../connection/connection-actor.ts';
 
 export async function ingestEvents(engine: Engine, apiKey: string | null, events: readonly unknown[]): Promise<IngestReply> {
   engine.refuseWhenHalted();
-  const connection = apiKey === null ? undefined : engine.accounts.connectionByKey(apiKey);
-  const actor = connection === undefined ? undefined : engine.connection(connection.id);
-  if (actor === undefined) throw new DomainError('UNAUTHORIZED', 'invalid or missing API key');
+  const actor = connectionActorForKey(engine, apiKey);
   const { record, reply } = actor.decideIngest(events, engine.clock.nowMs());
   if (record !== null) await engine.commit(record);
   return reply;
 }
 
-export function connectionIdForKey(engine: Engine, apiKey: string | null): string {
+/** The connection an API key belongs to, or a 401. */
+export function connectionActorForKey(engine: Engine, apiKey: string | null): ConnectionActor {
   const connection = apiKey === null ? undefined : engine.accounts.connectionByKey(apiKey);
-  if (connection === undefined) throw new DomainError('UNAUTHORIZED', 'invalid or missing API key');
-  return connection.id;
+  const actor = connection === undefined ? undefined : engine.connection(connection.id);
+  if (actor === undefined) throw new DomainError('UNAUTHORIZED', 'invalid or missing API key');
+  return actor;
 }

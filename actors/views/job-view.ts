@@ -1,6 +1,6 @@
 /** The Job list item and Job detail shapes of the interface, built from a stored job. */
 import { isoOrNull } from '../clock.ts';
-import { collapsedHistory, durationMsOf, type Job } from '../connection/job-record.ts';
+import { collapsedHistory, durationMsOf, stateChangedAtMs, type Job } from '../connection/job-record.ts';
 
 export interface JobListItem {
   id: string;
@@ -45,15 +45,6 @@ export interface JobDetail extends JobListItem {
   extensions: Record<string, unknown>;
   stateHistory: Array<{ state: string; timestamp: string }>;
   recentExecutions: RecentExecution[];
-}
-
-/** When the current state began: the earliest entry of the trailing run of that state. */
-export function stateChangedAtMs(job: Job): number | null {
-  const history = job.history;
-  let index = history.length - 1;
-  if (index < 0) return null;
-  while (index > 0 && history[index - 1]!.state === job.state) index--;
-  return history[index]!.atMs;
 }
 
 export function toJobListItem(job: Job): JobListItem {

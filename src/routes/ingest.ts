@@ -7,6 +7,7 @@ import { Elysia } from 'elysia';
 import { DomainError } from '../../actors/domain-error.ts';
 import { ingestEvents } from '../../actors/services/ingest-service.ts';
 import type { AppDeps } from '../app-deps.ts';
+import { bearerToken } from '../http/api-key.ts';
 
 export const INGEST_BODY_BYTES_MAX = 5 * 1024 * 1024;
 export const INGEST_EVENTS_MAX = 1000;
@@ -17,7 +18,7 @@ export function ingestRoutes({ engine }: AppDeps) {
     async ({ request }) => {
       const declaredBytes = Number(request.headers.get('content-length') ?? '0');
       if (declaredBytes > INGEST_BODY_BYTES_MAX) throw tooLarge();
-      const apiKey = bearerToken(request.headers.get('authorization'));
+      const apiKey = bearerToken(request);
       if (apiKey === null) throw new DomainError('UNAUTHORIZED', 'invalid or missing API key');
       const contentType = request.headers.get('content-type') ?? '';
       if (!/^application\/json\s*(;|$)/i.test(contentType)) {
@@ -33,11 +34,6 @@ export function ingestRoutes({ engine }: AppDeps) {
 
 function tooLarge(): DomainError {
   return new DomainError('PAYLOAD_TOO_LARGE', `request body exceeds ${INGEST_BODY_BYTES_MAX} bytes`);
-}
-
-function bearerToken(header: string | null): string | null {
-  const match = header === null ? null : /^Bearer\s+(\S+)\s*$/i.exec(header);
-  return match?.[1] ?? null;
 }
 
 function parseJson(bytes: ArrayBuffer): unknown {

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import { EventIdSequence, isCanonicalUlid } from '../../actors/stream/event-id-sequence.ts';
-import { SseMessageReader } from '../../actors/stream/sse-message-reader.ts';
+import { SseMessageReader } from '../support/sse-message-reader.ts';
 import { StreamHub, type StreamHubOptions } from '../../actors/stream/stream-hub.ts';
 import { SubscriberTooSlowError, type SubscriberCloseReason } from '../../actors/stream/subscriber.ts';
 

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import { EventIdSequence } from '../../actors/stream/event-id-sequence.ts';
-import { SseMessageReader } from '../../actors/stream/sse-message-reader.ts';
+import { SseMessageReader } from '../support/sse-message-reader.ts';
 import { StreamHub, type StreamHubOptions } from '../../actors/stream/stream-hub.ts';
 import { subscribeMany } from '../../actors/stream/subscribe-many.ts';
 

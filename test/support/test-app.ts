@@ -7,6 +7,8 @@ import { ManualClock } from '../../actors/clock.ts';
 import { Engine, inMemoryLog, type RecordLog } from '../../actors/engine.ts';
 import { AccountService } from '../../actors/services/account-service.ts';
 import { ConnectionService } from '../../actors/services/connection-service.ts';
+import { JobActionService } from '../../actors/services/job-action-service.ts';
+import { LiveUpdates, type LiveUpdatesOptions } from '../../actors/live/live-updates.ts';
 import { createApp } from '../../src/app.ts';
 import type { ConnectionLimits } from '../../actors/connection/connection-actor.ts';
 
@@ -18,6 +20,7 @@ export interface TestAppOptions {
   limits?: Partial<ConnectionLimits>;
   log?: RecordLog;
   nowMs?: number;
+  live?: Partial<LiveUpdatesOptions>;
 }
 
 export async function testApp(options: TestAppOptions = {}) {
@@ -32,7 +35,14 @@ export async function testApp(options: TestAppOptions = {}) {
   });
   const accounts = new AccountService(engine, 7 * 86_400_000, 'test-session-secret');
   const connections = new ConnectionService(engine);
-  const app = createApp({ engine, accounts, connections, config: { cookieSecure: 'auto', sessionTtlMs: 7 * 86_400_000 }, logError: (line) => errors.push(line) });
+  const jobActions = new JobActionService(engine, connections);
+  const live = new LiveUpdates(engine, clock, {
+    hub: { ringBufferEventsMax: 100, subscriberBufferBytesMax: 1024 * 1024, flushIntervalMs: 5, keepAliveIntervalMs: 200 },
+    livenessCheckIntervalMs: 3_600_000,
+    streamsPerUserMax: 3,
+    ...options.live,
+  });
+  const app = createApp({ engine, accounts, connections, jobActions, live, config: { cookieSecure: 'auto', sessionTtlMs: 7 * 86_400_000 }, logError: (line) => errors.push(line) });
   await accounts.ensureAdmin(ADMIN.email, ADMIN.password);
 
   async function request(method: string, path: string, init: { body?: unknown; headers?: Record<string, string>; rawBody?: string } = {}) {
@@ -79,7 +89,7 @@ export async function testApp(options: TestAppOptions = {}) {
     return request('POST', '/api/ingest', { body: { events }, headers: { authorization: `Bearer ${apiKey}` } });
   }
 
-  return { app, engine, clock, accounts, connections, errors, halts, request, login, createConnection, createUser, ingest };
+  return { app, engine, clock, accounts, connections, live, errors, halts, request, login, createConnection, createUser, ingest };
 }
 
 export type TestApp = Awaited<ReturnType<typeof testApp>>;

@@ -1,0 +1,112 @@
+/**
+ * Live updates: one stream hub per connection, fed from the engine after each durable
+ * change (job -> Job list item, worker -> Worker, queue -> Queue without metrics), and
+ * a watcher that announces workers going offline by the 6 s rule when it happens rather
+ * than on the next read. Publishing never waits on a client (see actors/stream).
+ */
+import type { Clock } from '../clock.ts';
+import type { Changes } from '../connection/connection-actor.ts';
+import { effectiveWorkerState, type Worker } from '../connection/worker-store.ts';
+import { DomainError } from '../domain-error.ts';
+import type { Engine, EngineListener } from '../engine.ts';
+import { StreamHub, type StreamHubOptions } from '../stream/stream-hub.ts';
+import { subscribeMany, type StreamSubscription } from '../stream/subscribe-many.ts';
+import { toJobListItem } from '../views/job-view.ts';
+import { toQueueStreamItem } from '../views/queue-view.ts';
+import { toWorkerView } from '../views/worker-view.ts';
+
+export interface LiveUpdatesOptions {
+  hub: Omit<StreamHubOptions, 'now' | 'eventIdSequence'>;
+  livenessCheckIntervalMs: number;
+  streamsPerUserMax: number;
+}
+
+export class LiveUpdates implements EngineListener {
+  private readonly hubs = new Map<string, StreamHub>();
+  /** watched by users without connections, so every stream behaves alike (retry, keep-alive) */
+  private readonly idleHub: StreamHub;
+  private readonly announcedOffline = new WeakSet<Worker>();
+  private readonly streamsPerUser = new Map<string, number>();
+  private readonly livenessTimer: ReturnType<typeof setInterval>;
+
+  constructor(
+    private readonly engine: Engine,
+    private readonly clock: Clock,
+    private readonly options: LiveUpdatesOptions,
+  ) {
+    this.idleHub = new StreamHub(options.hub);
+    engine.listen(this);
+    this.livenessTimer = setInterval(() => this.announceOfflineWorkers(), options.livenessCheckIntervalMs);
+    this.livenessTimer.unref();
+  }
+
+  changed(connectionId: string, changes: Changes): void {
+    const actor = this.engine.connection(connectionId);
+    if (actor === undefined) return;
+    const hub = this.hubFor(connectionId);
+    const nowMs = this.clock.nowMs();
+    for (const job of changes.jobs) hub.publish('job', toJobListItem(job));
+    for (const worker of changes.workers) {
+      this.announcedOffline.delete(worker);
+      hub.publish('worker', toWorkerView(worker, actor, nowMs));
+    }
+    for (const queue of changes.queues) hub.publish('queue', toQueueStreamItem(queue, actor, nowMs));
+  }
+
+  deleted(connectionId: string): void {
+    this.hubs.get(connectionId)?.close();
+    this.hubs.delete(connectionId);
+  }
+
+  /** One stream over the given connections; at most `streamsPerUserMax` open per user. */
+  subscribe(userId: string, connectionIds: string[], lastEventId: string | undefined, signal: AbortSignal): StreamSubscription {
+    const open = this.streamsPerUser.get(userId) ?? 0;
+    if (open >= this.options.streamsPerUserMax) {
+      throw new DomainError('RATE_LIMITED', `at most ${this.options.streamsPerUserMax} live streams per user; close another first`);
+    }
+    const hubs = connectionIds.length === 0 ? [this.idleHub] : connectionIds.map((id) => this.hubFor(id));
+    this.streamsPerUser.set(userId, open + 1);
+    const onClose = (): void => {
+      const remaining = (this.streamsPerUser.get(userId) ?? 1) - 1;
+      if (remaining <= 0) this.streamsPerUser.delete(userId);
+      else this.streamsPerUser.set(userId, remaining);
+    };
+    return subscribeMany(hubs, { lastEventId, signal, onClose });
+  }
+
+  subscriberCount(): number {
+    let count = this.idleHub.subscriberCount;
+    for (const hub of this.hubs.values()) count += hub.subscriberCount;
+    return count;
+  }
+
+  close(): void {
+    clearInterval(this.livenessTimer);
+    for (const hub of this.hubs.values()) hub.close();
+    this.idleHub.close();
+  }
+
+  /** Publishes each worker once when it passes the heartbeat timeout without saying so. */
+  announceOfflineWorkers(): void {
+    const nowMs = this.clock.nowMs();
+    for (const [connectionId, hub] of this.hubs) {
+      const actor = this.engine.connection(connectionId);
+      if (actor === undefined) continue;
+      for (const worker of actor.workers.values()) {
+        if (worker.state === 'offline' || this.announcedOffline.has(worker)) continue;
+        if (effectiveWorkerState(worker, nowMs) !== 'offline') continue;
+        this.announcedOffline.add(worker);
+        hub.publish('worker', toWorkerView(worker, actor, nowMs));
+      }
+    }
+  }
+
+  private hubFor(connectionId: string): StreamHub {
+    let hub = this.hubs.get(connectionId);
+    if (hub === undefined) {
+      hub = new StreamHub(this.options.hub);
+      this.hubs.set(connectionId, hub);
+    }
+    return hub;
+  }
+}

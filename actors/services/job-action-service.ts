@@ -1,0 +1,56 @@
+/**
+ * Revoke and retry, single and bulk, over the jobs a user may read. Ids are grouped by
+ * the connection that owns them; each group is one decision and one record, and every
+ * id gets its own result in the order asked.
+ */
+import type { User } from '../accounts/account-records.ts';
+import type { ConnectionActor } from '../connection/connection-actor.ts';
+import type { JobAction } from '../connection/connection-records.ts';
+import { notFound, type ActionResult } from '../connection/job-actions.ts';
+import { DomainError } from '../domain-error.ts';
+import type { Engine } from '../engine.ts';
+import type { ConnectionService } from './connection-service.ts';
+
+export type PublicActionResult = { id: string; success: true; state: string } | { id: string; success: false; error: string };
+
+export class JobActionService {
+  constructor(
+    private readonly engine: Engine,
+    private readonly connections: ConnectionService,
+  ) {}
+
+  async bulk(user: User, action: JobAction, ids: readonly string[]): Promise<PublicActionResult[]> {
+    return (await this.apply(user, action, ids)).map(toPublic);
+  }
+
+  /** One job: a refusal is an error response (409 or 404) rather than a result entry. */
+  async single(user: User, action: JobAction, id: string): Promise<PublicActionResult> {
+    const [result] = await this.apply(user, action, [id]);
+    if (result === undefined || result.success) return toPublic(result!);
+    throw new DomainError(result.reason === 'not-found' ? 'NOT_FOUND' : 'INVALID_STATE', result.error);
+  }
+
+  private async apply(user: User, action: JobAction, ids: readonly string[]): Promise<ActionResult[]> {
+    this.engine.refuseWhenHalted();
+    const actors = this.connections.readableActors(user, undefined);
+    const idsByActor = new Map<ConnectionActor, string[]>();
+    for (const id of ids) {
+      const owner = actors.find((actor) => actor.jobs.get(id) !== undefined);
+      if (owner !== undefined) idsByActor.set(owner, [...(idsByActor.get(owner) ?? []), id]);
+    }
+    const resultById = new Map<string, ActionResult[]>();
+    const commits: Promise<void>[] = [];
+    for (const [actor, actorIds] of idsByActor) {
+      const { results, record } = actor.decideJobAction(action, actorIds, this.engine.clock.nowMs());
+      for (const result of results) resultById.set(result.id, [...(resultById.get(result.id) ?? []), result]);
+      if (record !== null) commits.push(this.engine.commit(record));
+    }
+    await Promise.all(commits);
+    // A repeated id takes its results in order of appearance.
+    return ids.map((id) => resultById.get(id)?.shift() ?? notFound(id));
+  }
+}
+
+function toPublic(result: ActionResult): PublicActionResult {
+  return result.success ? result : { id: result.id, success: false, error: result.error };
+}

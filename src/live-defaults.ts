@@ -1,0 +1,14 @@
+/** Limits of the live stream in production (tests pass smaller intervals). */
+import type { LiveUpdatesOptions } from '../actors/live/live-updates.ts';
+
+export const LIVE_UPDATES_DEFAULTS: LiveUpdatesOptions = {
+  hub: {
+    ringBufferEventsMax: 10_000,
+    // must exceed one ingest batch (1,000 events of ~0.5 KB), or healthy clients get cut off
+    subscriberBufferBytesMax: 8 * 1024 * 1024,
+    flushIntervalMs: 10,
+    keepAliveIntervalMs: 15_000,
+  },
+  livenessCheckIntervalMs: 1_000,
+  streamsPerUserMax: 20,
+};

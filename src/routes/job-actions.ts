@@ -1,0 +1,30 @@
+import { Type } from '@sinclair/typebox';
+import { Elysia } from 'elysia';
+import type { JobAction } from '../../actors/connection/connection-records.ts';
+import type { AppDeps } from '../app-deps.ts';
+import { dashboardUser, type SessionContext } from '../http/dashboard-auth.ts';
+import { model, validBody } from '../http/validate.ts';
+
+export const BULK_IDS_MAX = 100;
+
+const BulkBody = model(
+  Type.Object({ ids: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: BULK_IDS_MAX }) }),
+);
+
+/** Revoke and retry, for one job or up to 100; every action is logged, broadcast and queued for the agent. */
+export function jobActionRoutes({ accounts, jobActions }: AppDeps) {
+  const bulk = (action: JobAction) => async (context: SessionContext & { body: unknown }) => {
+    const user = dashboardUser(accounts, context);
+    const { ids } = validBody(BulkBody, context.body);
+    return { results: await jobActions.bulk(user, action, ids) };
+  };
+  const single = (action: JobAction) => async (context: SessionContext & { params: { id: string } }) => {
+    const user = dashboardUser(accounts, context);
+    return jobActions.single(user, action, context.params.id);
+  };
+  return new Elysia({ name: 'job-actions' })
+    .post('/api/jobs/bulk/revoke', bulk('revoke'))
+    .post('/api/jobs/bulk/retry', bulk('retry'))
+    .post('/api/jobs/:id/revoke', single('revoke'))
+    .post('/api/jobs/:id/retry', single('retry'));
+}

@@ -1,0 +1,35 @@
+import { Type } from '@sinclair/typebox';
+import { Elysia } from 'elysia';
+import type { AppDeps } from '../app-deps.ts';
+import { dashboardUser } from '../http/dashboard-auth.ts';
+import { model, validQuery } from '../http/validate.ts';
+import { connectionIdParam } from './list-params.ts';
+
+const StreamParams = model(
+  Type.Object({
+    connectionId: connectionIdParam(),
+    /** for a first connect, where EventSource cannot set the Last-Event-ID header */
+    lastEventId: Type.Optional(Type.String({ maxLength: 64 })),
+  }),
+);
+
+/** GET /api/events/stream: Server-Sent Events of the user's connections (or one of them). */
+export function streamRoutes({ accounts, connections, live }: AppDeps) {
+  return new Elysia({ name: 'stream' }).get('/api/events/stream', (context) => {
+    const user = dashboardUser(accounts, context);
+    const { request, server } = context;
+    const query = validQuery(StreamParams, context.query);
+    const lastEventId = request.headers.get('last-event-id') ?? query.lastEventId;
+    const connectionIds = connections.readableActors(user, query.connectionId).map((actor) => actor.connectionId);
+    const subscription = live.subscribe(user.id, connectionIds, lastEventId, request.signal);
+    server?.timeout(request, 0); // a quiet stream must not hit the idle timeout; keep-alives handle proxies
+    return new Response(subscription.stream, {
+      headers: {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache',
+        'x-accel-buffering': 'no',
+        connection: 'keep-alive',
+      },
+    });
+  });
+}

@@ -1,0 +1,158 @@
+import { afterEach, describe, expect, test } from 'bun:test';
+import { testApp, T0, type TestApp } from '../support/test-app.ts';
+import { jobEvent, workerEvent } from '../support/events.ts';
+import { SseMessageReader } from '../support/sse-message-reader.ts';
+
+const running: Array<{ stop: () => unknown }> = [];
+afterEach(async () => {
+  for (const server of running.splice(0)) await server.stop();
+});
+
+/** The app on a real port, so the stream is read by a real HTTP client. */
+async function served(options: Parameters<typeof testApp>[0] = {}) {
+  const t = await testApp({ limits: { dailyEventLimit: 0 }, ...options });
+  t.app.listen({ port: 0, hostname: '127.0.0.1' });
+  running.push({ stop: () => t.app.stop(true) });
+  const base = `http://127.0.0.1:${t.app.server!.port}`;
+  const cookie = await t.login();
+  const c = await t.createConnection(cookie, 'prod');
+  return { t, base, cookie, c };
+}
+
+async function open(base: string, cookie: string, init: { query?: string; headers?: Record<string, string>; signal?: AbortSignal } = {}) {
+  const response = await fetch(`${base}/api/events/stream${init.query ?? ''}`, { headers: { cookie, ...init.headers }, signal: init.signal });
+  return { response, reader: response.body ? new SseMessageReader(response.body) : null };
+}
+
+async function until(condition: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 400; i++) {
+    if (condition()) return;
+    await Bun.sleep(10);
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+describe('GET /api/events/stream', () => {
+  test('headers, retry first, then a job event with a ULID id and the Job list item', async () => {
+    const { t, base, cookie, c } = await served();
+    const { response, reader } = await open(base, cookie);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toContain('text/event-stream');
+    expect(response.headers.get('cache-control')).toBe('no-cache');
+    expect(response.headers.get('x-accel-buffering')).toBe('no');
+    expect((await reader!.next())!.text).toBe('retry: 3000\n\n');
+    await t.ingest(c.apiKey, [jobEvent(c.id, T0)]);
+    const [message] = await reader!.nextEvents(2); // the job, and the queue it created
+    expect(message!.event).toBe('job');
+    expect(message!.id).toMatch(/^[0-9A-HJKMNP-TV-Z]{26}$/);
+    const job = JSON.parse(message!.data!);
+    expect(job).toMatchObject({ externalId: 'task-1', state: 'queued', connectionId: c.id, queue: 'default' });
+    expect(Object.keys(job)).toContain('stateChangedAt');
+    await reader!.cancel();
+  });
+
+  test('another user\'s session does not receive the events; a revoke reaches every session of the connection', async () => {
+    const { t, base, cookie, c } = await served();
+    const bob = await t.createUser(cookie, 'bob@example.com');
+    await t.createConnection(bob, 'bobs');
+    const alice1 = await open(base, cookie);
+    const alice2 = await open(base, cookie);
+    const bobStream = await open(base, bob);
+    await t.ingest(c.apiKey, [jobEvent(c.id, T0, { state: 'active', queue: null })]);
+    const [created] = await alice1.reader!.nextEvents(1);
+    await alice2.reader!.nextEvents(1);
+    const jobId = JSON.parse(created!.data!).id;
+    await t.request('POST', `/api/jobs/${jobId}/revoke`, { headers: { cookie } });
+    const [revoked] = await alice2.reader!.nextEvents(1);
+    expect(JSON.parse(revoked!.data!)).toMatchObject({ id: jobId, state: 'cancelled' });
+    // Bob's stream saw nothing but its preamble; a keep-alive proves it is alive and empty.
+    expect((await bobStream.reader!.next())!.text).toBe('retry: 3000\n\n');
+    expect((await bobStream.reader!.next())!.text).toBe(': keep-alive\n\n');
+    for (const stream of [alice1, alice2, bobStream]) await stream.reader!.cancel();
+  });
+
+  test('resume with Last-Event-ID replays what came after; an id that fell out gets event: reset', async () => {
+    const { t, base, cookie, c } = await served();
+    const first = await open(base, cookie);
+    await t.ingest(c.apiKey, [jobEvent(c.id, T0, { externalId: 'a', queue: null }), jobEvent(c.id, T0, { externalId: 'b', queue: null }), jobEvent(c.id, T0, { externalId: 'c', queue: null })]);
+    const events = await first.reader!.nextEvents(3);
+    await first.reader!.cancel();
+    const resumed = await open(base, cookie, { headers: { 'last-event-id': events[0]!.id! } });
+    const replayed = await resumed.reader!.nextEvents(2);
+    expect(replayed.map((message) => JSON.parse(message.data!).externalId)).toEqual(['b', 'c']);
+    await resumed.reader!.cancel();
+    const byQuery = await open(base, cookie, { query: `?lastEventId=${events[1]!.id}` });
+    expect(JSON.parse((await byQuery.reader!.nextEvents(1))[0]!.data!).externalId).toBe('c');
+    await byQuery.reader!.cancel();
+    const gone = await open(base, cookie, { headers: { 'last-event-id': '01ARZ3NDEKTSV4RRFFQ69G5FAV' } });
+    expect((await gone.reader!.nextEvents(1))[0]!.event).toBe('reset');
+    await gone.reader!.cancel();
+  });
+
+  test('a disconnect frees the subscriber at once', async () => {
+    const { t, base, cookie } = await served();
+    const controller = new AbortController();
+    const { reader } = await open(base, cookie, { signal: controller.signal });
+    await reader!.next();
+    await until(() => t.live.subscriberCount() === 1, 'the subscriber');
+    controller.abort();
+    await until(() => t.live.subscriberCount() === 0, 'the subscriber to go');
+  });
+
+  test('a capped number of streams per user: past it, 429', async () => {
+    const { base, cookie } = await served();
+    const streams = [await open(base, cookie), await open(base, cookie), await open(base, cookie)];
+    const refused = await fetch(`${base}/api/events/stream`, { headers: { cookie } });
+    expect(refused.status).toBe(429);
+    expect(((await refused.json()) as any).error.code).toBe('RATE_LIMITED');
+    for (const stream of streams) await stream.reader!.cancel();
+  });
+
+  test('a worker passing the heartbeat timeout is broadcast as offline when it happens', async () => {
+    const { t, base, cookie, c } = await served();
+    const { reader } = await open(base, cookie);
+    await t.ingest(c.apiKey, [workerEvent(c.id, T0, { state: 'idle' })]);
+    expect(JSON.parse((await reader!.nextEvents(1))[0]!.data!).state).toBe('idle');
+    t.clock.advance(6001);
+    t.live.announceOfflineWorkers();
+    t.live.announceOfflineWorkers(); // announced once, not on every check
+    await t.ingest(c.apiKey, [jobEvent(c.id, T0 + 7000, { queue: null })]);
+    const [offline, next] = await reader!.nextEvents(2);
+    expect(offline!.event).toBe('worker');
+    expect(JSON.parse(offline!.data!).state).toBe('offline');
+    expect(next!.event).toBe('job');
+    await reader!.cancel();
+  });
+
+  test('a client that never reads is cut off while ingest goes on and another reader gets everything', async () => {
+    const { t, base, cookie, c } = await served({ live: { hub: { ringBufferEventsMax: 100, subscriberBufferBytesMax: 1024 * 1024, flushIntervalMs: 5, keepAliveIntervalMs: 60_000 } } });
+    const stalled = await open(base, cookie);
+    const reading = await open(base, cookie);
+    await until(() => t.live.subscriberCount() === 2, 'both subscribers');
+    let received = 0;
+    const drain = (async () => {
+      for (;;) {
+        const message = await reading.reader!.next();
+        if (message === undefined) return;
+        if (message.event === 'job') received++;
+      }
+    })();
+    // 100 batches of 100 events (~60 KB each): well under the 1 MiB budget per batch, far over it in total.
+    for (let batch = 0; batch < 100; batch++) {
+      const events = Array.from({ length: 100 }, (_, i) => jobEvent(c.id, T0, { externalId: `b${batch}-${i}`, queue: null, error: 'x'.repeat(300) }));
+      const response = await t.ingest(c.apiKey, events);
+      expect(response.json.accepted).toBe(100);
+      await Bun.sleep(5); // ~10k events/s; in-process ingest would otherwise starve this process's own reader
+    }
+    await until(() => received === 10_000, 'the reading client to receive all 10,000 job events');
+    await until(() => t.live.subscriberCount() === 1, 'the stalled client to be cut off');
+    await reading.reader!.cancel();
+    await drain;
+    void stalled;
+  });
+
+  test('needs a session', async () => {
+    const { base } = await served();
+    expect((await fetch(`${base}/api/events/stream`)).status).toBe(401);
+  });
+});
