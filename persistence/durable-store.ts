@@ -74,9 +74,9 @@ export async function openDurableStore(opts: DurableStoreOptions): Promise<Durab
 class LogAndSnapshotStore implements DurableStore {
   private writer: LogWriter | undefined;
   private recoveryStarted = false;
-  private snapshotInProgress = false;
-  /** Log bytes that a restart replays on top of the newest snapshot, at the writer's count of zero. */
-  private logBytesAtOpen = 0;
+  private snapshotInProgress: Promise<unknown> | undefined;
+  /** Log bytes after the newest snapshot that recovery found on disk (the writer counts only its own). */
+  private replayBytesAtOpen = 0;
   /** The writer's accepted-bytes count when the newest snapshot's rotation was queued. */
   private acceptedBytesAtSnapshot = 0;
 
@@ -91,7 +91,7 @@ class LogAndSnapshotStore implements DurableStore {
 
   get logBytesSinceSnapshot(): number {
     if (!this.writer) return 0;
-    return this.logBytesAtOpen + this.writer.acceptedBytesTotal - this.acceptedBytesAtSnapshot;
+    return this.replayBytesAtOpen + this.writer.acceptedBytesTotal - this.acceptedBytesAtSnapshot;
   }
 
   async recover(handler: RecoveryHandler): Promise<RecoveryReport> {
@@ -108,7 +108,7 @@ class LogAndSnapshotStore implements DurableStore {
       lastSeq: result.lastSeq,
       continueSegment: result.continueSegment,
     });
-    this.logBytesAtOpen = result.logBytesAfterSnapshot;
+    this.replayBytesAtOpen = result.logBytesAfterSnapshot;
     return result.report;
   }
 
@@ -127,7 +127,25 @@ class LogAndSnapshotStore implements DurableStore {
     const writer = this.writer;
     invariant(writer, 'writeSnapshot() before recover() finished');
     if (this.snapshotInProgress) throw new Error('a snapshot is already being written');
-    this.snapshotInProgress = true;
+    const written = this.writeSnapshotOnce(writer, source);
+    this.snapshotInProgress = written.catch(() => undefined);
+    try {
+      return await written;
+    } finally {
+      this.snapshotInProgress = undefined;
+    }
+  }
+
+  async close(): Promise<void> {
+    // A snapshot still being written finishes first: its rotation needs an open log.
+    await this.snapshotInProgress;
+    await this.writer?.close();
+  }
+
+  private async writeSnapshotOnce(
+    writer: LogWriter,
+    source: SnapshotSource,
+  ): Promise<{ seq: number; bytes: number; durationMs: number }> {
     const startedAtMs = performance.now();
     // Taken synchronously: the snapshot covers exactly the records appended before this call.
     const seq = writer.lastSeq;
@@ -135,20 +153,14 @@ class LogAndSnapshotStore implements DurableStore {
     try {
       await writer.rotate();
       const { path, bytes } = await writeSnapshotFile(this.options.storage, this.options.dir, seq, source);
-      this.logBytesAtOpen = 0;
+      this.replayBytesAtOpen = 0;
       this.acceptedBytesAtSnapshot = acceptedBytesBefore;
       await this.removeFilesCoveredBy(seq, path);
       return { seq, bytes, durationMs: performance.now() - startedAtMs };
     } catch (error) {
       this.options.log(`snapshot at seq ${seq} failed: ${describeError(error)}`);
       throw error instanceof DurabilityError ? error : new DurabilityError(describeError(error), { cause: error });
-    } finally {
-      this.snapshotInProgress = false;
     }
-  }
-
-  async close(): Promise<void> {
-    await this.writer?.close();
   }
 
   /**

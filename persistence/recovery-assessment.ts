@@ -27,6 +27,8 @@ export interface DataDirInventory {
 
 export interface RecoveryBase {
   seq: number;
+  /** The snapshot file, none for an empty state. */
+  path?: string;
   /** For log lines: "snapshot <path>" or "an empty state". */
   description: string;
   chunkPayloads: Uint8Array[];
@@ -77,7 +79,7 @@ export async function assessDataDir(
 
   const newestRead = await readSnapshotFile(storage, newest.path, newest.seq);
   if (newestRead.kind === 'ok') {
-    const base = { seq: newest.seq, description: `snapshot ${newest.path}`, chunkPayloads: newestRead.chunkPayloads };
+    const base = { seq: newest.seq, path: newest.path, description: `snapshot ${newest.path}`, chunkPayloads: newestRead.chunkPayloads };
     return { snapshot: 'ok', log: await judgeLogFrom(newest.seq), base };
   }
 
@@ -108,7 +110,7 @@ export async function assessDataDir(
 
 async function readBase(storage: Storage, snapshot: SnapshotFile, say: (line: string) => void): Promise<RecoveryBase | undefined> {
   const read = await readSnapshotFile(storage, snapshot.path, snapshot.seq);
-  if (read.kind === 'ok') return { seq: snapshot.seq, description: `snapshot ${snapshot.path}`, chunkPayloads: read.chunkPayloads };
+  if (read.kind === 'ok') return { seq: snapshot.seq, path: snapshot.path, description: `snapshot ${snapshot.path}`, chunkPayloads: read.chunkPayloads };
   say(`older snapshot ${snapshot.path} is corrupt too (${read.reason}); skipping it`);
   return undefined;
 }

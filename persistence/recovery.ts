@@ -83,6 +83,7 @@ export async function recoverDataDir(params: RecoveryParams): Promise<RecoveryRe
   }
 
   const { base } = assessment;
+  await makeDurable(storage, dir, [...(base.path ? [base.path] : []), ...log.segments.map((segment) => segment.path)]);
   for (const payload of base.chunkPayloads) params.handler.snapshotChunk(decodeValue(payload));
   const replay = await replayLog(storage, log.segments, base.seq, params, say, startedAtMs);
   const lastSeq = Math.max(base.seq, replay.lastSegmentLastSeq ?? 0);
@@ -114,15 +115,30 @@ function refusalMessage(dir: string, assessment: RecoveryAssessment): string {
   );
 }
 
-async function cutTornTail(storage: Storage, tail: TornTail, say: (line: string) => void): Promise<void> {
-  await storage.truncate(tail.segment.path, tail.offset);
-  // The cut must reach the disk before new records are appended after it.
-  const file = await storage.openAppend(tail.segment.path);
+/**
+ * What recovery reads may exist only in the page cache: a process that crashed (not the
+ * machine) leaves unsynced bytes readable, and so does a backup copied in by hand. The
+ * state rebuilt from them, and every record acknowledged on top of it, must not rest on
+ * bytes a later power loss can take, so everything replayed is synced once here.
+ */
+async function makeDurable(storage: Storage, dir: string, paths: readonly string[]): Promise<void> {
+  for (const path of paths) await syncFile(storage, path);
+  await storage.fsyncDir(dir);
+}
+
+async function syncFile(storage: Storage, path: string): Promise<void> {
+  const file = await storage.openAppend(path);
   try {
     await file.datasync();
   } finally {
     await file.close();
   }
+}
+
+async function cutTornTail(storage: Storage, tail: TornTail, say: (line: string) => void): Promise<void> {
+  await storage.truncate(tail.segment.path, tail.offset);
+  // The cut must reach the disk before new records are appended after it.
+  await syncFile(storage, tail.segment.path);
   say(
     `cut the torn tail of ${tail.segment.path} at offset ${tail.offset}: dropped ${tail.droppedBytes} bytes (${tail.reason})`,
   );

@@ -8,12 +8,17 @@ import type { Storage, StorageFile } from './storage.ts';
  * what a real disk keeps and loses what a real disk may lose, choosing with a seeded
  * generator so a failing seed replays exactly:
  *
- * - file data is durable up to the last `datasync`; names (create, rename, remove) are
- *   durable up to the last `fsyncDir` of their directory;
- * - `crash()` cuts the power: undurable names are undone, and each surviving file keeps
+ * - file data is durable up to the last `datasync`; name changes (create, rename,
+ *   remove) are durable once `fsyncDir` of their directory returns, and before that
+ *   each one, atomically, may or may not survive a crash, in any combination;
+ * - `crash()` cuts the power: name changes are kept or undone as above, each file keeps
  *   its durable bytes plus a random prefix of its unsynced bytes (none, all, or a torn
  *   cut), whose end may read back as zeros (a file size that reached the disk before
  *   its data did);
+ * - `killProcess()` kills only the process: the next one reads every byte written, even
+ *   unsynced ones, which a later power loss may still take;
+ * - after either, nothing the crashed process started can touch the disk, and
+ *   `restart()` lets the next process in;
  * - with the configured probabilities an append fails after writing a random prefix of
  *   its bytes, and a datasync or fsyncDir fails without making anything durable;
  * - every operation first yields a random number of microtasks, so concurrent callers
@@ -29,9 +34,9 @@ export interface SimulatedFaults {
 
 export const NO_FAULTS: Readonly<SimulatedFaults> = { writeFailureProbability: 0, syncFailureProbability: 0 };
 
-/** Thrown by every operation from the moment the power is cut until `restart()`. */
-export class SimulatedPowerLoss extends Error {
-  override readonly name = 'SimulatedPowerLoss';
+/** Thrown by every operation from a crash (power loss or process kill) until `restart()`. */
+export class SimulatedCrash extends Error {
+  override readonly name = 'SimulatedCrash';
 }
 
 /** An injected I/O failure (the EIO or ENOSPC a real disk may return). */
@@ -39,15 +44,19 @@ export class SimulatedIoFault extends Error {
   override readonly name = 'SimulatedIoFault';
 }
 
+export type SimulatedCrashKind = 'power-loss' | 'process-kill';
+
 export class SimulatedStorage implements Storage {
   faults: SimulatedFaults;
   readonly counters = { operations: 0, appends: 0, datasyncs: 0, dirSyncs: 0, crashes: 0 };
   private names = new Map<string, SimulatedInode>();
   private durableNames = new Map<string, SimulatedInode>();
+  /** Creations, renames and removals not yet made durable by fsyncDir, in call order. */
+  private pendingNameChanges: NameChange[] = [];
   private readonly directories = new Set<string>();
   private epoch = 0;
-  private poweredOff = false;
-  private crashAtOperation: number | undefined;
+  private down = false;
+  private scheduledCrash: { atOperation: number; kind: SimulatedCrashKind } | undefined;
 
   constructor(
     private readonly random: SeededRandom,
@@ -56,109 +65,125 @@ export class SimulatedStorage implements Storage {
     this.faults = { ...faults };
   }
 
-  get isPoweredOff(): boolean {
-    return this.poweredOff;
+  /** True from a crash until restart(): the crashed process can do nothing more. */
+  get isDown(): boolean {
+    return this.down;
   }
 
-  /** Cuts the power as the n-th operation from now starts (n >= 1); that operation fails. */
-  scheduleCrash(afterOperations: number): void {
+  /** Crashes as the n-th operation from now starts (n >= 1); that operation fails. */
+  scheduleCrash(afterOperations: number, kind: SimulatedCrashKind = 'power-loss'): void {
     invariant(afterOperations >= 1, 'a crash is scheduled at least one operation ahead');
-    this.crashAtOperation = this.counters.operations + afterOperations;
+    this.scheduledCrash = { atOperation: this.counters.operations + afterOperations, kind };
   }
 
+  /** Power loss: undurable names are undone and unsynced bytes lost or torn. */
   crash(): void {
-    this.poweredOff = true;
-    this.crashAtOperation = undefined;
-    this.epoch += 1;
-    this.counters.crashes += 1;
+    this.stopProcess();
+    // Each pending name change may or may not have reached the disk, independently.
+    for (const change of this.pendingNameChanges) {
+      if (this.random.chance(0.5)) applyNameChange(this.durableNames, change);
+    }
+    this.pendingNameChanges = [];
     const survivors = new Map(this.durableNames);
     for (const inode of new Set(survivors.values())) inode.loseUnsyncedBytes(this.random);
     this.names = survivors;
     this.durableNames = new Map(survivors);
   }
 
-  /** Powers the disk back on; handles opened before the crash stay dead. */
+  /**
+   * The process dies but the kernel lives: every byte written stays readable, durable
+   * or not, so the next process may read (and build on) bytes a later power loss takes.
+   */
+  killProcess(): void {
+    this.stopProcess();
+  }
+
+  /** Starts the next process; handles opened before the crash stay dead. */
   restart(): void {
-    this.poweredOff = false;
+    this.down = false;
   }
 
-  async mkdirp(dir: string): Promise<void> {
-    await this.beginOperation();
-    for (let path = dir; !this.directories.has(path); path = dirname(path)) {
-      this.directories.add(path);
-      if (dirname(path) === path) break;
-    }
+  mkdirp(dir: string): Promise<void> {
+    return this.operation(() => {
+      for (let path = dir; !this.directories.has(path); path = dirname(path)) {
+        this.directories.add(path);
+        if (dirname(path) === path) break;
+      }
+    });
   }
 
-  async list(dir: string): Promise<string[]> {
-    await this.beginOperation();
-    this.requireDirectory(dir);
-    const entries: string[] = [];
-    for (const path of this.names.keys()) {
-      if (dirname(path) === dir) entries.push(path.slice(dir.length + 1));
-    }
-    return entries.sort();
+  list(dir: string): Promise<string[]> {
+    return this.operation(() => {
+      this.requireDirectory(dir);
+      const entries: string[] = [];
+      for (const path of this.names.keys()) {
+        if (dirname(path) === dir) entries.push(path.slice(dir.length + 1));
+      }
+      return entries.sort();
+    });
   }
 
-  async exists(path: string): Promise<boolean> {
-    await this.beginOperation();
-    return this.names.has(path) || this.directories.has(path);
+  exists(path: string): Promise<boolean> {
+    return this.operation(() => this.names.has(path) || this.directories.has(path));
   }
 
-  async readFile(path: string): Promise<Uint8Array> {
-    await this.beginOperation();
-    return this.requireFile(path).content().slice();
+  readFile(path: string): Promise<Uint8Array> {
+    return this.operation(() => this.requireFile(path).content().slice());
   }
 
-  async openAppend(path: string): Promise<StorageFile> {
-    await this.beginOperation();
-    this.requireDirectory(dirname(path));
-    let inode = this.names.get(path);
-    if (!inode) {
-      inode = new SimulatedInode();
-      this.names.set(path, inode);
-    }
-    return new SimulatedFileHandle(this, inode, this.epoch);
+  openAppend(path: string): Promise<StorageFile> {
+    return this.operation(() => {
+      this.requireDirectory(dirname(path));
+      let inode = this.names.get(path);
+      if (!inode) {
+        inode = new SimulatedInode();
+        this.changeName({ kind: 'create', path, inode });
+      }
+      return new SimulatedFileHandle(this, inode, this.epoch);
+    });
   }
 
-  async truncate(path: string, sizeBytes: number): Promise<void> {
-    await this.beginOperation();
-    this.requireFile(path).truncate(sizeBytes);
+  truncate(path: string, sizeBytes: number): Promise<void> {
+    return this.operation(() => this.requireFile(path).truncate(sizeBytes));
   }
 
-  async rename(from: string, to: string): Promise<void> {
-    await this.beginOperation();
-    const inode = this.requireFile(from);
-    this.requireDirectory(dirname(to));
-    this.names.delete(from);
-    this.names.set(to, inode);
+  rename(from: string, to: string): Promise<void> {
+    return this.operation(() => {
+      const inode = this.requireFile(from);
+      invariant(dirname(from) === dirname(to), 'simulated rename stays within one directory');
+      this.changeName({ kind: 'rename', from, to, inode });
+    });
   }
 
-  async remove(path: string): Promise<void> {
-    await this.beginOperation();
-    this.requireFile(path);
-    this.names.delete(path);
+  remove(path: string): Promise<void> {
+    return this.operation(() => {
+      this.requireFile(path);
+      this.changeName({ kind: 'remove', path });
+    });
   }
 
-  async fsyncDir(dir: string): Promise<void> {
-    await this.beginOperation();
-    this.requireDirectory(dir);
-    this.counters.dirSyncs += 1;
-    if (this.random.chance(this.faults.syncFailureProbability)) {
-      throw new SimulatedIoFault(`simulated fsync failure on directory ${dir}`);
-    }
-    for (const path of [...this.durableNames.keys()]) {
-      if (dirname(path) === dir && !this.names.has(path)) this.durableNames.delete(path);
-    }
-    for (const [path, inode] of this.names) {
-      if (dirname(path) === dir) this.durableNames.set(path, inode);
-    }
+  fsyncDir(dir: string): Promise<void> {
+    return this.operation(() => {
+      this.requireDirectory(dir);
+      this.counters.dirSyncs += 1;
+      if (this.random.chance(this.faults.syncFailureProbability)) {
+        throw new SimulatedIoFault(`simulated fsync failure on directory ${dir}`);
+      }
+      const stillPending: NameChange[] = [];
+      for (const change of this.pendingNameChanges) {
+        if (nameChangeDirectory(change) === dir) applyNameChange(this.durableNames, change);
+        else stillPending.push(change);
+      }
+      this.pendingNameChanges = stillPending;
+    });
   }
 
-  /** @internal used by handles: same power, fault and interleaving rules as path operations. */
-  async beginHandleOperation(epoch: number): Promise<void> {
-    await this.beginOperation();
-    if (epoch !== this.epoch) throw new SimulatedPowerLoss('file handle was opened before the power was cut');
+  /** @internal the file handles' way in: same power, crash and interleaving rules. */
+  handleOperation<T>(epoch: number, effect: () => T): Promise<T> {
+    return this.operation(() => {
+      if (epoch !== this.epoch) throw new SimulatedCrash('file handle belongs to a process that crashed');
+      return effect();
+    });
   }
 
   /** @internal */
@@ -180,14 +205,34 @@ export class SimulatedStorage implements Storage {
     inode.makeDurable();
   }
 
-  private async beginOperation(): Promise<void> {
+  /**
+   * Yields first, so concurrent callers interleave per seed; then checks the power and
+   * applies the effect in one synchronous step, so no crash can slip in between the
+   * check and the effect and let a dead process write.
+   */
+  private async operation<T>(effect: () => T): Promise<T> {
     for (let turns = this.random.int(3); turns > 0; turns--) await Promise.resolve();
-    if (this.poweredOff) throw new SimulatedPowerLoss('the simulated disk has no power');
+    if (this.down) throw new SimulatedCrash('the simulated process has crashed');
     this.counters.operations += 1;
-    if (this.counters.operations === this.crashAtOperation) {
-      this.crash();
-      throw new SimulatedPowerLoss('the power was cut during this operation');
+    const crash = this.scheduledCrash;
+    if (crash && this.counters.operations === crash.atOperation) {
+      if (crash.kind === 'power-loss') this.crash();
+      else this.killProcess();
+      throw new SimulatedCrash(`the process crashed (${crash.kind}) during this operation`);
     }
+    return effect();
+  }
+
+  private changeName(change: NameChange): void {
+    applyNameChange(this.names, change);
+    this.pendingNameChanges.push(change);
+  }
+
+  private stopProcess(): void {
+    this.down = true;
+    this.scheduledCrash = undefined;
+    this.epoch += 1;
+    this.counters.crashes += 1;
   }
 
   private requireFile(path: string): SimulatedInode {
@@ -210,23 +255,22 @@ class SimulatedFileHandle implements StorageFile {
     private readonly epoch: number,
   ) {}
 
-  async append(bytes: Uint8Array): Promise<void> {
-    await this.begin();
-    this.storage.appendThroughHandle(this.inode, bytes);
+  append(bytes: Uint8Array): Promise<void> {
+    this.assertOpen();
+    return this.storage.handleOperation(this.epoch, () => this.storage.appendThroughHandle(this.inode, bytes));
   }
 
-  async datasync(): Promise<void> {
-    await this.begin();
-    this.storage.datasyncThroughHandle(this.inode);
+  datasync(): Promise<void> {
+    this.assertOpen();
+    return this.storage.handleOperation(this.epoch, () => this.storage.datasyncThroughHandle(this.inode));
   }
 
   async close(): Promise<void> {
     this.closed = true;
   }
 
-  private async begin(): Promise<void> {
+  private assertOpen(): void {
     invariant(!this.closed, 'simulated file handle used after close');
-    await this.storage.beginHandleOperation(this.epoch);
   }
 }
 
@@ -284,6 +328,25 @@ class SimulatedInode {
     }
     return survivor;
   }
+}
+
+type NameChange =
+  | { kind: 'create'; path: string; inode: SimulatedInode }
+  | { kind: 'rename'; from: string; to: string; inode: SimulatedInode }
+  | { kind: 'remove'; path: string };
+
+/** Each change is atomic on its own, as POSIX promises for rename. */
+function applyNameChange(names: Map<string, SimulatedInode>, change: NameChange): void {
+  if (change.kind === 'create') names.set(change.path, change.inode);
+  if (change.kind === 'remove') names.delete(change.path);
+  if (change.kind === 'rename') {
+    names.delete(change.from);
+    names.set(change.to, change.inode);
+  }
+}
+
+function nameChangeDirectory(change: NameChange): string {
+  return dirname(change.kind === 'rename' ? change.to : change.path);
 }
 
 function missingEntry(path: string): Error {
