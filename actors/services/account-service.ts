@@ -84,11 +84,11 @@ export class AccountService {
   }
 
   /**
-   * First start with no user: the admin comes from configuration, or gets a one-time
-   * password that is returned so the caller prints it once.
+   * First start with no admin (users made with the CLI may exist already): the admin
+   * comes from configuration, or gets a one-time password returned to print once.
    */
   async ensureAdmin(email: string | null, password: string | null): Promise<{ email: string; generatedPassword: string | null } | null> {
-    if (this.engine.accounts.users.size > 0) return null;
+    for (const user of this.engine.accounts.users.values()) if (user.isAdmin) return null;
     const adminEmail = email ?? 'admin@localhost';
     const generatedPassword = password === null ? newOneTimePassword() : null;
     await this.addUser(adminEmail, password ?? generatedPassword!, true);
