@@ -38,12 +38,17 @@ export function copyJob(job: Job): Job {
   return { ...job, history: job.history.map((entry) => ({ ...entry })) };
 }
 
-/** Produces chunks of `actors` as they are when this is called, whatever changes later. */
-export function* snapshotChunks(
-  accounts: AccountsActor,
-  actors: Map<string, ConnectionActor>,
-  takenAtMs: number,
-): Generator<SnapshotChunk> {
+export interface EngineSnapshot {
+  chunks: Generator<SnapshotChunk>;
+  /** Stops copy-on-write; called when the snapshot is written or abandoned. */
+  release(): void;
+}
+
+/**
+ * Captures `actors` as they are at this call (not at the first pull: the log fixes the
+ * snapshot's sequence number at the same moment), then produces chunks lazily.
+ */
+export function takeSnapshot(accounts: AccountsActor, actors: Map<string, ConnectionActor>, takenAtMs: number): EngineSnapshot {
   // Everything but jobs is small: copy it now, synchronously.
   const fixed: SnapshotChunk[] = [
     { k: 'header', version: SNAPSHOT_FORMAT_VERSION, takenAtMs },
@@ -58,19 +63,26 @@ export function* snapshotChunks(
     };
     jobLists.push({ actor, jobs: [...actor.jobs.values()], preImages });
   }
-  try {
-    yield* fixed;
-    for (const { actor, jobs, preImages } of jobLists) {
-      for (let start = 0; start < jobs.length; start += JOBS_PER_CHUNK) {
-        const chunk = jobs.slice(start, start + JOBS_PER_CHUNK).map((job) => preImages.get(job) ?? copyJob(job));
-        yield { k: 'jobs', connectionId: actor.connectionId, jobs: chunk };
-      }
+  const release = (): void => {
+    for (const { actor, preImages } of jobLists) {
       actor.jobs.beforeMutate = null;
       preImages.clear();
     }
-  } finally {
-    for (const { actor } of jobLists) actor.jobs.beforeMutate = null;
+  };
+  function* produce(): Generator<SnapshotChunk> {
+    try {
+      yield* fixed;
+      for (const { actor, jobs, preImages } of jobLists) {
+        for (let start = 0; start < jobs.length; start += JOBS_PER_CHUNK) {
+          const chunk = jobs.slice(start, start + JOBS_PER_CHUNK).map((job) => preImages.get(job) ?? copyJob(job));
+          yield { k: 'jobs', connectionId: actor.connectionId, jobs: chunk };
+        }
+      }
+    } finally {
+      release();
+    }
   }
+  return { chunks: produce(), release };
 }
 
 function connectionChunk(actor: ConnectionActor): SnapshotChunk {

@@ -13,7 +13,7 @@ import type { Clock } from './clock.ts';
 import { ConnectionActor, type Changes, type ConnectionLimits } from './connection/connection-actor.ts';
 import type { ConnectionRecord } from './connection/connection-records.ts';
 import { DomainError } from './domain-error.ts';
-import { SnapshotRestorer, snapshotChunks, type SnapshotChunk } from './engine-snapshot.ts';
+import { SnapshotRestorer, takeSnapshot, type EngineSnapshot } from './engine-snapshot.ts';
 
 /** Removes what retention has passed, in every connection, as of `atMs`. */
 export interface RetentionRecord {
@@ -116,9 +116,9 @@ export class Engine {
     }
   }
 
-  /** The state as of now, produced lazily (see engine-snapshot.ts). */
-  snapshotChunks(): Generator<SnapshotChunk> {
-    return snapshotChunks(this.accounts, this.connectionActors, this.clock.nowMs());
+  /** The state as of this call, produced lazily (see engine-snapshot.ts). */
+  takeSnapshot(): EngineSnapshot {
+    return takeSnapshot(this.accounts, this.connectionActors, this.clock.nowMs());
   }
 
   /** Recovery: applies snapshot chunks in order, before any record is replayed. */

@@ -60,13 +60,16 @@ export async function startService(config: Config, log: (line: string) => void):
   let snapshotting: Promise<void> | null = null;
   let lastSnapshotMs = Date.now();
   const snapshotNow = (): Promise<void> => {
-    snapshotting ??= store
-      .writeSnapshot({ chunks: engine.snapshotChunks() })
+    if (snapshotting !== null) return snapshotting;
+    const snapshot = engine.takeSnapshot(); // in the same tick as writeSnapshot fixes the log position
+    snapshotting = store
+      .writeSnapshot(snapshot)
       .then((written) => {
         lastSnapshotMs = Date.now();
         log(`snapshot at seq ${written.seq}: ${written.bytes} bytes in ${Math.round(written.durationMs)} ms`);
       })
       .finally(() => {
+        snapshot.release();
         snapshotting = null;
       });
     return snapshotting;

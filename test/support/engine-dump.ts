@@ -1,0 +1,29 @@
+/**
+ * A canonical, comparable picture of everything an engine holds: accounts, and per
+ * connection every job (all fields and history), every index's order, tallies, workers,
+ * queues with metrics for every range, dedup keys, quota and commands.
+ */
+import type { Engine } from '../../actors/engine.ts';
+import { JOB_SORT_KEYS } from '../../actors/connection/job-sort-keys.ts';
+import { TIME_RANGES } from '../../actors/metrics/queue-metrics.ts';
+
+export function dumpEngine(engine: Engine, nowMs: number) {
+  const connections: Record<string, unknown> = {};
+  for (const id of [...engine.connectionIds()].sort()) {
+    const actor = engine.connection(id)!;
+    const jobs = [...actor.jobs.values()].sort((a, b) => (a.id < b.id ? -1 : 1));
+    connections[id] = {
+      jobs: jobs.map((job) => ({ ...job, recent: actor.jobs.recentOfName(job, 10).map((other) => other.id) })),
+      indexes: Object.fromEntries(
+        JOB_SORT_KEYS.flatMap((key) => (['asc', 'desc'] as const).map((order) => [`${key}-${order}`, [...actor.jobs.indexes[key].scan(order)].map((entry) => entry.item.id)])),
+      ),
+      tallies: jobs.length === 0 ? {} : { failed: actor.jobs.perState.get('failed'), queued: actor.jobs.queuedPerQueue.get('default') },
+      workers: [...actor.workers.values()].map((worker) => ({ ...worker, rate: worker.rate.taskRatePerMinute(nowMs) })),
+      queues: [...actor.queues.values()].map((queue) => ({ ...queue, metrics: TIME_RANGES.map((range) => queue.metrics.view(range, nowMs)) })),
+      dedup: actor.dedup.toSnapshot(),
+      quota: actor.quota.usage(nowMs),
+      commands: actor.commands.toSnapshot(),
+    };
+  }
+  return { accounts: engine.accounts.toSnapshot(), connections };
+}
