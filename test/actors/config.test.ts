@@ -1,0 +1,43 @@
+import { describe, expect, test } from 'bun:test';
+import { ConfigError, loadConfig } from '../../src/config.ts';
+
+describe('configuration from the environment', () => {
+  test('embedded defaults', () => {
+    expect(loadConfig({})).toMatchObject({
+      port: 3000,
+      host: '0.0.0.0',
+      dataDir: './data',
+      dailyEventLimit: 10_000,
+      retentionMs: 24 * 3_600_000,
+      fsync: 'always',
+      cookieSecure: 'auto',
+      adminEmail: null,
+      adminPassword: null,
+      sessionSecret: null,
+    });
+  });
+
+  test('values are read and converted', () => {
+    const config = loadConfig({ PORT: '8080', DAILY_EVENT_LIMIT: '0', RETENTION_HOURS: '48', FSYNC: 'everysec', COOKIE_SECURE: 'true', MAX_JOBS_PER_CONNECTION: '5000' });
+    expect(config).toMatchObject({ port: 8080, dailyEventLimit: 0, retentionMs: 48 * 3_600_000, fsync: 'everysec', cookieSecure: 'true', maxJobsPerConnection: 5000 });
+  });
+
+  const bad: Array<[Record<string, string>, string]> = [
+    [{ PORT: 'eighty' }, 'PORT'],
+    [{ PORT: '70000' }, 'PORT'],
+    [{ DAILY_EVENT_LIMIT: '-1' }, 'DAILY_EVENT_LIMIT'],
+    [{ RETENTION_HOURS: '0' }, 'RETENTION_HOURS'],
+    [{ FSYNC: 'sometimes' }, 'FSYNC'],
+    [{ COOKIE_SECURE: 'yes' }, 'COOKIE_SECURE'],
+    [{ MAX_JOBS_PER_CONNECTION: '1.5' }, 'MAX_JOBS_PER_CONNECTION'],
+    [{ ADMIN_PASSWORD: 'short' }, 'ADMIN_PASSWORD'],
+    [{ ADMIN_EMAIL: 'not-an-email' }, 'ADMIN_EMAIL'],
+    [{ SESSION_SECRET: 'tiny' }, 'SESSION_SECRET'],
+  ];
+  for (const [env, name] of bad) {
+    test(`a bad ${name} stops start-up with a message naming it`, () => {
+      expect(() => loadConfig(env)).toThrow(ConfigError);
+      expect(() => loadConfig(env)).toThrow(name);
+    });
+  }
+});
