@@ -7,8 +7,7 @@
  *
  * Null keys are kept in a list of their own. Both lists hold their entries in ascending
  * (key, id) order, so `desc` is each list read backwards and "nulls last" is only the order in
- * which the two lists are read; the comparator never has to special-case the direction. It also
- * keeps the key arrays of the keyed list free of nulls.
+ * which the two lists are read: no comparison inside the index depends on the direction.
  */
 
 export type SortValue = number | string | null;
@@ -31,12 +30,21 @@ export interface SortedIndexOptions {
 }
 
 /**
- * 512 entries: moving half a block on insert is a ~4 KB memmove per array, while 1M entries
- * still make only a few thousand blocks, so the binary search over blocks stays short.
+ * 500 entries: 500 slots of 8 bytes plus the array header fit one of JSC's 4 KB size classes
+ * (8.1 bytes a slot measured, against 10.5 for 512 slots, which spill into the next class).
+ * Moving entries within a block is then a ~4 KB memmove per array, while 1M entries make only
+ * about 2,000 blocks, so the binary search over blocks stays short.
  */
-const DEFAULT_BLOCK_CAPACITY = 512;
+const DEFAULT_BLOCK_CAPACITY = 500;
 const MIN_BLOCK_CAPACITY = 4;
-const SPILL_REACH = Number(process.env.SPILL_REACH ?? 1);
+const SMALLEST_BLOCK_ARRAY = 8;
+/**
+ * How many blocks away an insert into a full block may push entries before it splits the block.
+ * 4 kept every block full for timestamps arriving up to 2,000 positions late (1 in 1,000 slots
+ * unused; 73% with splitting alone), at up to 4 extra block moves for the unlucky insert; 8
+ * gained little more.
+ */
+const SPILL_REACH = 4;
 
 /**
  * Ascending order of sort keys: numbers numerically, strings by UTF-16 code unit, null after
@@ -125,6 +133,11 @@ export class SortedIndex<T> {
     this.nullKeyed.checkInvariants('null-keyed', (key) => key === null);
   }
 
+  /** Array slots held, used or not: about 16 bytes each (a key and an item reference). */
+  get allocatedSlots(): number {
+    return this.keyed.allocatedSlots + this.nullKeyed.allocatedSlots;
+  }
+
   /** Entries per block, keyed list then null list; for tests and diagnostics. */
   blockSizes(): { keyed: number[]; nullKeyed: number[] } {
     return { keyed: this.keyed.blockSizes(), nullKeyed: this.nullKeyed.blockSizes() };
@@ -148,10 +161,10 @@ export class SortedIndex<T> {
 
 /**
  * Keys and items in parallel arrays rather than one object per entry (1M jobs times up to
- * seven indexes would otherwise be 7M small objects). Both arrays are allocated once at full
- * capacity and never resized: JSC grows arrays in steps that left blocks a third to a half
- * empty in memory; a fixed array costs exactly its capacity. Slots from `count` on are unused
- * and hold null/undefined, so that a removed job is not kept alive by a stale slot.
+ * seven indexes would otherwise be 7M small objects). The index sizes the arrays itself and
+ * never lets `push`/`splice` resize them: JSC's own growth left blocks a third to a half empty
+ * in memory (27-35 bytes an entry measured, against ~16 with sized arrays). Slots from `count`
+ * on are unused and hold null/undefined, so that a removed job is not kept alive by a stale slot.
  */
 interface Block<T> {
   keys: SortValue[];
@@ -164,15 +177,17 @@ interface Block<T> {
  * (key, id) order end to end. Finding a place is a binary search over the blocks' last entries
  * and then inside one block; inserting or removing moves at most a few blocks' entries.
  *
- * Occupancy decides memory, since every block costs its full capacity:
- * - An insert at a block boundary (after the last entry, or at the end of a run of keys arriving
- *   in order, as timestamps and time-ordered ids do) goes to the end of the block before it, or
- *   starts a new block when that one is full, so in-order arrivals leave full blocks behind.
+ * Occupancy decides memory, since a block that has filled up once keeps arrays of full capacity:
+ * - An insert at a block boundary goes to the end of the block before it when that has room.
+ *   In-order arrivals (timestamps; equal keys with time-ordered ids) thus leave full blocks.
  * - An insert into a full block passes entries along to the nearest block with room within
- *   SPILL_REACH blocks, and splits the block only when there is none. Late timestamps land in
- *   the last few blocks, where the last block has room, so they rarely split anything.
+ *   SPILL_REACH blocks, or to a new last block when the list ends within reach: late
+ *   timestamps land in the last blocks, and splitting there would leave half-empty blocks
+ *   behind for good. Away from the end, an insert at the boundary of two full blocks starts a
+ *   new block between them. Only when none of this applies does a block split in half.
  * - Removal merges two neighbours holding at most half a block together, so any two adjacent
  *   blocks hold more than half a block: at least a quarter full on average, whatever happens.
+ *   (checkInvariants verifies this.)
  */
 class BlockList<T> {
   private blocks: Block<T>[] = [];
@@ -208,7 +223,7 @@ class BlockList<T> {
     if (b === blocks.length) {
       // After every entry: the common case for timestamps.
       const last = blocks[b - 1];
-      if (last !== undefined && last.count < this.capacity) insertAt(last, last.count, key, item);
+      if (last !== undefined && last.count < this.capacity) this.insertAt(last, last.count, key, item);
       else blocks.push(this.singletonBlock(key, item));
       return;
     }
@@ -218,37 +233,42 @@ class BlockList<T> {
 
     // Between two blocks: the end of the previous block is as good a place as the start of this one.
     if (offset === 0 && previous !== undefined && previous.count < this.capacity) {
-      insertAt(previous, previous.count, key, item);
+      this.insertAt(previous, previous.count, key, item);
       return;
     }
     if (block.count < this.capacity) {
-      insertAt(block, offset, key, item);
+      this.insertAt(block, offset, key, item);
       return;
     }
-    // The block is full from here on.
-    if (offset === 0) {
+    // The block is full.
+    if (offset === 0 && blocks.length - 1 - b >= SPILL_REACH) {
+      // Between two full blocks, away from the end: mostly the end of a run of equal keys whose
+      // ids arrive in order (a state or a task name with time-ordered ids). The next inserts land
+      // here too, so a new block here fills up, and nothing has to move.
       blocks.splice(b, 0, this.singletonBlock(key, item));
       return;
     }
-    const roomAfter = this.nearestBlockWithRoom(b, 1);
+    // Pass entries along to a block with room; split only when none is near.
+    const roomAfter = this.blockWithRoomAfter(b);
     if (roomAfter !== undefined) {
       // Each full block on the way hands its last entry on; the one with room takes the final one.
-      for (let from = roomAfter - 1; from >= b; from--) moveLastToFrontOf(blocks[from] as Block<T>, blocks[from + 1] as Block<T>);
-      insertAt(block, offset, key, item);
+      for (let from = roomAfter - 1; from >= b; from--) this.moveLastToFrontOf(blocks[from] as Block<T>, blocks[from + 1] as Block<T>);
+      this.insertAt(block, offset, key, item);
       return;
     }
-    const roomBefore = this.nearestBlockWithRoom(b, -1);
+    // Here offset > 0: near the end a block with room after was always found (or made).
+    const roomBefore = this.blockWithRoomBefore(b);
     if (roomBefore !== undefined) {
-      for (let from = roomBefore + 1; from <= b; from++) moveFirstToEndOf(blocks[from] as Block<T>, blocks[from - 1] as Block<T>);
-      insertAt(block, offset - 1, key, item);
+      for (let from = roomBefore + 1; from <= b; from++) this.moveFirstToEndOf(blocks[from] as Block<T>, blocks[from - 1] as Block<T>);
+      this.insertAt(block, offset - 1, key, item);
       return;
     }
     const half = this.capacity >> 1;
-    const right = this.emptyBlock();
-    moveTail(block, half, right);
+    const right = this.newBlock(this.capacity);
+    this.moveTail(block, half, right);
     blocks.splice(b + 1, 0, right);
-    if (offset <= half) insertAt(block, offset, key, item);
-    else insertAt(right, offset - half, key, item);
+    if (offset <= half) this.insertAt(block, offset, key, item);
+    else this.insertAt(right, offset - half, key, item);
   }
 
   remove(key: SortValue, item: T): boolean {
@@ -363,12 +383,15 @@ class BlockList<T> {
       const count = block.count;
       if (count === 0) fail(`block ${b} is empty`);
       if (count > this.capacity) fail(`block ${b} holds ${count} > ${this.capacity}`);
-      if (block.keys.length !== this.capacity || block.items.length !== this.capacity) fail(`block ${b} was resized`);
+      const arrayLength = block.keys.length;
+      if (arrayLength !== this.arrayLengthFor(arrayLength) || block.items.length !== arrayLength || arrayLength < count) {
+        fail(`block ${b} has arrays of ${arrayLength} keys and ${block.items.length} items for ${count} entries`);
+      }
       const next = this.blocks[b + 1];
       if (next !== undefined && count + next.count <= this.mergeLimit) {
         fail(`blocks ${b} and ${b + 1} hold ${count + next.count} <= ${this.mergeLimit} together`);
       }
-      for (let i = count; i < this.capacity; i++) {
+      for (let i = count; i < arrayLength; i++) {
         if (block.keys[i] !== null || block.items[i] !== undefined) fail(`block ${b} keeps a value in unused slot ${i}`);
       }
       for (let i = 0; i < count; i++) {
@@ -384,6 +407,10 @@ class BlockList<T> {
       total += count;
     });
     if (total !== this.count) fail(`size is ${this.count} but blocks hold ${total}`);
+  }
+
+  get allocatedSlots(): number {
+    return this.blocks.reduce((slots, block) => slots + block.keys.length, 0);
   }
 
   blockSizes(): number[] {
@@ -427,12 +454,27 @@ class BlockList<T> {
     return low;
   }
 
-  /** The closest block within SPILL_REACH of block b in `direction` that is not full. */
-  private nearestBlockWithRoom(b: number, direction: 1 | -1): number | undefined {
-    for (let step = 1; step <= SPILL_REACH; step++) {
-      const candidate = this.blocks[b + step * direction];
-      if (candidate === undefined) return undefined;
-      if (candidate.count < this.capacity) return b + step * direction;
+  /**
+   * The closest block after block b, within SPILL_REACH, that is not full. When the list ends
+   * within reach, a new last block: the last blocks are where late timestamps land, and
+   * splitting a full last block in half would leave half-empty blocks behind for good.
+   */
+  private blockWithRoomAfter(b: number): number | undefined {
+    for (let candidate = b + 1; candidate <= b + SPILL_REACH; candidate++) {
+      const block = this.blocks[candidate];
+      if (block === undefined) {
+        this.blocks.push(this.newBlock(1));
+        return candidate;
+      }
+      if (block.count < this.capacity) return candidate;
+    }
+    return undefined;
+  }
+
+  /** The closest block before block b, within SPILL_REACH, that is not full. */
+  private blockWithRoomBefore(b: number): number | undefined {
+    for (let candidate = b - 1; candidate >= 0 && candidate >= b - SPILL_REACH; candidate--) {
+      if ((this.blocks[candidate] as Block<T>).count < this.capacity) return candidate;
     }
     return undefined;
   }
@@ -443,35 +485,92 @@ class BlockList<T> {
     const right = this.blocks[b + 1];
     if (left === undefined || right === undefined) return false;
     if (left.count + right.count > this.mergeLimit) return false;
-    moveTail(right, 0, left);
+    this.moveTail(right, 0, left);
     this.blocks.splice(b + 1, 1);
     return true;
   }
 
-  private emptyBlock(): Block<T> {
+  /**
+   * A block with arrays for `entries` entries. Blocks start small and grow, so that the many
+   * small indexes (one per task name, per connection, the null lists) cost little.
+   */
+  private newBlock(entries: number): Block<T> {
+    const length = this.arrayLengthFor(entries);
     return {
-      keys: new Array<SortValue>(this.capacity).fill(null),
-      items: new Array<T | undefined>(this.capacity).fill(undefined),
+      keys: new Array<SortValue>(length).fill(null),
+      items: new Array<T | undefined>(length).fill(undefined),
       count: 0,
     };
   }
 
   private singletonBlock(key: SortValue, item: T): Block<T> {
-    const block = this.emptyBlock();
-    insertAt(block, 0, key, item);
+    const block = this.newBlock(1);
+    this.insertAt(block, 0, key, item);
     return block;
   }
-}
 
-/** The caller makes sure the block has room. */
-function insertAt<T>(block: Block<T>, offset: number, key: SortValue, item: T): void {
-  if (offset < block.count) {
-    block.keys.copyWithin(offset + 1, offset, block.count);
-    block.items.copyWithin(offset + 1, offset, block.count);
+  /**
+   * Array lengths halve down from the capacity (500, 250, 125, 63, ...): growth doubles, and
+   * a block that fills up ends at exactly the capacity, the one size tuned to the allocator.
+   * (The smaller steps cost 10-13 bytes a slot rather than 8; they only serve small blocks.)
+   */
+  private arrayLengthFor(entries: number): number {
+    let length = this.capacity;
+    while (length > SMALLEST_BLOCK_ARRAY && Math.ceil(length / 2) >= entries) length = Math.ceil(length / 2);
+    return length;
   }
-  block.keys[offset] = key;
-  block.items[offset] = item;
-  block.count++;
+
+  /** Reallocates the block's arrays when they cannot hold `entries` entries. */
+  private makeRoom(block: Block<T>, entries: number): void {
+    if (block.keys.length >= entries) return;
+    const grown = this.newBlock(entries);
+    for (let i = 0; i < block.count; i++) {
+      grown.keys[i] = block.keys[i] as SortValue;
+      grown.items[i] = block.items[i];
+    }
+    block.keys = grown.keys;
+    block.items = grown.items;
+  }
+
+  /** The caller makes sure the block holds fewer than `capacity` entries. */
+  private insertAt(block: Block<T>, offset: number, key: SortValue, item: T): void {
+    this.makeRoom(block, block.count + 1);
+    if (offset < block.count) {
+      block.keys.copyWithin(offset + 1, offset, block.count);
+      block.items.copyWithin(offset + 1, offset, block.count);
+    }
+    block.keys[offset] = key;
+    block.items[offset] = item;
+    block.count++;
+  }
+
+  /** Appends the entries of `from` starting at `start` to `to`, and empties them in `from`. */
+  private moveTail(from: Block<T>, start: number, to: Block<T>): void {
+    this.makeRoom(to, to.count + from.count - start);
+    for (let i = start; i < from.count; i++) {
+      to.keys[to.count] = from.keys[i] as SortValue;
+      to.items[to.count] = from.items[i];
+      to.count++;
+    }
+    from.keys.fill(null, start, from.count);
+    from.items.fill(undefined, start, from.count);
+    from.count = start;
+  }
+
+  private moveLastToFrontOf(block: Block<T>, next: Block<T>): void {
+    const last = block.count - 1;
+    const key = block.keys[last] as SortValue;
+    const item = block.items[last] as T;
+    removeAt(block, last);
+    this.insertAt(next, 0, key, item);
+  }
+
+  private moveFirstToEndOf(block: Block<T>, previous: Block<T>): void {
+    const key = block.keys[0] as SortValue;
+    const item = block.items[0] as T;
+    removeAt(block, 0);
+    this.insertAt(previous, previous.count, key, item);
+  }
 }
 
 function removeAt<T>(block: Block<T>, offset: number): void {
@@ -483,31 +582,4 @@ function removeAt<T>(block: Block<T>, offset: number): void {
   block.keys[last] = null;
   block.items[last] = undefined;
   block.count = last;
-}
-
-/** Appends the entries of `from` starting at `start` to `to`, and empties them in `from`. */
-function moveTail<T>(from: Block<T>, start: number, to: Block<T>): void {
-  for (let i = start; i < from.count; i++) {
-    to.keys[to.count] = from.keys[i] as SortValue;
-    to.items[to.count] = from.items[i];
-    to.count++;
-  }
-  from.keys.fill(null, start, from.count);
-  from.items.fill(undefined, start, from.count);
-  from.count = start;
-}
-
-function moveLastToFrontOf<T>(block: Block<T>, next: Block<T>): void {
-  const last = block.count - 1;
-  const key = block.keys[last] as SortValue;
-  const item = block.items[last] as T;
-  removeAt(block, last);
-  insertAt(next, 0, key, item);
-}
-
-function moveFirstToEndOf<T>(block: Block<T>, previous: Block<T>): void {
-  const key = block.keys[0] as SortValue;
-  const item = block.items[0] as T;
-  removeAt(block, 0);
-  insertAt(previous, previous.count, key, item);
 }
