@@ -32,7 +32,9 @@ export type SnapshotChunk =
       queues: PlainQueue[];
       commands: Command[];
     }
-  | { k: 'jobs'; connectionId: string; jobs: Job[] };
+  | { k: 'jobs'; connectionId: string; jobs: Job[] }
+  /** the last chunk: jobs are indexed in bulk once all have arrived */
+  | { k: 'end' };
 
 export function copyJob(job: Job): Job {
   return { ...job, history: job.history.map((entry) => ({ ...entry })) };
@@ -78,6 +80,7 @@ export function takeSnapshot(accounts: AccountsActor, actors: Map<string, Connec
           yield { k: 'jobs', connectionId: actor.connectionId, jobs: chunk };
         }
       }
+      yield { k: 'end' };
     } finally {
       release();
     }
@@ -97,8 +100,10 @@ function connectionChunk(actor: ConnectionActor): SnapshotChunk {
   };
 }
 
-/** Rebuilds state from chunks in the order `snapshotChunks` produced them. */
+/** Rebuilds state from chunks in the order `takeSnapshot` produced them. */
 export class SnapshotRestorer {
+  private readonly pendingJobs = new Map<ConnectionActor, Job[]>();
+
   constructor(
     private readonly accounts: AccountsActor,
     private readonly actors: Map<string, ConnectionActor>,
@@ -129,9 +134,15 @@ export class SnapshotRestorer {
       case 'jobs': {
         const actor = this.actors.get(chunk.connectionId);
         if (actor === undefined) throw new Error(`snapshot has jobs for unknown connection ${chunk.connectionId}`);
-        for (const job of chunk.jobs) actor.jobs.insert(job);
+        const pending = this.pendingJobs.get(actor);
+        if (pending === undefined) this.pendingJobs.set(actor, chunk.jobs);
+        else for (const job of chunk.jobs) pending.push(job);
         return;
       }
+      case 'end':
+        for (const [actor, jobs] of this.pendingJobs) actor.jobs.loadAll(jobs);
+        this.pendingJobs.clear();
+        return;
     }
   }
 }

@@ -7,9 +7,10 @@ import { assert } from '../domain-error.ts';
 import type { JobEvent } from '../ingest/normalized-event.ts';
 import type { Framework, JobState } from '../ingest/states.ts';
 import { FINISHED_STATES } from '../ingest/states.ts';
+import { ascendingOrder, sortById } from '../jobs/ascending-order.ts';
 import { SortedIndex, type SortValue } from '../jobs/sorted-index.ts';
 import { mergeJobEvent, newJob, type Job } from './job-record.ts';
-import { JOB_SORT_KEYS, sortValuesOf, type JobSortKey } from './job-sort-keys.ts';
+import { JOB_SORT_KEYS, JOB_SORT_VALUE, sortValuesOf, type JobSortKey } from './job-sort-keys.ts';
 import { Tally } from './tally.ts';
 
 export interface JobChange {
@@ -129,6 +130,32 @@ export class JobStore {
     JOB_SORT_KEYS.forEach((key, position) => this.indexes[key].insert(values[position] as SortValue, job));
     this.nameIndex(job.name).insert(job.createdAtMs, job);
     this.count(job, +1);
+  }
+
+  /** Recovery: fills an empty store with many jobs, building each index in one ordered pass. */
+  loadAll(jobs: Job[]): void {
+    assert(this.size === 0, 'loadAll fills an empty job store');
+    sortById(jobs, idOf);
+    for (const job of jobs) {
+      this.byId.set(job.id, job);
+      this.byExternalId.set(job.externalId, job);
+      this.count(job, +1);
+    }
+    for (const key of JOB_SORT_KEYS) {
+      const valueOf = JOB_SORT_VALUE[key];
+      this.indexes[key].loadAscending(ascendingOrder(jobs.map((job) => ({ key: valueOf(job), item: job }))));
+    }
+    const byName = new Map<string, Job[]>();
+    for (const job of jobs) {
+      const group = byName.get(job.name);
+      if (group === undefined) byName.set(job.name, [job]);
+      else group.push(job);
+    }
+    for (const [name, group] of byName) {
+      const index = new SortedIndex<Job>(idOf);
+      index.loadAscending(ascendingOrder(group.map((job) => ({ key: job.createdAtMs, item: job }))));
+      this.byNameCreated.set(name, index);
+    }
   }
 
   private reindexNameCreated(job: Job, before: SortValue[]): void {

@@ -111,6 +111,18 @@ export class SortedIndex<T> {
     return this.keyed.size + this.nullKeyed.size;
   }
 
+  /**
+   * Fills an empty index from entries already in ascending (key, id) order with null keys
+   * last (see ascendingOrder): full blocks, no searching. Recovery's fast path.
+   */
+  loadAscending(entries: readonly IndexEntry<T>[]): void {
+    if (this.size > 0) throw new Error('SortedIndex.loadAscending needs an empty index');
+    for (const entry of entries) {
+      if (typeof entry.key === 'number' && Number.isNaN(entry.key)) throw new Error('SortedIndex key must not be NaN');
+      this.listFor(entry.key).append(entry.key, entry.item);
+    }
+  }
+
   clear(): void {
     this.keyed.clear();
     this.nullKeyed.clear();
@@ -210,6 +222,19 @@ class BlockList<T> {
   clear(): void {
     this.blocks = [];
     this.count = 0;
+    this.version++;
+  }
+
+  /** Adds an entry after every other one; the caller guarantees the order. */
+  append(key: SortValue, item: T): void {
+    const last = this.blocks[this.blocks.length - 1];
+    if (last !== undefined) {
+      const order = this.compareAt(key, this.idOf(item), last, last.count - 1);
+      if (order <= 0) throw new Error('SortedIndex.loadAscending entries are not in ascending (key, id) order');
+    }
+    if (last !== undefined && last.count < this.capacity) this.insertAt(last, last.count, key, item);
+    else this.blocks.push(this.singletonBlock(key, item));
+    this.count++;
     this.version++;
   }
 
