@@ -43,6 +43,8 @@ export interface EngineOptions {
   limits: ConnectionLimits;
   /** called once when the log fails; the process should stop */
   onHalt?: (error: unknown) => void;
+  /** a listener failed after a durable commit: reported, never turned into a failed request */
+  onListenerError?: (error: unknown) => void;
 }
 
 export class Engine {
@@ -86,9 +88,18 @@ export class Engine {
       this.halt(error);
       throw unavailable();
     }
+    this.notify(record, changes);
+  }
+
+  /** The record is durable and acknowledged whatever a listener does. */
+  private notify(record: EngineRecord, changes: Changes | null): void {
     for (const listener of this.listeners) {
-      if (changes !== null && 'connectionId' in record && record.t !== 'connection.deleted') listener.changed?.(record.connectionId, changes);
-      if (record.t === 'connection.deleted') listener.deleted?.(record.connectionId);
+      try {
+        if (changes !== null && 'connectionId' in record && record.t !== 'connection.deleted') listener.changed?.(record.connectionId, changes);
+        if (record.t === 'connection.deleted') listener.deleted?.(record.connectionId);
+      } catch (error) {
+        (this.options.onListenerError ?? ((e) => console.error('engine listener failed:', e)))(error);
+      }
     }
   }
 

@@ -26,6 +26,7 @@ export interface OpenEngineOptions {
   log: (line: string) => void;
   clock?: Clock;
   onHalt?: (error: unknown) => void;
+  onListenerError?: (error: unknown) => void;
 }
 
 export async function openEngine(config: Config, options: OpenEngineOptions): Promise<OpenedEngine> {
@@ -43,6 +44,7 @@ export async function openEngine(config: Config, options: OpenEngineOptions): Pr
         retentionMs: config.retentionMs,
       },
       onHalt: options.onHalt,
+      onListenerError: options.onListenerError,
     });
     const restorer = engine.restorer();
     const recovery = await store.recover({

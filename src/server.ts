@@ -30,6 +30,7 @@ const RETENTION_INTERVAL_MS = 60_000;
 export async function startService(config: Config, log: (line: string) => void): Promise<RunningService> {
   const opened = await openEngine(config, {
     log,
+    onListenerError: (error) => log(`live update failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`),
     onHalt: (error) => {
       log(`FATAL: the event log failed (${String(error)}); refusing writes and exiting so a restart recovers from disk`);
       setTimeout(() => process.exit(1), 100);
@@ -89,6 +90,7 @@ export async function startService(config: Config, log: (line: string) => void):
   const stop = async (): Promise<void> => {
     clearInterval(snapshotTimer);
     clearInterval(retentionTimer);
+    // Streams first: open streams would keep the server from stopping; in-flight writes still finish.
     live.close();
     await app.stop();
     await snapshotting?.catch(() => undefined);

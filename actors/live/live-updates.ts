@@ -28,6 +28,7 @@ export class LiveUpdates implements EngineListener {
   private readonly announcedOffline = new WeakSet<Worker>();
   private readonly streamsPerUser = new Map<string, number>();
   private readonly livenessTimer: ReturnType<typeof setInterval>;
+  private closed = false;
 
   constructor(
     private readonly engine: Engine,
@@ -42,7 +43,7 @@ export class LiveUpdates implements EngineListener {
 
   changed(connectionId: string, changes: Changes): void {
     const actor = this.engine.connection(connectionId);
-    if (actor === undefined) return;
+    if (actor === undefined || this.closed) return;
     const hub = this.hubFor(connectionId);
     const nowMs = this.clock.nowMs();
     for (const job of changes.jobs) hub.publish('job', toJobListItem(job));
@@ -80,7 +81,9 @@ export class LiveUpdates implements EngineListener {
     return count;
   }
 
+  /** Ends every stream (shutdown); later changes are not published. */
   close(): void {
+    this.closed = true;
     clearInterval(this.livenessTimer);
     for (const hub of this.hubs.values()) hub.close();
     this.idleHub.close();
