@@ -77,9 +77,12 @@ export class JobStore {
   change(job: Job, mutate: (job: Job) => void): void {
     this.beforeMutate?.(job);
     const before = sortValuesOf(job);
-    this.count(job, -1);
+    const counted = countedFieldsOf(job);
     mutate(job);
-    this.count(job, +1);
+    if (!sameCountedFields(counted, job)) {
+      this.count(counted, -1);
+      this.count(job, +1);
+    }
     const after = sortValuesOf(job);
     JOB_SORT_KEYS.forEach((key, position) => {
       const old = before[position] as SortValue;
@@ -178,7 +181,7 @@ export class JobStore {
     return index;
   }
 
-  private count(job: Job, delta: number): void {
+  private count(job: CountedFields, delta: number): void {
     this.perState.add(job.state, delta);
     this.perQueue.add(job.queue, delta);
     this.perWorker.add(job.workerId, delta);
@@ -186,6 +189,17 @@ export class JobStore {
     if (job.state === 'queued') this.queuedPerQueue.add(job.queue, delta);
     if (job.state === 'active') this.activePerWorker.add(job.workerId, delta);
   }
+}
+
+/** The fields the tallies count by; a change that keeps them all skips the tallies. */
+type CountedFields = Pick<Job, 'state' | 'queue' | 'workerId' | 'framework'>;
+
+function countedFieldsOf(job: Job): CountedFields {
+  return { state: job.state, queue: job.queue, workerId: job.workerId, framework: job.framework };
+}
+
+function sameCountedFields(counted: CountedFields, job: Job): boolean {
+  return counted.state === job.state && counted.queue === job.queue && counted.workerId === job.workerId && counted.framework === job.framework;
 }
 
 export function isFinished(state: JobState): boolean {

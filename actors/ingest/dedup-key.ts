@@ -1,19 +1,18 @@
 /**
  * Duplicate keys from the decisions: job (externalId, state, timestamp, attempt),
  * worker (externalId, state, timestamp), queue (name, timestamp). Timestamps are in
- * milliseconds so `...00Z` and `...00.000Z` are the same event.
+ * milliseconds so `...00Z` and `...00.000Z` are the same event. Built with template
+ * strings: this runs twice per event, and Array#join was a measurable share of ingest.
  */
 import type { NormalizedEvent } from './normalized-event.ts';
-
-const SEPARATOR = '\u0000';
 
 export function dedupKeyOf(event: NormalizedEvent): string {
   switch (event.kind) {
     case 'job':
-      return ['j', event.externalId, event.state, event.atMs, event.attempt ?? ''].join(SEPARATOR);
+      return `j\u0000${event.externalId}\u0000${event.state}\u0000${event.atMs}\u0000${event.attempt ?? ''}`;
     case 'worker':
-      return ['w', event.externalId, event.state, event.atMs].join(SEPARATOR);
+      return `w\u0000${event.externalId}\u0000${event.state}\u0000${event.atMs}`;
     case 'queue':
-      return ['q', event.name, event.atMs].join(SEPARATOR);
+      return `q\u0000${event.name}\u0000${event.atMs}`;
   }
 }
