@@ -16,6 +16,7 @@ import { ACTION_RULES, notFound, refusal, type ActionResult } from './job-action
 import { isFinished, JobStore, type JobChange } from './job-store.ts';
 import { insertHistory, stateChangedAtMs, type Job } from './job-record.ts';
 import { QueueStore, type Queue } from './queue-store.ts';
+import { StringPool } from './string-pool.ts';
 import { livenessMs, WorkerStore, type Worker } from './worker-store.ts';
 
 export interface ConnectionLimits {
@@ -48,6 +49,7 @@ export interface Changes {
 
 export const EVENT_ERRORS_REPORTED_MAX = 100;
 export const COMMANDS_PER_CONNECTION_MAX = 10_000;
+export const SHARED_STRINGS_MAX = 100_000;
 
 export class ConnectionActor {
   readonly jobs = new JobStore();
@@ -56,6 +58,7 @@ export class ConnectionActor {
   readonly quota: DailyQuota;
   readonly dedup: DedupCache;
   readonly commands = new CommandQueue(COMMANDS_PER_CONNECTION_MAX);
+  private readonly sharedStrings = new StringPool(SHARED_STRINGS_MAX);
 
   constructor(
     readonly connectionId: string,
@@ -184,7 +187,6 @@ export class ConnectionActor {
       const atMs = Math.max(record.atMs, job.lastEventMs);
       this.jobs.change(job, (changing) => {
         insertHistory(changing, { state: newState, atMs });
-        changing.state = newState;
         changing.lastEventMs = atMs;
       });
       this.commands.push({ id: commandId, type: record.action, jobId, externalId: job.externalId, name: job.name, queue: job.queue, createdAtMs: record.atMs });
@@ -204,6 +206,11 @@ export class ConnectionActor {
   }
 
   private applyJobEvent(event: JobEvent, changes: Changes): void {
+    // The record is already encoded in the log, so its strings can be swapped for shared copies.
+    event.name = this.sharedStrings.intern(event.name);
+    event.framework = this.sharedStrings.intern(event.framework) as JobEvent['framework'];
+    if (event.queue !== undefined) event.queue = this.sharedStrings.intern(event.queue);
+    if (event.workerId !== undefined) event.workerId = this.sharedStrings.intern(event.workerId);
     // Any job naming a queue makes it exist, even an old event whose queue the job does not keep.
     if (event.queue !== undefined && this.queues.get(event.queue) === undefined) {
       changes.queues.add(this.queues.ensure(this.connectionId, event.queue, event.framework, event.atMs, event.newQueueId));

@@ -6,11 +6,9 @@
  */
 import type { JobEvent } from '../ingest/normalized-event.ts';
 import type { Framework, JobState } from '../ingest/states.ts';
+import { collapseHistory, currentRunStartMs, insertHistoryEntry, lastHistoryState, type CompactHistory, type HistoryEntry } from './job-history.ts';
 
-export interface HistoryEntry {
-  state: JobState;
-  atMs: number;
-}
+export type { HistoryEntry } from './job-history.ts';
 
 export interface Job {
   id: string;
@@ -32,14 +30,11 @@ export interface Job {
   maxRetries: number | null;
   progress: number | null;
   extensions: Record<string, unknown> | null;
-  /** every event's state and time, timestamp-ordered (raw, not collapsed) */
-  history: HistoryEntry[];
+  /** every event's state and time, timestamp-ordered (raw, not collapsed; see job-history.ts) */
+  history: CompactHistory;
   /** timestamp of the newest event applied */
   lastEventMs: number;
 }
-
-/** Bounds memory per job; the oldest entries go first. */
-export const HISTORY_ENTRIES_MAX = 200;
 
 export function newJob(id: string, connectionId: string, event: JobEvent): Job {
   return {
@@ -66,13 +61,10 @@ export function newJob(id: string, connectionId: string, event: JobEvent): Job {
   };
 }
 
-/** Inserts after entries with an equal time, so among ties the later arrival is last. */
+/** Records a state at a time; the job's state is always the last entry's. */
 export function insertHistory(job: Job, entry: HistoryEntry): void {
-  const history = job.history;
-  let index = history.length;
-  while (index > 0 && history[index - 1]!.atMs > entry.atMs) index--;
-  history.splice(index, 0, entry);
-  if (history.length > HISTORY_ENTRIES_MAX) history.shift();
+  insertHistoryEntry(job.history, entry.state, entry.atMs);
+  job.state = lastHistoryState(job.history);
 }
 
 /** Applies an event to a job. Returns true when the event is the newest so far. */
@@ -98,7 +90,6 @@ export function mergeJobEvent(job: Job, event: JobEvent): boolean {
     job.lastEventMs = event.atMs;
   }
   mergeCreatedAt(job, event, isNewest);
-  job.state = job.history[job.history.length - 1]!.state;
   return isNewest;
 }
 
@@ -115,11 +106,7 @@ function mergeCreatedAt(job: Job, event: JobEvent, isNewest: boolean): void {
 
 /** stateHistory as served: runs of the same state collapsed into their earliest entry. */
 export function collapsedHistory(job: Job): HistoryEntry[] {
-  const collapsed: HistoryEntry[] = [];
-  for (const entry of job.history) {
-    if (collapsed.length === 0 || collapsed[collapsed.length - 1]!.state !== entry.state) collapsed.push(entry);
-  }
-  return collapsed;
+  return collapseHistory(job.history);
 }
 
 export function durationMsOf(job: Job): number | null {
@@ -128,9 +115,5 @@ export function durationMsOf(job: Job): number | null {
 
 /** When the current state began: the earliest entry of the trailing run of that state. */
 export function stateChangedAtMs(job: Job): number | null {
-  const history = job.history;
-  let index = history.length - 1;
-  if (index < 0) return null;
-  while (index > 0 && history[index - 1]!.state === job.state) index--;
-  return history[index]!.atMs;
+  return currentRunStartMs(job.history);
 }
