@@ -1,0 +1,311 @@
+/**
+ * The whole load test in one run, printed as one table: each figure beside its baseline
+ * measured in the same run on the same machine, the ratio, and the target (met or not).
+ *
+ *   bun run bench                      # = npx bun load/bench.ts; 1,000,000 jobs, about 6-8 minutes
+ *   npx bun load/bench.ts --quick      # 100,000 jobs, shorter runs: a check in about 2 minutes
+ *   npx bun load/bench.ts --jobs 500k --profile --skip stream
+ *
+ * Scenarios (each against a service this script starts on a temporary DATA_DIR, with
+ * DAILY_EVENT_LIMIT=0; the baseline is load/baseline.ts in its own process):
+ * 1. ingest: POST /api/ingest with FSYNC=always, 1,000-, 100- and 1-event bodies, then
+ *    1,000-event bodies with FSYNC=no; the baseline JSON.parses the same bodies.
+ * 2. reads: a second service (FSYNC=no, snapshots held off while loading) is loaded with
+ *    --jobs jobs, then job list pages for every sort and order, two 1% filters, a cursor
+ *    page, job detail, queues, workers; the baseline answers a small GET.
+ *    Resident memory per job = (RSS with the jobs - RSS of the empty service) / jobs,
+ *    VmRSS of the server process from /proc/<pid>/status, each the lowest of a few
+ *    readings once ingest has stopped.
+ * 3. restart: SIGTERM (shutdown snapshot), start again on the same DATA_DIR, time until
+ *    /api/health answers and `recovered:` is logged.
+ * 4. snapshot stall: the restart sets SNAPSHOT_LOG_MB=1; after ~3 MB of ingest the server's
+ *    5-second check writes a snapshot of all jobs while a tight sequential loop of
+ *    GET /api/health records its answers; the longest gap between answers is the stall
+ *    (load/restart.ts).
+ * 5. stream: N SSE subscribers while ingesting at a target rate (load/stream.ts), twice: spread
+ *    over as many users as the per-user stream limit needs (each user its own connection; the
+ *    target row), and the most streams one connection may have (one user's limit) receiving
+ *    the whole rate. Skipped with a message while GET /api/events/stream answers 404.
+ *
+ * Options: --jobs N, --quick, --ingest-duration s, --ingest-connections n (default 4),
+ * --read-duration s, --read-connections n (default 4), --subscribers n (default 1000),
+ * --stream-rate events/s (default 50000), --stream-duration s, --profile (CPU profiles of
+ * the services, top functions printed after the table), --skip ingest,reads,restart,stream.
+ * Progress goes to stderr, results to stdout.
+ */
+import { mkdirSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { startBaseline } from './baseline.ts';
+import type { CannonResult } from './cannon.ts';
+import { measureIngest, templatesFor, type IngestResult } from './ingest.ts';
+import { summarizeProfile } from './profile.ts';
+import { loadJobs, loadPhaseEnv, measureBaselineGet, measureReads, readScenarios, settledRss, type ReadResult } from './reads.ts';
+import { measureRestart, measureSnapshotStall, type RestartMeasurement, type StallResult } from './restart.ts';
+import { makeTempDir, removeTempDir, serviceFromEnv } from './service.ts';
+import { describeStream, measureStream, streamShape, type StreamLayout, type StreamResult } from './stream.ts';
+import { flag, fmtBytes, fmtCount, fmtMs, machineDescription, note, num, parseArgs, str, table } from './util.ts';
+
+const args = parseArgs();
+const quick = flag(args, 'quick');
+const jobs = Math.round(num(args, 'jobs', quick ? 100_000 : 1_000_000));
+const settings = {
+  ingestS: num(args, 'ingest-duration', quick ? 3 : 8),
+  ingestWarmupS: quick ? 1 : 2,
+  ingestConnections: num(args, 'ingest-connections', 4),
+  readS: num(args, 'read-duration', quick ? 1.5 : 3),
+  readWarmupS: 0.5,
+  readConnections: num(args, 'read-connections', 4),
+  subscribers: num(args, 'subscribers', 1000),
+  streamRate: num(args, 'stream-rate', 50_000),
+  streamS: num(args, 'stream-duration', quick ? 4 : 10),
+};
+const skip = new Set(
+  str(args, 'skip', '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean),
+);
+const profileRoot = flag(args, 'profile') ? makeTempDir('jobwatch-prof-') : undefined;
+const profileDir = (name: string): string | undefined => {
+  if (profileRoot === undefined) return undefined;
+  const dir = join(profileRoot, name);
+  mkdirSync(dir, { recursive: true });
+  return dir;
+};
+
+const startedAt = new Date();
+const runStarted = performance.now();
+const footnotes: string[] = [];
+
+// ---------------------------------------------------------------------------------------
+// measurements
+
+const baseline = await startBaseline();
+note(`baseline (Bun.serve + JSON.parse) pid ${baseline.pid} on ${baseline.baseUrl}`);
+
+interface IngestPair {
+  service: IngestResult;
+  baseline: IngestResult;
+  fsync: string;
+}
+const ingestPairs: IngestPair[] = [];
+let reads: ReadResult[] = [];
+let readBaseline: CannonResult | null = null;
+const memory: { empty: number | null; loaded: number | null; afterRestart: number | null } = { empty: null, loaded: null, afterRestart: null };
+let loadInfo: { ms: number; events: number } | null = null;
+let restart: RestartMeasurement | null = null;
+let stall: StallResult | null = null;
+const streams: StreamResult[] = [];
+const problems: string[] = [];
+
+try {
+  if (!skip.has('ingest')) {
+    for (const fsync of ['always', 'no'] as const) {
+      const service = await serviceFromEnv({ env: { FSYNC: fsync, DAILY_EVENT_LIMIT: '0' }, label: `ingest-${fsync}`, cpuProfDir: profileDir(`ingest-fsync-${fsync}`) });
+      try {
+        for (const batch of fsync === 'always' ? [1000, 100, 1] : [1000]) {
+          note(`ingest FSYNC=${fsync}, ${batch}-event bodies, ${settings.ingestConnections} connections, ${settings.ingestS} s (+${settings.ingestWarmupS} s warm-up), then the baseline`);
+          const templates = templatesFor(service.connectionId, batch);
+          const options = { batch, connections: settings.ingestConnections, durationS: settings.ingestS, warmupS: settings.ingestWarmupS, templates };
+          const measured = await measureIngest(service, { label: `service FSYNC=${fsync}`, ...options });
+          const ceiling = await measureIngest({ baseUrl: baseline.baseUrl, apiKey: 'baseline', connectionId: service.connectionId }, { label: 'baseline', ...options });
+          ingestPairs.push({ service: measured, baseline: ceiling, fsync });
+          note(`  service ${fmtCount(measured.eventsPerS)} events/s p99 ${fmtMs(measured.cannon.p99)}; baseline ${fmtCount(ceiling.eventsPerS)} events/s p99 ${fmtMs(ceiling.cannon.p99)}`);
+        }
+      } finally {
+        await service.cleanup();
+      }
+    }
+  }
+
+  if (!skip.has('reads') || !skip.has('restart')) {
+    const service = await serviceFromEnv({ env: loadPhaseEnv(jobs), label: 'reads', cpuProfDir: profileDir('reads') });
+    try {
+      memory.empty = await settledRss(service, 1_000);
+      note(`loading ${fmtCount(jobs)} jobs (FSYNC=no, DAILY_EVENT_LIMIT=0, snapshots held off)`);
+      const load = await loadJobs(service, jobs);
+      loadInfo = { ms: load.ms, events: load.events };
+      note(`loaded ${fmtCount(jobs)} jobs (${fmtCount(load.events)} events) in ${fmtMs(load.ms)}`);
+      memory.loaded = await settledRss(service);
+      if (!skip.has('reads')) {
+        const scenarios = await readScenarios(service);
+        note(`reads: ${scenarios.length} scenarios, ${settings.readConnections} connections, ${settings.readS} s each`);
+        reads = await measureReads(service, scenarios, { connections: settings.readConnections, durationS: settings.readS, warmupS: settings.readWarmupS });
+        readBaseline = await measureBaselineGet(baseline.baseUrl, { connections: settings.readConnections, durationS: settings.readS, warmupS: settings.readWarmupS });
+      }
+      if (!skip.has('restart') && service.pid !== null) {
+        note(`restart with ${fmtCount(jobs)} jobs (SIGTERM, shutdown snapshot, start on the same DATA_DIR)`);
+        restart = await measureRestart(service);
+        memory.afterRestart = restart.rssAfterRestart;
+        note(`  restart ${fmtMs(restart.restartMs)} (shutdown ${fmtMs(restart.shutdownMs)}); snapshot stall next`);
+        stall = await measureSnapshotStall(service);
+      }
+    } catch (error) {
+      problems.push(`reads/restart: ${error instanceof Error ? error.message : String(error)}`);
+      note(`reads/restart failed: ${String(error)}`);
+    } finally {
+      await service.cleanup();
+    }
+  }
+
+  if (!skip.has('stream')) {
+    for (const layout of ['spread', 'single'] as StreamLayout[]) {
+      const service = await serviceFromEnv({ env: { FSYNC: 'always', DAILY_EVENT_LIMIT: '0' }, label: `stream-${layout}` });
+      try {
+        note(`stream (${layout}): ${settings.subscribers} subscribers wanted, ${fmtCount(settings.streamRate)} events/s for ${settings.streamS} s`);
+        const result = await measureStream(service, { subscribers: settings.subscribers, rate: settings.streamRate, batch: 1000, durationS: settings.streamS, layout });
+        streams.push(result);
+        if (result.skipped !== null) {
+          note(`stream: ${result.skipped}`);
+          break;
+        }
+        note(`  p50 ${fmtMs(result.p50)} p99 ${fmtMs(result.p99)} (${streamShape(result)}, ${fmtCount(result.achievedRate)} events/s)`);
+      } catch (error) {
+        problems.push(`stream (${layout}): ${error instanceof Error ? error.message : String(error)}`);
+      } finally {
+        await service.cleanup();
+      }
+    }
+  }
+} finally {
+  await baseline.stop();
+}
+
+// ---------------------------------------------------------------------------------------
+// the table
+
+type Row = [figure: string, service: string, baseline: string, ratio: string, target: string, result: string, detail: string];
+const rows: Row[] = [];
+const verdict = (met: boolean | null): string => (met === null ? '' : met ? 'met' : 'NOT MET');
+const times = (a: number, b: number): string => (Number.isFinite(a / b) && b > 0 ? `${(a / b).toFixed(1)}x` : '');
+const percent = (a: number, b: number): string => (b > 0 ? `${((100 * a) / b).toFixed(1)}%` : '');
+const scale = jobs === 1_000_000 ? '' : ` (measured at ${fmtCount(jobs)} jobs; the target is for 1M)`;
+
+for (const { service, baseline: ceiling, fsync } of ingestPairs) {
+  const name = `ingest ${service.batch}/req FSYNC=${fsync}`;
+  const targeted = service.batch === 1000 && fsync === 'always';
+  const errors = service.cannon.non2xx + service.cannon.errors;
+  rows.push([
+    `${name}: events/s`,
+    fmtCount(service.eventsPerS),
+    fmtCount(ceiling.eventsPerS),
+    percent(service.eventsPerS, ceiling.eventsPerS),
+    targeted ? '>= 50% of baseline' : '',
+    verdict(targeted ? service.eventsPerS >= 0.5 * ceiling.eventsPerS : null),
+    `${fmtCount(service.cannon.rps)} req/s, body ${fmtBytes(service.bodyBytes)}${errors > 0 ? `, ${errors} errors` : ''}`,
+  ]);
+  rows.push([
+    `${name}: p99`,
+    fmtMs(service.cannon.p99),
+    fmtMs(ceiling.cannon.p99),
+    times(service.cannon.p99, ceiling.cannon.p99),
+    targeted ? '< 50 ms' : '',
+    verdict(targeted ? service.cannon.p99 < 50 : null),
+    `p50 ${fmtMs(service.cannon.p50)} (baseline ${fmtMs(ceiling.cannon.p50)}), max ${fmtMs(service.cannon.max)}`,
+  ]);
+}
+
+if (readBaseline !== null) {
+  for (const { scenario, cannon } of reads) {
+    const targeted = scenario.kind === 'list' || scenario.kind === 'filter';
+    const share = scenario.share !== undefined ? `, matches ${(scenario.share * 100).toFixed(2)}% of jobs` : '';
+    rows.push([
+      `${scenario.label}: p99`,
+      fmtMs(cannon.p99),
+      fmtMs(readBaseline.p99),
+      times(cannon.p99, readBaseline.p99),
+      targeted ? `< 5 ms${scale === '' ? '' : '*'}` : '',
+      verdict(targeted ? cannon.p99 < 5 : null),
+      `p50 ${fmtMs(cannon.p50)}, ${fmtCount(cannon.rps)} req/s${share}${cannon.non2xx + cannon.errors > 0 ? `, ${cannon.non2xx + cannon.errors} errors` : ''}`,
+    ]);
+  }
+  rows.push(['baseline GET (small JSON): p99', fmtMs(readBaseline.p99), fmtMs(readBaseline.p99), '1.0x', '', '', `p50 ${fmtMs(readBaseline.p50)}, ${fmtCount(readBaseline.rps)} req/s`]);
+}
+
+if (memory.empty !== null && memory.loaded !== null) {
+  const perJob = (memory.loaded - memory.empty) / jobs;
+  const afterRestart = memory.afterRestart === null ? '' : `; after restart ${fmtBytes(memory.afterRestart)} = ${((memory.afterRestart - memory.empty) / jobs).toFixed(0)} B/job`;
+  rows.push([
+    `resident memory per job at ${fmtCount(jobs)} jobs`,
+    `${perJob.toFixed(0)} B`,
+    '',
+    '',
+    `< 600 B${scale === '' ? '' : '*'}`,
+    verdict(perJob < 600),
+    `RSS empty ${fmtBytes(memory.empty)}, loaded ${fmtBytes(memory.loaded)}${afterRestart}`,
+  ]);
+} else if (!skip.has('reads') || !skip.has('restart')) {
+  rows.push([`resident memory per job`, 'n/a', '', '', '< 600 B', '', 'not measurable: no server pid (attached to BASE_URL?)']);
+}
+
+if (restart !== null) {
+  rows.push([
+    `restart with ${fmtCount(jobs)} jobs`,
+    fmtMs(restart.restartMs),
+    '',
+    '',
+    `< 3 s${scale === '' ? '' : '*'}`,
+    verdict(restart.restartMs < 3_000),
+    `spawn to /api/health 200 + recovered; shutdown before it ${fmtMs(restart.shutdownMs)}`,
+  ]);
+}
+if (stall !== null) {
+  rows.push([
+    `snapshot stall at ${fmtCount(jobs)} jobs`,
+    stall.problem === null ? fmtMs(stall.maxGapMs) : 'n/a',
+    fmtMs(stall.idleMaxGapMs),
+    stall.problem === null ? times(stall.maxGapMs, stall.idleMaxGapMs) : '',
+    `< 50 ms${scale === '' ? '' : '*'}`,
+    verdict(stall.problem === null ? stall.maxGapMs < 50 : null),
+    stall.problem === null ? `longest gap between /api/health answers (${fmtCount(stall.healthAnswers)}) during a running snapshot; baseline = idle gap` : `not measured: ${stall.problem.slice(0, 120)}`,
+  ]);
+}
+for (const stream of streams) {
+  if (stream.skipped !== null) {
+    rows.push([`stream delivery p99`, 'skipped', '', '', '< 100 ms @1000 subs, 50k ev/s', '', stream.skipped]);
+    continue;
+  }
+  const targeted = stream.layout === 'spread';
+  const fullLoad = stream.subscribersOpened >= 1000 && stream.achievedRate >= 0.95 * 50_000;
+  const lost = stream.probesExpected - stream.probesReceived;
+  rows.push([
+    `stream delivery p99 (${stream.subscribersOpened} subs${stream.layout === 'single' ? ' on 1 connection' : ''}, ${fmtCount(stream.achievedRate)} ev/s)`,
+    fmtMs(stream.p99),
+    '',
+    '',
+    targeted ? '< 100 ms @1000 subs, 50k ev/s' : '',
+    verdict(targeted ? (fullLoad ? stream.p99 < 100 : stream.p99 < 100 ? null : false) : null),
+    `p50 ${fmtMs(stream.p50)}, max ${fmtMs(stream.max)}; ingest req p99 ${fmtMs(stream.ingestP99)}; ${streamShape(stream)}${lost > 0 ? `; ${fmtCount(lost)} of ${fmtCount(stream.probesExpected)} probes missing` : ''}${stream.streamsEnded > 0 ? `; ${stream.streamsEnded} streams cut` : ''}${targeted && !fullLoad ? ' (below the target load)' : ''}`,
+  ]);
+}
+
+const minutes = (performance.now() - runStarted) / 60_000;
+console.log(`jobwatch load test, ${startedAt.toISOString()}`);
+console.log(`machine: ${machineDescription()}`);
+console.log(
+  `settings: ${fmtCount(jobs)} jobs${quick ? ' (--quick)' : ''}; ingest ${settings.ingestConnections} connections x ${settings.ingestS} s; reads ${settings.readConnections} connections x ${settings.readS} s, limit 50; ` +
+    `stream ${settings.subscribers} subscribers at ${fmtCount(settings.streamRate)} events/s; load generator and servers share the machine; run took ${minutes.toFixed(1)} min`,
+);
+console.log('');
+console.log(table(['figure', 'service', 'baseline', 'ratio', 'target', 'result', 'detail'], rows));
+console.log('');
+if (profileRoot !== undefined) footnotes.push('--profile: the services ran under `bun --cpu-prof`; the profiler costs CPU and keeps memory, so resident memory and latencies of this run are not representative.');
+if (scale !== '') footnotes.push(`* targets are stated for 1M jobs; this run had ${fmtCount(jobs)}.`);
+footnotes.push('ingest baseline: Bun.serve that only JSON.parses the same bodies; read baseline: Bun.serve answering a small JSON. Ratios: events/s as % of baseline, latencies as multiples of it.');
+if (loadInfo !== null) footnotes.push(`load phase: ${fmtCount(jobs)} jobs, ${fmtCount(loadInfo.events)} events in ${fmtMs(loadInfo.ms)} (${fmtCount(loadInfo.events / (loadInfo.ms / 1000))} events/s at FSYNC=no, 2 requests in flight; not a target figure).`);
+if (restart !== null) footnotes.push(`restart: ${restart.recoveredLine.replace(/^\S+ /, '')}; shutdown: ${restart.snapshotLine?.replace(/^\S+ /, '') ?? 'no snapshot line'}.`);
+if (stall?.snapshotLine != null) footnotes.push(`stall: ${stall.snapshotLine.replace(/^\S+ /, '')}.`);
+for (const stream of streams) if (stream.skipped === null) footnotes.push(describeStream(stream));
+for (const problem of problems) footnotes.push(`PROBLEM: ${problem}`);
+console.log(footnotes.join('\n'));
+
+if (profileRoot !== undefined) {
+  for (const name of readdirSync(profileRoot).sort()) {
+    for (const file of readdirSync(join(profileRoot, name)).filter((f) => f.endsWith('.cpuprofile')).sort()) {
+      console.log(`\nCPU profile of the ${name} service process:`);
+      console.log(summarizeProfile(join(profileRoot, name, file), 20));
+    }
+  }
+  removeTempDir(profileRoot);
+}
+process.exit(0);
