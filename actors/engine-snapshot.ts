@@ -37,7 +37,7 @@ export type SnapshotChunk =
   | { k: 'end' };
 
 export function copyJob(job: Job): Job {
-  return { ...job, history: job.history.map((entry) => ({ ...entry })) };
+  return { ...job, history: [...job.history] };
 }
 
 export interface EngineSnapshot {

@@ -5,12 +5,13 @@
  */
 import { assert } from '../domain-error.ts';
 import type { JobEvent } from '../ingest/normalized-event.ts';
-import type { Framework, JobState } from '../ingest/states.ts';
+import type { JobState } from '../ingest/states.ts';
 import { FINISHED_STATES } from '../ingest/states.ts';
 import { ascendingOrder, sortById } from '../jobs/ascending-order.ts';
 import { SortedIndex, type SortValue } from '../jobs/sorted-index.ts';
 import { mergeJobEvent, newJob, type Job } from './job-record.ts';
 import { JOB_SORT_KEYS, JOB_SORT_VALUE, sortValuesOf, type JobSortKey } from './job-sort-keys.ts';
+import { JobGroups, type GroupFields } from './job-groups.ts';
 import { Tally } from './tally.ts';
 
 export interface JobChange {
@@ -33,16 +34,17 @@ export class JobStore {
   >;
   /** per task name, by createdAt: recentExecutions without scanning */
   private readonly byNameCreated = new Map<string, SortedIndex<Job>>();
-  readonly perState = new Tally<JobState>();
-  readonly perQueue = new Tally<string>();
-  readonly perWorker = new Tally<string>();
-  readonly perFramework = new Tally<Framework>();
+  private readonly groups: JobGroups;
   /** queued jobs per queue: the fallback queue depth */
   readonly queuedPerQueue = new Tally<string>();
   /** active jobs per worker: the fallback activeJobs */
   readonly activePerWorker = new Tally<string>();
   /** set while a snapshot is being written: sees each job before it changes */
   beforeMutate: ((job: Job) => void) | null = null;
+
+  constructor(groupsMax?: number) {
+    this.groups = new JobGroups(groupsMax);
+  }
 
   get size(): number {
     return this.byId.size;
@@ -181,25 +183,36 @@ export class JobStore {
     return index;
   }
 
+  /** Jobs matching a filter on the grouped fields, without scanning when the groups allow. */
+  countWhere(matches: (fields: GroupFields) => boolean): number {
+    if (this.groups.usable) return this.groups.countWhere(matches);
+    let count = 0;
+    for (const job of this.byId.values()) if (matches(job)) count++;
+    return count;
+  }
+
   private count(job: CountedFields, delta: number): void {
-    this.perState.add(job.state, delta);
-    this.perQueue.add(job.queue, delta);
-    this.perWorker.add(job.workerId, delta);
-    this.perFramework.add(job.framework, delta);
+    this.groups.add(job, delta);
     if (job.state === 'queued') this.queuedPerQueue.add(job.queue, delta);
     if (job.state === 'active') this.activePerWorker.add(job.workerId, delta);
   }
 }
 
 /** The fields the tallies count by; a change that keeps them all skips the tallies. */
-type CountedFields = Pick<Job, 'state' | 'queue' | 'workerId' | 'framework'>;
+type CountedFields = GroupFields;
 
 function countedFieldsOf(job: Job): CountedFields {
-  return { state: job.state, queue: job.queue, workerId: job.workerId, framework: job.framework };
+  return { name: job.name, state: job.state, queue: job.queue, workerId: job.workerId, framework: job.framework };
 }
 
 function sameCountedFields(counted: CountedFields, job: Job): boolean {
-  return counted.state === job.state && counted.queue === job.queue && counted.workerId === job.workerId && counted.framework === job.framework;
+  return (
+    counted.name === job.name &&
+    counted.state === job.state &&
+    counted.queue === job.queue &&
+    counted.workerId === job.workerId &&
+    counted.framework === job.framework
+  );
 }
 
 export function isFinished(state: JobState): boolean {

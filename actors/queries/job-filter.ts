@@ -1,9 +1,9 @@
 /**
- * Job list filters as one predicate, and `total` computed the cheapest way: from the
- * tallies when one field filter is set, else by counting matches.
+ * Job list filters as one predicate, and `total` from the per-group counts of the job
+ * store (see job-groups.ts) rather than a scan.
  */
 import type { ConnectionActor } from '../connection/connection-actor.ts';
-import type { Job } from '../connection/job-record.ts';
+import type { GroupFields } from '../connection/job-groups.ts';
 import type { Framework, JobState } from '../ingest/states.ts';
 
 export interface JobFilters {
@@ -14,7 +14,8 @@ export interface JobFilters {
   framework?: Framework;
 }
 
-export function jobMatcher(filters: JobFilters): ((job: Job) => boolean) | null {
+/** A predicate over the grouped fields, so one filter serves both pages (jobs) and totals (groups). */
+export function jobMatcher(filters: JobFilters): ((job: GroupFields) => boolean) | null {
   const { state, queue, worker, framework } = filters;
   const needle = filters.search?.toLowerCase();
   if (needle === undefined && state === undefined && queue === undefined && worker === undefined && framework === undefined) return null;
@@ -36,17 +37,6 @@ export function jobMatcher(filters: JobFilters): ((job: Job) => boolean) | null 
     (needle === undefined || matchesName(job.name));
 }
 
-export function countMatching(actor: ConnectionActor, filters: JobFilters, matches: ((job: Job) => boolean) | null): number {
-  if (matches === null) return actor.jobs.size;
-  const set = Object.entries(filters).filter(([, value]) => value !== undefined);
-  if (set.length === 1) {
-    const [field, value] = set[0]!;
-    if (field === 'state') return actor.jobs.perState.get(value as JobState);
-    if (field === 'queue') return actor.jobs.perQueue.get(value as string);
-    if (field === 'worker') return actor.jobs.perWorker.get(value as string);
-    if (field === 'framework') return actor.jobs.perFramework.get(value as Framework);
-  }
-  let count = 0;
-  for (const job of actor.jobs.values()) if (matches(job)) count++;
-  return count;
+export function countMatching(actor: ConnectionActor, matches: ((job: GroupFields) => boolean) | null): number {
+  return matches === null ? actor.jobs.size : actor.jobs.countWhere(matches);
 }

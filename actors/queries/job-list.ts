@@ -39,7 +39,7 @@ export function listJobs(actors: ConnectionActor[], query: JobListQuery): JobLis
     page.hasMore && last !== undefined
       ? encodeCursor({ sortBy: query.sortBy, sortOrder: query.sortOrder, key: JOB_SORT_VALUE[query.sortBy](last.item), id: last.item.id })
       : null;
-  const total = actors.reduce((sum, actor) => sum + countMatching(actor, query, matches), 0);
+  const total = actors.reduce((sum, actor) => sum + countMatching(actor, matches), 0);
   return { data: page.items.map((entry) => toJobListItem(entry.item)), pagination: { nextCursor, limit: query.limit, total } };
 }
 

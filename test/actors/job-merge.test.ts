@@ -93,8 +93,8 @@ describe('job merge rules', () => {
       ['active', 'task-2'],
       ['failed', 'task-1'],
     ]);
-    expect(actor.jobs.perState.get('failed')).toBe(1);
-    expect(actor.jobs.perState.get('queued')).toBe(0);
+    expect(actor.jobs.countWhere((job) => job.state === 'failed')).toBe(1);
+    expect(actor.jobs.countWhere((job) => job.state === 'queued')).toBe(0);
   });
 
   test('a job naming a queue creates it; the new job and queue ids come from the record', () => {

@@ -17,7 +17,7 @@ export function dumpEngine(engine: Engine, nowMs: number) {
       indexes: Object.fromEntries(
         JOB_SORT_KEYS.flatMap((key) => (['asc', 'desc'] as const).map((order) => [`${key}-${order}`, [...actor.jobs.indexes[key].scan(order)].map((entry) => entry.item.id)])),
       ),
-      tallies: jobs.length === 0 ? {} : { failed: actor.jobs.perState.get('failed'), queued: actor.jobs.queuedPerQueue.get('default') },
+      tallies: { failed: actor.jobs.countWhere((job) => job.state === 'failed'), queued: actor.jobs.queuedPerQueue.get('q1'), active: actor.jobs.activePerWorker.get('w1') },
       workers: [...actor.workers.values()].map((worker) => ({ ...worker, rate: worker.rate.taskRatePerMinute(nowMs) })),
       queues: [...actor.queues.values()].map((queue) => ({ ...queue, metrics: TIME_RANGES.map((range) => queue.metrics.view(range, nowMs)) })),
       dedup: actor.dedup.toSnapshot(),

@@ -1,0 +1,51 @@
+/**
+ * Job counts per distinct (name, state, queue, worker, framework). A list's `total`
+ * for any combination of filters, `search` included, is then a sum over the groups
+ * (a few thousand in practice) instead of a scan of every job. If a connection ever
+ * holds more distinct groups than the bound, counting falls back to scanning jobs.
+ */
+import type { Job } from './job-record.ts';
+
+export type GroupFields = Pick<Job, 'name' | 'state' | 'queue' | 'workerId' | 'framework'>;
+
+interface JobGroup extends GroupFields {
+  count: number;
+}
+
+export const JOB_GROUPS_MAX = 100_000;
+
+export class JobGroups {
+  private readonly groups = new Map<string, JobGroup>();
+  private overflowed = false;
+
+  constructor(private readonly groupsMax = JOB_GROUPS_MAX) {}
+
+  /** False once the bound was passed: callers must count by scanning. */
+  get usable(): boolean {
+    return !this.overflowed;
+  }
+
+  add(fields: GroupFields, delta: number): void {
+    if (this.overflowed) return;
+    const key = `${fields.name}\u0000${fields.state}\u0000${fields.queue ?? '\u0001'}\u0000${fields.workerId ?? '\u0001'}\u0000${fields.framework}`;
+    const group = this.groups.get(key);
+    if (group !== undefined) {
+      group.count += delta;
+      if (group.count === 0) this.groups.delete(key);
+      return;
+    }
+    if (this.groups.size >= this.groupsMax) {
+      this.overflowed = true;
+      this.groups.clear();
+      return;
+    }
+    const { name, state, queue, workerId, framework } = fields;
+    this.groups.set(key, { name, state, queue, workerId, framework, count: delta });
+  }
+
+  countWhere(matches: (fields: GroupFields) => boolean): number {
+    let count = 0;
+    for (const group of this.groups.values()) if (matches(group)) count += group.count;
+    return count;
+  }
+}

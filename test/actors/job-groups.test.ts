@@ -1,0 +1,39 @@
+import { describe, expect, test } from 'bun:test';
+import { JobStore } from '../../actors/connection/job-store.ts';
+import type { JobEvent } from '../../actors/ingest/normalized-event.ts';
+import { T0 } from '../support/test-app.ts';
+
+const event = (externalId: string, fields: Partial<JobEvent>): JobEvent => ({
+  kind: 'job',
+  atMs: T0,
+  framework: 'celery',
+  externalId,
+  name: 'tasks.a',
+  state: 'queued',
+  newJobId: `id-${externalId}`,
+  ...fields,
+});
+
+function storeWith(groupsMax?: number) {
+  const store = new JobStore(groupsMax);
+  store.applyEvent('c', event('1', { name: 'tasks.email', queue: 'mail', state: 'failed' }));
+  store.applyEvent('c', event('2', { name: 'tasks.email', queue: 'mail', state: 'completed' }));
+  store.applyEvent('c', event('3', { name: 'reports.daily', queue: 'mail', state: 'failed', workerId: 'w1' }));
+  store.applyEvent('c', event('4', { name: 'tasks.resize', state: 'failed' }));
+  store.applyEvent('c', { ...event('2', { name: 'tasks.email', queue: 'mail', state: 'failed' }), atMs: T0 + 1 });
+  return store;
+}
+
+describe('job totals by group', () => {
+  for (const [label, groupsMax] of [['within the bound', undefined], ['past the bound (scan fallback)', 2]] as const) {
+    test(`${label}: totals for combined filters follow every change`, () => {
+      const store = storeWith(groupsMax);
+      expect(store.countWhere((job) => job.state === 'failed')).toBe(4);
+      expect(store.countWhere((job) => job.state === 'failed' && job.queue === 'mail')).toBe(3);
+      expect(store.countWhere((job) => job.name.includes('email'))).toBe(2);
+      expect(store.countWhere((job) => job.workerId === 'w1')).toBe(1);
+      store.remove(store.getByExternalId('1')!);
+      expect(store.countWhere((job) => job.name.includes('email') && job.state === 'failed')).toBe(1);
+    });
+  }
+});
