@@ -45,6 +45,11 @@ export class LiveUpdates implements EngineListener {
     const actor = this.engine.connection(connectionId);
     if (actor === undefined || this.closed) return;
     const hub = this.hubFor(connectionId);
+    if (!hub.watched) {
+      // Building and serializing every change cost ~9% of ingest with nobody watching.
+      hub.skipUnwatched();
+      return;
+    }
     const nowMs = this.clock.nowMs();
     for (const job of changes.jobs) hub.publish('job', toJobListItem(job));
     for (const worker of changes.workers) {
@@ -95,6 +100,7 @@ export class LiveUpdates implements EngineListener {
     for (const [connectionId, hub] of this.hubs) {
       const actor = this.engine.connection(connectionId);
       if (actor === undefined) continue;
+      if (!hub.watched) continue; // announced to whoever subscribes later by their first read
       for (const worker of actor.workers.values()) {
         if (worker.state === 'offline' || this.announcedOffline.has(worker)) continue;
         if (effectiveWorkerState(worker, nowMs) !== 'offline') continue;

@@ -28,6 +28,17 @@ export class EventRingBuffer {
     return this.#size;
   }
 
+  /**
+   * Forgets every event and moves the floor to `floorId`: events were left unpublished
+   * (nobody was watching), so a client that saw anything before must reset.
+   */
+  restartAt(floorId: string): void {
+    this.#slots.fill(undefined);
+    this.#oldestSlot = 0;
+    this.#size = 0;
+    this.#floorId = floorId;
+  }
+
   /** Ids must arrive in strictly increasing order; lookups binary-search on them. */
   append(event: BufferedEvent): void {
     const capacity = this.#slots.length;

@@ -30,6 +30,7 @@ export class StreamHub {
   #flushTimer: TimerHandle | undefined;
   #keepAliveTimer: TimerHandle | undefined;
   #closed = false;
+  #eventsSkipped = false;
 
   constructor(options: StreamHubOptions) {
     assertValidStreamHubOptions(options);
@@ -50,9 +51,23 @@ export class StreamHub {
     return this.#closed;
   }
 
+  /** Whether anyone is subscribed: publishers need not build events nobody would receive. */
+  get watched(): boolean {
+    return this.#subscribers.size > 0;
+  }
+
+  /**
+   * Records that events happened but were not published (nobody was watching). A later
+   * resume from an id before this point gets `reset` instead of a silent gap.
+   */
+  skipUnwatched(): void {
+    this.#eventsSkipped = true;
+  }
+
   /** Serializes the event once, keeps it for resume, queues it for every subscriber; returns its id. */
   publish(event: StreamEventName, data: unknown): string {
     if (this.#closed) throw new Error('StreamHub.publish() after close()');
+    this.#settleSkippedEvents();
     const id = this.eventIdSequence.next(this.#now());
     const bytes = encodeEventMessage(id, event, data);
     this.#recentEvents.append({ id, bytes });
@@ -80,7 +95,14 @@ export class StreamHub {
 
   /** See EventRingBuffer.eventsAfter. */
   eventsAfter(id: string): BufferedEvent[] | undefined {
+    this.#settleSkippedEvents();
     return this.#recentEvents.eventsAfter(id);
+  }
+
+  #settleSkippedEvents(): void {
+    if (!this.#eventsSkipped) return;
+    this.#eventsSkipped = false;
+    this.#recentEvents.restartAt(this.eventIdSequence.next(this.#now()));
   }
 
   attach(subscriber: Subscriber): void {
