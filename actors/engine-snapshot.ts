@@ -134,9 +134,9 @@ export class SnapshotRestorer {
       case 'jobs': {
         const actor = this.actors.get(chunk.connectionId);
         if (actor === undefined) throw new Error(`snapshot has jobs for unknown connection ${chunk.connectionId}`);
-        const pending = this.pendingJobs.get(actor);
-        if (pending === undefined) this.pendingJobs.set(actor, chunk.jobs);
-        else for (const job of chunk.jobs) pending.push(job);
+        let pending = this.pendingJobs.get(actor);
+        if (pending === undefined) this.pendingJobs.set(actor, (pending = []));
+        for (const job of chunk.jobs) pending.push(actor.reviveJob(job));
         return;
       }
       case 'end':

@@ -14,7 +14,7 @@ import { CommandQueue } from './command-queue.ts';
 import type { ConnectionRecord, IngestRecord, JobAction, JobActionRecord } from './connection-records.ts';
 import { ACTION_RULES, notFound, refusal, type ActionResult } from './job-actions.ts';
 import { isFinished, JobStore, type JobChange } from './job-store.ts';
-import { insertHistory, stateChangedAtMs, type Job } from './job-record.ts';
+import { insertHistory, reviveJob, stateChangedAtMs, type Job } from './job-record.ts';
 import { QueueStore, type Queue } from './queue-store.ts';
 import { StringPool } from './string-pool.ts';
 import { livenessMs, WorkerStore, type Worker } from './worker-store.ts';
@@ -158,6 +158,11 @@ export class ConnectionActor {
         break;
     }
     return changes;
+  }
+
+  /** A job from a snapshot, in the live shape and sharing this connection's strings. */
+  reviveJob(plain: Job): Job {
+    return reviveJob(plain, (value) => this.sharedStrings.intern(value));
   }
 
   /**

@@ -147,18 +147,26 @@ export class JobStore {
       this.count(job, +1);
     }
     for (const key of JOB_SORT_KEYS) {
-      const valueOf = JOB_SORT_VALUE[key];
-      this.indexes[key].loadAscending(ascendingOrder(jobs.map((job) => ({ key: valueOf(job), item: job }))));
+      const ordered = ascendingOrder(jobs, JOB_SORT_VALUE[key]);
+      this.indexes[key].loadAscending(ordered.keys, ordered.items);
+      if (key === 'createdAt') this.loadNameIndexes(ordered.items);
     }
+  }
+
+  /** Per-name indexes from jobs already in (createdAt, id) order: grouping keeps that order. */
+  private loadNameIndexes(byCreatedAt: readonly Job[]): void {
     const byName = new Map<string, Job[]>();
-    for (const job of jobs) {
+    for (const job of byCreatedAt) {
       const group = byName.get(job.name);
       if (group === undefined) byName.set(job.name, [job]);
       else group.push(job);
     }
     for (const [name, group] of byName) {
       const index = new SortedIndex<Job>(idOf);
-      index.loadAscending(ascendingOrder(group.map((job) => ({ key: job.createdAtMs, item: job }))));
+      index.loadAscending(
+        group.map((job) => job.createdAtMs),
+        group,
+      );
       this.byNameCreated.set(name, index);
     }
   }

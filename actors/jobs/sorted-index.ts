@@ -112,15 +112,16 @@ export class SortedIndex<T> {
   }
 
   /**
-   * Fills an empty index from entries already in ascending (key, id) order with null keys
-   * last (see ascendingOrder): full blocks, no searching. Recovery's fast path.
+   * Fills an empty index from parallel arrays already in ascending (key, id) order with
+   * null keys last (see ascending-order.ts): full blocks, no searching. Recovery's fast path.
    */
-  loadAscending(entries: readonly IndexEntry<T>[]): void {
+  loadAscending(keys: readonly SortValue[], items: readonly T[]): void {
     if (this.size > 0) throw new Error('SortedIndex.loadAscending needs an empty index');
-    for (const entry of entries) {
-      if (typeof entry.key === 'number' && Number.isNaN(entry.key)) throw new Error('SortedIndex key must not be NaN');
-      this.listFor(entry.key).append(entry.key, entry.item);
-    }
+    if (keys.length !== items.length) throw new Error('SortedIndex.loadAscending needs one item per key');
+    let firstNull = keys.length;
+    while (firstNull > 0 && keys[firstNull - 1] === null) firstNull--;
+    this.keyed.fill(keys, items, 0, firstNull);
+    this.nullKeyed.fill(keys, items, firstNull, keys.length);
   }
 
   clear(): void {
@@ -225,16 +226,26 @@ class BlockList<T> {
     this.version++;
   }
 
-  /** Adds an entry after every other one; the caller guarantees the order. */
-  append(key: SortValue, item: T): void {
-    const last = this.blocks[this.blocks.length - 1];
-    if (last !== undefined) {
-      const order = this.compareAt(key, this.idOf(item), last, last.count - 1);
-      if (order <= 0) throw new Error('SortedIndex.loadAscending entries are not in ascending (key, id) order');
+  /** Fills an empty list with entries [start, end) of ordered parallel arrays, in full blocks. */
+  fill(keys: readonly SortValue[], items: readonly T[], start: number, end: number): void {
+    for (let index = start; index < end; index++) {
+      const key = keys[index] as SortValue;
+      if (typeof key === 'number' && Number.isNaN(key)) throw new Error('SortedIndex key must not be NaN');
+      if (index > start && compareSortValues(keys[index - 1] as SortValue, key) > 0) {
+        throw new Error('SortedIndex.loadAscending keys are not in ascending order');
+      }
     }
-    if (last !== undefined && last.count < this.capacity) this.insertAt(last, last.count, key, item);
-    else this.blocks.push(this.singletonBlock(key, item));
-    this.count++;
+    for (let from = start; from < end; from += this.capacity) {
+      const count = Math.min(this.capacity, end - from);
+      const block = this.newBlock(count);
+      for (let offset = 0; offset < count; offset++) {
+        block.keys[offset] = keys[from + offset] as SortValue;
+        block.items[offset] = items[from + offset];
+      }
+      block.count = count;
+      this.blocks.push(block);
+    }
+    this.count += end - start;
     this.version++;
   }
 

@@ -28,8 +28,9 @@ describe('bulk loading an index', () => {
     test(`${name}: loading in ascendingOrder equals inserting one by one, in both scan orders`, () => {
       const entries = items(3000, keyOf);
       const byId = sortById([...entries], (entry) => entry.item.id);
+      const ordered = ascendingOrder(byId, (entry) => entry.key);
       const loaded = new SortedIndex<Item>(idOf, { blockCapacity: 8 });
-      loaded.loadAscending(ascendingOrder(byId));
+      loaded.loadAscending(ordered.keys, ordered.items.map((entry) => entry.item));
       loaded.checkInvariants();
       const reference = incremental(entries);
       for (const order of ['asc', 'desc'] as const) {
@@ -41,9 +42,9 @@ describe('bulk loading an index', () => {
 
   test('entries out of order, or a non-empty index, are refused', () => {
     const index = new SortedIndex<Item>(idOf);
-    expect(() => index.loadAscending([{ key: 2, item: { id: 'a' } }, { key: 1, item: { id: 'b' } }])).toThrow('not in ascending');
+    expect(() => index.loadAscending([2, 1], [{ id: 'a' }, { id: 'b' }])).toThrow('not in ascending');
     const filled = new SortedIndex<Item>(idOf);
     filled.insert(1, { id: 'x' });
-    expect(() => filled.loadAscending([{ key: 2, item: { id: 'y' } }])).toThrow('empty');
+    expect(() => filled.loadAscending([2], [{ id: 'y' }])).toThrow('empty');
   });
 });
