@@ -4,12 +4,13 @@
  * `evolve` is the only code that changes state, and replay runs it on the same records.
  */
 import { DomainError } from '../domain-error.ts';
-import { newId } from '../ids.ts';
 import { dedupKeyOf } from '../ingest/dedup-key.ts';
 import type { JobEvent, NormalizedEvent, QueueEvent, WorkerEvent } from '../ingest/normalized-event.ts';
 import { validateEvent, type EventError } from '../ingest/validate-event.ts';
 import { DailyQuota, type Usage } from './daily-quota.ts';
 import { DedupCache } from './dedup-cache.ts';
+import { BatchIds } from './batch-ids.ts';
+import { newId } from '../ids.ts';
 import { CommandQueue } from './command-queue.ts';
 import type { ConnectionRecord, IngestRecord, JobAction, JobActionRecord } from './connection-records.ts';
 import { ACTION_RULES, notFound, refusal, type ActionResult } from './job-actions.ts';
@@ -264,42 +265,5 @@ export class ConnectionActor {
   private oldestJob(matches: (job: Job) => boolean): Job | undefined {
     for (const entry of this.jobs.indexes.createdAt.scan('asc')) if (matches(entry.item)) return entry.item;
     return undefined;
-  }
-}
-
-/** Ids for records an ingest batch creates, decided once per new externalId/name. */
-class BatchIds {
-  private readonly jobs = new Map<string, string>();
-  private readonly workers = new Map<string, string>();
-  private readonly queues = new Map<string, string>();
-
-  constructor(private readonly actor: ConnectionActor) {}
-
-  assign(event: NormalizedEvent): void {
-    switch (event.kind) {
-      case 'job': {
-        if (this.actor.jobs.getByExternalId(event.externalId) === undefined && !this.jobs.has(event.externalId)) {
-          event.newJobId = newId();
-          this.jobs.set(event.externalId, event.newJobId);
-        }
-        if (event.queue !== undefined) this.assignQueue(event, event.queue);
-        return;
-      }
-      case 'worker':
-        if (this.actor.workers.get(event.externalId) === undefined && !this.workers.has(event.externalId)) {
-          event.newWorkerId = newId();
-          this.workers.set(event.externalId, event.newWorkerId);
-        }
-        return;
-      case 'queue':
-        return this.assignQueue(event, event.name);
-    }
-  }
-
-  private assignQueue(event: JobEvent | QueueEvent, name: string): void {
-    if (this.actor.queues.get(name) === undefined && !this.queues.has(name)) {
-      event.newQueueId = newId();
-      this.queues.set(name, event.newQueueId);
-    }
   }
 }

@@ -19,9 +19,13 @@ export interface QueueView {
   createdAt: string;
 }
 
-/** Depth and consumers come from the newest snapshot; without one, from what the jobs and workers say. */
-export function toQueueView(queue: Queue, actor: ConnectionActor, range: TimeRange, nowMs: number): QueueView {
-  const metrics = queue.metrics.view(range, nowMs);
+export type QueueStreamItem = Omit<QueueView, 'throughput' | 'avgLatencyMs' | 'failureRate' | 'healthBar'>;
+
+/**
+ * The stream's queue event: the queue without metrics. Depth and consumers come from
+ * the newest snapshot; without one, from what the jobs and workers say.
+ */
+export function toQueueStreamItem(queue: Queue, actor: ConnectionActor, nowMs: number): QueueStreamItem {
   return {
     id: queue.id,
     name: queue.name,
@@ -29,27 +33,15 @@ export function toQueueView(queue: Queue, actor: ConnectionActor, range: TimeRan
     connectionId: queue.connectionId,
     depth: queue.depth ?? actor.jobs.queuedPerQueue.get(queue.name),
     consumers: queue.consumers ?? countConsumers(actor, queue.name, nowMs),
-    throughput: metrics.throughput,
-    avgLatencyMs: metrics.avgLatencyMs,
-    failureRate: metrics.failureRate,
-    healthBar: metrics.healthBar,
     extensions: {},
     createdAt: new Date(queue.createdAtMs).toISOString(),
   };
 }
 
-/** The stream's queue event: the queue without metrics. */
-export function toQueueStreamItem(queue: Queue, actor: ConnectionActor, nowMs: number): Omit<QueueView, 'throughput' | 'avgLatencyMs' | 'failureRate' | 'healthBar'> {
-  return {
-    id: queue.id,
-    name: queue.name,
-    framework: queue.framework,
-    connectionId: queue.connectionId,
-    depth: queue.depth ?? actor.jobs.queuedPerQueue.get(queue.name),
-    consumers: queue.consumers ?? countConsumers(actor, queue.name, nowMs),
-    extensions: {},
-    createdAt: new Date(queue.createdAtMs).toISOString(),
-  };
+/** The Queue of GET /api/queues: the stream item plus metrics over the range. */
+export function toQueueView(queue: Queue, actor: ConnectionActor, range: TimeRange, nowMs: number): QueueView {
+  const { throughput, avgLatencyMs, failureRate, healthBar } = queue.metrics.view(range, nowMs);
+  return { ...toQueueStreamItem(queue, actor, nowMs), throughput, avgLatencyMs, failureRate, healthBar };
 }
 
 function countConsumers(actor: ConnectionActor, queueName: string, nowMs: number): number {

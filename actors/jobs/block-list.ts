@@ -1,0 +1,462 @@
+/**
+ * The storage behind SortedIndex: a chunked sorted array (see BlockList below).
+ */
+import type { IndexEntry, IndexPosition } from './sorted-index.ts';
+import { compareIds, compareSortValues, type SortValue } from './sort-values.ts';
+
+const SMALLEST_BLOCK_ARRAY = 8;
+/**
+ * How many blocks away an insert into a full block may push entries before it splits the block.
+ * 4 kept every block full for timestamps arriving up to 2,000 positions late (1 in 1,000 slots
+ * unused; 73% with splitting alone), at up to 4 extra block moves for the unlucky insert; 8
+ * gained little more.
+ */
+const SPILL_REACH = 4;
+
+/**
+ * Keys and items in parallel arrays rather than one object per entry (1M jobs times up to
+ * seven indexes would otherwise be 7M small objects). The index sizes the arrays itself and
+ * never lets `push`/`splice` resize them: JSC's own growth left blocks a third to a half empty
+ * in memory (27-35 bytes an entry measured, against ~16 with sized arrays). Slots from `count`
+ * on are unused and hold null/undefined, so that a removed job is not kept alive by a stale slot.
+ */
+interface Block<T> {
+  keys: SortValue[];
+  items: (T | undefined)[];
+  count: number;
+}
+
+/**
+ * A chunked sorted array: blocks of at most `capacity` entries, each sorted, all in ascending
+ * (key, id) order end to end. Finding a place is a binary search over the blocks' last entries
+ * and then inside one block; inserting or removing moves at most a few blocks' entries.
+ *
+ * Occupancy decides memory, since a block that has filled up once keeps arrays of full capacity:
+ * - An insert at a block boundary goes to the end of the block before it when that has room.
+ *   In-order arrivals (timestamps; equal keys with time-ordered ids) thus leave full blocks.
+ * - An insert into a full block passes entries along to the nearest block with room within
+ *   SPILL_REACH blocks, or to a new last block when the list ends within reach: late
+ *   timestamps land in the last blocks, and splitting there would leave half-empty blocks
+ *   behind for good. Away from the end, an insert at the boundary of two full blocks starts a
+ *   new block between them. Only when none of this applies does a block split in half.
+ * - Removal merges two neighbours holding at most half a block together, so any two adjacent
+ *   blocks hold more than half a block: at least a quarter full on average, whatever happens.
+ *   (checkInvariants verifies this.)
+ */
+export class BlockList<T> {
+  private blocks: Block<T>[] = [];
+  private count = 0;
+  // Bumped on every mutation, so that a live scan knows its block/offset may be stale.
+  private version = 0;
+  private readonly mergeLimit: number;
+
+  constructor(
+    private readonly idOf: (item: T) => string,
+    private readonly capacity: number,
+  ) {
+    this.mergeLimit = capacity >> 1;
+  }
+
+  get size(): number {
+    return this.count;
+  }
+
+  clear(): void {
+    this.blocks = [];
+    this.count = 0;
+    this.version++;
+  }
+
+  /** Fills an empty list with entries [start, end) of ordered parallel arrays, in full blocks. */
+  fill(keys: readonly SortValue[], items: readonly T[], start: number, end: number): void {
+    for (let index = start; index < end; index++) {
+      const key = keys[index] as SortValue;
+      if (typeof key === 'number' && Number.isNaN(key)) throw new Error('SortedIndex key must not be NaN');
+      if (index > start && compareSortValues(keys[index - 1] as SortValue, key) > 0) {
+        throw new Error('SortedIndex.loadAscending keys are not in ascending order');
+      }
+    }
+    for (let from = start; from < end; from += this.capacity) {
+      const count = Math.min(this.capacity, end - from);
+      const block = this.newBlock(count);
+      for (let offset = 0; offset < count; offset++) {
+        block.keys[offset] = keys[from + offset] as SortValue;
+        block.items[offset] = items[from + offset];
+      }
+      block.count = count;
+      this.blocks.push(block);
+    }
+    this.count += end - start;
+    this.version++;
+  }
+
+  insert(key: SortValue, item: T): void {
+    const id = this.idOf(item);
+    const blocks = this.blocks;
+    this.count++;
+    this.version++;
+
+    const b = this.firstBlockReaching(key, id, false);
+    if (b === blocks.length) {
+      // After every entry: the common case for timestamps.
+      const last = blocks[b - 1];
+      if (last !== undefined && last.count < this.capacity) this.insertAt(last, last.count, key, item);
+      else blocks.push(this.singletonBlock(key, item));
+      return;
+    }
+    const block = blocks[b] as Block<T>;
+    const offset = this.firstOffsetReaching(block, key, id, false);
+    const previous = blocks[b - 1];
+
+    // Between two blocks: the end of the previous block is as good a place as the start of this one.
+    if (offset === 0 && previous !== undefined && previous.count < this.capacity) {
+      this.insertAt(previous, previous.count, key, item);
+      return;
+    }
+    if (block.count < this.capacity) {
+      this.insertAt(block, offset, key, item);
+      return;
+    }
+    // The block is full.
+    if (offset === 0 && blocks.length - 1 - b >= SPILL_REACH) {
+      // Between two full blocks, away from the end: mostly the end of a run of equal keys whose
+      // ids arrive in order (a state or a task name with time-ordered ids). The next inserts land
+      // here too, so a new block here fills up, and nothing has to move.
+      blocks.splice(b, 0, this.singletonBlock(key, item));
+      return;
+    }
+    // Pass entries along to a block with room; split only when none is near.
+    const roomAfter = this.blockWithRoomAfter(b);
+    if (roomAfter !== undefined) {
+      // Each full block on the way hands its last entry on; the one with room takes the final one.
+      for (let from = roomAfter - 1; from >= b; from--) this.moveLastToFrontOf(blocks[from] as Block<T>, blocks[from + 1] as Block<T>);
+      this.insertAt(block, offset, key, item);
+      return;
+    }
+    // Here offset > 0: near the end a block with room after was always found (or made).
+    const roomBefore = this.blockWithRoomBefore(b);
+    if (roomBefore !== undefined) {
+      for (let from = roomBefore + 1; from <= b; from++) this.moveFirstToEndOf(blocks[from] as Block<T>, blocks[from - 1] as Block<T>);
+      this.insertAt(block, offset - 1, key, item);
+      return;
+    }
+    const half = this.capacity >> 1;
+    const right = this.newBlock(this.capacity);
+    this.moveTail(block, half, right);
+    blocks.splice(b + 1, 0, right);
+    if (offset <= half) this.insertAt(block, offset, key, item);
+    else this.insertAt(right, offset - half, key, item);
+  }
+
+  remove(key: SortValue, item: T): boolean {
+    const id = this.idOf(item);
+    const blocks = this.blocks;
+    let b = this.firstBlockReaching(key, id, false);
+    const block = blocks[b];
+    if (block === undefined) return false;
+    const offset = this.firstOffsetReaching(block, key, id, false);
+    if (this.compareAt(key, id, block, offset) !== 0) return false;
+
+    removeAt(block, offset);
+    this.count--;
+    this.version++;
+
+    if (block.count === 0) {
+      blocks.splice(b, 1);
+      // The neighbours of the dropped block are adjacent now.
+      if (b > 0) this.mergeIfSmall(b - 1);
+      return true;
+    }
+    if (b > 0 && this.mergeIfSmall(b - 1)) b--;
+    this.mergeIfSmall(b);
+    return true;
+  }
+
+  *ascending(after: IndexPosition | undefined): Generator<IndexEntry<T>, void, undefined> {
+    let resumeAfter = after;
+    let b = 0;
+    let offset = 0;
+    let seenVersion = -1;
+    let yieldedAny = false;
+    let lastKey: SortValue = null;
+    let lastItem = undefined as T;
+
+    for (;;) {
+      if (seenVersion !== this.version) {
+        if (yieldedAny) resumeAfter = { key: lastKey, id: this.idOf(lastItem) };
+        if (resumeAfter === undefined) {
+          b = 0;
+          offset = 0;
+        } else {
+          b = this.firstBlockReaching(resumeAfter.key, resumeAfter.id, true);
+          const block = this.blocks[b];
+          offset = block === undefined ? 0 : this.firstOffsetReaching(block, resumeAfter.key, resumeAfter.id, true);
+        }
+        seenVersion = this.version;
+      }
+      const block = this.blocks[b];
+      if (block === undefined) return;
+      if (offset >= block.count) {
+        b++;
+        offset = 0;
+        continue;
+      }
+      lastKey = block.keys[offset] as SortValue;
+      lastItem = block.items[offset] as T;
+      offset++;
+      yieldedAny = true;
+      yield { key: lastKey, item: lastItem };
+    }
+  }
+
+  *descending(after: IndexPosition | undefined): Generator<IndexEntry<T>, void, undefined> {
+    let resumeBefore = after;
+    let b = 0;
+    // Offset of the next entry to yield; -1 means "the last entry of the previous block".
+    let offset = -1;
+    let seenVersion = -1;
+    let yieldedAny = false;
+    let lastKey: SortValue = null;
+    let lastItem = undefined as T;
+
+    for (;;) {
+      if (seenVersion !== this.version) {
+        if (yieldedAny) resumeBefore = { key: lastKey, id: this.idOf(lastItem) };
+        if (resumeBefore === undefined) {
+          b = this.blocks.length;
+          offset = -1;
+        } else {
+          // The entry before the first one that is >= the position.
+          b = this.firstBlockReaching(resumeBefore.key, resumeBefore.id, false);
+          const block = this.blocks[b];
+          offset = block === undefined ? -1 : this.firstOffsetReaching(block, resumeBefore.key, resumeBefore.id, false) - 1;
+        }
+        seenVersion = this.version;
+      }
+      if (offset < 0) {
+        b--;
+        const block = this.blocks[b];
+        if (block === undefined) return;
+        offset = block.count - 1;
+        continue;
+      }
+      const block = this.blocks[b] as Block<T>;
+      lastKey = block.keys[offset] as SortValue;
+      lastItem = block.items[offset] as T;
+      offset--;
+      yieldedAny = true;
+      yield { key: lastKey, item: lastItem };
+    }
+  }
+
+  checkInvariants(name: string, keyAllowed: (key: SortValue) => boolean): void {
+    const fail = (message: string): never => {
+      throw new Error(`SortedIndex ${name} list: ${message}`);
+    };
+    let total = 0;
+    let previousKey: SortValue = null;
+    let previousId: string | undefined;
+    this.blocks.forEach((block, b) => {
+      const count = block.count;
+      if (count === 0) fail(`block ${b} is empty`);
+      if (count > this.capacity) fail(`block ${b} holds ${count} > ${this.capacity}`);
+      const arrayLength = block.keys.length;
+      if (arrayLength !== this.arrayLengthFor(arrayLength) || block.items.length !== arrayLength || arrayLength < count) {
+        fail(`block ${b} has arrays of ${arrayLength} keys and ${block.items.length} items for ${count} entries`);
+      }
+      const next = this.blocks[b + 1];
+      if (next !== undefined && count + next.count <= this.mergeLimit) {
+        fail(`blocks ${b} and ${b + 1} hold ${count + next.count} <= ${this.mergeLimit} together`);
+      }
+      for (let i = count; i < arrayLength; i++) {
+        if (block.keys[i] !== null || block.items[i] !== undefined) fail(`block ${b} keeps a value in unused slot ${i}`);
+      }
+      for (let i = 0; i < count; i++) {
+        const key = block.keys[i] as SortValue;
+        const id = this.idOf(block.items[i] as T);
+        if (!keyAllowed(key)) fail(`block ${b} holds key ${String(key)}`);
+        if (previousId !== undefined && (compareSortValues(previousKey, key) || compareIds(previousId, id)) >= 0) {
+          fail(`(${String(key)}, ${id}) at block ${b} offset ${i} is not after (${String(previousKey)}, ${previousId})`);
+        }
+        previousKey = key;
+        previousId = id;
+      }
+      total += count;
+    });
+    if (total !== this.count) fail(`size is ${this.count} but blocks hold ${total}`);
+  }
+
+  get allocatedSlots(): number {
+    return this.blocks.reduce((slots, block) => slots + block.keys.length, 0);
+  }
+
+  blockSizes(): number[] {
+    return this.blocks.map((block) => block.count);
+  }
+
+  /** (key, id) against the entry at `offset` of `block`, ascending. */
+  private compareAt(key: SortValue, id: string, block: Block<T>, offset: number): number {
+    const byKey = compareSortValues(key, block.keys[offset] as SortValue);
+    return byKey !== 0 ? byKey : compareIds(id, this.idOf(block.items[offset] as T));
+  }
+
+  /**
+   * Index of the first block whose last entry is after (key, id), or also equal when not
+   * `strict`; blocks.length when there is none. The position then lies inside that block.
+   */
+  private firstBlockReaching(key: SortValue, id: string, strict: boolean): number {
+    const blocks = this.blocks;
+    let low = 0;
+    let high = blocks.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      const block = blocks[middle] as Block<T>;
+      const comparison = this.compareAt(key, id, block, block.count - 1);
+      if (comparison < 0 || (comparison === 0 && !strict)) high = middle;
+      else low = middle + 1;
+    }
+    return low;
+  }
+
+  /** Offset of the first entry of `block` after (key, id), or also equal when not `strict`. */
+  private firstOffsetReaching(block: Block<T>, key: SortValue, id: string, strict: boolean): number {
+    let low = 0;
+    let high = block.count;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      const comparison = this.compareAt(key, id, block, middle);
+      if (comparison < 0 || (comparison === 0 && !strict)) high = middle;
+      else low = middle + 1;
+    }
+    return low;
+  }
+
+  /**
+   * The closest block after block b, within SPILL_REACH, that is not full. When the list ends
+   * within reach, a new last block: the last blocks are where late timestamps land, and
+   * splitting a full last block in half would leave half-empty blocks behind for good.
+   */
+  private blockWithRoomAfter(b: number): number | undefined {
+    for (let candidate = b + 1; candidate <= b + SPILL_REACH; candidate++) {
+      const block = this.blocks[candidate];
+      if (block === undefined) {
+        this.blocks.push(this.newBlock(1));
+        return candidate;
+      }
+      if (block.count < this.capacity) return candidate;
+    }
+    return undefined;
+  }
+
+  /** The closest block before block b, within SPILL_REACH, that is not full. */
+  private blockWithRoomBefore(b: number): number | undefined {
+    for (let candidate = b - 1; candidate >= 0 && candidate >= b - SPILL_REACH; candidate--) {
+      if ((this.blocks[candidate] as Block<T>).count < this.capacity) return candidate;
+    }
+    return undefined;
+  }
+
+  /** Merges block b and b + 1 when they hold at most half a block together. */
+  private mergeIfSmall(b: number): boolean {
+    const left = this.blocks[b];
+    const right = this.blocks[b + 1];
+    if (left === undefined || right === undefined) return false;
+    if (left.count + right.count > this.mergeLimit) return false;
+    this.moveTail(right, 0, left);
+    this.blocks.splice(b + 1, 1);
+    return true;
+  }
+
+  /**
+   * A block with arrays for `entries` entries. Blocks start small and grow, so that the many
+   * small indexes (one per task name, per connection, the null lists) cost little.
+   */
+  private newBlock(entries: number): Block<T> {
+    const length = this.arrayLengthFor(entries);
+    return {
+      keys: new Array<SortValue>(length).fill(null),
+      items: new Array<T | undefined>(length).fill(undefined),
+      count: 0,
+    };
+  }
+
+  private singletonBlock(key: SortValue, item: T): Block<T> {
+    const block = this.newBlock(1);
+    this.insertAt(block, 0, key, item);
+    return block;
+  }
+
+  /**
+   * Array lengths halve down from the capacity (500, 250, 125, 63, ...): growth doubles, and
+   * a block that fills up ends at exactly the capacity, the one size tuned to the allocator.
+   * (The smaller steps cost 10-13 bytes a slot rather than 8; they only serve small blocks.)
+   */
+  private arrayLengthFor(entries: number): number {
+    let length = this.capacity;
+    while (length > SMALLEST_BLOCK_ARRAY && Math.ceil(length / 2) >= entries) length = Math.ceil(length / 2);
+    return length;
+  }
+
+  /** Reallocates the block's arrays when they cannot hold `entries` entries. */
+  private makeRoom(block: Block<T>, entries: number): void {
+    if (block.keys.length >= entries) return;
+    const grown = this.newBlock(entries);
+    for (let i = 0; i < block.count; i++) {
+      grown.keys[i] = block.keys[i] as SortValue;
+      grown.items[i] = block.items[i];
+    }
+    block.keys = grown.keys;
+    block.items = grown.items;
+  }
+
+  /** The caller makes sure the block holds fewer than `capacity` entries. */
+  private insertAt(block: Block<T>, offset: number, key: SortValue, item: T): void {
+    this.makeRoom(block, block.count + 1);
+    if (offset < block.count) {
+      block.keys.copyWithin(offset + 1, offset, block.count);
+      block.items.copyWithin(offset + 1, offset, block.count);
+    }
+    block.keys[offset] = key;
+    block.items[offset] = item;
+    block.count++;
+  }
+
+  /** Appends the entries of `from` starting at `start` to `to`, and empties them in `from`. */
+  private moveTail(from: Block<T>, start: number, to: Block<T>): void {
+    this.makeRoom(to, to.count + from.count - start);
+    for (let i = start; i < from.count; i++) {
+      to.keys[to.count] = from.keys[i] as SortValue;
+      to.items[to.count] = from.items[i];
+      to.count++;
+    }
+    from.keys.fill(null, start, from.count);
+    from.items.fill(undefined, start, from.count);
+    from.count = start;
+  }
+
+  private moveLastToFrontOf(block: Block<T>, next: Block<T>): void {
+    const last = block.count - 1;
+    const key = block.keys[last] as SortValue;
+    const item = block.items[last] as T;
+    removeAt(block, last);
+    this.insertAt(next, 0, key, item);
+  }
+
+  private moveFirstToEndOf(block: Block<T>, previous: Block<T>): void {
+    const key = block.keys[0] as SortValue;
+    const item = block.items[0] as T;
+    removeAt(block, 0);
+    this.insertAt(previous, previous.count, key, item);
+  }
+}
+
+function removeAt<T>(block: Block<T>, offset: number): void {
+  const last = block.count - 1;
+  if (offset < last) {
+    block.keys.copyWithin(offset, offset + 1, block.count);
+    block.items.copyWithin(offset, offset + 1, block.count);
+  }
+  block.keys[last] = null;
+  block.items[last] = undefined;
+  block.count = last;
+}
