@@ -64,7 +64,7 @@ export function takeSnapshot(accounts: AccountsActor, actors: Map<string, Connec
     actor.jobs.beforeMutate = (job) => {
       if (!preImages.has(job)) preImages.set(job, copyJob(job));
     };
-    jobLists.push({ actor, jobs: [...actor.jobs.values()], preImages });
+    jobLists.push({ actor, jobs: Array.from(actor.jobs.values()), preImages });
   }
   const release = (): void => {
     for (const { actor, preImages } of jobLists) {

@@ -1,9 +1,12 @@
 /**
  * Failed-login throttle per email and per client address: after `failuresMax` failures
- * inside `windowMs`, further attempts are refused until the window passes. In memory on
- * purpose: a restart forgiving failures is harmless, and logging them would let an
- * attacker fill the log.
+ * inside `windowMs`, further attempts are refused until the window passes. An LRU with a
+ * time to live bounds memory against attackers cycling through emails and addresses,
+ * dropping the least recently failing keys first. In memory on purpose: a restart
+ * forgiving failures is harmless, and logging them would let an attacker fill the log.
  */
+import { LRUCache } from 'lru-cache';
+
 export interface LoginLimiterOptions {
   failuresMax: number;
   windowMs: number;
@@ -16,9 +19,12 @@ interface Failures {
 }
 
 export class LoginLimiter {
-  private readonly failures = new Map<string, Failures>();
+  private readonly failures: LRUCache<string, Failures>;
 
-  constructor(private readonly options: LoginLimiterOptions) {}
+  constructor(private readonly options: LoginLimiterOptions) {
+    // Windows are judged by the injected clock below; the cache only bounds how many keys are kept.
+    this.failures = new LRUCache<string, Failures>({ max: options.trackedKeysMax });
+  }
 
   /** Seconds until `keys` may try again, or 0 when allowed. */
   retryAfterSeconds(keys: string[], nowMs: number): number {
@@ -34,18 +40,8 @@ export class LoginLimiter {
   recordFailure(keys: string[], nowMs: number): void {
     for (const key of keys) {
       const entry = this.failures.get(key);
-      if (entry === undefined || nowMs - entry.windowStartMs >= this.options.windowMs) {
-        this.failures.delete(key);
-        this.failures.set(key, { count: 1, windowStartMs: nowMs });
-      } else {
-        entry.count++;
-      }
-    }
-    // Insertion order is oldest window first: drop from the front to bound memory.
-    while (this.failures.size > this.options.trackedKeysMax) {
-      const oldest = this.failures.keys().next().value;
-      if (oldest === undefined) break;
-      this.failures.delete(oldest);
+      if (entry === undefined || nowMs - entry.windowStartMs >= this.options.windowMs) this.failures.set(key, { count: 1, windowStartMs: nowMs });
+      else entry.count++;
     }
   }
 
