@@ -8,7 +8,8 @@ import type { JobEvent } from '../ingest/normalized-event.ts';
 import type { JobState } from '../ingest/states.ts';
 import { FINISHED_STATES } from '../ingest/states.ts';
 import { ascendingOrder, sortById } from '../jobs/ascending-order.ts';
-import { SortedIndex, type SortValue } from '../jobs/sorted-index.ts';
+import { PartitionedIndex } from '../jobs/partitioned-index.ts';
+import { SortedIndex, type IndexEntry, type IndexPosition, type SortOrder, type SortValue } from '../jobs/sorted-index.ts';
 import { mergeJobEvent, newJob, type Job } from './job-record.ts';
 import { JOB_SORT_KEYS, JOB_SORT_VALUE, sortValuesOf, type JobSortKey } from './job-sort-keys.ts';
 import { JobGroups, type GroupFields } from './job-groups.ts';
@@ -25,13 +26,28 @@ export interface JobChange {
 
 const idOf = (job: Job): string => job.id;
 
+/** What the job store needs of an index; SortedIndex and PartitionedIndex both provide it. */
+export interface JobIndex<T> {
+  readonly size: number;
+  insert(key: SortValue, item: T): void;
+  remove(key: SortValue, item: T): boolean;
+  scan(order: SortOrder, after?: IndexPosition): IterableIterator<IndexEntry<T>>;
+  loadAscending(keys: readonly SortValue[], items: readonly T[]): void;
+}
+
 export class JobStore {
   readonly byId = new Map<string, Job>();
   private readonly byExternalId = new Map<string, Job>();
-  readonly indexes = Object.fromEntries(JOB_SORT_KEYS.map((key) => [key, new SortedIndex<Job>(idOf)])) as Record<
-    JobSortKey,
-    SortedIndex<Job>
-  >;
+  /** few-valued keys are partitioned by key (see partitioned-index.ts); times and durations are not */
+  readonly indexes: Record<JobSortKey, JobIndex<Job>> = {
+    createdAt: new SortedIndex<Job>(idOf),
+    name: new PartitionedIndex<Job>(idOf),
+    state: new PartitionedIndex<Job>(idOf),
+    durationMs: new SortedIndex<Job>(idOf),
+    queue: new PartitionedIndex<Job>(idOf),
+    startedAt: new SortedIndex<Job>(idOf),
+    worker: new PartitionedIndex<Job>(idOf),
+  };
   /** per task name, by createdAt: recentExecutions without scanning */
   private readonly byNameCreated = new Map<string, SortedIndex<Job>>();
   private readonly groups: JobGroups;

@@ -96,7 +96,10 @@ export class BlockList<T> {
     this.count++;
     this.version++;
 
-    const b = this.firstBlockReaching(key, id, false);
+    // After every entry, the common case (timestamps; time-ordered ids within one key):
+    // one comparison with the last entry instead of a search.
+    const lastBlock = blocks[blocks.length - 1];
+    const b = lastBlock !== undefined && this.compareAt(key, id, lastBlock, lastBlock.count - 1) > 0 ? blocks.length : this.firstBlockReaching(key, id, false);
     if (b === blocks.length) {
       // After every entry: the common case for timestamps.
       const last = blocks[b - 1];
