@@ -7,13 +7,12 @@
  */
 export class DedupCache {
   private readonly present = new Set<string>();
-  private readonly ring: (string | undefined)[];
-  /** where the next key goes; once full, also the oldest key */
+  /** grows to keysMax (an idle connection costs nothing), then wraps */
+  private readonly ring: string[] = [];
+  /** once the ring is full: where the next key goes, which is also the oldest key */
   private next = 0;
 
-  constructor(private readonly keysMax: number) {
-    this.ring = new Array<string | undefined>(keysMax).fill(undefined);
-  }
+  constructor(private readonly keysMax: number) {}
 
   has(key: string): boolean {
     return this.present.has(key);
@@ -21,10 +20,13 @@ export class DedupCache {
 
   add(key: string): void {
     if (this.present.has(key)) return;
-    const evicted = this.ring[this.next];
-    if (evicted !== undefined) this.present.delete(evicted);
-    this.ring[this.next] = key;
     this.present.add(key);
+    if (this.ring.length < this.keysMax) {
+      this.ring.push(key);
+      return;
+    }
+    this.present.delete(this.ring[this.next]!);
+    this.ring[this.next] = key;
     this.next = (this.next + 1) % this.keysMax;
   }
 
@@ -34,8 +36,7 @@ export class DedupCache {
 
   /** Oldest first, so restoring in order reproduces the eviction order. */
   toSnapshot(): string[] {
-    const keys = [...this.ring.slice(this.next), ...this.ring.slice(0, this.next)];
-    return keys.filter((key): key is string => key !== undefined);
+    return [...this.ring.slice(this.next), ...this.ring.slice(0, this.next)];
   }
 
   restore(keys: string[]): void {
