@@ -22,7 +22,7 @@ test('no request shape gets a 500 or an error outside the envelope', async () =>
     ['{"__proto__":{"x":1},"name":"y"}', 'application/json'], ['\u0000\u0001', 'application/octet-stream'],
   ];
   const queries = ['', '?limit=-1', '?limit=1e3', '?cursor=%00', '?sortBy[]=x', '?page=99999999999', '?timeRange=', '?state=', '?connectionId=' + 'x'.repeat(100), '?limit=50&limit=abc', '?search=%F0%9F%92%A9'];
-  const auths = [{ cookie }, { authorization: `Bearer ${c.apiKey}` }, {}];
+  const auths: Record<string, string>[] = [{ cookie }, { authorization: `Bearer ${c.apiKey}` }, {}];
   let count = 0;
   for (const [method, path] of routes) for (const [body, type] of bodies) for (const query of queries) for (const auth of auths) {
     const headers: Record<string, string> = { ...auth };
