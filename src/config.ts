@@ -24,6 +24,7 @@ export interface Config {
   dedupKeysMax: number;
   snapshotLogBytesMax: number;
   snapshotIntervalMs: number;
+  streamsPerUserMax: number;
 }
 
 export class ConfigError extends Error {}
@@ -83,5 +84,6 @@ export function loadConfig(env: Env = process.env): Config {
     dedupKeysMax: integer(env, 'DEDUP_KEYS_MAX', 100_000, 1, 10_000_000),
     snapshotLogBytesMax: integer(env, 'SNAPSHOT_LOG_MB', 256, 1, 1_000_000) * 1024 * 1024,
     snapshotIntervalMs: integer(env, 'SNAPSHOT_INTERVAL_MINUTES', 60, 1, 24 * 60) * 60_000,
+    streamsPerUserMax: integer(env, 'STREAMS_PER_USER_MAX', 20, 1, 10_000),
   };
 }

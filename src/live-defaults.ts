@@ -1,7 +1,8 @@
 /** Limits of the live stream in production (tests pass smaller intervals). */
 import type { LiveUpdatesOptions } from '../actors/live/live-updates.ts';
 
-export const LIVE_UPDATES_DEFAULTS: LiveUpdatesOptions = {
+/** `streamsPerUserMax` comes from STREAMS_PER_USER_MAX (config.ts). */
+export const LIVE_UPDATES_DEFAULTS: Omit<LiveUpdatesOptions, 'streamsPerUserMax'> = {
   hub: {
     ringBufferEventsMax: 10_000,
     // must exceed one ingest batch (1,000 events of ~0.5 KB), or healthy clients get cut off
@@ -10,5 +11,4 @@ export const LIVE_UPDATES_DEFAULTS: LiveUpdatesOptions = {
     keepAliveIntervalMs: 15_000,
   },
   livenessCheckIntervalMs: 1_000,
-  streamsPerUserMax: 20,
 };

@@ -14,6 +14,7 @@ describe('configuration from the environment', () => {
       adminEmail: null,
       adminPassword: null,
       sessionSecret: null,
+      streamsPerUserMax: 20,
     });
   });
 
@@ -33,6 +34,7 @@ describe('configuration from the environment', () => {
     [{ ADMIN_PASSWORD: 'short' }, 'ADMIN_PASSWORD'],
     [{ ADMIN_EMAIL: 'not-an-email' }, 'ADMIN_EMAIL'],
     [{ SESSION_SECRET: 'tiny' }, 'SESSION_SECRET'],
+    [{ STREAMS_PER_USER_MAX: '0' }, 'STREAMS_PER_USER_MAX'],
   ];
   for (const [env, name] of bad) {
     test(`a bad ${name} stops start-up with a message naming it`, () => {
