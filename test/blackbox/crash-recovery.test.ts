@@ -11,7 +11,7 @@
  *
  * Replay a failing run with BLACKBOX_SEED=<seed printed in the failure>.
  */
-import { afterAll, afterEach, expect, test } from 'bun:test';
+import { expect, test } from 'bun:test';
 import {
   ADMIN_EMAIL,
   ADMIN_PASSWORD,
@@ -19,16 +19,15 @@ import {
   createConnection,
   getJson,
   ingest,
-  killAllServices,
   listAllJobs,
   login,
   makeDataDir,
-  removeDir,
   seededRandom,
   startService,
   testSeed,
   type Connection,
   type ServiceProcess,
+  cleanUpServices,
 } from './service-process.ts';
 
 const CLIENTS = 4;
@@ -67,9 +66,7 @@ interface Ledger {
   refused: { total: number; stored: number };
 }
 
-const dirs: string[] = [];
-afterEach(killAllServices);
-afterAll(() => dirs.forEach(removeDir));
+const dirs = cleanUpServices();
 
 /** Adds the seed to whatever fails inside. */
 async function withSeed(name: string, body: (seed: number) => Promise<void>): Promise<void> {

@@ -3,7 +3,7 @@
  * first; the first goes on serving; once the first is gone (even by SIGKILL) the
  * directory can be opened again.
  */
-import { afterAll, afterEach, expect, test } from 'bun:test';
+import { expect, test } from 'bun:test';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
@@ -12,19 +12,16 @@ import {
   batchOfJobs,
   createConnection,
   ingest,
-  killAllServices,
   listAllJobs,
   login,
   makeDataDir,
-  removeDir,
   spawnService,
   startService,
   TEST_TIMEOUT_MS,
+  cleanUpServices,
 } from './service-process.ts';
 
-const dirs: string[] = [];
-afterEach(killAllServices);
-afterAll(() => dirs.forEach(removeDir));
+const dirs = cleanUpServices();
 
 test('a second process on the same DATA_DIR refuses to start and names the pid holding it', async () => {
   const dataDir = makeDataDir('lock');

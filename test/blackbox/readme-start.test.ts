@@ -2,7 +2,7 @@
  * Starting the service the documented way (`npm start` = `bun run start` = `bun src/main.ts`)
  * and using it over HTTP like a first-time operator and an SDK would.
  */
-import { afterAll, afterEach, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import {
@@ -13,18 +13,15 @@ import {
   getJson,
   ingest,
   isProcessAlive,
-  killAllServices,
   listAllJobs,
   login,
   makeDataDir,
-  removeDir,
   startService,
   TEST_TIMEOUT_MS,
+  cleanUpServices,
 } from './service-process.ts';
 
-const dirs: string[] = [];
-afterEach(killAllServices);
-afterAll(() => dirs.forEach(removeDir));
+const dirs = cleanUpServices();
 
 describe('start as the README says', () => {
   test('bun run start with ADMIN_EMAIL/ADMIN_PASSWORD: health, login, connection, ingest 10, list them back', async () => {

@@ -2,7 +2,7 @@
  * A clean stop (SIGTERM) and a restart on the same DATA_DIR lose nothing: jobs, the
  * session (sessions are durable) and the API key all survive.
  */
-import { afterAll, afterEach, expect, test } from 'bun:test';
+import { expect, test } from 'bun:test';
 import {
   ADMIN_EMAIL,
   ADMIN_PASSWORD,
@@ -10,18 +10,15 @@ import {
   createConnection,
   getJson,
   ingest,
-  killAllServices,
   listAllJobs,
   login,
   makeDataDir,
-  removeDir,
   startService,
   TEST_TIMEOUT_MS,
+  cleanUpServices,
 } from './service-process.ts';
 
-const dirs: string[] = [];
-afterEach(killAllServices);
-afterAll(() => dirs.forEach(removeDir));
+const dirs = cleanUpServices();
 
 const BATCHES = 12;
 const EVENTS_PER_BATCH = 50;

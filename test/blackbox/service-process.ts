@@ -11,6 +11,7 @@
  * wrapper's, and `servicePid()` reads the service's own from DATA_DIR/LOCK.
  */
 import type { Subprocess } from 'bun';
+import { afterAll, afterEach } from 'bun:test';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -394,4 +395,15 @@ export function seededRandom(seed: number): () => number {
 export function testSeed(): number {
   const fromEnv = process.env.BLACKBOX_SEED;
   return fromEnv !== undefined && /^\d+$/.test(fromEnv) ? Number(fromEnv) : Math.floor(Math.random() * 2 ** 31);
+}
+
+/**
+ * For a test file: stops every service a test started after each test, and removes the
+ * returned list's data directories after the file. Push each directory you make onto it.
+ */
+export function cleanUpServices(): string[] {
+  const dirs: string[] = [];
+  afterEach(killAllServices);
+  afterAll(() => dirs.forEach(removeDir));
+  return dirs;
 }

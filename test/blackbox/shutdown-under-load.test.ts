@@ -5,7 +5,7 @@
  * was durable: the change listener published to an already closed stream hub after the
  * commit. A listener's failure must never turn an acknowledged commit into an error.
  */
-import { afterAll, afterEach, expect, test } from 'bun:test';
+import { expect, test } from 'bun:test';
 import {
   ADMIN_EMAIL,
   ADMIN_PASSWORD,
@@ -13,17 +13,14 @@ import {
   batchOfJobs,
   createConnection,
   ingest,
-  killAllServices,
   listAllJobs,
   login,
   makeDataDir,
-  removeDir,
   startService,
+  cleanUpServices,
 } from './service-process.ts';
 
-const dirs: string[] = [];
-afterEach(killAllServices);
-afterAll(() => dirs.forEach(removeDir));
+const dirs = cleanUpServices();
 
 const CLIENTS = 12;
 const EVENTS_PER_BATCH = 20;

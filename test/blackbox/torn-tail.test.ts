@@ -6,7 +6,7 @@
  * - damage in the middle of a segment, with intact frames after it, is refused: the
  *   process exits non-zero, says what to do, and changes nothing on disk.
  */
-import { afterAll, afterEach, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import { appendFileSync, existsSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
@@ -17,11 +17,9 @@ import {
   createConnection,
   frameLayout,
   ingest,
-  killAllServices,
   listAllJobs,
   login,
   makeDataDir,
-  removeDir,
   seededRandom,
   segmentFiles,
   spawnService,
@@ -29,15 +27,14 @@ import {
   TEST_TIMEOUT_MS,
   testSeed,
   type Connection,
+  cleanUpServices,
 } from './service-process.ts';
 
 const BATCHES = 6;
 const EVENTS_PER_BATCH = 10;
 const env = { ADMIN_EMAIL, ADMIN_PASSWORD, DAILY_EVENT_LIMIT: '0', FSYNC: 'always' };
 
-const dirs: string[] = [];
-afterEach(killAllServices);
-afterAll(() => dirs.forEach(removeDir));
+const dirs = cleanUpServices();
 
 interface Prepared {
   dataDir: string;
