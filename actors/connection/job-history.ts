@@ -34,12 +34,6 @@ export function lastHistoryState(history: CompactHistory): JobState {
   return stateOfCode(history[history.length - 1]!);
 }
 
-export function historyEntries(history: CompactHistory): HistoryEntry[] {
-  const entries: HistoryEntry[] = [];
-  for (let i = 0; i < history.length; i += 2) entries.push({ atMs: history[i]!, state: stateOfCode(history[i + 1]!) });
-  return entries;
-}
-
 /** Runs of the same state collapsed into their earliest entry (the served stateHistory). */
 export function collapseHistory(history: CompactHistory): HistoryEntry[] {
   const collapsed: HistoryEntry[] = [];

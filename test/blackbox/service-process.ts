@@ -12,6 +12,7 @@
  */
 import type { Subprocess } from 'bun';
 import { afterAll, afterEach } from 'bun:test';
+import { SeededRandom } from '../../persistence/seeded-random.ts';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -379,16 +380,10 @@ export function frameLayout(bytes: Uint8Array): Array<{ offset: number; bytes: n
   return frames;
 }
 
-/** mulberry32: a small seeded PRNG, so a failing random schedule can be replayed. */
+/** A `() => number` view of the project's seeded generator (persistence/seeded-random.ts). */
 export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const random = new SeededRandom(seed);
+  return () => random.next();
 }
 
 /** BLACKBOX_SEED from the environment replays a run; otherwise a fresh seed. */

@@ -1,4 +1,5 @@
 import { describe, expect, test } from 'bun:test';
+import { SeededRandom } from '../../persistence/seeded-random.ts';
 import {
   compareInOrder,
   compareSortValues,
@@ -15,16 +16,10 @@ interface Job {
 
 const idOf = (job: Job): string => job.id;
 
-/** mulberry32: a tiny seeded PRNG so that every failure can be replayed by its seed. */
+/** A `() => number` view of the project's seeded generator (persistence/seeded-random.ts). */
 function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const random = new SeededRandom(seed);
+  return () => random.next();
 }
 
 function pick<T>(random: () => number, choices: readonly T[]): T {
