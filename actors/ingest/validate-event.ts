@@ -16,6 +16,7 @@ import {
 import { jsonObjectProblem } from './json-object-limits.ts';
 import type { JobEvent, NormalizedEvent, QueueEvent, WorkerEvent } from './normalized-event.ts';
 import { collectSchemaErrors } from './schema-errors.ts';
+import { ILL_FORMED_MESSAGE, illFormedFieldPath } from './well-formed-strings.ts';
 import { EVENT_TYPES, type EventType, type Framework } from './states.ts';
 
 export type EventErrorCode = 'VALIDATION_ERROR' | 'CONNECTION_MISMATCH' | 'UNSUPPORTED_EVENT_TYPE';
@@ -89,6 +90,10 @@ function failedSchema(check: Parameters<typeof collectSchemaErrors>[0], payload:
   return invalid(details);
 }
 
+// Only the fields that are stored: unknown extra fields are dropped, and their depth is unbounded.
+const JOB_STRING_FIELDS = ['externalId', 'name', 'queue', 'workerId', 'error', 'stacktrace', 'extensions'] as const;
+const WORKER_STRING_FIELDS = ['externalId', 'hostname', 'queues', 'metadata'] as const;
+
 const parseTime = (value: string | null | undefined): number | undefined => (value == null ? undefined : Date.parse(value));
 
 function normalizeJob(payload: unknown, atMs: number, framework: Framework): EventVerdict {
@@ -98,6 +103,8 @@ function normalizeJob(payload: unknown, atMs: number, framework: Framework): Eve
     const problem = jsonObjectProblem(job.extensions);
     if (problem !== null) return invalid({ 'job.extensions': [problem] });
   }
+  const illFormed = illFormedFieldPath(job, JOB_STRING_FIELDS, 'job');
+  if (illFormed !== null) return invalid({ [illFormed]: [ILL_FORMED_MESSAGE] });
   const normalized: JobEvent = { kind: 'job', atMs, framework, externalId: job.externalId, name: job.name, state: job.state };
   if (job.queue != null) normalized.queue = job.queue;
   if (job.workerId != null) normalized.workerId = job.workerId;
@@ -123,6 +130,8 @@ function normalizeWorker(payload: unknown, atMs: number, framework: Framework): 
     const problem = jsonObjectProblem(worker.metadata);
     if (problem !== null) return invalid({ 'worker.metadata': [problem] });
   }
+  const illFormed = illFormedFieldPath(worker, WORKER_STRING_FIELDS, 'worker');
+  if (illFormed !== null) return invalid({ [illFormed]: [ILL_FORMED_MESSAGE] });
   const normalized: WorkerEvent = {
     kind: 'worker',
     atMs,
@@ -142,6 +151,7 @@ function normalizeWorker(payload: unknown, atMs: number, framework: Framework): 
 function normalizeQueue(payload: unknown, atMs: number, framework: Framework): EventVerdict {
   if (!checkQueuePayload.Check(payload)) return failedSchema(checkQueuePayload, payload, 'queue');
   const queue = payload as QueuePayloadInput;
+  if (!queue.name.isWellFormed()) return invalid({ 'queue.name': [ILL_FORMED_MESSAGE] });
   const normalized: QueueEvent = { kind: 'queue', atMs, framework, name: queue.name, depth: queue.depth };
   if (queue.consumers != null) normalized.consumers = queue.consumers;
   return { ok: true, event: normalized };

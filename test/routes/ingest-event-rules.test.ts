@@ -160,3 +160,31 @@ describe('ingest: rejected events do not stop the batch', () => {
     expect((await t.ingest(connection.apiKey, many)).json.errors).toHaveLength(100);
   });
 });
+
+describe('ingest: strings must be well-formed Unicode', () => {
+  // A lone surrogate survives JSON.parse but not UTF-8/msgpack: it would change on reload.
+  const lone = 'a\ud800b';
+  const reason = ['must be well-formed Unicode (no lone UTF-16 surrogates)'];
+
+  test('each job string field, nested extension values and keys are refused, naming the field', async () => {
+    for (const field of ['externalId', 'name', 'queue', 'workerId', 'error', 'stacktrace']) {
+      const result = await verdict(job({ [field]: lone }));
+      expect(result).toMatchObject({ code: 'VALIDATION_ERROR', details: { [`job.${field}`]: reason } });
+    }
+    expect(await verdict(job({ extensions: { outer: { list: ['ok', lone] } } }))).toMatchObject({ details: { 'job.extensions.outer.list.1': reason } });
+    expect(await verdict(job({ extensions: { outer: { [lone]: 1 } } }))).toMatchObject({ details: { 'job.extensions.outer': reason } });
+  });
+
+  test('worker strings, queue lists, metadata and queue names are refused', async () => {
+    const worker = (fields: Record<string, unknown>) => workerEvent(connection.id, Date.now(), { externalId: `w-${++sequence}`, ...fields });
+    expect(await verdict(worker({ externalId: lone }))).toMatchObject({ details: { 'worker.externalId': reason } });
+    expect(await verdict(worker({ hostname: lone }))).toMatchObject({ details: { 'worker.hostname': reason } });
+    expect(await verdict(worker({ queues: ['a', lone] }))).toMatchObject({ details: { 'worker.queues.1': reason } });
+    expect(await verdict(worker({ metadata: { deep: { value: lone } } }))).toMatchObject({ details: { 'worker.metadata.deep.value': reason } });
+    expect(await verdict(queueEvent(connection.id, Date.now(), { name: lone }))).toMatchObject({ details: { 'queue.name': reason } });
+  });
+
+  test('paired surrogates (emoji) are well-formed and accepted', async () => {
+    expect(await verdict(job({ name: 'tasks.send_\ud83d\udce7', extensions: { note: '\ud83d\ude00' } }))).toBe('accepted');
+  });
+});
