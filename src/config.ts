@@ -3,6 +3,7 @@
  * `bun run start` works on a fresh machine; a bad value stops start-up with a message
  * that names the variable (a typo must never silently fall back to a default).
  */
+import { TENANT_LIMIT_DEFAULTS as TENANT, type TenantLimits } from '../actors/connection/tenant-limits.ts';
 
 /** as in Redis: `always` syncs before acknowledging (group commit), `everysec` once a second, `no` leaves it to the OS */
 export type FsyncPolicy = 'always' | 'everysec' | 'no';
@@ -25,6 +26,8 @@ export interface Config {
   snapshotLogBytesMax: number;
   snapshotIntervalMs: number;
   streamsPerUserMax: number;
+  /** issue 9, one tenant must never hurt another: see actors/connection/tenant-limits.ts */
+  tenantLimits: TenantLimits;
 }
 
 export class ConfigError extends Error {}
@@ -54,6 +57,7 @@ function optionalString(env: Env, name: string): string | null {
 }
 
 const HOUR_MS = 3_600_000;
+const MB = 1024 * 1024;
 
 export function loadConfig(env: Env = process.env): Config {
   const adminPassword = optionalString(env, 'ADMIN_PASSWORD');
@@ -85,5 +89,12 @@ export function loadConfig(env: Env = process.env): Config {
     snapshotLogBytesMax: integer(env, 'SNAPSHOT_LOG_MB', 256, 1, 1_000_000) * 1024 * 1024,
     snapshotIntervalMs: integer(env, 'SNAPSHOT_INTERVAL_MINUTES', 60, 1, 24 * 60) * 60_000,
     streamsPerUserMax: integer(env, 'STREAMS_PER_USER_MAX', 20, 1, 10_000),
+    tenantLimits: {
+      queuesPerConnectionMax: integer(env, 'QUEUES_PER_CONNECTION_MAX', TENANT.queuesPerConnectionMax, 1, 1_000_000),
+      workersPerConnectionMax: integer(env, 'WORKERS_PER_CONNECTION_MAX', TENANT.workersPerConnectionMax, 1, 1_000_000),
+      connectionMemoryBytesMax: integer(env, 'CONNECTION_MEMORY_MB', TENANT.connectionMemoryBytesMax / MB, 0, 1_000_000) * MB,
+      dailyIngestBytesMax: integer(env, 'DAILY_INGEST_MB', TENANT.dailyIngestBytesMax / MB, 0, 1_000_000_000) * MB,
+      clockSkewToleranceMs: integer(env, 'CLOCK_SKEW_TOLERANCE_SECONDS', TENANT.clockSkewToleranceMs / 1000, 0, 7 * 86_400) * 1000,
+    },
   };
 }

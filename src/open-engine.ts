@@ -42,6 +42,7 @@ export async function openEngine(config: Config, options: OpenEngineOptions): Pr
         dedupKeysMax: config.dedupKeysMax,
         maxJobsPerConnection: config.maxJobsPerConnection,
         retentionMs: config.retentionMs,
+        ...config.tenantLimits,
       },
       onHalt: options.onHalt,
       onListenerError: options.onListenerError,

@@ -19,8 +19,9 @@ import { insertHistory, reviveJob, stateChangedAtMs, type Job } from './job-reco
 import { QueueStore, type Queue } from './queue-store.ts';
 import { StringPool } from './string-pool.ts';
 import { livenessMs, WorkerStore, type Worker } from './worker-store.ts';
+import { tenantLimitsOf, type TenantLimits } from './tenant-limits.ts';
 
-export interface ConnectionLimits {
+export interface ConnectionLimits extends Partial<TenantLimits> {
   dailyEventLimit: number;
   dedupKeysMax: number;
   maxJobsPerConnection: number;
@@ -60,11 +61,13 @@ export class ConnectionActor {
   readonly dedup: DedupCache;
   readonly commands = new CommandQueue(COMMANDS_PER_CONNECTION_MAX);
   private readonly sharedStrings = new StringPool(SHARED_STRINGS_MAX);
+  readonly tenantLimits: TenantLimits;
 
   constructor(
     readonly connectionId: string,
     readonly limits: ConnectionLimits,
   ) {
+    this.tenantLimits = tenantLimitsOf(limits);
     this.quota = new DailyQuota(limits.dailyEventLimit);
     this.dedup = new DedupCache(limits.dedupKeysMax);
   }
@@ -82,6 +85,8 @@ export class ConnectionActor {
         { 'Retry-After': String(retryAfterSeconds) },
       );
     }
+    // Decided here, with the injected clock, so replay never depends on when it runs.
+    const notAfterMs = nowMs + this.tenantLimits.clockSkewToleranceMs;
     const accepted: NormalizedEvent[] = [];
     const errors: Array<{ index: number } & EventError> = [];
     const keysInBatch = new Set<string>();
@@ -94,7 +99,7 @@ export class ConnectionActor {
         truncated++;
         return;
       }
-      const verdict = validateEvent(raw, this.connectionId);
+      const verdict = validateEvent(raw, this.connectionId, notAfterMs);
       if (!verdict.ok) {
         rejected++;
         if (errors.length < EVENT_ERRORS_REPORTED_MAX) errors.push({ index, ...verdict.error });

@@ -6,11 +6,10 @@
  */
 import { FormatRegistry, Type, type TLiteral, type TSchema, type TUnion } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { isValidTimestamp } from './timestamp-rules.ts';
 import { FRAMEWORKS, JOB_STATES, WORKER_EVENT_STATES } from './states.ts';
 
-/** RFC 3339 date-time with a mandatory zone (Z or an offset). */
-const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:[Zz]|[+-]\d{2}:\d{2})$/;
-FormatRegistry.Set('rfc3339', (value) => RFC3339.test(value) && Number.isFinite(Date.parse(value)));
+FormatRegistry.Set('rfc3339', isValidTimestamp);
 FormatRegistry.Set('uuid', (value) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value));
 
 export const FIELD_LIMITS = {

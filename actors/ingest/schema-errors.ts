@@ -6,6 +6,7 @@ import { Kind, type TSchema } from '@sinclair/typebox';
 import type { TypeCheck } from '@sinclair/typebox/compiler';
 import { Value } from '@sinclair/typebox/value';
 import type { FieldErrors } from '../domain-error.ts';
+import { TIMESTAMP_MESSAGE } from './timestamp-rules.ts';
 
 const MESSAGES_PER_VALUE_MAX = 20;
 
@@ -22,7 +23,7 @@ export function collectSchemaErrors<T extends TSchema>(check: TypeCheck<T>, valu
 }
 
 function messageFor(message: string, schema: TSchema, value: unknown): string {
-  if (schema.format === 'rfc3339') return 'must be an ISO 8601 date-time with a zone (Z or an offset)';
+  if (schema.format === 'rfc3339') return TIMESTAMP_MESSAGE;
   const alternatives: TSchema[] | undefined = schema.anyOf;
   if (alternatives !== undefined) {
     const literals = alternatives.filter((alternative) => alternative[Kind] === 'Literal').map((alternative) => String(alternative.const));

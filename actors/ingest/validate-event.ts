@@ -16,6 +16,7 @@ import {
 import { jsonObjectProblem } from './json-object-limits.ts';
 import type { JobEvent, NormalizedEvent, QueueEvent, WorkerEvent } from './normalized-event.ts';
 import { collectSchemaErrors } from './schema-errors.ts';
+import { futureTimestampMessage } from './timestamp-rules.ts';
 import { ILL_FORMED_MESSAGE, illFormedFieldPath } from './well-formed-strings.ts';
 import { EVENT_TYPES, type EventType, type Framework } from './states.ts';
 
@@ -36,7 +37,15 @@ const PAYLOAD_OF: Record<EventType, 'job' | 'worker' | 'queue'> = {
 };
 const PAYLOAD_KEYS = ['job', 'worker', 'queue'] as const;
 
-export function validateEvent(raw: unknown, connectionId: string): EventVerdict {
+/** `notAfterMs`: the latest time any timestamp of the event may name (server clock + tolerance). */
+export function validateEvent(raw: unknown, connectionId: string, notAfterMs: number): EventVerdict {
+  const verdict = validateShape(raw, connectionId);
+  if (!verdict.ok) return verdict;
+  const future = futureTimestampErrors(verdict.event, notAfterMs);
+  return future === null ? verdict : invalid(future);
+}
+
+function validateShape(raw: unknown, connectionId: string): EventVerdict {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     return invalid({ '(event)': ['must be an object'] });
   }
@@ -78,6 +87,24 @@ export function validateEvent(raw: unknown, connectionId: string): EventVerdict 
     case 'queue':
       return normalizeQueue(payload, atMs, framework);
   }
+}
+
+const TIMESTAMP_FIELDS = [
+  ['atMs', 'timestamp'],
+  ['createdAtMs', 'job.createdAt'],
+  ['startedAtMs', 'job.startedAt'],
+  ['completedAtMs', 'job.completedAt'],
+] as const;
+
+/** A far-future time would pin a job's state and keep it past retention. */
+function futureTimestampErrors(event: NormalizedEvent, notAfterMs: number): FieldErrors | null {
+  let details: FieldErrors | null = null;
+  for (const [key, field] of TIMESTAMP_FIELDS) {
+    const ms = (event as Partial<Record<(typeof TIMESTAMP_FIELDS)[number][0], number>>)[key];
+    if (ms === undefined || ms <= notAfterMs) continue;
+    (details ??= {})[field] = [futureTimestampMessage(notAfterMs)];
+  }
+  return details;
 }
 
 function invalid(details: FieldErrors): EventVerdict {

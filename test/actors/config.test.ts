@@ -15,7 +15,19 @@ describe('configuration from the environment', () => {
       adminPassword: null,
       sessionSecret: null,
       streamsPerUserMax: 20,
+      tenantLimits: {
+        queuesPerConnectionMax: 1_000,
+        workersPerConnectionMax: 1_000,
+        connectionMemoryBytesMax: 1024 * 1024 * 1024,
+        dailyIngestBytesMax: 256 * 1024 * 1024,
+        clockSkewToleranceMs: 300_000,
+      },
     });
+  });
+
+  test('tenant limits are read from their variables', () => {
+    const config = loadConfig({ QUEUES_PER_CONNECTION_MAX: '10', WORKERS_PER_CONNECTION_MAX: '20', CONNECTION_MEMORY_MB: '0', DAILY_INGEST_MB: '5', CLOCK_SKEW_TOLERANCE_SECONDS: '0' });
+    expect(config.tenantLimits).toEqual({ queuesPerConnectionMax: 10, workersPerConnectionMax: 20, connectionMemoryBytesMax: 0, dailyIngestBytesMax: 5 * 1024 * 1024, clockSkewToleranceMs: 0 });
   });
 
   test('values are read and converted', () => {
@@ -35,6 +47,11 @@ describe('configuration from the environment', () => {
     [{ ADMIN_EMAIL: 'not-an-email' }, 'ADMIN_EMAIL'],
     [{ SESSION_SECRET: 'tiny' }, 'SESSION_SECRET'],
     [{ STREAMS_PER_USER_MAX: '0' }, 'STREAMS_PER_USER_MAX'],
+    [{ QUEUES_PER_CONNECTION_MAX: '0' }, 'QUEUES_PER_CONNECTION_MAX'],
+    [{ WORKERS_PER_CONNECTION_MAX: 'many' }, 'WORKERS_PER_CONNECTION_MAX'],
+    [{ CONNECTION_MEMORY_MB: '-5' }, 'CONNECTION_MEMORY_MB'],
+    [{ DAILY_INGEST_MB: '1.5' }, 'DAILY_INGEST_MB'],
+    [{ CLOCK_SKEW_TOLERANCE_SECONDS: '999999999' }, 'CLOCK_SKEW_TOLERANCE_SECONDS'],
   ];
   for (const [env, name] of bad) {
     test(`a bad ${name} stops start-up with a message naming it`, () => {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { testApp } from '../support/test-app.ts';
+import { T0, testApp } from '../support/test-app.ts';
 import { jobEvent } from '../support/events.ts';
 
 describe('connections', () => {
@@ -42,13 +42,13 @@ describe('connections', () => {
     const t = await testApp();
     const admin = await t.login();
     const connection = await t.createConnection(admin, 'prod');
-    expect((await t.ingest(connection.apiKey, [jobEvent(connection.id, Date.now())])).json.accepted).toBe(1);
+    expect((await t.ingest(connection.apiKey, [jobEvent(connection.id, T0)])).json.accepted).toBe(1);
     const other = await t.createUser(admin, 'other@example.com');
     expect((await t.request('DELETE', `/api/connections/${connection.id}`, { headers: { cookie: other } })).status).toBe(404);
     const deleted = await t.request('DELETE', `/api/connections/${connection.id}`, { headers: { cookie: admin } });
     expect(deleted.status).toBe(204);
     expect(t.engine.connection(connection.id)).toBeUndefined();
-    const ingest = await t.ingest(connection.apiKey, [jobEvent(connection.id, Date.now())]);
+    const ingest = await t.ingest(connection.apiKey, [jobEvent(connection.id, T0)]);
     expect(ingest.status).toBe(401);
     expect((await t.request('GET', '/api/connections', { headers: { cookie: admin } })).json.data).toEqual([]);
     expect((await t.request('DELETE', `/api/connections/${connection.id}`, { headers: { cookie: admin } })).status).toBe(404);

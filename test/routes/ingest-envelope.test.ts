@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
-import { testApp, type TestApp } from '../support/test-app.ts';
+import { T0, testApp, type TestApp } from '../support/test-app.ts';
 import { jobEvent } from '../support/events.ts';
 
 let t: TestApp;
@@ -11,7 +11,12 @@ beforeAll(async () => {
 });
 
 const auth = () => ({ authorization: `Bearer ${connection.apiKey}` });
-const manyEvents = (count: number) => Array.from({ length: count }, (_, i) => jobEvent(connection.id, Date.now(), { externalId: `job-${i}` }));
+let batches = 0;
+// Each batch one millisecond later, so batches are never duplicates of each other.
+const manyEvents = (count: number) => {
+  const atMs = T0 + batches++;
+  return Array.from({ length: count }, (_, i) => jobEvent(connection.id, atMs, { externalId: `job-${i}` }));
+};
 
 describe('ingest: key and envelope', () => {
   test('a missing or invalid API key is 401 invalid or missing API key', async () => {

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
-import { testApp, type TestApp } from '../support/test-app.ts';
-import { jobEvent, queueEvent, workerEvent } from '../support/events.ts';
+import { T0, testApp, type TestApp } from '../support/test-app.ts';
+import { iso, jobEvent, queueEvent, workerEvent } from '../support/events.ts';
 
 let t: TestApp;
 let connection: { id: string; apiKey: string };
@@ -21,7 +21,7 @@ async function verdict(event: unknown): Promise<'accepted' | { code: string; mes
   return response.json.errors[0];
 }
 
-const job = (fields: Record<string, unknown>) => jobEvent(connection.id, Date.now(), { externalId: `job-${++sequence}`, ...fields });
+const job = (fields: Record<string, unknown>) => jobEvent(connection.id, T0, { externalId: `job-${++sequence}`, ...fields });
 const fieldsOf = (result: Awaited<ReturnType<typeof verdict>>) => (result === 'accepted' ? [] : Object.keys(result.details ?? {}));
 
 describe('ingest: each job field at and past its limit', () => {
@@ -100,7 +100,7 @@ describe('ingest: event type, payload and connection', () => {
     const noPayload = job({});
     delete (noPayload as Record<string, unknown>).job;
     expect(fieldsOf(await verdict(noPayload))).toEqual(['job']);
-    const mismatched = { ...workerEvent(connection.id, Date.now()), type: 'job_state_change' };
+    const mismatched = { ...workerEvent(connection.id, T0), type: 'job_state_change' };
     expect(fieldsOf(await verdict(mismatched))).toEqual(['worker']);
     expect(fieldsOf(await verdict({ ...job({}), queue: { name: 'q', depth: 1 } }))).toEqual(['queue']);
   });
@@ -112,12 +112,12 @@ describe('ingest: event type, payload and connection', () => {
   });
 
   test('worker and queue payloads follow their rules', async () => {
-    expect(await verdict(workerEvent(connection.id, Date.now(), { state: 'heartbeat', queues: ['a', 'b'], pid: 12 }))).toBe('accepted');
-    expect(fieldsOf(await verdict(workerEvent(connection.id, Date.now(), { state: 'sleeping' })))).toEqual(['worker.state']);
-    expect(fieldsOf(await verdict(workerEvent(connection.id, Date.now(), { hostname: undefined })))).toEqual(['worker.hostname']);
-    expect(await verdict(queueEvent(connection.id, Date.now(), { name: 'q'.repeat(255) }))).toBe('accepted');
-    expect(fieldsOf(await verdict(queueEvent(connection.id, Date.now(), { name: 'q'.repeat(256) })))).toEqual(['queue.name']);
-    expect(fieldsOf(await verdict(queueEvent(connection.id, Date.now(), { depth: -1 })))).toEqual(['queue.depth']);
+    expect(await verdict(workerEvent(connection.id, T0, { state: 'heartbeat', queues: ['a', 'b'], pid: 12 }))).toBe('accepted');
+    expect(fieldsOf(await verdict(workerEvent(connection.id, T0, { state: 'sleeping' })))).toEqual(['worker.state']);
+    expect(fieldsOf(await verdict(workerEvent(connection.id, T0, { hostname: undefined })))).toEqual(['worker.hostname']);
+    expect(await verdict(queueEvent(connection.id, T0, { name: 'q'.repeat(255) }))).toBe('accepted');
+    expect(fieldsOf(await verdict(queueEvent(connection.id, T0, { name: 'q'.repeat(256) })))).toEqual(['queue.name']);
+    expect(fieldsOf(await verdict(queueEvent(connection.id, T0, { depth: -1 })))).toEqual(['queue.depth']);
   });
 });
 
@@ -139,7 +139,7 @@ describe('ingest: extensions and metadata limits', () => {
     for (const key of ['__proto__', 'constructor', 'prototype']) {
       const raw = JSON.parse(`{"outer": {"${key}": {"polluted": true}}}`);
       expect(fieldsOf(await verdict(job({ extensions: raw })))).toEqual(['job.extensions']);
-      expect(fieldsOf(await verdict(workerEvent(connection.id, Date.now(), { metadata: raw })))).toEqual(['worker.metadata']);
+      expect(fieldsOf(await verdict(workerEvent(connection.id, T0, { metadata: raw })))).toEqual(['worker.metadata']);
     }
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
@@ -176,15 +176,57 @@ describe('ingest: strings must be well-formed Unicode', () => {
   });
 
   test('worker strings, queue lists, metadata and queue names are refused', async () => {
-    const worker = (fields: Record<string, unknown>) => workerEvent(connection.id, Date.now(), { externalId: `w-${++sequence}`, ...fields });
+    const worker = (fields: Record<string, unknown>) => workerEvent(connection.id, T0, { externalId: `w-${++sequence}`, ...fields });
     expect(await verdict(worker({ externalId: lone }))).toMatchObject({ details: { 'worker.externalId': reason } });
     expect(await verdict(worker({ hostname: lone }))).toMatchObject({ details: { 'worker.hostname': reason } });
     expect(await verdict(worker({ queues: ['a', lone] }))).toMatchObject({ details: { 'worker.queues.1': reason } });
     expect(await verdict(worker({ metadata: { deep: { value: lone } } }))).toMatchObject({ details: { 'worker.metadata.deep.value': reason } });
-    expect(await verdict(queueEvent(connection.id, Date.now(), { name: lone }))).toMatchObject({ details: { 'queue.name': reason } });
+    expect(await verdict(queueEvent(connection.id, T0, { name: lone }))).toMatchObject({ details: { 'queue.name': reason } });
   });
 
   test('paired surrogates (emoji) are well-formed and accepted', async () => {
     expect(await verdict(job({ name: 'tasks.send_\ud83d\udce7', extensions: { note: '\ud83d\ude00' } }))).toBe('accepted');
+  });
+});
+
+describe('ingest: timestamps are real calendar instants, not far ahead of the server clock', () => {
+  const at = (timestamp: string) => ({ ...job({}), timestamp });
+
+  test('impossible dates and times are refused instead of rolling over', async () => {
+    for (const timestamp of ['2026-02-31T10:00:00Z', '2026-02-29T10:00:00Z', '2026-04-31T10:00:00Z', '2026-11-00T10:00:00Z', '2026-11-21T24:00:00Z', '2026-11-21T10:60:00Z', '2026-11-21T10:00:60Z', '2026-11-21T10:00:00+24:00']) {
+      expect({ timestamp, fields: fieldsOf(await verdict(at(timestamp))) }).toEqual({ timestamp, fields: ['timestamp'] });
+    }
+    expect(fieldsOf(await verdict(job({ startedAt: '2026-02-30T10:00:00Z' })))).toEqual(['job.startedAt']);
+    expect(await verdict(at('2024-02-29T10:00:00Z'))).toBe('accepted');
+  });
+
+  test('year 2000 is the earliest accepted time; year 0000 and a clock reset to 1970 are refused', async () => {
+    expect(await verdict(at('2000-01-01T00:00:00Z'))).toBe('accepted');
+    expect(fieldsOf(await verdict(at('1999-12-31T23:59:59.999Z')))).toEqual(['timestamp']);
+    expect(fieldsOf(await verdict(at('1970-01-01T00:00:00Z')))).toEqual(['timestamp']);
+    expect(fieldsOf(await verdict(at('0000-01-01T00:00:00Z')))).toEqual(['timestamp']);
+    expect(fieldsOf(await verdict(job({ createdAt: '0000-01-01T00:00:00Z' })))).toEqual(['job.createdAt']);
+  });
+
+  test('up to 5 minutes ahead of the server clock pass; further ahead is refused, in every time field', async () => {
+    // The app's clock stands at T0.
+    expect(await verdict(at(iso(T0 + 300_000)))).toBe('accepted');
+    const ahead = await verdict(at(iso(T0 + 300_001)));
+    expect(ahead).toMatchObject({ code: 'VALIDATION_ERROR', details: { timestamp: [expect.stringContaining('ahead of the server clock')] } });
+    expect(fieldsOf(await verdict(at('9999-12-31T23:59:59Z')))).toEqual(['timestamp']);
+    for (const field of ['createdAt', 'startedAt', 'completedAt']) {
+      expect(fieldsOf(await verdict(job({ [field]: iso(T0 + 3_600_000) })))).toEqual([`job.${field}`]);
+    }
+    expect(fieldsOf(await verdict({ ...workerEvent(connection.id, T0), timestamp: '9999-01-01T00:00:00Z' }))).toEqual(['timestamp']);
+    expect(fieldsOf(await verdict({ ...queueEvent(connection.id, T0), timestamp: '9999-01-01T00:00:00Z' }))).toEqual(['timestamp']);
+  });
+
+  test('the tolerance is configurable and judged against the injected clock', async () => {
+    const strict = await testApp({ limits: { dailyEventLimit: 0, clockSkewToleranceMs: 0 } });
+    const c = await strict.createConnection(await strict.login(), 'strict');
+    const event = jobEvent(c.id, T0 + 1000, { externalId: 'early' });
+    expect((await strict.ingest(c.apiKey, [event])).json).toMatchObject({ accepted: 0, rejected: 1 });
+    strict.clock.advance(1000);
+    expect((await strict.ingest(c.apiKey, [event])).json).toMatchObject({ accepted: 1, rejected: 0 });
   });
 });

@@ -138,6 +138,7 @@ describe('agent commands', () => {
   test('retention removes old jobs and commands, deterministically from the record time', async () => {
     const { t, cookie, c, id, actor } = await withJobs(['active', 'queued']);
     await t.request('POST', `/api/jobs/${id('active-0')}/revoke`, { headers: { cookie } });
+    t.clock.set(T0 + 86_400_000 - 1000);
     await t.ingest(c.apiKey, [jobEvent(c.id, T0 + 86_400_000 - 1000, { externalId: 'queued-1', state: 'active', queue: 'mail' })]);
     await t.engine.commit({ t: 'retention', atMs: T0 + 86_400_000 + 1 });
     expect(actor.jobs.getByExternalId('active-0')).toBeUndefined();

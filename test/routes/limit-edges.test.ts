@@ -3,7 +3,7 @@ import { describe, expect, test } from 'bun:test';
 import { CONNECTIONS_PER_USER_MAX } from '../../actors/accounts/accounts-actor.ts';
 import { PASSWORD_CHARS_MAX } from '../../actors/services/account-service.ts';
 import { FIELD_LIMITS } from '../../actors/ingest/event-schema.ts';
-import { testApp } from '../support/test-app.ts';
+import { T0, testApp } from '../support/test-app.ts';
 import { workerEvent } from '../support/events.ts';
 
 describe('limits at their edge', () => {
@@ -30,7 +30,7 @@ describe('limits at their edge', () => {
     const t = await testApp();
     const c = await t.createConnection(await t.login(), 'prod');
     const queues = (count: number) => Array.from({ length: count }, (_, i) => `q${i}`);
-    const events = [workerEvent(c.id, Date.now(), { externalId: 'w1', queues: queues(FIELD_LIMITS.queuesPerWorkerMax) }), workerEvent(c.id, Date.now(), { externalId: 'w2', queues: queues(FIELD_LIMITS.queuesPerWorkerMax + 1) })];
+    const events = [workerEvent(c.id, T0, { externalId: 'w1', queues: queues(FIELD_LIMITS.queuesPerWorkerMax) }), workerEvent(c.id, T0, { externalId: 'w2', queues: queues(FIELD_LIMITS.queuesPerWorkerMax + 1) })];
     const response = await t.ingest(c.apiKey, events);
     expect(response.json).toMatchObject({ accepted: 1, rejected: 1 });
     expect(Object.keys(response.json.errors[0].details)).toEqual(['worker.queues']);

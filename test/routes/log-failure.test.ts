@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { testApp, type TestApp } from '../support/test-app.ts';
+import { T0, testApp, type TestApp } from '../support/test-app.ts';
 import { jobEvent } from '../support/events.ts';
 
 /** A log whose appends succeed until `failing` is set, then reject like a failed fsync. */
@@ -18,12 +18,12 @@ describe('a log that cannot be written', () => {
     const cookie = await t.login();
     const c = await t.createConnection(cookie, 'prod');
     state.failing = true;
-    const failed = await t.ingest(c.apiKey, [jobEvent(c.id, Date.now())]);
+    const failed = await t.ingest(c.apiKey, [jobEvent(c.id, T0)]);
     expect(failed.status).toBe(503);
     expect(failed.json.error.code).toBe('SERVICE_UNAVAILABLE');
     expect(t.halts).toHaveLength(1);
     state.failing = false; // even if the disk recovers, memory now holds what the log does not
-    expect((await t.ingest(c.apiKey, [jobEvent(c.id, Date.now(), { externalId: 'other' })])).status).toBe(503);
+    expect((await t.ingest(c.apiKey, [jobEvent(c.id, T0, { externalId: 'other' })])).status).toBe(503);
     expect((await t.request('POST', '/api/connections', { body: { name: 'x' }, headers: { cookie } })).status).toBe(503);
     const health = await t.request('GET', '/api/health');
     expect(health.status).toBe(503);

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { testApp } from '../support/test-app.ts';
+import { T0, testApp } from '../support/test-app.ts';
 import { jobEvent } from '../support/events.ts';
 
 describe('smoke', () => {
@@ -7,7 +7,7 @@ describe('smoke', () => {
     const t = await testApp();
     const cookie = await t.login();
     const connection = await t.createConnection(cookie, 'prod');
-    const response = await t.ingest(connection.apiKey, [jobEvent(connection.id, Date.now())]);
+    const response = await t.ingest(connection.apiKey, [jobEvent(connection.id, T0)]);
     expect(response.status).toBe(200);
     expect(response.json.accepted).toBe(1);
   });
