@@ -104,6 +104,7 @@ function connectionChunk(actor: ConnectionActor): SnapshotChunk {
 /** Rebuilds state from chunks in the order `takeSnapshot` produced them. */
 export class SnapshotRestorer {
   private readonly pendingJobs = new Map<ConnectionActor, Job[]>();
+  private takenAtMs = 0;
 
   constructor(
     private readonly accounts: AccountsActor,
@@ -118,6 +119,7 @@ export class SnapshotRestorer {
         if (chunk.version !== SNAPSHOT_FORMAT_VERSION) {
           throw new Error(`snapshot format version ${chunk.version} is not supported (expected ${SNAPSHOT_FORMAT_VERSION})`);
         }
+        this.takenAtMs = chunk.takenAtMs;
         return;
       case 'accounts':
         this.accounts.restore(chunk.data);
@@ -127,7 +129,11 @@ export class SnapshotRestorer {
         actor.quota.restore(chunk.quota);
         actor.dedup.restore(chunk.dedupKeys);
         for (const worker of chunk.workers) actor.workers.insert({ ...worker, rate: WorkerRate.fromSnapshot(worker.rate) });
-        for (const queue of chunk.queues) actor.queues.insert({ ...queue, metrics: QueueMetrics.fromSnapshot(queue.metrics) });
+        for (const queue of chunk.queues) {
+          // Snapshots before queue retention have no lastSeenMs: count the queue as seen when the snapshot was taken.
+          const lastSeenMs = (queue as Partial<PlainQueue>).lastSeenMs ?? this.takenAtMs;
+          actor.queues.insert({ ...queue, lastSeenMs, metrics: QueueMetrics.fromSnapshot(queue.metrics) });
+        }
         actor.commands.restore(chunk.commands);
         this.actors.set(chunk.id, actor);
         return;

@@ -1,14 +1,38 @@
 import { newId } from '../ids.ts';
+import type { EventError } from '../ingest/validate-event.ts';
 import type { JobEvent, NormalizedEvent, QueueEvent } from '../ingest/normalized-event.ts';
 import type { ConnectionActor } from './connection-actor.ts';
 
-/** Ids for records an ingest batch creates, decided once per new externalId/name. */
+/**
+ * Ids for records an ingest batch creates, decided once per new externalId/name, and
+ * the per-connection bounds on how many queues and workers may exist: an event that
+ * would create one past its bound is refused on its own, so names a client invents
+ * cannot grow the connection without limit.
+ */
 export class BatchIds {
   private readonly jobs = new Map<string, string>();
   private readonly workers = new Map<string, string>();
   private readonly queues = new Map<string, string>();
 
-  constructor(private readonly actor: Pick<ConnectionActor, 'jobs' | 'workers' | 'queues'>) {}
+  constructor(private readonly actor: Pick<ConnectionActor, 'jobs' | 'workers' | 'queues' | 'tenantLimits'>) {}
+
+  /** Why the event may not be accepted because of the queue or worker bound, or null. */
+  boundError(event: NormalizedEvent): EventError | null {
+    const queueName = event.kind === 'job' ? event.queue : event.kind === 'queue' ? event.name : undefined;
+    if (queueName !== undefined && this.isNewQueue(queueName)) {
+      const max = this.actor.tenantLimits.queuesPerConnectionMax;
+      if (this.actor.queues.size + this.queues.size >= max) {
+        return { code: 'QUEUE_LIMIT_EXCEEDED', message: `the connection already has ${max} queues (QUEUES_PER_CONNECTION_MAX); queue '${queueName}' was not created` };
+      }
+    }
+    if (event.kind === 'worker' && this.isNewWorker(event.externalId)) {
+      const max = this.actor.tenantLimits.workersPerConnectionMax;
+      if (this.actor.workers.size + this.workers.size >= max) {
+        return { code: 'WORKER_LIMIT_EXCEEDED', message: `the connection already has ${max} workers (WORKERS_PER_CONNECTION_MAX); worker '${event.externalId}' was not created` };
+      }
+    }
+    return null;
+  }
 
   assign(event: NormalizedEvent): void {
     switch (event.kind) {
@@ -21,7 +45,7 @@ export class BatchIds {
         return;
       }
       case 'worker':
-        if (this.actor.workers.get(event.externalId) === undefined && !this.workers.has(event.externalId)) {
+        if (this.isNewWorker(event.externalId)) {
           event.newWorkerId = newId();
           this.workers.set(event.externalId, event.newWorkerId);
         }
@@ -31,8 +55,16 @@ export class BatchIds {
     }
   }
 
+  private isNewQueue(name: string): boolean {
+    return this.actor.queues.get(name) === undefined && !this.queues.has(name);
+  }
+
+  private isNewWorker(externalId: string): boolean {
+    return this.actor.workers.get(externalId) === undefined && !this.workers.has(externalId);
+  }
+
   private assignQueue(event: JobEvent | QueueEvent, name: string): void {
-    if (this.actor.queues.get(name) === undefined && !this.queues.has(name)) {
+    if (this.isNewQueue(name)) {
       event.newQueueId = newId();
       this.queues.set(name, event.newQueueId);
     }

@@ -110,6 +110,12 @@ export class ConnectionActor {
         skipped++;
         return;
       }
+      const boundError = newIds.boundError(verdict.event);
+      if (boundError !== null) {
+        rejected++;
+        if (errors.length < EVENT_ERRORS_REPORTED_MAX) errors.push({ index, ...boundError });
+        return;
+      }
       keysInBatch.add(key);
       newIds.assign(verdict.event);
       accepted.push(verdict.event);
@@ -173,7 +179,8 @@ export class ConnectionActor {
 
   /**
    * Removes what is older than the retention window: jobs whose last state change is
-   * older, commands, and workers not heard from. Deterministic (time from the record).
+   * older, commands, workers not heard from, and queues nothing named (so queue and
+   * worker names a client invents do not stay forever). Deterministic (time from the record).
    * Candidates come from the createdAt index: a job created after the cutoff cannot
    * have changed state before it.
    */
@@ -187,6 +194,7 @@ export class ConnectionActor {
     for (const job of expired) this.jobs.remove(job);
     this.commands.expireBefore(cutoffMs);
     for (const worker of [...this.workers.values()]) if (livenessMs(worker) < cutoffMs) this.workers.delete(worker);
+    for (const queue of [...this.queues.values()]) if (queue.lastSeenMs < cutoffMs) this.queues.delete(queue);
   }
 
   private applyJobAction(record: JobActionRecord, changes: Changes): void {
@@ -200,6 +208,8 @@ export class ConnectionActor {
         insertHistory(changing, { state: newState, atMs });
         changing.lastEventMs = atMs;
       });
+      const queue = job.queue === null ? undefined : this.queues.get(job.queue);
+      if (queue !== undefined) this.queues.touch(queue, atMs);
       this.commands.push({ id: commandId, type: record.action, jobId, externalId: job.externalId, name: job.name, queue: job.queue, createdAtMs: record.atMs });
       changes.jobs.add(job);
     }
@@ -226,10 +236,15 @@ export class ConnectionActor {
     if (event.queue !== undefined && this.queues.get(event.queue) === undefined) {
       changes.queues.add(this.queues.ensure(this.connectionId, event.queue, event.framework, event.atMs, event.newQueueId));
     }
+    const named = event.queue === undefined ? undefined : this.queues.get(event.queue);
+    if (named !== undefined) this.queues.touch(named, event.atMs);
     const change = this.jobs.applyEvent(this.connectionId, event);
     changes.jobs.add(change.job);
     const queue = change.job.queue === null ? undefined : this.queues.get(change.job.queue);
-    if (queue !== undefined) this.recordMetrics(change, queue, event);
+    if (queue !== undefined) {
+      this.queues.touch(queue, event.atMs);
+      this.recordMetrics(change, queue, event);
+    }
     if (change.created) this.enforceJobCap(change.job);
   }
 

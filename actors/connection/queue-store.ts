@@ -15,6 +15,8 @@ export interface Queue {
   depth: number | null;
   consumers: number | null;
   lastSnapshotMs: number;
+  /** newest event time naming the queue (snapshot, job, action on one of its jobs): retention reads it */
+  lastSeenMs: number;
   createdAtMs: number;
   metrics: QueueMetrics;
 }
@@ -38,6 +40,15 @@ export class QueueStore {
     this.byName.set(queue.name, queue);
   }
 
+  delete(queue: Queue): void {
+    this.byName.delete(queue.name);
+  }
+
+  /** Something at `atMs` named the queue; an older event never moves it back. */
+  touch(queue: Queue, atMs: number): void {
+    if (atMs > queue.lastSeenMs) queue.lastSeenMs = atMs;
+  }
+
   /** Creates the queue on first sight; `newQueueId` is decided before the record is logged. */
   ensure(connectionId: string, name: string, framework: Framework, atMs: number, newQueueId: string | undefined): Queue {
     let queue = this.byName.get(name);
@@ -51,6 +62,7 @@ export class QueueStore {
         depth: null,
         consumers: null,
         lastSnapshotMs: Number.NEGATIVE_INFINITY,
+        lastSeenMs: atMs,
         createdAtMs: atMs,
         metrics: new QueueMetrics(),
       };
@@ -68,6 +80,7 @@ export class QueueStore {
       queue.framework = event.framework;
     }
     queue.createdAtMs = Math.min(queue.createdAtMs, event.atMs);
+    this.touch(queue, event.atMs);
     return queue;
   }
 }

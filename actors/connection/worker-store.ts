@@ -8,6 +8,7 @@ import type { WorkerEvent } from '../ingest/normalized-event.ts';
 import type { Framework, WorkerState } from '../ingest/states.ts';
 import { assert } from '../domain-error.ts';
 import { WorkerRate } from '../metrics/worker-metrics.ts';
+import { ConsumerIndex } from './consumer-index.ts';
 
 export const HEARTBEAT_TIMEOUT_MS = 6_000;
 
@@ -32,6 +33,7 @@ export interface Worker {
 
 export class WorkerStore {
   private readonly byExternalId = new Map<string, Worker>();
+  private readonly consumers = new ConsumerIndex<Worker>();
 
   get size(): number {
     return this.byExternalId.size;
@@ -47,10 +49,24 @@ export class WorkerStore {
 
   delete(worker: Worker): void {
     this.byExternalId.delete(worker.externalId);
+    this.consumers.update(worker, worker.queues, []);
   }
 
   insert(worker: Worker): void {
     this.byExternalId.set(worker.externalId, worker);
+    this.consumers.update(worker, [], worker.queues);
+  }
+
+  /** Workers whose queue list names `queueName`, whatever their state. */
+  listing(queueName: string): ReadonlySet<Worker> {
+    return this.consumers.workersOf(queueName);
+  }
+
+  /** Workers listing `queueName` that are not offline at `nowMs`: the consumers fallback. */
+  consumersOf(queueName: string, nowMs: number): number {
+    let count = 0;
+    for (const worker of this.listing(queueName)) if (effectiveWorkerState(worker, nowMs) !== 'offline') count++;
+    return count;
   }
 
   applyEvent(connectionId: string, event: WorkerEvent): Worker {
@@ -77,7 +93,10 @@ export class WorkerStore {
       };
       this.byExternalId.set(worker.externalId, worker);
     }
+    const queuesBefore = worker.queues;
     mergeWorkerEvent(worker, event);
+    // mergeWorkerEvent replaces the list, never edits it in place
+    if (worker.queues !== queuesBefore) this.consumers.update(worker, queuesBefore, worker.queues);
     return worker;
   }
 }

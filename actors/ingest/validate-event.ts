@@ -20,7 +20,15 @@ import { futureTimestampMessage } from './timestamp-rules.ts';
 import { ILL_FORMED_MESSAGE, illFormedFieldPath } from './well-formed-strings.ts';
 import { EVENT_TYPES, type EventType, type Framework } from './states.ts';
 
-export type EventErrorCode = 'VALIDATION_ERROR' | 'CONNECTION_MISMATCH' | 'UNSUPPORTED_EVENT_TYPE';
+export type EventErrorCode =
+  | 'VALIDATION_ERROR'
+  | 'CONNECTION_MISMATCH'
+  | 'UNSUPPORTED_EVENT_TYPE'
+  // per-connection bounds, decided by the connection actor (see tenant-limits.ts)
+  | 'QUEUE_LIMIT_EXCEEDED'
+  | 'WORKER_LIMIT_EXCEEDED'
+  | 'STORAGE_LIMIT_EXCEEDED'
+  | 'DAILY_BYTES_EXCEEDED';
 
 export interface EventError {
   code: EventErrorCode;

@@ -158,13 +158,20 @@ export class QueueMetrics {
     const slotsInRange = bucketCount * slotsPerBucket;
     const startedInRange = ring.sum(oldestSlotBucket, slotsInRange, 'started');
     const latencyTotalMs = ring.sum(oldestSlotBucket, slotsInRange, 'latencyTotalMs');
-    const finishedInRange = succeededInRange + failedInRange;
-    return {
-      throughput: finishedInRange === 0 ? null : finishedInRange / (rangeDurationMs(range) / 1000),
-      avgLatencyMs: startedInRange === 0 ? null : latencyTotalMs / startedInRange,
-      failureRate: finishedInRange === 0 ? null : failedInRange / finishedInRange,
-      healthBar: { timeRange: range, buckets },
-    };
+    return { ...figures(range, succeededInRange, failedInRange, startedInRange, latencyTotalMs), healthBar: { timeRange: range, buckets } };
+  }
+
+  /** The figures of `view` without the health bar: what sorting a queue list needs. */
+  summary(range: TimeRange, nowMs: number): Omit<QueueMetricsView, 'healthBar'> {
+    const { bucketCount, bucketWidthMs } = RANGE_LAYOUTS[range];
+    const resolutionName = RESOLUTION_OF_RANGE[range];
+    const { slotWidthMs } = RESOLUTIONS[resolutionName];
+    const ring = this.rings[resolutionName];
+    const oldestSlotBucket = (alignedBucketStartMs(nowMs, bucketWidthMs) - (bucketCount - 1) * bucketWidthMs) / slotWidthMs;
+    const slotsInRange = (bucketCount * bucketWidthMs) / slotWidthMs;
+    const succeeded = ring.sum(oldestSlotBucket, slotsInRange, 'succeeded');
+    const failed = ring.sum(oldestSlotBucket, slotsInRange, 'failed');
+    return figures(range, succeeded, failed, ring.sum(oldestSlotBucket, slotsInRange, 'started'), ring.sum(oldestSlotBucket, slotsInRange, 'latencyTotalMs'));
   }
 
   /** Plain objects and number arrays only, keyed by resolution, ready for msgpack. */
@@ -189,4 +196,13 @@ export class QueueMetrics {
       this.rings[name].add(Math.floor(atMs / RESOLUTIONS[name].slotWidthMs), channel, amount);
     }
   }
+}
+
+function figures(range: TimeRange, succeeded: number, failed: number, started: number, latencyTotalMs: number): Omit<QueueMetricsView, 'healthBar'> {
+  const finished = succeeded + failed;
+  return {
+    throughput: finished === 0 ? null : finished / (rangeDurationMs(range) / 1000),
+    avgLatencyMs: started === 0 ? null : latencyTotalMs / started,
+    failureRate: finished === 0 ? null : failed / finished,
+  };
 }

@@ -17,11 +17,24 @@ export interface PagedResult<T> {
 }
 
 export function pageOf<T extends { id: string }>(items: T[], sortValue: (item: T) => SortValue, query: PageQuery): PagedResult<T> {
+  return pageThenPresent(items, sortValue, query, (item) => item);
+}
+
+/**
+ * Sorts by a cheap key and builds the (costly) response shape only for the items on the
+ * page: a queue's health bar is ~100 buckets, and a page needs at most 100 of them.
+ */
+export function pageThenPresent<T extends { id: string }, V>(
+  items: T[],
+  sortValue: (item: T) => SortValue,
+  query: PageQuery,
+  present: (item: T) => V,
+): PagedResult<V> {
   const keyed = items.map((item) => ({ item, key: sortValue(item) }));
   keyed.sort((a, b) => compareInOrder(query.sortOrder, a.key, a.item.id, b.key, b.item.id));
   const start = (query.page - 1) * query.limit;
   return {
-    data: keyed.slice(start, start + query.limit).map((entry) => entry.item),
+    data: keyed.slice(start, start + query.limit).map((entry) => present(entry.item)),
     pagination: { page: query.page, limit: query.limit, total: items.length, totalPages: Math.ceil(items.length / query.limit) },
   };
 }

@@ -1,7 +1,6 @@
 /** The Queue shape of the interface, with fallbacks for depth and consumers and range metrics. */
 import type { ConnectionActor } from '../connection/connection-actor.ts';
 import type { Queue } from '../connection/queue-store.ts';
-import { effectiveWorkerState } from '../connection/worker-store.ts';
 import type { HealthBucket, TimeRange } from '../metrics/queue-metrics.ts';
 
 export interface QueueView {
@@ -31,8 +30,8 @@ export function toQueueStreamItem(queue: Queue, actor: ConnectionActor, nowMs: n
     name: queue.name,
     framework: queue.framework,
     connectionId: queue.connectionId,
-    depth: queue.depth ?? actor.jobs.queuedPerQueue.get(queue.name),
-    consumers: queue.consumers ?? countConsumers(actor, queue.name, nowMs),
+    depth: queueDepth(queue, actor),
+    consumers: queueConsumers(queue, actor, nowMs),
     extensions: {},
     createdAt: new Date(queue.createdAtMs).toISOString(),
   };
@@ -44,10 +43,12 @@ export function toQueueView(queue: Queue, actor: ConnectionActor, range: TimeRan
   return { ...toQueueStreamItem(queue, actor, nowMs), throughput, avgLatencyMs, failureRate, healthBar };
 }
 
-function countConsumers(actor: ConnectionActor, queueName: string, nowMs: number): number {
-  let consumers = 0;
-  for (const worker of actor.workers.values()) {
-    if (effectiveWorkerState(worker, nowMs) !== 'offline' && worker.queues.includes(queueName)) consumers++;
-  }
-  return consumers;
+/** The newest snapshot's depth, else the jobs of the queue in `queued`. */
+export function queueDepth(queue: Queue, actor: ConnectionActor): number {
+  return queue.depth ?? actor.jobs.queuedPerQueue.get(queue.name);
+}
+
+/** The newest snapshot's consumers, else the workers listing the queue that are not offline. */
+export function queueConsumers(queue: Queue, actor: ConnectionActor, nowMs: number): number {
+  return queue.consumers ?? actor.workers.consumersOf(queue.name, nowMs);
 }

@@ -1,21 +1,40 @@
 import { Type } from '@sinclair/typebox';
 import { Elysia } from 'elysia';
-import { TIME_RANGES } from '../../actors/metrics/queue-metrics.ts';
-import { pageOf } from '../../actors/queries/paged-list.ts';
-import { toQueueView, type QueueView } from '../../actors/views/queue-view.ts';
+import type { ConnectionActor } from '../../actors/connection/connection-actor.ts';
+import type { Queue } from '../../actors/connection/queue-store.ts';
+import { TIME_RANGES, type TimeRange } from '../../actors/metrics/queue-metrics.ts';
+import { pageThenPresent } from '../../actors/queries/paged-list.ts';
+import { queueConsumers, queueDepth, toQueueView } from '../../actors/views/queue-view.ts';
 import type { SortValue } from '../../actors/jobs/sorted-index.ts';
 import type { AppDeps } from '../app-deps.ts';
 import { dashboardUser } from '../http/dashboard-auth.ts';
 import { model, validQuery } from '../http/validate.ts';
 import { connectionIdParam, frameworkParam, limitParam, literals, sortOrderParam, pageParam } from './list-params.ts';
 
-const QUEUE_SORT: Record<string, (queue: QueueView) => SortValue> = {
-  name: (queue) => queue.name,
-  depth: (queue) => queue.depth,
-  consumers: (queue) => queue.consumers,
-  throughput: (queue) => queue.throughput,
-  failureRate: (queue) => queue.failureRate,
-};
+/** A queue of a readable connection; its full view is built only if it lands on the page. */
+interface Listed {
+  id: string;
+  queue: Queue;
+  actor: ConnectionActor;
+}
+
+type QueueSortKey = 'name' | 'depth' | 'consumers' | 'throughput' | 'failureRate';
+
+/** Sort keys without building views: O(1) each, or one metrics summary for the rate keys. */
+function queueSortValue(sortBy: QueueSortKey, range: TimeRange, nowMs: number): (listed: Listed) => SortValue {
+  switch (sortBy) {
+    case 'name':
+      return ({ queue }) => queue.name;
+    case 'depth':
+      return ({ queue, actor }) => queueDepth(queue, actor);
+    case 'consumers':
+      return ({ queue, actor }) => queueConsumers(queue, actor, nowMs);
+    case 'throughput':
+      return ({ queue }) => queue.metrics.summary(range, nowMs).throughput;
+    case 'failureRate':
+      return ({ queue }) => queue.metrics.summary(range, nowMs).failureRate;
+  }
+}
 
 const QueueListParams = model(
   Type.Object({
@@ -34,12 +53,13 @@ export function queueRoutes({ accounts, connections, engine }: AppDeps) {
     const user = dashboardUser(accounts, context);
     const query = validQuery(QueueListParams, { page: '1', limit: '50', sortBy: 'name', sortOrder: 'asc', timeRange: '24h', ...context.query });
     const nowMs = engine.clock.nowMs();
-    const views: QueueView[] = [];
+    const listed: Listed[] = [];
     for (const actor of connections.readableActors(user, query.connectionId)) {
       for (const queue of actor.queues.values()) {
-        if (query.framework === undefined || queue.framework === query.framework) views.push(toQueueView(queue, actor, query.timeRange, nowMs));
+        if (query.framework === undefined || queue.framework === query.framework) listed.push({ id: queue.id, queue, actor });
       }
     }
-    return pageOf(views, QUEUE_SORT[query.sortBy]!, query);
+    const sortValue = queueSortValue(query.sortBy, query.timeRange, nowMs);
+    return pageThenPresent(listed, sortValue, query, ({ queue, actor }) => toQueueView(queue, actor, query.timeRange, nowMs));
   });
 }

@@ -43,6 +43,15 @@ describe('queue metrics values', () => {
     expect(total).toBe(4);
   });
 
+  test('when summarizing any range (for sorting queue lists), then the figures equal the view\'s', () => {
+    const metrics = givenMixedActivity();
+    for (const range of ['1h', '6h', '24h', '7d'] as const) {
+      const { healthBar: _bar, ...figures } = metrics.view(range, NOW_MS);
+      expect(metrics.summary(range, NOW_MS)).toEqual(figures);
+    }
+    expect(new QueueMetrics().summary('1h', NOW_MS)).toEqual({ throughput: null, avgLatencyMs: null, failureRate: null });
+  });
+
   test('when viewing 24h, then the older start counts and the divisor is 86,400 s', () => {
     const view = givenMixedActivity().view('24h', NOW_MS);
 

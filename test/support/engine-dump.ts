@@ -19,6 +19,7 @@ export function dumpEngine(engine: Engine, nowMs: number) {
       ),
       tallies: { failed: actor.jobs.countWhere((job) => job.state === 'failed'), queued: actor.jobs.queuedPerQueue.get('q1'), active: actor.jobs.activePerWorker.get('w1') },
       workers: [...actor.workers.values()].map((worker) => ({ ...worker, rate: worker.rate.taskRatePerMinute(nowMs) })),
+      consumerIndex: Object.fromEntries(['q0', 'q1', 'q2'].map((name) => [name, [...actor.workers.listing(name)].map((worker) => worker.id).sort()])),
       queues: [...actor.queues.values()].map((queue) => ({ ...queue, metrics: TIME_RANGES.map((range) => queue.metrics.view(range, nowMs)) })),
       dedup: actor.dedup.toSnapshot(),
       quota: actor.quota.usage(nowMs),

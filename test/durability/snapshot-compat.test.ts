@@ -1,0 +1,35 @@
+/**
+ * A snapshot written by the previous version (before queue retention and daily byte
+ * budgets) still loads: fields it lacks get documented defaults.
+ */
+import { describe, expect, test } from 'bun:test';
+import { ManualClock } from '../../actors/clock.ts';
+import { Engine, inMemoryLog } from '../../actors/engine.ts';
+import { QueueMetrics } from '../../actors/metrics/queue-metrics.ts';
+import { T0 } from '../support/test-app.ts';
+
+const LIMITS = { dailyEventLimit: 0, dedupKeysMax: 10, maxJobsPerConnection: 10, retentionMs: 86_400_000 };
+
+function previousVersionChunks(takenAtMs: number) {
+  const queue = { id: 'queue-id', connectionId: 'c1', name: 'mail', framework: 'celery', depth: 3, consumers: null, lastSnapshotMs: T0 - 5 * 86_400_000, createdAtMs: T0 - 5 * 86_400_000, metrics: new QueueMetrics().toSnapshot() };
+  return [
+    { k: 'header', version: 1, takenAtMs },
+    { k: 'accounts', data: new Engine({ clock: new ManualClock(T0), log: inMemoryLog, limits: LIMITS }).accounts.toSnapshot() },
+    { k: 'connection', id: 'c1', quota: { day: Math.floor(takenAtMs / 86_400_000), used: 7 }, dedupKeys: [], workers: [], queues: [queue], commands: [] },
+    { k: 'end' },
+  ];
+}
+
+describe('snapshot of the previous version', () => {
+  test('queues without lastSeenMs count as seen when the snapshot was taken, so they get a full retention window', () => {
+    const engine = new Engine({ clock: new ManualClock(T0), log: inMemoryLog, limits: LIMITS });
+    const restorer = engine.restorer();
+    for (const chunk of previousVersionChunks(T0)) restorer.restore(chunk);
+    const actor = engine.connection('c1')!;
+    expect(actor.queues.get('mail')?.lastSeenMs).toBe(T0);
+    engine.evolve({ t: 'retention', atMs: T0 + 86_400_000 - 1 });
+    expect(actor.queues.size).toBe(1);
+    engine.evolve({ t: 'retention', atMs: T0 + 86_400_000 + 1 });
+    expect(actor.queues.size).toBe(0);
+  });
+});
