@@ -1,6 +1,7 @@
 /** The Elysia application: the error boundary first, then one module per feature. */
 import { Elysia } from 'elysia';
 import type { AppDeps } from './app-deps.ts';
+import { edgeHeaders } from './http/edge-headers.ts';
 import { errorBoundary } from './http/error-boundary.ts';
 import { agentRoutes } from './routes/agent.ts';
 import { authRoutes } from './routes/auth.ts';
@@ -17,7 +18,8 @@ import { userRoutes } from './routes/users.ts';
 
 export function createApp(deps: AppDeps) {
   return new Elysia()
-    .use(errorBoundary(deps.logError))
+    .use(errorBoundary(deps.logError, deps.config.publicUrl))
+    .use(edgeHeaders())
     .use(healthRoutes(deps))
     .use(errorDocsRoutes())
     .use(authRoutes(deps))

@@ -28,6 +28,11 @@ export interface Config {
   streamsPerUserMax: number;
   /** issue 9, one tenant must never hurt another: see actors/connection/tenant-limits.ts */
   tenantLimits: TenantLimits;
+  // HTTP edge (README "Security" > "HTTP edge")
+  /** absolute base URL the service is reached at, without a trailing slash; null: `docs_url` is relative */
+  publicUrl: string | null;
+  /** how long a request body may take to arrive before it is cut off with a 408 */
+  bodyTimeoutMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -54,6 +59,22 @@ function oneOf<T extends string>(env: Env, name: string, fallback: T, allowed: r
 function optionalString(env: Env, name: string): string | null {
   const raw = env[name];
   return raw === undefined || raw === '' ? null : raw;
+}
+
+/** An absolute http(s) URL without query or fragment, returned without a trailing slash. */
+function publicUrl(env: Env, name: string): string | null {
+  const raw = optionalString(env, name);
+  if (raw === null) return null;
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    throw new ConfigError(`${name} must be an absolute http(s) URL, got '${raw}'`);
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
+    throw new ConfigError(`${name} must be an absolute http(s) URL without credentials, query or fragment, got '${raw}'`);
+  }
+  return url.href.replace(/\/+$/, '');
 }
 
 const HOUR_MS = 3_600_000;
@@ -96,5 +117,7 @@ export function loadConfig(env: Env = process.env): Config {
       dailyIngestBytesMax: integer(env, 'DAILY_INGEST_MB', TENANT.dailyIngestBytesMax / MB, 0, 1_000_000_000) * MB,
       clockSkewToleranceMs: integer(env, 'CLOCK_SKEW_TOLERANCE_SECONDS', TENANT.clockSkewToleranceMs / 1000, 0, 7 * 86_400) * 1000,
     },
+    publicUrl: publicUrl(env, 'PUBLIC_URL'),
+    bodyTimeoutMs: integer(env, 'BODY_TIMEOUT_SECONDS', 30, 1, 3_600) * 1000,
   };
 }

@@ -54,7 +54,9 @@ export async function startService(config: Config, log: (line: string) => void):
     );
   }
   const app = createApp({ engine, accounts, connections, jobActions, live, config, logError: log });
-  app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: SERVER_BODY_BYTES_MAX });
+  // development: false whatever NODE_ENV says: Bun's development mode answers an uncaught
+  // error with a page of source lines and the working directory.
+  app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: SERVER_BODY_BYTES_MAX, development: false });
   const port = app.server!.port!;
   log(`listening on http://${config.host}:${port} (data in ${config.dataDir}, fsync ${config.fsync})`);
 

@@ -24,11 +24,16 @@ export interface ErrorResponseParts {
   headers?: Record<string, string>;
 }
 
-export function errorResponse(request: Request, parts: ErrorResponseParts): Response {
+/**
+ * `docsBase` is PUBLIC_URL or '' (a relative `docs_url`). Never the request's Host: a
+ * client-chosen header must not end up in our answers, and an unparsable one must not
+ * turn an error answer into a crash.
+ */
+export function errorResponse(docsBase: string, parts: ErrorResponseParts): Response {
   const error: Record<string, unknown> = {
     code: parts.code,
     message: parts.message,
-    docs_url: `${new URL(request.url).origin}/docs/errors#${parts.code}`,
+    docs_url: `${docsBase}/docs/errors#${parts.code}`,
   };
   if (parts.details !== undefined) error.details = parts.details;
   return new Response(JSON.stringify({ error, ...parts.extraBody }), {

@@ -17,7 +17,7 @@ describe('health and the error envelope', () => {
     expect(response.json.error).toEqual({
       code: 'NOT_FOUND',
       message: 'no route for GET /api/nope',
-      docs_url: 'http://localhost:3000/docs/errors#NOT_FOUND',
+      docs_url: '/docs/errors#NOT_FOUND',
     });
     const docs = await t.request('GET', '/docs/errors');
     expect(docs.status).toBe(200);

@@ -21,6 +21,10 @@ export interface TestAppOptions {
   log?: RecordLog;
   nowMs?: number;
   live?: Partial<LiveUpdatesOptions>;
+  /** PUBLIC_URL; default none (relative `docs_url`) */
+  publicUrl?: string | null;
+  /** BODY_TIMEOUT_SECONDS in ms; default 30 s */
+  bodyTimeoutMs?: number;
 }
 
 export async function testApp(options: TestAppOptions = {}) {
@@ -42,7 +46,7 @@ export async function testApp(options: TestAppOptions = {}) {
     streamsPerUserMax: 3,
     ...options.live,
   });
-  const app = createApp({ engine, accounts, connections, jobActions, live, config: { cookieSecure: 'auto', sessionTtlMs: 7 * 86_400_000 }, logError: (line) => errors.push(line) });
+  const app = createApp({ engine, accounts, connections, jobActions, live, config: { cookieSecure: 'auto', sessionTtlMs: 7 * 86_400_000, publicUrl: options.publicUrl ?? null, bodyTimeoutMs: options.bodyTimeoutMs ?? 30_000 }, logError: (line) => errors.push(line) });
   await accounts.ensureAdmin(ADMIN.email, ADMIN.password);
 
   async function request(method: string, path: string, init: { body?: unknown; headers?: Record<string, string>; rawBody?: string } = {}) {

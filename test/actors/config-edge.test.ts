@@ -1,0 +1,30 @@
+import { describe, expect, test } from 'bun:test';
+import { ConfigError, loadConfig } from '../../src/config.ts';
+
+describe('configuration of the HTTP edge', () => {
+  test('defaults: relative docs_url, 30 s for a request body', () => {
+    expect(loadConfig({})).toMatchObject({ publicUrl: null, bodyTimeoutMs: 30_000 });
+  });
+
+  test('PUBLIC_URL is kept without its trailing slash; BODY_TIMEOUT_SECONDS in seconds', () => {
+    expect(loadConfig({ PUBLIC_URL: 'https://jobs.example.com/', BODY_TIMEOUT_SECONDS: '5' })).toMatchObject({
+      publicUrl: 'https://jobs.example.com',
+      bodyTimeoutMs: 5_000,
+    });
+    expect(loadConfig({ PUBLIC_URL: 'http://10.0.0.5:8080/jobwatch/' }).publicUrl).toBe('http://10.0.0.5:8080/jobwatch');
+  });
+
+  for (const [name, value] of [
+    ['PUBLIC_URL', 'jobs.example.com'],
+    ['PUBLIC_URL', 'ftp://jobs.example.com'],
+    ['PUBLIC_URL', 'https://jobs.example.com/?a=1'],
+    ['PUBLIC_URL', 'https://user:pw@jobs.example.com'],
+    ['BODY_TIMEOUT_SECONDS', '0'],
+    ['BODY_TIMEOUT_SECONDS', '1.5'],
+  ] as const) {
+    test(`${name}=${value} stops start-up with a message naming it`, () => {
+      expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+      expect(() => loadConfig({ [name]: value })).toThrow(name);
+    });
+  }
+});
