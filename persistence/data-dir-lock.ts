@@ -1,18 +1,22 @@
-import { mkdir, open, readFile, unlink } from 'node:fs/promises';
+import { closeSync, constants, fstatSync, ftruncateSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { isMissingFileError } from './file-storage.ts';
+import { tryLockExclusive, unlock } from './flock.ts';
 
 /**
  * One process per data directory: two writers appending to one log would interleave
- * frames and corrupt it. The lock is a LOCK file created exclusively, holding the pid.
+ * frames and corrupt it. The lock is an exclusive `flock` on the LOCK file, which the
+ * kernel releases when the holder dies (even by SIGKILL, even while it is still an
+ * unreaped zombie), so a supervisor can restart at once. The file holds the holder's pid
+ * only so that a refusal can say which process holds it.
  *
- * A LOCK whose pid is not running is stale (the holder crashed) and is taken over. A
- * LOCK holding our own pid that this process did not take is stale too: in a container
- * the service is often pid 1 on every start, so "our pid is alive" proves nothing.
+ * A LOCK that still names a pid when we get the lock was left by a holder that died
+ * without releasing: that is reported as a takeover.
  *
- * Known limit: two processes taking over the same stale lock at the same instant can
- * both succeed (read, unlink and create are separate steps). Starting two instances on
- * one directory at the same moment after a crash is the only way to get there.
+ * A clean release deletes LOCK while still holding it. A process that opened the old file
+ * just before could then lock a deleted file, so after locking we check that the path
+ * still names the file we locked, and start over if not.
  */
 export interface DataDirLock {
   release(): Promise<void>;
@@ -21,6 +25,7 @@ export interface DataDirLock {
 }
 
 const LOCK_FILE_NAME = 'LOCK';
+const LOCK_ATTEMPTS_MAX = 10;
 const heldByThisProcess = new Set<string>();
 
 export async function acquireDataDirLock(
@@ -33,20 +38,12 @@ export async function acquireDataDirLock(
     throw new Error(`data directory ${dir} is already locked by this process (pid ${process.pid})`);
   }
   await mkdir(dir, { recursive: true });
-  let tookOverFromPid: number | undefined;
-  if (!(await createLockFile(lockPath))) {
-    const holderPid = await readHolderPid(lockPath);
-    if (holderPid !== undefined && holderPid !== process.pid && isProcessAlive(holderPid)) {
-      throw inUseError(dir, lockPath, holderPid);
-    }
-    await unlink(lockPath).catch((error: unknown) => {
-      if (!isMissingFileError(error)) throw error;
-    });
-    if (!(await createLockFile(lockPath))) {
-      throw inUseError(dir, lockPath, (await readHolderPid(lockPath)) ?? 'unknown');
-    }
-    tookOverFromPid = holderPid;
-    log(`took over the stale lock ${lockPath}: the process that held it (pid ${holderPid ?? 'unknown'}) is no longer running`);
+  const fd = lockFile(dir, lockPath);
+  const tookOverFromPid = readHolderPid(lockPath);
+  ftruncateSync(fd, 0);
+  writeSync(fd, `${process.pid}\n`, 0);
+  if (tookOverFromPid !== undefined) {
+    log(`took over the stale lock ${lockPath}: the process that held it (pid ${tookOverFromPid}) is no longer running`);
   }
   heldByThisProcess.add(key);
 
@@ -57,32 +54,45 @@ export async function acquireDataDirLock(
       if (released) return;
       released = true;
       heldByThisProcess.delete(key);
-      // Remove the file only while it is still ours; someone may have taken it over by hand.
-      if ((await readHolderPid(lockPath)) === process.pid) await unlink(lockPath);
+      try {
+        unlinkSync(lockPath); // while still locked: nobody else can be writing their pid into it
+      } catch (error) {
+        if (!isMissingFileError(error)) throw error;
+      } finally {
+        unlock(fd);
+        closeSync(fd);
+      }
     },
   };
 }
 
-/** False when the file already exists. */
-async function createLockFile(lockPath: string): Promise<boolean> {
-  try {
-    const handle = await open(lockPath, 'wx');
-    try {
-      await handle.writeFile(`${process.pid}\n`);
-    } finally {
-      await handle.close();
+/** Opens and locks LOCK; returns the locked descriptor or throws "in use" naming the holder. */
+function lockFile(dir: string, lockPath: string): number {
+  for (let attempt = 0; attempt < LOCK_ATTEMPTS_MAX; attempt++) {
+    const fd = openSync(lockPath, constants.O_RDWR | constants.O_CREAT, 0o644);
+    if (!tryLockExclusive(fd)) {
+      closeSync(fd);
+      throw inUseError(dir, lockPath, readHolderPid(lockPath) ?? 'unknown');
     }
-    return true;
+    if (sameFile(fd, lockPath)) return fd;
+    closeSync(fd); // we locked a file a releasing holder just deleted: try the new one
+  }
+  throw new Error(`could not lock ${lockPath}: it kept being replaced`);
+}
+
+function sameFile(fd: number, path: string): boolean {
+  try {
+    return fstatSync(fd).ino === statSync(path).ino;
   } catch (error) {
-    if ((error as { code?: unknown }).code === 'EEXIST') return false;
+    if (isMissingFileError(error)) return false;
     throw error;
   }
 }
 
-/** Undefined when the file is gone or holds no pid (its writer died before writing it). */
-async function readHolderPid(lockPath: string): Promise<number | undefined> {
+/** Undefined when the file is gone or holds no pid (a clean release, or a fresh file). */
+function readHolderPid(lockPath: string): number | undefined {
   try {
-    const pid = Number.parseInt(await readFile(lockPath, 'utf8'), 10);
+    const pid = Number.parseInt(readFileSync(lockPath, 'utf8'), 10);
     return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined;
   } catch (error) {
     if (isMissingFileError(error)) return undefined;
@@ -90,19 +100,9 @@ async function readHolderPid(lockPath: string): Promise<number | undefined> {
   }
 }
 
-function isProcessAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: the process exists but belongs to another user.
-    return (error as { code?: unknown }).code === 'EPERM';
-  }
-}
-
 function inUseError(dir: string, lockPath: string, holderPid: number | string): Error {
   return new Error(
-    `data directory ${dir} is in use by another process (pid ${holderPid}); stop that process first, ` +
-      `or if no process of this service is using the directory, delete ${lockPath}`,
+    `data directory ${dir} is in use by another process (pid ${holderPid}); stop that process first ` +
+      `(the lock on ${lockPath} is released by the system as soon as that process ends, however it ends)`,
   );
 }

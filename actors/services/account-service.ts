@@ -1,7 +1,7 @@
 /** Users and sessions: login, logout, the current user, user creation and the first admin. */
 import type { User } from '../accounts/account-records.ts';
 import { normalizeEmail, PASSWORD_CHARS_MIN } from '../accounts/accounts-actor.ts';
-import { LoginLimiter } from '../accounts/login-limiter.ts';
+import { LOGIN_LIMITER_DEFAULTS, LoginLimiter, type LoginLimiterOptions } from '../accounts/login-limiter.ts';
 import { hashPassword, newOneTimePassword, newSessionToken, sessionTokenHasher, verifyPassword } from '../accounts/secrets.ts';
 import { DomainError, validationError } from '../domain-error.ts';
 import type { Engine } from '../engine.ts';
@@ -24,33 +24,33 @@ export const PASSWORD_CHARS_MAX = 256;
 const DUMMY_PASSWORD_HASH = await hashPassword('not-a-real-password-for-timing');
 
 export class AccountService {
-  private readonly limiter = new LoginLimiter({ failuresMax: 5, windowMs: 15 * 60_000, trackedKeysMax: 100_000 });
+  private readonly limiter: LoginLimiter;
   private readonly hashSessionToken: (token: string) => string;
 
   constructor(
     private readonly engine: Engine,
     private readonly sessionTtlMs: number,
     sessionSecret: string,
+    limiterOptions: LoginLimiterOptions = LOGIN_LIMITER_DEFAULTS,
   ) {
     this.hashSessionToken = sessionTokenHasher(sessionSecret);
+    this.limiter = new LoginLimiter(limiterOptions);
   }
 
   /** Returns the new session token (the cookie value). */
   async login(email: string, password: string, clientAddress: string): Promise<{ token: string; user: User }> {
-    const limiterKeys = [`email:${normalizeEmail(email)}`, `address:${clientAddress}`];
-    const waitSeconds = this.limiter.retryAfterSeconds(limiterKeys, this.engine.clock.nowMs());
-    if (waitSeconds > 0) {
+    checkPasswordLength(password);
+    // Counted before the slow verification: parallel guesses must not all pass one check.
+    const attempt = this.limiter.admit(clientAddress, normalizeEmail(email), this.engine.clock.nowMs());
+    if ('waitSeconds' in attempt) {
       throw new DomainError('RATE_LIMITED', 'too many failed logins; try again later', undefined, undefined, {
-        'Retry-After': String(waitSeconds),
+        'Retry-After': String(attempt.waitSeconds),
       });
     }
     const user = this.engine.accounts.userByEmail(email);
-    const passwordOk = await verifyPassword(password.slice(0, PASSWORD_CHARS_MAX), user?.passwordHash ?? DUMMY_PASSWORD_HASH);
-    if (user === undefined || !passwordOk) {
-      this.limiter.recordFailure(limiterKeys, this.engine.clock.nowMs());
-      throw new DomainError('UNAUTHORIZED', 'invalid email or password');
-    }
-    this.limiter.recordSuccess(limiterKeys);
+    const passwordOk = await verifyPassword(password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
+    if (user === undefined || !passwordOk) throw new DomainError('UNAUTHORIZED', 'invalid email or password');
+    this.limiter.succeeded(attempt);
     const token = newSessionToken();
     const tokenHash = this.hashSessionToken(token);
     await this.engine.commit(this.engine.accounts.decideCreateSession(user, tokenHash, this.sessionTtlMs, this.engine.clock.nowMs()));
@@ -99,5 +99,10 @@ export class AccountService {
 function checkCredentials(email: string, password: string): void {
   if (!EMAIL_PATTERN.test(email.trim())) throw validationError('email', 'must be an email address');
   if (password.length < PASSWORD_CHARS_MIN) throw validationError('password', `must be at least ${PASSWORD_CHARS_MIN} characters`);
+  checkPasswordLength(password);
+}
+
+/** Refused rather than cut: a cut password would accept every string sharing its first characters. */
+function checkPasswordLength(password: string): void {
   if (password.length > PASSWORD_CHARS_MAX) throw validationError('password', `must be at most ${PASSWORD_CHARS_MAX} characters`);
 }

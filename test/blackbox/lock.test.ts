@@ -67,3 +67,29 @@ test('a second process on the same DATA_DIR refuses to start and names the pid h
   expect(await listAllJobs(fourth.baseUrl, cookie)).toHaveLength(6);
   expect(await fourth.stop()).toBe(0);
 }, TEST_TIMEOUT_MS);
+
+/**
+ * A supervisor restarts at once after a SIGKILL, while the killed process may still be an
+ * unreaped zombie (its parent has not waited for it yet). The parent here never reaps it,
+ * so the zombie is certain; the new process must start anyway.
+ */
+test('a restart right after kill -9, while the killed process is still a zombie, starts', async () => {
+  const dataDir = makeDataDir('lock-zombie');
+  dirs.push(dataDir);
+  const env = { ADMIN_EMAIL, ADMIN_PASSWORD };
+  const nonReapingParent = "import subprocess, sys, time\np = subprocess.Popen(sys.argv[1:])\ntime.sleep(600)";
+  const first = await startService({ dataDir, env, command: ['python3', '-c', nonReapingParent, process.execPath, 'src/main.ts'] });
+  const killedPid = first.servicePid();
+  const cookie = await login(first.baseUrl, ADMIN_EMAIL, ADMIN_PASSWORD);
+  const connection = await createConnection(first.baseUrl, cookie, 'zombie');
+  expect((await ingest(first.baseUrl, connection.apiKey, batchOfJobs(connection.id, 'zombie', 3))).body.accepted).toBe(3);
+
+  process.kill(killedPid, 'SIGKILL');
+  const second = await startService({ dataDir, env });
+  // the scenario was real: the killed process was (and is) a zombie its parent never reaped
+  expect(readFileSync(`/proc/${killedPid}/stat`, 'utf8')).toMatch(/^\d+ \(.*\) Z /);
+  expect(second.output).toContain(`the process that held it (pid ${killedPid}) is no longer running`);
+  expect(await listAllJobs(second.baseUrl, cookie)).toHaveLength(3);
+  expect(await second.stop()).toBe(0);
+  await first.stop();
+}, TEST_TIMEOUT_MS);

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, test } from 'bun:test';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { acquireDataDirLock } from '../../persistence/data-dir-lock.ts';
 
 const tempDirs: string[] = [];
@@ -19,6 +19,18 @@ async function pidOfExitedProcess(): Promise<number> {
   return child.pid;
 }
 
+const LOCK_MODULE = resolve(import.meta.dir, '../../persistence/data-dir-lock.ts');
+
+/** Another process that takes the lock and holds it until killed. */
+async function holderProcess(dir: string) {
+  const script = `const { acquireDataDirLock } = await import(${JSON.stringify(LOCK_MODULE)}); await acquireDataDirLock(${JSON.stringify(dir)}); console.log('locked'); setInterval(() => {}, 1e6);`;
+  const child = Bun.spawn([process.execPath, '-e', script], { stdout: 'pipe', stderr: 'inherit' });
+  const reader = child.stdout.getReader();
+  const { value } = await reader.read();
+  expect(new TextDecoder().decode(value)).toContain('locked');
+  return child;
+}
+
 describe('data directory lock', () => {
   test('given a held lock, when it is acquired again, then that fails; after release it succeeds', async () => {
     const dir = freshDir();
@@ -32,15 +44,30 @@ describe('data directory lock', () => {
     await (await acquireDataDirLock(dir)).release();
   });
 
-  test('given a lock held by another live process, when acquiring, then the error names its pid and the way out', async () => {
+  test('given a lock held by another live process, acquiring fails naming its pid; once it is SIGKILLed the lock is free at once', async () => {
     const dir = freshDir();
-    writeFileSync(join(dir, 'LOCK'), `${process.ppid}\n`);
+    const holder = await holderProcess(dir);
 
     const error = await acquireDataDirLock(dir).catch((caught: unknown) => caught as Error);
-
     expect(error).toBeInstanceOf(Error);
-    expect((error as Error).message).toContain(`data directory ${dir} is in use by another process (pid ${process.ppid})`);
-    expect((error as Error).message).toContain(`delete ${join(dir, 'LOCK')}`);
+    expect((error as Error).message).toContain(`data directory ${dir} is in use by another process (pid ${holder.pid})`);
+    expect((error as Error).message).toContain('stop that process first');
+
+    holder.kill('SIGKILL');
+    await holder.exited;
+    const lines: string[] = [];
+    const lock = await acquireDataDirLock(dir, (line) => lines.push(line));
+    expect(lock.tookOverFromPid).toBe(holder.pid);
+    expect(lines).toEqual([`took over the stale lock ${join(dir, 'LOCK')}: the process that held it (pid ${holder.pid}) is no longer running`]);
+    await lock.release();
+  });
+
+  test('a LOCK naming a live pid that holds no lock does not block (the kernel lock decides, not the pid)', async () => {
+    const dir = freshDir();
+    writeFileSync(join(dir, 'LOCK'), `${process.ppid}\n`);
+    const lock = await acquireDataDirLock(dir, () => {});
+    expect(lock.tookOverFromPid).toBe(process.ppid);
+    await lock.release();
   });
 
   test('given a lock left by a process that exited, when acquiring, then it is taken over and that is said', async () => {

@@ -11,6 +11,7 @@ import { JobActionService } from '../../actors/services/job-action-service.ts';
 import { LiveUpdates, type LiveUpdatesOptions } from '../../actors/live/live-updates.ts';
 import { createApp } from '../../src/app.ts';
 import type { ConnectionLimits } from '../../actors/connection/connection-actor.ts';
+import { LOGIN_LIMITER_DEFAULTS, type LoginLimiterOptions } from '../../actors/accounts/login-limiter.ts';
 
 export const BASE = 'http://localhost:3000';
 export const ADMIN = { email: 'admin@example.com', password: 'correct horse battery' };
@@ -25,6 +26,9 @@ export interface TestAppOptions {
   publicUrl?: string | null;
   /** BODY_TIMEOUT_SECONDS in ms; default 30 s */
   bodyTimeoutMs?: number;
+  loginLimiter?: Partial<LoginLimiterOptions>;
+  /** TRUSTED_PROXIES, parsed */
+  trustedProxies?: string[];
 }
 
 export async function testApp(options: TestAppOptions = {}) {
@@ -37,7 +41,7 @@ export async function testApp(options: TestAppOptions = {}) {
     limits: { dailyEventLimit: 10_000, dedupKeysMax: 100_000, maxJobsPerConnection: 1_000_000, retentionMs: 86_400_000, ...options.limits },
     onHalt: (error) => halts.push(error),
   });
-  const accounts = new AccountService(engine, 7 * 86_400_000, 'test-session-secret');
+  const accounts = new AccountService(engine, 7 * 86_400_000, 'test-session-secret', { ...LOGIN_LIMITER_DEFAULTS, ...options.loginLimiter });
   const connections = new ConnectionService(engine);
   const jobActions = new JobActionService(engine, connections);
   const live = new LiveUpdates(engine, clock, {
