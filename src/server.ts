@@ -23,11 +23,17 @@ export interface RunningService {
 
 /** Bun answers bodies past this itself (empty 413); ours is a JSON 413 just below it. */
 const SERVER_BODY_BYTES_MAX = INGEST_BODY_BYTES_MAX + 1024 * 1024;
-const SNAPSHOT_CHECK_INTERVAL_MS = 5_000;
-/** Retention runs as a logged record, so replay removes exactly what the live run removed. */
-const RETENTION_INTERVAL_MS = 60_000;
 
-export async function startService(config: Config, log: (line: string) => void): Promise<RunningService> {
+/** How often the service checks whether a snapshot is due and runs retention; tests shorten them. */
+export interface ServiceTimers {
+  snapshotCheckIntervalMs: number;
+  /** Retention runs as a logged record, so replay removes exactly what the live run removed. */
+  retentionIntervalMs: number;
+}
+
+export const SERVICE_TIMERS: ServiceTimers = { snapshotCheckIntervalMs: 5_000, retentionIntervalMs: 60_000 };
+
+export async function startService(config: Config, log: (line: string) => void, timers: ServiceTimers = SERVICE_TIMERS): Promise<RunningService> {
   const opened = await openEngine(config, {
     log,
     onListenerError: (error) => log(`live update failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`),
@@ -80,13 +86,13 @@ export async function startService(config: Config, log: (line: string) => void):
   const snapshotTimer = setInterval(() => {
     const due = store.logBytesSinceSnapshot >= config.snapshotLogBytesMax || Date.now() - lastSnapshotMs >= config.snapshotIntervalMs;
     if (due && store.logBytesSinceSnapshot > 0 && !engine.halted) snapshotNow().catch((error) => log(`snapshot failed: ${String(error)}`));
-  }, SNAPSHOT_CHECK_INTERVAL_MS);
+  }, timers.snapshotCheckIntervalMs);
   snapshotTimer.unref();
 
   const retentionTimer = setInterval(() => {
     if (engine.halted) return;
     engine.commit({ t: 'retention', atMs: Date.now() }).catch((error) => log(`retention failed: ${String(error)}`));
-  }, RETENTION_INTERVAL_MS);
+  }, timers.retentionIntervalMs);
   retentionTimer.unref();
 
   const stop = async (): Promise<void> => {

@@ -1,0 +1,101 @@
+/**
+ * The README's configuration table is what an operator relies on: every default it
+ * states must be the one the code applies, and every variable the code reads must be in
+ * it. The table is parsed from README.md, so changing a default in either place alone
+ * fails here.
+ */
+import { describe, expect, test } from 'bun:test';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ManualClock } from '../../actors/clock.ts';
+import { Engine, inMemoryLog } from '../../actors/engine.ts';
+import { AccountService } from '../../actors/services/account-service.ts';
+import { loadConfig, type Config } from '../../src/config.ts';
+
+const REPO_ROOT = join(import.meta.dir, '..', '..');
+const HOUR_MS = 3_600_000;
+const MIB = 1024 * 1024;
+
+/** Rows of the table under "## Configuration": variable -> the Default cell. */
+function documentedDefaults(): Map<string, string> {
+  const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('## Configuration'));
+  const table = section.slice(0, section.indexOf('\n## ', 1));
+  const rows = new Map<string, string>();
+  for (const match of table.matchAll(/^\| `([A-Z_]+)` \| ([^|]+) \|/gm)) rows.set(match[1]!, match[2]!.trim());
+  return rows;
+}
+
+/** The value loadConfig({}) must hold for a variable, in the unit the README states it in. */
+const READ_AS: Record<string, (config: Config) => unknown> = {
+  PORT: (config) => config.port,
+  HOST: (config) => config.host,
+  DATA_DIR: (config) => config.dataDir,
+  DAILY_EVENT_LIMIT: (config) => config.dailyEventLimit,
+  RETENTION_HOURS: (config) => config.retentionMs / HOUR_MS,
+  FSYNC: (config) => config.fsync,
+  MAX_JOBS_PER_CONNECTION: (config) => config.maxJobsPerConnection,
+  COOKIE_SECURE: (config) => config.cookieSecure,
+  SESSION_TTL_HOURS: (config) => config.sessionTtlMs / HOUR_MS,
+  DEDUP_KEYS_MAX: (config) => config.dedupKeysMax,
+  SNAPSHOT_LOG_MB: (config) => config.snapshotLogBytesMax / MIB,
+  SNAPSHOT_INTERVAL_MINUTES: (config) => config.snapshotIntervalMs / 60_000,
+  STREAMS_PER_USER_MAX: (config) => config.streamsPerUserMax,
+};
+
+/** Defaults that are not a plain value in the config: null there, and applied (or generated) later. */
+const APPLIED_ELSEWHERE: Record<string, (config: Config) => unknown> = {
+  ADMIN_EMAIL: (config) => config.adminEmail,
+  ADMIN_PASSWORD: (config) => config.adminPassword,
+  SESSION_SECRET: (config) => config.sessionSecret,
+};
+
+function asValue(cell: string): string | number {
+  const literal = cell.match(/^`([^`]*)`$/)?.[1];
+  if (literal === undefined) throw new Error(`default cell ${cell} is not one literal`);
+  return /^\d+$/.test(literal) ? Number(literal) : literal;
+}
+
+describe('README configuration table', () => {
+  const documented = documentedDefaults();
+  const defaults = loadConfig({});
+
+  test('the table was found and lists every variable the code reads', () => {
+    const source = readFileSync(join(REPO_ROOT, 'src', 'config.ts'), 'utf8');
+    const read = [...source.matchAll(/\(env, '([A-Z_]+)'/g)].map((match) => match[1]!);
+    expect(read.length).toBeGreaterThan(10);
+    expect(read.filter((name) => !documented.has(name))).toEqual([]);
+  });
+
+  test('every documented variable is one this test knows how to check', () => {
+    const unknown = [...documented.keys()].filter((name) => !(name in READ_AS) && !(name in APPLIED_ELSEWHERE));
+    expect(unknown).toEqual([]); // a new row: add how its default is read to READ_AS above
+  });
+
+  for (const [name, readAs] of Object.entries(READ_AS)) {
+    test(`${name}: the documented default is the one applied`, () => {
+      const cell = documented.get(name);
+      expect(cell).toBeDefined();
+      expect(readAs(defaults)).toBe(asValue(cell!));
+    });
+  }
+
+  test('ADMIN_PASSWORD and SESSION_SECRET: unset means generated (null in the config), as documented', () => {
+    for (const name of ['ADMIN_PASSWORD', 'SESSION_SECRET']) {
+      expect(documented.get(name)).toContain('generated');
+      expect(APPLIED_ELSEWHERE[name]!(defaults)).toBeNull();
+    }
+  });
+
+  test('ADMIN_EMAIL: unset, the first admin is the documented address', async () => {
+    expect(APPLIED_ELSEWHERE.ADMIN_EMAIL!(defaults)).toBeNull();
+    const engine = new Engine({
+      clock: new ManualClock(Date.parse('2026-11-21T10:00:00Z')),
+      log: inMemoryLog,
+      limits: { dailyEventLimit: 0, dedupKeysMax: 10, maxJobsPerConnection: 10, retentionMs: HOUR_MS },
+    });
+    const accounts = new AccountService(engine, HOUR_MS, 'sixteen-characters');
+    const created = await accounts.ensureAdmin(null, 'a password of twelve');
+    expect(created?.email).toBe(asValue(documented.get('ADMIN_EMAIL')!) as string);
+  });
+});

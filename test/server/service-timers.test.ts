@@ -1,0 +1,109 @@
+/**
+ * The running service's own timers, as src/server.ts wires them: retention removes old
+ * jobs without anyone asking, and a snapshot is taken when SNAPSHOT_LOG_MB of log has
+ * accumulated (and not before), or when SNAPSHOT_INTERVAL_MINUTES has passed. The
+ * functions they call are tested elsewhere; these tests fail when a timer is not started,
+ * calls the wrong thing, or compares the wrong way. The service runs in this process on a
+ * free loopback port with a temporary data directory and shortened check intervals.
+ */
+import { afterEach, describe, expect, test } from 'bun:test';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig, type Config } from '../../src/config.ts';
+import { SERVICE_TIMERS, startService, type RunningService, type ServiceTimers } from '../../src/server.ts';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, batchOfJobs, createConnection, getJson, ingest, login } from '../blackbox/service-process.ts';
+
+const HOUR_MS = 3_600_000;
+const CHECK_MS = 20;
+const running: Array<{ service: RunningService; dir: string }> = [];
+
+afterEach(async () => {
+  for (const { service, dir } of running.splice(0)) {
+    await service.stop().catch(() => undefined);
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+async function start(overrides: Partial<Config>, timers: Partial<ServiceTimers>) {
+  const dir = mkdtempSync(join(tmpdir(), 'jobwatch-timers-'));
+  const config: Config = {
+    ...loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dir, ADMIN_EMAIL, ADMIN_PASSWORD, FSYNC: 'no' }),
+    ...overrides,
+  };
+  const lines: string[] = [];
+  const service = await startService(config, (line) => lines.push(line), { snapshotCheckIntervalMs: HOUR_MS, retentionIntervalMs: HOUR_MS, ...timers });
+  running.push({ service, dir });
+  const baseUrl = `http://127.0.0.1:${service.port}`;
+  const cookie = await login(baseUrl, ADMIN_EMAIL, ADMIN_PASSWORD);
+  const connection = await createConnection(baseUrl, cookie, 'timers');
+  return { service, dir, lines, baseUrl, cookie, connection };
+}
+
+/** Polls until `condition` holds; fails naming `what` after `timeoutMs`. */
+async function eventually(what: string, condition: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    await Bun.sleep(CHECK_MS);
+  }
+}
+
+const snapshotLines = (lines: string[]) => lines.filter((line) => /^snapshot at seq \d+/.test(line));
+
+describe('timers of the running service', () => {
+  test('the production cadence: snapshot checks every 5 s, retention every minute', () => {
+    expect(SERVICE_TIMERS).toEqual({ snapshotCheckIntervalMs: 5_000, retentionIntervalMs: 60_000 });
+  });
+
+  test('retention runs by itself: a job older than RETENTION_HOURS disappears, a recent one stays', async () => {
+    const { baseUrl, cookie, connection } = await start({ retentionMs: HOUR_MS }, { retentionIntervalMs: CHECK_MS });
+    const old = batchOfJobs(connection.id, 'old', 1, Date.now() - 2 * HOUR_MS);
+    const recent = batchOfJobs(connection.id, 'recent', 1);
+    const sent = await ingest(baseUrl, connection.apiKey, [...old, ...recent]);
+    expect(sent.body.accepted).toBe(2);
+
+    const externalIds = async () => ((await getJson(baseUrl, '/api/jobs', cookie)).body.data as Array<{ externalId: string }>).map((job) => job.externalId);
+    await eventually('the old job removed by the retention timer', async () => !(await externalIds()).includes('old-0'));
+    expect(await externalIds()).toEqual(['recent-0']);
+  }, 30_000);
+
+  test('a snapshot is taken once SNAPSHOT_LOG_MB of log has been written, not before', async () => {
+    const logBytesMax = 64 * 1024;
+    const { service, dir, lines, baseUrl, connection } = await start(
+      { snapshotLogBytesMax: logBytesMax, snapshotIntervalMs: 24 * HOUR_MS },
+      { snapshotCheckIntervalMs: CHECK_MS },
+    );
+    const store = service.opened.store;
+    let batch = 0;
+    const send = async () => expect((await ingest(baseUrl, connection.apiKey, batchOfJobs(connection.id, `b${batch++}`, 20))).status).toBe(200);
+
+    // below the threshold: many checks pass without a snapshot
+    while (store.logBytesSinceSnapshot < logBytesMax / 4) await send();
+    const checksWaited = 25;
+    await Bun.sleep(checksWaited * CHECK_MS);
+    expect(snapshotLines(lines)).toEqual([]);
+    expect(readdirSync(join(dir, 'log')).filter((name) => name.endsWith('.snap'))).toEqual([]);
+
+    // past it: the next check snapshots, and the count starts over
+    while (store.logBytesSinceSnapshot < logBytesMax) await send();
+    const seqAtThreshold = store.lastSeq;
+    await eventually('a snapshot after the log passed SNAPSHOT_LOG_MB', () => snapshotLines(lines).length > 0);
+    const seq = Number(snapshotLines(lines)[0]!.match(/seq (\d+)/)![1]);
+    expect(seq).toBeGreaterThanOrEqual(seqAtThreshold);
+    expect(readdirSync(join(dir, 'log')).filter((name) => name.endsWith('.snap')).length).toBe(1);
+    expect(store.logBytesSinceSnapshot).toBeLessThan(logBytesMax);
+  }, 30_000);
+
+  test('a snapshot is taken when SNAPSHOT_INTERVAL_MINUTES has passed, and only when something was written since', async () => {
+    const { service, lines } = await start({ snapshotLogBytesMax: 1024 * 1024 * 1024, snapshotIntervalMs: 200 }, { snapshotCheckIntervalMs: CHECK_MS });
+    const store = service.opened.store;
+    const seqs = () => snapshotLines(lines).map((line) => Number(line.match(/seq (\d+)/)![1]));
+    // the log is far below SNAPSHOT_LOG_MB, so only the interval can bring the snapshot that covers everything written
+    await eventually('a snapshot after the interval covering the last record', () => seqs().includes(store.lastSeq));
+    const taken = seqs().length;
+    // nothing written since: later checks find the interval passed again but no log to cover
+    await Bun.sleep(600);
+    expect(seqs()).toHaveLength(taken);
+  }, 30_000);
+});
