@@ -94,7 +94,7 @@ class Deliverer:
                 if oldest is None:
                     break
                 sequence, batch = oldest
-                if not self._send(batch):
+                if not self._send(batch, in_spool=True):
                     return
                 self.spool.remove(sequence)
             return
@@ -137,15 +137,16 @@ class Deliverer:
                 return
             self.spool.append(batch)
 
-    def _send(self, batch: List[str]) -> bool:
+    def _send(self, batch: List[str], in_spool: bool = False) -> bool:
         """True when the batch needs no resending (delivered, or refused for good)."""
+        outside = 0 if in_spool else len(batch)  # for the log: a batch taken from memory is not counted as pending
         body = ('{"events":[' + ",".join(batch) + "]}").encode()
         try:
             response = self.client.request("POST", "/api/ingest", body)
         except NetworkError as error:
-            return self._retry_later(f"jobwatch unreachable ({error})", None)
+            return self._retry_later(f"jobwatch unreachable ({error})", None, outside)
         if response.status == 429 or response.status >= 500:
-            return self._retry_later(f"jobwatch answered {response.status} {response.error_text()}", response.retry_after_s)
+            return self._retry_later(f"jobwatch answered {response.status} {response.error_text()}", response.retry_after_s, outside)
         if response.status >= 400:
             self.dropped_refused += len(batch)
             log.error(
@@ -156,12 +157,13 @@ class Deliverer:
         self._on_delivered(batch, response)
         return True
 
-    def _retry_later(self, reason: str, retry_after_s: Optional[float]) -> bool:
+    def _retry_later(self, reason: str, retry_after_s: Optional[float], batch_events: int) -> bool:
         delay = self.backoff.next_delay(retry_after_s)
         self._retry_at = self.clock() + delay
         if self._outage_since is None:
             self._outage_since = self.clock()
-        log.warning("flush failed: %s; retrying in %.2fs, %d events waiting (spool: %d)", reason, delay, self.pending, self.spool.events)
+        waiting = self.pending + batch_events
+        log.warning("flush failed: %s; retrying in %.2fs, %d events waiting", reason, delay, waiting)
         return False
 
     def _on_delivered(self, batch: List[str], response: Response) -> None:
