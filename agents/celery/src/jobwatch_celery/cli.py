@@ -34,6 +34,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         print(f"jobwatch-celery: {error}", file=sys.stderr)
         return 2
     logging.basicConfig(level=config.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("kombu.mixins").setLevel(logging.WARNING)  # its "Connected to" repeats the agent's own line
     stopping = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stopping.set())
