@@ -169,14 +169,28 @@ class Cluster:
         self.worker_name = f"e2e-{os.getpid()}@{socket.gethostname()}"
         self.worker = Process("worker", [SYSTEM_PYTHON, "-m", "celery", "-A", "e2e_app", "worker", "-E", "-c", "2", "-n", self.worker_name,
                                          "-Q", "celery", "--without-mingle", "--without-gossip", "--loglevel", "INFO"], self.env, tmp, cwd=HERE)
-        self.agent = Process("agent", [SYSTEM_PYTHON, "-m", "jobwatch_celery", "--broker", self.broker, "--url", self.jobwatch.base,
-                                       "--api-key", self.api_key, "--result-backend", self.broker, "--spool-dir", os.path.join(tmp, "spool"),
-                                       "--queue-interval", "0.5", "--command-interval", "0.2"], self.env, tmp, cwd=tmp)
+        self.agents_started = 0
+        self.agent = self.start_agent()
         sys.path.insert(0, HERE)
         os.environ["E2E_BROKER"] = self.broker
         import e2e_app  # noqa: E402  the producer side, in this process
 
         self.app = e2e_app
+
+    def start_agent(self) -> Process:
+        """The agent as a user runs it; every start shares the spool directory."""
+        self.agents_started += 1
+        self.agent_runs: List[Process] = getattr(self, "agent_runs", [])
+        argv = [SYSTEM_PYTHON, "-m", "jobwatch_celery", "--broker", self.broker, "--url", self.jobwatch.base, "--api-key", self.api_key,
+                "--result-backend", self.broker, "--spool-dir", os.path.join(self.tmp, "spool"), "--queue-interval", "0.5", "--command-interval", "0.2"]
+        process = Process(f"agent-{self.agents_started}", argv, self.env, self.tmp, cwd=self.tmp)
+        self.agent_runs.append(process)
+        return process
+
+    def spooled_events(self) -> int:
+        spool = os.path.join(self.tmp, "spool")
+        names = os.listdir(spool) if os.path.isdir(spool) else []
+        return sum(int(name.split("-")[1].split(".")[0]) for name in names if name.endswith(".json"))
 
     def _redis_ready(self) -> bool:
         import redis
@@ -197,7 +211,7 @@ class Cluster:
 
     def logs(self) -> str:
         parts = []
-        for process in (self.agent, self.worker, self.jobwatch.process, self.redis):
+        for process in (*self.agent_runs, self.worker, self.jobwatch.process, self.redis):
             if process is not None:
                 parts.append(f"----- {process.name} -----\n{process.output()[-6000:]}")
         return "\n".join(parts)

@@ -106,6 +106,8 @@ def test_queue_depth_counts_every_priority_list_and_the_consumers(cluster):
 def test_revoke_from_jobwatch_terminates_the_running_task_in_celery(cluster):
     running = cluster.app.sleepy.delay(30)
     job = wait_for(lambda: finished(cluster, running.id, "active"), 15, "the long task to be active")
+    busy = lambda: [w for w in cluster.jobwatch.call("GET", "/api/workers")["data"] if w["state"] == "busy" and w["activeJobs"] >= 1]  # noqa: E731
+    wait_for(busy, 10, "the worker's heartbeat to report it busy")
     assert cluster.jobwatch.call("POST", f"/api/jobs/{job['id']}/revoke")["state"] == "cancelled"
     wait_for(lambda: running.state == "REVOKED", 15, "Celery to report the task REVOKED")
     # jobwatch shows cancelled at once; Celery's own task-revoked event then says the run was terminated
@@ -137,23 +139,51 @@ def test_a_retry_whose_arguments_are_unknown_is_reported_not_guessed(cluster):
 
 
 def test_nothing_is_lost_while_jobwatch_is_down(cluster):
-    jobwatch = cluster.jobwatch
+    jobwatch, app = cluster.jobwatch, cluster.app
+    spanning = [app.sleepy.delay(2) for _ in range(2)]  # start before the outage, finish during it
+    wait_for(lambda: all(finished(cluster, r.id, "active") for r in spanning), 15, "the spanning tasks to be active")
     jobwatch.stop()
-    sent = [cluster.app.add.delay(i, i) for i in range(20)]
+    down_at = time.monotonic()
+    sent = [app.add.delay(i, i) for i in range(20)]
     assert [r.get(timeout=20) for r in sent] == [2 * i for i in range(20)]
-    time.sleep(1.0)  # the agent keeps failing to flush meanwhile and spools
+    assert [r.get(timeout=20) for r in spanning] == [2, 2]
+    time.sleep(max(0.0, 3.0 - (time.monotonic() - down_at)))  # down for at least 3 s
     jobwatch.start()
     jobwatch.call("POST", "/api/auth/login", {"email": "e2e@example.com", "password": "an end-to-end password"})
-    ids = {r.id for r in sent}
 
-    def all_completed():
-        done = {j["externalId"] for j in jobwatch.jobs(state="completed", search="e2e_app.add")}
-        return ids <= done
-
-    wait_for(all_completed, 20, "all 20 tasks run during the outage to be completed in jobwatch")
+    ids = {r.id for r in sent + spanning}
+    wait_for(lambda: ids <= {j["externalId"] for j in jobwatch.jobs(state="completed")}, 20, "all 22 tasks of the outage completed in jobwatch")
+    for result in spanning:
+        job = jobwatch.job_by_external_id(result.id)
+        assert [h["state"] for h in job["stateHistory"]] == ["queued", "active", "completed"]
+        assert abs(job["durationMs"] - job["extensions"]["runtime"] * 1000) < 250
     log = cluster.agent.output()
     assert "flush failed: jobwatch unreachable" in log and "jobwatch reachable again" in log
     assert " ERROR " not in log  # nothing refused, rejected or dropped
+
+
+def test_the_agent_keeps_its_spool_across_its_own_restart(cluster):
+    jobwatch = cluster.jobwatch
+    jobwatch.stop()
+    sent = [cluster.app.add.delay(100 + i, 0) for i in range(10)]
+    assert [r.get(timeout=20) for r in sent] == [100 + i for i in range(10)]
+    # sent, received, started, succeeded for each task, in the spool (or still in memory)
+    wait_for(lambda: cluster.spooled_events() >= 40, 10, "the agent to spool the outage's events")
+    cluster.agent.stop()  # SIGTERM: flushes to the spool, since jobwatch is down
+    assert cluster.agent.popen.returncode == 0
+    assert "events kept in the spool for the next start" in cluster.agent.output()
+    jobwatch.start()
+    jobwatch.call("POST", "/api/auth/login", {"email": "e2e@example.com", "password": "an end-to-end password"})
+    cluster.agent = cluster.start_agent()
+    ids = {r.id for r in sent}
+    wait_for(lambda: ids <= {j["externalId"] for j in jobwatch.jobs(state="completed")}, 20, "the spooled tasks completed in jobwatch")
+    assert "kept from a previous run; sending them first" in cluster.agent.output()
+    wait_for(lambda: cluster.spooled_events() == 0, 10, "the spool to be empty")
+
+
+def test_a_stopped_worker_goes_offline(cluster):
+    cluster.worker.stop()  # warm shutdown: Celery sends worker-offline
+    wait_for(lambda: cluster.jobwatch.call("GET", "/api/workers")["data"][0]["state"] == "offline", 10, "the worker offline in jobwatch")
 
 
 def _cancelled_by_celery(cluster, task_id):
