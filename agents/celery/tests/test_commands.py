@@ -68,10 +68,16 @@ def test_revoke_terminates_with_the_configured_signal_and_is_acked_done():
 
 
 def test_retry_resends_with_the_original_name_args_kwargs_and_queue_under_the_same_id():
-    app, jobwatch = FakeApp({"t1": EXTENDED}), FakeJobwatch([command("c1", "retry", "t1", queue="ignored")])
+    app, jobwatch = FakeApp({"t1": EXTENDED}), FakeJobwatch([command("c1", "retry", "t1", queue="math")])
     CommandRunner(app, jobwatch).poll()
     assert app.sent == [("app.add", {"args": [1, 2], "kwargs": {"z": 3}, "queue": "math", "task_id": "t1", "retries": 1})]
     assert jobwatch.acks[0]["outcomes"] == [{"id": "c1", "status": "done"}]
+
+
+def test_retry_takes_the_queue_from_the_backend_when_jobwatch_does_not_know_it():
+    app = FakeApp({"t1": {**EXTENDED, "queue": "reports"}})
+    CommandRunner(app, FakeJobwatch([command("c1", "retry", "t1", queue=None)])).poll()
+    assert app.sent[0][1]["queue"] == "reports"
 
 
 def test_retry_of_a_revoked_task_uses_a_new_id_and_says_so():

@@ -216,3 +216,21 @@ def test_retry_after_header_as_seconds_or_http_date():
     assert parse_retry_after("120") == 120.0
     assert parse_retry_after(None) is None and parse_retry_after("soon") is None
     assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0
+
+
+def test_a_spool_that_cannot_be_written_drops_with_a_log_line_and_delivery_goes_on(make, caplog):
+    deliverer, service, clock = make(batch_size=5)
+
+    def unwritable(encoded_events):
+        raise OSError(28, "No space left on device")
+
+    deliverer.spool.append = unwritable
+    service.script = ["down"]
+    deliverer.submit(events(0, 5))
+    deliverer.step()
+    assert deliverer.dropped_unwritable == 5
+    assert "could not write the spool ([Errno 28] No space left on device): dropped 5 events" in caplog.text
+    clock.now += 60
+    deliverer.submit(events(5, 5))
+    deliverer.step()
+    assert service.delivered() == list(range(5, 10))

@@ -46,7 +46,12 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 2
     if connection_id is None:
         return 0
-    Agent(config, client, connection_id).run(stopping)
+    try:
+        agent = Agent(config, client, connection_id)
+    except ConfigError as error:
+        print(f"jobwatch-celery: {error}", file=sys.stderr)
+        return 2
+    agent.run(stopping)
     return 0
 
 
@@ -80,9 +85,13 @@ class Agent:
         self.app.conf.broker_connection_retry = False
         self.normalizer = Normalizer(connection_id)
         self.lock = threading.Lock()  # the normalizer's state is shared by capture and housekeeping
-        self.deliverer = Deliverer(client, Spool(config.spool_dir, config.spool_max_bytes), config.batch_size, config.flush_interval_s)
+        try:
+            spool = Spool(config.spool_dir, config.spool_max_bytes)
+        except OSError as error:
+            raise ConfigError(f"--spool-dir: cannot use {config.spool_dir!r} ({error.strerror or error})") from error
+        self.deliverer = Deliverer(client, spool, config.batch_size, config.flush_interval_s)
         self.capture = Capture(self.app, self.on_event)
-        self.queues = QueueMonitor(self.app, self.normalizer.worker_info, self.queues_from_events, connection_id)
+        self.queues = QueueMonitor(self.app, self.normalizer.worker_info, self.queues_from_events, connection_id, config.queues)
         self.commands = CommandRunner(self.app, client, config.revoke_signal)
         self.new_worker = threading.Event()
 
@@ -139,9 +148,10 @@ class Agent:
     def _log_stats(self) -> None:
         d = self.deliverer
         log.info(
-            "stats: %d native events captured, %d sent, %d rejected, %d waiting (spool %d), dropped: %d spool-full, %d memory-full, %d refused, %d over daily limit",
-            self.capture.events_seen, d.sent, d.rejected, d.pending, d.spool.events,
-            d.spool.dropped_events, d.dropped_memory, d.dropped_refused, d.truncated,
+            "stats: %d native events captured, %d sent (%d without a task name), %d rejected, %d waiting (spool %d), "
+            "dropped: %d spool-full, %d spool-unwritable, %d memory-full, %d refused, %d over daily limit",
+            self.capture.events_seen, d.sent, self.normalizer.sent_unnamed, d.rejected, d.pending, d.spool.events,
+            d.spool.dropped_events, d.dropped_unwritable, d.dropped_memory, d.dropped_refused, d.truncated,
         )
 
     @staticmethod

@@ -133,7 +133,9 @@ class CommandRunner:
             return Outcome(command_id, "failed", "not retried: the task's arguments are not in the result backend; "
                            "set result_extended=True in the Celery app so a retry can re-send them")
         name = meta.get("name") or command.get("name")
-        queue = meta.get("queue") or command.get("queue")
+        # jobwatch's queue came from task-sent (the queue's name); the backend keeps the
+        # routing key, which is the queue's name under Celery's default routing.
+        queue = command.get("queue") or meta.get("queue")
         # Workers remember revoked ids and would discard the task at once under the same id.
         revoked = meta.get("status") == "REVOKED"
         new_id = str(uuid.uuid4()) if revoked else task_id

@@ -28,6 +28,7 @@ class Config:
     spool_dir: str
     spool_max_bytes: int
     queue_interval_s: float
+    queues: tuple
     command_interval_s: float
     revoke_signal: str
     log_level: str
@@ -49,6 +50,8 @@ SETTINGS = [
      "directory that keeps events while jobwatch is unreachable (kept across agent restarts)"),
     ("--spool-max-mb", "JOBWATCH_SPOOL_MAX_MB", "256", "spool bound in MB; past it the oldest events are dropped and logged"),
     ("--queue-interval", "JOBWATCH_QUEUE_INTERVAL", "2", "seconds between queue depth snapshots, 0.5..3600"),
+    ("--queues", "JOBWATCH_QUEUES", None,
+     "comma-separated queues to report depth for even before a worker consumes them or an event names them"),
     ("--command-interval", "JOBWATCH_COMMAND_INTERVAL", "1", "seconds between polls for revoke/retry commands, 0.2..3600"),
     ("--revoke-signal", "JOBWATCH_REVOKE_SIGNAL", "SIGTERM", "signal that terminates a revoked running task (e.g. SIGKILL)"),
     ("--log-level", "JOBWATCH_LOG_LEVEL", "INFO", "DEBUG, INFO, WARNING or ERROR"),
@@ -114,6 +117,7 @@ def load_config(argv: Optional[list] = None, environ: Optional[Mapping[str, str]
         spool_dir=raw["--spool-dir"],
         spool_max_bytes=int(_number(raw, "--spool-max-mb", 1, 1_000_000, integer=True)) * 1024 * 1024,
         queue_interval_s=_number(raw, "--queue-interval", 0.5, 3600),
+        queues=_queue_names(raw["--queues"]),
         command_interval_s=_number(raw, "--command-interval", 0.2, 3600),
         revoke_signal=revoke_signal,
         log_level=log_level,
@@ -130,3 +134,11 @@ def _number(raw: dict, flag: str, low: float, high: float, integer: bool = False
     if not low <= value <= high:
         raise ConfigError(f"{flag}: {text} is outside {low:g}..{high:g}")
     return value
+
+
+def _queue_names(text: Optional[str]) -> tuple:
+    names = tuple(name.strip() for name in (text or "").split(",") if name.strip())
+    for name in names:
+        if len(name) > 255:
+            raise ConfigError(f"--queues: {name[:40]!r}... is longer than jobwatch's 255-character queue names")
+    return names

@@ -47,6 +47,7 @@ class Deliverer:
         self.clock = clock
         self._memory: Deque[str] = deque()
         self._wake = threading.Condition()
+        self._sending = threading.Lock()  # step() and close() never interleave
         self._retry_at = 0.0
         self._outage_since: Optional[float] = None
         self.sent = 0
@@ -54,6 +55,7 @@ class Deliverer:
         self.dropped_memory = 0
         self.dropped_refused = 0
         self.truncated = 0
+        self.dropped_unwritable = 0
 
     # -- producer side (any thread) --
 
@@ -83,9 +85,17 @@ class Deliverer:
             with self._wake:
                 if len(self._memory) < self.batch_size:
                     self._wake.wait(self.flush_interval_s)
-            self.step()
+            try:
+                self.step()
+            except Exception:  # a bug must not stop delivery for good
+                log.exception("flush failed unexpectedly; trying again")
+                stopping.wait(1.0)
 
     def step(self) -> None:
+        with self._sending:
+            self._step()
+
+    def _step(self) -> None:
         """One flush: the spool's oldest batch when one is waiting and due, else memory."""
         if self.spool:
             self._spill_memory()
@@ -103,18 +113,19 @@ class Deliverer:
             if not batch:
                 return
             if not self._send(batch):
-                self.spool.append(batch)
+                self._to_spool(batch)
                 self._spill_memory()
                 return
 
     def close(self, deadline_s: float) -> None:
         """On shutdown: send what is in memory while the service answers; spool the rest."""
-        end = self.clock() + deadline_s
-        while self._memory and not self.spool and self.clock() < end:
-            batch = self._take_batch()
-            if not self._send(batch):
-                self.spool.append(batch)
-        self._spill_memory()
+        with self._sending:
+            end = self.clock() + deadline_s
+            while self._memory and not self.spool and self.clock() < end:
+                batch = self._take_batch()
+                if not self._send(batch):
+                    self._to_spool(batch)
+            self._spill_memory()
         if self.spool:
             log.info("shutdown: %d events kept in the spool for the next start", self.spool.events)
 
@@ -135,7 +146,14 @@ class Deliverer:
             batch = self._take_batch()
             if not batch:
                 return
+            self._to_spool(batch)
+
+    def _to_spool(self, batch: List[str]) -> None:
+        try:
             self.spool.append(batch)
+        except OSError as error:  # disk full, directory gone: say so rather than die
+            self.dropped_unwritable += len(batch)
+            log.error("could not write the spool (%s): dropped %d events; %d dropped this way since start", error, len(batch), self.dropped_unwritable)
 
     def _send(self, batch: List[str], in_spool: bool = False) -> bool:
         """True when the batch needs no resending (delivered, or refused for good)."""

@@ -27,8 +27,10 @@ class QueueMonitor:
         worker_info: WorkerInfo,
         queues_from_events: Callable[[], Iterable[str]],
         connection_id: str,
+        named_queues: Iterable[str] = (),
     ) -> None:
         self.app = app
+        self.named_queues = list(named_queues)
         self.worker_info = worker_info
         self.queues_from_events = queues_from_events
         self.connection_id = connection_id
@@ -53,7 +55,7 @@ class QueueMonitor:
         self.worker_info.concurrency = concurrency
 
     def known_queues(self) -> List[str]:
-        names: Dict[str, None] = {}
+        names: Dict[str, None] = dict.fromkeys(self.named_queues)
         for queues in list(self.worker_info.queues.values()):
             for name in queues:
                 names[name] = None
