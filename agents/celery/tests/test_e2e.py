@@ -181,6 +181,19 @@ def test_the_agent_keeps_its_spool_across_its_own_restart(cluster):
     wait_for(lambda: cluster.spooled_events() == 0, 10, "the spool to be empty")
 
 
+def test_a_task_the_agent_joined_midway_keeps_its_name(cluster):
+    # The agent misses task-sent/received/started; task-succeeded names no task, so it asks Celery.
+    cluster.agent.stop()
+    running = cluster.app.sleepy.delay(2.5)
+    control = cluster.app.app.control
+    wait_for(lambda: any(t["id"] == running.id for ts in (control.inspect(timeout=1).active() or {}).values() for t in ts), 15, "the task running")
+    cluster.agent = cluster.start_agent()
+    assert running.get(timeout=20) == 2.5
+    job = wait_for(lambda: finished(cluster, running.id, "completed"), 15, "the task completed in jobwatch")
+    assert job["name"] == "e2e_app.sleepy" and job["workerId"] == cluster.worker_name
+    assert abs(job["durationMs"] - 2500) < 500  # from Celery's runtime: the agent never saw task-started
+
+
 def test_a_stopped_worker_goes_offline(cluster):
     cluster.worker.stop()  # warm shutdown: Celery sends worker-offline
     wait_for(lambda: cluster.jobwatch.call("GET", "/api/workers")["data"][0]["state"] == "offline", 10, "the worker offline in jobwatch")

@@ -99,6 +99,20 @@ def test_a_name_that_never_comes_is_sent_as_unknown_after_the_wait():
     assert n.sent_unnamed == 1 and n.held == 0
 
 
+def test_a_name_celery_tells_when_asked_is_used_and_remembered():
+    clock = FakeClock()
+    n = Normalizer(CONN, name_wait_s=2.0, clock=clock)
+    n.normalize(task("started", uuid="a", at=T))
+    n.normalize(task("started", uuid="b", at=T))
+    clock.now = 3.0
+    assert n.overdue() == ["a", "b"]
+    out = n.release_overdue({"a": "app.found"})
+    assert [(e["job"]["externalId"], e["job"]["name"]) for e in out] == [("a", "app.found"), ("b", "unknown")]
+    assert n.sent_unnamed == 1
+    [later] = n.normalize(task("succeeded", uuid="a", at=T + 1))
+    assert later["job"]["name"] == "app.found"  # remembered: no second wait
+
+
 def test_held_events_are_bounded():
     n = Normalizer(CONN, held_max=3, clock=FakeClock())
     for i in range(5):

@@ -19,6 +19,7 @@ from .http_client import Client, NetworkError
 from .normalize import Normalizer
 from .queue_depth import QueueMonitor
 from .spool import Spool
+from .task_names import lookup_names
 
 log = logging.getLogger("jobwatch_celery")
 ENABLE_EVENTS_INTERVAL_S = 5.0
@@ -135,7 +136,12 @@ class Agent:
 
     def _release_held(self) -> None:
         with self.lock:
-            events = self.normalizer.release_overdue()
+            overdue = self.normalizer.overdue()
+        if not overdue:
+            return
+        names = lookup_names(self.app, overdue)  # outside the lock: capture goes on meanwhile
+        with self.lock:
+            events = self.normalizer.release_overdue(names)
         self.deliverer.submit(events)
 
     def _refresh_workers(self) -> None:

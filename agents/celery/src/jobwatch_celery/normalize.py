@@ -83,17 +83,29 @@ class Normalizer:
         released = [self._job_event(held, task_id) for _, held in self._release(task_id)]
         return released + [self._job_event(event, task_id)]
 
-    def release_overdue(self) -> List[dict]:
-        """Held events whose task name never arrived go out under the name `unknown`."""
-        out: List[dict] = []
+    def overdue(self) -> List[str]:
+        """Ids of held tasks whose name did not arrive in time (oldest first): worth asking Celery."""
+        ids: List[str] = []
         now = self.clock()
-        while self._held:
-            task_id, events = next(iter(self._held.items()))
-            if now - events[0][0] < self.name_wait_s and self._held_count <= self.held_max:
+        count = self._held_count
+        for task_id, events in self._held.items():
+            if now - events[0][0] < self.name_wait_s and count <= self.held_max:
                 break
+            ids.append(task_id)
+            count -= len(events)
+        return ids
+
+    def release_overdue(self, names: Optional[Dict[str, str]] = None) -> List[dict]:
+        """Held events whose name never arrived go out, under the name Celery gave when asked, else `unknown`."""
+        out: List[dict] = []
+        for task_id in self.overdue():
+            name = (names or {}).get(task_id)
+            if name:
+                self.facts.learn(task_id, name=name)
             for _, held in self._release(task_id):
                 out.append(self._job_event(held, task_id))
-                self.sent_unnamed += 1
+                if not name:
+                    self.sent_unnamed += 1
         return out
 
     @property
