@@ -8,6 +8,7 @@
 import type { AccountsActor } from './accounts/accounts-actor.ts';
 import { ConnectionActor, type ConnectionLimits } from './connection/connection-actor.ts';
 import type { Command } from './connection/command-queue.ts';
+import type { CommandOutcome } from './connection/command-outcomes.ts';
 import type { Job } from './connection/job-record.ts';
 import type { Queue } from './connection/queue-store.ts';
 import type { Worker } from './connection/worker-store.ts';
@@ -32,6 +33,8 @@ export type SnapshotChunk =
       workers: PlainWorker[];
       queues: PlainQueue[];
       commands: Command[];
+      /** absent in snapshots written before command outcomes existed */
+      commandOutcomes?: CommandOutcome[];
     }
   | { k: 'jobs'; connectionId: string; jobs: Job[] }
   /** the last chunk: jobs are indexed in bulk once all have arrived */
@@ -98,6 +101,7 @@ function connectionChunk(actor: ConnectionActor): SnapshotChunk {
     workers: [...actor.workers.values()].map((worker) => ({ ...structuredClone({ ...worker, rate: null }), rate: worker.rate.toSnapshot() })),
     queues: [...actor.queues.values()].map((queue) => ({ ...structuredClone({ ...queue, metrics: null }), metrics: queue.metrics.toSnapshot() })),
     commands: structuredClone(actor.commands.toSnapshot()),
+    commandOutcomes: structuredClone(actor.commandOutcomes.toSnapshot()),
   };
 }
 
@@ -135,6 +139,7 @@ export class SnapshotRestorer {
           actor.queues.insert({ ...queue, lastSeenMs, metrics: QueueMetrics.fromSnapshot(queue.metrics) });
         }
         actor.commands.restore(chunk.commands);
+        actor.commandOutcomes.restore(chunk.commandOutcomes ?? []);
         this.actors.set(chunk.id, actor);
         return;
       }

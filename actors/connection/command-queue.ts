@@ -38,6 +38,10 @@ export class CommandQueue {
     return this.pending.has(id);
   }
 
+  get(id: string): Command | undefined {
+    return this.pending.get(id);
+  }
+
   oldestFirst(limit: number): Command[] {
     const commands: Command[] = [];
     for (const command of this.pending.values()) {

@@ -12,7 +12,8 @@ import { DedupCache } from './dedup-cache.ts';
 import { BatchIds } from './batch-ids.ts';
 import { newId } from '../ids.ts';
 import { CommandQueue } from './command-queue.ts';
-import type { ConnectionRecord, IngestRecord, JobAction, JobActionRecord } from './connection-records.ts';
+import { CommandOutcomes } from './command-outcomes.ts';
+import type { CommandsAckedRecord, ConnectionRecord, IngestRecord, JobAction, JobActionRecord } from './connection-records.ts';
 import { ACTION_RULES, notFound, refusal, type ActionResult } from './job-actions.ts';
 import { isFinished, JobStore, type JobChange } from './job-store.ts';
 import { insertHistory, reviveJob, stateChangedAtMs, type Job } from './job-record.ts';
@@ -60,6 +61,7 @@ export class ConnectionActor {
   readonly quota: DailyQuota;
   readonly dedup: DedupCache;
   readonly commands = new CommandQueue(COMMANDS_PER_CONNECTION_MAX);
+  readonly commandOutcomes = new CommandOutcomes();
   private readonly sharedStrings = new StringPool(SHARED_STRINGS_MAX);
   readonly tenantLimits: TenantLimits;
 
@@ -166,7 +168,7 @@ export class ConnectionActor {
         this.applyJobAction(record, changes);
         break;
       case 'commands.acked':
-        this.commands.ack(record.ids);
+        this.applyAck(record, changes);
         break;
     }
     return changes;
@@ -193,6 +195,7 @@ export class ConnectionActor {
     }
     for (const job of expired) this.jobs.remove(job);
     this.commands.expireBefore(cutoffMs);
+    this.commandOutcomes.expireBefore(cutoffMs);
     for (const worker of [...this.workers.values()]) if (livenessMs(worker) < cutoffMs) this.workers.delete(worker);
     for (const queue of [...this.queues.values()]) if (queue.lastSeenMs < cutoffMs) this.queues.delete(queue);
   }
@@ -211,8 +214,25 @@ export class ConnectionActor {
       const queue = job.queue === null ? undefined : this.queues.get(job.queue);
       if (queue !== undefined) this.queues.touch(queue, atMs);
       this.commands.push({ id: commandId, type: record.action, jobId, externalId: job.externalId, name: job.name, queue: job.queue, createdAtMs: record.atMs });
+      this.commandOutcomes.created(jobId, commandId, record.action, record.atMs);
       changes.jobs.add(job);
     }
+  }
+
+  /** Outcomes are looked up through the pending command (it knows the job) before the ack removes it. */
+  private applyAck(record: CommandsAckedRecord, changes: Changes): void {
+    const atMs = record.atMs ?? null;
+    const complete = (commandId: string, status: 'done' | 'failed', reason: string | null): void => {
+      const command = this.commands.get(commandId);
+      if (command === undefined) return;
+      this.commandOutcomes.completed(command.jobId, commandId, status, reason, atMs);
+      const job = this.jobs.get(command.jobId);
+      if (job !== undefined) changes.jobs.add(job); // so a watching dashboard refetches the detail
+    };
+    for (const id of record.ids) complete(id, 'done', null);
+    for (const { id, reason } of record.failed ?? []) complete(id, 'failed', reason);
+    this.commands.ack(record.ids);
+    this.commands.ack((record.failed ?? []).map((failure) => failure.id));
   }
 
   private applyEvent(event: NormalizedEvent, changes: Changes): void {

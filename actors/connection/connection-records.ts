@@ -19,10 +19,17 @@ export interface JobActionRecord {
   targets: Array<{ jobId: string; commandId: string }>;
 }
 
+/**
+ * The agent's acknowledgement: `ids` were carried out, `failed` were not (with the
+ * agent's reason). Both name pending commands only. Records written before outcomes
+ * existed carry neither `failed` nor `atMs`.
+ */
 export interface CommandsAckedRecord {
   t: 'commands.acked';
   connectionId: string;
   ids: string[];
+  failed?: Array<{ id: string; reason: string | null }>;
+  atMs?: number;
 }
 
 export type ConnectionRecord = IngestRecord | JobActionRecord | CommandsAckedRecord;

@@ -1,5 +1,6 @@
 /** The Job list item and Job detail shapes of the interface, built from a stored job. */
 import { isoOrNull } from '../clock.ts';
+import type { CommandOutcome } from '../connection/command-outcomes.ts';
 import { collapsedHistory, durationMsOf, stateChangedAtMs, type Job } from '../connection/job-record.ts';
 
 export interface JobListItem {
@@ -45,6 +46,17 @@ export interface JobDetail extends JobListItem {
   extensions: Record<string, unknown>;
   stateHistory: Array<{ state: string; timestamp: string }>;
   recentExecutions: RecentExecution[];
+  /** The job's latest revoke or retry command and whether the job system carried it out. */
+  lastCommand: LastCommand | null;
+}
+
+export interface LastCommand {
+  id: string;
+  type: 'revoke' | 'retry';
+  status: 'pending' | 'done' | 'failed';
+  reason: string | null;
+  createdAt: string;
+  completedAt: string | null;
 }
 
 export function toJobListItem(job: Job): JobListItem {
@@ -67,7 +79,7 @@ export function toJobListItem(job: Job): JobListItem {
   };
 }
 
-export function toJobDetail(job: Job, recent: Job[]): JobDetail {
+export function toJobDetail(job: Job, recent: Job[], lastCommand: CommandOutcome | undefined): JobDetail {
   const history = collapsedHistory(job);
   const extensions = job.extensions ?? {};
   const tags = extensions.tags;
@@ -95,6 +107,17 @@ export function toJobDetail(job: Job, recent: Job[]): JobDetail {
       durationMs: durationMsOf(other),
       error: other.error,
     })),
+    lastCommand:
+      lastCommand === undefined
+        ? null
+        : {
+            id: lastCommand.commandId,
+            type: lastCommand.type,
+            status: lastCommand.status,
+            reason: lastCommand.reason,
+            createdAt: new Date(lastCommand.createdAtMs).toISOString(),
+            completedAt: isoOrNull(lastCommand.completedAtMs),
+          },
   };
 }
 

@@ -1,17 +1,37 @@
 import { Type } from '@sinclair/typebox';
 import { Elysia } from 'elysia';
-import { ackCommands, pendingCommands } from '../../actors/services/agent-service.ts';
+import { ACK_REASON_CHARS_MAX, ackCommands, pendingCommands, type AckOutcome } from '../../actors/services/agent-service.ts';
 import { connectionActorForKey } from '../../actors/services/ingest-service.ts';
+import { DomainError } from '../../actors/domain-error.ts';
 import type { AppDeps } from '../app-deps.ts';
 import { bearerToken } from '../http/api-key.ts';
 import { model, validBody, validQuery } from '../http/validate.ts';
 
+const ACK_IDS_MAX = 1000;
+const CommandId = Type.String({ minLength: 1, maxLength: 64 });
 const CommandsParams = model(Type.Object({ limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }) }));
-const AckBody = model(Type.Object({ ids: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: 1000 }) }));
+/** `ids` were carried out; `outcomes` say so per command, with a reason when one was not. */
+const AckBody = model(
+  Type.Object({
+    ids: Type.Optional(Type.Array(CommandId, { minItems: 1, maxItems: ACK_IDS_MAX })),
+    outcomes: Type.Optional(
+      Type.Array(
+        Type.Object({
+          id: CommandId,
+          status: Type.Union([Type.Literal('done'), Type.Literal('failed')]),
+          reason: Type.Optional(Type.Union([Type.String({ maxLength: ACK_REASON_CHARS_MAX }), Type.Null()])),
+        }),
+        { minItems: 1, maxItems: ACK_IDS_MAX },
+      ),
+    ),
+  }),
+);
 
 /** An agent inside the job system polls the commands of its connection and acknowledges what it carried out. */
 export function agentRoutes({ engine }: AppDeps) {
   return new Elysia({ name: 'agent' })
+    // An agent given only the key learns which connection its events must name.
+    .get('/api/agent/connection', ({ request }) => ({ connectionId: connectionActorForKey(engine, bearerToken(request)).connectionId }))
     .get('/api/agent/commands', ({ request, query }) => {
       const actor = connectionActorForKey(engine, bearerToken(request));
       const { limit } = validQuery(CommandsParams, { limit: '100', ...query });
@@ -19,6 +39,14 @@ export function agentRoutes({ engine }: AppDeps) {
     })
     .post('/api/agent/commands/ack', async ({ request, body }) => {
       const actor = connectionActorForKey(engine, bearerToken(request));
-      return ackCommands(engine, actor, validBody(AckBody, body).ids);
+      const { ids = [], outcomes = [] } = validBody(AckBody, body);
+      if (ids.length + outcomes.length === 0) {
+        throw new DomainError('VALIDATION_ERROR', 'invalid ids', { ids: ['ids or outcomes must list at least one command'] });
+      }
+      if (ids.length + outcomes.length > ACK_IDS_MAX) {
+        throw new DomainError('VALIDATION_ERROR', 'invalid ids', { ids: [`ids and outcomes together must list at most ${ACK_IDS_MAX} commands`] });
+      }
+      const all: AckOutcome[] = [...ids.map((id) => ({ id, status: 'done' as const, reason: null })), ...outcomes.map((o) => ({ ...o, reason: o.reason ?? null }))];
+      return ackCommands(engine, actor, all);
     });
 }

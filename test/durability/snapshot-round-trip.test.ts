@@ -74,6 +74,8 @@ describe('snapshot + log round trip', () => {
     await live.actions.bulk(admin, 'revoke', someIds);
     await live.actions.bulk(admin, 'retry', someIds);
     await live.engine.commit({ t: 'commands.acked', connectionId: connection.id, ids: actor.commands.oldestFirst(5).map((command) => command.id) });
+    const [failedCommand] = actor.commands.oldestFirst(1);
+    await live.engine.commit({ t: 'commands.acked', connectionId: connection.id, ids: [], failed: [{ id: failedCommand!.id, reason: 'arguments unknown' }], atMs: clock.nowMs() });
 
     // Snapshot while more events, actions and retention keep changing the same jobs.
     const snapshotting = live.store.writeSnapshot(live.engine.takeSnapshot());

@@ -1,7 +1,7 @@
 /**
  * A canonical, comparable picture of everything an engine holds: accounts, and per
  * connection every job (all fields and history), every index's order, tallies, workers,
- * queues with metrics for every range, dedup keys, quota and commands.
+ * queues with metrics for every range, dedup keys, quota, commands and their outcomes.
  */
 import type { Engine } from '../../actors/engine.ts';
 import { JOB_SORT_KEYS } from '../../actors/connection/job-sort-keys.ts';
@@ -24,6 +24,7 @@ export function dumpEngine(engine: Engine, nowMs: number) {
       dedup: actor.dedup.toSnapshot(),
       quota: actor.quota.usage(nowMs),
       commands: actor.commands.toSnapshot(),
+      commandOutcomes: actor.commandOutcomes.toSnapshot(),
     };
   }
   return { accounts: engine.accounts.toSnapshot(), connections };

@@ -1,0 +1,246 @@
+"""Celery's native events -> jobwatch ingest events, following the README's state mapping.
+
+Native states map as: PENDING -> unknown, SENT/RECEIVED -> queued (scheduled when the
+ETA is still in the future), STARTED -> active, SUCCESS -> completed, FAILURE -> failed,
+RETRY -> retrying, REVOKED/REJECTED -> cancelled. Only task-sent and task-received name
+the task; an event for a task whose name is not yet known is held for a short while,
+because events from the producer and the worker can arrive out of order.
+"""
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from typing import Callable, Dict, List, Optional, Tuple
+
+from . import limits
+from .limits import cut, epoch_from_iso, iso_from_epoch
+from .task_facts import TaskFacts
+
+TASK_STATES = {
+    "task-sent": "queued",
+    "task-received": "queued",
+    "task-started": "active",
+    "task-succeeded": "completed",
+    "task-failed": "failed",
+    "task-retried": "retrying",
+    "task-revoked": "cancelled",
+    "task-rejected": "cancelled",
+}
+FINISHED = {"completed", "failed", "cancelled"}
+RUN_STATES = {"active", "retrying"} | FINISHED
+UNKNOWN_NAME = "unknown"
+
+# Worker-side events name the worker in `hostname`; task-sent names the producer.
+FROM_WORKER = {"task-received", "task-started", "task-succeeded", "task-failed", "task-retried", "task-revoked", "task-rejected"}
+WORKER_METADATA_KEYS = ("sw_ident", "sw_ver", "sw_sys", "freq", "loadavg", "processed")
+
+
+class WorkerInfo:
+    """Queues and pool size per worker hostname, learned by the queue monitor from `inspect`."""
+
+    def __init__(self) -> None:
+        self.queues: Dict[str, List[str]] = {}
+        self.concurrency: Dict[str, int] = {}
+
+
+class Normalizer:
+    def __init__(
+        self,
+        connection_id: str,
+        facts: Optional[TaskFacts] = None,
+        worker_info: Optional[WorkerInfo] = None,
+        name_wait_s: float = 2.0,
+        held_max: int = 10_000,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.connection_id = connection_id
+        self.facts = facts if facts is not None else TaskFacts()
+        self.worker_info = worker_info if worker_info is not None else WorkerInfo()
+        self.name_wait_s = name_wait_s
+        self.held_max = held_max
+        self.clock = clock
+        # task id -> [(held since, native event)], oldest task first
+        self._held: "OrderedDict[str, List[Tuple[float, dict]]]" = OrderedDict()
+        self._held_count = 0
+        self.queues_seen: Dict[str, None] = {}
+        self.ignored = 0
+        self.sent_unnamed = 0
+
+    def normalize(self, event: dict) -> List[dict]:
+        """The ingest events for one native event (none, one, or held ones released with it)."""
+        kind = event.get("type", "")
+        if kind.startswith("worker-"):
+            built = self._worker_event(event)
+            return [] if built is None else [built]
+        if kind not in TASK_STATES or not event.get("uuid"):
+            self.ignored += 1
+            return []
+        task_id = str(event["uuid"])
+        self._learn(task_id, event)
+        if self.facts.name_of(task_id) is None:
+            self._hold(task_id, event)
+            return []
+        released = [self._job_event(held, task_id) for _, held in self._release(task_id)]
+        return released + [self._job_event(event, task_id)]
+
+    def overdue(self) -> List[str]:
+        """Ids of held tasks whose name did not arrive in time (oldest first): worth asking Celery."""
+        ids: List[str] = []
+        now = self.clock()
+        count = self._held_count
+        for task_id, events in self._held.items():
+            if now - events[0][0] < self.name_wait_s and count <= self.held_max:
+                break
+            ids.append(task_id)
+            count -= len(events)
+        return ids
+
+    def release_overdue(self, names: Optional[Dict[str, str]] = None) -> List[dict]:
+        """Held events whose name never arrived go out, under the name Celery gave when asked, else `unknown`."""
+        out: List[dict] = []
+        for task_id in self.overdue():
+            name = (names or {}).get(task_id)
+            if name:
+                self.facts.learn(task_id, name=name)
+            for _, held in self._release(task_id):
+                out.append(self._job_event(held, task_id))
+                if not name:
+                    self.sent_unnamed += 1
+        return out
+
+    @property
+    def held(self) -> int:
+        return self._held_count
+
+    def _hold(self, task_id: str, event: dict) -> None:
+        self._held.setdefault(task_id, []).append((self.clock(), event))
+        self._held_count += 1
+
+    def _release(self, task_id: str) -> List[Tuple[float, dict]]:
+        events = self._held.pop(task_id, [])
+        self._held_count -= len(events)
+        return events
+
+    def _learn(self, task_id: str, event: dict) -> None:
+        kind = event["type"]
+        timestamp = _timestamp(event)
+        facts = {
+            "name": event.get("name"),
+            "queue": event.get("queue") or None,
+            "retries": event.get("retries") if isinstance(event.get("retries"), int) else None,
+            "eta": event.get("eta"),
+            "expires": event.get("expires"),
+            "root_id": event.get("root_id"),
+            "parent_id": event.get("parent_id"),
+        }
+        if kind == "task-sent":
+            facts["sent_at"] = timestamp
+        if kind == "task-received":
+            # A new delivery (first run or a retry): the previous run's start no longer applies.
+            self.facts.get(task_id).pop("started_at", None)
+        if kind == "task-started":
+            facts["started_at"] = timestamp
+        if kind in FROM_WORKER and event.get("hostname"):
+            facts["worker"] = event["hostname"]
+        known = self.facts.learn(task_id, **facts)
+        queue = known.get("queue")
+        if isinstance(queue, str):
+            self.queues_seen[queue] = None
+
+    def _job_event(self, event: dict, task_id: str) -> dict:
+        facts = self.facts.get(task_id)
+        kind = event["type"]
+        timestamp = _timestamp(event)
+        state = TASK_STATES[kind]
+        eta_s = epoch_from_iso(facts.get("eta"))
+        if state == "queued" and eta_s is not None and eta_s > timestamp:
+            state = "scheduled"
+        job: Dict[str, object] = {
+            "externalId": cut(task_id, limits.EXTERNAL_ID_CHARS),
+            "name": cut(str(facts.get("name") or UNKNOWN_NAME), limits.NAME_CHARS),
+            "state": state,
+        }
+        if isinstance(facts.get("queue"), str):
+            job["queue"] = cut(facts["queue"], limits.QUEUE_CHARS)
+        if kind in FROM_WORKER and isinstance(facts.get("worker"), str):
+            job["workerId"] = cut(facts["worker"], limits.WORKER_ID_CHARS)
+        if isinstance(facts.get("retries"), int) and facts["retries"] >= 0:
+            job["attempt"] = facts["retries"] + 1
+        if kind in ("task-failed", "task-retried"):
+            job["error"] = cut(str(event.get("exception") or ""), limits.ERROR_CHARS)
+            if event.get("traceback"):
+                job["stacktrace"] = cut(str(event["traceback"]), limits.STACKTRACE_CHARS)
+        if isinstance(facts.get("sent_at"), float):
+            job["createdAt"] = iso_from_epoch(facts["sent_at"])
+        started_at = facts.get("started_at")
+        runtime = event.get("runtime") if isinstance(event.get("runtime"), (int, float)) else None
+        if started_at is None and runtime is not None and state in FINISHED:
+            started_at = timestamp - runtime  # the agent missed task-started: Celery's runtime says when
+        if state in RUN_STATES and isinstance(started_at, float):
+            job["startedAt"] = iso_from_epoch(started_at)
+        if state in FINISHED:
+            job["completedAt"] = iso_from_epoch(timestamp)
+        job["extensions"] = _task_extensions(facts, event, runtime)
+        return self._envelope("job_state_change", timestamp, "job", job)
+
+    def _worker_event(self, event: dict) -> Optional[dict]:
+        hostname = event.get("hostname")
+        kind = event["type"]
+        if not hostname or kind not in ("worker-online", "worker-heartbeat", "worker-offline"):
+            self.ignored += 1
+            return None
+        active = event.get("active") if isinstance(event.get("active"), int) else None
+        if kind == "worker-online":
+            state = "online"
+        elif kind == "worker-offline":
+            state, active = "offline", 0
+        else:
+            # A heartbeat says how many tasks run now: busy or idle is the useful state.
+            state = "heartbeat" if active is None else ("busy" if active > 0 else "idle")
+        worker: Dict[str, object] = {
+            "externalId": cut(hostname, limits.EXTERNAL_ID_CHARS),
+            "hostname": cut(hostname, limits.HOSTNAME_CHARS),
+            "state": state,
+        }
+        if isinstance(event.get("pid"), int) and 0 <= event["pid"] <= 2**32:
+            worker["pid"] = event["pid"]
+        if active is not None and active >= 0:
+            worker["activeJobs"] = active
+        queues = self.worker_info.queues.get(hostname)
+        if queues is not None:
+            worker["queues"] = [cut(q, limits.QUEUE_CHARS) for q in queues[: limits.QUEUES_PER_WORKER_MAX]]
+        concurrency = self.worker_info.concurrency.get(hostname)
+        if concurrency is not None:
+            worker["concurrency"] = concurrency
+        worker["metadata"] = {key: event[key] for key in WORKER_METADATA_KEYS if event.get(key) is not None}
+        return self._envelope("worker_state_change", _timestamp(event), "worker", worker)
+
+    def _envelope(self, kind: str, timestamp: float, payload_key: str, payload: dict) -> dict:
+        return {
+            "type": kind,
+            "timestamp": iso_from_epoch(timestamp),
+            "framework": "celery",
+            "connectionId": self.connection_id,
+            payload_key: payload,
+        }
+
+
+def _timestamp(event: dict) -> float:
+    for key in ("timestamp", "local_received"):
+        value = event.get(key)
+        if isinstance(value, (int, float)) and value > 0:
+            return float(value)
+    return time.time()
+
+
+def _task_extensions(facts: dict, event: dict, runtime: Optional[float]) -> dict:
+    extensions: Dict[str, object] = {}
+    for fact, key in (("eta", "eta"), ("expires", "expires"), ("root_id", "rootId"), ("parent_id", "parentId"), ("retries", "retries")):
+        if facts.get(fact) is not None:
+            extensions[key] = facts[fact]
+    if runtime is not None:
+        extensions["runtime"] = runtime
+    for key in ("terminated", "signum", "expired", "requeue"):
+        if event.get(key) is not None:
+            extensions[key] = event[key]
+    return extensions

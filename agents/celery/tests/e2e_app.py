@@ -1,0 +1,47 @@
+"""The Celery app the end-to-end test runs in a real worker (broker and backend from E2E_BROKER)."""
+import os
+import time
+
+from celery import Celery
+
+app = Celery("e2e_app", broker=os.environ["E2E_BROKER"], backend=os.environ["E2E_BROKER"])
+app.conf.update(
+    result_extended=True,  # the result backend keeps name, args, kwargs and queue: retry can re-send
+    task_send_sent_event=True,  # task-sent events name the queue and the dispatch time
+    worker_send_task_events=True,
+)
+
+
+@app.task
+def add(x, y):
+    return x + y
+
+
+@app.task
+def sleepy(seconds):
+    time.sleep(seconds)
+    return seconds
+
+
+@app.task
+def boom(message):
+    raise ValueError(message)
+
+
+@app.task(bind=True, max_retries=1)
+def flaky(self):
+    if self.request.retries == 0:
+        raise self.retry(countdown=0.2, exc=RuntimeError("first attempt fails"))
+    return "second attempt"
+
+
+@app.task
+def needs_flag(path):
+    if not os.path.exists(path):
+        raise RuntimeError(f"flag {path} missing")
+    return "flag found"
+
+
+@app.task(ignore_result=True)
+def forgetful():
+    raise RuntimeError("fails and keeps no result")

@@ -1,0 +1,215 @@
+"""End to end: a real redis-server, a real Celery worker, the real jobwatch and the agent.
+
+Tasks run in Celery; everything is checked through jobwatch's HTTP API against what
+Celery itself reported (its result backend, the worker's pid and name).
+"""
+import os
+import time
+
+import pytest
+
+from e2e_harness import Cluster, wait_for
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    cluster = Cluster(str(tmp_path_factory.mktemp("celery-e2e")))
+    try:
+        wait_for(lambda: cluster.jobwatch.call("GET", "/api/workers")["data"], 30, "the worker to appear in jobwatch")
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture(autouse=True)
+def show_logs_on_failure(request, cluster):
+    yield
+    report = getattr(request.node, "rep_call", None)
+    if report is not None and report.failed:
+        print(cluster.logs())
+
+
+def finished(cluster, task_id, state):
+    job = cluster.jobwatch.job_by_external_id(task_id)
+    return job if job is not None and job["state"] == state else None
+
+
+def test_worker_is_listed_as_celery_reports_it(cluster):
+    def worker():
+        [w] = cluster.jobwatch.call("GET", "/api/workers")["data"]
+        return w if w["queues"] and w["concurrency"] is not None else None
+
+    w = wait_for(worker, 20, "the worker's queues and pool size")
+    assert w["hostname"] == cluster.worker_name and w["externalId"] == cluster.worker_name
+    assert w["pid"] == cluster.worker.popen.pid  # the worker's main process
+    assert w["state"] in ("online", "idle", "busy")
+    assert w["concurrency"] == 2 and w["queues"] == ["celery"]
+    assert w["metadata"]["sw_ident"] == "py-celery" and w["metadata"]["sw_ver"].startswith("5.2")
+    assert w["metadata"]["freq"] > 0 and len(w["metadata"]["loadavg"]) == 3
+
+
+def test_tasks_that_succeed_fail_and_retry_show_celerys_states_and_durations(cluster):
+    app = cluster.app
+    ok = app.sleepy.delay(0.5)
+    bad = app.boom.delay("it broke")
+    flaky = app.flaky.delay()
+    assert ok.get(timeout=20) == 0.5
+    with pytest.raises(ValueError):
+        bad.get(timeout=20)
+    assert flaky.get(timeout=20) == "second attempt"
+
+    job = wait_for(lambda: finished(cluster, ok.id, "completed"), 10, "the sleepy task completed")
+    assert job["name"] == "e2e_app.sleepy" and job["queue"] == "celery" and job["workerId"] == cluster.worker_name
+    assert [h["state"] for h in job["stateHistory"]] == ["queued", "active", "completed"]
+    # Celery measured the run itself (`runtime` of task-succeeded); jobwatch's duration is start to finish
+    runtime_ms = job["extensions"]["runtime"] * 1000
+    assert 500 <= runtime_ms < 5000
+    assert abs(job["durationMs"] - runtime_ms) < 250, (job["durationMs"], runtime_ms)
+    assert ok.date_done is not None
+
+    failed = wait_for(lambda: finished(cluster, bad.id, "failed"), 10, "the failing task failed")
+    assert failed["error"] == "ValueError('it broke')"
+    assert "Traceback" in failed["stacktrace"] and "it broke" in failed["stacktrace"]
+    assert failed["durationMs"] is not None and failed["completedAt"] is not None
+
+    retried = wait_for(lambda: finished(cluster, flaky.id, "completed"), 10, "the flaky task completed on its second attempt")
+    assert retried["attempt"] == 2
+    states = [h["state"] for h in retried["stateHistory"]]
+    # Celery publishes the retry's message (task-received, an ETA: scheduled) before the
+    # pool reports task-retried, so the two can come in either order.
+    assert states[:2] == ["queued", "active"] and states[-2:] == ["active", "completed"] and "retrying" in states, states
+
+
+def test_a_task_with_an_eta_is_scheduled_until_it_runs(cluster):
+    result = cluster.app.add.apply_async((2, 3), countdown=3)
+    job = wait_for(lambda: finished(cluster, result.id, "scheduled"), 5, "the ETA task to show as scheduled")
+    assert job["scheduledFor"] is not None and abs(time.time() + 3 - _epoch(job["scheduledFor"])) < 3.5
+    assert result.get(timeout=20) == 5
+    done = wait_for(lambda: finished(cluster, result.id, "completed"), 10, "the ETA task completed")
+    assert _epoch(done["startedAt"]) >= _epoch(job["scheduledFor"]) - 0.5
+
+
+def test_queue_depth_counts_every_priority_list_and_the_consumers(cluster):
+    # Nothing consumes "parked": its depth is exactly what was sent, over Redis's priority sub-lists.
+    for priority in (0, 0, 5, 9, 9, 9):
+        cluster.app.add.apply_async((1, 1), queue="parked", priority=priority)
+
+    def depths():
+        queues = {q["name"]: q for q in cluster.jobwatch.call("GET", "/api/queues")["data"]}
+        parked, celery = queues.get("parked"), queues.get("celery")
+        return (parked, celery) if parked and parked["depth"] == 6 and celery and celery["consumers"] == 1 else None
+
+    parked, celery = wait_for(depths, 10, "queue depth 6 for parked and one consumer of celery")
+    assert parked["consumers"] == 0 and celery["depth"] == 0
+
+
+def test_revoke_from_jobwatch_terminates_the_running_task_in_celery(cluster):
+    running = cluster.app.sleepy.delay(30)
+    job = wait_for(lambda: finished(cluster, running.id, "active"), 15, "the long task to be active")
+    busy = lambda: [w for w in cluster.jobwatch.call("GET", "/api/workers")["data"] if w["state"] == "busy" and w["activeJobs"] >= 1]  # noqa: E731
+    wait_for(busy, 10, "the worker's heartbeat to report it busy")
+    assert cluster.jobwatch.call("POST", f"/api/jobs/{job['id']}/revoke")["state"] == "cancelled"
+    wait_for(lambda: running.state == "REVOKED", 15, "Celery to report the task REVOKED")
+    # jobwatch shows cancelled at once; Celery's own task-revoked event then says the run was terminated
+    revoked = wait_for(lambda: _cancelled_by_celery(cluster, running.id), 10, "Celery's task-revoked event in jobwatch")
+    assert revoked["extensions"]["signum"] == 15 and revoked["completedAt"] is not None
+    wait_for(lambda: (cluster.jobwatch.job_by_external_id(running.id)["lastCommand"] or {}).get("status") == "done", 10, "the revoke command acknowledged done")
+
+
+def test_retry_from_jobwatch_resends_the_task_with_its_arguments(cluster, tmp_path):
+    flag = str(tmp_path / "flag")
+    result = cluster.app.needs_flag.delay(flag)
+    with pytest.raises(RuntimeError):
+        result.get(timeout=20)
+    job = wait_for(lambda: finished(cluster, result.id, "failed"), 10, "the task failed")
+    open(flag, "w").close()
+    assert cluster.jobwatch.call("POST", f"/api/jobs/{job['id']}/retry")["state"] == "retrying"
+    again = wait_for(lambda: finished(cluster, result.id, "completed"), 15, "the retried task completed in Celery")
+    assert again["attempt"] == 2 and again["lastCommand"]["status"] == "done" and again["lastCommand"]["type"] == "retry"
+    assert cluster.app.app.AsyncResult(result.id).get(timeout=5) == "flag found"
+
+
+def test_a_retry_whose_arguments_are_unknown_is_reported_not_guessed(cluster):
+    result = cluster.app.forgetful.delay()  # ignore_result: the backend never learns its arguments
+    job = wait_for(lambda: finished(cluster, result.id, "failed"), 15, "the forgetful task failed")
+    cluster.jobwatch.call("POST", f"/api/jobs/{job['id']}/retry")
+    detail = wait_for(lambda: _with_command_status(cluster, result.id, "failed"), 10, "the retry reported as not carried out")
+    assert "no record of this task" in detail["lastCommand"]["reason"]
+    assert detail["lastCommand"]["completedAt"] is not None
+
+
+def test_nothing_is_lost_while_jobwatch_is_down(cluster):
+    jobwatch, app = cluster.jobwatch, cluster.app
+    spanning = [app.sleepy.delay(2) for _ in range(2)]  # start before the outage, finish during it
+    wait_for(lambda: all(finished(cluster, r.id, "active") for r in spanning), 15, "the spanning tasks to be active")
+    jobwatch.stop()
+    down_at = time.monotonic()
+    sent = [app.add.delay(i, i) for i in range(20)]
+    assert [r.get(timeout=20) for r in sent] == [2 * i for i in range(20)]
+    assert [r.get(timeout=20) for r in spanning] == [2, 2]
+    time.sleep(max(0.0, 3.0 - (time.monotonic() - down_at)))  # down for at least 3 s
+    jobwatch.start()
+    jobwatch.call("POST", "/api/auth/login", {"email": "e2e@example.com", "password": "an end-to-end password"})
+
+    ids = {r.id for r in sent + spanning}
+    wait_for(lambda: ids <= {j["externalId"] for j in jobwatch.jobs(state="completed")}, 20, "all 22 tasks of the outage completed in jobwatch")
+    for result in spanning:
+        job = jobwatch.job_by_external_id(result.id)
+        assert [h["state"] for h in job["stateHistory"]] == ["queued", "active", "completed"]
+        assert abs(job["durationMs"] - job["extensions"]["runtime"] * 1000) < 250
+    log = cluster.agent.output()
+    assert "flush failed: jobwatch unreachable" in log and "jobwatch reachable again" in log
+    assert " ERROR " not in log  # nothing refused, rejected or dropped
+
+
+def test_the_agent_keeps_its_spool_across_its_own_restart(cluster):
+    jobwatch = cluster.jobwatch
+    jobwatch.stop()
+    sent = [cluster.app.add.delay(100 + i, 0) for i in range(10)]
+    assert [r.get(timeout=20) for r in sent] == [100 + i for i in range(10)]
+    # sent, received, started, succeeded for each task, in the spool (or still in memory)
+    wait_for(lambda: cluster.spooled_events() >= 40, 10, "the agent to spool the outage's events")
+    cluster.agent.stop()  # SIGTERM: flushes to the spool, since jobwatch is down
+    assert cluster.agent.popen.returncode == 0
+    assert "events kept in the spool for the next start" in cluster.agent.output()
+    jobwatch.start()
+    jobwatch.call("POST", "/api/auth/login", {"email": "e2e@example.com", "password": "an end-to-end password"})
+    cluster.agent = cluster.start_agent()
+    ids = {r.id for r in sent}
+    wait_for(lambda: ids <= {j["externalId"] for j in jobwatch.jobs(state="completed")}, 20, "the spooled tasks completed in jobwatch")
+    assert "kept from a previous run; sending them first" in cluster.agent.output()
+    wait_for(lambda: cluster.spooled_events() == 0, 10, "the spool to be empty")
+
+
+def test_a_task_the_agent_joined_midway_keeps_its_name(cluster):
+    # The agent misses task-sent/received/started; task-succeeded names no task, so it asks Celery.
+    cluster.agent.stop()
+    running = cluster.app.sleepy.delay(2.5)
+    control = cluster.app.app.control
+    wait_for(lambda: any(t["id"] == running.id for ts in (control.inspect(timeout=1).active() or {}).values() for t in ts), 15, "the task running")
+    cluster.agent = cluster.start_agent()
+    assert running.get(timeout=20) == 2.5
+    job = wait_for(lambda: finished(cluster, running.id, "completed"), 15, "the task completed in jobwatch")
+    assert job["name"] == "e2e_app.sleepy" and job["workerId"] == cluster.worker_name
+    assert abs(job["durationMs"] - 2500) < 500  # from Celery's runtime: the agent never saw task-started
+
+
+def test_a_stopped_worker_goes_offline(cluster):
+    cluster.worker.stop()  # warm shutdown: Celery sends worker-offline
+    wait_for(lambda: cluster.jobwatch.call("GET", "/api/workers")["data"][0]["state"] == "offline", 10, "the worker offline in jobwatch")
+
+
+def _cancelled_by_celery(cluster, task_id):
+    job = finished(cluster, task_id, "cancelled")
+    return job if job and job["extensions"].get("terminated") is True else None
+
+
+def _with_command_status(cluster, task_id, status):
+    job = cluster.jobwatch.job_by_external_id(task_id)
+    return job if job and job["lastCommand"] and job["lastCommand"]["status"] == status else None
+
+
+def _epoch(iso):
+    from datetime import datetime
+
+    return datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp()
