@@ -9,6 +9,7 @@ import type { AccountsActor } from './accounts/accounts-actor.ts';
 import { ConnectionActor, type ConnectionLimits } from './connection/connection-actor.ts';
 import type { Command } from './connection/command-queue.ts';
 import type { CommandOutcome } from './connection/command-outcomes.ts';
+import type { QuotaSnapshot } from './connection/daily-quota.ts';
 import type { Job } from './connection/job-record.ts';
 import type { Queue } from './connection/queue-store.ts';
 import type { Worker } from './connection/worker-store.ts';
@@ -28,7 +29,7 @@ export type SnapshotChunk =
   | {
       k: 'connection';
       id: string;
-      quota: { day: number; used: number };
+      quota: QuotaSnapshot;
       dedupKeys: string[];
       workers: PlainWorker[];
       queues: PlainQueue[];

@@ -212,6 +212,9 @@ export async function startService(options: StartOptions = {}): Promise<Service>
     ADMIN_EMAIL: LOAD_ADMIN.email,
     ADMIN_PASSWORD: LOAD_ADMIN.password,
     COOKIE_SECURE: 'false',
+    // Scripts measure the service, not its per-connection byte budgets (1M jobs pass the default memory budget).
+    DAILY_INGEST_MB: '0',
+    CONNECTION_MEMORY_MB: '0',
     ...options.env,
   };
 

@@ -10,6 +10,8 @@ import { validateEvent, type EventError } from '../ingest/validate-event.ts';
 import { DailyQuota, type Usage } from './daily-quota.ts';
 import { DedupCache } from './dedup-cache.ts';
 import { BatchIds } from './batch-ids.ts';
+import { BatchBudget } from './batch-budget.ts';
+import { eventBytes } from '../ingest/event-bytes.ts';
 import { newId } from '../ids.ts';
 import { CommandQueue } from './command-queue.ts';
 import { CommandOutcomes } from './command-outcomes.ts';
@@ -93,6 +95,7 @@ export class ConnectionActor {
     const errors: Array<{ index: number } & EventError> = [];
     const keysInBatch = new Set<string>();
     const newIds = new BatchIds(this);
+    const budget = new BatchBudget(this, nowMs);
     let rejected = 0;
     let skipped = 0;
     let truncated = 0;
@@ -112,10 +115,10 @@ export class ConnectionActor {
         skipped++;
         return;
       }
-      const boundError = newIds.boundError(verdict.event);
-      if (boundError !== null) {
+      const limitError = newIds.boundError(verdict.event) ?? budget.admit(verdict.event);
+      if (limitError !== null) {
         rejected++;
-        if (errors.length < EVENT_ERRORS_REPORTED_MAX) errors.push({ index, ...boundError });
+        if (errors.length < EVENT_ERRORS_REPORTED_MAX) errors.push({ index, ...limitError });
         return;
       }
       keysInBatch.add(key);
@@ -158,11 +161,13 @@ export class ConnectionActor {
     const changes: Changes = { jobs: new Set(), workers: new Set(), queues: new Set() };
     switch (record.t) {
       case 'ingest':
+        let bytes = 0;
         for (const event of record.events) {
           this.dedup.add(dedupKeyOf(event));
+          bytes += eventBytes(event);
           this.applyEvent(event, changes);
         }
-        this.quota.record(record.events.length, record.receivedAtMs);
+        this.quota.record(record.events.length, bytes, record.receivedAtMs);
         break;
       case 'job.action':
         this.applyJobAction(record, changes);

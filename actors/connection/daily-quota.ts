@@ -1,6 +1,7 @@
 /**
- * Accepted events per UTC day for one connection. The day rolls from the receive time
- * carried in each record, so replay after a restart rebuilds the same counter.
+ * Accepted events and their estimated bytes (event-bytes.ts) per UTC day for one
+ * connection. The day rolls from the receive time carried in each record, so replay
+ * after a restart rebuilds the same counters.
  */
 import { nextUtcMidnightMs, utcDayNumber } from '../clock.ts';
 
@@ -12,9 +13,16 @@ export interface Usage {
   resetAt: string;
 }
 
+export interface QuotaSnapshot {
+  day: number;
+  used: number;
+  bytes?: number;
+}
+
 export class DailyQuota {
   private day = 0;
   private usedToday = 0;
+  private bytesToday = 0;
 
   constructor(private readonly limit: number) {}
 
@@ -28,13 +36,19 @@ export class DailyQuota {
     return Math.max(0, this.limit - this.used(nowMs));
   }
 
-  record(count: number, atMs: number): void {
+  bytesUsed(nowMs: number): number {
+    return utcDayNumber(nowMs) === this.day ? this.bytesToday : 0;
+  }
+
+  record(count: number, bytes: number, atMs: number): void {
     const day = utcDayNumber(atMs);
     if (day !== this.day) {
       this.day = day;
       this.usedToday = 0;
+      this.bytesToday = 0;
     }
     this.usedToday += count;
+    this.bytesToday += bytes;
   }
 
   usage(nowMs: number): Usage {
@@ -46,12 +60,14 @@ export class DailyQuota {
     };
   }
 
-  toSnapshot(): { day: number; used: number } {
-    return { day: this.day, used: this.usedToday };
+  toSnapshot(): QuotaSnapshot {
+    return { day: this.day, used: this.usedToday, bytes: this.bytesToday };
   }
 
-  restore(data: { day: number; used: number }): void {
+  /** A snapshot of the previous version has no `bytes`: that day's bytes count from the upgrade on. */
+  restore(data: QuotaSnapshot): void {
     this.day = data.day;
     this.usedToday = data.used;
+    this.bytesToday = data.bytes ?? 0;
   }
 }

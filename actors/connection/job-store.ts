@@ -5,6 +5,7 @@
  */
 import { assert } from '../domain-error.ts';
 import type { JobEvent } from '../ingest/normalized-event.ts';
+import { jobBytes } from '../ingest/event-bytes.ts';
 import type { JobState } from '../ingest/states.ts';
 import { FINISHED_STATES } from '../ingest/states.ts';
 import { ascendingOrder, sortById } from '../jobs/ascending-order.ts';
@@ -57,6 +58,7 @@ export class JobStore {
   readonly activePerWorker = new Tally<string>();
   /** set while a snapshot is being written: sees each job before it changes */
   beforeMutate: ((job: Job) => void) | null = null;
+  private retainedBytesTotal = 0;
 
   constructor(groupsMax?: number) {
     this.groups = new JobGroups(groupsMax);
@@ -64,6 +66,11 @@ export class JobStore {
 
   get size(): number {
     return this.byId.size;
+  }
+
+  /** Estimated bytes of all jobs (see event-bytes.ts), kept in step with every change: the memory budget. */
+  get retainedBytes(): number {
+    return this.retainedBytesTotal;
   }
 
   get(id: string): Job | undefined {
@@ -96,7 +103,9 @@ export class JobStore {
     this.beforeMutate?.(job);
     const before = sortValuesOf(job);
     const counted = countedFieldsOf(job);
+    const bytesBefore = jobBytes(job);
     mutate(job);
+    this.retainedBytesTotal += jobBytes(job) - bytesBefore;
     if (!sameCountedFields(counted, job)) {
       this.count(counted, -1);
       this.count(job, +1);
@@ -123,6 +132,7 @@ export class JobStore {
     this.nameIndex(job.name).remove(job.createdAtMs, job);
     if (this.nameIndex(job.name).size === 0) this.byNameCreated.delete(job.name);
     this.count(job, -1);
+    this.retainedBytesTotal -= jobBytes(job);
     this.byId.delete(job.id);
     this.byExternalId.delete(job.externalId);
   }
@@ -151,6 +161,7 @@ export class JobStore {
     JOB_SORT_KEYS.forEach((key, position) => this.indexes[key].insert(values[position] as SortValue, job));
     this.nameIndex(job.name).insert(job.createdAtMs, job);
     this.count(job, +1);
+    this.retainedBytesTotal += jobBytes(job);
   }
 
   /** Recovery: fills an empty store with many jobs, building each index in one ordered pass. */
@@ -161,6 +172,7 @@ export class JobStore {
       this.byId.set(job.id, job);
       this.byExternalId.set(job.externalId, job);
       this.count(job, +1);
+      this.retainedBytesTotal += jobBytes(job);
     }
     for (const key of JOB_SORT_KEYS) {
       const ordered = ascendingOrder(jobs, JOB_SORT_VALUE[key]);

@@ -1,6 +1,7 @@
 /** GET /docs/errors: the page every `docs_url` points at, one anchor per code. */
 import { Elysia } from 'elysia';
 import type { ErrorCode } from '../../actors/domain-error.ts';
+import type { EventErrorCode } from '../../actors/ingest/validate-event.ts';
 import { STATUS_OF } from '../http/error-envelope.ts';
 
 const EXPLANATIONS: Record<ErrorCode, string> = {
@@ -18,14 +19,26 @@ const EXPLANATIONS: Record<ErrorCode, string> = {
   INTERNAL_ERROR: 'An unexpected error. It was logged on the server; the response carries no internals.',
 };
 
+/** Codes of `errors[]` in an ingest reply: one event refused, the rest of the batch goes on. */
+const EVENT_EXPLANATIONS: Record<Exclude<EventErrorCode, 'VALIDATION_ERROR'>, string> = {
+  CONNECTION_MISMATCH: "The event's `connectionId` is not the connection of the API key.",
+  UNSUPPORTED_EVENT_TYPE: 'The event `type` is not one of job_state_change, worker_state_change, queue_snapshot.',
+  QUEUE_LIMIT_EXCEEDED: 'The event would create a queue, and the connection already has QUEUES_PER_CONNECTION_MAX queues. Queues nothing has named within the retention window are removed, which frees names; or use fewer queue names.',
+  WORKER_LIMIT_EXCEEDED: 'The event would create a worker, and the connection already has WORKERS_PER_CONNECTION_MAX workers. Workers silent for longer than the retention window are removed.',
+  STORAGE_LIMIT_EXCEEDED: "The connection's retained jobs are at their memory budget (CONNECTION_MEMORY_MB, an estimate from the jobs' strings). Nothing stored is evicted for it; room is freed as jobs pass retention.",
+  DAILY_BYTES_EXCEEDED: "The connection's accepted events today would pass DAILY_INGEST_MB (an estimate from the events' strings). It resets at midnight UTC; the message says when.",
+};
+
+const section = (code: string, heading: string, text: string): string => `<section id="${code}"><h2><code>${code}</code> ${heading}</h2><p>${escapeHtml(text)}</p></section>`;
+
 const escapeHtml = (text: string): string => text.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
 
 const PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Error codes</title>
 <style>body{font-family:system-ui,sans-serif;max-width:48rem;margin:2rem auto;padding:0 1rem;line-height:1.5}code{background:#f3f3f3;padding:0 .25rem}</style></head>
 <body><h1>Error codes</h1><p>Every error response is <code>{"error":{"code","message","docs_url","details?"}}</code>.</p>
-${(Object.keys(EXPLANATIONS) as ErrorCode[])
-  .map((code) => `<section id="${code}"><h2><code>${code}</code> (HTTP ${STATUS_OF[code]})</h2><p>${escapeHtml(EXPLANATIONS[code])}</p></section>`)
-  .join('\n')}
+${(Object.keys(EXPLANATIONS) as ErrorCode[]).map((code) => section(code, `(HTTP ${STATUS_OF[code]})`, EXPLANATIONS[code])).join('\n')}
+<h1>Per-event codes</h1><p>In <code>errors[]</code> of a POST /api/ingest reply (status 200): that event was refused and counted in <code>rejected</code>, the others were processed. <code>VALIDATION_ERROR</code> there means the event failed the rules above.</p>
+${Object.entries(EVENT_EXPLANATIONS).map(([code, text]) => section(code, '(per event)', text)).join('\n')}
 </body></html>`;
 
 export function errorDocsRoutes() {

@@ -21,12 +21,15 @@ function previousVersionChunks(takenAtMs: number) {
 }
 
 describe('snapshot of the previous version', () => {
-  test('queues without lastSeenMs count as seen when the snapshot was taken, so they get a full retention window', () => {
+  test('loads: queues without lastSeenMs count as seen when it was taken (a full retention window), a quota without bytes counts 0', () => {
     const engine = new Engine({ clock: new ManualClock(T0), log: inMemoryLog, limits: LIMITS });
     const restorer = engine.restorer();
     for (const chunk of previousVersionChunks(T0)) restorer.restore(chunk);
     const actor = engine.connection('c1')!;
     expect(actor.queues.get('mail')?.lastSeenMs).toBe(T0);
+    // Its quota has no byte count: today's bytes count from the upgrade on.
+    expect(actor.quota.usage(T0).used).toBe(7);
+    expect(actor.quota.bytesUsed(T0)).toBe(0);
     engine.evolve({ t: 'retention', atMs: T0 + 86_400_000 - 1 });
     expect(actor.queues.size).toBe(1);
     engine.evolve({ t: 'retention', atMs: T0 + 86_400_000 + 1 });

@@ -22,7 +22,7 @@ describe('health and the error envelope', () => {
     const docs = await t.request('GET', '/docs/errors');
     expect(docs.status).toBe(200);
     expect(docs.headers.get('content-type')).toContain('text/html');
-    for (const code of ['VALIDATION_ERROR', 'UNAUTHORIZED', 'NOT_FOUND', 'DAILY_LIMIT_EXCEEDED', 'PAYLOAD_TOO_LARGE', 'INTERNAL_ERROR']) {
+    for (const code of ['VALIDATION_ERROR', 'UNAUTHORIZED', 'NOT_FOUND', 'DAILY_LIMIT_EXCEEDED', 'PAYLOAD_TOO_LARGE', 'INTERNAL_ERROR', 'CONNECTION_MISMATCH', 'QUEUE_LIMIT_EXCEEDED', 'WORKER_LIMIT_EXCEEDED', 'STORAGE_LIMIT_EXCEEDED', 'DAILY_BYTES_EXCEEDED']) {
       expect(docs.text).toContain(`id="${code}"`);
     }
   });

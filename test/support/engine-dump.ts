@@ -23,6 +23,8 @@ export function dumpEngine(engine: Engine, nowMs: number) {
       queues: [...actor.queues.values()].map((queue) => ({ ...queue, metrics: TIME_RANGES.map((range) => queue.metrics.view(range, nowMs)) })),
       dedup: actor.dedup.toSnapshot(),
       quota: actor.quota.usage(nowMs),
+      dailyBytes: actor.quota.bytesUsed(nowMs),
+      retainedBytes: actor.jobs.retainedBytes,
       commands: actor.commands.toSnapshot(),
       commandOutcomes: actor.commandOutcomes.toSnapshot(),
     };
