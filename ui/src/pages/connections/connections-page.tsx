@@ -1,0 +1,1 @@
+export function ConnectionsPage(_props: { id?: string }) { return <p>Coming.</p>; }

@@ -1,0 +1,1 @@
+export function JobDetailPage(_props: { id?: string }) { return <p>Coming.</p>; }

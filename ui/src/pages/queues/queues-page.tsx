@@ -1,0 +1,1 @@
+export function QueuesPage(_props: { id?: string }) { return <p>Coming.</p>; }

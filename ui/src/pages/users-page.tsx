@@ -1,0 +1,1 @@
+export function UsersPage(_props: { id?: string }) { return <p>Coming.</p>; }

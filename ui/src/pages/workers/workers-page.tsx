@@ -1,0 +1,1 @@
+export function WorkersPage(_props: { id?: string }) { return <p>Coming.</p>; }
