@@ -47,8 +47,8 @@ const CONTENT_TYPES: Record<string, string> = {
 };
 
 interface Asset {
-  body: Uint8Array;
-  gzip: Uint8Array | null;
+  body: Blob;
+  gzip: Blob | null;
   contentType: string;
 }
 
@@ -67,8 +67,8 @@ function loadUi(distDir: string): LoadedUi | null {
   for (const { name } of manifest.assets) {
     const gzipPath = join(distDir, `${name}.gz`);
     assets.set(name, {
-      body: readFileSync(join(distDir, name)),
-      gzip: existsSync(gzipPath) ? readFileSync(gzipPath) : null,
+      body: new Blob([readFileSync(join(distDir, name))]),
+      gzip: existsSync(gzipPath) ? new Blob([readFileSync(gzipPath)]) : null,
       contentType: CONTENT_TYPES[name.slice(name.lastIndexOf('.') + 1)] ?? 'application/octet-stream',
     });
   }

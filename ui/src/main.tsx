@@ -13,7 +13,7 @@ import { SignInPage } from './pages/sign-in.tsx';
 import { UsersPage } from './pages/users-page.tsx';
 import { WorkersPage } from './pages/workers/workers-page.tsx';
 import { matchPath, navigate, route } from './router.ts';
-import { loadSession, signInAddress, user } from './session.ts';
+import { loadSession, nextAddress, signInAddress, user } from './session.ts';
 
 const PAGES: Array<[string, (params: Record<string, string>) => preact.JSX.Element]> = [
   ['/jobs', () => <JobsPage />],
@@ -32,7 +32,7 @@ function App() {
     return <SignInPage />;
   }
   if (path === '/' || path === '/signin') {
-    queueMicrotask(() => navigate('/jobs', { replace: true }));
+    queueMicrotask(() => navigate(path === '/signin' ? nextAddress() : '/jobs', { replace: true }));
     return null;
   }
   for (const [pattern, page] of PAGES) {

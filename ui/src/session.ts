@@ -16,6 +16,12 @@ export function signInAddress(): string {
   return route.value.path === '/signin' || here === '/' ? '/signin' : `/signin?next=${encodeURIComponent(here)}`;
 }
 
+/** Where to go after signing in: the `next` page, only ever a path of this site. */
+export function nextAddress(): string {
+  const next = route.value.query.get('next') ?? '';
+  return next.startsWith('/') && !next.startsWith('//') ? next : '/jobs';
+}
+
 setUnauthorizedHandler(() => {
   if (user.value) sessionNotice.value = 'Your session has ended. Sign in again to continue.';
   user.value = null;

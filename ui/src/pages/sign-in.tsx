@@ -1,14 +1,8 @@
 /** Sign in with email and password; then back to the page that asked for it. */
 import { useSignal } from '@preact/signals';
 import { ErrorText } from '../components/error-text.tsx';
-import { navigate, route } from '../router.ts';
-import { sessionNotice, signIn } from '../session.ts';
-
-/** Only a path of this site, never another origin, is a place to return to. */
-function nextAddress(): string {
-  const next = route.value.query.get('next') ?? '';
-  return next.startsWith('/') && !next.startsWith('//') ? next : '/jobs';
-}
+import { navigate } from '../router.ts';
+import { nextAddress, sessionNotice, signIn } from '../session.ts';
 
 export function SignInPage() {
   const error = useSignal<unknown>(null);
