@@ -71,6 +71,18 @@ describe('dashboard in Chromium', () => {
     expect(await page.locator('pre', { hasText: 'jobwatch-celery' }).textContent()).toContain(`--connection-id ${connection.id}`);
     await page.locator('table[aria-label="Connections"] tbody tr', { hasText: 'production' }).waitFor();
     await screenshot(page, 'connections-light');
+
+    // a second one, deleted after confirming; a taken name is refused in words
+    await page.getByLabel('New connection name').fill('staging');
+    await page.getByRole('button', { name: 'Create connection' }).click();
+    await page.locator('table[aria-label="Connections"] tbody tr', { hasText: 'staging' }).waitFor();
+    await page.getByLabel('New connection name').fill('production');
+    await page.getByRole('button', { name: 'Create connection' }).click();
+    await page.getByRole('alert').filter({ hasText: /production/ }).waitFor();
+    await page.getByRole('button', { name: 'Delete staging' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete connection' }).click();
+    await page.locator('table[aria-label="Connections"] tbody tr', { hasText: 'staging' }).waitFor({ state: 'detached' });
+    expect(await page.locator('table[aria-label="Connections"] tbody tr').count()).toBe(1);
   }, TEST_TIMEOUT_MS);
 
   test('jobs arrive live while the page is open, and the tabs count them', async () => {

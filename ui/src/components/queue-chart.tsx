@@ -22,15 +22,15 @@ export function QueueChart({ buckets, title }: { buckets: Bucket[]; title: strin
     const element = box.current!;
     const axis = { stroke: cssColor('--muted'), grid: { stroke: cssColor('--border'), width: 1 }, ticks: { stroke: cssColor('--border') } };
     const options: uPlot.Options = {
-      title,
       width: Math.max(element.clientWidth, 240),
       height: HEIGHT_PX,
       scales: { y: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
-      axes: [axis, { ...axis, size: 40 }],
+      // job counts: whole-number steps on the y axis
+      axes: [axis, { ...axis, size: 40, incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1e3, 2e3, 5e3, 1e4, 1e5, 1e6] }],
       series: [
         {},
-        { label: 'succeeded', stroke: cssColor('--succeeded'), fill: cssColor('--succeeded') + '33', width: 1.5 },
-        { label: 'failed', stroke: cssColor('--failed'), fill: cssColor('--failed') + '33', width: 1.5 },
+        { label: 'succeeded', stroke: cssColor('--succeeded'), fill: cssColor('--succeeded') + '33', width: 1.5, points: { show: false } },
+        { label: 'failed', stroke: cssColor('--failed'), fill: cssColor('--failed') + '33', width: 1.5, points: { show: false } },
       ],
     };
     plot.current = new uPlot(options, chartData(buckets), element);
@@ -45,5 +45,10 @@ export function QueueChart({ buckets, title }: { buckets: Bucket[]; title: strin
   useEffect(() => {
     plot.current?.setData(chartData(buckets));
   }, [buckets]);
-  return <div class="chart" ref={box} data-testid="queue-chart" />;
+  return (
+    <figure class="chart">
+      <figcaption class="chart-title">{title}</figcaption>
+      <div ref={box} data-testid="queue-chart" />
+    </figure>
+  );
 }

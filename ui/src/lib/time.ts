@@ -25,7 +25,9 @@ export function shortDuration(ms: number): string {
   if (seconds < 10) return `${(Math.floor(seconds * 10) / 10).toFixed(1)} s`;
   if (seconds < 60) return `${Math.floor(seconds)} s`;
   const minutes = Math.floor(seconds / 60);
-  if (minutes < 60) return `${minutes} min${Math.floor(seconds % 60) ? ` ${Math.floor(seconds % 60)} s` : ''}`;
+  // seconds matter for the first minutes only
+  if (minutes < 10) return `${minutes} min${Math.floor(seconds % 60) ? ` ${Math.floor(seconds % 60)} s` : ''}`;
+  if (minutes < 60) return `${minutes} min`;
   const hours = Math.floor(minutes / 60);
   if (hours < 24) return `${hours} h${minutes % 60 ? ` ${minutes % 60} min` : ''}`;
   const days = Math.floor(hours / 24);

@@ -30,7 +30,7 @@ export const JOB_COLUMNS: Column<JobListItem>[] = [
     id: 'durationMs',
     label: 'Duration',
     sortKey: 'durationMs',
-    class: 'col-duration num',
+    class: 'col-duration num hide-narrow',
     cell: (job) => (job.durationMs === null ? <span class="muted">–</span> : shortDuration(job.durationMs)),
   },
   { id: 'error', label: 'Error', class: 'col-error hide-narrow', cell: (job) => <span class="ellipsis error-inline" title={job.error ?? ''}>{job.error ?? ''}</span> },
