@@ -6,7 +6,9 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Browser, Page } from 'playwright-core';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, ingest, makeDataDir, removeDir, startService, TEST_TIMEOUT_MS, type ServiceProcess } from '../blackbox/service-process.ts';
+import { join } from 'node:path';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, ingest, makeDataDir, REPO_ROOT, removeDir, startService, TEST_TIMEOUT_MS, type ServiceProcess } from '../blackbox/service-process.ts';
+import { buildUi } from '../../ui/build.ts';
 import { jobEvent, workerEvent } from '../support/events.ts';
 import { launchChromium, openPage, screenshot, signInThroughForm, UI_WAIT_MS, type DashboardPage } from './browser.ts';
 import { realisticJobEvents, stackTraceOf, workerEvents } from './dashboard-data.ts';
@@ -22,6 +24,7 @@ let connection: { id: string; apiKey: string };
 const expectedProblem = (problem: string) => /HTTP 401 GET \/api\/auth\/me|status of 401/.test(problem);
 
 beforeAll(async () => {
+  await buildUi(() => undefined); // the page under test is the current source, even when run alone
   dataDir = makeDataDir('dashboard');
   service = await startService({ dataDir, env: { ADMIN_EMAIL, ADMIN_PASSWORD } });
   browser = await launchChromium();
@@ -96,6 +99,8 @@ describe('dashboard in Chromium', () => {
     expect(await page.locator('tbody tr').first().textContent()).toContain('live-arrival-1');
     await page.waitForFunction(() => document.querySelector('.state-tab-all .count')?.textContent === '41', undefined, { timeout: UI_WAIT_MS });
     await screenshot(page, 'jobs-light');
+    // `README_SCREENSHOT=1 bun test test/ui/dashboard.test.ts` refreshes the README's picture
+    if (process.env.README_SCREENSHOT === '1') await page.screenshot({ path: join(REPO_ROOT, 'docs', 'screenshots', 'jobs.png') });
   }, TEST_TIMEOUT_MS);
 
   test('pausing holds new rows back behind an "N new" button', async () => {
