@@ -15,6 +15,7 @@ import { queueRoutes } from './routes/queues.ts';
 import { streamRoutes } from './routes/stream.ts';
 import { workerRoutes } from './routes/workers.ts';
 import { userRoutes } from './routes/users.ts';
+import { uiRoutes } from './routes/ui.ts';
 
 export function createApp(deps: AppDeps) {
   return new Elysia()
@@ -31,7 +32,8 @@ export function createApp(deps: AppDeps) {
     .use(workerRoutes(deps))
     .use(jobActionRoutes(deps))
     .use(agentRoutes(deps))
-    .use(streamRoutes(deps));
+    .use(streamRoutes(deps))
+    .use(uiRoutes());
 }
 
 export type App = ReturnType<typeof createApp>;

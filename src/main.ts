@@ -1,6 +1,7 @@
 /** Process entry: `bun run start`. */
 import { ConfigError, loadConfig } from './config.ts';
 import { startService } from './server.ts';
+import { ensureUiBuilt } from './ui-build.ts';
 
 const log = (line: string): void => console.log(`${new Date().toISOString()} ${line}`);
 
@@ -16,6 +17,7 @@ try {
 }
 
 try {
+  await ensureUiBuilt(log);
   const service = await startService(config, log);
   let stopping = false;
   const shutdown = (signal: string): void => {

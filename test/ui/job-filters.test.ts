@@ -1,0 +1,63 @@
+import { describe, expect, test } from 'bun:test';
+import { filtersFromQuery, jobMatches, mergeLiveJobs } from '../../ui/src/lib/job-filters.ts';
+import type { JobListItem } from '../../ui/src/api/types.ts';
+
+const job = (id: string, fields: Partial<JobListItem> = {}): JobListItem => ({
+  id,
+  externalId: `ext-${id}`,
+  framework: 'celery',
+  connectionId: 'c1',
+  name: 'tasks.send_email',
+  queue: 'default',
+  state: 'queued',
+  stateChangedAt: null,
+  scheduledFor: null,
+  createdAt: `2026-11-21T10:00:0${id.length}.000Z`,
+  startedAt: null,
+  completedAt: null,
+  durationMs: null,
+  workerId: null,
+  error: null,
+  ...fields,
+});
+
+describe('job list filters in the address', () => {
+  test('known keys are read, unknown sort keys fall back to newest first', () => {
+    const filters = filtersFromQuery(new URLSearchParams('state=failed&search=Email&sortBy=bogus&queue='));
+    expect(filters).toEqual({ state: 'failed', search: 'Email', sortBy: 'createdAt', sortOrder: 'desc' });
+  });
+
+  test('search is a case-insensitive substring of the task name, like the service', () => {
+    const filters = filtersFromQuery(new URLSearchParams('search=SEND'));
+    expect(jobMatches(job('a'), filters)).toBe(true);
+    expect(jobMatches(job('a', { name: 'tasks.resize' }), filters)).toBe(false);
+    expect(jobMatches(job('a', { workerId: 'w1' }), filtersFromQuery(new URLSearchParams('worker=w2')))).toBe(false);
+  });
+});
+
+describe('live rows', () => {
+  const newestFirst = filtersFromQuery(new URLSearchParams(''));
+
+  test('a row on screen is updated where it is; a new match goes on top', () => {
+    const rows = [job('b'), job('a')];
+    const merged = mergeLiveJobs(rows, [], [job('a', { state: 'active' }), job('ccc')], newestFirst, true);
+    expect(merged.rows.map((row) => [row.id, row.state])).toEqual([['ccc', 'queued'], ['b', 'queued'], ['a', 'active']]);
+    expect(merged.inserted).toBe(1);
+  });
+
+  test('paused, or sorted otherwise: new matches wait and are counted once', () => {
+    const first = mergeLiveJobs([job('a')], [], [job('bb'), job('bb', { state: 'active' })], newestFirst, false);
+    expect(first.rows.map((row) => row.id)).toEqual(['a']);
+    expect(first.waiting.map((row) => [row.id, row.state])).toEqual([['bb', 'active']]);
+    const byName = filtersFromQuery(new URLSearchParams('sortBy=name&sortOrder=asc'));
+    const second = mergeLiveJobs([job('a')], first.waiting, [job('bb', { state: 'completed' }), job('ccc')], byName, true);
+    expect(second.waiting.map((row) => [row.id, row.state])).toEqual([['bb', 'completed'], ['ccc', 'queued']]);
+  });
+
+  test('a job that does not match the filters is not added', () => {
+    const failedOnly = filtersFromQuery(new URLSearchParams('state=failed'));
+    const merged = mergeLiveJobs([], [], [job('a')], failedOnly, true);
+    expect(merged.rows).toEqual([]);
+    expect(merged.waiting).toEqual([]);
+  });
+});

@@ -1,0 +1,57 @@
+/** The frame of every signed-in page: navigation, the live stream's state, the time format switch, sign out. */
+import type { ComponentChildren } from 'preact';
+import { streamState, type StreamState } from '../api/stream.ts';
+import { absoluteTimes, toggleAbsoluteTimes } from '../lib/clock.ts';
+import { route } from '../router.ts';
+import { signOut, user } from '../session.ts';
+import { Link } from './link.tsx';
+
+const STREAM_LABEL: Record<StreamState, string> = {
+  off: 'Live updates off',
+  connecting: 'Connecting…',
+  live: 'Live',
+  reconnecting: 'Reconnecting…',
+};
+
+export function AppShell({ children }: { children: ComponentChildren }) {
+  const path = route.value.path;
+  const pages: Array<[string, string]> = [
+    ['/jobs', 'Jobs'],
+    ['/queues', 'Queues'],
+    ['/workers', 'Workers'],
+    ['/connections', 'Connections'],
+  ];
+  if (user.value?.isAdmin) pages.push(['/users', 'Users']);
+  return (
+    <>
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
+      <header class="top">
+        <Link href="/jobs" class="brand">
+          jobwatch
+        </Link>
+        <nav aria-label="Pages">
+          {pages.map(([href, label]) => (
+            <Link key={href} href={href} aria-current={path === href || path.startsWith(href + '/') ? 'page' : undefined}>
+              {label}
+            </Link>
+          ))}
+        </nav>
+        <div class="top-tools">
+          <span class={`stream stream-${streamState.value}`} role="status" title="Live updates from /api/events/stream">
+            {STREAM_LABEL[streamState.value]}
+          </span>
+          <button type="button" class="small" onClick={toggleAbsoluteTimes} aria-pressed={absoluteTimes.value}>
+            {absoluteTimes.value ? 'Absolute times' : 'Relative times'}
+          </button>
+          <span class="muted user-email">{user.value?.email}</span>
+          <button type="button" class="small" onClick={() => void signOut()}>
+            Sign out
+          </button>
+        </div>
+      </header>
+      <main id="main">{children}</main>
+    </>
+  );
+}

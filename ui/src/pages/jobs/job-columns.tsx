@@ -1,0 +1,42 @@
+/** The columns of the job list. */
+import type { JobListItem } from '../../api/types.ts';
+import type { Column } from '../../components/data-table.tsx';
+import { Link } from '../../components/link.tsx';
+import { StateBadge } from '../../components/state-badge.tsx';
+import { TimeText } from '../../components/time-text.tsx';
+import { shortDuration } from '../../lib/time.ts';
+
+const orDash = (value: string | null) => (value === null ? <span class="muted">–</span> : value);
+
+export const JOB_COLUMNS: Column<JobListItem>[] = [
+  {
+    id: 'name',
+    label: 'Task',
+    sortKey: 'name',
+    class: 'col-task',
+    cell: (job) => (
+      <>
+        <Link href={`/jobs/${job.id}`}>{job.name}</Link>
+        <small class="muted mono ellipsis">{job.externalId}</small>
+      </>
+    ),
+  },
+  { id: 'state', label: 'State', sortKey: 'state', class: 'col-state', cell: (job) => <StateBadge state={job.state} /> },
+  { id: 'queue', label: 'Queue', sortKey: 'queue', class: 'col-queue hide-narrow', cell: (job) => orDash(job.queue) },
+  { id: 'worker', label: 'Worker', sortKey: 'worker', class: 'col-worker hide-narrow', cell: (job) => <span class="ellipsis">{orDash(job.workerId)}</span> },
+  { id: 'createdAt', label: 'Created', sortKey: 'createdAt', class: 'col-time', cell: (job) => <TimeText iso={job.createdAt} /> },
+  { id: 'startedAt', label: 'Started', sortKey: 'startedAt', class: 'col-time hide-narrow', cell: (job) => <TimeText iso={job.startedAt} /> },
+  {
+    id: 'durationMs',
+    label: 'Duration',
+    sortKey: 'durationMs',
+    class: 'col-duration num hide-narrow',
+    cell: (job) => (job.durationMs === null ? <span class="muted">–</span> : shortDuration(job.durationMs)),
+  },
+  { id: 'error', label: 'Error', class: 'col-error hide-narrow', cell: (job) => <span class="ellipsis error-inline" title={job.error ?? ''}>{job.error ?? ''}</span> },
+];
+
+/** Times and durations read best largest or newest first; names and states A to Z. */
+export function firstOrderOf(sortKey: string): 'asc' | 'desc' {
+  return sortKey === 'createdAt' || sortKey === 'startedAt' || sortKey === 'durationMs' ? 'desc' : 'asc';
+}

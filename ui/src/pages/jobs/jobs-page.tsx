@@ -1,0 +1,121 @@
+/** Jobs: state tabs, filters, the live list with selection and bulk actions, cursor paging. */
+import { useComputed, useSignal } from '@preact/signals';
+import { useEffect, useMemo } from 'preact/hooks';
+import { api } from '../../api/client.ts';
+import type { PublicActionResult, QueuePage, WorkerPage } from '../../api/types.ts';
+import { DataTable } from '../../components/data-table.tsx';
+import { EmptyState } from '../../components/empty-state.tsx';
+import { ErrorText } from '../../components/error-text.tsx';
+import { FilterBar, type FilterField } from '../../components/filter-bar.tsx';
+import { Link } from '../../components/link.tsx';
+import { FRAMEWORKS, filtersFromQuery } from '../../lib/job-filters.ts';
+import { navigate, route, withQuery } from '../../router.ts';
+import { connections } from '../../session.ts';
+import { BulkActions } from './bulk-actions.tsx';
+import { firstOrderOf, JOB_COLUMNS } from './job-columns.tsx';
+import { StateTabs } from './state-tabs.tsx';
+import { createJobList } from './use-job-list.ts';
+
+export function JobsPage() {
+  const filters = filtersFromQuery(route.value.query);
+  const key = JSON.stringify(filters);
+  const list = useMemo(() => createJobList(filters), [key]);
+  useEffect(() => () => list.dispose(), [list]);
+  const selected = useSignal<ReadonlySet<string>>(new Set());
+  useEffect(() => {
+    selected.value = new Set();
+  }, [key]);
+  const suggestions = useSuggestions();
+  const names = useComputed(() => new Map(list.rows.value.map((row) => [row.id, `${row.name} ${row.externalId}`])));
+
+  if (connections.value.length === 0) {
+    return (
+      <EmptyState title="No connection yet">
+        Jobs arrive through a connection: <Link href="/connections">create one</Link>, then run the agent with its key (the page shows the
+        command).
+      </EmptyState>
+    );
+  }
+  const fields: FilterField[] = [
+    { key: 'search', label: 'Search task name', placeholder: 'e.g. send_email' },
+    { key: 'queue', label: 'Queue', suggestions: suggestions.value.queues },
+    { key: 'worker', label: 'Worker', suggestions: suggestions.value.workers },
+    { key: 'connectionId', label: 'Connection', options: connections.value.map((c) => [c.id, c.name]) },
+    { key: 'framework', label: 'Framework', options: FRAMEWORKS.map((f) => [f, f]) },
+  ];
+  const onSort = (sortKey: string) => {
+    const order = filters.sortBy === sortKey ? (filters.sortOrder === 'asc' ? 'desc' : 'asc') : firstOrderOf(sortKey);
+    navigate(withQuery({ sortBy: sortKey, sortOrder: order }), { replace: true });
+  };
+  const toggle = (id: string) => {
+    const next = new Set(selected.value);
+    if (!next.delete(id)) next.add(id);
+    selected.value = next;
+  };
+  const onDone = (results: PublicActionResult[]) => {
+    list.patch(results.flatMap((result) => (result.success ? [{ id: result.id, state: result.state }] : [])));
+    selected.value = new Set();
+  };
+  const waiting = list.waiting.value.length;
+  return (
+    <>
+      <div class="page-head">
+        <h1>Jobs</h1>
+        <span class="muted" role="status">
+          {list.total.value === null ? '' : `${list.total.value.toLocaleString()} matching`}
+        </span>
+        <label class="switch">
+          <input type="checkbox" checked={list.paused.value} onChange={(event) => (list.paused.value = event.currentTarget.checked)} />
+          Pause live rows
+        </label>
+        <button type="button" class={`new-rows${waiting > 0 ? '' : ' hidden'}`} onClick={() => void list.reload().then(() => scrollTo(0, 0))} aria-hidden={waiting === 0}>
+          {waiting} new – show
+        </button>
+      </div>
+      <StateTabs active={filters.state} counts={list.counts.value} />
+      <FilterBar fields={fields} />
+      <BulkActions selected={[...selected.value]} names={names.value} onDone={onDone} onClear={() => (selected.value = new Set())} />
+      <ErrorText error={list.error.value} />
+      <DataTable
+        label="Jobs"
+        rows={list.rows.value}
+        columns={JOB_COLUMNS}
+        sort={{ by: filters.sortBy, order: filters.sortOrder, onSort }}
+        selection={{
+          selected: selected.value,
+          onToggle: toggle,
+          onToggleAll: (checked) => (selected.value = checked ? new Set(list.rows.value.map((row) => row.id)) : new Set()),
+        }}
+      />
+      {!list.loading.value && list.rows.value.length === 0 && (
+        <EmptyState title="No jobs match">
+          {route.value.query.toString() === '' ? 'Jobs appear here live as the agent sends them.' : 'Change or clear the filters above.'}
+        </EmptyState>
+      )}
+      <div class="pager">
+        {list.nextCursor.value !== null && (
+          <button type="button" onClick={() => void list.loadMore()} disabled={list.loading.value}>
+            Load more
+          </button>
+        )}
+        <span class="muted">
+          {list.rows.value.length.toLocaleString()} shown{list.loading.value ? ' · loading…' : ''}
+        </span>
+      </div>
+    </>
+  );
+}
+
+/** Queue and worker names to suggest in the filter fields. */
+function useSuggestions() {
+  const suggestions = useSignal<{ queues: string[]; workers: string[] }>({ queues: [], workers: [] });
+  useEffect(() => {
+    Promise.all([api<QueuePage>('GET', '/api/queues?limit=100'), api<WorkerPage>('GET', '/api/workers?limit=100')]).then(
+      ([queues, workers]) => {
+        suggestions.value = { queues: [...new Set(queues.data.map((q) => q.name))], workers: [...new Set(workers.data.map((w) => w.externalId))] };
+      },
+      () => undefined, // suggestions are a convenience; the fields still work
+    );
+  }, []);
+  return suggestions;
+}

@@ -1,0 +1,60 @@
+/** Who is signed in, and their connections; an expired session sends the user to sign in. */
+import { signal } from '@preact/signals';
+import { api, setUnauthorizedHandler } from './api/client.ts';
+import { startStream, stopStream } from './api/stream.ts';
+import type { Me, PublicConnection, PublicUser } from './api/types.ts';
+import { navigate, route } from './router.ts';
+
+/** undefined while the first check runs; null when signed out. */
+export const user = signal<PublicUser | null | undefined>(undefined);
+export const connections = signal<PublicConnection[]>([]);
+export const sessionNotice = signal<string | null>(null);
+
+export function signInAddress(): string {
+  const query = route.value.query.toString();
+  const here = route.value.path + (query === '' ? '' : `?${query}`);
+  return route.value.path === '/signin' || here === '/' ? '/signin' : `/signin?next=${encodeURIComponent(here)}`;
+}
+
+/** Where to go after signing in: the `next` page, only ever a path of this site. */
+export function nextAddress(): string {
+  const next = route.value.query.get('next') ?? '';
+  return next.startsWith('/') && !next.startsWith('//') ? next : '/jobs';
+}
+
+setUnauthorizedHandler(() => {
+  if (user.value) sessionNotice.value = 'Your session has ended. Sign in again to continue.';
+  user.value = null;
+  stopStream();
+  if (route.value.path !== '/signin') navigate(signInAddress(), { replace: true });
+});
+
+export async function loadSession(): Promise<void> {
+  try {
+    const me = await api<Me>('GET', '/api/auth/me');
+    user.value = me.user;
+    connections.value = me.connections;
+    startStream();
+  } catch {
+    user.value = null;
+  }
+}
+
+export async function refreshConnections(): Promise<void> {
+  const me = await api<Me>('GET', '/api/auth/me');
+  connections.value = me.connections;
+}
+
+export async function signIn(email: string, password: string): Promise<void> {
+  await api('POST', '/api/auth/login', { email, password });
+  sessionNotice.value = null;
+  await loadSession();
+}
+
+export async function signOut(): Promise<void> {
+  await api('POST', '/api/auth/logout').catch(() => undefined);
+  stopStream();
+  user.value = null;
+  connections.value = [];
+  navigate('/signin');
+}
