@@ -11,6 +11,7 @@ import { DomainError } from '../domain-error.ts';
 import type { Engine, EngineListener } from '../engine.ts';
 import { StreamHub, type StreamHubOptions } from '../stream/stream-hub.ts';
 import { subscribeMany, type StreamSubscription } from '../stream/subscribe-many.ts';
+import type { SubscriberCloseReason } from '../stream/subscriber.ts';
 import { toJobListItem } from '../views/job-view.ts';
 import { toQueueStreamItem } from '../views/queue-view.ts';
 import { toWorkerView } from '../views/worker-view.ts';
@@ -19,6 +20,8 @@ export interface LiveUpdatesOptions {
   hub: Omit<StreamHubOptions, 'now' | 'eventIdSequence'>;
   livenessCheckIntervalMs: number;
   streamsPerUserMax: number;
+  /** Receives one line per stream a client left or was cut off from; nothing by default. */
+  log?: (line: string) => void;
 }
 
 export class LiveUpdates implements EngineListener {
@@ -72,10 +75,11 @@ export class LiveUpdates implements EngineListener {
     }
     const hubs = connectionIds.length === 0 ? [this.idleHub] : connectionIds.map((id) => this.hubFor(id));
     this.streamsPerUser.set(userId, open + 1);
-    const onClose = (): void => {
+    const onClose = (reason: SubscriberCloseReason): void => {
       const remaining = (this.streamsPerUser.get(userId) ?? 1) - 1;
       if (remaining <= 0) this.streamsPerUser.delete(userId);
       else this.streamsPerUser.set(userId, remaining);
+      this.logStreamEnd(userId, connectionIds, reason);
     };
     return subscribeMany(hubs, { lastEventId, signal, onClose });
   }
@@ -110,6 +114,18 @@ export class LiveUpdates implements EngineListener {
     }
   }
 
+  /**
+   * One line, no stack trace: a client leaving or falling behind is routine, and the
+   * operator needs who and why, not where in the code.
+   */
+  private logStreamEnd(userId: string, connectionIds: readonly string[], reason: SubscriberCloseReason): void {
+    const why = streamEndExplanations[reason];
+    if (why === null || this.options.log === undefined) return;
+    const connections = connectionIds.length === 0 ? 'none' : connectionIds.join(',');
+    const detail = reason === 'too-slow' ? ` (more than ${this.options.hub.subscriberBufferBytesMax} bytes behind; it may resume with Last-Event-ID)` : '';
+    this.options.log(`stream of user ${userId} (connections ${connections}) ended: ${why}${detail}`);
+  }
+
   private hubFor(connectionId: string): StreamHub {
     let hub = this.hubs.get(connectionId);
     if (hub === undefined) {
@@ -119,3 +135,11 @@ export class LiveUpdates implements EngineListener {
     return hub;
   }
 }
+
+/** What the log says for each way a stream ends; null: not worth a line (the service closed it). */
+const streamEndExplanations: Record<SubscriberCloseReason, string | null> = {
+  'too-slow': 'slow client cut off',
+  cancelled: 'client went away',
+  aborted: 'client went away',
+  'hub-closed': null,
+};
