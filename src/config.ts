@@ -25,6 +25,7 @@ export interface Config {
   snapshotLogBytesMax: number;
   snapshotIntervalMs: number;
   streamsPerUserMax: number;
+  streamResumeGraceMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -85,5 +86,6 @@ export function loadConfig(env: Env = process.env): Config {
     snapshotLogBytesMax: integer(env, 'SNAPSHOT_LOG_MB', 256, 1, 1_000_000) * 1024 * 1024,
     snapshotIntervalMs: integer(env, 'SNAPSHOT_INTERVAL_MINUTES', 60, 1, 24 * 60) * 60_000,
     streamsPerUserMax: integer(env, 'STREAMS_PER_USER_MAX', 20, 1, 10_000),
+    streamResumeGraceMs: integer(env, 'STREAM_RESUME_GRACE_SECONDS', 60, 0, 3_600) * 1000,
   };
 }

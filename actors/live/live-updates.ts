@@ -20,6 +20,11 @@ export interface LiveUpdatesOptions {
   hub: Omit<StreamHubOptions, 'now' | 'eventIdSequence'>;
   livenessCheckIntervalMs: number;
   streamsPerUserMax: number;
+  /**
+   * How long a connection's events keep being built after its last subscriber left, so a
+   * dashboard that reconnects within it resumes instead of refetching everything.
+   */
+  resumeGraceMs: number;
   /** Receives one line per stream a client left or was cut off from; nothing by default. */
   log?: (line: string) => void;
 }
@@ -30,6 +35,8 @@ export class LiveUpdates implements EngineListener {
   private readonly idleHub: StreamHub;
   private readonly announcedOffline = new WeakSet<Worker>();
   private readonly streamsPerUser = new Map<string, number>();
+  /** When each unwatched connection lost its last subscriber, while its grace period runs. */
+  private readonly lastSubscriberLeftAtMs = new Map<string, number>();
   private readonly livenessTimer: ReturnType<typeof setInterval>;
   private closed = false;
 
@@ -48,12 +55,12 @@ export class LiveUpdates implements EngineListener {
     const actor = this.engine.connection(connectionId);
     if (actor === undefined || this.closed) return;
     const hub = this.hubFor(connectionId);
-    if (!hub.watched) {
+    const nowMs = this.clock.nowMs();
+    if (!this.buildsEvents(connectionId, hub, nowMs)) {
       // Building and serializing every change cost ~9% of ingest with nobody watching.
       hub.skipUnwatched();
       return;
     }
-    const nowMs = this.clock.nowMs();
     for (const job of changes.jobs) hub.publish('job', toJobListItem(job));
     for (const worker of changes.workers) {
       this.announcedOffline.delete(worker);
@@ -65,6 +72,7 @@ export class LiveUpdates implements EngineListener {
   deleted(connectionId: string): void {
     this.hubs.get(connectionId)?.close();
     this.hubs.delete(connectionId);
+    this.lastSubscriberLeftAtMs.delete(connectionId);
   }
 
   /** One stream over the given connections; at most `streamsPerUserMax` open per user. */
@@ -79,6 +87,7 @@ export class LiveUpdates implements EngineListener {
       const remaining = (this.streamsPerUser.get(userId) ?? 1) - 1;
       if (remaining <= 0) this.streamsPerUser.delete(userId);
       else this.streamsPerUser.set(userId, remaining);
+      this.startGracePeriods(connectionIds);
       this.logStreamEnd(userId, connectionIds, reason);
     };
     return subscribeMany(hubs, { lastEventId, signal, onClose });
@@ -104,13 +113,32 @@ export class LiveUpdates implements EngineListener {
     for (const [connectionId, hub] of this.hubs) {
       const actor = this.engine.connection(connectionId);
       if (actor === undefined) continue;
-      if (!hub.watched) continue; // announced to whoever subscribes later by their first read
+      if (!this.buildsEvents(connectionId, hub, nowMs)) continue; // announced to whoever subscribes later by their first read
       for (const worker of actor.workers.values()) {
         if (worker.state === 'offline' || this.announcedOffline.has(worker)) continue;
         if (effectiveWorkerState(worker, nowMs) !== 'offline') continue;
         this.announcedOffline.add(worker);
         hub.publish('worker', toWorkerView(worker, actor, nowMs));
       }
+    }
+  }
+
+  /** Whether changes of this connection are published: watched now, or within the grace period. */
+  private buildsEvents(connectionId: string, hub: StreamHub, nowMs: number): boolean {
+    if (hub.watched) return true;
+    const leftAtMs = this.lastSubscriberLeftAtMs.get(connectionId);
+    if (leftAtMs === undefined) return false;
+    if (nowMs - leftAtMs < this.options.resumeGraceMs) return true;
+    this.lastSubscriberLeftAtMs.delete(connectionId);
+    return false;
+  }
+
+  private startGracePeriods(connectionIds: readonly string[]): void {
+    if (this.closed) return;
+    const nowMs = this.clock.nowMs();
+    for (const connectionId of connectionIds) {
+      const hub = this.hubs.get(connectionId);
+      if (hub !== undefined && !hub.watched) this.lastSubscriberLeftAtMs.set(connectionId, nowMs);
     }
   }
 

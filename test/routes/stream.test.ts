@@ -100,6 +100,37 @@ describe('GET /api/events/stream', () => {
     await gone.reader!.cancel();
   });
 
+  test('a lone dashboard that reconnects within the grace period resumes; after it, events stop being built and it gets reset', async () => {
+    const { t, base, cookie, c } = await served({ live: { resumeGraceMs: 60_000 } });
+    const ingestJob = (externalId: string) => t.ingest(c.apiKey, [jobEvent(c.id, T0, { externalId, queue: null })]);
+    const resumeFrom = (lastEventId: string) => open(base, cookie, { headers: { 'last-event-id': lastEventId } });
+    /** Closes the only stream and waits until the service has seen it go (its grace period starts then). */
+    const leave = async (reader: SseMessageReader): Promise<void> => {
+      const linesBefore = t.streamLog.length;
+      await reader.cancel();
+      await until(() => t.streamLog.length > linesBefore && t.live.subscriberCount() === 0, 'the dashboard to leave');
+    };
+
+    const first = await open(base, cookie);
+    await ingestJob('a');
+    const [seenA] = await first.reader!.nextEvents(1);
+    await leave(first.reader!);
+
+    t.clock.advance(59_999);
+    await ingestJob('b');
+    const withinGrace = await resumeFrom(seenA!.id!);
+    const [replayed] = await withinGrace.reader!.nextEvents(1);
+    expect(replayed!.event).toBe('job');
+    expect(JSON.parse(replayed!.data!).externalId).toBe('b');
+    await leave(withinGrace.reader!);
+
+    t.clock.advance(60_000);
+    await ingestJob('c');
+    const afterGrace = await resumeFrom(replayed!.id!);
+    expect((await afterGrace.reader!.nextEvents(1))[0]!.event).toBe('reset');
+    await afterGrace.reader!.cancel();
+  });
+
   test('a disconnect frees the subscriber at once', async () => {
     const { t, base, cookie } = await served();
     const controller = new AbortController();

@@ -42,6 +42,7 @@ export async function testApp(options: TestAppOptions = {}) {
     hub: { ringBufferEventsMax: 100, subscriberBufferBytesMax: 1024 * 1024, flushIntervalMs: 5, keepAliveIntervalMs: 200 },
     livenessCheckIntervalMs: 3_600_000,
     streamsPerUserMax: 3,
+    resumeGraceMs: 60_000,
     log: (line) => streamLog.push(line),
     ...options.live,
   });
