@@ -26,6 +26,7 @@ export interface Config {
   snapshotIntervalMs: number;
   streamsPerUserMax: number;
   streamResumeGraceMs: number;
+  streamResumeBufferBytesMax: number;
 }
 
 export class ConfigError extends Error {}
@@ -87,5 +88,6 @@ export function loadConfig(env: Env = process.env): Config {
     snapshotIntervalMs: integer(env, 'SNAPSHOT_INTERVAL_MINUTES', 60, 1, 24 * 60) * 60_000,
     streamsPerUserMax: integer(env, 'STREAMS_PER_USER_MAX', 20, 1, 10_000),
     streamResumeGraceMs: integer(env, 'STREAM_RESUME_GRACE_SECONDS', 60, 0, 3_600) * 1000,
+    streamResumeBufferBytesMax: integer(env, 'STREAM_RESUME_BUFFER_MB', 16, 1, 1_024) * 1024 * 1024,
   };
 }

@@ -46,6 +46,7 @@ export async function startService(config: Config, log: (line: string) => void):
   const jobActions = new JobActionService(engine, connections);
   const live = new LiveUpdates(engine, systemClock, {
     ...LIVE_UPDATES_DEFAULTS,
+    hub: { ...LIVE_UPDATES_DEFAULTS.hub, ringBufferBytesMax: config.streamResumeBufferBytesMax },
     streamsPerUserMax: config.streamsPerUserMax,
     resumeGraceMs: config.streamResumeGraceMs,
     log,

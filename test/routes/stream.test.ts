@@ -168,7 +168,7 @@ describe('GET /api/events/stream', () => {
 
   test('a client that never reads is cut off at its byte budget (logged as such) while ingest goes on and a reader gets everything', async () => {
     const budgetBytes = 256 * 1024;
-    const { t, base, cookie, c } = await served({ live: { hub: { ringBufferEventsMax: 100, subscriberBufferBytesMax: budgetBytes, flushIntervalMs: 5, keepAliveIntervalMs: 60_000 } } });
+    const { t, base, cookie, c } = await served({ live: { hub: { ringBufferEventsMax: 100, ringBufferBytesMax: 1 << 20, subscriberBufferBytesMax: budgetBytes, flushIntervalMs: 5, keepAliveIntervalMs: 60_000 } } });
     const stalled = await openUnreadStream(base, cookie);
     const reading = await open(base, cookie);
     await until(() => t.live.subscriberCount() === 2, 'both subscribers');

@@ -39,7 +39,7 @@ export async function testApp(options: TestAppOptions = {}) {
   const connections = new ConnectionService(engine);
   const jobActions = new JobActionService(engine, connections);
   const live = new LiveUpdates(engine, clock, {
-    hub: { ringBufferEventsMax: 100, subscriberBufferBytesMax: 1024 * 1024, flushIntervalMs: 5, keepAliveIntervalMs: 200 },
+    hub: { ringBufferEventsMax: 100, ringBufferBytesMax: 1 << 20, subscriberBufferBytesMax: 1024 * 1024, flushIntervalMs: 5, keepAliveIntervalMs: 200 },
     livenessCheckIntervalMs: 3_600_000,
     streamsPerUserMax: 3,
     resumeGraceMs: 60_000,
