@@ -33,6 +33,8 @@ export interface Config {
   publicUrl: string | null;
   /** how long a request body may take to arrive before it is cut off with a 408 */
   bodyTimeoutMs: number;
+  streamResumeGraceMs: number;
+  streamResumeBufferBytesMax: number;
 }
 
 export class ConfigError extends Error {}
@@ -119,5 +121,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     publicUrl: publicUrl(env, 'PUBLIC_URL'),
     bodyTimeoutMs: integer(env, 'BODY_TIMEOUT_SECONDS', 30, 1, 3_600) * 1000,
+    streamResumeGraceMs: integer(env, 'STREAM_RESUME_GRACE_SECONDS', 60, 0, 3_600) * 1000,
+    streamResumeBufferBytesMax: integer(env, 'STREAM_RESUME_BUFFER_MB', 16, 1, 1_024) * 1024 * 1024,
   };
 }

@@ -50,7 +50,13 @@ export async function startService(config: Config, log: (line: string) => void, 
   const accounts = new AccountService(engine, config.sessionTtlMs, opened.sessionSecret);
   const connections = new ConnectionService(engine);
   const jobActions = new JobActionService(engine, connections);
-  const live = new LiveUpdates(engine, systemClock, { ...LIVE_UPDATES_DEFAULTS, streamsPerUserMax: config.streamsPerUserMax });
+  const live = new LiveUpdates(engine, systemClock, {
+    ...LIVE_UPDATES_DEFAULTS,
+    hub: { ...LIVE_UPDATES_DEFAULTS.hub, ringBufferBytesMax: config.streamResumeBufferBytesMax },
+    streamsPerUserMax: config.streamsPerUserMax,
+    resumeGraceMs: config.streamResumeGraceMs,
+    log,
+  });
   const admin = await accounts.ensureAdmin(config.adminEmail, config.adminPassword);
   if (admin !== null) {
     log(

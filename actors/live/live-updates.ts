@@ -11,6 +11,7 @@ import { DomainError } from '../domain-error.ts';
 import type { Engine, EngineListener } from '../engine.ts';
 import { StreamHub, type StreamHubOptions } from '../stream/stream-hub.ts';
 import { subscribeMany, type StreamSubscription } from '../stream/subscribe-many.ts';
+import type { SubscriberCloseReason } from '../stream/subscriber.ts';
 import { toJobListItem } from '../views/job-view.ts';
 import { toQueueStreamItem } from '../views/queue-view.ts';
 import { toWorkerView } from '../views/worker-view.ts';
@@ -19,6 +20,13 @@ export interface LiveUpdatesOptions {
   hub: Omit<StreamHubOptions, 'now' | 'eventIdSequence'>;
   livenessCheckIntervalMs: number;
   streamsPerUserMax: number;
+  /**
+   * How long a connection's events keep being built after its last subscriber left, so a
+   * dashboard that reconnects within it resumes instead of refetching everything.
+   */
+  resumeGraceMs: number;
+  /** Receives one line per stream a client left or was cut off from; nothing by default. */
+  log?: (line: string) => void;
 }
 
 export class LiveUpdates implements EngineListener {
@@ -27,6 +35,8 @@ export class LiveUpdates implements EngineListener {
   private readonly idleHub: StreamHub;
   private readonly announcedOffline = new WeakSet<Worker>();
   private readonly streamsPerUser = new Map<string, number>();
+  /** When each unwatched connection lost its last subscriber, while its grace period runs. */
+  private readonly lastSubscriberLeftAtMs = new Map<string, number>();
   private readonly livenessTimer: ReturnType<typeof setInterval>;
   private closed = false;
 
@@ -45,12 +55,12 @@ export class LiveUpdates implements EngineListener {
     const actor = this.engine.connection(connectionId);
     if (actor === undefined || this.closed) return;
     const hub = this.hubFor(connectionId);
-    if (!hub.watched) {
+    const nowMs = this.clock.nowMs();
+    if (!this.buildsEvents(connectionId, hub, nowMs)) {
       // Building and serializing every change cost ~9% of ingest with nobody watching.
       hub.skipUnwatched();
       return;
     }
-    const nowMs = this.clock.nowMs();
     for (const job of changes.jobs) hub.publish('job', toJobListItem(job));
     for (const worker of changes.workers) {
       this.announcedOffline.delete(worker);
@@ -62,6 +72,7 @@ export class LiveUpdates implements EngineListener {
   deleted(connectionId: string): void {
     this.hubs.get(connectionId)?.close();
     this.hubs.delete(connectionId);
+    this.lastSubscriberLeftAtMs.delete(connectionId);
   }
 
   /** One stream over the given connections; at most `streamsPerUserMax` open per user. */
@@ -72,10 +83,12 @@ export class LiveUpdates implements EngineListener {
     }
     const hubs = connectionIds.length === 0 ? [this.idleHub] : connectionIds.map((id) => this.hubFor(id));
     this.streamsPerUser.set(userId, open + 1);
-    const onClose = (): void => {
+    const onClose = (reason: SubscriberCloseReason): void => {
       const remaining = (this.streamsPerUser.get(userId) ?? 1) - 1;
       if (remaining <= 0) this.streamsPerUser.delete(userId);
       else this.streamsPerUser.set(userId, remaining);
+      this.startGracePeriods(connectionIds);
+      this.logStreamEnd(userId, connectionIds, reason);
     };
     return subscribeMany(hubs, { lastEventId, signal, onClose });
   }
@@ -100,7 +113,7 @@ export class LiveUpdates implements EngineListener {
     for (const [connectionId, hub] of this.hubs) {
       const actor = this.engine.connection(connectionId);
       if (actor === undefined) continue;
-      if (!hub.watched) continue; // announced to whoever subscribes later by their first read
+      if (!this.buildsEvents(connectionId, hub, nowMs)) continue; // announced to whoever subscribes later by their first read
       for (const worker of actor.workers.values()) {
         if (worker.state === 'offline' || this.announcedOffline.has(worker)) continue;
         if (effectiveWorkerState(worker, nowMs) !== 'offline') continue;
@@ -108,6 +121,37 @@ export class LiveUpdates implements EngineListener {
         hub.publish('worker', toWorkerView(worker, actor, nowMs));
       }
     }
+  }
+
+  /** Whether changes of this connection are published: watched now, or within the grace period. */
+  private buildsEvents(connectionId: string, hub: StreamHub, nowMs: number): boolean {
+    if (hub.watched) return true;
+    const leftAtMs = this.lastSubscriberLeftAtMs.get(connectionId);
+    if (leftAtMs === undefined) return false;
+    if (nowMs - leftAtMs < this.options.resumeGraceMs) return true;
+    this.lastSubscriberLeftAtMs.delete(connectionId);
+    return false;
+  }
+
+  private startGracePeriods(connectionIds: readonly string[]): void {
+    if (this.closed) return;
+    const nowMs = this.clock.nowMs();
+    for (const connectionId of connectionIds) {
+      const hub = this.hubs.get(connectionId);
+      if (hub !== undefined && !hub.watched) this.lastSubscriberLeftAtMs.set(connectionId, nowMs);
+    }
+  }
+
+  /**
+   * One line, no stack trace: a client leaving or falling behind is routine, and the
+   * operator needs who and why, not where in the code.
+   */
+  private logStreamEnd(userId: string, connectionIds: readonly string[], reason: SubscriberCloseReason): void {
+    const why = streamEndExplanations[reason];
+    if (why === null || this.options.log === undefined) return;
+    const connections = connectionIds.length === 0 ? 'none' : connectionIds.join(',');
+    const detail = reason === 'too-slow' ? ` (more than ${this.options.hub.subscriberBufferBytesMax} bytes behind; it may resume with Last-Event-ID)` : '';
+    this.options.log(`stream of user ${userId} (connections ${connections}) ended: ${why}${detail}`);
   }
 
   private hubFor(connectionId: string): StreamHub {
@@ -119,3 +163,11 @@ export class LiveUpdates implements EngineListener {
     return hub;
   }
 }
+
+/** What the log says for each way a stream ends; null: not worth a line (the service closed it). */
+const streamEndExplanations: Record<SubscriberCloseReason, string | null> = {
+  'too-slow': 'slow client cut off',
+  cancelled: 'client went away',
+  aborted: 'client went away',
+  'hub-closed': null,
+};

@@ -5,7 +5,10 @@ export interface BufferedEvent {
 }
 
 /**
- * The last `capacityEvents` events of one hub, oldest first, for Last-Event-ID resume.
+ * The last events of one hub, oldest first, for Last-Event-ID resume: at most
+ * `capacityEvents` of them and at most `capacityBytes` of encoded wire bytes, whichever
+ * bound is reached first (large list items would otherwise make the count alone cost
+ * hundreds of MB per connection). An event larger than `capacityBytes` is not kept at all.
  *
  * Besides the events it tracks a floor id: every event after the floor is still here.
  * At first the floor is an id issued when the hub was created (nothing older belongs to
@@ -15,17 +18,25 @@ export interface BufferedEvent {
  */
 export class EventRingBuffer {
   readonly #slots: (BufferedEvent | undefined)[];
+  readonly #capacityBytes: number;
   #oldestSlot = 0;
   #size = 0;
+  #bytes = 0;
   #floorId: string;
 
-  constructor(capacityEvents: number, floorId: string) {
+  constructor(capacityEvents: number, capacityBytes: number, floorId: string) {
     this.#slots = new Array<BufferedEvent | undefined>(capacityEvents).fill(undefined);
+    this.#capacityBytes = capacityBytes;
     this.#floorId = floorId;
   }
 
   get size(): number {
     return this.#size;
+  }
+
+  /** Encoded bytes of the buffered events. */
+  get byteSize(): number {
+    return this.#bytes;
   }
 
   /**
@@ -36,20 +47,32 @@ export class EventRingBuffer {
     this.#slots.fill(undefined);
     this.#oldestSlot = 0;
     this.#size = 0;
+    this.#bytes = 0;
     this.#floorId = floorId;
   }
 
   /** Ids must arrive in strictly increasing order; lookups binary-search on them. */
   append(event: BufferedEvent): void {
-    const capacity = this.#slots.length;
-    if (this.#size < capacity) {
-      this.#slots[(this.#oldestSlot + this.#size) % capacity] = event;
-      this.#size += 1;
+    const eventBytes = event.bytes.byteLength;
+    if (eventBytes > this.#capacityBytes) {
+      // Evicted on arrival: nothing up to and including it can be replayed.
+      this.restartAt(event.id);
       return;
     }
-    this.#floorId = this.#at(0).id;
-    this.#slots[this.#oldestSlot] = event;
-    this.#oldestSlot = (this.#oldestSlot + 1) % capacity;
+    const capacity = this.#slots.length;
+    while (this.#size === capacity || this.#bytes + eventBytes > this.#capacityBytes) this.#evictOldest();
+    this.#slots[(this.#oldestSlot + this.#size) % capacity] = event;
+    this.#size += 1;
+    this.#bytes += eventBytes;
+  }
+
+  #evictOldest(): void {
+    const oldest = this.#at(0);
+    this.#floorId = oldest.id;
+    this.#slots[this.#oldestSlot] = undefined; // let the bytes be collected
+    this.#oldestSlot = (this.#oldestSlot + 1) % this.#slots.length;
+    this.#size -= 1;
+    this.#bytes -= oldest.bytes.byteLength;
   }
 
   /**

@@ -1,8 +1,10 @@
 import type { EventIdSequence } from './event-id-sequence.ts';
 
 export interface StreamHubOptions {
-  /** Events kept for Last-Event-ID resume. */
+  /** Events kept for Last-Event-ID resume... */
   ringBufferEventsMax: number;
+  /** ...and their encoded bytes at most; the older events go first when either is reached. */
+  ringBufferBytesMax: number;
   /** Bytes a subscriber may have waiting for its consumer before it is cut off. */
   subscriberBufferBytesMax: number;
   /** Longest time a published event waits to be flushed with the ones after it (10-25 ms). */
@@ -24,6 +26,7 @@ export interface StreamHubOptions {
 export function assertValidStreamHubOptions(options: StreamHubOptions): void {
   const limits = {
     ringBufferEventsMax: options.ringBufferEventsMax,
+    ringBufferBytesMax: options.ringBufferBytesMax,
     subscriberBufferBytesMax: options.subscriberBufferBytesMax,
     flushIntervalMs: options.flushIntervalMs,
     keepAliveIntervalMs: options.keepAliveIntervalMs,

@@ -40,7 +40,7 @@ export class StreamHub {
     this.#keepAliveIntervalMs = options.keepAliveIntervalMs;
     this.#now = options.now ?? Date.now;
     // Any id issued before this hub existed cannot vouch for its events; see EventRingBuffer.
-    this.#recentEvents = new EventRingBuffer(options.ringBufferEventsMax, this.eventIdSequence.next(this.#now()));
+    this.#recentEvents = new EventRingBuffer(options.ringBufferEventsMax, options.ringBufferBytesMax, this.eventIdSequence.next(this.#now()));
   }
 
   get subscriberCount(): number {
@@ -61,7 +61,16 @@ export class StreamHub {
    * resume from an id before this point gets `reset` instead of a silent gap.
    */
   skipUnwatched(): void {
+    if (this.#eventsSkipped) return;
     this.#eventsSkipped = true;
+    // No resume can use the buffered events any more (see #settleSkippedEvents): free them now
+    // rather than keep up to ringBufferBytesMax per connection nobody watches.
+    this.#recentEvents.restartAt(this.eventIdSequence.next(this.#now()));
+  }
+
+  /** Encoded bytes kept for resume. */
+  get bufferedBytes(): number {
+    return this.#recentEvents.byteSize;
   }
 
   /** Serializes the event once, keeps it for resume, queues it for every subscriber; returns its id. */

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, test } from 'bun:test';
+import { connect, type Socket } from 'node:net';
 import { testApp, T0, type TestApp } from '../support/test-app.ts';
 import { jobEvent, workerEvent } from '../support/events.ts';
 import { SseMessageReader } from '../support/sse-message-reader.ts';
@@ -22,6 +23,16 @@ async function served(options: Parameters<typeof testApp>[0] = {}) {
 async function open(base: string, cookie: string, init: { query?: string; headers?: Record<string, string>; signal?: AbortSignal } = {}) {
   const response = await fetch(`${base}/api/events/stream${init.query ?? ''}`, { headers: { cookie, ...init.headers }, signal: init.signal });
   return { response, reader: response.body ? new SseMessageReader(response.body) : null };
+}
+
+/** A client that sends the request and never reads a byte of the response. */
+async function openUnreadStream(base: string, cookie: string): Promise<Socket> {
+  const { hostname, port } = new URL(base);
+  const socket = connect(Number(port), hostname);
+  socket.on('error', () => undefined); // reset when the server cuts it off
+  socket.pause();
+  socket.write(`GET /api/events/stream HTTP/1.1\r\nhost: ${hostname}\r\ncookie: ${cookie}\r\n\r\n`);
+  return socket;
 }
 
 async function until(condition: () => boolean, what: string): Promise<void> {
@@ -89,6 +100,37 @@ describe('GET /api/events/stream', () => {
     await gone.reader!.cancel();
   });
 
+  test('a lone dashboard that reconnects within the grace period resumes; after it, events stop being built and it gets reset', async () => {
+    const { t, base, cookie, c } = await served({ live: { resumeGraceMs: 60_000 } });
+    const ingestJob = (externalId: string) => t.ingest(c.apiKey, [jobEvent(c.id, T0, { externalId, queue: null })]);
+    const resumeFrom = (lastEventId: string) => open(base, cookie, { headers: { 'last-event-id': lastEventId } });
+    /** Closes the only stream and waits until the service has seen it go (its grace period starts then). */
+    const leave = async (reader: SseMessageReader): Promise<void> => {
+      const linesBefore = t.streamLog.length;
+      await reader.cancel();
+      await until(() => t.streamLog.length > linesBefore && t.live.subscriberCount() === 0, 'the dashboard to leave');
+    };
+
+    const first = await open(base, cookie);
+    await ingestJob('a');
+    const [seenA] = await first.reader!.nextEvents(1);
+    await leave(first.reader!);
+
+    t.clock.advance(59_999);
+    await ingestJob('b');
+    const withinGrace = await resumeFrom(seenA!.id!);
+    const [replayed] = await withinGrace.reader!.nextEvents(1);
+    expect(replayed!.event).toBe('job');
+    expect(JSON.parse(replayed!.data!).externalId).toBe('b');
+    await leave(withinGrace.reader!);
+
+    t.clock.advance(60_000);
+    await ingestJob('c');
+    const afterGrace = await resumeFrom(replayed!.id!);
+    expect((await afterGrace.reader!.nextEvents(1))[0]!.event).toBe('reset');
+    await afterGrace.reader!.cancel();
+  });
+
   test('a disconnect frees the subscriber at once', async () => {
     const { t, base, cookie } = await served();
     const controller = new AbortController();
@@ -124,31 +166,29 @@ describe('GET /api/events/stream', () => {
     await reader!.cancel();
   });
 
-  test('a client that never reads is cut off while ingest goes on and another reader gets everything', async () => {
-    const { t, base, cookie, c } = await served({ live: { hub: { ringBufferEventsMax: 100, subscriberBufferBytesMax: 1024 * 1024, flushIntervalMs: 5, keepAliveIntervalMs: 60_000 } } });
-    const stalled = await open(base, cookie);
+  test('a client that never reads is cut off at its byte budget (logged as such) while ingest goes on and a reader gets everything', async () => {
+    const budgetBytes = 256 * 1024;
+    const { t, base, cookie, c } = await served({ live: { hub: { ringBufferEventsMax: 100, ringBufferBytesMax: 1 << 20, subscriberBufferBytesMax: budgetBytes, flushIntervalMs: 5, keepAliveIntervalMs: 60_000 } } });
+    const stalled = await openUnreadStream(base, cookie);
     const reading = await open(base, cookie);
     await until(() => t.live.subscriberCount() === 2, 'both subscribers');
-    let received = 0;
-    const drain = (async () => {
-      for (;;) {
-        const message = await reading.reader!.next();
-        if (message === undefined) return;
-        if (message.event === 'job') received++;
-      }
-    })();
-    // 100 batches of 100 events (~60 KB each): well under the 1 MiB budget per batch, far over it in total.
-    for (let batch = 0; batch < 100; batch++) {
-      const events = Array.from({ length: 100 }, (_, i) => jobEvent(c.id, T0, { externalId: `b${batch}-${i}`, queue: null, error: 'x'.repeat(300) }));
-      const response = await t.ingest(c.apiKey, events);
-      expect(response.json.accepted).toBe(100);
-      await Bun.sleep(5); // ~10k events/s; in-process ingest would otherwise starve this process's own reader
+    const cutOffLine = (): string | undefined => t.streamLog.find((line) => line.includes('slow client cut off'));
+    // Batches of ~100 KB: each is read by the reading client before the next, so only the
+    // stalled one falls behind; it is cut once the socket buffers and its budget are full.
+    let batches = 0;
+    while (cutOffLine() === undefined && batches < 400) {
+      const events = Array.from({ length: 10 }, (_, i) => jobEvent(c.id, T0, { externalId: `b${batches}-${i}`, queue: null, error: 'x'.repeat(10_000) }));
+      expect((await t.ingest(c.apiKey, events)).json.accepted).toBe(10);
+      const received = await reading.reader!.nextEvents(10);
+      expect(received.map((message) => JSON.parse(message.data!).externalId)).toEqual(events.map((event) => event.job.externalId));
+      batches++;
     }
-    await until(() => received === 10_000, 'the reading client to receive all 10,000 job events');
-    await until(() => t.live.subscriberCount() === 1, 'the stalled client to be cut off');
+    expect(cutOffLine()).toMatch(new RegExp(`^stream of user \\S+ \\(connections ${c.id}\\) ended: slow client cut off \\(more than ${budgetBytes} bytes behind`));
+    expect(cutOffLine()).not.toContain('    at '); // one line, no stack trace
+    await until(() => t.live.subscriberCount() === 1, 'the stalled client to be detached');
+    stalled.destroy();
     await reading.reader!.cancel();
-    await drain;
-    void stalled;
+    await until(() => t.streamLog.some((line) => line.endsWith('ended: client went away')), 'the reader leaving to be logged');
   });
 
   test('needs a session', async () => {

@@ -7,6 +7,7 @@ import { SubscriberTooSlowError, type SubscriberCloseReason } from '../../actors
 // Small intervals so tests wait on delivery, never on production timings.
 const hubOptions: StreamHubOptions = {
   ringBufferEventsMax: 100,
+  ringBufferBytesMax: 1 << 20,
   subscriberBufferBytesMax: 64 * 1024,
   flushIntervalMs: 1,
   keepAliveIntervalMs: 60_000,
@@ -131,6 +132,21 @@ describe('StreamHub resume', () => {
 
     expect(reset?.text).toBe('event: reset\ndata: {}\n\n');
     expect(live?.id).toBe(liveId);
+  });
+
+  test('an id that fell out because of the byte bound gets event: reset; the next one still replays', async () => {
+    const probe = createHub();
+    probe.publish('job', { id: 'job-0', state: 'active' });
+    const eventBytes = probe.bufferedBytes; // every event below encodes to this length
+    const hub = createHub({ ringBufferEventsMax: 100, ringBufferBytesMax: 3 * eventBytes });
+    const ids = publishJobs(hub, 5);
+
+    const resetMessages = new SseMessageReader(hub.subscribe({ lastEventId: ids[0] }).stream);
+    const replayMessages = new SseMessageReader(hub.subscribe({ lastEventId: ids[1] }).stream);
+
+    expect(hub.bufferedBytes).toBe(3 * eventBytes);
+    expect((await resetMessages.nextEvents(1))[0]?.event).toBe('reset');
+    expect(eventIds(await replayMessages.nextEvents(3))).toEqual([ids[2], ids[3], ids[4]]);
   });
 
   test.each(['not-a-ulid', '7ZZZZZZZZZZZZZZZZZZZZZZZZZ', '01arz3ndektsv4rrffq69g5fav'])(

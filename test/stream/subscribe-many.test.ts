@@ -6,6 +6,7 @@ import { subscribeMany } from '../../actors/stream/subscribe-many.ts';
 
 const hubOptions: StreamHubOptions = {
   ringBufferEventsMax: 100,
+  ringBufferBytesMax: 1 << 20,
   subscriberBufferBytesMax: 64 * 1024,
   flushIntervalMs: 1,
   keepAliveIntervalMs: 60_000,

@@ -2,7 +2,7 @@ import { describe, expect, test } from 'bun:test';
 import { StreamHub } from '../../actors/stream/stream-hub.ts';
 import { SseMessageReader } from '../support/sse-message-reader.ts';
 
-const options = { ringBufferEventsMax: 100, subscriberBufferBytesMax: 1 << 20, flushIntervalMs: 1, keepAliveIntervalMs: 60_000 };
+const options = { ringBufferEventsMax: 100, ringBufferBytesMax: 1 << 20, subscriberBufferBytesMax: 1 << 20, flushIntervalMs: 1, keepAliveIntervalMs: 60_000 };
 
 async function firstEvent(hub: StreamHub, lastEventId: string) {
   const reader = new SseMessageReader(hub.subscribe({ lastEventId }).stream);
@@ -37,6 +37,15 @@ describe('a hub nobody watches', () => {
     const after = hub.publish('job', { n: 3 });
     hub.publish('job', { n: 4 });
     expect(JSON.parse((await firstEvent(hub, after)).data!)).toEqual({ n: 4 });
+    hub.close();
+  });
+
+  test('skipping frees the buffered events at once rather than on the next publish', () => {
+    const hub = new StreamHub(options);
+    hub.publish('job', { n: 1 });
+    expect(hub.bufferedBytes).toBeGreaterThan(0);
+    hub.skipUnwatched();
+    expect(hub.bufferedBytes).toBe(0);
     hub.close();
   });
 });

@@ -34,6 +34,8 @@ export interface TestAppOptions {
 export async function testApp(options: TestAppOptions = {}) {
   const clock = new ManualClock(options.nowMs ?? T0);
   const errors: string[] = [];
+  /** what LiveUpdates logs: one line per stream a client left or was cut off from */
+  const streamLog: string[] = [];
   const halts: unknown[] = [];
   const engine = new Engine({
     clock,
@@ -45,9 +47,11 @@ export async function testApp(options: TestAppOptions = {}) {
   const connections = new ConnectionService(engine);
   const jobActions = new JobActionService(engine, connections);
   const live = new LiveUpdates(engine, clock, {
-    hub: { ringBufferEventsMax: 100, subscriberBufferBytesMax: 1024 * 1024, flushIntervalMs: 5, keepAliveIntervalMs: 200 },
+    hub: { ringBufferEventsMax: 100, ringBufferBytesMax: 1 << 20, subscriberBufferBytesMax: 1024 * 1024, flushIntervalMs: 5, keepAliveIntervalMs: 200 },
     livenessCheckIntervalMs: 3_600_000,
     streamsPerUserMax: 3,
+    resumeGraceMs: 60_000,
+    log: (line) => streamLog.push(line),
     ...options.live,
   });
   const app = createApp({ engine, accounts, connections, jobActions, live, config: { cookieSecure: 'auto', sessionTtlMs: 7 * 86_400_000, publicUrl: options.publicUrl ?? null, bodyTimeoutMs: options.bodyTimeoutMs ?? 30_000 }, logError: (line) => errors.push(line) });
@@ -97,7 +101,7 @@ export async function testApp(options: TestAppOptions = {}) {
     return request('POST', '/api/ingest', { body: { events }, headers: { authorization: `Bearer ${apiKey}` } });
   }
 
-  return { app, engine, clock, accounts, connections, live, errors, halts, request, login, createConnection, createUser, ingest };
+  return { app, engine, clock, accounts, connections, live, errors, streamLog, halts, request, login, createConnection, createUser, ingest };
 }
 
 export type TestApp = Awaited<ReturnType<typeof testApp>>;
