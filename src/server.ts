@@ -12,7 +12,6 @@ import { LIVE_UPDATES_DEFAULTS } from './live-defaults.ts';
 import { createApp } from './app.ts';
 import type { Config } from './config.ts';
 import { openEngine, type OpenedEngine } from './open-engine.ts';
-import { INGEST_BODY_BYTES_MAX } from './routes/ingest.ts';
 
 export interface RunningService {
   port: number;
@@ -21,8 +20,13 @@ export interface RunningService {
   stop(): Promise<void>;
 }
 
-/** Bun answers bodies past this itself (empty 413); ours is a JSON 413 just below it. */
-const SERVER_BODY_BYTES_MAX = INGEST_BODY_BYTES_MAX + 1024 * 1024;
+/**
+ * Bun answers a body past this itself, with an empty 413 before any of our code runs. Every
+ * route reads its body through src/http/read-body.ts, which refuses past the route's own
+ * (much smaller) cap with our JSON 413 and never buffers more than that cap; so Bun's limit
+ * only has to stay out of the way.
+ */
+const SERVER_BODY_BYTES_MAX = Number.MAX_SAFE_INTEGER;
 
 /** How often the service checks whether a snapshot is due and runs retention; tests shorten them. */
 export interface ServiceTimers {

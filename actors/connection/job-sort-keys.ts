@@ -15,6 +15,21 @@ export const JOB_SORT_VALUE: Record<JobSortKey, (job: Job) => SortValue> = {
   worker: (job) => job.workerId,
 };
 
+/** What each key's values can be: a cursor whose key is of another type cannot come from this sort. */
+const JOB_SORT_VALUE_TYPES: Record<JobSortKey, ReadonlyArray<'number' | 'string' | 'null'>> = {
+  createdAt: ['number'],
+  name: ['string'],
+  state: ['string'],
+  durationMs: ['number', 'null'],
+  queue: ['string', 'null'],
+  startedAt: ['number', 'null'],
+  worker: ['string', 'null'],
+};
+
+export function isSortValueOf(sortBy: JobSortKey, value: SortValue): boolean {
+  return JOB_SORT_VALUE_TYPES[sortBy].includes(value === null ? 'null' : (typeof value as 'number' | 'string'));
+}
+
 export function sortValuesOf(job: Job): SortValue[] {
   return JOB_SORT_KEYS.map((key) => JOB_SORT_VALUE[key](job));
 }

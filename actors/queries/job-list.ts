@@ -7,7 +7,7 @@
  */
 import type { ConnectionActor } from '../connection/connection-actor.ts';
 import type { Job } from '../connection/job-record.ts';
-import { JOB_SORT_VALUE, type JobSortKey } from '../connection/job-sort-keys.ts';
+import { isSortValueOf, JOB_SORT_VALUE, type JobSortKey } from '../connection/job-sort-keys.ts';
 import { validationError } from '../domain-error.ts';
 import { CursorError, decodeCursor, encodeCursor } from '../jobs/cursor.ts';
 import { mergeScans, takePage } from '../jobs/merge-scans.ts';
@@ -44,10 +44,14 @@ export function listJobs(actors: ConnectionActor[], query: JobListQuery): JobLis
 }
 
 function positionOf(query: JobListQuery): IndexPosition {
+  let position: IndexPosition;
   try {
-    return decodeCursor(query.cursor!, query.sortBy, query.sortOrder);
+    position = decodeCursor(query.cursor!, query.sortBy, query.sortOrder);
   } catch (error) {
     if (error instanceof CursorError) throw validationError('cursor', error.message);
     throw error;
   }
+  // A well-formed cursor with a key of the wrong type (forged, or from another version) would resume at a meaningless place.
+  if (!isSortValueOf(query.sortBy, position.key)) throw validationError('cursor', 'cursor is malformed');
+  return position;
 }

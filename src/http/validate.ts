@@ -27,7 +27,27 @@ export function validBody<T extends TSchema>(model: Model<T>, body: unknown): St
 
 export function validQuery<T extends TSchema>(model: Model<T>, query: Record<string, string | undefined>): Static<T> {
   const present = Object.fromEntries(Object.entries(query).filter(([, value]) => value !== undefined));
+  requirePlainNumbers(model.schema, present);
   return checked(model, Value.Convert(model.schema, present));
+}
+
+const PLAIN_TEXT_OF: Record<string, { pattern: RegExp; message: string }> = {
+  integer: { pattern: /^-?\d+$/, message: 'must be a whole number written in decimal digits' },
+  number: { pattern: /^-?\d+(\.\d+)?$/, message: 'must be a number written in decimal digits' },
+};
+
+/**
+ * Value.Convert reads numbers as JavaScript does: `1e2`, `0x10`, `+5`, ` 5` and `5.0` would
+ * all pass as integers. A query number is accepted only in its plain decimal form.
+ */
+function requirePlainNumbers(schema: TSchema, query: Record<string, unknown>): void {
+  const properties: Record<string, TSchema> = schema.properties ?? {};
+  const details: FieldErrors = {};
+  for (const [name, value] of Object.entries(query)) {
+    const plain = PLAIN_TEXT_OF[properties[name]?.type as string];
+    if (plain !== undefined && typeof value === 'string' && !plain.pattern.test(value)) details[name] = [plain.message];
+  }
+  if (Object.keys(details).length > 0) throw new DomainError('VALIDATION_ERROR', `invalid ${Object.keys(details).join(', ')}`, details);
 }
 
 function checked<T extends TSchema>(model: Model<T>, value: unknown): Static<T> {

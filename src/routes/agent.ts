@@ -5,6 +5,7 @@ import { connectionActorForKey } from '../../actors/services/ingest-service.ts';
 import { DomainError } from '../../actors/domain-error.ts';
 import type { AppDeps } from '../app-deps.ts';
 import { bearerToken } from '../http/api-key.ts';
+import { bodyReader } from '../http/read-body.ts';
 import { model, validBody, validQuery } from '../http/validate.ts';
 
 const ACK_IDS_MAX = 1000;
@@ -26,9 +27,13 @@ const AckBody = model(
     ),
   }),
 );
+/** 1,000 ids of up to 64 characters, or outcomes with reasons of up to 1,000 characters */
+const ACK_BODY_BYTES_MAX = 1536 * 1024;
 
 /** An agent inside the job system polls the commands of its connection and acknowledges what it carried out. */
-export function agentRoutes({ engine }: AppDeps) {
+export function agentRoutes(deps: AppDeps) {
+  const { engine } = deps;
+  const body = bodyReader(deps);
   return new Elysia({ name: 'agent' })
     // An agent given only the key learns which connection its events must name.
     .get('/api/agent/connection', ({ request }) => ({ connectionId: connectionActorForKey(engine, bearerToken(request)).connectionId }))
@@ -37,16 +42,20 @@ export function agentRoutes({ engine }: AppDeps) {
       const { limit } = validQuery(CommandsParams, { limit: '100', ...query });
       return { data: pendingCommands(actor, limit) };
     })
-    .post('/api/agent/commands/ack', async ({ request, body }) => {
-      const actor = connectionActorForKey(engine, bearerToken(request));
-      const { ids = [], outcomes = [] } = validBody(AckBody, body);
-      if (ids.length + outcomes.length === 0) {
-        throw new DomainError('VALIDATION_ERROR', 'invalid ids', { ids: ['ids or outcomes must list at least one command'] });
-      }
-      if (ids.length + outcomes.length > ACK_IDS_MAX) {
-        throw new DomainError('VALIDATION_ERROR', 'invalid ids', { ids: [`ids and outcomes together must list at most ${ACK_IDS_MAX} commands`] });
-      }
-      const all: AckOutcome[] = [...ids.map((id) => ({ id, status: 'done' as const, reason: null })), ...outcomes.map((o) => ({ ...o, reason: o.reason ?? null }))];
-      return ackCommands(engine, actor, all);
-    });
+    .post(
+      '/api/agent/commands/ack',
+      async ({ request }) => {
+        const actor = connectionActorForKey(engine, bearerToken(request)); // before the body is read
+        const { ids = [], outcomes = [] } = validBody(AckBody, await body.json(request, ACK_BODY_BYTES_MAX));
+        if (ids.length + outcomes.length === 0) {
+          throw new DomainError('VALIDATION_ERROR', 'invalid ids', { ids: ['ids or outcomes must list at least one command'] });
+        }
+        if (ids.length + outcomes.length > ACK_IDS_MAX) {
+          throw new DomainError('VALIDATION_ERROR', 'invalid ids', { ids: [`ids and outcomes together must list at most ${ACK_IDS_MAX} commands`] });
+        }
+        const all: AckOutcome[] = [...ids.map((id) => ({ id, status: 'done' as const, reason: null })), ...outcomes.map((o) => ({ ...o, reason: o.reason ?? null }))];
+        return ackCommands(engine, actor, all);
+      },
+      { parse: 'none' },
+    );
 }

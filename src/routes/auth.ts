@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { Elysia } from 'elysia';
 import type { AppDeps } from '../app-deps.ts';
 import { dashboardUser, isHttps, requireSameOrigin, SESSION_COOKIE } from '../http/dashboard-auth.ts';
+import { bodyReader, FORM_BODY_BYTES_MAX } from '../http/read-body.ts';
 import { model, validBody } from '../http/validate.ts';
 import { publicUser } from '../../actors/services/account-service.ts';
 
@@ -15,10 +16,11 @@ const LoginBody = model(
 /** Login sets the session cookie; logout clears it; me tells who is logged in. */
 export function authRoutes(deps: AppDeps) {
   const { accounts, connections, config } = deps;
+  const body = bodyReader(deps);
   return new Elysia({ name: 'auth' })
-    .post('/api/auth/login', async ({ body, cookie, request, server }) => {
+    .post('/api/auth/login', async ({ cookie, request, server }) => {
       requireSameOrigin(request);
-      const { email, password } = validBody(LoginBody, body);
+      const { email, password } = validBody(LoginBody, await body.json(request, FORM_BODY_BYTES_MAX));
       const clientAddress = server?.requestIP(request)?.address ?? 'unknown';
       const { token, user } = await accounts.login(email, password, clientAddress);
       cookie[SESSION_COOKIE]!.set({
@@ -30,7 +32,7 @@ export function authRoutes(deps: AppDeps) {
         maxAge: Math.floor(config.sessionTtlMs / 1000),
       });
       return { user: publicUser(user) };
-    })
+    }, { parse: 'none' })
     .post('/api/auth/logout', async ({ cookie, request, set }) => {
       requireSameOrigin(request);
       const token = cookie[SESSION_COOKIE]?.value;

@@ -1,47 +1,34 @@
 /**
  * POST /api/ingest. The body is read by hand (Elysia's parser is off for this route) so
- * that size is checked before parsing and the envelope is checked apart from the
- * events: envelope problems fail the request, a bad event fails only itself.
+ * that the API key is resolved before a byte of the body is read (an unauthenticated
+ * client costs no memory), size is checked before parsing, and the envelope is checked
+ * apart from the events: envelope problems fail the request, a bad event fails only itself.
  */
 import { Elysia } from 'elysia';
 import { DomainError } from '../../actors/domain-error.ts';
-import { ingestEvents } from '../../actors/services/ingest-service.ts';
+import { connectionActorForKey, ingestEvents } from '../../actors/services/ingest-service.ts';
 import type { AppDeps } from '../app-deps.ts';
 import { bearerToken } from '../http/api-key.ts';
+import { bodyReader } from '../http/read-body.ts';
 
+/** The interface's "5 MB": 5 MiB, 5,242,880 bytes, inclusive. */
 export const INGEST_BODY_BYTES_MAX = 5 * 1024 * 1024;
 export const INGEST_EVENTS_MAX = 1000;
 
-export function ingestRoutes({ engine }: AppDeps) {
+export function ingestRoutes(deps: AppDeps) {
+  const { engine } = deps;
+  const body = bodyReader(deps);
   return new Elysia({ name: 'ingest' }).post(
     '/api/ingest',
     async ({ request }) => {
-      const declaredBytes = Number(request.headers.get('content-length') ?? '0');
-      if (declaredBytes > INGEST_BODY_BYTES_MAX) throw tooLarge();
       const apiKey = bearerToken(request);
-      if (apiKey === null) throw new DomainError('UNAUTHORIZED', 'invalid or missing API key');
-      const contentType = request.headers.get('content-type') ?? '';
-      if (!/^application\/json\s*(;|$)/i.test(contentType)) {
-        throw new DomainError('UNSUPPORTED_MEDIA_TYPE', `Content-Type must be application/json, got '${contentType || 'none'}'`);
-      }
-      const bytes = await request.arrayBuffer();
-      if (bytes.byteLength > INGEST_BODY_BYTES_MAX) throw tooLarge(); // chunked bodies carry no length up front
-      return ingestEvents(engine, apiKey, eventsOf(parseJson(bytes)));
+      connectionActorForKey(engine, apiKey); // a 401 here leaves the body unread
+      const parsed = await body.json(request, INGEST_BODY_BYTES_MAX);
+      // ingestEvents resolves the key again: the connection may have been deleted while the body arrived
+      return ingestEvents(engine, apiKey, eventsOf(parsed));
     },
     { parse: 'none' },
   );
-}
-
-function tooLarge(): DomainError {
-  return new DomainError('PAYLOAD_TOO_LARGE', `request body exceeds ${INGEST_BODY_BYTES_MAX} bytes`);
-}
-
-function parseJson(bytes: ArrayBuffer): unknown {
-  try {
-    return JSON.parse(new TextDecoder().decode(bytes));
-  } catch {
-    throw new DomainError('VALIDATION_ERROR', 'request body is not valid JSON', { body: ['must be valid JSON'] });
-  }
 }
 
 function eventsOf(body: unknown): unknown[] {

@@ -3,19 +3,24 @@ import { Elysia } from 'elysia';
 import type { JobAction } from '../../actors/connection/connection-records.ts';
 import type { AppDeps } from '../app-deps.ts';
 import { dashboardUser, type SessionContext } from '../http/dashboard-auth.ts';
+import { bodyReader } from '../http/read-body.ts';
 import { model, validBody } from '../http/validate.ts';
 
 export const BULK_IDS_MAX = 100;
+/** 100 ids of up to 64 characters, with room for escapes */
+const BULK_BODY_BYTES_MAX = 64 * 1024;
 
 const BulkBody = model(
   Type.Object({ ids: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: BULK_IDS_MAX }) }),
 );
 
 /** Revoke and retry, for one job or up to 100; every action is logged, broadcast and queued for the agent. */
-export function jobActionRoutes({ accounts, jobActions }: AppDeps) {
-  const bulk = (action: JobAction) => async (context: SessionContext & { body: unknown }) => {
+export function jobActionRoutes(deps: AppDeps) {
+  const { accounts, jobActions } = deps;
+  const body = bodyReader(deps);
+  const bulk = (action: JobAction) => async (context: SessionContext) => {
     const user = dashboardUser(accounts, context);
-    const { ids } = validBody(BulkBody, context.body);
+    const { ids } = validBody(BulkBody, await body.json(context.request, BULK_BODY_BYTES_MAX));
     return { results: await jobActions.bulk(user, action, ids) };
   };
   const single = (action: JobAction) => async (context: SessionContext & { params: { id: string } }) => {
@@ -23,8 +28,9 @@ export function jobActionRoutes({ accounts, jobActions }: AppDeps) {
     return jobActions.single(user, action, context.params.id);
   };
   return new Elysia({ name: 'job-actions' })
-    .post('/api/jobs/bulk/revoke', bulk('revoke'))
-    .post('/api/jobs/bulk/retry', bulk('retry'))
-    .post('/api/jobs/:id/revoke', single('revoke'))
-    .post('/api/jobs/:id/retry', single('retry'));
+    .post('/api/jobs/bulk/revoke', bulk('revoke'), { parse: 'none' })
+    .post('/api/jobs/bulk/retry', bulk('retry'), { parse: 'none' })
+    // no body, but a handler taking the whole context would make Elysia parse one
+    .post('/api/jobs/:id/revoke', single('revoke'), { parse: 'none' })
+    .post('/api/jobs/:id/retry', single('retry'), { parse: 'none' });
 }

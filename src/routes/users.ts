@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { Elysia } from 'elysia';
 import type { AppDeps } from '../app-deps.ts';
 import { dashboardUser } from '../http/dashboard-auth.ts';
+import { bodyReader, FORM_BODY_BYTES_MAX } from '../http/read-body.ts';
 import { model, validBody } from '../http/validate.ts';
 import { publicUser } from '../../actors/services/account-service.ts';
 
@@ -13,12 +14,18 @@ const CreateUserBody = model(
 );
 
 /** POST /api/users: the admin creates further users. */
-export function userRoutes({ accounts }: AppDeps) {
-  return new Elysia({ name: 'users' }).post('/api/users', async ({ body, cookie, request, set }) => {
-    const admin = dashboardUser(accounts, { request, cookie });
-    const { email, password } = validBody(CreateUserBody, body);
-    const user = await accounts.createUser(admin, email, password);
-    set.status = 201;
-    return { user: publicUser(user) };
-  });
+export function userRoutes(deps: AppDeps) {
+  const { accounts } = deps;
+  const body = bodyReader(deps);
+  return new Elysia({ name: 'users' }).post(
+    '/api/users',
+    async ({ cookie, request, set }) => {
+      const admin = dashboardUser(accounts, { request, cookie });
+      const { email, password } = validBody(CreateUserBody, await body.json(request, FORM_BODY_BYTES_MAX));
+      const user = await accounts.createUser(admin, email, password);
+      set.status = 201;
+      return { user: publicUser(user) };
+    },
+    { parse: 'none' },
+  );
 }

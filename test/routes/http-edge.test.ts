@@ -64,3 +64,59 @@ describe('headers on every answer', () => {
     expect(created.headers.get('x-content-type-options')).toBe('nosniff');
   });
 });
+
+describe('query numbers are plain decimal digits', () => {
+  const routes = [
+    ['/api/jobs', 'limit'],
+    ['/api/queues', 'limit'],
+    ['/api/queues', 'page'],
+    ['/api/workers', 'page'],
+    ['/api/agent/commands', 'limit'],
+  ] as const;
+
+  test('1e2, 0x10, +5, " 5", "5 ", 5.0, 0b1, Infinity are 400 naming the parameter; 5 and 05 pass', async () => {
+    const t = await testApp();
+    const cookie = await t.login();
+    const { apiKey } = await t.createConnection(cookie, 'prod');
+    const headers = { cookie, authorization: `Bearer ${apiKey}` };
+    for (const [path, name] of routes) {
+      for (const lenient of ['1e2', '0x10', '+5', ' 5', '5 ', '5.0', '0b1', 'Infinity', '']) {
+        const response = await t.request('GET', `${path}?${name}=${encodeURIComponent(lenient)}`, { headers });
+        expect([path, name, lenient, response.status]).toEqual([path, name, lenient, 400]);
+        expect(response.json.error.details[name]).toEqual(['must be a whole number written in decimal digits']);
+      }
+      for (const plain of ['5', '05']) {
+        const response = await t.request('GET', `${path}?${name}=${plain}`, { headers });
+        expect([path, name, plain, response.status]).toEqual([path, name, plain, 200]);
+      }
+    }
+  });
+});
+
+describe('a cursor whose key has the wrong type for its sort', () => {
+  const forge = (cursor: object) => Buffer.from(JSON.stringify({ v: 1, ...cursor })).toString('base64url');
+
+  test('is a 400 naming cursor, not a 500 or a page from a meaningless place', async () => {
+    const t = await testApp();
+    const cookie = await t.login();
+    const forged: Array<[string, 'asc' | 'desc', unknown]> = [
+      ['createdAt', 'desc', 'not a time'],
+      ['createdAt', 'asc', null],
+      ['name', 'asc', 42],
+      ['state', 'desc', null],
+      ['durationMs', 'asc', 'x'],
+      ['worker', 'desc', 7],
+    ];
+    for (const [sortBy, sortOrder, key] of forged) {
+      const cursor = forge({ s: sortBy, o: sortOrder, k: key, i: 'x' });
+      const response = await t.request('GET', `/api/jobs?sortBy=${sortBy}&sortOrder=${sortOrder}&cursor=${cursor}`, { headers: { cookie } });
+      expect([sortBy, key, response.status]).toEqual([sortBy, key, 400]);
+      expect(response.json.error.details.cursor).toEqual(['cursor is malformed']);
+    }
+    // keys of the right type still work, null included where a sort has nulls
+    for (const [sortBy, key] of [['durationMs', null], ['createdAt', 5], ['name', 'a'], ['worker', null]] as const) {
+      const cursor = forge({ s: sortBy, o: 'asc', k: key, i: 'x' });
+      expect((await t.request('GET', `/api/jobs?sortBy=${sortBy}&sortOrder=asc&cursor=${cursor}`, { headers: { cookie } })).status).toBe(200);
+    }
+  });
+});

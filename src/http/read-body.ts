@@ -1,0 +1,116 @@
+/**
+ * The one way a route reads its request body (routes set `parse: 'none'`): a byte cap
+ * checked on `Content-Length` before anything is read and counted while reading (chunked
+ * bodies carry no length), and a deadline for the whole body. Without them a client holds
+ * memory per socket for as long as it likes by trickling a large body (README "Security"
+ * > "HTTP edge"). Past the cap or the deadline the stream is cancelled, which drops what
+ * Bun buffered for it, and the answer closes the connection.
+ */
+import { DomainError } from '../../actors/domain-error.ts';
+import type { AppDeps } from '../app-deps.ts';
+import { requestPath } from './request-path.ts';
+
+/** Answers that leave a body unread close the connection, so Bun does not drain the rest. */
+const CLOSE = { connection: 'close' };
+
+/** Login, users, connections: a few short strings, with room for JSON escapes. */
+export const FORM_BODY_BYTES_MAX = 16 * 1024;
+
+export function tooLarge(maxBytes: number): DomainError {
+  return new DomainError('PAYLOAD_TOO_LARGE', `request body exceeds ${maxBytes} bytes`, undefined, undefined, CLOSE);
+}
+
+export type BodyReaderDeps = Pick<AppDeps, 'config' | 'logError'>;
+
+export interface BodyReader {
+  /** The body's bytes, at most `maxBytes`; throws 413, 408, or 400 for a body cut off by the client. */
+  bytes(request: Request, maxBytes: number): Promise<Uint8Array>;
+  /** `Content-Type: application/json` (else 415), then `bytes`, then JSON.parse (else 400). */
+  json(request: Request, maxBytes: number): Promise<unknown>;
+}
+
+export function bodyReader({ config, logError }: BodyReaderDeps): BodyReader {
+  const bytes = (request: Request, maxBytes: number) => readCapped(request, maxBytes, config.bodyTimeoutMs, logError);
+  return {
+    bytes,
+    async json(request, maxBytes) {
+      requireJsonContentType(request);
+      return parseJson(await bytes(request, maxBytes));
+    },
+  };
+}
+
+export function requireJsonContentType(request: Request): void {
+  const contentType = request.headers.get('content-type') ?? '';
+  if (!/^application\/json\s*(;|$)/i.test(contentType)) {
+    throw new DomainError('UNSUPPORTED_MEDIA_TYPE', `Content-Type must be application/json, got '${contentType.slice(0, 100) || 'none'}'`);
+  }
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+function parseJson(bytes: Uint8Array): unknown {
+  try {
+    return JSON.parse(strictUtf8.decode(bytes));
+  } catch {
+    throw new DomainError('VALIDATION_ERROR', 'request body is not valid JSON', { body: ['must be valid JSON in UTF-8'] });
+  }
+}
+
+async function readCapped(request: Request, maxBytes: number, timeoutMs: number, logError: (line: string) => void): Promise<Uint8Array> {
+  const declared = request.headers.get('content-length');
+  if (declared !== null && Number(declared) > maxBytes) throw tooLarge(maxBytes);
+  if (request.body === null) return new Uint8Array(0);
+
+  const reader = request.body.getReader();
+  let timedOut = false;
+  // cancel() ends a pending read() with done; the flag tells a deadline from a finished body
+  const deadline = setTimeout(() => {
+    timedOut = true;
+    reader.cancel().catch(() => undefined);
+  }, timeoutMs);
+  const chunks: Uint8Array[] = [];
+  let received = 0;
+  try {
+    for (;;) {
+      let step: Awaited<ReturnType<typeof reader.read>>;
+      try {
+        step = await reader.read();
+      } catch (error) {
+        throw aborted(request, received, error, logError);
+      }
+      if (timedOut) {
+        throw new DomainError('REQUEST_TIMEOUT', `request body did not arrive within ${timeoutMs / 1000} s`, undefined, undefined, CLOSE);
+      }
+      if (step.done) break;
+      received += step.value.byteLength;
+      if (received > maxBytes) {
+        await reader.cancel().catch(() => undefined);
+        throw tooLarge(maxBytes);
+      }
+      chunks.push(step.value);
+    }
+  } finally {
+    clearTimeout(deadline);
+    reader.releaseLock();
+  }
+  return concat(chunks, received);
+}
+
+/** A client that goes away mid-upload is routine: one line in the log, no stack trace. */
+function aborted(request: Request, received: number, error: unknown, logError: (line: string) => void): DomainError {
+  const reason = error instanceof Error ? error.message : String(error);
+  logError(`request body aborted by the client on ${request.method} ${requestPath(request)} after ${received} bytes (${reason.split('\n')[0]})`);
+  return new DomainError('VALIDATION_ERROR', 'request body ended before it was complete', { body: ['was cut off'] }, undefined, CLOSE);
+}
+
+function concat(chunks: Uint8Array[], total: number): Uint8Array {
+  if (chunks.length === 1) return chunks[0]!;
+  const whole = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    whole.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return whole;
+}
