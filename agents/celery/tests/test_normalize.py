@@ -85,6 +85,18 @@ def test_events_for_a_task_whose_name_is_not_known_yet_wait_for_it():
     assert n.held == 0
 
 
+def test_task_sent_stamped_after_the_worker_started_is_moved_before_it():
+    # The producer stamps task-sent after publishing; a fast worker can start the task first.
+    n = Normalizer(CONN)
+    n.normalize(task("received", name="app.add", at=T + 1))
+    n.normalize(task("started", at=T + 2))
+    [sent] = n.normalize(task("sent", name="app.add", queue="mail", at=T + 3, hostname="producer"))
+    assert sent["timestamp"] == "2026-11-21T10:00:00.999Z" and sent["job"]["state"] == "queued"
+    assert sent["job"]["createdAt"] == "2026-11-21T10:00:00.999Z" and sent["job"]["queue"] == "mail"
+    [done] = n.normalize(task("succeeded", at=T + 4, runtime=2.0))
+    assert done["job"]["createdAt"] == "2026-11-21T10:00:00.999Z"
+
+
 def test_a_name_that_never_comes_is_sent_as_unknown_after_the_wait():
     clock = FakeClock()
     n = Normalizer(CONN, name_wait_s=2.0, clock=clock)

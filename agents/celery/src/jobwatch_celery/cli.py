@@ -83,7 +83,6 @@ class Agent:
     def __init__(self, config: Config, client: Client, connection_id: str) -> None:
         self.config = config
         self.app = Celery("jobwatch-celery", broker=config.broker, backend=config.result_backend, set_as_current=False)
-        self.app.conf.broker_connection_retry = False
         self.normalizer = Normalizer(connection_id)
         self.lock = threading.Lock()  # the normalizer's state is shared by capture and housekeeping
         try:

@@ -76,6 +76,8 @@ class Normalizer:
             self.ignored += 1
             return []
         task_id = str(event["uuid"])
+        if kind == "task-sent":
+            event = self._sent_before_the_worker(task_id, event)
         self._learn(task_id, event)
         if self.facts.name_of(task_id) is None:
             self._hold(task_id, event)
@@ -121,6 +123,18 @@ class Normalizer:
         self._held_count -= len(events)
         return events
 
+    def _sent_before_the_worker(self, task_id: str, event: dict) -> dict:
+        """task-sent, timed no later than the first thing a worker reported about the task.
+
+        The producer stamps task-sent after it published the message, so on a busy machine
+        a worker can receive and start the task first; taken as is, the job's history would
+        read queued, active, queued, completed.
+        """
+        first_worker_at = self.facts.get(task_id).get("first_worker_at")
+        if isinstance(first_worker_at, float) and _timestamp(event) >= first_worker_at:
+            return {**event, "timestamp": first_worker_at - 0.001}
+        return event
+
     def _learn(self, task_id: str, event: dict) -> None:
         kind = event["type"]
         timestamp = _timestamp(event)
@@ -142,6 +156,8 @@ class Normalizer:
             facts["started_at"] = timestamp
         if kind in FROM_WORKER and event.get("hostname"):
             facts["worker"] = event["hostname"]
+        if kind in FROM_WORKER and "first_worker_at" not in self.facts.get(task_id):
+            facts["first_worker_at"] = timestamp
         known = self.facts.learn(task_id, **facts)
         queue = known.get("queue")
         if isinstance(queue, str):

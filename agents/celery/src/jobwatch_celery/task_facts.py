@@ -5,8 +5,9 @@ from collections import OrderedDict
 from typing import Dict, Optional
 
 # Facts only some native events carry: task-sent and task-received name the task, only
-# task-sent names the queue, task-started is the only one with the start time.
-FACT_KEYS = ("name", "queue", "retries", "eta", "expires", "root_id", "parent_id", "sent_at", "started_at", "worker")
+# task-sent names the queue, task-started is the only one with the start time. Kept:
+# name, queue, retries, eta, expires, root_id, parent_id, sent_at, started_at, worker,
+# first_worker_at.
 
 
 class TaskFacts:
