@@ -27,8 +27,8 @@ const AckBody = model(
     ),
   }),
 );
-/** 1,000 ids of up to 64 characters, or outcomes with reasons of up to 1,000 characters */
-const ACK_BODY_BYTES_MAX = 1536 * 1024;
+/** 1,000 ids of up to 64 characters fit easily; an agent reporting long reasons sends fewer outcomes per request */
+const ACK_BODY_BYTES_MAX = 128 * 1024;
 
 /** An agent inside the job system polls the commands of its connection and acknowledges what it carried out. */
 export function agentRoutes(deps: AppDeps) {

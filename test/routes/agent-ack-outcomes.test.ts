@@ -126,7 +126,9 @@ describe('agent ack outcomes and the job detail lastCommand', () => {
   test('outcomes expire with retention, like commands', async () => {
     const { t, cookie, jobId, c, detail } = await withFailedJobs(1);
     await t.request('POST', `/api/jobs/${jobId(0)}/retry`, { headers: { cookie } });
-    // a newer event keeps the job itself alive past the command's retention
+    // a newer event keeps the job itself alive past the command's retention (the clock moves
+    // with it: events further ahead of the server clock than the skew tolerance are refused)
+    t.clock.set(T0 + 86_400_000);
     await t.ingest(c.apiKey, [jobEvent(c.id, T0 + 86_400_000, { externalId: 'task-0', state: 'failed' })]);
     await t.engine.commit({ t: 'retention', atMs: T0 + 86_400_000 + 1 });
     expect((await detail(0)).lastCommand).toBeNull();
