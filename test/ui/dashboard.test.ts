@@ -214,6 +214,23 @@ describe('dashboard in Chromium', () => {
     await screenshot(page, 'users-light');
   }, TEST_TIMEOUT_MS);
 
+  test('the stream shows it is reconnecting while the service restarts, then resumes', async () => {
+    await page.goto('/jobs');
+    await page.locator('.stream-live').waitFor();
+    const port = service.port;
+    const problemsBefore = light.problems.length;
+    await service.stop();
+    await page.getByRole('status').filter({ hasText: 'Reconnecting' }).waitFor();
+    // the same port, just released by the service, so the open page can find it again
+    service = await startService({ dataDir, env: { ADMIN_EMAIL, ADMIN_PASSWORD, PORT: String(port) } });
+    await page.locator('.stream-live').waitFor({ timeout: 20_000 });
+    // failed requests while the service was down are expected, not problems of the page
+    const whileDown = light.problems.splice(problemsBefore);
+    if (whileDown.length > 0) console.log(`while the service was down: ${whileDown.join(' | ')}`);
+    await send([jobEvent(connection.id, Date.now(), { externalId: 'after-restart-1', name: 'emails.send_welcome' })]);
+    await rowOf('after-restart-1').waitFor();
+  }, TEST_TIMEOUT_MS);
+
   test('an ended session sends the user to sign in', async () => {
     await page.goto('/jobs');
     await page.locator('tbody tr').first().waitFor();
