@@ -9,7 +9,7 @@ import { ErrorText } from '../../components/error-text.tsx';
 import { FilterBar, type FilterField } from '../../components/filter-bar.tsx';
 import { Link } from '../../components/link.tsx';
 import { FRAMEWORKS, filtersFromQuery, WAITING_MAX } from '../../lib/job-filters.ts';
-import { navigate, route, withQuery } from '../../router.ts';
+import { navigate, rememberJobsAddress, route, withQuery } from '../../router.ts';
 import { connections } from '../../session.ts';
 import { BulkActions } from './bulk-actions.tsx';
 import { firstOrderOf, JOB_COLUMNS } from './job-columns.tsx';
@@ -18,6 +18,7 @@ import { createJobList } from './use-job-list.ts';
 
 export function JobsPage() {
   const filters = filtersFromQuery(route.value.query);
+  rememberJobsAddress();
   const key = JSON.stringify(filters);
   const list = useMemo(() => createJobList(filters), [key]);
   useEffect(() => () => list.dispose(), [list]);
