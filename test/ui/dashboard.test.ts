@@ -162,6 +162,18 @@ describe('dashboard in Chromium', () => {
     await page.getByText(/Retry accepted: the job is now retrying/).waitFor();
     await page.locator('.page-head .badge', { hasText: 'retrying' }).waitFor();
     await screenshot(page, 'job-detail-light');
+
+    // `lastCommand` comes from the agent's acknowledgement (another branch adds it to the
+    // service); until it is merged the field is added to the real answer here
+    const detailPath = new URL(page.url()).pathname;
+    await page.route(`**/api${detailPath}`, async (route) => {
+      const response = await route.fetch();
+      const json = { ...(await response.json()), lastCommand: { id: 'c1', type: 'retry', status: 'failed', reason: 'task billing.charge_invoice is not registered', createdAt: new Date().toISOString(), completedAt: new Date().toISOString() } };
+      await route.fulfill({ response, json });
+    });
+    await page.reload();
+    await page.getByRole('alert').filter({ hasText: 'Retry not carried out by the agent: task billing.charge_invoice is not registered' }).waitFor();
+    await page.unroute(`**/api${detailPath}`);
   }, TEST_TIMEOUT_MS);
 
   test('bulk revoke of a selection changes the rows and reports each job', async () => {
