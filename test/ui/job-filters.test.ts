@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { filtersFromQuery, jobMatches, mergeLiveJobs } from '../../ui/src/lib/job-filters.ts';
+import { filtersFromQuery, jobMatches, LIVE_ROWS_MAX, mergeLiveJobs } from '../../ui/src/lib/job-filters.ts';
 import type { JobListItem } from '../../ui/src/api/types.ts';
 
 const job = (id: string, fields: Partial<JobListItem> = {}): JobListItem => ({
@@ -59,5 +59,14 @@ describe('live rows', () => {
     const merged = mergeLiveJobs([], [], [job('a')], failedOnly, true);
     expect(merged.rows).toEqual([]);
     expect(merged.waiting).toEqual([]);
+  });
+
+  test('past the cap of rows on screen, new jobs wait instead of growing the page', () => {
+    const onScreen = Array.from({ length: LIVE_ROWS_MAX - 1 }, (_, i) => job(`r${i}`));
+    const merged = mergeLiveJobs(onScreen, [], [job('new-1', { createdAt: '2026-11-21T11:00:00.000Z' }), job('new-2', { createdAt: '2026-11-21T11:00:01.000Z' })], newestFirst, true);
+    expect(merged.rows.length).toBe(LIVE_ROWS_MAX);
+    expect(merged.rows[0]!.id).toBe('new-2');
+    expect(merged.waiting.map((row) => row.id)).toEqual(['new-1']);
+    expect(merged.inserted).toBe(1);
   });
 });

@@ -49,3 +49,10 @@ export function matchPath(pattern: string, path: string): Record<string, string>
   }
   return params;
 }
+
+/** The job list as last seen (with its filters), for the detail page's way back. */
+let jobsAddress = '/jobs';
+export const rememberJobsAddress = (): void => {
+  jobsAddress = location.pathname + location.search;
+};
+export const lastJobsAddress = (): string => jobsAddress;

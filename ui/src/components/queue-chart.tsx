@@ -21,6 +21,8 @@ export function QueueChart({ buckets, title }: { buckets: Bucket[]; title: strin
   useEffect(() => {
     const element = box.current!;
     const axis = { stroke: cssColor('--muted'), grid: { stroke: cssColor('--border'), width: 1 }, ticks: { stroke: cssColor('--border') } };
+    // a bucket's count holds for the whole bucket: steps, not slopes between points
+    const paths = uPlot.paths.stepped?.({ align: 1 });
     const options: uPlot.Options = {
       width: Math.max(element.clientWidth, 240),
       height: HEIGHT_PX,
@@ -29,8 +31,8 @@ export function QueueChart({ buckets, title }: { buckets: Bucket[]; title: strin
       axes: [axis, { ...axis, size: 40, incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1e3, 2e3, 5e3, 1e4, 1e5, 1e6] }],
       series: [
         {},
-        { label: 'succeeded', stroke: cssColor('--succeeded'), fill: cssColor('--succeeded') + '33', width: 1.5, points: { show: false } },
-        { label: 'failed', stroke: cssColor('--failed'), fill: cssColor('--failed') + '33', width: 1.5, points: { show: false } },
+        { label: 'succeeded', stroke: cssColor('--succeeded'), fill: cssColor('--succeeded') + '33', width: 1.5, points: { show: false }, paths },
+        { label: 'failed', stroke: cssColor('--failed'), fill: cssColor('--failed') + '33', width: 1.5, points: { show: false }, paths },
       ],
     };
     plot.current = new uPlot(options, chartData(buckets), element);

@@ -50,6 +50,11 @@ export function insertsAtTop(filters: JobFilters): boolean {
   return filters.sortBy === 'createdAt' && filters.sortOrder === 'desc';
 }
 
+/** Live rows stop going on top past this many rows on screen (the page stays light at any event rate). */
+export const LIVE_ROWS_MAX = 500;
+/** Waiting jobs kept for the "N new" count; past it the button says "1000+". */
+export const WAITING_MAX = 1000;
+
 export interface LiveMerge {
   rows: JobListItem[];
   /** Matching jobs not on screen: shown as "N new" until the user asks for them. */
@@ -79,5 +84,10 @@ export function mergeLiveJobs(rows: JobListItem[], waiting: JobListItem[], incom
     }
   }
   fresh.sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : a.id < b.id ? 1 : -1));
-  return { rows: fresh.length === 0 ? nextRows : fresh.concat(nextRows), waiting: [...waitingById.values()], inserted: fresh.length };
+  // past the cap the newest go on top and the rest wait, so the count stays right
+  const room = Math.max(0, LIVE_ROWS_MAX - nextRows.length);
+  for (const job of fresh.slice(room)) waitingById.set(job.id, job);
+  const inserted = fresh.slice(0, room);
+  const stillWaiting = [...waitingById.values()].slice(0, WAITING_MAX);
+  return { rows: inserted.length === 0 ? nextRows : inserted.concat(nextRows), waiting: stillWaiting, inserted: inserted.length };
 }

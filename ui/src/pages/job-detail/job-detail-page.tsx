@@ -1,6 +1,6 @@
 /** One job in full: every field, the state history, error and traceback, extensions, recent runs, actions. */
 import { useSignal } from '@preact/signals';
-import { useEffect } from 'preact/hooks';
+import { useEffect, useRef } from 'preact/hooks';
 import { api } from '../../api/client.ts';
 import { onLive } from '../../api/stream.ts';
 import type { JobDetail } from '../../api/types.ts';
@@ -9,6 +9,7 @@ import { ErrorText } from '../../components/error-text.tsx';
 import { JsonView } from '../../components/json-view.tsx';
 import { Link } from '../../components/link.tsx';
 import { StateBadge } from '../../components/state-badge.tsx';
+import { lastJobsAddress } from '../../router.ts';
 import { connections } from '../../session.ts';
 import { JobActionButtons } from './job-action-buttons.tsx';
 import { JobFields } from './job-fields.tsx';
@@ -16,38 +17,44 @@ import { LastCommandNotice } from './last-command.tsx';
 import { RecentExecutions } from './recent-executions.tsx';
 import { StateTimeline } from './state-timeline.tsx';
 
-export function JobDetailPage({ id }: { id: string }) {
+/** The job, loaded now and again whenever the stream reports a change to it. */
+function useJobDetail(id: string) {
   const job = useSignal<JobDetail | null>(null);
   const error = useSignal<unknown>(null);
+  const generation = useRef(0);
+  const load = () => {
+    const mine = generation.current;
+    return api<JobDetail>('GET', `/api/jobs/${encodeURIComponent(id)}`).then(
+      (detail) => {
+        if (mine !== generation.current) return;
+        job.value = detail;
+        error.value = null;
+      },
+      (failure) => mine === generation.current && (error.value = failure),
+    );
+  };
   useEffect(() => {
-    let current = true;
-    const load = () =>
-      api<JobDetail>('GET', `/api/jobs/${encodeURIComponent(id)}`).then(
-        (detail) => {
-          if (!current) return;
-          job.value = detail;
-          error.value = null;
-        },
-        (failure) => current && (error.value = failure),
-      );
     job.value = null;
     void load();
     const stop = onLive((batch) => {
       if (batch.reset || batch.jobs.some((changed) => changed.id === id)) void load();
     });
     return () => {
-      current = false;
+      generation.current++; // answers for a page left behind are dropped
       stop();
     };
   }, [id]);
+  return { job, error, reload: () => void load() };
+}
 
-  const reload = () => void api<JobDetail>('GET', `/api/jobs/${encodeURIComponent(id)}`).then((detail) => (job.value = detail), () => undefined);
+export function JobDetailPage({ id }: { id: string }) {
+  const { job, error, reload } = useJobDetail(id);
   const detail = job.value;
   if (detail === null) {
     return (
       <>
         <p>
-          <Link href="/jobs">← Jobs</Link>
+          <Link href={lastJobsAddress()}>← Jobs</Link>
         </p>
         {error.value ? <ErrorText error={error.value} /> : <p class="muted">Loading…</p>}
       </>
@@ -57,7 +64,7 @@ export function JobDetailPage({ id }: { id: string }) {
   return (
     <>
       <p>
-        <Link href="/jobs">← Jobs</Link>
+        <Link href={lastJobsAddress()}>← Jobs</Link>
       </p>
       <div class="page-head">
         <h1 class="mono">{detail.name}</h1>

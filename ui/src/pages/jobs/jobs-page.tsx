@@ -8,8 +8,8 @@ import { EmptyState } from '../../components/empty-state.tsx';
 import { ErrorText } from '../../components/error-text.tsx';
 import { FilterBar, type FilterField } from '../../components/filter-bar.tsx';
 import { Link } from '../../components/link.tsx';
-import { FRAMEWORKS, filtersFromQuery } from '../../lib/job-filters.ts';
-import { navigate, route, withQuery } from '../../router.ts';
+import { FRAMEWORKS, filtersFromQuery, WAITING_MAX } from '../../lib/job-filters.ts';
+import { navigate, rememberJobsAddress, route, withQuery } from '../../router.ts';
 import { connections } from '../../session.ts';
 import { BulkActions } from './bulk-actions.tsx';
 import { firstOrderOf, JOB_COLUMNS } from './job-columns.tsx';
@@ -18,6 +18,7 @@ import { createJobList } from './use-job-list.ts';
 
 export function JobsPage() {
   const filters = filtersFromQuery(route.value.query);
+  rememberJobsAddress();
   const key = JSON.stringify(filters);
   const list = useMemo(() => createJobList(filters), [key]);
   useEffect(() => () => list.dispose(), [list]);
@@ -69,7 +70,7 @@ export function JobsPage() {
           Pause live rows
         </label>
         <button type="button" class={`new-rows${waiting > 0 ? '' : ' hidden'}`} onClick={() => void list.reload().then(() => scrollTo(0, 0))} aria-hidden={waiting === 0}>
-          {waiting} new – show
+          {waiting}{waiting >= WAITING_MAX ? '+' : ''} new – show
         </button>
       </div>
       <StateTabs active={filters.state} counts={list.counts.value} />

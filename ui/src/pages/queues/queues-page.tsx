@@ -3,6 +3,7 @@ import { api, queryString } from '../../api/client.ts';
 import type { QueuePage, QueueView } from '../../api/types.ts';
 import { EmptyState } from '../../components/empty-state.tsx';
 import { ErrorText } from '../../components/error-text.tsx';
+import { FilterBar } from '../../components/filter-bar.tsx';
 import { HealthBar } from '../../components/health-bar.tsx';
 import { Link } from '../../components/link.tsx';
 import { PagePager } from '../../components/page-pager.tsx';
@@ -36,6 +37,7 @@ export function QueuesPage() {
           ))}
         </nav>
       </div>
+      {connections.value.length > 1 && <FilterBar fields={[{ key: 'connectionId', label: 'Connection', options: connections.value.map((c) => [c.id, c.name]) }]} />}
       <ErrorText error={error.value} />
       {queues === null ? (
         <p class="muted">Loading…</p>
