@@ -163,17 +163,15 @@ describe('dashboard in Chromium', () => {
     await page.locator('.page-head .badge', { hasText: 'retrying' }).waitFor();
     await screenshot(page, 'job-detail-light');
 
-    // `lastCommand` comes from the agent's acknowledgement (another branch adds it to the
-    // service); until it is merged the field is added to the real answer here
-    const detailPath = new URL(page.url()).pathname;
-    await page.route(`**/api${detailPath}`, async (route) => {
-      const response = await route.fetch();
-      const json = { ...(await response.json()), lastCommand: { id: 'c1', type: 'retry', status: 'failed', reason: 'task billing.charge_invoice is not registered', createdAt: new Date().toISOString(), completedAt: new Date().toISOString() } };
-      await route.fulfill({ response, json });
-    });
+    // the agent reports that it could not carry the retry out; the page says why
+    const agent = { authorization: `Bearer ${connection.apiKey}`, 'content-type': 'application/json' };
+    const pending = (await (await fetch(`${service.baseUrl}/api/agent/commands`, { headers: agent })).json()) as { data: Array<{ id: string; type: string }> };
+    const retry = pending.data.find((command) => command.type === 'retry')!;
+    const reason = 'task billing.charge_invoice is not registered';
+    const acked = await fetch(`${service.baseUrl}/api/agent/commands/ack`, { method: 'POST', headers: agent, body: JSON.stringify({ outcomes: [{ id: retry.id, status: 'failed', reason }] }) });
+    expect(acked.status).toBe(200);
     await page.reload();
-    await page.getByRole('alert').filter({ hasText: 'Retry not carried out by the agent: task billing.charge_invoice is not registered' }).waitFor();
-    await page.unroute(`**/api${detailPath}`);
+    await page.getByRole('alert').filter({ hasText: `Retry not carried out by the agent: ${reason}` }).waitFor();
   }, TEST_TIMEOUT_MS);
 
   test('bulk revoke of a selection changes the rows and reports each job', async () => {

@@ -7,23 +7,12 @@ import type { PagedResult } from '../../../actors/queries/paged-list.ts';
 import type { PublicUser } from '../../../actors/services/account-service.ts';
 import type { PublicActionResult } from '../../../actors/services/job-action-service.ts';
 import type { PublicConnection } from '../../../actors/services/connection-service.ts';
-import type { JobDetail as ServerJobDetail, JobListItem } from '../../../actors/views/job-view.ts';
+import type { JobDetail, JobListItem, LastCommand } from '../../../actors/views/job-view.ts';
 import type { QueueStreamItem, QueueView } from '../../../actors/views/queue-view.ts';
 import type { WorkerView } from '../../../actors/views/worker-view.ts';
 
-export type { JobListItem, JobListPage, PublicActionResult, PublicConnection, PublicUser, QueueStreamItem, QueueView, WorkerView };
+export type { JobDetail, JobListItem, JobListPage, LastCommand, PublicActionResult, PublicConnection, PublicUser, QueueStreamItem, QueueView, WorkerView };
 
-/** What the agent did with the job's latest revoke or retry (added to the detail on another branch; optional until merged). */
-export interface LastCommand {
-  id: string;
-  type: 'revoke' | 'retry';
-  status: 'pending' | 'done' | 'failed';
-  reason: string | null;
-  createdAt: string;
-  completedAt: string | null;
-}
-
-export type JobDetail = ServerJobDetail & { lastCommand?: LastCommand | null };
 export type QueuePage = PagedResult<QueueView>;
 export type WorkerPage = PagedResult<WorkerView>;
 export interface Me {
