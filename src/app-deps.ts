@@ -12,6 +12,6 @@ export interface AppDeps {
   connections: ConnectionService;
   jobActions: JobActionService;
   live: LiveUpdates;
-  config: Pick<Config, 'cookieSecure' | 'sessionTtlMs'>;
+  config: Pick<Config, 'cookieSecure' | 'sessionTtlMs' | 'trustedProxies'>;
   logError: (line: string) => void;
 }

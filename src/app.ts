@@ -1,6 +1,7 @@
-/** The Elysia application: the error boundary first, then one module per feature. */
+/** The Elysia application: the error boundary first, the cross-site guard, then one module per feature. */
 import { Elysia } from 'elysia';
 import type { AppDeps } from './app-deps.ts';
+import { dashboardRequestGuard } from './http/dashboard-request-guard.ts';
 import { errorBoundary } from './http/error-boundary.ts';
 import { agentRoutes } from './routes/agent.ts';
 import { authRoutes } from './routes/auth.ts';
@@ -18,6 +19,7 @@ import { userRoutes } from './routes/users.ts';
 export function createApp(deps: AppDeps) {
   return new Elysia()
     .use(errorBoundary(deps.logError))
+    .use(dashboardRequestGuard(deps.config))
     .use(healthRoutes(deps))
     .use(errorDocsRoutes())
     .use(authRoutes(deps))

@@ -4,6 +4,8 @@
  * that names the variable (a typo must never silently fall back to a default).
  */
 
+import { TrustedProxies } from './http/trusted-proxies.ts';
+
 /** as in Redis: `always` syncs before acknowledging (group commit), `everysec` once a second, `no` leaves it to the OS */
 export type FsyncPolicy = 'always' | 'everysec' | 'no';
 export type CookieSecureMode = 'auto' | 'true' | 'false';
@@ -25,6 +27,9 @@ export interface Config {
   snapshotLogBytesMax: number;
   snapshotIntervalMs: number;
   streamsPerUserMax: number;
+  // --- login and cross-site requests (security hardening) ---
+  /** peers whose forwarded headers are believed; none by default */
+  trustedProxies: TrustedProxies;
 }
 
 export class ConfigError extends Error {}
@@ -51,6 +56,14 @@ function oneOf<T extends string>(env: Env, name: string, fallback: T, allowed: r
 function optionalString(env: Env, name: string): string | null {
   const raw = env[name];
   return raw === undefined || raw === '' ? null : raw;
+}
+
+function trustedProxies(env: Env): TrustedProxies {
+  try {
+    return TrustedProxies.parse(env.TRUSTED_PROXIES ?? '');
+  } catch (error) {
+    throw new ConfigError(`TRUSTED_PROXIES must be comma-separated IP addresses or CIDRs: ${(error as Error).message}`);
+  }
 }
 
 const HOUR_MS = 3_600_000;
@@ -85,5 +98,6 @@ export function loadConfig(env: Env = process.env): Config {
     snapshotLogBytesMax: integer(env, 'SNAPSHOT_LOG_MB', 256, 1, 1_000_000) * 1024 * 1024,
     snapshotIntervalMs: integer(env, 'SNAPSHOT_INTERVAL_MINUTES', 60, 1, 24 * 60) * 60_000,
     streamsPerUserMax: integer(env, 'STREAMS_PER_USER_MAX', 20, 1, 10_000),
+    trustedProxies: trustedProxies(env),
   };
 }

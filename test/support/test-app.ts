@@ -10,6 +10,7 @@ import { ConnectionService } from '../../actors/services/connection-service.ts';
 import { JobActionService } from '../../actors/services/job-action-service.ts';
 import { LiveUpdates, type LiveUpdatesOptions } from '../../actors/live/live-updates.ts';
 import { createApp } from '../../src/app.ts';
+import { TrustedProxies } from '../../src/http/trusted-proxies.ts';
 import type { ConnectionLimits } from '../../actors/connection/connection-actor.ts';
 import { LOGIN_LIMITER_DEFAULTS, type LoginLimiterOptions } from '../../actors/accounts/login-limiter.ts';
 
@@ -46,7 +47,7 @@ export async function testApp(options: TestAppOptions = {}) {
     streamsPerUserMax: 3,
     ...options.live,
   });
-  const app = createApp({ engine, accounts, connections, jobActions, live, config: { cookieSecure: 'auto', sessionTtlMs: 7 * 86_400_000 }, logError: (line) => errors.push(line) });
+  const app = createApp({ engine, accounts, connections, jobActions, live, config: { cookieSecure: 'auto', sessionTtlMs: 7 * 86_400_000, trustedProxies: TrustedProxies.parse((options.trustedProxies ?? []).join(',')) }, logError: (line) => errors.push(line) });
   await accounts.ensureAdmin(ADMIN.email, ADMIN.password);
 
   async function request(method: string, path: string, init: { body?: unknown; headers?: Record<string, string>; rawBody?: string } = {}) {
@@ -93,7 +94,13 @@ export async function testApp(options: TestAppOptions = {}) {
     return request('POST', '/api/ingest', { body: { events }, headers: { authorization: `Bearer ${apiKey}` } });
   }
 
-  return { app, engine, clock, accounts, connections, live, errors, halts, request, login, createConnection, createUser, ingest };
+  /** The same app on a loopback port, for tests that need a real peer address; stopped by the returned function. */
+  function serve(): { baseUrl: string; stop: () => Promise<void> } {
+    app.listen({ port: 0, hostname: '127.0.0.1' });
+    return { baseUrl: `http://127.0.0.1:${app.server!.port}`, stop: async () => void (await app.stop()) };
+  }
+
+  return { app, engine, clock, serve, accounts, connections, live, errors, halts, request, login, createConnection, createUser, ingest };
 }
 
 export type TestApp = Awaited<ReturnType<typeof testApp>>;
