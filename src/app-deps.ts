@@ -5,6 +5,7 @@ import type { AccountService } from '../actors/services/account-service.ts';
 import type { ConnectionService } from '../actors/services/connection-service.ts';
 import type { JobActionService } from '../actors/services/job-action-service.ts';
 import type { Config } from './config.ts';
+import type { BackupFile } from './backup/write-backup.ts';
 
 export interface AppDeps {
   engine: Engine;
@@ -14,4 +15,6 @@ export interface AppDeps {
   live: LiveUpdates;
   config: Pick<Config, 'cookieSecure' | 'sessionTtlMs' | 'trustedProxies'>;
   logError: (line: string) => void;
+  /** Writes a consistent backup file of the running service (GET /api/admin/backup). */
+  backup: () => Promise<BackupFile>;
 }

@@ -3,6 +3,7 @@ import { Elysia } from 'elysia';
 import type { AppDeps } from './app-deps.ts';
 import { dashboardRequestGuard } from './http/dashboard-request-guard.ts';
 import { errorBoundary } from './http/error-boundary.ts';
+import { adminBackupRoutes } from './routes/admin-backup.ts';
 import { agentRoutes } from './routes/agent.ts';
 import { authRoutes } from './routes/auth.ts';
 import { jobActionRoutes } from './routes/job-actions.ts';
@@ -31,7 +32,8 @@ export function createApp(deps: AppDeps) {
     .use(workerRoutes(deps))
     .use(jobActionRoutes(deps))
     .use(agentRoutes(deps))
-    .use(streamRoutes(deps));
+    .use(streamRoutes(deps))
+    .use(adminBackupRoutes(deps));
 }
 
 export type App = ReturnType<typeof createApp>;

@@ -4,6 +4,7 @@
  * the HTTP routes themselves, exercised with `app.handle(new Request(...))`.
  */
 import { ManualClock } from '../../actors/clock.ts';
+import { DomainError } from '../../actors/domain-error.ts';
 import { Engine, inMemoryLog, type RecordLog } from '../../actors/engine.ts';
 import { AccountService } from '../../actors/services/account-service.ts';
 import { ConnectionService } from '../../actors/services/connection-service.ts';
@@ -28,6 +29,9 @@ export interface TestAppOptions {
   trustedProxies?: string[];
 }
 
+/** The in-memory app has no data directory to back up; backups are tested on a real service. */
+const noBackups = () => Promise.reject(new DomainError('SERVICE_UNAVAILABLE', 'this test app has no data directory'));
+
 export async function testApp(options: TestAppOptions = {}) {
   const clock = new ManualClock(options.nowMs ?? T0);
   const errors: string[] = [];
@@ -47,7 +51,7 @@ export async function testApp(options: TestAppOptions = {}) {
     streamsPerUserMax: 3,
     ...options.live,
   });
-  const app = createApp({ engine, accounts, connections, jobActions, live, config: { cookieSecure: 'auto', sessionTtlMs: 7 * 86_400_000, trustedProxies: TrustedProxies.parse((options.trustedProxies ?? []).join(',')) }, logError: (line) => errors.push(line) });
+  const app = createApp({ engine, accounts, connections, jobActions, live, config: { cookieSecure: 'auto', sessionTtlMs: 7 * 86_400_000, trustedProxies: TrustedProxies.parse((options.trustedProxies ?? []).join(',')) }, logError: (line) => errors.push(line), backup: noBackups });
   await accounts.ensureAdmin(ADMIN.email, ADMIN.password);
 
   async function request(method: string, path: string, init: { body?: unknown; headers?: Record<string, string>; rawBody?: string } = {}) {
