@@ -35,6 +35,8 @@ describe('configuration from the environment', () => {
     [{ ADMIN_EMAIL: 'not-an-email' }, 'ADMIN_EMAIL'],
     [{ SESSION_SECRET: 'tiny' }, 'SESSION_SECRET'],
     [{ STREAMS_PER_USER_MAX: '0' }, 'STREAMS_PER_USER_MAX'],
+    [{ TRUSTED_PROXIES: '10.0.0.1, proxy.internal' }, 'TRUSTED_PROXIES'],
+    [{ TRUSTED_PROXIES: '10.0.0.0/40' }, 'TRUSTED_PROXIES'],
   ];
   for (const [env, name] of bad) {
     test(`a bad ${name} stops start-up with a message naming it`, () => {
