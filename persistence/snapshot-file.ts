@@ -132,3 +132,16 @@ async function appendFrame(file: StorageFile, frameIndex: number, value: unknown
 function yieldToEventLoop(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
+
+/**
+ * Reads and fully verifies a snapshot file whose seq is not known from its name (a
+ * backup a user may have renamed): the seq comes from the header frame.
+ */
+export async function readSnapshotFileAnyName(storage: Storage, path: string): Promise<SnapshotReadResult> {
+  const bytes = await storage.readFile(path);
+  const first = readFrame(bytes, 0, SNAPSHOT_MAGIC, 0);
+  if (first.kind !== 'ok') return { kind: 'corrupt', reason: describeFrameDamage(first) };
+  const header = decodeOrUndefined(first.payload) as Partial<SnapshotHeader> | undefined;
+  if (typeof header?.seq !== 'number') return { kind: 'corrupt', reason: 'the header frame names no seq' };
+  return readSnapshotFile(storage, path, header.seq);
+}

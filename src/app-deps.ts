@@ -5,6 +5,7 @@ import type { AccountService } from '../actors/services/account-service.ts';
 import type { ConnectionService } from '../actors/services/connection-service.ts';
 import type { JobActionService } from '../actors/services/job-action-service.ts';
 import type { Config } from './config.ts';
+import type { BackupFile } from './backup/write-backup.ts';
 
 export interface AppDeps {
   engine: Engine;
@@ -12,6 +13,8 @@ export interface AppDeps {
   connections: ConnectionService;
   jobActions: JobActionService;
   live: LiveUpdates;
-  config: Pick<Config, 'cookieSecure' | 'sessionTtlMs' | 'publicUrl' | 'bodyTimeoutMs'>;
+  config: Pick<Config, 'cookieSecure' | 'sessionTtlMs' | 'publicUrl' | 'bodyTimeoutMs' | 'trustedProxies'>;
   logError: (line: string) => void;
+  /** Writes a consistent backup file of the running service (GET /api/admin/backup). */
+  backup: () => Promise<BackupFile>;
 }

@@ -1,8 +1,10 @@
-/** The Elysia application: the error boundary first, then one module per feature. */
+/** The Elysia application: the error boundary first, the cross-site guard, then one module per feature. */
 import { Elysia } from 'elysia';
 import type { AppDeps } from './app-deps.ts';
 import { edgeHeaders } from './http/edge-headers.ts';
+import { dashboardRequestGuard } from './http/dashboard-request-guard.ts';
 import { errorBoundary } from './http/error-boundary.ts';
+import { adminBackupRoutes } from './routes/admin-backup.ts';
 import { agentRoutes } from './routes/agent.ts';
 import { authRoutes } from './routes/auth.ts';
 import { jobActionRoutes } from './routes/job-actions.ts';
@@ -21,6 +23,7 @@ export function createApp(deps: AppDeps) {
   return new Elysia()
     .use(errorBoundary(deps.logError, deps.config.publicUrl))
     .use(edgeHeaders())
+    .use(dashboardRequestGuard(deps.config))
     .use(healthRoutes(deps))
     .use(errorDocsRoutes())
     .use(authRoutes(deps))
@@ -33,6 +36,7 @@ export function createApp(deps: AppDeps) {
     .use(jobActionRoutes(deps))
     .use(agentRoutes(deps))
     .use(streamRoutes(deps))
+    .use(adminBackupRoutes(deps))
     .use(uiRoutes());
 }
 

@@ -4,6 +4,7 @@
  * that names the variable (a typo must never silently fall back to a default).
  */
 import { TENANT_LIMIT_DEFAULTS as TENANT, type TenantLimits } from '../actors/connection/tenant-limits.ts';
+import { TrustedProxies } from './http/trusted-proxies.ts';
 
 /** as in Redis: `always` syncs before acknowledging (group commit), `everysec` once a second, `no` leaves it to the OS */
 export type FsyncPolicy = 'always' | 'everysec' | 'no';
@@ -35,6 +36,9 @@ export interface Config {
   bodyTimeoutMs: number;
   streamResumeGraceMs: number;
   streamResumeBufferBytesMax: number;
+  // --- login and cross-site requests (security hardening) ---
+  /** peers whose forwarded headers are believed; none by default */
+  trustedProxies: TrustedProxies;
 }
 
 export class ConfigError extends Error {}
@@ -77,6 +81,14 @@ function publicUrl(env: Env, name: string): string | null {
     throw new ConfigError(`${name} must be an absolute http(s) URL without credentials, query or fragment, got '${raw}'`);
   }
   return url.href.replace(/\/+$/, '');
+}
+
+function trustedProxies(env: Env): TrustedProxies {
+  try {
+    return TrustedProxies.parse(env.TRUSTED_PROXIES ?? '');
+  } catch (error) {
+    throw new ConfigError(`TRUSTED_PROXIES must be comma-separated IP addresses or CIDRs: ${(error as Error).message}`);
+  }
 }
 
 const HOUR_MS = 3_600_000;
@@ -123,5 +135,6 @@ export function loadConfig(env: Env = process.env): Config {
     bodyTimeoutMs: integer(env, 'BODY_TIMEOUT_SECONDS', 30, 1, 3_600) * 1000,
     streamResumeGraceMs: integer(env, 'STREAM_RESUME_GRACE_SECONDS', 60, 0, 3_600) * 1000,
     streamResumeBufferBytesMax: integer(env, 'STREAM_RESUME_BUFFER_MB', 16, 1, 1_024) * 1024 * 1024,
+    trustedProxies: trustedProxies(env),
   };
 }

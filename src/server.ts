@@ -12,6 +12,8 @@ import { LIVE_UPDATES_DEFAULTS } from './live-defaults.ts';
 import { createApp } from './app.ts';
 import type { Config } from './config.ts';
 import { openEngine, type OpenedEngine } from './open-engine.ts';
+import { backupStagingDir, clearBackupStaging, writeBackup, type BackupFile } from './backup/write-backup.ts';
+import { DomainError } from '../actors/domain-error.ts';
 
 export interface RunningService {
   port: number;
@@ -69,14 +71,28 @@ export async function startService(config: Config, log: (line: string) => void, 
         : `created admin ${admin.email} with one-time password: ${admin.generatedPassword}  (shown once; set ADMIN_EMAIL and ADMIN_PASSWORD before the first start to choose it)`,
     );
   }
-  const app = createApp({ engine, accounts, connections, jobActions, live, config, logError: log });
-  // development: false whatever NODE_ENV says: Bun's development mode answers an uncaught
+  await clearBackupStaging(config.dataDir);
+  let snapshotting: Promise<void> | null = null;
+  /** Waits for a running snapshot (one copy-on-write at a time) and holds off the next while it writes. */
+  const backup = async (): Promise<BackupFile> => {
+    while (snapshotting !== null) await snapshotting.catch(() => undefined);
+    if (engine.halted) throw new DomainError('SERVICE_UNAVAILABLE', 'the event log failed; no backup can be taken');
+    const written = writeBackup(engine, store, backupStagingDir(config.dataDir));
+    snapshotting = written.then(
+      (file) => log(`backup at seq ${file.seq}: ${file.bytes} bytes`),
+      (error) => log(`backup failed: ${String(error)}`),
+    ).finally(() => {
+      snapshotting = null;
+    });
+    return written;
+  };
+  const app = createApp({ engine, accounts, connections, jobActions, live, config, logError: log, backup });
+    // development: false whatever NODE_ENV says: Bun's development mode answers an uncaught
   // error with a page of source lines and the working directory.
   app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: SERVER_BODY_BYTES_MAX, development: false });
   const port = app.server!.port!;
   log(`listening on http://${config.host}:${port} (data in ${config.dataDir}, fsync ${config.fsync})`);
 
-  let snapshotting: Promise<void> | null = null;
   let lastSnapshotMs = Date.now();
   const snapshotNow = (): Promise<void> => {
     if (snapshotting !== null) return snapshotting;

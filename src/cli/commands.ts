@@ -8,6 +8,7 @@ import { DomainError } from '../../actors/domain-error.ts';
 import type { AccountService } from '../../actors/services/account-service.ts';
 import type { ConnectionService } from '../../actors/services/connection-service.ts';
 import type { Engine } from '../../actors/engine.ts';
+import { BACKUP_USAGE } from './backup-commands.ts';
 
 export interface CliContext {
   engine: Engine;
@@ -23,9 +24,11 @@ export const USAGE = `usage: bun run cli <command> [flags]
   connection create --owner EMAIL --name NAME [--json]     prints the API key once
   connection list [--owner EMAIL] [--json]
   connection delete --owner EMAIL --id CONNECTION_ID
+${BACKUP_USAGE}
 
-The CLI works on DATA_DIR (default ./data) while the server is stopped; while it runs,
-use the HTTP API instead (the data directory is locked by the server).`;
+The user and connection commands work on DATA_DIR (default ./data) while the server is
+stopped; while it runs, use the HTTP API instead (the data directory is locked by the
+server). backup works while the server runs (it asks the server).`;
 
 export async function runCommand(context: CliContext, words: string[], flags: Flags): Promise<string> {
   const command = words.join(' ');

@@ -10,6 +10,7 @@ import { ConnectionService } from '../../actors/services/connection-service.ts';
 import { ConfigError, loadConfig } from '../config.ts';
 import { openEngine } from '../open-engine.ts';
 import { runCommand, USAGE } from './commands.ts';
+import { backupCommand, restoreCommand } from './backup-commands.ts';
 
 const { positionals, values } = parseArgs({
   args: Bun.argv.slice(2),
@@ -24,6 +25,8 @@ const { positionals, values } = parseArgs({
     owner: { type: 'string' },
     name: { type: 'string' },
     id: { type: 'string' },
+    url: { type: 'string' },
+    'data-dir': { type: 'string' },
   },
 });
 
@@ -36,6 +39,12 @@ const quiet = (): void => undefined;
 
 try {
   const config = loadConfig();
+  // backup and restore do not open the data directory: backup asks the running service
+  if (positionals[0] === 'backup' || positionals[0] === 'restore') {
+    const run = positionals[0] === 'backup' ? backupCommand : restoreCommand;
+    console.log(await run(config, positionals[1], values));
+    process.exit(0);
+  }
   const opened = await openEngine(config, { log: values.json === true ? quiet : (line) => console.error(line) });
   try {
     const accounts = new AccountService(opened.engine, config.sessionTtlMs, opened.sessionSecret);

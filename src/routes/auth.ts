@@ -1,8 +1,9 @@
 import { Type } from '@sinclair/typebox';
 import { Elysia } from 'elysia';
 import type { AppDeps } from '../app-deps.ts';
-import { dashboardUser, isHttps, requireSameOrigin, SESSION_COOKIE } from '../http/dashboard-auth.ts';
 import { bodyReader, FORM_BODY_BYTES_MAX } from '../http/read-body.ts';
+import { clientAddress, requestedOrigin } from '../http/client-address.ts';
+import { dashboardUser, SESSION_COOKIE } from '../http/dashboard-auth.ts';
 import { model, validBody } from '../http/validate.ts';
 import { publicUser } from '../../actors/services/account-service.ts';
 
@@ -13,28 +14,25 @@ const LoginBody = model(
   }),
 );
 
-/** Login sets the session cookie; logout clears it; me tells who is logged in. */
+/** Login sets the session cookie; logout clears it; me tells who is logged in. JSON and origin: dashboard-request-guard. */
 export function authRoutes(deps: AppDeps) {
   const { accounts, connections, config } = deps;
   const body = bodyReader(deps);
   return new Elysia({ name: 'auth' })
     .post('/api/auth/login', async ({ cookie, request, server }) => {
-      requireSameOrigin(request);
       const { email, password } = validBody(LoginBody, await body.json(request, FORM_BODY_BYTES_MAX));
-      const clientAddress = server?.requestIP(request)?.address ?? 'unknown';
-      const { token, user } = await accounts.login(email, password, clientAddress);
+      const { token, user } = await accounts.login(email, password, clientAddress(request, server, config));
       cookie[SESSION_COOKIE]!.set({
         value: token,
         httpOnly: true,
         sameSite: 'lax',
         path: '/',
-        secure: config.cookieSecure === 'true' || (config.cookieSecure === 'auto' && isHttps(request)),
+        secure: config.cookieSecure === 'true' || (config.cookieSecure === 'auto' && requestedOrigin(request, server, config).https),
         maxAge: Math.floor(config.sessionTtlMs / 1000),
       });
       return { user: publicUser(user) };
     }, { parse: 'none' })
-    .post('/api/auth/logout', async ({ cookie, request, set }) => {
-      requireSameOrigin(request);
+    .post('/api/auth/logout', async ({ cookie, set }) => {
       const token = cookie[SESSION_COOKIE]?.value;
       if (typeof token === 'string' && token !== '') await accounts.logout(token);
       cookie[SESSION_COOKIE]!.remove();

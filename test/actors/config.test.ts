@@ -35,6 +35,13 @@ describe('configuration from the environment', () => {
     expect(config).toMatchObject({ port: 8080, dailyEventLimit: 0, retentionMs: 48 * 3_600_000, fsync: 'everysec', cookieSecure: 'true', maxJobsPerConnection: 5000 });
   });
 
+  test('TRUSTED_PROXIES: none by default; addresses and CIDRs of both families', () => {
+    expect(loadConfig({}).trustedProxies.includes('127.0.0.1')).toBe(false);
+    const proxies = loadConfig({ TRUSTED_PROXIES: ' 10.0.0.0/8 , ::1,192.168.1.5' }).trustedProxies;
+    expect(['10.9.8.7', '::1', '192.168.1.5', '::ffff:10.0.0.1'].map((address) => proxies.includes(address))).toEqual([true, true, true, true]);
+    expect(['11.0.0.1', '192.168.1.6', '::2', 'unknown'].map((address) => proxies.includes(address))).toEqual([false, false, false, false]);
+  });
+
   const bad: Array<[Record<string, string>, string]> = [
     [{ PORT: 'eighty' }, 'PORT'],
     [{ PORT: '70000' }, 'PORT'],
@@ -52,6 +59,8 @@ describe('configuration from the environment', () => {
     [{ CONNECTION_MEMORY_MB: '-5' }, 'CONNECTION_MEMORY_MB'],
     [{ DAILY_INGEST_MB: '1.5' }, 'DAILY_INGEST_MB'],
     [{ CLOCK_SKEW_TOLERANCE_SECONDS: '999999999' }, 'CLOCK_SKEW_TOLERANCE_SECONDS'],
+    [{ TRUSTED_PROXIES: '10.0.0.1, proxy.internal' }, 'TRUSTED_PROXIES'],
+    [{ TRUSTED_PROXIES: '10.0.0.0/40' }, 'TRUSTED_PROXIES'],
   ];
   for (const [env, name] of bad) {
     test(`a bad ${name} stops start-up with a message naming it`, () => {

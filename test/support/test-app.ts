@@ -4,12 +4,14 @@
  * the HTTP routes themselves, exercised with `app.handle(new Request(...))`.
  */
 import { ManualClock } from '../../actors/clock.ts';
+import { DomainError } from '../../actors/domain-error.ts';
 import { Engine, inMemoryLog, type RecordLog } from '../../actors/engine.ts';
 import { AccountService } from '../../actors/services/account-service.ts';
 import { ConnectionService } from '../../actors/services/connection-service.ts';
 import { JobActionService } from '../../actors/services/job-action-service.ts';
 import { LiveUpdates, type LiveUpdatesOptions } from '../../actors/live/live-updates.ts';
 import { createApp } from '../../src/app.ts';
+import { TrustedProxies } from '../../src/http/trusted-proxies.ts';
 import type { ConnectionLimits } from '../../actors/connection/connection-actor.ts';
 import { LOGIN_LIMITER_DEFAULTS, type LoginLimiterOptions } from '../../actors/accounts/login-limiter.ts';
 
@@ -30,6 +32,9 @@ export interface TestAppOptions {
   /** TRUSTED_PROXIES, parsed */
   trustedProxies?: string[];
 }
+
+/** The in-memory app has no data directory to back up; backups are tested on a real service. */
+const noBackups = () => Promise.reject(new DomainError('SERVICE_UNAVAILABLE', 'this test app has no data directory'));
 
 export async function testApp(options: TestAppOptions = {}) {
   const clock = new ManualClock(options.nowMs ?? T0);
@@ -54,7 +59,12 @@ export async function testApp(options: TestAppOptions = {}) {
     log: (line) => streamLog.push(line),
     ...options.live,
   });
-  const app = createApp({ engine, accounts, connections, jobActions, live, config: { cookieSecure: 'auto', sessionTtlMs: 7 * 86_400_000, publicUrl: options.publicUrl ?? null, bodyTimeoutMs: options.bodyTimeoutMs ?? 30_000 }, logError: (line) => errors.push(line) });
+  const app = createApp({
+    engine, accounts, connections, jobActions, live,
+    config: { cookieSecure: 'auto', sessionTtlMs: 7 * 86_400_000, publicUrl: options.publicUrl ?? null, bodyTimeoutMs: options.bodyTimeoutMs ?? 30_000, trustedProxies: TrustedProxies.parse((options.trustedProxies ?? []).join(',')) },
+    logError: (line) => errors.push(line),
+    backup: noBackups,
+  });
   await accounts.ensureAdmin(ADMIN.email, ADMIN.password);
 
   async function request(method: string, path: string, init: { body?: unknown; headers?: Record<string, string>; rawBody?: string } = {}) {
@@ -101,7 +111,13 @@ export async function testApp(options: TestAppOptions = {}) {
     return request('POST', '/api/ingest', { body: { events }, headers: { authorization: `Bearer ${apiKey}` } });
   }
 
-  return { app, engine, clock, accounts, connections, live, errors, streamLog, halts, request, login, createConnection, createUser, ingest };
+  /** The same app on a loopback port, for tests that need a real peer address; stopped by the returned function. */
+  function serve(): { baseUrl: string; stop: () => Promise<void> } {
+    app.listen({ port: 0, hostname: '127.0.0.1' });
+    return { baseUrl: `http://127.0.0.1:${app.server!.port}`, stop: async () => void (await app.stop()) };
+  }
+
+  return { app, engine, clock, serve, accounts, connections, live, errors, streamLog, halts, request, login, createConnection, createUser, ingest };
 }
 
 export type TestApp = Awaited<ReturnType<typeof testApp>>;

@@ -1,0 +1,66 @@
+/**
+ * Cross-site request defences for everything a session cookie can authorize, in one
+ * place and before the body is parsed. A mutating request that carries the session
+ * cookie, and every login and logout, must:
+ *
+ * 1. be JSON (`Content-Type: application/json`, or no body at all): a cross-site page can
+ *    send form, multipart and text bodies without asking, but JSON needs a CORS preflight
+ *    this service never grants. Otherwise 415.
+ * 2. come from the service's own origin: a present `Origin` must name our host (as the
+ *    client addressed it; forwarded host only from a trusted proxy). Without `Origin`,
+ *    `Sec-Fetch-Site` (sent by current browsers) must be `same-origin` or `none`. With
+ *    neither header the request is not from a browser page (curl, scripts): browsers send
+ *    `Origin` on every cross-origin POST, so there is no cross-site request to refuse.
+ *    Otherwise 403.
+ *
+ * The SameSite=Lax session cookie is a third layer: browsers do not attach it to
+ * cross-site POSTs at all.
+ */
+import { Elysia } from 'elysia';
+import { DomainError } from '../../actors/domain-error.ts';
+import type { Config } from '../config.ts';
+import { requestedOrigin, type PeerSource } from './client-address.ts';
+import { SESSION_COOKIE } from './dashboard-auth.ts';
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+/** Reached before a session exists, so they are guarded whether or not a cookie is sent (login CSRF). */
+const SESSION_ROUTES = new Set(['/api/auth/login', '/api/auth/logout']);
+const SAME_ORIGIN_FETCH_SITES = new Set(['same-origin', 'none']);
+const SESSION_COOKIE_PATTERN = new RegExp(`(?:^|;)\\s*${SESSION_COOKIE}=`);
+
+type GuardConfig = Pick<Config, 'trustedProxies'>;
+
+export function dashboardRequestGuard(config: GuardConfig) {
+  return new Elysia({ name: 'dashboard-request-guard' }).onRequest(({ request, server }) => {
+    if (SAFE_METHODS.has(request.method)) return;
+    const carriesSession = SESSION_COOKIE_PATTERN.test(request.headers.get('cookie') ?? '');
+    if (!carriesSession && !SESSION_ROUTES.has(new URL(request.url).pathname)) return;
+    requireJson(request);
+    requireSameOrigin(request, server, config);
+  });
+}
+
+function requireJson(request: Request): void {
+  const contentType = request.headers.get('content-type');
+  const hasBody = request.body !== null || Number(request.headers.get('content-length') ?? '0') > 0 || request.headers.has('transfer-encoding');
+  if (contentType === null ? !hasBody : /^application\/json\s*(;|$)/i.test(contentType)) return;
+  throw new DomainError('UNSUPPORTED_MEDIA_TYPE', `Content-Type must be application/json, got '${contentType ?? 'none'}'`);
+}
+
+export function requireSameOrigin(request: Request, server: PeerSource | null | undefined, config: GuardConfig): void {
+  const origin = request.headers.get('origin');
+  if (origin === null) {
+    const fetchSite = request.headers.get('sec-fetch-site');
+    if (fetchSite === null || SAME_ORIGIN_FETCH_SITES.has(fetchSite.toLowerCase())) return;
+    throw new DomainError('FORBIDDEN', `cross-site request refused (Sec-Fetch-Site: ${fetchSite})`);
+  }
+  let originHost: string;
+  try {
+    originHost = new URL(origin).host;
+  } catch {
+    originHost = ''; // `null` (sandboxed frames, some redirects) and garbage are never our origin
+  }
+  if (originHost === '' || originHost !== requestedOrigin(request, server, config).host) {
+    throw new DomainError('FORBIDDEN', 'cross-origin request refused');
+  }
+}

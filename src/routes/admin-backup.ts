@@ -1,0 +1,49 @@
+/**
+ * GET /api/admin/backup: a consistent snapshot of the running service, streamed as a
+ * file (admin session only). `npm run cli -- backup <dir>` calls it; so can curl.
+ */
+import { Elysia } from 'elysia';
+import { DomainError } from '../../actors/domain-error.ts';
+import type { AppDeps } from '../app-deps.ts';
+import { discardBackup, type BackupFile } from '../backup/write-backup.ts';
+import { dashboardUser } from '../http/dashboard-auth.ts';
+
+export function adminBackupRoutes({ accounts, backup }: AppDeps) {
+  return new Elysia({ name: 'admin-backup' }).get('/api/admin/backup', async (context) => {
+    const user = dashboardUser(accounts, context);
+    if (!user.isAdmin) throw new DomainError('FORBIDDEN', 'only an admin can take backups');
+    const file = await backup();
+    return new Response(streamThenDiscard(file), {
+      headers: {
+        'content-type': 'application/octet-stream',
+        'content-disposition': `attachment; filename="${file.name}"`,
+        'content-length': String(file.bytes),
+        'x-backup-seq': String(file.seq),
+      },
+    });
+  });
+}
+
+/** The staged file is removed once sent, or once the client goes away. */
+function streamThenDiscard(file: BackupFile): ReadableStream<Uint8Array> {
+  const reader = Bun.file(file.path).stream().getReader();
+  const discard = (): void => void discardBackup(file).catch(() => undefined);
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const { done, value } = await reader.read();
+        if (done) {
+          controller.close();
+          discard();
+        } else controller.enqueue(value);
+      } catch (error) {
+        controller.error(error);
+        discard();
+      }
+    },
+    cancel() {
+      void reader.cancel().catch(() => undefined);
+      discard();
+    },
+  });
+}
