@@ -10,8 +10,9 @@ const API_PATHS = ['/api/health', '/api/nope', '/api/jobs', '/api/connections'];
 describe('the Host header', () => {
   test('a malformed Host is a 400 envelope that does not repeat it, on every kind of route', async () => {
     const t = await testApp();
-    for (const path of ['/api/health', '/nope', '/api/jobs', '/docs/errors']) {
-      const response = await t.request('GET', path, { headers: { host: '[<script>' } });
+    const hosts = ['[<script>', '[', 'a%zz', '[1:2]', 'localhost:99999', 'a b', 'a/b', 'user@host', 'host:', ''];
+    for (const [index, path] of ['/api/health', '/nope', '/api/jobs', '/docs/errors', '/api/auth/login', '/api/connections'].entries()) for (const host of hosts) {
+      const response = await t.request(index === 4 ? 'POST' : 'GET', path, { headers: { host } });
       expect(response.status).toBe(400);
       expect(response.json.error).toEqual({
         code: 'VALIDATION_ERROR',
