@@ -9,6 +9,7 @@
 import { DomainError } from '../../actors/domain-error.ts';
 import type { AppDeps } from '../app-deps.ts';
 import { requestPath } from './request-path.ts';
+import { mayHoldLoneSurrogates, wellFormedJson } from './well-formed-json.ts';
 
 /** Answers that leave a body unread close the connection, so Bun does not drain the rest. */
 const CLOSE = { connection: 'close' };
@@ -50,11 +51,15 @@ export function requireJsonContentType(request: Request): void {
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
 function parseJson(bytes: Uint8Array): unknown {
+  let text: string;
+  let value: unknown;
   try {
-    return JSON.parse(strictUtf8.decode(bytes));
+    text = strictUtf8.decode(bytes);
+    value = JSON.parse(text);
   } catch {
     throw new DomainError('VALIDATION_ERROR', 'request body is not valid JSON', { body: ['must be valid JSON in UTF-8'] });
   }
+  return mayHoldLoneSurrogates(text) ? wellFormedJson(value) : value;
 }
 
 async function readCapped(request: Request, maxBytes: number, timeoutMs: number, logError: (line: string) => void): Promise<Uint8Array> {

@@ -29,9 +29,9 @@ export const oddNumber: fc.Arbitrary<number> = fc.oneof(
   fc.integer(),
 );
 
-/** JSON objects up to 40 levels deep (the limit is 32), wide or narrow. */
+/** JSON objects around the depth limit of extensions and metadata (8 levels), and far past it. */
 export const deepObject: fc.Arbitrary<Record<string, unknown>> = fc
-  .tuple(fc.integer({ min: 0, max: 40 }), fc.jsonValue({ maxDepth: 2 }), oddString)
+  .tuple(fc.oneof({ weight: 5, arbitrary: fc.integer({ min: 0, max: 10 }) }, fc.integer({ min: 11, max: 200 })), fc.jsonValue({ maxDepth: 2 }), oddString)
   .map(([depth, leaf, key]) => {
     let value: unknown = leaf;
     for (let level = 0; level < depth; level++) value = level % 2 === 0 ? { [key || 'k']: value } : [value];

@@ -121,3 +121,23 @@ describe('a cursor whose key has the wrong type for its sort', () => {
     }
   });
 });
+
+describe('strings in request bodies are kept as they will be after a restart', () => {
+  test('a lone surrogate escape becomes U+FFFD on the way in; an escaped pair stays the character it encodes', async () => {
+    const t = await testApp();
+    const cookie = await t.login();
+    const { id, apiKey } = await t.createConnection(cookie, 'prod');
+    const event = { type: 'job_state_change', timestamp: new Date(t.clock.nowMs()).toISOString(), framework: 'celery', connectionId: id, job: { externalId: 'LONE-x', name: 'PAIR', state: 'queued', extensions: { LONE: ['LONE'] } } };
+    // JSON.stringify would escape the lone surrogate itself; write the escapes as an SDK would
+    const rawBody = JSON.stringify({ events: [event] }).replaceAll('LONE', '\\ud800').replaceAll('PAIR', '\\ud83d\\ude00');
+    const ingested = await t.request('POST', '/api/ingest', { rawBody, headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' } });
+    expect(ingested.json.accepted).toBe(1);
+    const list = await t.request('GET', '/api/jobs', { headers: { cookie } });
+    expect(list.json.data[0].externalId).toBe('\ufffd-x');
+    expect(list.json.data[0].name).toBe('\u{1F600}');
+    const detail = await t.request('GET', `/api/jobs/${list.json.data[0].id}`, { headers: { cookie } });
+    expect(detail.json.extensions).toEqual({ '\ufffd': ['\ufffd'] });
+    const connection = await t.request('POST', '/api/connections', { rawBody: '{"name":"a\\udc00"}', headers: { cookie, 'content-type': 'application/json' } });
+    expect(connection.json.connection.name).toBe('a\ufffd');
+  });
+});
