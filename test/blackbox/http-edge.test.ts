@@ -118,14 +118,20 @@ describe('slow and large bodies', () => {
     };
     const before = rssMiB(svc.pid);
     for (let rounds = 0; rounds < 3; rounds++) await round();
-    await Bun.sleep(500);
-    const grownMiB = rssMiB(svc.pid) - before;
-    if (process.env.EDGE_VERBOSE) console.log(`RSS grew by ${grownMiB.toFixed(1)} MiB over 3 rounds of ${sockets} x ${sentEach / MiB} MiB cut off`);
-    // RSS shrinks lazily (garbage not yet collected shows), so the bound is one round's declared
-    // bodies (200 MiB); keeping what was sent would be 360 MiB
-    expect(grownMiB).toBeLessThan((sockets * declared) / MiB);
+    // Garbage shows in RSS until the service's GC runs, which a busy machine delays; small
+    // requests give it allocations to react to. A leak never comes down; the wait is a limit, not a measure.
+    const boundMiB = (sockets * declared) / MiB; // one round's declared bodies; keeping what was sent would be 360 MiB
+    const samples: number[] = [];
+    for (const deadline = Date.now() + 25_000; Date.now() < deadline; ) {
+      samples.push(Math.round(rssMiB(svc.pid) - before));
+      if (samples[samples.length - 1]! < boundMiB) break;
+      await Promise.all(Array.from({ length: 20 }, () => fetch(`${svc.baseUrl}/api/health`).then((response) => response.text())));
+      await Bun.sleep(250);
+    }
+    if (process.env.EDGE_VERBOSE) console.log(`RSS above the start after 3 rounds of ${sockets} x ${sentEach / MiB} MiB cut off (MiB, over time): ${samples.join(' ')}`);
+    expect(samples[samples.length - 1]!).toBeLessThan(boundMiB);
     expect((await fetch(`${svc.baseUrl}/api/health`)).status).toBe(200);
-  }, TEST_TIMEOUT_MS);
+  }, 2 * TEST_TIMEOUT_MS); // three rounds of body deadlines, then up to 25 s for the service's GC
 
   test('an upload the client aborts is one line in the log, without a stack trace', async () => {
     const svc = await service();
