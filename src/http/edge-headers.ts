@@ -14,15 +14,17 @@ import { Elysia } from 'elysia';
 import { DomainError } from '../../actors/domain-error.ts';
 import { requestPath } from './request-path.ts';
 
-// host = IP-literal / IPv4 / reg-name, then an optional port (RFC 3986 3.2.2-3.2.3)
-const VALID_HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9\-._~!$&'()*+,;=%]+)(?::\d{0,5})?$/;
+// a DNS name or IPv4 address, or a bracketed IPv6 literal, then an optional port; and what
+// the URL parser accepts, so that code reading `new URL(request.url)` later cannot throw
+const HOST_CHARACTERS = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._~-]+)(?::\d{1,5})?$/;
+const isValidHost = (host: string): boolean => HOST_CHARACTERS.test(host) && URL.canParse(`http://${host}/`);
 
 export function edgeHeaders() {
   return new Elysia({ name: 'edge-headers' }).onRequest(({ request, set }) => {
     set.headers['x-content-type-options'] = 'nosniff';
     if (requestPath(request).startsWith('/api/')) set.headers['cache-control'] = 'no-store';
     const host = request.headers.get('host');
-    if (host !== null && !VALID_HOST.test(host)) {
+    if (host !== null && !isValidHost(host)) {
       // The message does not repeat the header: no answer of ours reflects Host.
       throw new DomainError('VALIDATION_ERROR', 'the Host header is malformed', { host: ['must be a host name or address, with an optional port'] });
     }

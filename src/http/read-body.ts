@@ -9,6 +9,7 @@
 import { DomainError } from '../../actors/domain-error.ts';
 import type { AppDeps } from '../app-deps.ts';
 import { requestPath } from './request-path.ts';
+import { firstIllFormedString, mayHoldLoneSurrogates } from './well-formed-json.ts';
 
 /** Answers that leave a body unread close the connection, so Bun does not drain the rest. */
 const CLOSE = { connection: 'close' };
@@ -25,17 +26,26 @@ export type BodyReaderDeps = Pick<AppDeps, 'config' | 'logError'>;
 export interface BodyReader {
   /** The body's bytes, at most `maxBytes`; throws 413, 408, or 400 for a body cut off by the client. */
   bytes(request: Request, maxBytes: number): Promise<Uint8Array>;
-  /** `Content-Type: application/json` (else 415), then `bytes`, then JSON.parse (else 400). */
-  json(request: Request, maxBytes: number): Promise<unknown>;
+  /**
+   * `Content-Type: application/json` (else 415), then `bytes`, then JSON.parse (else 400),
+   * then every string well-formed Unicode (else 400). Ingest keeps ill-formed strings
+   * (`perEventStrings`): its per-event validation refuses the events that hold them, so
+   * one bad event does not fail the batch.
+   */
+  json(request: Request, maxBytes: number, options?: { perEventStrings?: boolean }): Promise<unknown>;
 }
 
 export function bodyReader({ config, logError }: BodyReaderDeps): BodyReader {
   const bytes = (request: Request, maxBytes: number) => readCapped(request, maxBytes, config.bodyTimeoutMs, logError);
   return {
     bytes,
-    async json(request, maxBytes) {
+    async json(request, maxBytes, options) {
       requireJsonContentType(request);
-      return parseJson(await bytes(request, maxBytes));
+      const { text, value } = parseJson(await bytes(request, maxBytes));
+      if (options?.perEventStrings !== true && mayHoldLoneSurrogates(text) && firstIllFormedString(value) !== null) {
+        throw new DomainError('VALIDATION_ERROR', 'request body holds a string that is not well-formed Unicode', { body: ['strings must not contain lone surrogates'] });
+      }
+      return value;
     },
   };
 }
@@ -49,9 +59,10 @@ export function requireJsonContentType(request: Request): void {
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
-function parseJson(bytes: Uint8Array): unknown {
+function parseJson(bytes: Uint8Array): { text: string; value: unknown } {
   try {
-    return JSON.parse(strictUtf8.decode(bytes));
+    const text = strictUtf8.decode(bytes);
+    return { text, value: JSON.parse(text) };
   } catch {
     throw new DomainError('VALIDATION_ERROR', 'request body is not valid JSON', { body: ['must be valid JSON in UTF-8'] });
   }

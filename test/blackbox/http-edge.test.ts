@@ -30,6 +30,29 @@ describe('a malformed Host header', () => {
   }, TEST_TIMEOUT_MS);
 });
 
+describe('what Bun answers before our code, and what we answer instead', () => {
+  test('any declared size past a route cap is our JSON 413; only framing errors stay Bun\'s empty answers, and the service lives on', async () => {
+    const svc = await service();
+    const { apiKey } = await createConnection(svc.baseUrl, await login(svc.baseUrl, ADMIN_EMAIL, ADMIN_PASSWORD), 'big');
+    for (const [path, limit] of [['/api/ingest', 5 * 1024 * 1024], ['/api/auth/login', 16 * 1024]] as const) {
+      for (const declared of [limit + 1, 10 * 1024 * 1024 * 1024, 999_999_999_999_999]) {
+        const answer = await rawExchange(svc.port, `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${apiKey}\r\nContent-Type: application/json\r\nContent-Length: ${declared}\r\n\r\n{`);
+        expect([path, declared, statusOf(answer)]).toEqual([path, declared, 413]);
+        expect(JSON.parse(bodyOf(answer)).error).toMatchObject({ code: 'PAYLOAD_TOO_LARGE', message: `request body exceeds ${limit} bytes` });
+      }
+    }
+    const trace = await rawExchange(svc.port, 'TRACE /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n');
+    expect(statusOf(trace)).toBe(404);
+    expect(JSON.parse(bodyOf(trace)).error.code).toBe('NOT_FOUND');
+    // Bun rejects these while parsing the request, before any JavaScript runs (README "HTTP edge")
+    const badLength = await rawExchange(svc.port, 'POST /api/ingest HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 12abc\r\n\r\n');
+    expect(statusOf(badLength)).toBe(400);
+    const hugeHeader = await rawExchange(svc.port, `GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${'a'.repeat(100_000)}\r\n\r\n`);
+    expect(statusOf(hugeHeader)).toBe(431);
+    expect((await fetch(`${svc.baseUrl}/api/health`)).status).toBe(200);
+  }, TEST_TIMEOUT_MS);
+});
+
 const MiB = 1024 * 1024;
 
 function rssMiB(pid: number): number {
@@ -41,7 +64,8 @@ function rssMiB(pid: number): number {
 async function send(held: HeldSocket, bytes: number): Promise<void> {
   const chunk = Buffer.alloc(64 * 1024, 0x20);
   for (let sent = 0; sent < bytes && !held.socket.destroyed; sent += chunk.length) {
-    if (!held.socket.write(chunk)) await new Promise((resume) => held.socket.once('drain', resume));
+    // the server may close the socket mid-body (a 408 or 413): stop sending then
+    if (!held.socket.write(chunk)) await Promise.race([new Promise((resume) => held.socket.once('drain', resume)), held.closed]);
   }
 }
 
@@ -80,9 +104,10 @@ describe('slow and large bodies', () => {
     const cookie = await login(svc.baseUrl, ADMIN_EMAIL, ADMIN_PASSWORD);
     const { apiKey } = await createConnection(svc.baseUrl, cookie, 'slow');
     const sockets = 40;
-    const sentEach = 2 * MiB;
-    const round = async (): Promise<number> => {
-      const held = await Promise.all(Array.from({ length: sockets }, () => holdSocket(svc.port, ingestHead(apiKey, 5 * MiB))));
+    const declared = 5 * MiB;
+    const sentEach = 3 * MiB;
+    const round = async (): Promise<void> => {
+      const held = await Promise.all(Array.from({ length: sockets }, () => holdSocket(svc.port, ingestHead(apiKey, declared))));
       await Promise.all(held.map((each) => send(each, sentEach)));
       await until(() => held.every((each) => statusOf(each.answer()) !== null), '408 on every socket');
       for (const each of held) {
@@ -90,16 +115,23 @@ describe('slow and large bodies', () => {
         expect(JSON.parse(bodyOf(each.answer())).error).toMatchObject({ code: 'REQUEST_TIMEOUT', docs_url: '/docs/errors#REQUEST_TIMEOUT' });
       }
       await Promise.all(held.map((each) => each.closed)); // the server closes the connection
-      await Bun.sleep(500);
-      return rssMiB(svc.pid);
     };
-    // RSS does not shrink promptly after a free; what shows a leak is a second round growing it again
-    const afterFirst = await round();
-    const afterSecond = await round();
-    if (process.env.EDGE_VERBOSE) console.log(`RSS ${afterFirst.toFixed(1)} MiB after one round of ${sockets} x 2 MiB cut off, ${afterSecond.toFixed(1)} after two`);
-    expect(afterSecond - afterFirst).toBeLessThan((sockets * sentEach) / MiB / 2);
+    const before = rssMiB(svc.pid);
+    for (let rounds = 0; rounds < 3; rounds++) await round();
+    // Garbage shows in RSS until the service's GC runs, which a busy machine delays; small
+    // requests give it allocations to react to. A leak never comes down; the wait is a limit, not a measure.
+    const boundMiB = (sockets * declared) / MiB; // one round's declared bodies; keeping what was sent would be 360 MiB
+    const samples: number[] = [];
+    for (const deadline = Date.now() + 25_000; Date.now() < deadline; ) {
+      samples.push(Math.round(rssMiB(svc.pid) - before));
+      if (samples[samples.length - 1]! < boundMiB) break;
+      await Promise.all(Array.from({ length: 20 }, () => fetch(`${svc.baseUrl}/api/health`).then((response) => response.text())));
+      await Bun.sleep(250);
+    }
+    if (process.env.EDGE_VERBOSE) console.log(`RSS above the start after 3 rounds of ${sockets} x ${sentEach / MiB} MiB cut off (MiB, over time): ${samples.join(' ')}`);
+    expect(samples[samples.length - 1]!).toBeLessThan(boundMiB);
     expect((await fetch(`${svc.baseUrl}/api/health`)).status).toBe(200);
-  }, TEST_TIMEOUT_MS);
+  }, 2 * TEST_TIMEOUT_MS); // three rounds of body deadlines, then up to 25 s for the service's GC
 
   test('an upload the client aborts is one line in the log, without a stack trace', async () => {
     const svc = await service();

@@ -10,8 +10,9 @@ const API_PATHS = ['/api/health', '/api/nope', '/api/jobs', '/api/connections'];
 describe('the Host header', () => {
   test('a malformed Host is a 400 envelope that does not repeat it, on every kind of route', async () => {
     const t = await testApp();
-    for (const path of ['/api/health', '/nope', '/api/jobs', '/docs/errors']) {
-      const response = await t.request('GET', path, { headers: { host: '[<script>' } });
+    const hosts = ['[<script>', '[', 'a%zz', '[1:2]', 'localhost:99999', 'a b', 'a/b', 'user@host', 'host:', ''];
+    for (const [index, path] of ['/api/health', '/nope', '/api/jobs', '/docs/errors', '/api/auth/login', '/api/connections'].entries()) for (const host of hosts) {
+      const response = await t.request(index === 4 ? 'POST' : 'GET', path, { headers: { host } });
       expect(response.status).toBe(400);
       expect(response.json.error).toEqual({
         code: 'VALIDATION_ERROR',
@@ -118,5 +119,22 @@ describe('a cursor whose key has the wrong type for its sort', () => {
       const cursor = forge({ s: sortBy, o: 'asc', k: key, i: 'x' });
       expect((await t.request('GET', `/api/jobs?sortBy=${sortBy}&sortOrder=asc&cursor=${cursor}`, { headers: { cookie } })).status).toBe(200);
     }
+  });
+});
+
+describe('strings in request bodies are kept as they will be after a restart', () => {
+  test('a lone surrogate escape is refused (per event on ingest, the whole body elsewhere); an escaped pair stays the character it encodes', async () => {
+    const t = await testApp();
+    const cookie = await t.login();
+    const { id, apiKey } = await t.createConnection(cookie, 'prod');
+    const event = (externalId: string, name: string) => ({ type: 'job_state_change', timestamp: new Date(t.clock.nowMs()).toISOString(), framework: 'celery', connectionId: id, job: { externalId, name, state: 'queued', extensions: { k: ['v'] } } });
+    // JSON.stringify would escape the lone surrogate itself; write the escapes as an SDK would
+    const rawBody = JSON.stringify({ events: [event('LONE-x', 'ok'), event('pair-x', 'PAIR')] }).replaceAll('LONE', '\\ud800').replaceAll('PAIR', '\\ud83d\\ude00');
+    const ingested = await t.request('POST', '/api/ingest', { rawBody, headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' } });
+    expect([ingested.json.accepted, ingested.json.rejected, ingested.json.errors[0].index]).toEqual([1, 1, 0]);
+    const list = await t.request('GET', '/api/jobs', { headers: { cookie } });
+    expect(list.json.data.map((job: { externalId: string; name: string }) => [job.externalId, job.name])).toEqual([['pair-x', '\u{1F600}']]);
+    const connection = await t.request('POST', '/api/connections', { rawBody: '{"name":"a\\udc00"}', headers: { cookie, 'content-type': 'application/json' } });
+    expect([connection.status, connection.json.error.code, connection.json.error.message]).toEqual([400, 'VALIDATION_ERROR', 'request body holds a string that is not well-formed Unicode']);
   });
 });
