@@ -168,7 +168,7 @@ class Cluster:
         wait_for(self._redis_ready, 10, "redis-server to answer PING")
         self.worker_name = f"e2e-{os.getpid()}@{socket.gethostname()}"
         self.worker = Process("worker", [SYSTEM_PYTHON, "-m", "celery", "-A", "e2e_app", "worker", "-E", "-c", "2", "-n", self.worker_name,
-                                         "-Q", "celery", "--without-mingle", "--without-gossip", "--loglevel", "INFO"], self.env, tmp, cwd=HERE)
+                                         "-Q", "celery", "-O", "fair", "--without-mingle", "--without-gossip", "--loglevel", "INFO"], self.env, tmp, cwd=HERE)
         self.agents_started = 0
         self.agent = self.start_agent()
         sys.path.insert(0, HERE)

@@ -130,8 +130,11 @@ class Normalizer:
         a worker can receive and start the task first; taken as is, the job's history would
         read queued, active, queued, completed.
         """
-        first_worker_at = self.facts.get(task_id).get("first_worker_at")
-        if isinstance(first_worker_at, float) and _timestamp(event) >= first_worker_at:
+        known = self.facts.get(task_id)
+        retries = event.get("retries") if isinstance(event.get("retries"), int) else 0
+        first_worker_at = known.get("first_worker_at")
+        # Only against the same attempt: a retry re-sends the task, and that send comes after the first run.
+        if known.get("first_worker_retries") == retries and isinstance(first_worker_at, float) and _timestamp(event) >= first_worker_at:
             return {**event, "timestamp": first_worker_at - 0.001}
         return event
 
@@ -147,8 +150,8 @@ class Normalizer:
             "root_id": event.get("root_id"),
             "parent_id": event.get("parent_id"),
         }
-        if kind == "task-sent":
-            facts["sent_at"] = timestamp
+        if kind == "task-sent" and (not facts["retries"] or "sent_at" not in self.facts.get(task_id)):
+            facts["sent_at"] = timestamp  # the first dispatch: a retry's re-send does not move createdAt
         if kind == "task-received":
             # A new delivery (first run or a retry): the previous run's start no longer applies.
             self.facts.get(task_id).pop("started_at", None)
@@ -156,9 +159,12 @@ class Normalizer:
             facts["started_at"] = timestamp
         if kind in FROM_WORKER and event.get("hostname"):
             facts["worker"] = event["hostname"]
-        if kind in FROM_WORKER and "first_worker_at" not in self.facts.get(task_id):
-            facts["first_worker_at"] = timestamp
         known = self.facts.learn(task_id, **facts)
+        if kind in FROM_WORKER:
+            attempt_retries = known.get("retries", 0)
+            if known.get("first_worker_retries") != attempt_retries:
+                known["first_worker_retries"] = attempt_retries
+                known["first_worker_at"] = timestamp
         queue = known.get("queue")
         if isinstance(queue, str):
             self.queues_seen[queue] = None
