@@ -196,9 +196,26 @@ def test_a_task_the_agent_joined_midway_keeps_its_name(cluster):
     assert abs(job["durationMs"] - 5000) < 500  # from Celery's runtime: the agent never saw task-started
 
 
+def test_the_agent_reconnects_when_the_broker_restarts(cluster):
+    log_before = cluster.agent.output()
+    cluster.restart_redis(down_s=2.0)
+    result = wait_for(lambda: _sent(cluster.app.add, 7, 7), 30, "the producer to reach the broker again")
+    assert result.get(timeout=30) == 14  # the worker reconnected too
+    wait_for(lambda: finished(cluster, result.id, "completed"), 20, "a task after the restart in jobwatch")
+    new_lines = cluster.agent.output()[len(log_before):]
+    assert "broker connection lost" in new_lines and "connected to broker" in new_lines
+
+
 def test_a_stopped_worker_goes_offline(cluster):
     cluster.worker.stop()  # warm shutdown: Celery sends worker-offline
     wait_for(lambda: cluster.jobwatch.call("GET", "/api/workers")["data"][0]["state"] == "offline", 10, "the worker offline in jobwatch")
+
+
+def _sent(task, *args):
+    try:
+        return task.delay(*args)
+    except Exception:  # the producer's pool may hold a connection from before the restart
+        return None
 
 
 def _cancelled_by_celery(cluster, task_id):
