@@ -206,3 +206,14 @@ def test_queues_named_by_events_are_remembered_for_depth_snapshots():
     n.normalize(task("sent", name="app.a", queue="mail"))
     n.normalize(task("sent", uuid="t2", name="app.b", queue="reports"))
     assert list(n.queues_seen) == ["mail", "reports"]
+
+
+def test_unchanged_heartbeats_go_every_other_one_changes_at_once():
+    n = Normalizer(CONN)
+    beat = lambda at, active: n.normalize({"type": "worker-heartbeat", "hostname": "w1@host", "timestamp": T + at, "active": active})  # noqa: E731
+    sent = [at for at, active in [(0, 0), (2, 0), (4, 0), (5, 1), (6, 1), (7.9, 1), (8.05, 1), (10, 0)] if beat(at, active)]
+    # 2 s after a sent one: skipped; 4 s: sent (jobwatch's offline timeout is 6 s); a change in active: sent at once
+    assert sent == [0, 4, 5, 8.05, 10]
+    assert n.heartbeats_skipped == 3
+    [online] = n.normalize({"type": "worker-online", "hostname": "w1@host", "timestamp": T + 10.5})
+    assert online["worker"]["state"] == "online"  # never skipped

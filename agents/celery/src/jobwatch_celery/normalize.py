@@ -33,6 +33,11 @@ UNKNOWN_NAME = "unknown"
 # Worker-side events name the worker in `hostname`; task-sent names the producer.
 FROM_WORKER = {"task-received", "task-started", "task-succeeded", "task-failed", "task-retried", "task-revoked", "task-rejected"}
 WORKER_METADATA_KEYS = ("sw_ident", "sw_ver", "sw_sys", "freq", "loadavg", "processed")
+# Celery heartbeats every 2 s; jobwatch calls a worker offline after 6 s of silence. An
+# unchanged heartbeat less than 3 s after the last one sent is skipped: every other one
+# goes, which halves the events counted against the daily quota and stays well inside 6 s.
+HEARTBEAT_RESEND_S = 3.0
+WORKERS_TRACKED_MAX = 10_000
 
 
 class WorkerInfo:
@@ -65,6 +70,9 @@ class Normalizer:
         self.queues_seen: Dict[str, None] = {}
         self.ignored = 0
         self.sent_unnamed = 0
+        self.heartbeats_skipped = 0
+        # hostname -> (timestamp, state, active) of the last worker event sent
+        self._last_worker_sent: "OrderedDict[str, Tuple[float, str, Optional[int]]]" = OrderedDict()
 
     def normalize(self, event: dict) -> List[dict]:
         """The ingest events for one native event (none, one, or held ones released with it)."""
@@ -219,6 +227,10 @@ class Normalizer:
         else:
             # A heartbeat says how many tasks run now: busy or idle is the useful state.
             state = "heartbeat" if active is None else ("busy" if active > 0 else "idle")
+        timestamp = _timestamp(event)
+        if self._same_heartbeat_as_last(hostname, kind, timestamp, state, active):
+            self.heartbeats_skipped += 1
+            return None
         worker: Dict[str, object] = {
             "externalId": cut(hostname, limits.EXTERNAL_ID_CHARS),
             "hostname": cut(hostname, limits.HOSTNAME_CHARS),
@@ -235,7 +247,17 @@ class Normalizer:
         if concurrency is not None:
             worker["concurrency"] = concurrency
         worker["metadata"] = {key: event[key] for key in WORKER_METADATA_KEYS if event.get(key) is not None}
-        return self._envelope("worker_state_change", _timestamp(event), "worker", worker)
+        return self._envelope("worker_state_change", timestamp, "worker", worker)
+
+    def _same_heartbeat_as_last(self, hostname: str, kind: str, timestamp: float, state: str, active: Optional[int]) -> bool:
+        last = self._last_worker_sent.get(hostname)
+        if kind == "worker-heartbeat" and last is not None and last[1:] == (state, active) and 0 <= timestamp - last[0] < HEARTBEAT_RESEND_S:
+            return True
+        self._last_worker_sent[hostname] = (timestamp, state, active)
+        self._last_worker_sent.move_to_end(hostname)
+        while len(self._last_worker_sent) > WORKERS_TRACKED_MAX:
+            self._last_worker_sent.popitem(last=False)
+        return False
 
     def _envelope(self, kind: str, timestamp: float, payload_key: str, payload: dict) -> dict:
         return {
