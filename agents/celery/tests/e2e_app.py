@@ -9,6 +9,7 @@ app.conf.update(
     result_extended=True,  # the result backend keeps name, args, kwargs and queue: retry can re-send
     task_send_sent_event=True,  # task-sent events name the queue and the dispatch time
     worker_send_task_events=True,
+    task_track_started=True,  # the test can see in the backend that a task runs (inspect replies are slow under load)
 )
 
 

@@ -158,7 +158,8 @@ class Cluster:
         self.tmp = tmp
         self.redis_port = free_port()
         self.broker = f"redis://127.0.0.1:{self.redis_port}/0"
-        self.redis = Process("redis", [redis_server, "--port", str(self.redis_port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", tmp], dict(os.environ), tmp)
+        self.redis_argv = [redis_server, "--port", str(self.redis_port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", tmp]
+        self.redis_runs = [Process("redis", self.redis_argv, dict(os.environ), tmp)]
         self.jobwatch = Jobwatch(os.path.join(tmp, "jobwatch-data"), tmp)
         self.jobwatch.start()
         created = self.jobwatch.login_and_connect()
@@ -168,7 +169,7 @@ class Cluster:
         wait_for(self._redis_ready, 10, "redis-server to answer PING")
         self.worker_name = f"e2e-{os.getpid()}@{socket.gethostname()}"
         self.worker = Process("worker", [SYSTEM_PYTHON, "-m", "celery", "-A", "e2e_app", "worker", "-E", "-c", "2", "-n", self.worker_name,
-                                         "-Q", "celery", "--without-mingle", "--without-gossip", "--loglevel", "INFO"], self.env, tmp, cwd=HERE)
+                                         "-Q", "celery", "-O", "fair", "--without-mingle", "--without-gossip", "--loglevel", "INFO"], self.env, tmp, cwd=HERE)
         self.agents_started = 0
         self.agent = self.start_agent()
         sys.path.insert(0, HERE)
@@ -192,10 +193,24 @@ class Cluster:
         names = os.listdir(spool) if os.path.isdir(spool) else []
         return sum(int(name.split("-")[1].split(".")[0]) for name in names if name.endswith(".json"))
 
+    @property
+    def redis(self) -> Process:
+        return self.redis_runs[-1]
+
+    def restart_redis(self, down_s: float) -> None:
+        """The broker goes away (its data with it, as a restart without persistence does) and comes back."""
+        self.redis.stop()
+        time.sleep(down_s)
+        self.redis_runs.append(Process(f"redis-{len(self.redis_runs) + 1}", self.redis_argv, dict(os.environ), self.tmp))
+        wait_for(self._redis_ready, 10, "redis-server to answer PING again")
+
     def _redis_ready(self) -> bool:
         import redis
 
-        return bool(redis.Redis(port=self.redis_port, socket_connect_timeout=1).ping())
+        try:
+            return bool(redis.Redis(host="127.0.0.1", port=self.redis_port, socket_connect_timeout=1).ping())
+        except redis.exceptions.ConnectionError:
+            return False
 
     def stop(self) -> None:
         for process in (self.agent, self.worker):
@@ -211,7 +226,7 @@ class Cluster:
 
     def logs(self) -> str:
         parts = []
-        for process in (*self.agent_runs, self.worker, self.jobwatch.process, self.redis):
+        for process in (*self.agent_runs, self.worker, self.jobwatch.process, *self.redis_runs):
             if process is not None:
                 parts.append(f"----- {process.name} -----\n{process.output()[-6000:]}")
         return "\n".join(parts)

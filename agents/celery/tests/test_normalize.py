@@ -97,6 +97,22 @@ def test_task_sent_stamped_after_the_worker_started_is_moved_before_it():
     assert done["job"]["createdAt"] == "2026-11-21T10:00:00.999Z"
 
 
+def test_a_retrys_resend_keeps_its_own_time_and_the_first_dispatch_stays_createdAt():
+    n = Normalizer(CONN)
+    n.normalize(task("sent", name="app.flaky", retries=0, at=T, hostname="producer"))
+    n.normalize(task("received", name="app.flaky", retries=0, at=T + 1))
+    n.normalize(task("started", at=T + 2))
+    # the retry's message, sent by the task itself, with an ETA
+    [resent] = n.normalize(task("sent", name="app.flaky", retries=1, eta="2026-11-21T10:00:10+00:00", at=T + 3, hostname="w1@host"))
+    assert resent["timestamp"] == "2026-11-21T10:00:03.000Z" and resent["job"]["state"] == "scheduled"
+    assert resent["job"]["createdAt"] == "2026-11-21T10:00:00.000Z" and resent["job"]["attempt"] == 2
+    # a fast worker reports the retry's delivery before its task-sent arrives: that send moves before it
+    n.normalize(task("received", uuid="t9", name="app.flaky", retries=0, at=T))
+    n.normalize(task("received", uuid="t9", name="app.flaky", retries=1, at=T + 5))
+    [late] = n.normalize(task("sent", uuid="t9", name="app.flaky", retries=1, at=T + 6, hostname="w1@host"))
+    assert late["timestamp"] == "2026-11-21T10:00:04.999Z"
+
+
 def test_a_name_that_never_comes_is_sent_as_unknown_after_the_wait():
     clock = FakeClock()
     n = Normalizer(CONN, name_wait_s=2.0, clock=clock)
@@ -190,3 +206,14 @@ def test_queues_named_by_events_are_remembered_for_depth_snapshots():
     n.normalize(task("sent", name="app.a", queue="mail"))
     n.normalize(task("sent", uuid="t2", name="app.b", queue="reports"))
     assert list(n.queues_seen) == ["mail", "reports"]
+
+
+def test_unchanged_heartbeats_go_every_other_one_changes_at_once():
+    n = Normalizer(CONN)
+    beat = lambda at, active: n.normalize({"type": "worker-heartbeat", "hostname": "w1@host", "timestamp": T + at, "active": active})  # noqa: E731
+    sent = [at for at, active in [(0, 0), (2, 0), (4, 0), (5, 1), (6, 1), (7.9, 1), (8.05, 1), (10, 0)] if beat(at, active)]
+    # 2 s after a sent one: skipped; 4 s: sent (jobwatch's offline timeout is 6 s); a change in active: sent at once
+    assert sent == [0, 4, 5, 8.05, 10]
+    assert n.heartbeats_skipped == 3
+    [online] = n.normalize({"type": "worker-online", "hostname": "w1@host", "timestamp": T + 10.5})
+    assert online["worker"]["state"] == "online"  # never skipped

@@ -29,10 +29,19 @@ class _EpochReceiver(EventReceiver):
 
 
 class Capture:
-    def __init__(self, app: Celery, on_event: Callable[[dict], None], backoff: Optional[Backoff] = None) -> None:
+    def __init__(
+        self,
+        app: Celery,
+        on_event: Callable[[dict], None],
+        backoff: Optional[Backoff] = None,
+        receiver_class: Callable[..., EventReceiver] = _EpochReceiver,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.app = app
         self.on_event = on_event
         self.backoff = backoff or Backoff(base_s=1.0, cap_s=30.0)
+        self.receiver_class = receiver_class
+        self.clock = clock
         self.events_seen = 0
         self._receiver: Optional[EventReceiver] = None
 
@@ -42,9 +51,9 @@ class Capture:
             try:
                 with self.app.connection_for_read() as connection:
                     connection.ensure_connection(max_retries=1)
-                    connected_at = time.monotonic()
+                    connected_at = self.clock()
                     log.info("connected to broker %s; capturing task-* and worker-* events", connection.as_uri())
-                    receiver = _EpochReceiver(connection, handlers={"*": self._handle}, app=self.app)
+                    receiver = self.receiver_class(connection, handlers={"*": self._handle}, app=self.app)
                     receiver.connect_max_retries = 1
                     self._receiver = receiver
                     if stopping.is_set():
@@ -54,7 +63,7 @@ class Capture:
             except Exception as error:  # any broker failure: reconnect, never die
                 if stopping.is_set():
                     return
-                if connected_at is not None and time.monotonic() - connected_at >= GOOD_CONNECTION_S:
+                if connected_at is not None and self.clock() - connected_at >= GOOD_CONNECTION_S:
                     self.backoff.reset()
                 delay = self.backoff.next_delay()
                 state = "lost" if connected_at is not None else "failed"

@@ -33,6 +33,11 @@ UNKNOWN_NAME = "unknown"
 # Worker-side events name the worker in `hostname`; task-sent names the producer.
 FROM_WORKER = {"task-received", "task-started", "task-succeeded", "task-failed", "task-retried", "task-revoked", "task-rejected"}
 WORKER_METADATA_KEYS = ("sw_ident", "sw_ver", "sw_sys", "freq", "loadavg", "processed")
+# Celery heartbeats every 2 s; jobwatch calls a worker offline after 6 s of silence. An
+# unchanged heartbeat less than 3 s after the last one sent is skipped: every other one
+# goes, which halves the events counted against the daily quota and stays well inside 6 s.
+HEARTBEAT_RESEND_S = 3.0
+WORKERS_TRACKED_MAX = 10_000
 
 
 class WorkerInfo:
@@ -65,6 +70,9 @@ class Normalizer:
         self.queues_seen: Dict[str, None] = {}
         self.ignored = 0
         self.sent_unnamed = 0
+        self.heartbeats_skipped = 0
+        # hostname -> (timestamp, state, active) of the last worker event sent
+        self._last_worker_sent: "OrderedDict[str, Tuple[float, str, Optional[int]]]" = OrderedDict()
 
     def normalize(self, event: dict) -> List[dict]:
         """The ingest events for one native event (none, one, or held ones released with it)."""
@@ -130,8 +138,11 @@ class Normalizer:
         a worker can receive and start the task first; taken as is, the job's history would
         read queued, active, queued, completed.
         """
-        first_worker_at = self.facts.get(task_id).get("first_worker_at")
-        if isinstance(first_worker_at, float) and _timestamp(event) >= first_worker_at:
+        known = self.facts.get(task_id)
+        retries = event.get("retries") if isinstance(event.get("retries"), int) else 0
+        first_worker_at = known.get("first_worker_at")
+        # Only against the same attempt: a retry re-sends the task, and that send comes after the first run.
+        if known.get("first_worker_retries") == retries and isinstance(first_worker_at, float) and _timestamp(event) >= first_worker_at:
             return {**event, "timestamp": first_worker_at - 0.001}
         return event
 
@@ -147,8 +158,8 @@ class Normalizer:
             "root_id": event.get("root_id"),
             "parent_id": event.get("parent_id"),
         }
-        if kind == "task-sent":
-            facts["sent_at"] = timestamp
+        if kind == "task-sent" and (not facts["retries"] or "sent_at" not in self.facts.get(task_id)):
+            facts["sent_at"] = timestamp  # the first dispatch: a retry's re-send does not move createdAt
         if kind == "task-received":
             # A new delivery (first run or a retry): the previous run's start no longer applies.
             self.facts.get(task_id).pop("started_at", None)
@@ -156,9 +167,12 @@ class Normalizer:
             facts["started_at"] = timestamp
         if kind in FROM_WORKER and event.get("hostname"):
             facts["worker"] = event["hostname"]
-        if kind in FROM_WORKER and "first_worker_at" not in self.facts.get(task_id):
-            facts["first_worker_at"] = timestamp
         known = self.facts.learn(task_id, **facts)
+        if kind in FROM_WORKER:
+            attempt_retries = known.get("retries", 0)
+            if known.get("first_worker_retries") != attempt_retries:
+                known["first_worker_retries"] = attempt_retries
+                known["first_worker_at"] = timestamp
         queue = known.get("queue")
         if isinstance(queue, str):
             self.queues_seen[queue] = None
@@ -213,6 +227,10 @@ class Normalizer:
         else:
             # A heartbeat says how many tasks run now: busy or idle is the useful state.
             state = "heartbeat" if active is None else ("busy" if active > 0 else "idle")
+        timestamp = _timestamp(event)
+        if self._same_heartbeat_as_last(hostname, kind, timestamp, state, active):
+            self.heartbeats_skipped += 1
+            return None
         worker: Dict[str, object] = {
             "externalId": cut(hostname, limits.EXTERNAL_ID_CHARS),
             "hostname": cut(hostname, limits.HOSTNAME_CHARS),
@@ -229,7 +247,17 @@ class Normalizer:
         if concurrency is not None:
             worker["concurrency"] = concurrency
         worker["metadata"] = {key: event[key] for key in WORKER_METADATA_KEYS if event.get(key) is not None}
-        return self._envelope("worker_state_change", _timestamp(event), "worker", worker)
+        return self._envelope("worker_state_change", timestamp, "worker", worker)
+
+    def _same_heartbeat_as_last(self, hostname: str, kind: str, timestamp: float, state: str, active: Optional[int]) -> bool:
+        last = self._last_worker_sent.get(hostname)
+        if kind == "worker-heartbeat" and last is not None and last[1:] == (state, active) and 0 <= timestamp - last[0] < HEARTBEAT_RESEND_S:
+            return True
+        self._last_worker_sent[hostname] = (timestamp, state, active)
+        self._last_worker_sent.move_to_end(hostname)
+        while len(self._last_worker_sent) > WORKERS_TRACKED_MAX:
+            self._last_worker_sent.popitem(last=False)
+        return False
 
     def _envelope(self, kind: str, timestamp: float, payload_key: str, payload: dict) -> dict:
         return {

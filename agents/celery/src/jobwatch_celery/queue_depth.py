@@ -17,6 +17,8 @@ from .normalize import WorkerInfo
 
 log = logging.getLogger("jobwatch_celery.queues")
 QUEUES_MAX = 1000
+# An unchanged depth is re-sent only this often: snapshots count against the daily quota.
+UNCHANGED_RESEND_S = 60.0
 INSPECT_TIMEOUT_S = 1.0
 
 
@@ -36,6 +38,8 @@ class QueueMonitor:
         self.connection_id = connection_id
         self._connection = None
         self._failing = False
+        self._last_sent: Dict[str, Tuple[Tuple[int, Optional[int]], float]] = {}
+        self.clock = time.monotonic
 
     def refresh_workers(self) -> None:
         """Which queues each worker consumes and its pool size, from `inspect` (replies within a second)."""
@@ -61,7 +65,10 @@ class QueueMonitor:
                 names[name] = None
         for name in self.queues_from_events():
             names[name] = None
-        return [name for name in names if 0 < len(name) <= QUEUE_CHARS][:QUEUES_MAX]
+        known = [name for name in names if 0 < len(name) <= QUEUE_CHARS][:QUEUES_MAX]
+        for gone in set(self._last_sent) - set(known):
+            del self._last_sent[gone]
+        return known
 
     def consumers(self) -> Dict[str, int]:
         counts: Dict[str, int] = {}
@@ -89,11 +96,16 @@ class QueueMonitor:
         consumers = self.consumers()
         timestamp = iso_from_epoch(time.time())
         events = []
+        now = self.clock()
         for name, (depth, broker_consumers) in depths.items():
             queue = {"name": name, "depth": depth}
             known = broker_consumers if broker_consumers is not None else consumers.get(name)
             if known is not None:
                 queue["consumers"] = known
+            last = self._last_sent.get(name)
+            if last is not None and last[0] == (depth, known) and now - last[1] < UNCHANGED_RESEND_S:
+                continue
+            self._last_sent[name] = ((depth, known), now)
             events.append({"type": "queue_snapshot", "timestamp": timestamp, "framework": "celery", "connectionId": self.connection_id, "queue": queue})
         return events
 
