@@ -57,7 +57,7 @@ try {
   note(`filling: ${queues} queues, ${workers} workers x ${Math.min(QUEUES_PER_WORKER, queues)} queues each`);
   await fill(service, queues, workers);
   const results: CannonResult[] = [];
-  for (const path of ['/api/queues', '/api/queues?sortBy=consumers&sortOrder=desc', '/api/queues?sortBy=throughput&timeRange=7d', '/api/health']) {
+  for (const path of ['/api/queues', '/api/queues?limit=1&sortBy=consumers', '/api/queues?sortBy=consumers&sortOrder=desc', '/api/queues?sortBy=throughput&timeRange=7d', '/api/health']) {
     results.push(await runCannon({ label: path, url: service.baseUrl, path, headers: { cookie: service.cookie }, connections, durationS, warmupS: 1 }));
   }
   console.log(table(['scenario', 'req/s', 'p50', 'p99', 'non-2xx'], results.map((r) => [r.label, r.rps.toFixed(0), fmtMs(r.p50), fmtMs(r.p99), String(r.non2xx)])));

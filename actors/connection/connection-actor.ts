@@ -160,7 +160,7 @@ export class ConnectionActor {
   evolve(record: ConnectionRecord): Changes {
     const changes: Changes = { jobs: new Set(), workers: new Set(), queues: new Set() };
     switch (record.t) {
-      case 'ingest':
+      case 'ingest': {
         let bytes = 0;
         for (const event of record.events) {
           this.dedup.add(dedupKeyOf(event));
@@ -169,6 +169,7 @@ export class ConnectionActor {
         }
         this.quota.record(record.events.length, bytes, record.receivedAtMs);
         break;
+      }
       case 'job.action':
         this.applyJobAction(record, changes);
         break;

@@ -8,6 +8,7 @@ import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import { Value } from '@sinclair/typebox/value';
 import { DomainError, type FieldErrors } from '../../actors/domain-error.ts';
 import { collectSchemaErrors } from '../../actors/ingest/schema-errors.ts';
+import { ILL_FORMED_MESSAGE, illFormedStringPath } from '../../actors/ingest/well-formed-strings.ts';
 
 export interface Model<T extends TSchema> {
   schema: T;
@@ -22,7 +23,21 @@ export function validBody<T extends TSchema>(model: Model<T>, body: unknown): St
   if (body === undefined || body === null || typeof body !== 'object') {
     throw new DomainError('VALIDATION_ERROR', 'request body must be a JSON object', { body: ['must be a JSON object'] });
   }
-  return checked(model, body);
+  const value = checked(model, body);
+  refuseIllFormedStrings(model, value as Record<string, unknown>);
+  return value;
+}
+
+/**
+ * Bodies are stored (names, emails): a lone UTF-16 surrogate would change on reload (see
+ * well-formed-strings.ts). Only the model's own properties are walked; their depth is the schema's.
+ */
+function refuseIllFormedStrings<T extends TSchema>(model: Model<T>, value: Record<string, unknown>): void {
+  const properties: Record<string, unknown> = model.schema.properties ?? {};
+  for (const key of Object.keys(properties)) {
+    const path = illFormedStringPath(value[key], key);
+    if (path !== null) throw new DomainError('VALIDATION_ERROR', `invalid ${path}`, { [path]: [ILL_FORMED_MESSAGE] });
+  }
 }
 
 export function validQuery<T extends TSchema>(model: Model<T>, query: Record<string, string | undefined>): Static<T> {

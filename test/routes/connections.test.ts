@@ -30,6 +30,18 @@ describe('connections', () => {
     expect((await t.request('POST', '/api/connections', { body: { name: 'prod' }, headers: { cookie: other } })).status).toBe(201);
   });
 
+  test('a name or email with a lone UTF-16 surrogate is refused (it would change on reload)', async () => {
+    const t = await testApp();
+    const cookie = await t.login();
+    const response = await t.request('POST', '/api/connections', { body: { name: 'prod\ud800' }, headers: { cookie } });
+    expect(response.status).toBe(400);
+    expect(response.json.error).toMatchObject({ code: 'VALIDATION_ERROR', details: { name: ['must be well-formed Unicode (no lone UTF-16 surrogates)'] } });
+    const user = await t.request('POST', '/api/users', { body: { email: 'a\udc00@example.com', password: 'a long enough password' }, headers: { cookie } });
+    expect(user.status).toBe(400);
+    expect(user.json.error.details.email).toBeDefined();
+    expect((await t.request('POST', '/api/connections', { body: { name: 'prod \ud83d\ude80' }, headers: { cookie } })).status).toBe(201);
+  });
+
   test('a blank name is a validation error naming the field', async () => {
     const t = await testApp();
     const cookie = await t.login();
