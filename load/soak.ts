@@ -28,7 +28,7 @@
 import { buildTemplates, nextSequence, stamp, type Template } from './events.ts';
 import { serviceFromEnv, type Service } from './service.ts';
 import { SoakStreams } from './soak-streams.ts';
-import { SoakRecorder, verdict, type SecondSample } from './soak-stats.ts';
+import { MachineSampler, SoakRecorder, verdict, type SecondSample } from './soak-stats.ts';
 import { flag, fmtBytes, fmtCount, fmtMs, machineDescription, note, num, parseArgs, sleep, str } from './util.ts';
 
 const TICK_MS = 100;
@@ -178,7 +178,8 @@ function traceLine(sample: SecondSample): string {
   const kinds = Object.entries(sample.kinds)
     .map(([kind, k]) => `${kind} ${k.count} ${fmtMs(k.p50)}/${fmtMs(k.p99)}`)
     .join(', ');
-  return `t=${sample.second}s rss ${fmtBytes(sample.rssBytes)} | ${kinds}`;
+  const cpu = sample.serviceCpuPercent === null ? 'n/a' : `${sample.serviceCpuPercent.toFixed(0)}%`;
+  return `t=${sample.second}s rss ${fmtBytes(sample.rssBytes)} cpu ${cpu} load ${sample.loadAverage ?? 'n/a'} | ${kinds}`;
 }
 
 async function soak(service: Service, options: SoakOptions): Promise<boolean> {
@@ -186,6 +187,7 @@ async function soak(service: Service, options: SoakOptions): Promise<boolean> {
   const pacers = buildPacers(service, options, recorder);
   const streams = new SoakStreams(service, recorder, options.streams);
   await streams.open();
+  const machine = new MachineSampler(service.pid);
   const started = performance.now();
   const ticks = Math.round((options.durationS * 1000) / TICK_MS);
   const ticksPerSecond = 1000 / TICK_MS;
@@ -196,7 +198,7 @@ async function soak(service: Service, options: SoakOptions): Promise<boolean> {
     for (const pacer of pacers) pacer.tick();
     if (tick % reconnectEveryTicks === 0) streams.reconnectNext();
     if (tick % ticksPerSecond !== 0) continue;
-    const sample = recorder.sample(tick / ticksPerSecond, service.rssBytes());
+    const sample = recorder.sample(tick / ticksPerSecond, service.rssBytes(), machine.next());
     if (options.trace) console.log(traceLine(sample));
     else if (sample.second % 10 === 0) note(traceLine(sample));
   }
@@ -205,7 +207,7 @@ async function soak(service: Service, options: SoakOptions): Promise<boolean> {
   const seriousLines = service.logs.filter((line) => /unhandled error|FATAL|live update failed|^\s+at /.test(line));
   for (let i = 0; i < seriousLines.length; i++) recorder.problem('service log', 'unhandled error, failure or stack trace');
   const result = verdict(recorder, options.warmupS);
-  const statuses = [...recorder.statusCounts].sort().map(([key, count]) => `${key}: ${fmtCount(count)}`).join(', ');
+  const statuses = [...recorder.statusCounts].sort().map(([key, count]) => `${key}: ${count}`).join(', ');
   console.log(`soak: ${options.durationS} s on ${machineDescription()}`);
   console.log(
     `load: ${fmtCount(options.eventsPerS)} events/s in batches of ${options.batch}, ${options.readsPerS} reads/s, ${options.actionsPerS} actions/s, ` +
