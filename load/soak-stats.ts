@@ -205,7 +205,7 @@ export function verdict(recorder: SoakRecorder, warmupS: number): Verdict {
       ? [`note: latency rose while the service did no more work per second (machine load ${first.load.toFixed(1)} -> ${last.load.toFixed(1)}): most likely other processes on the machine; run again before believing it`]
       : []),
     `problems (whole run): ${problems.length === 0 ? 'none' : `\n${problems.join('\n')}`}`,
-    `verdict: ${flat ? 'memory and latency stayed flat' : 'NOT flat (see the rows marked GREW/ROSE)'}`,
+    `verdict: ${flat ? 'memory, CPU and latency stayed flat' : 'NOT flat (see the rows marked GREW/ROSE)'}`,
   ].join('\n');
   return { text, flat };
 }
