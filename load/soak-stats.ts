@@ -202,7 +202,7 @@ export function verdict(recorder: SoakRecorder, warmupS: number): Verdict {
     table(['kind (requests/s)', 'RSS or p50, first third', 'last third', 'p99, first third', 'last third', ''], rows),
     describeRule(warmupS),
     ...(latencyRose && cpuFlat && !Number.isNaN(first.cpu)
-      ? [`note: latency rose while the service did no more work per second (machine load ${first.load.toFixed(1)} -> ${last.load.toFixed(1)}): most likely other processes on the machine; run again before believing it`]
+      ? [`note: latency rose while the service's CPU stayed within its rule (machine load ${first.load.toFixed(1)} -> ${last.load.toFixed(1)}): most likely other processes on the machine; run again before believing it`]
       : []),
     `problems (whole run): ${problems.length === 0 ? 'none' : `\n${problems.join('\n')}`}`,
     `verdict: ${flat ? 'memory, CPU and latency stayed flat' : 'NOT flat (see the rows marked GREW/ROSE)'}`,
