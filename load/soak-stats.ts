@@ -108,14 +108,15 @@ export class SoakRecorder {
 /**
  * The rule the verdict applies; printed with it. p99 gets more room than p50: a kind with
  * a few requests a second has a per-second p99 that is its slowest request, and the
- * machine is shared. Service CPU is judged too: at a steady load, a service doing more
- * work per second is slowing down whatever the machine does.
+ * machine is shared. Service CPU per request (CPU time in a second over the requests
+ * answered in it) is judged too: at a steady mix, a service doing more work per request
+ * is slowing down whatever the machine does, while a starved one does the same work later.
  */
 export const FLAT_RULE = {
   rssRatio: 1.1,
   rssSlackBytes: 16 * 1024 * 1024,
   cpuRatio: 1.25,
-  cpuSlackPercent: 5,
+  cpuSlackMs: 0.1,
   p50Ratio: 1.5,
   p50SlackMs: 2,
   p99Ratio: 2,
@@ -123,10 +124,10 @@ export const FLAT_RULE = {
 };
 
 export function describeRule(warmupS: number): string {
-  const { rssRatio, rssSlackBytes, cpuRatio, cpuSlackPercent, p50Ratio, p50SlackMs, p99Ratio, p99SlackMs } = FLAT_RULE;
+  const { rssRatio, rssSlackBytes, cpuRatio, cpuSlackMs, p50Ratio, p50SlackMs, p99Ratio, p99SlackMs } = FLAT_RULE;
   return (
     `rule: the first ${warmupS} s are warm-up; the rest is cut in thirds and medians of the per-second figures compared, last third against first. ` +
-    `Memory is flat when RSS <= ${rssRatio}x + ${fmtBytes(rssSlackBytes)}; service CPU when <= ${cpuRatio}x + ${cpuSlackPercent} points; ` +
+    `Memory is flat when RSS <= ${rssRatio}x + ${fmtBytes(rssSlackBytes)}; service CPU per request when <= ${cpuRatio}x + ${cpuSlackMs} ms; ` +
     `the latency of a kind when p50 <= ${p50Ratio}x + ${p50SlackMs} ms and p99 <= ${p99Ratio}x + ${p99SlackMs} ms.`
   );
 }
@@ -138,6 +139,7 @@ function median(values: readonly number[]): number {
 interface ThirdFigures {
   rss: number;
   cpu: number;
+  cpuMsPerRequest: number;
   load: number;
   p50: Record<string, number>;
   p99: Record<string, number>;
@@ -148,6 +150,10 @@ function figuresOf(samples: readonly SecondSample[], kinds: readonly string[]): 
   return {
     rss: median(samples.flatMap((s) => (s.rssBytes === null ? [] : [s.rssBytes]))),
     cpu: median(samples.flatMap((s) => (s.serviceCpuPercent === null ? [] : [s.serviceCpuPercent]))),
+    cpuMsPerRequest: median(samples.flatMap((s) => {
+      const requests = Object.values(s.kinds).reduce((sum, kind) => sum + kind.count, 0);
+      return s.serviceCpuPercent === null || requests === 0 ? [] : [(s.serviceCpuPercent * 10) / requests];
+    })),
     load: median(samples.flatMap((s) => (s.loadAverage === null ? [] : [s.loadAverage]))),
     p50: Object.fromEntries(kinds.map((kind) => [kind, pick(kind, 'p50')])),
     p99: Object.fromEntries(kinds.map((kind) => [kind, pick(kind, 'p99')])),
@@ -169,16 +175,24 @@ export function verdict(recorder: SoakRecorder, warmupS: number): Verdict {
   const kinds = [...new Set(measured.flatMap((sample) => Object.keys(sample.kinds)))].sort();
   const first = figuresOf(measured.slice(0, third), kinds);
   const last = figuresOf(measured.slice(measured.length - third), kinds);
-  const { rssRatio, rssSlackBytes, cpuRatio, cpuSlackPercent, p50Ratio, p50SlackMs, p99Ratio, p99SlackMs } = FLAT_RULE;
+  const { rssRatio, rssSlackBytes, cpuRatio, cpuSlackMs, p50Ratio, p50SlackMs, p99Ratio, p99SlackMs } = FLAT_RULE;
   const rows: string[][] = [];
   let flat = true;
   const rssFlat = Number.isNaN(first.rss) || within(last.rss, first.rss, rssRatio, rssSlackBytes);
   flat &&= rssFlat;
   rows.push(['memory (RSS)', fmtBytes(first.rss), fmtBytes(last.rss), '', '', Number.isNaN(first.rss) ? 'not measured' : rssFlat ? 'flat' : 'GREW']);
   const percent = (value: number): string => (Number.isNaN(value) ? 'n/a' : `${value.toFixed(0)}%`);
-  const cpuFlat = Number.isNaN(first.cpu) || within(last.cpu, first.cpu, cpuRatio, cpuSlackPercent);
+  const cpuFlat = Number.isNaN(first.cpuMsPerRequest) || within(last.cpuMsPerRequest, first.cpuMsPerRequest, cpuRatio, cpuSlackMs);
   flat &&= cpuFlat;
-  rows.push(['service CPU (of one core)', percent(first.cpu), percent(last.cpu), '', '', Number.isNaN(first.cpu) ? 'not measured' : cpuFlat ? 'flat' : 'ROSE']);
+  rows.push(['service CPU (of one core)', percent(first.cpu), percent(last.cpu), '', '', 'for reading']);
+  rows.push([
+    'service CPU per request',
+    fmtMs(first.cpuMsPerRequest),
+    fmtMs(last.cpuMsPerRequest),
+    '',
+    '',
+    Number.isNaN(first.cpuMsPerRequest) ? 'not measured' : cpuFlat ? 'flat' : 'ROSE',
+  ]);
   rows.push(['machine load (1 min)', first.load.toFixed(1), last.load.toFixed(1), '', '', 'for reading']);
   let latencyRose = false;
   for (const kind of kinds) {
@@ -202,7 +216,10 @@ export function verdict(recorder: SoakRecorder, warmupS: number): Verdict {
     table(['kind (requests/s)', 'RSS or p50, first third', 'last third', 'p99, first third', 'last third', ''], rows),
     describeRule(warmupS),
     ...(latencyRose && cpuFlat && !Number.isNaN(first.cpu)
-      ? [`note: latency rose while the service's CPU stayed within its rule (machine load ${first.load.toFixed(1)} -> ${last.load.toFixed(1)}): most likely other processes on the machine; run again before believing it`]
+      ? [
+          `note: latency rose while the service's CPU per request stayed flat (machine load ${first.load.toFixed(1)} -> ${last.load.toFixed(1)}): ` +
+            'the service (or this load process) most likely waited for a CPU held by other processes; run again before believing it',
+        ]
       : []),
     `problems (whole run): ${problems.length === 0 ? 'none' : `\n${problems.join('\n')}`}`,
     `verdict: ${flat ? 'memory, CPU and latency stayed flat' : 'NOT flat (see the rows marked GREW/ROSE)'}`,

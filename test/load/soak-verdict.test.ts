@@ -27,11 +27,17 @@ describe('the soak verdict (first third against last third after warm-up)', () =
     expect(result.text).toMatch(/memory \(RSS\).*GREW/);
   });
 
-  test('latency that rises with no more service CPU is not flat, and the output says the machine is the likely cause', () => {
+  test('latency that rises with no more service CPU per request is not flat, and the output says the machine is the likely cause', () => {
     const result = verdict(run(30, (second) => ({ rssBytes: 100 * MiB, cpu: 20, listMs: second > 22 ? 40 : 5 })), 2);
     expect(result.flat).toBe(false);
     expect(result.text).toMatch(/list .*ROSE/);
-    expect(result.text).toContain('most likely other processes');
+    expect(result.text).toContain('waited for a CPU held by other processes');
+  });
+
+  test('more service CPU per request at the same load is not flat', () => {
+    const result = verdict(run(30, (second) => ({ rssBytes: 100 * MiB, cpu: second > 22 ? 60 : 20, listMs: 5 })), 2);
+    expect(result.flat).toBe(false);
+    expect(result.text).toMatch(/service CPU per request.*ROSE/);
   });
 
   test('problems are listed', () => {
