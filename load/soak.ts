@@ -13,22 +13,24 @@
  * time, reading every event, and each reconnects with Last-Event-ID now and then (a
  * `reset` there is counted as a problem). Requests of a kind beyond 16 in flight are not
  * sent but counted. Every second it takes the service's RSS and each kind's p50/p99.
- * The service keeps at most --max-jobs jobs (MAX_JOBS_PER_CONNECTION), so after the
- * warm-up the data set stops growing and memory should stop growing with it.
+ * The service keeps at most --max-jobs jobs (MAX_JOBS_PER_CONNECTION) and --dedup-keys
+ * duplicate-detection keys (DEDUP_KEYS_MAX), small enough that both are full within the
+ * warm-up at the default rate: after it the data set stops growing, and so should memory
+ * and the work per request.
  *
  * At the end it prints first third against last third after the warm-up, the rule it
  * applied, and every problem counted (network errors, 5xx, unexpected 4xx, streams ended
  * by the server, resets); the exit code is 1 when anything was not flat or went wrong.
  * Options: --minutes (10), --warmup seconds (60), --rate events/s (1000), --batch (100),
  * --reads per s (20), --actions per s (4), --streams (4), --reconnect seconds (15),
- * --max-jobs (20000), --fsync (always), --trace (print every second), --quick.
+ * --max-jobs (10000), --dedup-keys (30000), --fsync (always), --trace (print every second), --quick.
  * Loopback only: it starts the service on 127.0.0.1 with a temporary data directory
  * (or attaches to BASE_URL, see service.ts; RSS is then not measured).
  */
 import { buildTemplates, nextSequence, stamp, type Template } from './events.ts';
 import { serviceFromEnv, type Service } from './service.ts';
 import { SoakStreams } from './soak-streams.ts';
-import { SoakRecorder, verdict, type SecondSample } from './soak-stats.ts';
+import { MachineSampler, SoakRecorder, verdict, type SecondSample } from './soak-stats.ts';
 import { flag, fmtBytes, fmtCount, fmtMs, machineDescription, note, num, parseArgs, sleep, str } from './util.ts';
 
 const TICK_MS = 100;
@@ -45,6 +47,7 @@ interface SoakOptions {
   streams: number;
   reconnectS: number;
   maxJobs: number;
+  dedupKeys: number;
   trace: boolean;
 }
 
@@ -178,7 +181,8 @@ function traceLine(sample: SecondSample): string {
   const kinds = Object.entries(sample.kinds)
     .map(([kind, k]) => `${kind} ${k.count} ${fmtMs(k.p50)}/${fmtMs(k.p99)}`)
     .join(', ');
-  return `t=${sample.second}s rss ${fmtBytes(sample.rssBytes)} | ${kinds}`;
+  const cpu = sample.serviceCpuPercent === null ? 'n/a' : `${sample.serviceCpuPercent.toFixed(0)}%`;
+  return `t=${sample.second}s rss ${fmtBytes(sample.rssBytes)} cpu ${cpu} load ${sample.loadAverage ?? 'n/a'} | ${kinds}`;
 }
 
 async function soak(service: Service, options: SoakOptions): Promise<boolean> {
@@ -186,6 +190,7 @@ async function soak(service: Service, options: SoakOptions): Promise<boolean> {
   const pacers = buildPacers(service, options, recorder);
   const streams = new SoakStreams(service, recorder, options.streams);
   await streams.open();
+  const machine = new MachineSampler(service.pid);
   const started = performance.now();
   const ticks = Math.round((options.durationS * 1000) / TICK_MS);
   const ticksPerSecond = 1000 / TICK_MS;
@@ -196,7 +201,7 @@ async function soak(service: Service, options: SoakOptions): Promise<boolean> {
     for (const pacer of pacers) pacer.tick();
     if (tick % reconnectEveryTicks === 0) streams.reconnectNext();
     if (tick % ticksPerSecond !== 0) continue;
-    const sample = recorder.sample(tick / ticksPerSecond, service.rssBytes());
+    const sample = recorder.sample(tick / ticksPerSecond, service.rssBytes(), machine.next());
     if (options.trace) console.log(traceLine(sample));
     else if (sample.second % 10 === 0) note(traceLine(sample));
   }
@@ -205,11 +210,12 @@ async function soak(service: Service, options: SoakOptions): Promise<boolean> {
   const seriousLines = service.logs.filter((line) => /unhandled error|FATAL|live update failed|^\s+at /.test(line));
   for (let i = 0; i < seriousLines.length; i++) recorder.problem('service log', 'unhandled error, failure or stack trace');
   const result = verdict(recorder, options.warmupS);
-  const statuses = [...recorder.statusCounts].sort().map(([key, count]) => `${key}: ${fmtCount(count)}`).join(', ');
+  const statuses = [...recorder.statusCounts].sort().map(([key, count]) => `${key}: ${count}`).join(', ');
   console.log(`soak: ${options.durationS} s on ${machineDescription()}`);
   console.log(
     `load: ${fmtCount(options.eventsPerS)} events/s in batches of ${options.batch}, ${options.readsPerS} reads/s, ${options.actionsPerS} actions/s, ` +
-      `1 agent poll/s, ${options.streams} streams (each resumes every ${options.reconnectS} s); at most ${fmtCount(options.maxJobs)} jobs kept`,
+      `1 agent poll/s, ${options.streams} streams (each resumes every ${options.reconnectS} s); ` +
+      `at most ${fmtCount(options.maxJobs)} jobs and ${fmtCount(options.dedupKeys)} dedup keys kept`,
   );
   console.log(`streams: ${streams.summary()}`);
   console.log(`answers: ${statuses}`);
@@ -230,11 +236,17 @@ if (import.meta.main) {
     actionsPerS: num(args, 'actions', 4),
     streams: num(args, 'streams', 4),
     reconnectS: num(args, 'reconnect', 15),
-    maxJobs: num(args, 'max-jobs', quick ? 3_000 : 20_000),
+    maxJobs: num(args, 'max-jobs', quick ? 3_000 : 10_000),
+    dedupKeys: num(args, 'dedup-keys', quick ? 5_000 : 30_000),
     trace: flag(args, 'trace'),
   };
   if (options.durationS <= options.warmupS) throw new Error(`--minutes must leave time after the ${options.warmupS} s warm-up`);
-  const env = { FSYNC: str(args, 'fsync', 'always'), DAILY_EVENT_LIMIT: '0', MAX_JOBS_PER_CONNECTION: String(options.maxJobs) };
+  const env = {
+    FSYNC: str(args, 'fsync', 'always'),
+    DAILY_EVENT_LIMIT: '0',
+    MAX_JOBS_PER_CONNECTION: String(options.maxJobs),
+    DEDUP_KEYS_MAX: String(options.dedupKeys),
+  };
   const service = await serviceFromEnv({ env, label: 'service' });
   let ok = false;
   try {
