@@ -15,13 +15,20 @@ import { fileURLToPath } from 'node:url';
 import { MODULES } from './modules.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const requested = process.argv.slice(2);
+// `persistence` runs every part of the module; `persistence:2` only its second part (the
+// table then counts the other parts from their last reports)
+const requested = process.argv.slice(2).map((argument) => argument.split(':')[0]);
+const onlyParts = new Map();
+for (const argument of process.argv.slice(2).filter((each) => each.includes(':'))) {
+  const [name, part] = argument.split(':');
+  onlyParts.set(name, (onlyParts.get(name) ?? new Set()).add(Number(part) - 1));
+}
 const unknown = requested.filter((name) => !(name in MODULES));
 if (unknown.length > 0) {
   console.error(`unknown module ${unknown.join(', ')}; known: ${Object.keys(MODULES).join(', ')}`);
   process.exit(2);
 }
-const names = requested.length > 0 ? requested : Object.keys(MODULES);
+const names = requested.length > 0 ? [...new Set(requested)] : Object.keys(MODULES);
 const stryker = join(root, 'node_modules', '@stryker-mutator', 'core', 'bin', 'stryker.js');
 
 const rows = [];
@@ -31,8 +38,12 @@ for (const name of names) {
   const totals = count([]);
   const { what, parts } = MODULES[name];
   for (const [index, part] of parts.entries()) {
-    console.log(`\n=== mutate ${name} (part ${index + 1} of ${parts.length}: ${what}): ${part.mutate.join(' ')}`);
     const report = join(root, 'reports', 'mutation', `${name}-${index + 1}.json`);
+    if (onlyParts.has(name) && !onlyParts.get(name).has(index)) {
+      if (existsSync(report)) addUp(totals, count([JSON.parse(readFileSync(report, 'utf8'))]));
+      continue;
+    }
+    console.log(`\n=== mutate ${name} (part ${index + 1} of ${parts.length}: ${what}): ${part.mutate.join(' ')}`);
     rmSync(report, { force: true });
     const run = spawnSync(process.execPath, [stryker, 'run', 'stryker.config.mjs'], {
       cwd: root,
@@ -44,8 +55,7 @@ for (const name of names) {
       failed = true;
       continue;
     }
-    const partTotals = count([JSON.parse(readFileSync(report, 'utf8'))]);
-    for (const key of Object.keys(totals)) totals[key] += partTotals[key];
+    addUp(totals, count([JSON.parse(readFileSync(report, 'utf8'))]));
   }
   rows.push({ name, minutes: (Date.now() - startedAt) / 60_000, ...totals });
 }
@@ -59,6 +69,10 @@ for (const row of rows) {
   );
 }
 process.exit(failed ? 1 : 0);
+
+function addUp(totals, more) {
+  for (const key of Object.keys(totals)) totals[key] += more[key];
+}
 
 /** Mutant statuses summed over every file of mutation-testing-report-schema JSON reports. */
 function count(reports) {

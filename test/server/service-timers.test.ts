@@ -41,7 +41,7 @@ async function start(overrides: Partial<Config>, timers: Partial<ServiceTimers>)
 }
 
 /** Polls until `condition` holds; fails naming `what` after `timeoutMs`. */
-async function eventually(what: string, condition: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
+async function eventually(what: string, condition: () => boolean | Promise<boolean>, timeoutMs = 8_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
