@@ -34,7 +34,7 @@ export default {
   // the tests the command runs, and what bun needs to run them, must be in the sandbox
   ignorePatterns: ['/reports', '/data', '/.stryker-tmp', '/load'],
   symlinkNodeModules: true,
-  tempDirName: '.stryker-tmp',
+  tempDirName: `.stryker-tmp/${reportName}`, // one per part, so parts can run side by side
   cleanTempDir: 'always',
   concurrency: 2,
   // a mutant that makes a test hang is a timeout; the budget scales with the dry run's time

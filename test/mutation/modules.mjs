@@ -43,7 +43,13 @@ export const MODULES = {
         mutate: ['persistence/log-writer.ts', 'persistence/durable-store.ts', 'persistence/file-storage.ts', 'persistence/record-codec.ts'],
         // the simulation with 15 seeds per fsync policy instead of up to 200: every seed runs for every mutant
         env: { PERSISTENCE_SIM_SEEDS: '15' },
-        tests: [`${P}/durable-store-log.test.ts`, `${P}/snapshot.test.ts`, `${P}/recovery.test.ts`, `${P}/simulation.test.ts`],
+        tests: [
+          `${P}/durable-store-edges.test.ts`,
+          `${P}/durable-store-log.test.ts`,
+          `${P}/snapshot.test.ts`,
+          `${P}/recovery.test.ts`,
+          `${P}/simulation.test.ts`,
+        ],
       },
     ],
   },
