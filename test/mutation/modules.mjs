@@ -32,6 +32,7 @@ export const MODULES = {
         tests: [
           `${P}/frame.test.ts`,
           `${P}/frame-edges.test.ts`,
+          `${P}/log-refusals.test.ts`,
           `${P}/names-errors-decisions.test.ts`,
           `${P}/recovery.test.ts`,
           `${P}/recovery-details.test.ts`,
