@@ -98,3 +98,54 @@ describe('log refusals, word for word', () => {
     );
   });
 });
+
+describe('which snapshot recovery starts from', () => {
+  const snapshot = (dir: string, seq: number) => writeSnapshotFile(new FileStorage(), dir, seq, { chunks: [[seq]][Symbol.iterator]() });
+  const corrupt = (path: string) => writeFileSync(path, 'not a snapshot');
+
+  async function recovered(dir: string) {
+    const lines: string[] = [];
+    const records: number[] = [];
+    const chunks: unknown[] = [];
+    const result = await recoverDataDir({
+      dir,
+      storage: new FileStorage(),
+      log: (line) => lines.push(line),
+      handler: { snapshotChunk: (chunk) => chunks.push(chunk), record: (record) => records.push((record as { n: number }).n) },
+    });
+    return { result, lines, records, chunks };
+  }
+
+  test('of several intact snapshots, the newest; files that are not data files are ignored', async () => {
+    const { dir } = directory([[1, [1, 2, 3, 4, 5, 6, 7, 8]]]);
+    for (const seq of [2, 6, 4]) await snapshot(dir, seq);
+    writeFileSync(join(dir, 'notes.txt'), 'left by an operator');
+    const { result, records, chunks } = await recovered(dir);
+    expect(result.report.snapshotSeq).toBe(6);
+    expect(chunks).toEqual([[6]]);
+    expect(records).toEqual([7, 8]);
+  });
+
+  test('a corrupt newest and a corrupt older snapshot: both are said, and the complete log from seq 1 is used', async () => {
+    const { dir } = directory([[1, [1, 2, 3, 4, 5, 6, 7]]]);
+    const older = await snapshot(dir, 3);
+    const newest = await snapshot(dir, 6);
+    corrupt(older.path);
+    corrupt(newest.path);
+    const { result, lines, records } = await recovered(dir);
+    expect(result.report.snapshotSeq).toBe(0);
+    expect(records).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^older snapshot ${older.path} is corrupt too \\(.+\\); skipping it$`)));
+  });
+
+  test('a corrupt newest snapshot that nothing else reaches is refused, saying how far the log reaches', async () => {
+    const { dir } = directory([[1, [1, 2, 3, 4, 5]]]);
+    await snapshot(dir, 3);
+    const newest = await snapshot(dir, 6);
+    corrupt(newest.path);
+    const message = await refusal(dir);
+    expect(message).toContain(`snapshot ${newest.path} is corrupt`);
+    // the older snapshot and the empty state both fall short; the last one tried is named
+    expect(message).toContain('nothing holds every record up to its seq 6 (from an empty state the log reaches only seq 5)');
+  });
+});
