@@ -32,6 +32,7 @@ export type FrameDamage = Exclude<FrameReadOutcome, { kind: 'ok' }>;
 
 export function encodeFrame(magic: number, seq: number, payload: Uint8Array): Uint8Array {
   invariant(Number.isSafeInteger(seq) && seq >= 0, `frame sequence ${seq} is not a safe non-negative integer`);
+  // Stryker disable next-line ConditionalExpression,EqualityOperator,StringLiteral: a 4 GiB payload cannot be built in a test; records are bounded far below it
   invariant(payload.length <= PAYLOAD_BYTES_MAX, `frame payload of ${payload.length} bytes does not fit a u32 length`);
   const frame = new Uint8Array(FRAME_HEADER_BYTES + payload.length);
   const view = new DataView(frame.buffer);
@@ -84,7 +85,9 @@ export function readFrame(bytes: Uint8Array, offset: number, magic: number, expe
  */
 export function findIntactFrame(bytes: Uint8Array, fromOffset: number, magic: number): number | undefined {
   const firstByte = magic >>> 24;
+  // Stryker disable next-line ArithmeticOperator: offsets past the end hold no first magic byte, so a longer walk finds nothing more
   for (let offset = fromOffset; offset + FRAME_HEADER_BYTES <= bytes.length; offset++) {
+    // Stryker disable next-line ConditionalExpression: a shortcut only; readFrame rejects the same offsets by their magic
     if (bytes[offset] !== firstByte) continue;
     const outcome = readFrame(bytes, offset, magic);
     if (outcome.kind === 'ok') return offset;

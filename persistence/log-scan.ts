@@ -99,6 +99,7 @@ export async function assessLog(
     }
     expectedSeq = result.lastSeq + 1;
   }
+  // Stryker disable next-line ArithmeticOperator: with no segment after the base, max() picks baseSeq whatever the fallback is
   const lastLogSeq = Math.max(baseSeq, (expectedSeq ?? baseSeq + 1) - 1);
   return { condition: tornTail ? 'torn' : 'clean', segments: relevant, tornTail, lastLogSeq };
 }

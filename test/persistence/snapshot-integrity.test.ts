@@ -13,7 +13,10 @@ import { FileStorage } from '../../persistence/file-storage.ts';
 import { snapshotFileName } from '../../persistence/file-names.ts';
 import { FRAME_HEADER_BYTES, SNAPSHOT_MAGIC, encodeFrame, readFrame } from '../../persistence/frame.ts';
 import { decodeValue, encodeValue } from '../../persistence/record-codec.ts';
+import { DurabilityError } from '../../persistence/errors.ts';
+import { RecordingStorage } from '../../persistence/recording-storage.ts';
 import { readSnapshotFile, writeSnapshotFile } from '../../persistence/snapshot-file.ts';
+import { snapshotTempFileName } from '../../persistence/file-names.ts';
 
 const storage = new FileStorage();
 const tempDirs: string[] = [];
@@ -136,7 +139,7 @@ describe('snapshot file integrity', () => {
     const path = await writtenSnapshot();
     const bytes = readFileSync(path);
     const header = frames(bytes)[0]!;
-    const unreadable = encodeFrame(SNAPSHOT_MAGIC, 0, new Uint8Array([0xc1])); // 0xc1: never used by msgpack
+    const unreadable = encodeFrame(SNAPSHOT_MAGIC, 0, new Uint8Array([0x92])); // an array of two, cut off: msgpack throws
     writeFileSync(path, Buffer.concat([unreadable, bytes.subarray(header.end)]));
     await expectCorrupt(path, 'header does not describe');
   });
@@ -171,5 +174,62 @@ describe('snapshot file integrity', () => {
     const { path } = await writeSnapshotFile(storage, dir, SEQ, { chunks: [][Symbol.iterator]() });
     const read = await readSnapshotFile(storage, path, SEQ);
     expect(read).toEqual({ kind: 'ok', seq: SEQ, chunkPayloads: [] });
+  });
+});
+
+describe('snapshot file writing', () => {
+  const freshDir = (): string => {
+    const dir = mkdtempSync(join(tmpdir(), 'jobwatch-snapshot-write-'));
+    tempDirs.push(dir);
+    return dir;
+  };
+
+  test('the reported size is the size of the file', async () => {
+    const dir = freshDir();
+    const written = await writeSnapshotFile(storage, dir, SEQ, { chunks: CHUNKS[Symbol.iterator]() });
+    expect(written.bytes).toBe(readFileSync(written.path).length);
+  });
+
+  test('a temp file left by an attempt that failed is started over, not appended to', async () => {
+    const dir = freshDir();
+    writeFileSync(join(dir, snapshotTempFileName(SEQ)), 'half a snapshot from a crash');
+    const { path } = await writeSnapshotFile(storage, dir, SEQ, { chunks: CHUNKS[Symbol.iterator]() });
+    const read = await readSnapshotFile(storage, path, SEQ);
+    expect(read.kind).toBe('ok');
+  });
+
+  test('a write that fails midway closes the source (the engine releases its copy-on-write) and says why, with the cause', async () => {
+    const dir = freshDir();
+    const failing = new RecordingStorage(storage);
+    let appends = 0;
+    failing.beforeOperation = (operation) => {
+      if (operation.name === 'append' && ++appends === 3) throw new Error('ENOSPC: simulated full disk');
+    };
+    let closed = false;
+    function* chunks(): Generator<number[]> {
+      try {
+        for (const chunk of CHUNKS) yield chunk;
+      } finally {
+        closed = true;
+      }
+    }
+    const error = await writeSnapshotFile(failing, dir, SEQ, { chunks: chunks() }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(DurabilityError);
+    expect((error as Error).message).toContain('was not written: ENOSPC');
+    expect(((error as Error).cause as Error).message).toBe('ENOSPC: simulated full disk');
+    expect(closed).toBe(true);
+  });
+
+  test('a write that cannot even open its file fails as a DurabilityError, also for a source without return()', async () => {
+    const dir = freshDir();
+    const failing = new RecordingStorage(storage);
+    failing.beforeOperation = (operation) => {
+      if (operation.name === 'openAppend') throw new Error('EACCES: simulated');
+    };
+    const arrayIterator = CHUNKS[Symbol.iterator]();
+    expect((arrayIterator as { return?: unknown }).return).toBeUndefined();
+    const error = await writeSnapshotFile(failing, dir, SEQ, { chunks: arrayIterator }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(DurabilityError);
+    expect((error as Error).message).toContain('EACCES');
   });
 });

@@ -72,6 +72,22 @@ describe('retention at its cutoff', () => {
     expect(t.engine.connection(c.id)!.jobs.getByExternalId('long-running')?.state).toBe('active');
   });
 
+  // KNOWN BUG, left for the owner of actors/connection: retention walks jobs by createdAt and
+  // stops at the first one created at or after the cutoff, assuming no job changed state
+  // before it was created. A payload `createdAt` later than the job's events breaks that,
+  // and such a job is never removed. When this is fixed, `test.failing` turns red: make it `test`.
+  test.failing('a job whose reported createdAt is after the cutoff but whose last change is older is removed', async () => {
+    const t = await testApp();
+    const cookie = await t.login();
+    const c = await t.createConnection(cookie, 'prod');
+    await t.ingest(c.apiKey, [jobEvent(c.id, CUTOFF_MS - 10, { externalId: 'skewed', createdAt: new Date(CUTOFF_MS).toISOString() })]);
+    expect(t.engine.connection(c.id)!.jobs.getByExternalId('skewed')?.createdAtMs).toBe(CUTOFF_MS);
+
+    await t.engine.commit({ t: 'retention', atMs: RETENTION_AT_MS });
+
+    expect(t.engine.connection(c.id)!.jobs.getByExternalId('skewed')).toBeUndefined();
+  });
+
   test('a worker last heard from exactly at the cutoff is kept; one a millisecond older is removed', async () => {
     const t = await testApp();
     const cookie = await t.login();

@@ -37,11 +37,11 @@ async function start(overrides: Partial<Config>, timers: Partial<ServiceTimers>)
   const baseUrl = `http://127.0.0.1:${service.port}`;
   const cookie = await login(baseUrl, ADMIN_EMAIL, ADMIN_PASSWORD);
   const connection = await createConnection(baseUrl, cookie, 'timers');
-  return { service, dir, lines, baseUrl, cookie, connection };
+  return { service, config, dir, lines, baseUrl, cookie, connection };
 }
 
 /** Polls until `condition` holds; fails naming `what` after `timeoutMs`. */
-async function eventually(what: string, condition: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
+async function eventually(what: string, condition: () => boolean | Promise<boolean>, timeoutMs = 8_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
@@ -93,6 +93,27 @@ describe('timers of the running service', () => {
     expect(seq).toBeGreaterThanOrEqual(seqAtThreshold);
     expect(readdirSync(join(dir, 'log')).filter((name) => name.endsWith('.snap')).length).toBe(1);
     expect(store.logBytesSinceSnapshot).toBeLessThan(logBytesMax);
+  }, 30_000);
+
+  test('a log of exactly SNAPSHOT_LOG_MB is due', async () => {
+    const { service, config, lines } = await start({ snapshotLogBytesMax: 1024 * 1024 * 1024, snapshotIntervalMs: 24 * HOUR_MS }, { snapshotCheckIntervalMs: CHECK_MS });
+    // nothing else writes (retention runs hourly here): the threshold is met to the byte
+    config.snapshotLogBytesMax = service.opened.store.logBytesSinceSnapshot;
+    await eventually('a snapshot when the log reaches the threshold exactly', () => snapshotLines(lines).length > 0);
+  }, 30_000);
+
+  test('a snapshot that fails is logged, and the service goes on', async () => {
+    const { service, lines, baseUrl, connection } = await start({ snapshotLogBytesMax: 1024 * 1024 * 1024, snapshotIntervalMs: 50 }, { snapshotCheckIntervalMs: CHECK_MS });
+    // a snapshot written behind the service's back: the timer's own attempt is refused while it runs
+    let release = false;
+    function* slowChunks(): Generator<number[]> {
+      while (!release) yield [0];
+    }
+    const blocking = service.opened.store.writeSnapshot({ chunks: slowChunks() });
+    await eventually('a logged snapshot failure', () => lines.some((line) => line.startsWith('snapshot failed: ') && line.includes('already being written')));
+    release = true;
+    await blocking;
+    expect((await ingest(baseUrl, connection.apiKey, batchOfJobs(connection.id, 'after', 1))).status).toBe(200);
   }, 30_000);
 
   test('a snapshot is taken when SNAPSHOT_INTERVAL_MINUTES has passed, and only when something was written since', async () => {
