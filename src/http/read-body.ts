@@ -9,7 +9,6 @@
 import { DomainError } from '../../actors/domain-error.ts';
 import type { AppDeps } from '../app-deps.ts';
 import { requestPath } from './request-path.ts';
-import { firstIllFormedString, mayHoldLoneSurrogates } from './well-formed-json.ts';
 
 /** Answers that leave a body unread close the connection, so Bun does not drain the rest. */
 const CLOSE = { connection: 'close' };
@@ -27,25 +26,20 @@ export interface BodyReader {
   /** The body's bytes, at most `maxBytes`; throws 413, 408, or 400 for a body cut off by the client. */
   bytes(request: Request, maxBytes: number): Promise<Uint8Array>;
   /**
-   * `Content-Type: application/json` (else 415), then `bytes`, then JSON.parse (else 400),
-   * then every string well-formed Unicode (else 400). Ingest keeps ill-formed strings
-   * (`perEventStrings`): its per-event validation refuses the events that hold them, so
-   * one bad event does not fail the batch.
+   * `Content-Type: application/json` (else 415), then `bytes`, then JSON.parse (else 400).
+   * Strings that are not well-formed Unicode are refused by validation (`validBody`, and
+   * per event on ingest), since a lone surrogate would change on reload.
    */
-  json(request: Request, maxBytes: number, options?: { perEventStrings?: boolean }): Promise<unknown>;
+  json(request: Request, maxBytes: number): Promise<unknown>;
 }
 
 export function bodyReader({ config, logError }: BodyReaderDeps): BodyReader {
   const bytes = (request: Request, maxBytes: number) => readCapped(request, maxBytes, config.bodyTimeoutMs, logError);
   return {
     bytes,
-    async json(request, maxBytes, options) {
+    async json(request, maxBytes) {
       requireJsonContentType(request);
-      const { text, value } = parseJson(await bytes(request, maxBytes));
-      if (options?.perEventStrings !== true && mayHoldLoneSurrogates(text) && firstIllFormedString(value) !== null) {
-        throw new DomainError('VALIDATION_ERROR', 'request body holds a string that is not well-formed Unicode', { body: ['strings must not contain lone surrogates'] });
-      }
-      return value;
+      return parseJson(await bytes(request, maxBytes));
     },
   };
 }
@@ -59,10 +53,9 @@ export function requireJsonContentType(request: Request): void {
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
-function parseJson(bytes: Uint8Array): { text: string; value: unknown } {
+function parseJson(bytes: Uint8Array): unknown {
   try {
-    const text = strictUtf8.decode(bytes);
-    return { text, value: JSON.parse(text) };
+    return JSON.parse(strictUtf8.decode(bytes));
   } catch {
     throw new DomainError('VALIDATION_ERROR', 'request body is not valid JSON', { body: ['must be valid JSON in UTF-8'] });
   }
