@@ -41,6 +41,14 @@ const READ_AS: Record<string, (config: Config) => unknown> = {
   SNAPSHOT_LOG_MB: (config) => config.snapshotLogBytesMax / MIB,
   SNAPSHOT_INTERVAL_MINUTES: (config) => config.snapshotIntervalMs / 60_000,
   STREAMS_PER_USER_MAX: (config) => config.streamsPerUserMax,
+  BODY_TIMEOUT_SECONDS: (config) => config.bodyTimeoutMs / 1000,
+  QUEUES_PER_CONNECTION_MAX: (config) => config.tenantLimits.queuesPerConnectionMax,
+  WORKERS_PER_CONNECTION_MAX: (config) => config.tenantLimits.workersPerConnectionMax,
+  CONNECTION_MEMORY_MB: (config) => config.tenantLimits.connectionMemoryBytesMax / MIB,
+  DAILY_INGEST_MB: (config) => config.tenantLimits.dailyIngestBytesMax / MIB,
+  CLOCK_SKEW_TOLERANCE_SECONDS: (config) => config.tenantLimits.clockSkewToleranceMs / 1000,
+  STREAM_RESUME_BUFFER_MB: (config) => config.streamResumeBufferBytesMax / MIB,
+  STREAM_RESUME_GRACE_SECONDS: (config) => config.streamResumeGraceMs / 1000,
 };
 
 /** Defaults that are not a plain value in the config: null there, and applied (or generated) later. */
@@ -48,6 +56,8 @@ const APPLIED_ELSEWHERE: Record<string, (config: Config) => unknown> = {
   ADMIN_EMAIL: (config) => config.adminEmail,
   ADMIN_PASSWORD: (config) => config.adminPassword,
   SESSION_SECRET: (config) => config.sessionSecret,
+  PUBLIC_URL: (config) => config.publicUrl,
+  TRUSTED_PROXIES: (config) => config.trustedProxies,
 };
 
 function asValue(cell: string): string | number {
@@ -85,6 +95,13 @@ describe('README configuration table', () => {
       expect(documented.get(name)).toContain('generated');
       expect(APPLIED_ELSEWHERE[name]!(defaults)).toBeNull();
     }
+  });
+
+  test('PUBLIC_URL and TRUSTED_PROXIES: unset means none, as documented', () => {
+    expect(documented.get('PUBLIC_URL')).toBe('unset');
+    expect(APPLIED_ELSEWHERE.PUBLIC_URL!(defaults)).toBeNull();
+    expect(documented.get('TRUSTED_PROXIES')).toContain('trust none');
+    expect(defaults.trustedProxies.entries).toEqual([]);
   });
 
   test('ADMIN_EMAIL: unset, the first admin is the documented address', async () => {
