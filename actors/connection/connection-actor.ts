@@ -167,6 +167,7 @@ export class ConnectionActor {
           bytes += eventBytes(event);
           this.applyEvent(event, changes);
         }
+        this.enforceJobCap(changes);
         this.quota.record(record.events.length, bytes, record.receivedAtMs);
         break;
       }
@@ -271,7 +272,6 @@ export class ConnectionActor {
       this.queues.touch(queue, event.atMs);
       this.recordMetrics(change, queue, event);
     }
-    if (change.created) this.enforceJobCap(change.job);
   }
 
   /** Metrics move only when the newest event moves the job into a new state. */
@@ -300,16 +300,32 @@ export class ConnectionActor {
     changes.queues.add(this.queues.applySnapshot(this.connectionId, event));
   }
 
-  /** Past the per-connection cap, the oldest finished jobs go first, then the oldest of any state. */
-  private enforceJobCap(justCreated: Job): void {
-    if (this.jobs.size <= this.limits.maxJobsPerConnection) return;
-    const victim =
-      this.oldestJob((job) => job !== justCreated && isFinished(job.state)) ?? this.oldestJob((job) => job !== justCreated);
-    if (victim !== undefined) this.jobs.remove(victim);
+  /**
+   * Past the per-connection cap, the oldest finished jobs go first, then the oldest of any
+   * state. Enforced once the whole record is applied:
+   * `decide` judged every event against the jobs as they were before the record, so a job
+   * evicted halfway would leave a later event of the same record without its job (and the
+   * log unreplayable).
+   */
+  private enforceJobCap(changes: Changes): void {
+    const excess = this.jobs.size - this.limits.maxJobsPerConnection;
+    if (excess <= 0) return;
+    const victims = new Set<Job>();
+    this.collectOldest(victims, excess, (job) => isFinished(job.state));
+    this.collectOldest(victims, excess, () => true);
+    for (const job of victims) {
+      this.jobs.remove(job);
+      changes.jobs.delete(job);
+    }
   }
 
-  private oldestJob(matches: (job: Job) => boolean): Job | undefined {
-    for (const entry of this.jobs.indexes.createdAt.scan('asc')) if (matches(entry.item)) return entry.item;
-    return undefined;
+  /** Adds the oldest matching jobs (by createdAt) to `victims` until it holds `count`. */
+  private collectOldest(victims: Set<Job>, count: number, matches: (job: Job) => boolean): void {
+    if (victims.size >= count) return;
+    for (const entry of this.jobs.indexes.createdAt.scan('asc')) {
+      if (victims.has(entry.item) || !matches(entry.item)) continue;
+      victims.add(entry.item);
+      if (victims.size >= count) return;
+    }
   }
 }

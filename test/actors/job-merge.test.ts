@@ -119,4 +119,23 @@ describe('job merge rules', () => {
     expect(actor.jobs.getByExternalId('done')).toBeUndefined();
     expect(actor.jobs.getByExternalId('old-active')).toBeDefined();
   });
+
+  test('a record that creates a job past the cap and then updates the job the cap evicts applies whole, and replays', () => {
+    const capped = { ...limits, maxJobsPerConnection: 1 };
+    const batches = [[at(1, { externalId: 'x', state: 'completed' })], [at(2, { externalId: 'y', state: 'queued' }), at(3, { externalId: 'x', state: 'failed' })]];
+    const records: Parameters<ConnectionActor['evolve']>[0][] = [];
+    const live = new ConnectionActor(CONNECTION, capped);
+    for (const batch of batches) {
+      const { record } = live.decideIngest(batch, T0);
+      records.push(structuredClone(record!));
+      live.evolve(record!);
+    }
+    const replayed = new ConnectionActor(CONNECTION, capped);
+    for (const record of records) replayed.evolve(record);
+    for (const actor of [live, replayed]) {
+      expect(actor.jobs.size).toBe(1);
+      expect(actor.jobs.getByExternalId('x')).toBeUndefined(); // the oldest finished job, updated or not
+      expect(actor.jobs.getByExternalId('y')?.state).toBe('queued');
+    }
+  });
 });
