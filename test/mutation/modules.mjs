@@ -47,6 +47,7 @@ export const MODULES = {
         tests: [
           `${P}/durable-store-edges.test.ts`,
           `${P}/durable-store-log.test.ts`,
+          `${P}/file-storage.test.ts`,
           `${P}/snapshot.test.ts`,
           `${P}/recovery.test.ts`,
           `${P}/simulation.test.ts`,
