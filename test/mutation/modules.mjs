@@ -76,20 +76,18 @@ export const MODULES = {
     what: 'event validation, dedup keys and cache, daily quota, the ingest decision',
     parts: [
       {
+        mutate: ['actors/ingest/*.ts', '!actors/ingest/dedup-key.ts', 'actors/services/ingest-service.ts'],
+        tests: ['test/routes/ingest-envelope.test.ts', 'test/routes/ingest-event-rules.test.ts'],
+      },
+      {
         mutate: [
-          'actors/ingest/*.ts',
+          'actors/ingest/dedup-key.ts',
           'actors/connection/dedup-cache.ts',
           'actors/connection/daily-quota.ts',
           'actors/connection/batch-ids.ts',
-          'actors/services/ingest-service.ts',
           'actors/connection/connection-actor.ts:72-119',
         ],
-        tests: [
-          'test/routes/ingest-envelope.test.ts',
-          'test/routes/ingest-event-rules.test.ts',
-          'test/routes/ingest-dedup-quota.test.ts',
-          'test/actors/dedup-cache.test.ts',
-        ],
+        tests: ['test/actors/dedup-cache.test.ts', 'test/routes/ingest-dedup-quota.test.ts'],
       },
     ],
   },
