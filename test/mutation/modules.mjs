@@ -57,17 +57,14 @@ export const MODULES = {
   },
   auth: {
     what: 'accounts, sessions, login and its limiter, session cookie and API-key checks',
+    // every login hashes a password (argon2id), so these route tests are the slow ones
     parts: [
       {
-        mutate: [
-          'actors/accounts/*.ts',
-          'actors/services/account-service.ts',
-          'src/http/dashboard-auth.ts',
-          'src/http/api-key.ts',
-          'src/routes/auth.ts',
-          'src/routes/users.ts',
-        ],
-        // every login hashes a password (argon2id): these two files are the ones that need no more logins than they test
+        mutate: ['actors/accounts/accounts-actor.ts', 'actors/accounts/secrets.ts', 'src/http/dashboard-auth.ts', 'src/http/api-key.ts'],
+        tests: ['test/routes/auth.test.ts', 'test/routes/connections.test.ts', 'test/routes/time-boundaries.test.ts'],
+      },
+      {
+        mutate: ['actors/accounts/login-limiter.ts', 'actors/services/account-service.ts', 'src/routes/auth.ts', 'src/routes/users.ts'],
         tests: ['test/routes/auth.test.ts', 'test/routes/time-boundaries.test.ts'],
       },
     ],
