@@ -84,7 +84,7 @@ export const MODULES = {
           'actors/connection/batch-ids.ts',
           'actors/connection/connection-actor.ts:72-119',
         ],
-        tests: ['test/actors/dedup-cache.test.ts', 'test/routes/ingest-dedup-quota.test.ts'],
+        tests: ['test/actors/dedup-cache.test.ts', 'test/actors/ingest-decision.test.ts', 'test/routes/ingest-dedup-quota.test.ts'],
       },
     ],
   },
