@@ -47,6 +47,7 @@ export const MODULES = {
         tests: [
           `${P}/durable-store-edges.test.ts`,
           `${P}/durable-store-log.test.ts`,
+          `${P}/file-storage.test.ts`,
           `${P}/snapshot.test.ts`,
           `${P}/recovery.test.ts`,
           `${P}/simulation.test.ts`,
@@ -56,17 +57,14 @@ export const MODULES = {
   },
   auth: {
     what: 'accounts, sessions, login and its limiter, session cookie and API-key checks',
+    // every login hashes a password (argon2id), so these route tests are the slow ones
     parts: [
       {
-        mutate: [
-          'actors/accounts/*.ts',
-          'actors/services/account-service.ts',
-          'src/http/dashboard-auth.ts',
-          'src/http/api-key.ts',
-          'src/routes/auth.ts',
-          'src/routes/users.ts',
-        ],
-        // every login hashes a password (argon2id): these two files are the ones that need no more logins than they test
+        mutate: ['actors/accounts/accounts-actor.ts', 'actors/accounts/secrets.ts', 'src/http/dashboard-auth.ts', 'src/http/api-key.ts'],
+        tests: ['test/routes/auth.test.ts', 'test/routes/connections.test.ts', 'test/routes/time-boundaries.test.ts'],
+      },
+      {
+        mutate: ['actors/accounts/login-limiter.ts', 'actors/services/account-service.ts', 'src/routes/auth.ts', 'src/routes/users.ts'],
         tests: ['test/routes/auth.test.ts', 'test/routes/time-boundaries.test.ts'],
       },
     ],
@@ -75,20 +73,18 @@ export const MODULES = {
     what: 'event validation, dedup keys and cache, daily quota, the ingest decision',
     parts: [
       {
+        mutate: ['actors/ingest/*.ts', '!actors/ingest/dedup-key.ts', 'actors/services/ingest-service.ts'],
+        tests: ['test/routes/ingest-envelope.test.ts', 'test/routes/ingest-event-rules.test.ts'],
+      },
+      {
         mutate: [
-          'actors/ingest/*.ts',
+          'actors/ingest/dedup-key.ts',
           'actors/connection/dedup-cache.ts',
           'actors/connection/daily-quota.ts',
           'actors/connection/batch-ids.ts',
-          'actors/services/ingest-service.ts',
           'actors/connection/connection-actor.ts:72-119',
         ],
-        tests: [
-          'test/routes/ingest-envelope.test.ts',
-          'test/routes/ingest-event-rules.test.ts',
-          'test/routes/ingest-dedup-quota.test.ts',
-          'test/actors/dedup-cache.test.ts',
-        ],
+        tests: ['test/actors/dedup-cache.test.ts', 'test/actors/ingest-decision.test.ts', 'test/routes/ingest-dedup-quota.test.ts'],
       },
     ],
   },

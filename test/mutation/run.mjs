@@ -17,7 +17,9 @@ import { MODULES } from './modules.mjs';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 // `persistence` runs every part of the module; `persistence:2` only its second part (the
 // table then counts the other parts from their last reports)
-const requested = process.argv.slice(2).map((argument) => argument.split(':')[0]);
+// `--table` runs nothing and prints the table from the last reports of every part
+const tableOnly = process.argv.includes('--table');
+const requested = process.argv.slice(2).filter((argument) => argument !== '--table').map((argument) => argument.split(':')[0]);
 const onlyParts = new Map();
 for (const argument of process.argv.slice(2).filter((each) => each.includes(':'))) {
   const [name, part] = argument.split(':');
@@ -29,6 +31,7 @@ if (unknown.length > 0) {
   process.exit(2);
 }
 const names = requested.length > 0 ? [...new Set(requested)] : Object.keys(MODULES);
+if (tableOnly) for (const name of names) onlyParts.set(name, new Set());
 const stryker = join(root, 'node_modules', '@stryker-mutator', 'core', 'bin', 'stryker.js');
 
 const rows = [];
@@ -39,7 +42,7 @@ for (const name of names) {
   const { what, parts } = MODULES[name];
   for (const [index, part] of parts.entries()) {
     const report = join(root, 'reports', 'mutation', `${name}-${index + 1}.json`);
-    if (onlyParts.has(name) && !onlyParts.get(name).has(index)) {
+    if (tableOnly || (onlyParts.has(name) && !onlyParts.get(name).has(index))) {
       if (existsSync(report)) addUp(totals, count([JSON.parse(readFileSync(report, 'utf8'))]));
       continue;
     }
@@ -57,15 +60,19 @@ for (const name of names) {
     }
     addUp(totals, count([JSON.parse(readFileSync(report, 'utf8'))]));
   }
-  rows.push({ name, minutes: (Date.now() - startedAt) / 60_000, ...totals });
+  rows.push({ name, minutes: tableOnly ? NaN : (Date.now() - startedAt) / 60_000, ...totals });
 }
 
 console.log('\n| Module | Mutants | Killed | Timed out | Survived | No coverage | Ignored | Score | Minutes |');
 console.log('|---|---|---|---|---|---|---|---|---|');
 for (const row of rows) {
+  if (row.total === 0) {
+    console.log(`| ${row.name} | no report yet | | | | | | | |`);
+    continue;
+  }
   const score = (100 * (row.Killed + row.Timeout)) / Math.max(1, row.Killed + row.Timeout + row.Survived + row.NoCoverage);
   console.log(
-    `| ${row.name} | ${row.total} | ${row.Killed} | ${row.Timeout} | ${row.Survived} | ${row.NoCoverage} | ${row.Ignored} | ${score.toFixed(1)}% | ${row.minutes.toFixed(1)} |`,
+    `| ${row.name} | ${row.total} | ${row.Killed} | ${row.Timeout} | ${row.Survived} | ${row.NoCoverage} | ${row.Ignored} | ${score.toFixed(1)}% | ${Number.isNaN(row.minutes) ? '' : row.minutes.toFixed(1)} |`,
   );
 }
 process.exit(failed ? 1 : 0);

@@ -132,6 +132,27 @@ describe('lifecycle', () => {
     await expect(store.append({ n: 2 })).rejects.toThrow('the durable store is closed');
   });
 
+  test('no: nothing is synced in the background either', async () => {
+    const { store, storage } = await opened({ fsync: 'no' });
+    await store.append({ n: 1 });
+    await Bun.sleep(1_500); // past the everysec interval
+    expect(storage.count('datasync')).toBe(0);
+    await store.close();
+  }, 20_000);
+
+  test('a failed sync is a DurabilityError carrying the disk error as its cause', async () => {
+    const { store, storage } = await opened({ fsync: 'always' });
+    const diskError = new Error('EIO: simulated');
+    storage.beforeOperation = (operation) => {
+      if (operation.name === 'datasync') throw diskError;
+    };
+    const error = await store.append({ n: 1 }).catch((caught: unknown) => caught);
+    expect((error as Error).name).toBe('DurabilityError');
+    expect((error as Error).cause).toBe(diskError);
+    storage.beforeOperation = undefined;
+    await store.close();
+  });
+
   test('everysec: a written record is synced in the background within about a second, and an idle log is not synced again', async () => {
     const { store, storage } = await opened({ fsync: 'everysec' });
     await store.append({ n: 1 });
