@@ -134,3 +134,16 @@ def test_an_unknown_command_type_is_acked_failed():
     app, jobwatch = FakeApp(), FakeJobwatch([command("c1", "pause", "t1")])
     CommandRunner(app, jobwatch).poll()
     assert jobwatch.acks[0]["outcomes"][0]["status"] == "failed"
+
+
+def test_acks_are_split_so_every_body_fits_the_services_128_kib_cap():
+    import json
+
+    from jobwatch_celery.commands import Outcome
+
+    jobwatch = FakeJobwatch([command(f"c{i}", "retry", f"t{i}") for i in range(100)])
+    runner = CommandRunner(FakeApp(), jobwatch)
+    runner.execute = lambda c: Outcome(str(c["id"]), "failed", "\u00e9\u4e2d" * 600)  # escapes to 6 bytes a character
+    assert runner.poll() == 100
+    assert len(jobwatch.acks) > 1 and sum(len(body["outcomes"]) for body in jobwatch.acks) == 100
+    assert max(len(json.dumps(body).encode()) for body in jobwatch.acks) <= 128 * 1024

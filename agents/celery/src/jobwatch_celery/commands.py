@@ -23,6 +23,9 @@ from .http_client import Client, NetworkError
 log = logging.getLogger("jobwatch_celery.commands")
 COMMANDS_PER_POLL = 100
 REASON_CHARS = 1000
+# The service caps an ack body at 128 KiB; a reason of 1,000 characters escapes to at
+# most 6,000 bytes of JSON, so 20 outcomes always fit in one request.
+ACK_OUTCOMES_PER_REQUEST = 20
 UNACKED_OUTCOMES_MAX = 10_000
 
 
@@ -74,17 +77,21 @@ class CommandRunner:
             self._remember(outcome)
         if not outcomes:
             return 0
-        try:
-            ack = self.client.post("/api/agent/commands/ack", {"outcomes": [o.to_json() for o in outcomes]})
-        except NetworkError as error:
-            log.warning("commands: ack of %d commands failed (%s); they will come back and be carried out again", len(outcomes), error)
-            return 0
-        if ack.status != 200:
-            log.error("commands: ack refused: %d %s", ack.status, ack.error_text())
-            return 0
-        for outcome in outcomes:
-            self._unacked.pop(outcome.id, None)
-        return len(outcomes)
+        acked = 0
+        for start in range(0, len(outcomes), ACK_OUTCOMES_PER_REQUEST):
+            chunk = outcomes[start:start + ACK_OUTCOMES_PER_REQUEST]
+            try:
+                ack = self.client.post("/api/agent/commands/ack", {"outcomes": [o.to_json() for o in chunk]})
+            except NetworkError as error:
+                log.warning("commands: ack of %d commands failed (%s); they will come back and be carried out again", len(outcomes) - acked, error)
+                return acked
+            if ack.status != 200:
+                log.error("commands: ack refused: %d %s", ack.status, ack.error_text())
+                return acked
+            for outcome in chunk:
+                self._unacked.pop(outcome.id, None)
+            acked += len(chunk)
+        return acked
 
     def _remember(self, outcome: Outcome) -> None:
         self._unacked[outcome.id] = outcome
