@@ -87,7 +87,7 @@ export async function startService(config: Config, log: (line: string) => void, 
     return written;
   };
   const app = createApp({ engine, accounts, connections, jobActions, live, config, logError: log, backup });
-    // development: false whatever NODE_ENV says: Bun's development mode answers an uncaught
+  // development: false whatever NODE_ENV says: Bun's development mode answers an uncaught
   // error with a page of source lines and the working directory.
   app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: SERVER_BODY_BYTES_MAX, development: false });
   const port = app.server!.port!;
