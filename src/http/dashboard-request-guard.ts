@@ -21,6 +21,8 @@ import { DomainError } from '../../actors/domain-error.ts';
 import type { Config } from '../config.ts';
 import { requestedOrigin, type PeerSource } from './client-address.ts';
 import { SESSION_COOKIE } from './dashboard-auth.ts';
+import { isJsonContentType, unsupportedMediaType } from './read-body.ts';
+import { requestPath } from './request-path.ts';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 /** Reached before a session exists, so they are guarded whether or not a cookie is sent (login CSRF). */
@@ -34,17 +36,18 @@ export function dashboardRequestGuard(config: GuardConfig) {
   return new Elysia({ name: 'dashboard-request-guard' }).onRequest(({ request, server }) => {
     if (SAFE_METHODS.has(request.method)) return;
     const carriesSession = SESSION_COOKIE_PATTERN.test(request.headers.get('cookie') ?? '');
-    if (!carriesSession && !SESSION_ROUTES.has(new URL(request.url).pathname)) return;
+    if (!carriesSession && !SESSION_ROUTES.has(requestPath(request))) return;
     requireJson(request);
     requireSameOrigin(request, server, config);
   });
 }
 
+/** Like the body reader's rule, but a request with no body at all needs no type. */
 function requireJson(request: Request): void {
   const contentType = request.headers.get('content-type');
   const hasBody = request.body !== null || Number(request.headers.get('content-length') ?? '0') > 0 || request.headers.has('transfer-encoding');
-  if (contentType === null ? !hasBody : /^application\/json\s*(;|$)/i.test(contentType)) return;
-  throw new DomainError('UNSUPPORTED_MEDIA_TYPE', `Content-Type must be application/json, got '${contentType ?? 'none'}'`);
+  if (contentType === null ? !hasBody : isJsonContentType(contentType)) return;
+  throw unsupportedMediaType(contentType ?? '');
 }
 
 export function requireSameOrigin(request: Request, server: PeerSource | null | undefined, config: GuardConfig): void {

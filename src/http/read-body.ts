@@ -44,11 +44,17 @@ export function bodyReader({ config, logError }: BodyReaderDeps): BodyReader {
   };
 }
 
+export function isJsonContentType(contentType: string): boolean {
+  return /^application\/json\s*(;|$)/i.test(contentType);
+}
+
 export function requireJsonContentType(request: Request): void {
   const contentType = request.headers.get('content-type') ?? '';
-  if (!/^application\/json\s*(;|$)/i.test(contentType)) {
-    throw new DomainError('UNSUPPORTED_MEDIA_TYPE', `Content-Type must be application/json, got '${contentType.slice(0, 100) || 'none'}'`);
-  }
+  if (!isJsonContentType(contentType)) throw unsupportedMediaType(contentType);
+}
+
+export function unsupportedMediaType(contentType: string): DomainError {
+  return new DomainError('UNSUPPORTED_MEDIA_TYPE', `Content-Type must be application/json, got '${contentType.slice(0, 100) || 'none'}'`);
 }
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
