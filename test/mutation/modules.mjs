@@ -9,8 +9,42 @@
  * mutant costs only the tests up to the one that catches it. `env` is set for the command.
  * `mutate` entries are Stryker globs; `file.ts:from-to` limits a file to those lines
  * (used where only part of a file is in scope, e.g. retention inside the connection actor).
+ * Such ranges are found from the source text (`block`, `lines`), so they follow the code
+ * when lines move instead of silently mutating whatever now sits at fixed numbers.
  */
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
 const P = 'test/persistence';
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/**
+ * `file:a-b` from the first line containing `first` (after the line containing `after`, if
+ * given) to the next line containing `last` (inclusive).
+ */
+function lines(file, first, last = first, after = '') {
+  const text = readFileSync(join(ROOT, file), 'utf8').split('\n');
+  const start = after === '' ? 0 : text.findIndex((line) => line.includes(after));
+  if (start < 0) throw new Error(`mutation scope: '${after}' not found in ${file}`);
+  const from = text.findIndex((line, index) => index >= start && line.includes(first));
+  if (from < 0) throw new Error(`mutation scope: '${first}' not found in ${file}`);
+  const to = text.findIndex((line, index) => index >= from && line.includes(last));
+  if (to < 0) throw new Error(`mutation scope: '${last}' not found in ${file} after line ${from + 1}`);
+  return `${file}:${from + 1}-${to + 1}`;
+}
+
+/** `file:a-b` of the block (method, case) opened on the line containing `opening`, through its closing brace. */
+function block(file, opening) {
+  const text = readFileSync(join(ROOT, file), 'utf8').split('\n');
+  const from = text.findIndex((line) => line.includes(opening));
+  if (from < 0) throw new Error(`mutation scope: '${opening}' not found in ${file}`);
+  const indent = /^\s*/.exec(text[from])[0];
+  const to = text.findIndex((line, index) => index > from && line.startsWith(`${indent}}`));
+  if (to < 0) throw new Error(`mutation scope: no closing brace for '${opening}' in ${file}`);
+  return `${file}:${from + 1}-${to + 1}`;
+}
+const ACTOR = 'actors/connection/connection-actor.ts';
 
 export const MODULES = {
   persistence: {
@@ -82,7 +116,7 @@ export const MODULES = {
           'actors/connection/dedup-cache.ts',
           'actors/connection/daily-quota.ts',
           'actors/connection/batch-ids.ts',
-          'actors/connection/connection-actor.ts:72-119',
+          block(ACTOR, 'decideIngest('),
         ],
         tests: ['test/actors/dedup-cache.test.ts', 'test/actors/ingest-decision.test.ts', 'test/routes/ingest-dedup-quota.test.ts'],
       },
@@ -93,12 +127,21 @@ export const MODULES = {
     parts: [
       {
         mutate: [
-          'actors/connection/connection-actor.ts:175-185',
-          'actors/connection/command-queue.ts:57-62',
-          'actors/engine.ts:113-115',
-          'src/server.ts:84-101',
+          block(ACTOR, 'expire(nowMs'),
+          block(ACTOR, 'loadJobs('),
+          lines(ACTOR, 'this.lateCreated.update(job);'), // in evolve: every changed job
+          lines(ACTOR, 'this.lateCreated.delete(job);', undefined, 'private enforceJobCap('),
+          'actors/connection/late-created-jobs.ts',
+          block('actors/connection/command-queue.ts', 'expireBefore('),
+          lines('actors/engine.ts', "case 'retention':", 'return null;'),
+          lines('src/server.ts', 'const snapshotTimer = setInterval', 'retentionTimer.unref();'),
         ],
-        tests: ['test/routes/time-boundaries.test.ts', 'test/routes/job-actions.test.ts', 'test/server/service-timers.test.ts'],
+        tests: [
+          'test/actors/retention-late-created.test.ts',
+          'test/routes/time-boundaries.test.ts',
+          'test/routes/job-actions.test.ts',
+          'test/server/service-timers.test.ts',
+        ],
       },
     ],
   },
