@@ -51,7 +51,7 @@ export const MODULES = {
     what: 'log, frames, snapshots, recovery, data-directory lock',
     // not mutated: the simulation's own tools (simulated-storage, recording-storage, seeded-random)
     parts: [
-      { mutate: ['persistence/data-dir-lock.ts'], tests: [`${P}/data-dir-lock.test.ts`] },
+      { mutate: ['persistence/data-dir-lock.ts', 'persistence/flock.ts'], tests: [`${P}/data-dir-lock.test.ts`, `${P}/data-dir-lock-edges.test.ts`] },
       {
         mutate: [
           'persistence/frame.ts',
@@ -90,16 +90,23 @@ export const MODULES = {
     ],
   },
   auth: {
-    what: 'accounts, sessions, login and its limiter, session cookie and API-key checks',
-    // every login hashes a password (argon2id), so these route tests are the slow ones
+    what: 'accounts, sessions, login and its limiter, session cookie and API-key checks, the cross-site guard',
+    // direct tests first: a login through the routes verifies an argon2id hash, so route
+    // tests are kept only for what the routes add (the cookie, statuses, body checks)
     parts: [
       {
-        mutate: ['actors/accounts/accounts-actor.ts', 'actors/accounts/secrets.ts', 'src/http/dashboard-auth.ts', 'src/http/api-key.ts'],
-        tests: ['test/routes/auth.test.ts', 'test/routes/connections.test.ts', 'test/routes/time-boundaries.test.ts'],
+        mutate: [
+          'actors/accounts/accounts-actor.ts',
+          'actors/accounts/secrets.ts',
+          'src/http/dashboard-auth.ts',
+          'src/http/api-key.ts',
+          'src/http/dashboard-request-guard.ts',
+        ],
+        tests: ['test/auth/accounts-actor.test.ts', 'test/auth/dashboard-request-guard.test.ts', 'test/auth/secrets-and-credentials.test.ts'],
       },
       {
         mutate: ['actors/accounts/login-limiter.ts', 'actors/services/account-service.ts', 'src/routes/auth.ts', 'src/routes/users.ts'],
-        tests: ['test/routes/auth.test.ts', 'test/routes/time-boundaries.test.ts'],
+        tests: ['test/auth/account-service.test.ts', 'test/auth/login-limiter.test.ts', 'test/routes/auth-routes.test.ts'],
       },
     ],
   },

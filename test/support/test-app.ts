@@ -31,6 +31,8 @@ export interface TestAppOptions {
   loginLimiter?: Partial<LoginLimiterOptions>;
   /** TRUSTED_PROXIES, parsed */
   trustedProxies?: string[];
+  /** COOKIE_SECURE; default auto */
+  cookieSecure?: 'auto' | 'true' | 'false';
 }
 
 /** The in-memory app has no data directory to back up; backups are tested on a real service. */
@@ -61,7 +63,7 @@ export async function testApp(options: TestAppOptions = {}) {
   });
   const app = createApp({
     engine, accounts, connections, jobActions, live,
-    config: { cookieSecure: 'auto', sessionTtlMs: 7 * 86_400_000, publicUrl: options.publicUrl ?? null, bodyTimeoutMs: options.bodyTimeoutMs ?? 30_000, trustedProxies: TrustedProxies.parse((options.trustedProxies ?? []).join(',')) },
+    config: { cookieSecure: options.cookieSecure ?? 'auto', sessionTtlMs: 7 * 86_400_000, publicUrl: options.publicUrl ?? null, bodyTimeoutMs: options.bodyTimeoutMs ?? 30_000, trustedProxies: TrustedProxies.parse((options.trustedProxies ?? []).join(',')) },
     logError: (line) => errors.push(line),
     backup: noBackups,
   });
