@@ -23,8 +23,8 @@ beforeAll(async () => {
 
 async function service(options: { limiter?: Partial<typeof LOGIN_LIMITER_DEFAULTS>; users?: Array<Partial<User> & { email: string }> } = {}) {
   const clock = new ManualClock(T0);
-  const appended: Array<{ t: string }> = [];
-  const engine = new Engine({ clock, log: { append: async (record) => appended.push(record as { t: string }) }, limits: LIMITS });
+  const appended: unknown[] = [];
+  const engine = new Engine({ clock, log: { append: async (record) => appended.push(record) }, limits: LIMITS });
   const accounts = new AccountService(engine, TTL_MS, 'a-session-secret-of-length', { ...LOGIN_LIMITER_DEFAULTS, ...options.limiter });
   for (const [index, user] of (options.users ?? []).entries()) {
     await engine.commit({ t: 'user.created', user: { id: `u${index}`, passwordHash: cheapHash, isAdmin: false, createdAtMs: T0, ...user } });
