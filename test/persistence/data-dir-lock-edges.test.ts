@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { acquireDataDirLock, lockFile, readHolderPid, sameFile } from '../../persistence/data-dir-lock.ts';
 import { tryLockExclusive, unlock } from '../../persistence/flock.ts';
+import { EXIT_WITH_PARENT } from '../support/exit-with-parent.ts';
 
 const tempDirs: string[] = [];
 afterAll(() => tempDirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
@@ -79,8 +80,8 @@ describe('what LOCK holds', () => {
   test('a holder that wrote no pid is named "unknown", with the whole advice', async () => {
     const dir = freshDir();
     const lockPath = join(dir, 'LOCK');
-    const script = `const { acquireDataDirLock } = await import(${JSON.stringify(LOCK_MODULE)}); await acquireDataDirLock(${JSON.stringify(dir)}); require('node:fs').writeFileSync(${JSON.stringify(lockPath)}, ''); console.log('locked'); setInterval(() => {}, 1e6);`;
-    const holder = Bun.spawn([process.execPath, '-e', script], { stdout: 'pipe', stderr: 'inherit' });
+    const script = `const { acquireDataDirLock } = await import(${JSON.stringify(LOCK_MODULE)}); await acquireDataDirLock(${JSON.stringify(dir)}); require('node:fs').writeFileSync(${JSON.stringify(lockPath)}, ''); console.log('locked'); ${EXIT_WITH_PARENT}`;
+    const holder = Bun.spawn([process.execPath, '-e', script], { stdin: 'pipe', stdout: 'pipe', stderr: 'inherit' });
     try {
       const { value } = await holder.stdout.getReader().read();
       expect(new TextDecoder().decode(value)).toContain('locked');
