@@ -99,6 +99,16 @@ describe('sessions', () => {
     expect(actor.toSnapshot().sessions.filter((each) => each.userId === ada.id)).toHaveLength(SESSIONS_PER_USER_MAX);
   });
 
+  test('the oldest by creation time is ended, also when sessions were recorded out of time order (a clock set back)', () => {
+    const { actor, users } = withUsers('ada@example.com');
+    const ada = users[0]!;
+    for (let i = 0; i < SESSIONS_PER_USER_MAX; i++) session(actor, ada, `ada-${i}`, T0 + 100 - i);
+    session(actor, ada, 'ada-new', T0 + 200);
+    expect(actor.sessionUser(`ada-${SESSIONS_PER_USER_MAX - 1}`, T0 + 200)).toBeUndefined();
+    expect(actor.sessionUser('ada-0', T0 + 200)).toBe(ada);
+    expect(actor.sessionUser(`ada-${SESSIONS_PER_USER_MAX - 2}`, T0 + 200)).toBe(ada);
+  });
+
   test('a new session drops every expired one, of any user, at the time in its record', () => {
     const { actor, users } = withUsers('ada@example.com', 'bob@example.com');
     const [ada, bob] = users as [User, User];

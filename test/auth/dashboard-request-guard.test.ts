@@ -35,9 +35,9 @@ function app() {
 describe('which requests the guard judges', () => {
   test('safe methods pass whatever they carry', async () => {
     const send = app();
-    for (const method of ['GET', 'HEAD', 'OPTIONS']) {
-      expect((await send(method, '/api/connections', { ...SESSION, origin: 'https://evil.example', 'content-type': 'text/plain' })).status).not.toBe(403);
-    }
+    const anything = { ...SESSION, origin: 'https://evil.example', 'content-type': 'text/plain' };
+    expect((await send('GET', '/api/connections', anything)).status).toBe(200);
+    for (const method of ['HEAD', 'OPTIONS']) expect([403, 415]).not.toContain((await send(method, '/api/connections', anything)).status);
   });
 
   test('a mutating request without the session cookie passes (API keys cannot be sent by a foreign page), except login and logout', async () => {
@@ -64,7 +64,7 @@ describe('JSON only', () => {
     const refused = await send('POST', '/api/connections', { ...SESSION, 'content-type': 'text/plain' }, '{}');
     expect(refused).toEqual({ status: 415, error: expect.objectContaining({ code: 'UNSUPPORTED_MEDIA_TYPE', message: "Content-Type must be application/json, got 'text/plain'" }) });
     const untyped = await send('POST', '/api/connections', SESSION, '{}');
-    expect(untyped.status).toBe(415);
+    expect(untyped).toEqual({ status: 415, error: expect.objectContaining({ message: "Content-Type must be application/json, got 'none'" }) });
     expect((await send('POST', '/api/connections', { ...SESSION, 'content-type': 'application/json; charset=utf-8' }, '{}')).status).toBe(200);
     expect((await send('DELETE', '/api/connections/x', SESSION)).status).toBe(200);
   });
@@ -87,6 +87,13 @@ describe('own origin only', () => {
       });
     }
     expect((await send('POST', '/api/connections', { ...SESSION, ...JSON_TYPE, origin: OWN }, '{}')).status).toBe(200);
+  });
+
+  test('an Origin that names no host is refused even when the Host header is empty too', async () => {
+    const send = app();
+    for (const origin of ['null', 'not a url']) {
+      expect((await send('POST', '/api/connections', { ...SESSION, ...JSON_TYPE, origin, host: '' }, '{}')).status).toBe(403);
+    }
   });
 
   test('without Origin, Sec-Fetch-Site decides (same-origin and none pass, in any case); without both it passes', async () => {
