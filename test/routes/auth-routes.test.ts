@@ -1,7 +1,8 @@
 /**
  * What the login, logout, me and users routes add to AccountService: the session cookie
  * and its attributes, status codes, bodies and their validation. Users log in with a cheap
- * argon2id hash (committed directly), so only the app's own admin costs a real hash.
+ * argon2id hash (committed directly) and the apps have no ADMIN, so only creating a user
+ * through POST /api/users costs a real hash.
  */
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { testApp, type TestApp } from '../support/test-app.ts';
@@ -40,7 +41,7 @@ async function cookieOf(t: TestApp, email: string): Promise<string> {
 
 let shared: TestApp;
 beforeAll(async () => {
-  shared = await testApp();
+  shared = await testApp({ withAdmin: false });
 });
 
 describe('POST /api/auth/login', () => {
@@ -61,9 +62,9 @@ describe('POST /api/auth/login', () => {
   });
 
   test('COOKIE_SECURE=true always marks it Secure, false never', async () => {
-    const always = await testApp({ cookieSecure: 'true' });
+    const always = await testApp({ cookieSecure: 'true', withAdmin: false });
     expect((await login(always, await addUser(always))).headers.get('set-cookie')).toContain('; Secure');
-    const never = await testApp({ cookieSecure: 'false' });
+    const never = await testApp({ cookieSecure: 'false', withAdmin: false });
     expect((await login(never, await addUser(never), { base: 'https://localhost:3000' })).headers.get('set-cookie')).not.toContain('Secure');
   });
 

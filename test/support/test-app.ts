@@ -33,6 +33,8 @@ export interface TestAppOptions {
   trustedProxies?: string[];
   /** COOKIE_SECURE; default auto */
   cookieSecure?: 'auto' | 'true' | 'false';
+  /** false: no ADMIN user, which saves its argon2id hash (about a second on a busy machine) */
+  withAdmin?: boolean;
 }
 
 /** The in-memory app has no data directory to back up; backups are tested on a real service. */
@@ -67,7 +69,7 @@ export async function testApp(options: TestAppOptions = {}) {
     logError: (line) => errors.push(line),
     backup: noBackups,
   });
-  await accounts.ensureAdmin(ADMIN.email, ADMIN.password);
+  if (options.withAdmin ?? true) await accounts.ensureAdmin(ADMIN.email, ADMIN.password);
 
   async function request(method: string, path: string, init: { body?: unknown; headers?: Record<string, string>; rawBody?: string } = {}) {
     const headers: Record<string, string> = { ...init.headers };
