@@ -153,7 +153,7 @@ export class SnapshotRestorer {
         return;
       }
       case 'end':
-        for (const [actor, jobs] of this.pendingJobs) actor.jobs.loadAll(jobs);
+        for (const [actor, jobs] of this.pendingJobs) actor.loadJobs(jobs);
         this.pendingJobs.clear();
         return;
     }

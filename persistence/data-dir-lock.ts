@@ -66,21 +66,26 @@ export async function acquireDataDirLock(
   };
 }
 
-/** Opens and locks LOCK; returns the locked descriptor or throws "in use" naming the holder. */
-function lockFile(dir: string, lockPath: string): number {
+/**
+ * Opens and locks LOCK; returns the locked descriptor or throws "in use" naming the holder.
+ * `isStillAt` is the check against a concurrent release (a parameter so that a test can
+ * stage that race, which no test can time).
+ */
+export function lockFile(dir: string, lockPath: string, isStillAt: (fd: number, path: string) => boolean = sameFile): number {
   for (let attempt = 0; attempt < LOCK_ATTEMPTS_MAX; attempt++) {
     const fd = openSync(lockPath, constants.O_RDWR | constants.O_CREAT, 0o644);
     if (!tryLockExclusive(fd)) {
       closeSync(fd);
       throw inUseError(dir, lockPath, readHolderPid(lockPath) ?? 'unknown');
     }
-    if (sameFile(fd, lockPath)) return fd;
+    if (isStillAt(fd, lockPath)) return fd;
     closeSync(fd); // we locked a file a releasing holder just deleted: try the new one
   }
   throw new Error(`could not lock ${lockPath}: it kept being replaced`);
 }
 
-function sameFile(fd: number, path: string): boolean {
+/** Whether `path` still names the file open as `fd` (false once it was deleted or replaced). */
+export function sameFile(fd: number, path: string): boolean {
   try {
     return fstatSync(fd).ino === statSync(path).ino;
   } catch (error) {
@@ -90,7 +95,7 @@ function sameFile(fd: number, path: string): boolean {
 }
 
 /** Undefined when the file is gone or holds no pid (a clean release, or a fresh file). */
-function readHolderPid(lockPath: string): number | undefined {
+export function readHolderPid(lockPath: string): number | undefined {
   try {
     const pid = Number.parseInt(readFileSync(lockPath, 'utf8'), 10);
     return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined;

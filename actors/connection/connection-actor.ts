@@ -18,7 +18,8 @@ import { CommandOutcomes } from './command-outcomes.ts';
 import type { CommandsAckedRecord, ConnectionRecord, IngestRecord, JobAction, JobActionRecord } from './connection-records.ts';
 import { ACTION_RULES, notFound, refusal, type ActionResult } from './job-actions.ts';
 import { isFinished, JobStore, type JobChange } from './job-store.ts';
-import { insertHistory, reviveJob, stateChangedAtMs, type Job } from './job-record.ts';
+import { insertHistory, reviveJob, type Job } from './job-record.ts';
+import { LateCreatedJobs, retainedSinceMs } from './late-created-jobs.ts';
 import { QueueStore, type Queue } from './queue-store.ts';
 import { StringPool } from './string-pool.ts';
 import { livenessMs, WorkerStore, type Worker } from './worker-store.ts';
@@ -65,6 +66,8 @@ export class ConnectionActor {
   readonly commands = new CommandQueue(COMMANDS_PER_CONNECTION_MAX);
   readonly commandOutcomes = new CommandOutcomes();
   private readonly sharedStrings = new StringPool(SHARED_STRINGS_MAX);
+  /** what retention's createdAt scan cannot find (see late-created-jobs.ts) */
+  private readonly lateCreated = new LateCreatedJobs();
   readonly tenantLimits: TenantLimits;
 
   constructor(
@@ -178,6 +181,7 @@ export class ConnectionActor {
         this.applyAck(record, changes);
         break;
     }
+    for (const job of changes.jobs) this.lateCreated.update(job);
     return changes;
   }
 
@@ -186,21 +190,31 @@ export class ConnectionActor {
     return reviveJob(plain, (value) => this.sharedStrings.intern(value));
   }
 
+  /** Recovery: fills the empty job store with the snapshot's (revived) jobs. */
+  loadJobs(jobs: Job[]): void {
+    this.jobs.loadAll(jobs);
+    for (const job of jobs) this.lateCreated.update(job);
+  }
+
   /**
    * Removes what is older than the retention window: jobs whose last state change is
    * older, commands, workers not heard from, and queues nothing named (so queue and
    * worker names a client invents do not stay forever). Deterministic (time from the record).
-   * Candidates come from the createdAt index: a job created after the cutoff cannot
-   * have changed state before it.
+   * Candidates come from the createdAt index, up to the cutoff (a state rarely begins
+   * before its job was created), and from the jobs whose reported createdAt is later than
+   * the start of their state, which that scan cannot reach (late-created-jobs.ts).
    */
   expire(nowMs: number): void {
     const cutoffMs = nowMs - this.limits.retentionMs;
-    const expired: Job[] = [];
+    const expired = new Set<Job>(this.lateCreated.retainedBefore(cutoffMs));
     for (const entry of this.jobs.indexes.createdAt.scan('asc')) {
       if (entry.item.createdAtMs >= cutoffMs) break;
-      if ((stateChangedAtMs(entry.item) ?? entry.item.createdAtMs) < cutoffMs) expired.push(entry.item);
+      if (retainedSinceMs(entry.item) < cutoffMs) expired.add(entry.item);
     }
-    for (const job of expired) this.jobs.remove(job);
+    for (const job of expired) {
+      this.jobs.remove(job);
+      this.lateCreated.delete(job);
+    }
     this.commands.expireBefore(cutoffMs);
     this.commandOutcomes.expireBefore(cutoffMs);
     for (const worker of [...this.workers.values()]) if (livenessMs(worker) < cutoffMs) this.workers.delete(worker);
@@ -315,6 +329,7 @@ export class ConnectionActor {
     this.collectOldest(victims, excess, () => true);
     for (const job of victims) {
       this.jobs.remove(job);
+      this.lateCreated.delete(job);
       changes.jobs.delete(job);
     }
   }

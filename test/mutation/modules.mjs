@@ -9,15 +9,49 @@
  * mutant costs only the tests up to the one that catches it. `env` is set for the command.
  * `mutate` entries are Stryker globs; `file.ts:from-to` limits a file to those lines
  * (used where only part of a file is in scope, e.g. retention inside the connection actor).
+ * Such ranges are found from the source text (`block`, `lines`), so they follow the code
+ * when lines move instead of silently mutating whatever now sits at fixed numbers.
  */
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
 const P = 'test/persistence';
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/**
+ * `file:a-b` from the first line containing `first` (after the line containing `after`, if
+ * given) to the next line containing `last` (inclusive).
+ */
+function lines(file, first, last = first, after = '') {
+  const text = readFileSync(join(ROOT, file), 'utf8').split('\n');
+  const start = after === '' ? 0 : text.findIndex((line) => line.includes(after));
+  if (start < 0) throw new Error(`mutation scope: '${after}' not found in ${file}`);
+  const from = text.findIndex((line, index) => index >= start && line.includes(first));
+  if (from < 0) throw new Error(`mutation scope: '${first}' not found in ${file}`);
+  const to = text.findIndex((line, index) => index >= from && line.includes(last));
+  if (to < 0) throw new Error(`mutation scope: '${last}' not found in ${file} after line ${from + 1}`);
+  return `${file}:${from + 1}-${to + 1}`;
+}
+
+/** `file:a-b` of the block (method, case) opened on the line containing `opening`, through its closing brace. */
+function block(file, opening) {
+  const text = readFileSync(join(ROOT, file), 'utf8').split('\n');
+  const from = text.findIndex((line) => line.includes(opening));
+  if (from < 0) throw new Error(`mutation scope: '${opening}' not found in ${file}`);
+  const indent = /^\s*/.exec(text[from])[0];
+  const to = text.findIndex((line, index) => index > from && line.startsWith(`${indent}}`));
+  if (to < 0) throw new Error(`mutation scope: no closing brace for '${opening}' in ${file}`);
+  return `${file}:${from + 1}-${to + 1}`;
+}
+const ACTOR = 'actors/connection/connection-actor.ts';
 
 export const MODULES = {
   persistence: {
     what: 'log, frames, snapshots, recovery, data-directory lock',
     // not mutated: the simulation's own tools (simulated-storage, recording-storage, seeded-random)
     parts: [
-      { mutate: ['persistence/data-dir-lock.ts'], tests: [`${P}/data-dir-lock.test.ts`] },
+      { mutate: ['persistence/data-dir-lock.ts', 'persistence/flock.ts'], tests: [`${P}/data-dir-lock.test.ts`, `${P}/data-dir-lock-edges.test.ts`] },
       {
         mutate: [
           'persistence/frame.ts',
@@ -56,16 +90,23 @@ export const MODULES = {
     ],
   },
   auth: {
-    what: 'accounts, sessions, login and its limiter, session cookie and API-key checks',
-    // every login hashes a password (argon2id), so these route tests are the slow ones
+    what: 'accounts, sessions, login and its limiter, session cookie and API-key checks, the cross-site guard',
+    // direct tests first: a login through the routes verifies an argon2id hash, so route
+    // tests are kept only for what the routes add (the cookie, statuses, body checks)
     parts: [
       {
-        mutate: ['actors/accounts/accounts-actor.ts', 'actors/accounts/secrets.ts', 'src/http/dashboard-auth.ts', 'src/http/api-key.ts'],
-        tests: ['test/routes/auth.test.ts', 'test/routes/connections.test.ts', 'test/routes/time-boundaries.test.ts'],
+        mutate: [
+          'actors/accounts/accounts-actor.ts',
+          'actors/accounts/secrets.ts',
+          'src/http/dashboard-auth.ts',
+          'src/http/api-key.ts',
+          'src/http/dashboard-request-guard.ts',
+        ],
+        tests: ['test/auth/accounts-actor.test.ts', 'test/auth/dashboard-request-guard.test.ts', 'test/auth/secrets-and-credentials.test.ts'],
       },
       {
         mutate: ['actors/accounts/login-limiter.ts', 'actors/services/account-service.ts', 'src/routes/auth.ts', 'src/routes/users.ts'],
-        tests: ['test/routes/auth.test.ts', 'test/routes/time-boundaries.test.ts'],
+        tests: ['test/auth/account-service.test.ts', 'test/auth/login-limiter.test.ts', 'test/routes/auth-routes.test.ts'],
       },
     ],
   },
@@ -74,7 +115,7 @@ export const MODULES = {
     parts: [
       {
         mutate: ['actors/ingest/*.ts', '!actors/ingest/dedup-key.ts', 'actors/services/ingest-service.ts'],
-        tests: ['test/routes/ingest-envelope.test.ts', 'test/routes/ingest-event-rules.test.ts'],
+        tests: ['test/actors/event-bytes-and-ingest-service.test.ts', 'test/actors/validate-event.test.ts'],
       },
       {
         mutate: [
@@ -82,7 +123,7 @@ export const MODULES = {
           'actors/connection/dedup-cache.ts',
           'actors/connection/daily-quota.ts',
           'actors/connection/batch-ids.ts',
-          'actors/connection/connection-actor.ts:72-119',
+          block(ACTOR, 'decideIngest('),
         ],
         tests: ['test/actors/dedup-cache.test.ts', 'test/actors/ingest-decision.test.ts', 'test/routes/ingest-dedup-quota.test.ts'],
       },
@@ -93,12 +134,21 @@ export const MODULES = {
     parts: [
       {
         mutate: [
-          'actors/connection/connection-actor.ts:175-185',
-          'actors/connection/command-queue.ts:57-62',
-          'actors/engine.ts:113-115',
-          'src/server.ts:84-101',
+          block(ACTOR, 'expire(nowMs'),
+          block(ACTOR, 'loadJobs('),
+          lines(ACTOR, 'this.lateCreated.update(job);'), // in evolve: every changed job
+          lines(ACTOR, 'this.lateCreated.delete(job);', undefined, 'private enforceJobCap('),
+          'actors/connection/late-created-jobs.ts',
+          block('actors/connection/command-queue.ts', 'expireBefore('),
+          lines('actors/engine.ts', "case 'retention':", 'return null;'),
+          lines('src/server.ts', 'const snapshotTimer = setInterval', 'retentionTimer.unref();'),
         ],
-        tests: ['test/routes/time-boundaries.test.ts', 'test/routes/job-actions.test.ts', 'test/server/service-timers.test.ts'],
+        tests: [
+          'test/actors/retention-late-created.test.ts',
+          'test/routes/time-boundaries.test.ts',
+          'test/routes/job-actions.test.ts',
+          'test/server/service-timers.test.ts',
+        ],
       },
     ],
   },

@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { acquireDataDirLock } from '../../persistence/data-dir-lock.ts';
+import { EXIT_WITH_PARENT } from '../support/exit-with-parent.ts';
 
 const tempDirs: string[] = [];
 afterAll(() => tempDirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
@@ -21,10 +22,14 @@ async function pidOfExitedProcess(): Promise<number> {
 
 const LOCK_MODULE = resolve(import.meta.dir, '../../persistence/data-dir-lock.ts');
 
-/** Another process that takes the lock and holds it until killed. */
+
+/**
+ * Another process that takes the lock and holds it until killed, or until this test process
+ * ends (its stdin closes then), so a failing test leaves no holder behind.
+ */
 async function holderProcess(dir: string) {
-  const script = `const { acquireDataDirLock } = await import(${JSON.stringify(LOCK_MODULE)}); await acquireDataDirLock(${JSON.stringify(dir)}); console.log('locked'); setInterval(() => {}, 1e6);`;
-  const child = Bun.spawn([process.execPath, '-e', script], { stdout: 'pipe', stderr: 'inherit' });
+  const script = `const { acquireDataDirLock } = await import(${JSON.stringify(LOCK_MODULE)}); await acquireDataDirLock(${JSON.stringify(dir)}); console.log('locked'); ${EXIT_WITH_PARENT}`;
+  const child = Bun.spawn([process.execPath, '-e', script], { stdin: 'pipe', stdout: 'pipe', stderr: 'inherit' });
   const reader = child.stdout.getReader();
   const { value } = await reader.read();
   expect(new TextDecoder().decode(value)).toContain('locked');

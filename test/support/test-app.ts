@@ -31,6 +31,10 @@ export interface TestAppOptions {
   loginLimiter?: Partial<LoginLimiterOptions>;
   /** TRUSTED_PROXIES, parsed */
   trustedProxies?: string[];
+  /** COOKIE_SECURE; default auto */
+  cookieSecure?: 'auto' | 'true' | 'false';
+  /** false: no ADMIN user, which saves its argon2id hash (about a second on a busy machine) */
+  withAdmin?: boolean;
 }
 
 /** The in-memory app has no data directory to back up; backups are tested on a real service. */
@@ -61,11 +65,11 @@ export async function testApp(options: TestAppOptions = {}) {
   });
   const app = createApp({
     engine, accounts, connections, jobActions, live,
-    config: { cookieSecure: 'auto', sessionTtlMs: 7 * 86_400_000, publicUrl: options.publicUrl ?? null, bodyTimeoutMs: options.bodyTimeoutMs ?? 30_000, trustedProxies: TrustedProxies.parse((options.trustedProxies ?? []).join(',')) },
+    config: { cookieSecure: options.cookieSecure ?? 'auto', sessionTtlMs: 7 * 86_400_000, publicUrl: options.publicUrl ?? null, bodyTimeoutMs: options.bodyTimeoutMs ?? 30_000, trustedProxies: TrustedProxies.parse((options.trustedProxies ?? []).join(',')) },
     logError: (line) => errors.push(line),
     backup: noBackups,
   });
-  await accounts.ensureAdmin(ADMIN.email, ADMIN.password);
+  if (options.withAdmin ?? true) await accounts.ensureAdmin(ADMIN.email, ADMIN.password);
 
   async function request(method: string, path: string, init: { body?: unknown; headers?: Record<string, string>; rawBody?: string } = {}) {
     const headers: Record<string, string> = { ...init.headers };

@@ -1,0 +1,53 @@
+/**
+ * Retention removes a job whose current state began before the cutoff. It finds them
+ * through the createdAt index, which is right for every job whose state began at or after
+ * its createdAt. The exceptions are jobs whose payload `createdAt` is later than the start of
+ * their current state (a producer clock ahead of the workers'): this index holds just
+ * those, by when their state began, so retention finds them without scanning every job.
+ * Only a reported createdAt can be late: otherwise createdAt is the earliest event time.
+ */
+import { SortedIndex } from '../jobs/sorted-index.ts';
+import { stateChangedAtMs, type Job } from './job-record.ts';
+
+/** When retention judges a job by: the start of its current state (createdAt without history). */
+export function retainedSinceMs(job: Job): number {
+  return stateChangedAtMs(job) ?? job.createdAtMs;
+}
+
+export class LateCreatedJobs {
+  private readonly index = new SortedIndex<Job>((job) => job.id);
+  /** the key each held job was indexed with, to find it again after the job changed */
+  private readonly keys = new Map<Job, number>();
+
+  get size(): number {
+    return this.keys.size;
+  }
+
+  /** Call after every change of a job (and after loading it), with the job as it is now. */
+  update(job: Job): void {
+    const heldKey = this.keys.get(job);
+    if (heldKey === undefined && !job.createdAtReported) return; // the common case, no work
+    const sinceMs = retainedSinceMs(job);
+    const late = sinceMs < job.createdAtMs;
+    if (heldKey === sinceMs && late) return;
+    if (heldKey !== undefined) this.delete(job);
+    if (!late) return;
+    this.index.insert(sinceMs, job);
+    this.keys.set(job, sinceMs);
+  }
+
+  delete(job: Job): void {
+    const heldKey = this.keys.get(job);
+    if (heldKey === undefined) return;
+    this.index.remove(heldKey, job);
+    this.keys.delete(job);
+  }
+
+  /** The held jobs whose current state began before `cutoffMs`, oldest first. */
+  *retainedBefore(cutoffMs: number): Generator<Job> {
+    for (const entry of this.index.scan('asc')) {
+      if ((entry.key as number) >= cutoffMs) return;
+      yield entry.item;
+    }
+  }
+}

@@ -1,0 +1,126 @@
+/**
+ * What the login, logout, me and users routes add to AccountService: the session cookie
+ * and its attributes, status codes, bodies and their validation. Users log in with a cheap
+ * argon2id hash (committed directly) and the apps have no ADMIN, so only creating a user
+ * through POST /api/users costs a real hash.
+ */
+import { beforeAll, describe, expect, test } from 'bun:test';
+import { testApp, type TestApp } from '../support/test-app.ts';
+
+const PASSWORD = 'correct horse battery';
+const SESSION_TTL_SECONDS = 7 * 86_400; // testApp's session time to live
+let cheapHash = '';
+let userCount = 0;
+beforeAll(async () => {
+  cheapHash = await Bun.password.hash(PASSWORD, { algorithm: 'argon2id', memoryCost: 8, timeCost: 1 });
+});
+
+/** A user who can log in with PASSWORD. */
+async function addUser(t: TestApp, isAdmin = false): Promise<string> {
+  const email = `user${++userCount}@example.com`;
+  await t.engine.commit({ t: 'user.created', user: { id: `u${userCount}`, email, passwordHash: cheapHash, isAdmin, createdAtMs: t.clock.nowMs() } });
+  return email;
+}
+
+function login(t: TestApp, email: string, options: { base?: string; password?: string } = {}) {
+  const base = options.base ?? 'http://localhost:3000';
+  return t.app.handle(
+    new Request(base + '/api/auth/login', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: base },
+      body: JSON.stringify({ email, password: options.password ?? PASSWORD }),
+    }),
+  );
+}
+
+async function cookieOf(t: TestApp, email: string): Promise<string> {
+  const response = await login(t, email);
+  expect(response.status).toBe(200);
+  return response.headers.get('set-cookie')!.split(';')[0]!;
+}
+
+let shared: TestApp;
+beforeAll(async () => {
+  shared = await testApp({ withAdmin: false });
+});
+
+describe('POST /api/auth/login', () => {
+  test('sets the session cookie: HttpOnly, SameSite=Lax, path /, for the session time to live; the body is the public user', async () => {
+    const email = await addUser(shared);
+    const response = await login(shared, email);
+    expect(response.status).toBe(200);
+    const parts = response.headers.get('set-cookie')!.split(/;\s*/);
+    expect(parts[0]).toMatch(/^session=[A-Za-z0-9_-]{43}$/);
+    expect(parts.slice(1).sort()).toEqual(['HttpOnly', `Max-Age=${SESSION_TTL_SECONDS}`, 'Path=/', 'SameSite=Lax']);
+    expect(await response.json()).toEqual({ user: { id: `u${userCount}`, email, isAdmin: false, createdAt: new Date(shared.clock.nowMs()).toISOString() } });
+  });
+
+  test('COOKIE_SECURE=auto marks the cookie Secure exactly when the request came over https', async () => {
+    const email = await addUser(shared);
+    expect((await login(shared, email, { base: 'https://localhost:3000' })).headers.get('set-cookie')).toContain('; Secure');
+    expect((await login(shared, email)).headers.get('set-cookie')).not.toContain('Secure');
+  });
+
+  test('COOKIE_SECURE=true always marks it Secure, false never', async () => {
+    const always = await testApp({ cookieSecure: 'true', withAdmin: false });
+    expect((await login(always, await addUser(always))).headers.get('set-cookie')).toContain('; Secure');
+    const never = await testApp({ cookieSecure: 'false', withAdmin: false });
+    expect((await login(never, await addUser(never), { base: 'https://localhost:3000' })).headers.get('set-cookie')).not.toContain('Secure');
+  });
+
+  test('a wrong password is 401 and sets no cookie', async () => {
+    const email = await addUser(shared);
+    const response = await login(shared, email, { password: 'wrong horse battery' });
+    expect(response.status).toBe(401);
+    expect(response.headers.get('set-cookie')).toBeNull();
+  });
+
+  test('the body needs a non-empty email and password', async () => {
+    for (const body of [{ email: 'a@example.com' }, { password: PASSWORD }, { email: '', password: PASSWORD }, { email: 'a@example.com', password: '' }]) {
+      const response = await shared.request('POST', '/api/auth/login', { body });
+      expect(response.status).toBe(400);
+      expect(response.json.error.code).toBe('VALIDATION_ERROR');
+    }
+  });
+});
+
+describe('POST /api/auth/logout and GET /api/auth/me', () => {
+  test('me shows the user and their connections', async () => {
+    const cookie = await cookieOf(shared, await addUser(shared));
+    await shared.createConnection(cookie, 'prod');
+    const me = await shared.request('GET', '/api/auth/me', { headers: { cookie } });
+    expect(me.status).toBe(200);
+    expect(me.json.user).toEqual({ id: `u${userCount}`, email: `user${userCount}@example.com`, isAdmin: false, createdAt: expect.any(String) });
+    expect(me.json.connections.map((connection: { name: string }) => connection.name)).toEqual(['prod']);
+  });
+
+  test('logout is 204, clears the cookie and ends the session; without a session it is 204 too', async () => {
+    const cookie = await cookieOf(shared, await addUser(shared));
+    const out = await shared.request('POST', '/api/auth/logout', { headers: { cookie } });
+    expect(out.status).toBe(204);
+    expect(out.headers.get('set-cookie')).toMatch(/^session=;.*(Max-Age=0|Expires=Thu, 01 Jan 1970)/);
+    expect((await shared.request('GET', '/api/auth/me', { headers: { cookie } })).status).toBe(401);
+    expect((await shared.request('POST', '/api/auth/logout', {})).status).toBe(204);
+    expect((await shared.request('POST', '/api/auth/logout', { headers: { cookie: 'session=' } })).status).toBe(204);
+  });
+});
+
+describe('POST /api/users', () => {
+  test('the admin creates a user: 201 and the public user', async () => {
+    const admin = await cookieOf(shared, await addUser(shared, true));
+    const created = await shared.request('POST', '/api/users', { body: { email: 'New@Example.com', password: 'twelve chars' }, headers: { cookie: admin } });
+    expect(created.status).toBe(201);
+    expect(created.json).toEqual({ user: { id: expect.any(String), email: 'new@example.com', isAdmin: false, createdAt: expect.any(String) } });
+  });
+
+  test('without a session it is 401 whatever the body; a bad body from the admin is 400', async () => {
+    const refused = await shared.request('POST', '/api/users', { body: { email: 'x' } });
+    expect(refused.status).toBe(401);
+    const admin = await cookieOf(shared, await addUser(shared, true));
+    for (const body of [{ email: 'ab', password: PASSWORD }, { email: 'ab@example.com' }, { email: 'ab@example.com', password: '' }]) {
+      const response = await shared.request('POST', '/api/users', { body, headers: { cookie: admin } });
+      expect(response.status).toBe(400);
+      expect(response.json.error.code).toBe('VALIDATION_ERROR');
+    }
+  });
+});
