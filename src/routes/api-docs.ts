@@ -4,7 +4,9 @@
  * with Scalar. The page must work offline and under a strict Content-Security-Policy,
  * so Scalar's standalone script is served from the installed @scalar/api-reference
  * package (never a CDN), its configuration is a script file rather than inline code,
- * and Scalar's own calls out (fonts, telemetry, its request proxy) are switched off.
+ * and Scalar's own calls out (fonts, telemetry, its request proxy, its hosted AI and
+ * sharing features) are switched off. The mount point must not be `#api-reference`:
+ * the script mounts a second, default-configured copy on an element of that id.
  * The error docs stay at /docs/errors (error-docs.ts), where every `docs_url` points.
  */
 import { readFileSync } from 'node:fs';
@@ -39,18 +41,31 @@ export const DOCS_CONTENT_SECURITY_POLICY = [
 
 const PAGE = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>jobwatch API reference</title></head>
-<body><div id="api-reference"></div>
+<title>jobwatch API reference</title><link rel="icon" href="data:,"></head>
+<body><div id="reference"></div>
 <script src="/docs/assets/${SCALAR_SCRIPT}"></script>
 <script src="/docs/assets/${CONFIGURE_SCRIPT}"></script>
 </body></html>`;
 
-const CONFIGURE = `Scalar.createApiReference('#api-reference', ${JSON.stringify({
+/**
+ * `withDefaultFonts: false` alone still left the bundle's Inter faces in use, fetched
+ * from Scalar's font host; the system fonts below mean no font is fetched at all.
+ */
+const SYSTEM_FONTS = `:root, .light-mode, .dark-mode {
+  --scalar-font: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif !important;
+  --scalar-font-code: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace !important;
+}`;
+
+const CONFIGURE = `Scalar.createApiReference('#reference', ${JSON.stringify({
   url: '/openapi.json',
   withDefaultFonts: false,
+  customCss: SYSTEM_FONTS,
   telemetry: false,
   proxyUrl: '',
-  hideDownloadButton: false,
+  // Scalar's hosted services (AI chat, MCP generation, sharing and deploying the document): none is reachable or wanted here
+  agent: { disabled: true },
+  mcp: { disabled: true },
+  showDeveloperTools: 'never',
 })});\n`;
 
 interface Asset {

@@ -38,7 +38,7 @@ const toTemplate = (path: string): Template => ({
   literalSegments: path.split('/').filter((segment) => segment !== '' && !segment.startsWith('{')).length,
 });
 
-class Conformance {
+export class Conformance {
   private readonly ajv = addFormats(new Ajv2020({ strict: false, allErrors: true }));
   private readonly validators = new Map<string, ValidateFunction>();
   private readonly templates: Template[];
