@@ -5,6 +5,7 @@ import { edgeHeaders } from './http/edge-headers.ts';
 import { dashboardRequestGuard } from './http/dashboard-request-guard.ts';
 import { errorBoundary } from './http/error-boundary.ts';
 import { adminBackupRoutes } from './routes/admin-backup.ts';
+import { apiDocsRoutes } from './routes/api-docs.ts';
 import { agentRoutes } from './routes/agent.ts';
 import { authRoutes } from './routes/auth.ts';
 import { jobActionRoutes } from './routes/job-actions.ts';
@@ -26,6 +27,7 @@ export function createApp(deps: AppDeps) {
     .use(dashboardRequestGuard(deps.config))
     .use(healthRoutes(deps))
     .use(errorDocsRoutes())
+    .use(apiDocsRoutes())
     .use(authRoutes(deps))
     .use(userRoutes(deps))
     .use(connectionRoutes(deps))

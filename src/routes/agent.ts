@@ -10,9 +10,9 @@ import { model, validBody, validQuery } from '../http/validate.ts';
 
 const ACK_IDS_MAX = 1000;
 const CommandId = Type.String({ minLength: 1, maxLength: 64 });
-const CommandsParams = model(Type.Object({ limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }) }));
+export const CommandsParams = model(Type.Object({ limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }) }));
 /** `ids` were carried out; `outcomes` say so per command, with a reason when one was not. */
-const AckBody = model(
+export const AckBody = model(
   Type.Object({
     ids: Type.Optional(Type.Array(CommandId, { minItems: 1, maxItems: ACK_IDS_MAX })),
     outcomes: Type.Optional(

@@ -7,7 +7,7 @@ import { dashboardUser, SESSION_COOKIE } from '../http/dashboard-auth.ts';
 import { model, validBody } from '../http/validate.ts';
 import { publicUser } from '../../actors/services/account-service.ts';
 
-const LoginBody = model(
+export const LoginBody = model(
   Type.Object({
     email: Type.String({ minLength: 1, maxLength: 320 }),
     password: Type.String({ minLength: 1, maxLength: 1024 }),

@@ -5,7 +5,7 @@ import { dashboardUser } from '../http/dashboard-auth.ts';
 import { bodyReader, FORM_BODY_BYTES_MAX } from '../http/read-body.ts';
 import { model, validBody } from '../http/validate.ts';
 
-const CreateConnectionBody = model(
+export const CreateConnectionBody = model(
   Type.Object({ name: Type.String({ minLength: 1, maxLength: 255, pattern: '\\S' }) }),
 );
 

@@ -30,6 +30,9 @@ const EVENT_EXPLANATIONS: Record<Exclude<EventErrorCode, 'VALIDATION_ERROR'>, st
   DAILY_BYTES_EXCEEDED: "The connection's accepted events today would pass DAILY_INGEST_MB (an estimate from the events' strings). It resets at midnight UTC; the message says when.",
 };
 
+/** Every code an ingest reply's `errors[]` can carry (the OpenAPI document lists them). */
+export const EVENT_ERROR_CODES = ['VALIDATION_ERROR', ...Object.keys(EVENT_EXPLANATIONS)] as EventErrorCode[];
+
 const section = (code: string, heading: string, text: string): string => `<section id="${code}"><h2><code>${code}</code> ${heading}</h2><p>${escapeHtml(text)}</p></section>`;
 
 const escapeHtml = (text: string): string => text.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);

@@ -10,7 +10,7 @@ export const BULK_IDS_MAX = 100;
 /** 100 ids of up to 64 characters, with room for escapes */
 const BULK_BODY_BYTES_MAX = 64 * 1024;
 
-const BulkBody = model(
+export const BulkBody = model(
   Type.Object({ ids: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: BULK_IDS_MAX }) }),
 );
 

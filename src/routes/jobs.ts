@@ -10,7 +10,7 @@ import { dashboardUser } from '../http/dashboard-auth.ts';
 import { model, validQuery } from '../http/validate.ts';
 import { connectionIdParam, frameworkParam, limitParam, literals, sortOrderParam } from './list-params.ts';
 
-const JobListParams = model(
+export const JobListParams = model(
   Type.Object({
     cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 1000 })),
     limit: limitParam(),

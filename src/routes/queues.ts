@@ -36,7 +36,7 @@ function queueSortValue(sortBy: QueueSortKey, range: TimeRange, nowMs: number): 
   }
 }
 
-const QueueListParams = model(
+export const QueueListParams = model(
   Type.Object({
     page: pageParam(),
     limit: limitParam(),

@@ -5,7 +5,7 @@ import { dashboardUser } from '../http/dashboard-auth.ts';
 import { model, validQuery } from '../http/validate.ts';
 import { connectionIdParam } from './list-params.ts';
 
-const StreamParams = model(
+export const StreamParams = model(
   Type.Object({
     connectionId: connectionIdParam(),
     /** for a first connect, where EventSource cannot set the Last-Event-ID header */

@@ -6,7 +6,7 @@ import { bodyReader, FORM_BODY_BYTES_MAX } from '../http/read-body.ts';
 import { model, validBody } from '../http/validate.ts';
 import { publicUser } from '../../actors/services/account-service.ts';
 
-const CreateUserBody = model(
+export const CreateUserBody = model(
   Type.Object({
     email: Type.String({ minLength: 3, maxLength: 320 }),
     password: Type.String({ minLength: 1, maxLength: 1024 }),

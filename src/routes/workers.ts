@@ -17,7 +17,7 @@ const WORKER_SORT: Record<string, (worker: WorkerView) => SortValue> = {
   taskRate: (worker) => worker.taskRate,
 };
 
-const WorkerListParams = model(
+export const WorkerListParams = model(
   Type.Object({
     page: pageParam(),
     limit: limitParam(),

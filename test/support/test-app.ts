@@ -1,7 +1,8 @@
 /**
  * A whole application in memory for route tests: a manual clock, an in-memory log
  * (or one the test controls), and helpers that log in and create connections through
- * the HTTP routes themselves, exercised with `app.handle(new Request(...))`.
+ * the HTTP routes themselves, exercised with `app.handle(new Request(...))`. Every answer
+ * is checked against the app's OpenAPI document (openapi-conformance.ts).
  */
 import { ManualClock } from '../../actors/clock.ts';
 import { DomainError } from '../../actors/domain-error.ts';
@@ -11,6 +12,7 @@ import { ConnectionService } from '../../actors/services/connection-service.ts';
 import { JobActionService } from '../../actors/services/job-action-service.ts';
 import { LiveUpdates, type LiveUpdatesOptions } from '../../actors/live/live-updates.ts';
 import { createApp } from '../../src/app.ts';
+import { checkAnswersAgainstOpenApi } from './openapi-conformance.ts';
 import { TrustedProxies } from '../../src/http/trusted-proxies.ts';
 import type { ConnectionLimits } from '../../actors/connection/connection-actor.ts';
 import { LOGIN_LIMITER_DEFAULTS, type LoginLimiterOptions } from '../../actors/accounts/login-limiter.ts';
@@ -69,6 +71,7 @@ export async function testApp(options: TestAppOptions = {}) {
     logError: (line) => errors.push(line),
     backup: noBackups,
   });
+  checkAnswersAgainstOpenApi(app);
   if (options.withAdmin ?? true) await accounts.ensureAdmin(ADMIN.email, ADMIN.password);
 
   async function request(method: string, path: string, init: { body?: unknown; headers?: Record<string, string>; rawBody?: string } = {}) {

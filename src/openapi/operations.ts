@@ -1,0 +1,296 @@
+/**
+ * What the OpenAPI document says about each route, keyed `METHOD path` as Elysia
+ * registers it. Request models are the ones the routes validate with (exported beside
+ * each route); replies are the models of response-models.ts. Kept out of the route files
+ * so that a route reads as what it does. A route missing here still appears in the
+ * document, bare, and test/openapi/routes-match.test.ts fails on it.
+ */
+import { Type, type TSchema } from '@sinclair/typebox';
+import type { ErrorCode } from '../../actors/domain-error.ts';
+import { AckBody, CommandsParams } from '../routes/agent.ts';
+import { LoginBody } from '../routes/auth.ts';
+import { CreateConnectionBody } from '../routes/connections.ts';
+import { BulkBody } from '../routes/job-actions.ts';
+import { JobListParams } from '../routes/jobs.ts';
+import { QueueListParams } from '../routes/queues.ts';
+import { StreamParams } from '../routes/stream.ts';
+import { CreateUserBody } from '../routes/users.ts';
+import { WorkerListParams } from '../routes/workers.ts';
+import type { Auth } from './error-responses.ts';
+import { IngestBody } from './ingest-body.ts';
+import * as Reply from './response-models.ts';
+import { STREAM_DESCRIPTION } from './stream-description.ts';
+
+/** A success answer: JSON with a model, or another media type described in words. */
+export interface SuccessDoc {
+  description: string;
+  json?: TSchema;
+  /** a non-JSON body: media type -> what it holds */
+  media?: Record<string, string>;
+  /** response headers: name -> description */
+  headers?: Record<string, string>;
+}
+
+export interface OperationDoc {
+  tag: Tag;
+  summary: string;
+  description?: string;
+  auth: Auth;
+  /** query parameters; every one is optional (the route fills its defaults) */
+  query?: TSchema;
+  /** request headers the route reads (beyond authentication) */
+  headers?: TSchema;
+  /** a JSON body, read by the route with bodyReader */
+  body?: TSchema;
+  success: Record<number, SuccessDoc>;
+  /** the route's own error codes; edge codes are added by errorCodesOf */
+  errors: ErrorCode[];
+}
+
+export const TAGS = {
+  Ingest: 'Events from the job system (API key)',
+  Agent: "The job system's agent: control commands and their outcomes (API key)",
+  Auth: 'Sessions and users (session cookie)',
+  Connections: 'Connections and their API keys (session cookie)',
+  Jobs: 'Job lists, detail, revoke and retry (session cookie)',
+  Queues: 'Queues and their metrics (session cookie)',
+  Workers: 'Workers (session cookie)',
+  Stream: 'Live updates over Server-Sent Events (session cookie)',
+  Admin: 'Administration (admin session)',
+  Service: 'Health and documentation (no authentication)',
+} as const;
+export type Tag = keyof typeof TAGS;
+
+const partial = (schema: TSchema) => Type.Partial(schema);
+const SESSION_SET = { 'Set-Cookie': '`session=<token>; HttpOnly; SameSite=Lax; Path=/` (Secure over HTTPS)' };
+const RETRY_AFTER = { 'Retry-After': 'seconds until a retry can succeed' };
+
+export const OPERATIONS: Record<string, OperationDoc> = {
+  'POST /api/ingest': {
+    tag: 'Ingest',
+    summary: 'Send a batch of job, worker and queue events',
+    description:
+      'Accepted events are durable (in the append log, per the fsync policy) before the answer. Each event is validated on its own: ' +
+      'a bad event is counted in `rejected` and listed in `errors`, the rest go on. Duplicates are `skipped`; events past the daily ' +
+      'limit inside the batch are `truncated`. Body at most 5 MiB (5,242,880 bytes), 1 to 1,000 events.',
+    auth: 'apiKey',
+    body: IngestBody,
+    success: { 200: { description: 'What became of each event', json: Reply.IngestReply } },
+    errors: ['VALIDATION_ERROR', 'DAILY_LIMIT_EXCEEDED', 'SERVICE_UNAVAILABLE'],
+  },
+  'GET /api/agent/connection': {
+    tag: 'Agent',
+    summary: "The API key's connection",
+    description: 'An agent given only the key learns which `connectionId` its events must name.',
+    auth: 'apiKey',
+    success: { 200: { description: 'The connection of the key', json: Reply.AgentConnection } },
+    errors: [],
+  },
+  'GET /api/agent/commands': {
+    tag: 'Agent',
+    summary: 'Pending revoke and retry commands',
+    description: 'Every revoke or retry made in the dashboard is queued for the connection until the agent acknowledges it; commands expire with retention.',
+    auth: 'apiKey',
+    query: partial(CommandsParams.schema),
+    success: { 200: { description: 'Pending commands, oldest first', json: Reply.CommandList } },
+    errors: [],
+  },
+  'POST /api/agent/commands/ack': {
+    tag: 'Agent',
+    summary: 'Acknowledge commands the agent carried out (or failed to)',
+    description:
+      '`ids` were carried out; `outcomes` say per command `done` or `failed` with a reason. Together 1 to 1,000 commands; body at most 128 KiB. ' +
+      'Unknown or already acknowledged ids are ignored, so an ack can be retried.',
+    auth: 'apiKey',
+    body: AckBody.schema,
+    success: { 200: { description: 'How many pending commands this acknowledged', json: Reply.AckReply } },
+    errors: ['SERVICE_UNAVAILABLE'],
+  },
+  'POST /api/auth/login': {
+    tag: 'Auth',
+    summary: 'Log in: sets the session cookie',
+    description: 'Failed logins are slowed per client address and per email: past the limit, 429 `RATE_LIMITED` with `Retry-After`.',
+    auth: 'none',
+    body: LoginBody.schema,
+    success: { 200: { description: 'Logged in', json: Reply.UserReply, headers: SESSION_SET } },
+    errors: ['UNAUTHORIZED', 'RATE_LIMITED', 'SERVICE_UNAVAILABLE'],
+  },
+  'POST /api/auth/logout': {
+    tag: 'Auth',
+    summary: 'Log out: ends the session and clears the cookie',
+    auth: 'none',
+    success: { 204: { description: 'Logged out (also without a session)' } },
+    errors: ['SERVICE_UNAVAILABLE'],
+  },
+  'GET /api/auth/me': {
+    tag: 'Auth',
+    summary: 'The logged-in user and their connections',
+    auth: 'session',
+    success: { 200: { description: 'The user', json: Reply.Me } },
+    errors: [],
+  },
+  'POST /api/users': {
+    tag: 'Auth',
+    summary: 'Create a user (admin only)',
+    description: 'Passwords of at least 12 characters; 409 `CONFLICT` for a taken email.',
+    auth: 'session',
+    body: CreateUserBody.schema,
+    success: { 201: { description: 'Created', json: Reply.UserReply } },
+    errors: ['VALIDATION_ERROR', 'CONFLICT', 'SERVICE_UNAVAILABLE'],
+  },
+  'POST /api/connections': {
+    tag: 'Connections',
+    summary: 'Create a connection and its API key',
+    description: 'The key is in this answer only; the service keeps its hash. 409 `CONFLICT` for a name the user already has.',
+    auth: 'session',
+    body: CreateConnectionBody.schema,
+    success: { 201: { description: 'Created; `apiKey` is shown this once', json: Reply.CreatedConnection } },
+    errors: ['VALIDATION_ERROR', 'CONFLICT', 'SERVICE_UNAVAILABLE'],
+  },
+  'GET /api/connections': {
+    tag: 'Connections',
+    summary: "The user's connections with today's usage",
+    auth: 'session',
+    success: { 200: { description: 'Oldest first', json: Reply.ConnectionList } },
+    errors: [],
+  },
+  'DELETE /api/connections/:id': {
+    tag: 'Connections',
+    summary: 'Delete a connection, its key and all its data',
+    auth: 'session',
+    success: { 204: { description: 'Deleted' } },
+    errors: ['NOT_FOUND', 'SERVICE_UNAVAILABLE'],
+  },
+  'GET /api/jobs': {
+    tag: 'Jobs',
+    summary: 'List jobs (cursor pages)',
+    description:
+      "Jobs of every connection the user owns; `connectionId` narrows it (another tenant's id gives an empty page). `search` matches the task name, " +
+      'case-insensitive. Ties sort by id; nulls last in both orders. A `cursor` is opaque and bound to its `sortBy` and `sortOrder`.',
+    auth: 'session',
+    query: partial(JobListParams.schema),
+    success: { 200: { description: 'A page of jobs', json: Reply.JobPage } },
+    errors: [],
+  },
+  'GET /api/jobs/:id': {
+    tag: 'Jobs',
+    summary: 'One job in full, with its state history',
+    auth: 'session',
+    success: { 200: { description: 'The job', json: Reply.JobDetail } },
+    errors: ['NOT_FOUND'],
+  },
+  'POST /api/jobs/:id/revoke': {
+    tag: 'Jobs',
+    summary: 'Revoke (cancel) a queued or active job',
+    description: 'Moves the job to `cancelled`, broadcasts it and queues a command for the agent. Other states: 409 `INVALID_STATE`.',
+    auth: 'session',
+    success: { 200: { description: 'Revoked', json: Reply.ActionResult } },
+    errors: ['NOT_FOUND', 'INVALID_STATE', 'SERVICE_UNAVAILABLE'],
+  },
+  'POST /api/jobs/:id/retry': {
+    tag: 'Jobs',
+    summary: 'Retry a failed or cancelled job',
+    description: 'Moves the job to `retrying`, broadcasts it and queues a command for the agent. Other states: 409 `INVALID_STATE`.',
+    auth: 'session',
+    success: { 200: { description: 'Retried', json: Reply.ActionResult } },
+    errors: ['NOT_FOUND', 'INVALID_STATE', 'SERVICE_UNAVAILABLE'],
+  },
+  'POST /api/jobs/bulk/revoke': {
+    tag: 'Jobs',
+    summary: 'Revoke up to 100 jobs',
+    description: 'Each job on its own: a job in another state or not found is a result with `success: false` and `error`, not an error answer.',
+    auth: 'session',
+    body: BulkBody.schema,
+    success: { 200: { description: 'A result per id', json: Reply.BulkActionReply } },
+    errors: ['VALIDATION_ERROR', 'SERVICE_UNAVAILABLE'],
+  },
+  'POST /api/jobs/bulk/retry': {
+    tag: 'Jobs',
+    summary: 'Retry up to 100 jobs',
+    description: 'Each job on its own, as bulk revoke.',
+    auth: 'session',
+    body: BulkBody.schema,
+    success: { 200: { description: 'A result per id', json: Reply.BulkActionReply } },
+    errors: ['VALIDATION_ERROR', 'SERVICE_UNAVAILABLE'],
+  },
+  'GET /api/queues': {
+    tag: 'Queues',
+    summary: 'List queues with metrics over a time range (page-based)',
+    auth: 'session',
+    query: partial(QueueListParams.schema),
+    success: { 200: { description: 'A page of queues', json: Reply.QueuePage } },
+    errors: [],
+  },
+  'GET /api/workers': {
+    tag: 'Workers',
+    summary: 'List workers (page-based)',
+    description: 'A worker not heard from for more than 6 s is `offline`, whatever it last reported.',
+    auth: 'session',
+    query: partial(WorkerListParams.schema),
+    success: { 200: { description: 'A page of workers', json: Reply.WorkerPage } },
+    errors: [],
+  },
+  'GET /api/events/stream': {
+    tag: 'Stream',
+    summary: 'Live updates (Server-Sent Events)',
+    description: STREAM_DESCRIPTION,
+    auth: 'session',
+    query: StreamParams.schema,
+    headers: Type.Object({ 'last-event-id': Type.Optional(Type.String({ maxLength: 64, description: 'resume after this event id' })) }),
+    success: {
+      200: {
+        description: 'An endless event stream; see the operation description for its events',
+        media: { 'text/event-stream': 'Events `job`, `worker`, `queue` and `reset`, each `data:` one line of JSON (schemas StreamJob, StreamWorker, StreamQueue)' },
+      },
+    },
+    errors: ['RATE_LIMITED'],
+  },
+  'GET /api/admin/backup': {
+    tag: 'Admin',
+    summary: 'Download a consistent backup of the running service (admin only)',
+    description: '`npm run cli -- backup <dir>` calls this; restore with `npm run cli -- restore`. See the README, "Backup and restore".',
+    auth: 'session',
+    success: {
+      200: {
+        description: 'The backup file',
+        media: { 'application/octet-stream': 'a snapshot file of the data directory' },
+        headers: { 'Content-Disposition': '`attachment; filename="<name>"`', 'X-Backup-Seq': 'the log sequence number the backup holds' },
+      },
+    },
+    errors: ['FORBIDDEN', 'SERVICE_UNAVAILABLE'],
+  },
+  'GET /api/health': {
+    tag: 'Service',
+    summary: 'Health',
+    description: '503 with `status: "unavailable"` once the event log could not be written and the service is stopping.',
+    auth: 'none',
+    success: {
+      200: { description: 'Healthy', json: Reply.Health },
+      503: { description: 'The event log failed; the service is stopping', json: Reply.Health },
+    },
+    errors: [],
+  },
+  'GET /docs/errors': {
+    tag: 'Service',
+    summary: 'The error codes page every `docs_url` points at',
+    auth: 'none',
+    success: { 200: { description: 'One anchor per code', media: { 'text/html': 'the page' } } },
+    errors: [],
+  },
+  'GET /docs': {
+    tag: 'Service',
+    summary: 'This API reference, as a page',
+    auth: 'none',
+    success: { 200: { description: 'The reference page (its script is served by the service)', media: { 'text/html': 'the page' } } },
+    errors: [],
+  },
+  'GET /openapi.json': {
+    tag: 'Service',
+    summary: 'This document (OpenAPI 3.1)',
+    auth: 'none',
+    success: { 200: { description: 'The document', media: { 'application/json': 'an OpenAPI 3.1 document' } } },
+    errors: [],
+  },
+};
+
+export { RETRY_AFTER };

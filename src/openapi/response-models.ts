@@ -1,0 +1,220 @@
+/**
+ * TypeBox models of what the service answers, for the OpenAPI document only: the routes
+ * return the view types of `actors/` and never validate their own replies. Objects are
+ * closed (`additionalProperties: false`), so a field added to a view without a line here
+ * fails the route tests' conformance check (test/support/openapi-conformance.ts); the
+ * `Exact` checks at the end fail the type check when a view's fields and a model disagree.
+ */
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import type { PublicCommand } from '../../actors/services/agent-service.ts';
+import type { PublicUser } from '../../actors/services/account-service.ts';
+import type { PublicConnection } from '../../actors/services/connection-service.ts';
+import type { PublicActionResult } from '../../actors/services/job-action-service.ts';
+import type { IngestReply as IngestReplyView } from '../../actors/connection/connection-actor.ts';
+import { JOB_STATES, WORKER_STATES } from '../../actors/ingest/states.ts';
+import { TIME_RANGES } from '../../actors/metrics/queue-metrics.ts';
+import type { JobDetail as JobDetailView, JobListItem as JobListItemView } from '../../actors/views/job-view.ts';
+import type { QueueStreamItem as QueueStreamItemView, QueueView } from '../../actors/views/queue-view.ts';
+import type { WorkerView } from '../../actors/views/worker-view.ts';
+import { EVENT_ERROR_CODES } from '../routes/error-docs.ts';
+import { literals } from '../routes/list-params.ts';
+
+const closed = <T extends Parameters<typeof Type.Object>[0]>(properties: T, description?: string) =>
+  Type.Object(properties, { additionalProperties: false, ...(description === undefined ? {} : { description }) });
+const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+/** `Date#toISOString`: UTC with milliseconds */
+const time = (description?: string) => Type.String({ format: 'date-time', ...(description === undefined ? {} : { description }) });
+const count = () => Type.Integer({ minimum: 0 });
+const freeObject = (description: string) => Type.Object({}, { additionalProperties: true, description });
+
+export const Usage = closed(
+  { used: count(), limit: Type.Integer({ minimum: 0, description: '0 means unlimited' }), remaining: count(), resetAt: time('next midnight UTC') },
+  "Today's accepted events of the connection",
+);
+
+export const JobListItem = closed({
+  id: Type.String(),
+  externalId: Type.String(),
+  framework: Type.String(),
+  connectionId: Type.String(),
+  name: Type.String(),
+  queue: nullable(Type.String()),
+  state: literals(JOB_STATES),
+  stateChangedAt: nullable(time()),
+  scheduledFor: nullable(time()),
+  createdAt: time(),
+  startedAt: nullable(time()),
+  completedAt: nullable(time()),
+  durationMs: nullable(Type.Integer()),
+  workerId: nullable(Type.String()),
+  error: nullable(Type.String()),
+});
+
+const RecentExecution = closed({
+  id: Type.String(),
+  externalId: Type.String(),
+  state: literals(JOB_STATES),
+  createdAt: time(),
+  startedAt: nullable(time()),
+  completedAt: nullable(time()),
+  durationMs: nullable(Type.Integer()),
+  error: nullable(Type.String()),
+});
+
+const LastCommand = closed(
+  {
+    id: Type.String(),
+    type: literals(['revoke', 'retry'] as const),
+    status: literals(['pending', 'done', 'failed'] as const),
+    reason: nullable(Type.String()),
+    createdAt: time(),
+    completedAt: nullable(time()),
+  },
+  "The job's latest revoke or retry command and what the agent did with it",
+);
+
+export const JobDetail = closed({
+  ...JobListItem.properties,
+  tags: freeObject('`extensions.tags` when it is an object'),
+  previousState: nullable(literals(JOB_STATES)),
+  attempt: Type.Integer({ minimum: 1 }),
+  maxRetries: nullable(count()),
+  progress: nullable(Type.Number({ minimum: 0, maximum: 1 })),
+  args: Type.Null({ description: 'always null in V0' }),
+  result: Type.Null({ description: 'always null in V0' }),
+  stacktrace: nullable(Type.String()),
+  parentId: nullable(Type.String()),
+  rootId: nullable(Type.String()),
+  extensions: freeObject('Framework-specific data, as ingested'),
+  stateHistory: Type.Array(closed({ state: literals(JOB_STATES), timestamp: time() })),
+  recentExecutions: Type.Array(RecentExecution, { maxItems: 10 }),
+  lastCommand: nullable(LastCommand),
+});
+
+const HealthBar = closed({
+  timeRange: literals(TIME_RANGES),
+  buckets: Type.Array(closed({ start: time(), end: time(), succeeded: count(), failed: count() })),
+});
+
+/** The queue of the live stream: no metrics. */
+export const QueueStreamItem = closed({
+  id: Type.String(),
+  name: Type.String(),
+  framework: Type.String(),
+  connectionId: Type.String(),
+  depth: count(),
+  consumers: count(),
+  extensions: freeObject('Framework-specific data'),
+  createdAt: time(),
+});
+
+export const Queue = closed({
+  ...QueueStreamItem.properties,
+  throughput: nullable(Type.Number({ minimum: 0, description: 'finished jobs per second over `timeRange`' })),
+  avgLatencyMs: nullable(Type.Number({ minimum: 0 })),
+  failureRate: nullable(Type.Number({ minimum: 0, maximum: 1 })),
+  healthBar: nullable(HealthBar),
+});
+
+export const Worker = closed({
+  id: Type.String(),
+  externalId: Type.String(),
+  framework: Type.String(),
+  connectionId: Type.String(),
+  hostname: Type.String(),
+  pid: nullable(Type.Integer()),
+  state: literals(WORKER_STATES),
+  lastHeartbeat: nullable(time()),
+  concurrency: nullable(count()),
+  activeJobs: count(),
+  queues: Type.Array(Type.String()),
+  metadata: freeObject('Framework-specific metadata'),
+  taskRate: nullable(Type.Number({ minimum: 0, description: 'jobs per minute over the last hour' })),
+  processedTotal: nullable(count()),
+  extensions: freeObject('Framework-specific data'),
+  createdAt: time(),
+});
+
+const PagePagination = closed({ page: Type.Integer({ minimum: 1 }), limit: Type.Integer({ minimum: 1 }), total: count(), totalPages: count() });
+const pageOf = <T extends TSchema>(item: T) => closed({ data: Type.Array(item), pagination: PagePagination });
+
+export const JobPage = closed({
+  data: Type.Array(JobListItem),
+  pagination: closed({ nextCursor: nullable(Type.String({ description: 'pass as `cursor` for the next page; null: no more' })), limit: Type.Integer({ minimum: 1 }), total: count() }),
+});
+export const QueuePage = pageOf(Queue);
+export const WorkerPage = pageOf(Worker);
+
+export const User = closed({ id: Type.String(), email: Type.String(), isAdmin: Type.Boolean(), createdAt: time() });
+export const UserReply = closed({ user: User });
+
+export const Connection = closed({
+  id: Type.String(),
+  name: Type.String(),
+  keyPrefix: Type.String({ description: 'the start of the API key, to recognise it' }),
+  createdAt: time(),
+  usage: Usage,
+});
+export const ConnectionList = closed({ data: Type.Array(Connection) });
+export const CreatedConnection = closed({
+  connection: Connection,
+  apiKey: Type.String({ pattern: '^sk_', description: 'shown this once; only its hash is stored' }),
+});
+export const Me = closed({ user: User, connections: Type.Array(Connection) });
+
+export const IngestReply = closed({
+  accepted: count(),
+  rejected: count(),
+  skipped: Type.Integer({ minimum: 0, description: 'duplicates' }),
+  truncated: Type.Integer({ minimum: 0, description: 'dropped because the daily limit was reached inside the batch' }),
+  usage: Usage,
+  errors: Type.Optional(
+    Type.Array(
+      closed({
+        index: Type.Integer({ minimum: 0, description: 'position of the event in `events`' }),
+        code: literals(EVENT_ERROR_CODES),
+        message: Type.String(),
+        details: Type.Optional(Type.Record(Type.String(), Type.Array(Type.String()))),
+      }),
+      { maxItems: 100, description: 'the rejected events (the first 100); codes on /docs/errors' },
+    ),
+  ),
+});
+
+const ActionSucceeded = closed({ id: Type.String(), success: Type.Literal(true), state: literals(JOB_STATES) });
+const ActionFailed = closed({ id: Type.String(), success: Type.Literal(false), error: Type.String() });
+export const ActionResult = ActionSucceeded;
+export const BulkActionReply = closed({ results: Type.Array(Type.Union([ActionSucceeded, ActionFailed])) });
+
+export const Command = closed({
+  id: Type.String(),
+  type: literals(['revoke', 'retry'] as const),
+  jobId: Type.String(),
+  externalId: Type.String(),
+  name: Type.String(),
+  queue: nullable(Type.String()),
+  createdAt: time(),
+});
+export const CommandList = closed({ data: Type.Array(Command, { description: 'pending commands, oldest first' }) });
+export const AckReply = closed({ acked: Type.Integer({ minimum: 0, description: 'pending commands this request acknowledged' }) });
+export const AgentConnection = closed({ connectionId: Type.String() });
+
+export const Health = closed({ status: literals(['ok', 'unavailable'] as const), timestamp: time() });
+
+/**
+ * Fails the type check when a view type and its model differ in field names or in what a
+ * field may hold (both directions). Closed models only bind field names at run time.
+ */
+type Exact<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+type Loose<T> = T extends string ? string : T extends Array<infer E> ? Loose<E>[] : T extends object ? { [K in keyof T]: Loose<T[K]> } : T;
+const same = <A, B>(verdict: Exact<Loose<A>, Loose<B>>): void => void verdict;
+same<JobListItemView, Static<typeof JobListItem>>(true);
+same<JobDetailView, Static<typeof JobDetail>>(true);
+same<QueueView, Static<typeof Queue>>(true);
+same<QueueStreamItemView, Static<typeof QueueStreamItem>>(true);
+same<WorkerView, Static<typeof Worker>>(true);
+same<PublicUser, Static<typeof User>>(true);
+same<PublicConnection, Static<typeof Connection>>(true);
+same<PublicCommand, Static<typeof Command>>(true);
+same<IngestReplyView, Static<typeof IngestReply>>(true);
+same<PublicActionResult, Static<typeof ActionSucceeded> | Static<typeof ActionFailed>>(true);

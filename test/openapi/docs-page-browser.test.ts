@@ -1,0 +1,36 @@
+/**
+ * The reference page in Debian's Chromium (see test/ui/browser.ts): it renders the
+ * document's operations with the network limited to this service, under its CSP, with
+ * no console error, so it works offline and loads nothing from a CDN.
+ */
+import { afterAll, expect, test } from 'bun:test';
+import type { Browser } from 'playwright-core';
+import { launchChromium, openPage, screenshot, UI_WAIT_MS } from '../ui/browser.ts';
+import { testApp } from '../support/test-app.ts';
+
+let browser: Browser | undefined;
+let stop: (() => Promise<void>) | undefined;
+afterAll(async () => {
+  await browser?.close();
+  await stop?.();
+});
+
+test('the page renders every tag and the operations, asks nothing of another origin, and breaks no CSP rule', async () => {
+  const t = await testApp();
+  const server = t.serve();
+  stop = server.stop;
+  browser = await launchChromium();
+  const { page, problems } = await openPage(browser, server.baseUrl);
+  const elsewhere: string[] = [];
+  page.on('request', (request) => {
+    const url = request.url();
+    if (!url.startsWith(server.baseUrl) && !url.startsWith('data:') && !url.startsWith('blob:')) elsewhere.push(url);
+  });
+  await page.goto('/docs');
+  await page.getByText('Send a batch of job, worker and queue events').first().waitFor({ timeout: UI_WAIT_MS });
+  for (const tag of ['Ingest', 'Agent', 'Jobs', 'Stream', 'Service']) await page.getByText(tag, { exact: true }).first().waitFor();
+  for (const hosted of ['Ask AI', 'Generate MCP', 'Developer Tools']) expect(await page.getByText(hosted).count()).toBe(0);
+  await screenshot(page, 'api-reference');
+  expect(elsewhere).toEqual([]);
+  expect(problems).toEqual([]);
+}, 60_000);
