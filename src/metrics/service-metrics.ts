@@ -29,15 +29,13 @@ export interface RetainedSources {
 const SECONDS_FAST = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1];
 const SECONDS_REQUEST = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const SECONDS_SNAPSHOT = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
+const EVENT_OUTCOMES = ['accepted', 'rejected', 'skipped', 'truncated'] as const;
 const RECORDS_PER_COMMIT = [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000];
 
 export class ServiceMetrics implements ServiceObserver {
   readonly registry = new Registry();
-  private readonly events: Counter<'outcome'>;
-  private readonly eventsAccepted;
-  private readonly eventsRejected;
-  private readonly eventsSkipped;
-  private readonly eventsTruncated;
+  /** Events counted since the last scrape, by outcome. */
+  private readonly pendingEvents: IngestCounts = { accepted: 0, rejected: 0, skipped: 0, truncated: 0 };
   private readonly ingestRefusals: Counter<'code'>;
   private readonly ingestDuration: Histogram;
   private readonly logAppendDuration: Histogram;
@@ -56,19 +54,20 @@ export class ServiceMetrics implements ServiceObserver {
   constructor() {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
-    this.events = new Counter({
+    const pending = this.pendingEvents;
+    new Counter({
       name: 'jobwatch_ingest_events_total',
       help: 'Events in ingest requests by outcome: accepted, rejected (invalid or over a tenant limit), skipped (duplicates), truncated (past the daily limit)',
       labelNames: ['outcome'] as const,
       registers,
+      // Counted as plain numbers per request (a labelled inc costs ~0.2 us, four per request) and handed over here.
+      collect() {
+        for (const outcome of EVENT_OUTCOMES) {
+          this.labels(outcome).inc(pending[outcome]);
+          pending[outcome] = 0;
+        }
+      },
     });
-    // bound once: labels() hashes its argument on every call
-    this.eventsAccepted = this.events.labels('accepted');
-    this.eventsRejected = this.events.labels('rejected');
-    this.eventsSkipped = this.events.labels('skipped');
-    this.eventsTruncated = this.events.labels('truncated');
-    // present from the first scrape, so rate() has a starting point
-    for (const outcome of [this.eventsAccepted, this.eventsRejected, this.eventsSkipped, this.eventsTruncated]) outcome.inc(0);
     this.ingestRefusals = new Counter({
       name: 'jobwatch_ingest_requests_refused_total',
       help: 'Ingest requests refused as a whole, by error code',
@@ -171,10 +170,11 @@ export class ServiceMetrics implements ServiceObserver {
 
   ingestAnswered(startedAtMs: number, counts: IngestCounts): void {
     this.ingestDuration.observe((performance.now() - startedAtMs) / 1000);
-    if (counts.accepted > 0) this.eventsAccepted.inc(counts.accepted);
-    if (counts.rejected > 0) this.eventsRejected.inc(counts.rejected);
-    if (counts.skipped > 0) this.eventsSkipped.inc(counts.skipped);
-    if (counts.truncated > 0) this.eventsTruncated.inc(counts.truncated);
+    const pending = this.pendingEvents;
+    pending.accepted += counts.accepted;
+    pending.rejected += counts.rejected;
+    pending.skipped += counts.skipped;
+    pending.truncated += counts.truncated;
   }
 
   ingestRefused(startedAtMs: number, error: unknown, events: number): void {
@@ -182,7 +182,7 @@ export class ServiceMetrics implements ServiceObserver {
     const code = error instanceof DomainError ? error.code : 'INTERNAL_ERROR';
     this.ingestRefusals.labels(code).inc();
     // a request refused for the daily limit truncates every event it carried
-    if (code === 'DAILY_LIMIT_EXCEEDED' && events > 0) this.eventsTruncated.inc(events);
+    if (code === 'DAILY_LIMIT_EXCEEDED') this.pendingEvents.truncated += events;
   }
 
   loginRefused(error: unknown): void {
