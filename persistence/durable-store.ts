@@ -3,7 +3,7 @@ import { DurabilityError, RecoveryRefusedError, describeError } from './errors.t
 import { parseDataFileName } from './file-names.ts';
 import { invariant } from './invariant.ts';
 import { LogWriter } from './log-writer.ts';
-import type { FsyncPolicy } from './log-writer.ts';
+import type { FsyncPolicy, LogWriterObserver } from './log-writer.ts';
 import { encodeValue } from './record-codec.ts';
 import { recoverDataDir } from './recovery.ts';
 import type { RecoveryHandler, RecoveryReport } from './recovery.ts';
@@ -35,7 +35,7 @@ import type { Storage } from './storage.ts';
  * store accepts nothing more (practice 3): the engine should stop the process, and the
  * restart recovers what reached the disk.
  */
-export type { FsyncPolicy } from './log-writer.ts';
+export type { FsyncPolicy, LogWriterObserver } from './log-writer.ts';
 export type { RecoveryHandler, RecoveryReport } from './recovery.ts';
 export type { SnapshotSource } from './snapshot-file.ts';
 export { DurabilityError, RecoveryRefusedError };
@@ -46,8 +46,12 @@ export interface DurableStoreOptions {
   fsync: FsyncPolicy;
   /** Rotate log segments past this size (default 64 MiB). */
   segmentBytesMax?: number;
-  /** Recovery and failure messages go here. */
-  log: (line: string) => void;
+  /** Recovery and failure messages go here; `fields` are for a structured logger. */
+  log: (line: string, fields?: Record<string, unknown>) => void;
+  /** Told of each group commit and sync (metrics); none by default. */
+  observer?: LogWriterObserver;
+  /** Recovery's progress line at least this often during a long replay (default 1 s). */
+  recoveryProgressEveryMs?: number;
 }
 
 export interface DurableStore {
@@ -98,12 +102,13 @@ class LogAndSnapshotStore implements DurableStore {
     invariant(!this.recoveryStarted, 'recover() is called once per store');
     this.recoveryStarted = true;
     const { dir, storage, fsync, log } = this.options;
-    const result = await recoverDataDir({ dir, storage, handler, log });
+    const result = await recoverDataDir({ dir, storage, handler, log, progressEveryMs: this.options.recoveryProgressEveryMs });
     this.writer = await LogWriter.open({
       dir,
       storage,
       fsync,
       log,
+      observer: this.options.observer,
       segmentBytesMax: this.segmentBytesMax,
       lastSeq: result.lastSeq,
       continueSegment: result.continueSegment,
@@ -158,7 +163,7 @@ class LogAndSnapshotStore implements DurableStore {
       await this.removeFilesCoveredBy(seq, path);
       return { seq, bytes, durationMs: performance.now() - startedAtMs };
     } catch (error) {
-      this.options.log(`snapshot at seq ${seq} failed: ${describeError(error)}`);
+      this.options.log(`snapshot at seq ${seq} failed: ${describeError(error)}`, { severity: 'error', seq });
       throw error instanceof DurabilityError ? error : new DurabilityError(describeError(error), { cause: error });
     }
   }
@@ -180,7 +185,7 @@ class LogAndSnapshotStore implements DurableStore {
       }
       await storage.fsyncDir(dir);
     } catch (error) {
-      log(`removing files covered by snapshot ${snapshotPath} failed (${describeError(error)}); the next snapshot retries`);
+      log(`removing files covered by snapshot ${snapshotPath} failed (${describeError(error)}); the next snapshot retries`, { severity: 'warn' });
     }
   }
 }

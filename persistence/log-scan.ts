@@ -38,6 +38,8 @@ export type LogAssessment =
       tornTail: TornTail | undefined;
       /** Seq of the last intact record, or the base when the log holds nothing after it. */
       lastLogSeq: number;
+      /** Intact bytes of those segments: what replay reads (its progress lines give a percent of it). */
+      intactBytes: number;
     }
   | { condition: 'corrupt'; problem: string; remedy: string };
 
@@ -83,6 +85,7 @@ export async function assessLog(
   const relevant = segments.slice(Math.max(startIndex, 0));
   let expectedSeq: number | undefined;
   let tornTail: TornTail | undefined;
+  let intactBytes = 0;
   for (const [index, segment] of relevant.entries()) {
     if (expectedSeq !== undefined && segment.firstSeq !== expectedSeq) {
       return misplacedSegment(segment, expectedSeq, baseSeq, relevant.slice(index));
@@ -98,10 +101,11 @@ export async function assessLog(
       tornTail = { segment, offset: result.intactBytes, droppedBytes: result.sizeBytes - result.intactBytes, reason };
     }
     expectedSeq = result.lastSeq + 1;
+    intactBytes += result.intactBytes;
   }
   // Stryker disable next-line ArithmeticOperator: with no segment after the base, max() picks baseSeq whatever the fallback is
   const lastLogSeq = Math.max(baseSeq, (expectedSeq ?? baseSeq + 1) - 1);
-  return { condition: tornTail ? 'torn' : 'clean', segments: relevant, tornTail, lastLogSeq };
+  return { condition: tornTail ? 'torn' : 'clean', segments: relevant, tornTail, lastLogSeq, intactBytes };
 }
 
 function misplacedSegment(

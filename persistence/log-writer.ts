@@ -22,10 +22,20 @@ export interface LogWriterOptions {
   storage: Storage;
   fsync: FsyncPolicy;
   segmentBytesMax: number;
-  log: (line: string) => void;
+  log: (line: string, fields?: Record<string, unknown>) => void;
   lastSeq: number;
   /** The newest segment, when it ends exactly at lastSeq and appends may continue in it. */
   continueSegment: { path: string; firstSeq: number; sizeBytes: number } | undefined;
+  /** Told of each group commit and sync, for metrics; none by default. */
+  observer?: LogWriterObserver;
+}
+
+/** Called on the write path, after the I/O it describes: it must be cheap and must not throw. */
+export interface LogWriterObserver {
+  /** One group commit's write(): how many records it carried, its bytes, how long the write took. */
+  batchWritten(records: number, bytes: number, writeMs: number): void;
+  /** One fdatasync of the current segment and how long it took. */
+  synced(syncMs: number): void;
 }
 
 const EVERYSEC_INTERVAL_MS = 1000;
@@ -199,7 +209,9 @@ export class LogWriter {
     }
     // Stryker disable next-line ConditionalExpression: concatenating a single frame copies it to the same bytes; skipping the copy is only faster
     const bytes = batch.frames.length === 1 ? batch.frames[0]! : Buffer.concat(batch.frames);
+    const writeStartedMs = performance.now();
     await this.segment.file.append(bytes);
+    this.options.observer?.batchWritten(batch.appends.length, bytes.length, performance.now() - writeStartedMs);
     this.segment.sizeBytes += bytes.length;
     this.segment.unsyncedBytes += bytes.length;
     if (this.options.fsync === 'always') await this.syncSegment();
@@ -216,7 +228,9 @@ export class LogWriter {
 
   private async syncSegment(): Promise<void> {
     if (this.segment.unsyncedBytes === 0) return;
+    const syncStartedMs = performance.now();
     await this.segment.file.datasync();
+    this.options.observer?.synced(performance.now() - syncStartedMs);
     this.segment.unsyncedBytes = 0;
   }
 
@@ -239,7 +253,7 @@ export class LogWriter {
     );
     this.failure = failure;
     clearInterval(this.syncTimer);
-    this.options.log(failure.message);
+    this.options.log(failure.message, { severity: 'fatal' });
     for (const failed of [work, ...this.queue]) rejectWork(failed, failure);
     this.queue = [];
   }

@@ -33,9 +33,12 @@ export interface RecoveryParams {
   dir: string;
   storage: Storage;
   handler: RecoveryHandler;
-  log: (line: string) => void;
-  /** A progress line every this many replayed records. */
+  /** One line per step; `fields` carry its figures for a structured logger. */
+  log: (line: string, fields?: Record<string, unknown>) => void;
+  /** A progress line every this many replayed records... */
   progressEveryRecords?: number;
+  /** ... and whenever this much time passed since the last one, so a long replay is seen to move. */
+  progressEveryMs?: number;
 }
 
 export interface RecoveryResult {
@@ -48,14 +51,17 @@ export interface RecoveryResult {
 }
 
 const PROGRESS_EVERY_RECORDS = 250_000;
+const PROGRESS_EVERY_MS = 1_000;
+/** The clock is read once per this many records: a read per record would cost more than the line. */
+const PROGRESS_CLOCK_EVERY_RECORDS = 256;
 
 export async function recoverDataDir(params: RecoveryParams): Promise<RecoveryResult> {
   const { dir, storage } = params;
   const startedAtMs = performance.now();
   const lines: string[] = [];
-  const say = (line: string): void => {
+  const say = (line: string, fields?: Record<string, unknown>): void => {
     lines.push(line);
-    params.log(line);
+    params.log(line, fields);
   };
 
   await storage.mkdirp(dir);
@@ -87,7 +93,7 @@ export async function recoverDataDir(params: RecoveryParams): Promise<RecoveryRe
   const { base } = assessment;
   await makeDurable(storage, dir, [...(base.path ? [base.path] : []), ...log.segments.map((segment) => segment.path)]);
   for (const payload of base.chunkPayloads) params.handler.snapshotChunk(decodeValue(payload));
-  const replay = await replayLog(storage, log.segments, base.seq, params, say, startedAtMs);
+  const replay = await replayLog(storage, log, base.seq, params, say, startedAtMs);
   const lastSeq = Math.max(base.seq, replay.lastSegmentLastSeq ?? 0);
   // Stryker disable next-line ConditionalExpression,StringLiteral: an invariant that holds in correct code; only a bug elsewhere trips it
   invariant(lastSeq === log.lastLogSeq, `replay reached seq ${lastSeq}, the assessment expected ${log.lastLogSeq}`);
@@ -96,6 +102,7 @@ export async function recoverDataDir(params: RecoveryParams): Promise<RecoveryRe
   say(
     `recovered from ${base.description} (seq ${base.seq}) and ${replay.recordsReplayed} log records ` +
       `in ${Math.round(durationMs)} ms; last seq ${lastSeq}`,
+    { snapshotSeq: base.seq, records: replay.recordsReplayed, logBytes: replay.replayedBytes, durationMs: Math.round(durationMs), lastSeq },
   );
   const newest = log.segments.at(-1);
   const continueSegment =
@@ -157,15 +164,16 @@ interface ReplayTotals {
 
 async function replayLog(
   storage: Storage,
-  segments: readonly SegmentFile[],
+  log: { segments: readonly SegmentFile[]; intactBytes: number },
   baseSeq: number,
   params: RecoveryParams,
-  say: (line: string) => void,
+  say: (line: string, fields?: Record<string, unknown>) => void,
   startedAtMs: number,
 ): Promise<ReplayTotals> {
-  const progressEvery = params.progressEveryRecords ?? PROGRESS_EVERY_RECORDS;
+  const progress = new ReplayProgress(params, log.intactBytes, say, startedAtMs);
   const totals: ReplayTotals = { recordsReplayed: 0, replayedBytes: 0, lastSegmentLastSeq: undefined, lastSegmentSizeBytes: 0 };
-  for (const segment of segments) {
+  let bytesBefore = 0; // of the segments already read
+  for (const segment of log.segments) {
     const bytes = await storage.readFile(segment.path);
     let expectedSeq = segment.firstSeq;
     for (let offset = 0; offset < bytes.length; expectedSeq++) {
@@ -177,16 +185,51 @@ async function replayLog(
         params.handler.record(decodeValue(outcome.payload), outcome.seq);
         totals.recordsReplayed += 1;
         totals.replayedBytes += FRAME_HEADER_BYTES + outcome.payload.length;
-        if (totals.recordsReplayed % progressEvery === 0) {
-          // Stryker disable next-line ArithmeticOperator: a progress line's elapsed time, read by people only
-          const elapsedMs = Math.round(performance.now() - startedAtMs);
-          say(`replayed ${totals.recordsReplayed} log records (through seq ${outcome.seq}) in ${elapsedMs} ms`);
-        }
+        progress.replayed(totals.recordsReplayed, outcome.seq, bytesBefore + outcome.nextOffset);
       }
       offset = outcome.nextOffset;
     }
+    bytesBefore += bytes.length;
     totals.lastSegmentLastSeq = expectedSeq - 1;
     totals.lastSegmentSizeBytes = bytes.length;
   }
   return totals;
+}
+
+/**
+ * The progress lines of a long replay: records so far, the share of the log read, the
+ * rate, every `progressEveryRecords` records and at least every `progressEveryMs`, so
+ * whoever watches a big data directory restart sees it move and can tell how long is left.
+ */
+class ReplayProgress {
+  private readonly everyRecords: number;
+  private readonly everyMs: number;
+  private lastLineAtMs: number;
+
+  constructor(
+    params: RecoveryParams,
+    private readonly logBytes: number,
+    private readonly say: (line: string, fields?: Record<string, unknown>) => void,
+    private readonly startedAtMs: number,
+  ) {
+    this.everyRecords = params.progressEveryRecords ?? PROGRESS_EVERY_RECORDS;
+    this.everyMs = params.progressEveryMs ?? PROGRESS_EVERY_MS;
+    this.lastLineAtMs = startedAtMs;
+  }
+
+  replayed(records: number, seq: number, bytesRead: number): void {
+    const countDue = records % this.everyRecords === 0;
+    if (!countDue && records % PROGRESS_CLOCK_EVERY_RECORDS !== 0) return;
+    const nowMs = performance.now();
+    if (!countDue && nowMs - this.lastLineAtMs < this.everyMs) return;
+    this.lastLineAtMs = nowMs;
+    // Stryker disable next-line ArithmeticOperator: a progress line's figures, read by people only
+    const elapsedMs = Math.round(nowMs - this.startedAtMs);
+    const percent = this.logBytes === 0 ? 100 : Math.min(100, Math.floor((bytesRead / this.logBytes) * 100));
+    const recordsPerSecond = Math.round(records / Math.max(nowMs - this.startedAtMs, 1) * 1000);
+    this.say(
+      `replayed ${records} log records (through seq ${seq}, ${percent}% of ${this.logBytes} log bytes) in ${elapsedMs} ms, ${recordsPerSecond} records/s`,
+      { records, seq, percent, logBytes: this.logBytes, durationMs: elapsedMs, recordsPerSecond },
+    );
+  }
 }

@@ -12,6 +12,7 @@ import { jobActionRoutes } from './routes/job-actions.ts';
 import { connectionRoutes } from './routes/connections.ts';
 import { errorDocsRoutes } from './routes/error-docs.ts';
 import { healthRoutes } from './routes/health.ts';
+import { metricsRoutes } from './routes/metrics.ts';
 import { ingestRoutes } from './routes/ingest.ts';
 import { jobReadRoutes } from './routes/jobs.ts';
 import { queueRoutes } from './routes/queues.ts';
@@ -26,6 +27,7 @@ export function createApp(deps: AppDeps) {
     .use(edgeHeaders())
     .use(dashboardRequestGuard(deps.config))
     .use(healthRoutes(deps))
+    .use(metricsRoutes(deps))
     .use(errorDocsRoutes())
     .use(apiDocsRoutes())
     .use(authRoutes(deps))

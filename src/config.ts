@@ -9,6 +9,10 @@ import { TrustedProxies } from './http/trusted-proxies.ts';
 /** as in Redis: `always` syncs before acknowledging (group commit), `everysec` once a second, `no` leaves it to the OS */
 export type FsyncPolicy = 'always' | 'everysec' | 'no';
 export type CookieSecureMode = 'auto' | 'true' | 'false';
+/** `auto`: JSON lines when NODE_ENV=production, readable lines otherwise */
+export type LogFormatSetting = 'auto' | 'json' | 'pretty';
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
 
 export interface Config {
   port: number;
@@ -39,6 +43,13 @@ export interface Config {
   // --- login and cross-site requests (security hardening) ---
   /** peers whose forwarded headers are believed; none by default */
   trustedProxies: TrustedProxies;
+  // --- operability (README "Operating it") ---
+  /** bearer token GET /metrics requires; null: the route is off and nothing is measured */
+  metricsToken: string | null;
+  logFormat: LogFormatSetting;
+  logLevel: LogLevel;
+  /** NODE_ENV=production: what `LOG_FORMAT=auto` follows */
+  production: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -103,6 +114,11 @@ export function loadConfig(env: Env = process.env): Config {
   if (adminEmail !== null && !/^[^\s@]+@[^\s@]+$/.test(adminEmail)) {
     throw new ConfigError(`ADMIN_EMAIL must be an email address, got '${adminEmail}'`);
   }
+  const metricsToken = optionalString(env, 'METRICS_TOKEN');
+  // A scrape token is compared in constant time, but a short one can still be guessed.
+  if (metricsToken !== null && (metricsToken.length < 16 || /\s/.test(metricsToken))) {
+    throw new ConfigError('METRICS_TOKEN must be at least 16 characters without spaces');
+  }
   const sessionSecret = optionalString(env, 'SESSION_SECRET');
   if (sessionSecret !== null && sessionSecret.length < 16) {
     throw new ConfigError('SESSION_SECRET must be at least 16 characters');
@@ -136,5 +152,9 @@ export function loadConfig(env: Env = process.env): Config {
     streamResumeGraceMs: integer(env, 'STREAM_RESUME_GRACE_SECONDS', 60, 0, 3_600) * 1000,
     streamResumeBufferBytesMax: integer(env, 'STREAM_RESUME_BUFFER_MB', 16, 1, 1_024) * 1024 * 1024,
     trustedProxies: trustedProxies(env),
+    metricsToken,
+    logFormat: oneOf(env, 'LOG_FORMAT', 'auto', ['auto', 'json', 'pretty'] as const),
+    logLevel: oneOf(env, 'LOG_LEVEL', 'info', LOG_LEVELS),
+    production: env.NODE_ENV === 'production',
   };
 }

@@ -9,9 +9,10 @@ import { newSessionSecret } from '../actors/accounts/secrets.ts';
 import { systemClock, type Clock } from '../actors/clock.ts';
 import { Engine, type EngineRecord } from '../actors/engine.ts';
 import { acquireDataDirLock, type DataDirLock } from '../persistence/data-dir-lock.ts';
-import { openDurableStore, type DurableStore, type RecoveryReport } from '../persistence/durable-store.ts';
+import { openDurableStore, type DurableStore, type LogWriterObserver, type RecoveryReport } from '../persistence/durable-store.ts';
 import { FileStorage } from '../persistence/file-storage.ts';
 import type { Config } from './config.ts';
+import type { LogLine } from './logging/log-line.ts';
 
 export interface OpenedEngine {
   engine: Engine;
@@ -23,7 +24,9 @@ export interface OpenedEngine {
 }
 
 export interface OpenEngineOptions {
-  log: (line: string) => void;
+  log: LogLine;
+  /** Told of each group commit and sync of the log (metrics). */
+  logObserver?: LogWriterObserver;
   clock?: Clock;
   onHalt?: (error: unknown) => void;
   onListenerError?: (error: unknown) => void;
@@ -33,7 +36,7 @@ export async function openEngine(config: Config, options: OpenEngineOptions): Pr
   await mkdir(config.dataDir, { recursive: true });
   const lock = await acquireDataDirLock(config.dataDir, options.log);
   try {
-    const store = await openDurableStore({ dir: join(config.dataDir, 'log'), storage: new FileStorage(), fsync: config.fsync, log: options.log });
+    const store = await openDurableStore({ dir: join(config.dataDir, 'log'), storage: new FileStorage(), fsync: config.fsync, log: options.log, observer: options.logObserver });
     const engine = new Engine({
       clock: options.clock ?? systemClock,
       log: store,

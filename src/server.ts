@@ -14,6 +14,9 @@ import type { Config } from './config.ts';
 import { openEngine, type OpenedEngine } from './open-engine.ts';
 import { backupStagingDir, clearBackupStaging, writeBackup, type BackupFile } from './backup/write-backup.ts';
 import { DomainError } from '../actors/domain-error.ts';
+import type { LogLine } from './logging/log-line.ts';
+import { ServiceMetrics } from './metrics/service-metrics.ts';
+import { NOT_OBSERVED } from './metrics/service-observer.ts';
 
 export interface RunningService {
   port: number;
@@ -39,19 +42,26 @@ export interface ServiceTimers {
 
 export const SERVICE_TIMERS: ServiceTimers = { snapshotCheckIntervalMs: 5_000, retentionIntervalMs: 60_000 };
 
-export async function startService(config: Config, log: (line: string) => void, timers: ServiceTimers = SERVICE_TIMERS): Promise<RunningService> {
+export async function startService(config: Config, log: LogLine, timers: ServiceTimers = SERVICE_TIMERS): Promise<RunningService> {
+  // Metrics off (no METRICS_TOKEN): nothing is measured, not only nothing served.
+  const metrics = config.metricsToken === null ? undefined : { service: new ServiceMetrics(), token: config.metricsToken };
+  const observer = metrics?.service ?? NOT_OBSERVED;
   const opened = await openEngine(config, {
     log,
-    onListenerError: (error) => log(`live update failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`),
+    logObserver: metrics?.service,
+    onListenerError: (error) =>
+      log(`live update failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`, { severity: 'error' }),
     onHalt: (error) => {
-      log(`FATAL: the event log failed (${String(error)}); refusing writes and exiting so a restart recovers from disk`);
+      log(`FATAL: the event log failed (${String(error)}); refusing writes and exiting so a restart recovers from disk`, { severity: 'fatal' });
       setTimeout(() => process.exit(1), 100);
     },
   });
   const { engine, store, recovery } = opened;
+  observer.recovered(recovery);
   log(
     `recovered: snapshot seq ${recovery.snapshotSeq}, ${recovery.recordsReplayed} records replayed` +
       `${recovery.truncatedBytes > 0 ? `, ${recovery.truncatedBytes} torn bytes cut` : ''} in ${Math.round(recovery.durationMs)} ms`,
+    { snapshotSeq: recovery.snapshotSeq, records: recovery.recordsReplayed, truncatedBytes: recovery.truncatedBytes, durationMs: Math.round(recovery.durationMs) },
   );
   const accounts = new AccountService(engine, config.sessionTtlMs, opened.sessionSecret);
   const connections = new ConnectionService(engine);
@@ -62,6 +72,12 @@ export async function startService(config: Config, log: (line: string) => void, 
     streamsPerUserMax: config.streamsPerUserMax,
     resumeGraceMs: config.streamResumeGraceMs,
     log,
+    onStreamEnd: (reason) => observer.streamEnded(reason),
+  });
+  metrics?.service.watch({
+    connections: () => [...engine.connectionIds()].flatMap((id) => engine.connection(id) ?? []),
+    openStreams: () => live.openStreamCount(),
+    logBytesSinceSnapshot: () => store.logBytesSinceSnapshot,
   });
   const admin = await accounts.ensureAdmin(config.adminEmail, config.adminPassword);
   if (admin !== null) {
@@ -79,19 +95,26 @@ export async function startService(config: Config, log: (line: string) => void, 
     if (engine.halted) throw new DomainError('SERVICE_UNAVAILABLE', 'the event log failed; no backup can be taken');
     const written = writeBackup(engine, store, backupStagingDir(config.dataDir));
     snapshotting = written.then(
-      (file) => log(`backup at seq ${file.seq}: ${file.bytes} bytes`),
-      (error) => log(`backup failed: ${String(error)}`),
+      (file) => log(`backup at seq ${file.seq}: ${file.bytes} bytes`, { seq: file.seq, bytes: file.bytes }),
+      (error) => log(`backup failed: ${String(error)}`, { severity: 'error' }),
     ).finally(() => {
       snapshotting = null;
     });
     return written;
   };
-  const app = createApp({ engine, accounts, connections, jobActions, live, config, logError: log, backup });
+  const logError = (line: string): void => log(line, { severity: 'error' });
+  const app = createApp({ engine, accounts, connections, jobActions, live, config, logError, backup, metrics });
   // development: false whatever NODE_ENV says: Bun's development mode answers an uncaught
   // error with a page of source lines and the working directory.
   app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: SERVER_BODY_BYTES_MAX, development: false });
   const port = app.server!.port!;
-  log(`listening on http://${config.host}:${port} (data in ${config.dataDir}, fsync ${config.fsync})`);
+  log(`listening on http://${config.host}:${port} (data in ${config.dataDir}, fsync ${config.fsync})`, {
+    host: config.host,
+    port,
+    dataDir: config.dataDir,
+    fsync: config.fsync,
+  });
+  log(metrics === undefined ? 'metrics off (set METRICS_TOKEN to serve GET /metrics)' : 'metrics at GET /metrics (bearer METRICS_TOKEN)');
 
   let lastSnapshotMs = Date.now();
   const snapshotNow = (): Promise<void> => {
@@ -101,7 +124,12 @@ export async function startService(config: Config, log: (line: string) => void, 
       .writeSnapshot(snapshot)
       .then((written) => {
         lastSnapshotMs = Date.now();
-        log(`snapshot at seq ${written.seq}: ${written.bytes} bytes in ${Math.round(written.durationMs)} ms`);
+        observer.snapshotWritten(written.bytes, written.durationMs);
+        log(`snapshot at seq ${written.seq}: ${written.bytes} bytes in ${Math.round(written.durationMs)} ms`, {
+          seq: written.seq,
+          bytes: written.bytes,
+          durationMs: Math.round(written.durationMs),
+        });
       })
       .finally(() => {
         snapshot.release();
@@ -114,7 +142,7 @@ export async function startService(config: Config, log: (line: string) => void, 
     // Stryker disable next-line EqualityOperator: `>` differs by one millisecond of wall clock; the next check catches up
     const intervalPassed = Date.now() - lastSnapshotMs >= config.snapshotIntervalMs;
     const due = logFull || intervalPassed;
-    if (due && store.logBytesSinceSnapshot > 0 && !engine.halted) snapshotNow().catch((error) => log(`snapshot failed: ${String(error)}`));
+    if (due && store.logBytesSinceSnapshot > 0 && !engine.halted) snapshotNow().catch((error) => log(`snapshot failed: ${String(error)}`, { severity: 'error' }));
   }, timers.snapshotCheckIntervalMs);
   snapshotTimer.unref();
 
@@ -122,7 +150,7 @@ export async function startService(config: Config, log: (line: string) => void, 
     // Stryker disable next-line ConditionalExpression: a halted engine refuses the commit anyway, and onHalt exits the process within 100 ms
     if (engine.halted) return;
     // Stryker disable next-line ArrowFunction,StringLiteral: a failed commit halts the engine, whose FATAL line names the cause; this line only adds context
-    engine.commit({ t: 'retention', atMs: Date.now() }).catch((error) => log(`retention failed: ${String(error)}`));
+    engine.commit({ t: 'retention', atMs: Date.now() }).catch((error) => log(`retention failed: ${String(error)}`, { severity: 'error' }));
   }, timers.retentionIntervalMs);
   retentionTimer.unref();
 

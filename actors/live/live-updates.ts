@@ -27,6 +27,8 @@ export interface LiveUpdatesOptions {
   resumeGraceMs: number;
   /** Receives one line per stream a client left or was cut off from; nothing by default. */
   log?: (line: string) => void;
+  /** Told why each stream ended (metrics); nothing by default. */
+  onStreamEnd?: (reason: SubscriberCloseReason) => void;
 }
 
 export class LiveUpdates implements EngineListener {
@@ -88,6 +90,7 @@ export class LiveUpdates implements EngineListener {
       if (remaining <= 0) this.streamsPerUser.delete(userId);
       else this.streamsPerUser.set(userId, remaining);
       this.startGracePeriods(connectionIds);
+      this.options.onStreamEnd?.(reason);
       this.logStreamEnd(userId, connectionIds, reason);
     };
     return subscribeMany(hubs, { lastEventId, signal, onClose });
@@ -96,6 +99,13 @@ export class LiveUpdates implements EngineListener {
   subscriberCount(): number {
     let count = this.idleHub.subscriberCount;
     for (const hub of this.hubs.values()) count += hub.subscriberCount;
+    return count;
+  }
+
+  /** Streams open now, each counted once however many connections it covers. */
+  openStreamCount(): number {
+    let count = 0;
+    for (const open of this.streamsPerUser.values()) count += open;
     return count;
   }
 

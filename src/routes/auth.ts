@@ -5,6 +5,7 @@ import { bodyReader, FORM_BODY_BYTES_MAX } from '../http/read-body.ts';
 import { clientAddress, requestedOrigin } from '../http/client-address.ts';
 import { dashboardUser, SESSION_COOKIE } from '../http/dashboard-auth.ts';
 import { model, validBody } from '../http/validate.ts';
+import { NOT_OBSERVED } from '../metrics/service-observer.ts';
 import { publicUser } from '../../actors/services/account-service.ts';
 
 export const LoginBody = model(
@@ -18,10 +19,14 @@ export const LoginBody = model(
 export function authRoutes(deps: AppDeps) {
   const { accounts, connections, config } = deps;
   const body = bodyReader(deps);
+  const observer = deps.metrics?.service ?? NOT_OBSERVED;
   return new Elysia({ name: 'auth' })
     .post('/api/auth/login', async ({ cookie, request, server }) => {
       const { email, password } = validBody(LoginBody, await body.json(request, FORM_BODY_BYTES_MAX));
-      const { token, user } = await accounts.login(email, password, clientAddress(request, server, config));
+      const { token, user } = await accounts.login(email, password, clientAddress(request, server, config)).catch((error: unknown) => {
+        observer.loginRefused(error);
+        throw error;
+      });
       cookie[SESSION_COOKIE]!.set({
         value: token,
         httpOnly: true,

@@ -10,6 +10,7 @@ import { connectionActorForKey, ingestEvents } from '../../actors/services/inges
 import type { AppDeps } from '../app-deps.ts';
 import { bearerToken } from '../http/api-key.ts';
 import { bodyReader } from '../http/read-body.ts';
+import { NOT_OBSERVED } from '../metrics/service-observer.ts';
 
 /** The interface's "5 MB": 5 MiB, 5,242,880 bytes, inclusive. */
 export const INGEST_BODY_BYTES_MAX = 5 * 1024 * 1024;
@@ -18,14 +19,24 @@ export const INGEST_EVENTS_MAX = 1000;
 export function ingestRoutes(deps: AppDeps) {
   const { engine } = deps;
   const body = bodyReader(deps);
+  const observer = deps.metrics?.service ?? NOT_OBSERVED;
   return new Elysia({ name: 'ingest' }).post(
     '/api/ingest',
     async ({ request }) => {
-      const apiKey = bearerToken(request);
-      connectionActorForKey(engine, apiKey); // a 401 here leaves the body unread
-      const parsed = await body.json(request, INGEST_BODY_BYTES_MAX);
-      // ingestEvents resolves the key again: the connection may have been deleted while the body arrived
-      return ingestEvents(engine, apiKey, eventsOf(parsed));
+      const startedAtMs = performance.now();
+      let events: unknown[] | undefined;
+      try {
+        const apiKey = bearerToken(request);
+        connectionActorForKey(engine, apiKey); // a 401 here leaves the body unread
+        events = eventsOf(await body.json(request, INGEST_BODY_BYTES_MAX));
+        // ingestEvents resolves the key again: the connection may have been deleted while the body arrived
+        const reply = await ingestEvents(engine, apiKey, events);
+        observer.ingestAnswered(startedAtMs, reply);
+        return reply;
+      } catch (error) {
+        observer.ingestRefused(startedAtMs, error, events?.length ?? 0);
+        throw error;
+      }
     },
     { parse: 'none' },
   );

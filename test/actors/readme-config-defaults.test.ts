@@ -49,6 +49,8 @@ const READ_AS: Record<string, (config: Config) => unknown> = {
   CLOCK_SKEW_TOLERANCE_SECONDS: (config) => config.tenantLimits.clockSkewToleranceMs / 1000,
   STREAM_RESUME_BUFFER_MB: (config) => config.streamResumeBufferBytesMax / MIB,
   STREAM_RESUME_GRACE_SECONDS: (config) => config.streamResumeGraceMs / 1000,
+  LOG_FORMAT: (config) => config.logFormat,
+  LOG_LEVEL: (config) => config.logLevel,
 };
 
 /** Defaults that are not a plain value in the config: null there, and applied (or generated) later. */
@@ -58,6 +60,7 @@ const APPLIED_ELSEWHERE: Record<string, (config: Config) => unknown> = {
   SESSION_SECRET: (config) => config.sessionSecret,
   PUBLIC_URL: (config) => config.publicUrl,
   TRUSTED_PROXIES: (config) => config.trustedProxies,
+  METRICS_TOKEN: (config) => config.metricsToken,
 };
 
 function asValue(cell: string): string | number {
@@ -95,6 +98,11 @@ describe('README configuration table', () => {
       expect(documented.get(name)).toContain('generated');
       expect(APPLIED_ELSEWHERE[name]!(defaults)).toBeNull();
     }
+  });
+
+  test('METRICS_TOKEN: unset means metrics off, as documented', () => {
+    expect(documented.get('METRICS_TOKEN')).toContain('metrics off');
+    expect(APPLIED_ELSEWHERE.METRICS_TOKEN!(defaults)).toBeNull();
   });
 
   test('PUBLIC_URL and TRUSTED_PROXIES: unset means none, as documented', () => {

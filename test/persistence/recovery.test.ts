@@ -360,15 +360,52 @@ describe('recovery: damage and leftovers outside the table cells', () => {
     expect(recovered.lines[0]).toBe(`data directory ${dir} holds no snapshot and no log: starting empty`);
   });
 
-  test('given a long replay, recovery reports progress lines', async () => {
+  test('given a long replay, recovery reports progress lines with the share of the log read and the rate', async () => {
     const dir = freshDir();
     await writeHistory(dir, { recordsBefore: 5 });
     const lines: string[] = [];
+    const fields: Array<Record<string, unknown> | undefined> = [];
 
-    await recoverDataDir({ dir, storage: new FileStorage(), handler: { snapshotChunk: () => {}, record: () => {} }, log: (line) => lines.push(line), progressEveryRecords: 2 });
+    await recoverDataDir({
+      dir, storage: new FileStorage(), handler: { snapshotChunk: () => {}, record: () => {} },
+      log: (line, extra) => { lines.push(line); fields.push(extra); }, progressEveryRecords: 2, progressEveryMs: 60_000,
+    });
 
-    expect(lines.filter((line) => line.startsWith('replayed '))).toHaveLength(2);
-    expect(lines).toContainEqual(expect.stringMatching(/^replayed 4 log records \(through seq 4\) in \d+ ms$/));
+    const progress = lines.filter((line) => line.startsWith('replayed '));
+    expect(progress).toHaveLength(2);
+    // five records of the same size: after four, 80% of the log is read
+    expect(progress[1]).toMatch(/^replayed 4 log records \(through seq 4, 80% of \d+ log bytes\) in \d+ ms, \d+ records\/s$/);
+    expect(fields[lines.indexOf(progress[1]!)]).toMatchObject({ records: 4, seq: 4, percent: 80 });
+  });
+
+  test('given a replay longer than the progress interval, a line comes every interval, not only every N records', async () => {
+    const dir = freshDir();
+    // several segments, so the share read counts the segments before the current one
+    const store = await openDurableStore({ dir, storage: new FileStorage(), fsync: 'no', segmentBytesMax: 2_000, log: () => {} });
+    await store.recover({ snapshotChunk: () => {}, record: () => {} });
+    for (let first = 1; first <= 600; first += 50) {
+      await Promise.all(Array.from({ length: 50 }, (_, index) => store.append({ n: first + index })));
+    }
+    await store.close();
+    const progressLines = async (progressEveryMs: number) => {
+      const lines: string[] = [];
+      await recoverDataDir({
+        dir, storage: new FileStorage(), handler: { snapshotChunk: () => {}, record: () => {} },
+        log: (line) => lines.push(line), progressEveryRecords: 1_000_000, progressEveryMs,
+      });
+      return lines.filter((line) => line.startsWith('replayed '));
+    };
+
+    const everyTime = await progressLines(0);
+    const never = await progressLines(60_000);
+
+    // the clock is read every 256 records
+    expect(everyTime.map((line) => line.match(/^replayed (\d+) log records/)?.[1])).toEqual(['256', '512']);
+    const percents = everyTime.map((line) => Number(line.match(/(\d+)% of/)?.[1]));
+    expect(percents[0]).toBeGreaterThan(30);
+    expect(percents[1]).toBeGreaterThan(percents[0]!);
+    expect(percents[1]).toBeLessThan(100);
+    expect(never).toEqual([]);
   });
 
   test('given a cut torn tail, appends continue after the cut and the next recovery is clean', async () => {
