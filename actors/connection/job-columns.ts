@@ -196,7 +196,8 @@ export function fromJobColumns(wire: JobColumns, connectionId: string, share: (v
   for (let row = 0; row < columns.count; row++) {
     const id = columns.ids.slice(idAt, (idAt += columns.idLengths[row]!));
     const externalId = columns.externalIds.slice(externalIdAt, (externalIdAt += columns.externalIdLengths[row]!));
-    const history = Array.from(columns.history.subarray(historyAt, (historyAt += columns.historyLengths[row]!)));
+    const history = new Array<number>(columns.historyLengths[row]!);
+    for (let at = 0; at < history.length; at++) history[at] = columns.history[historyAt++]!;
     // Same field order as newJob: one object shape for live and restored jobs.
     jobs[row] = {
       id,
