@@ -96,25 +96,39 @@ export function stableOrderOfNumbers(values: Float64Array): Uint32Array {
   return order;
 }
 
+/** A counting sort by distinct key; null when there are too many distinct keys for it to pay. */
 function groupedOrder<T>(keys: readonly SortValue[], items: readonly T[]): Ordered<T> | null {
   const distinctKeysMax = Math.max(16, keys.length >> 4);
-  const groups = new Map<SortValue, number[]>();
+  const groupOf = new Map<SortValue, number>();
+  const groupCodes = new Int32Array(keys.length);
+  const sizes: number[] = [];
   for (let index = 0; index < keys.length; index++) {
     const key = keys[index] as SortValue;
-    let group = groups.get(key);
+    let group = groupOf.get(key);
     if (group === undefined) {
-      if (groups.size >= distinctKeysMax) return null;
-      group = [];
-      groups.set(key, group);
+      if (groupOf.size >= distinctKeysMax) return null;
+      group = groupOf.size;
+      groupOf.set(key, group);
+      sizes.push(0);
     }
-    group.push(index);
+    groupCodes[index] = group;
+    sizes[group]!++;
   }
-  const ordered: Ordered<T> = { keys: [], items: [] };
-  for (const key of [...groups.keys()].sort(compareSortValues)) {
-    for (const index of groups.get(key)!) {
-      ordered.keys.push(key);
-      ordered.items.push(items[index] as T);
-    }
+  // Where each group starts in the output, groups in key order.
+  const starts = new Array<number>(sizes.length);
+  let at = 0;
+  for (const key of [...groupOf.keys()].sort(compareSortValues)) {
+    const group = groupOf.get(key)!;
+    starts[group] = at;
+    at += sizes[group]!;
+  }
+  const groupKeys = [...groupOf.keys()];
+  const ordered: Ordered<T> = { keys: new Array<SortValue>(keys.length), items: new Array<T>(keys.length) };
+  for (let index = 0; index < keys.length; index++) {
+    const group = groupCodes[index]!;
+    const to = starts[group]!++;
+    ordered.keys[to] = groupKeys[group] as SortValue;
+    ordered.items[to] = items[index] as T;
   }
   return ordered;
 }
