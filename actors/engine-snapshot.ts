@@ -4,19 +4,25 @@
  * changing state. The snapshot stays consistent (equal to the state at its start) by
  * copy-on-write: once it starts, the first change to any job stores a copy of the job
  * as it was, and the chunk producer prefers that copy.
+ *
+ * Format 2 stores jobs as columns (job-columns.ts); format 1 stored job objects and is
+ * still read, so that an upgrade by restart keeps its data.
  */
 import type { AccountsActor } from './accounts/accounts-actor.ts';
 import { ConnectionActor, type ConnectionLimits } from './connection/connection-actor.ts';
 import type { Command } from './connection/command-queue.ts';
 import type { CommandOutcome } from './connection/command-outcomes.ts';
 import type { QuotaSnapshot } from './connection/daily-quota.ts';
+import { fromJobColumns, toJobColumns, type JobColumns } from './connection/job-columns.ts';
 import type { Job } from './connection/job-record.ts';
 import type { Queue } from './connection/queue-store.ts';
 import type { Worker } from './connection/worker-store.ts';
 import { QueueMetrics } from './metrics/queue-metrics.ts';
 import { WorkerRate } from './metrics/worker-metrics.ts';
 
-export const SNAPSHOT_FORMAT_VERSION = 1;
+export const SNAPSHOT_FORMAT_VERSION = 2;
+/** Versions `SnapshotRestorer` reads: 1 wrote jobs as objects (`k: 'jobs'`). */
+const READABLE_FORMAT_VERSIONS: readonly number[] = [1, 2];
 /** Each chunk is copied and encoded in one turn of the event loop: small chunks bound the stall. */
 export const JOBS_PER_CHUNK = 1_000;
 
@@ -37,7 +43,9 @@ export type SnapshotChunk =
       /** absent in snapshots written before command outcomes existed */
       commandOutcomes?: CommandOutcome[];
     }
+  /** format 1 */
   | { k: 'jobs'; connectionId: string; jobs: Job[] }
+  | { k: 'jobColumns'; connectionId: string; columns: JobColumns }
   /** the last chunk: jobs are indexed in bulk once all have arrived */
   | { k: 'end' };
 
@@ -81,8 +89,9 @@ export function takeSnapshot(accounts: AccountsActor, actors: Map<string, Connec
       yield* fixed;
       for (const { actor, jobs, preImages } of jobLists) {
         for (let start = 0; start < jobs.length; start += JOBS_PER_CHUNK) {
-          const chunk = jobs.slice(start, start + JOBS_PER_CHUNK).map((job) => preImages.get(job) ?? copyJob(job));
-          yield { k: 'jobs', connectionId: actor.connectionId, jobs: chunk };
+          const chunk = jobs.slice(start, start + JOBS_PER_CHUNK).map((job) => preImages.get(job) ?? job);
+          // The columns are a copy: the jobs may change once this turn ends.
+          yield { k: 'jobColumns', connectionId: actor.connectionId, columns: toJobColumns(chunk) };
         }
       }
       yield { k: 'end' };
@@ -121,8 +130,8 @@ export class SnapshotRestorer {
     const chunk = raw as SnapshotChunk;
     switch (chunk.k) {
       case 'header':
-        if (chunk.version !== SNAPSHOT_FORMAT_VERSION) {
-          throw new Error(`snapshot format version ${chunk.version} is not supported (expected ${SNAPSHOT_FORMAT_VERSION})`);
+        if (!READABLE_FORMAT_VERSIONS.includes(chunk.version)) {
+          throw new Error(`snapshot format version ${chunk.version} is not supported (expected one of ${READABLE_FORMAT_VERSIONS.join(', ')})`);
         }
         this.takenAtMs = chunk.takenAtMs;
         return;
@@ -145,11 +154,13 @@ export class SnapshotRestorer {
         return;
       }
       case 'jobs': {
-        const actor = this.actors.get(chunk.connectionId);
-        if (actor === undefined) throw new Error(`snapshot has jobs for unknown connection ${chunk.connectionId}`);
-        let pending = this.pendingJobs.get(actor);
-        if (pending === undefined) this.pendingJobs.set(actor, (pending = []));
+        const { actor, pending } = this.pendingOf(chunk.connectionId);
         for (const job of chunk.jobs) pending.push(actor.reviveJob(job));
+        return;
+      }
+      case 'jobColumns': {
+        const { actor, pending } = this.pendingOf(chunk.connectionId);
+        for (const job of actor.jobsFromColumns(chunk.columns)) pending.push(job);
         return;
       }
       case 'end':
@@ -157,5 +168,13 @@ export class SnapshotRestorer {
         this.pendingJobs.clear();
         return;
     }
+  }
+
+  private pendingOf(connectionId: string): { actor: ConnectionActor; pending: Job[] } {
+    const actor = this.actors.get(connectionId);
+    if (actor === undefined) throw new Error(`snapshot has jobs for unknown connection ${connectionId}`);
+    let pending = this.pendingJobs.get(actor);
+    if (pending === undefined) this.pendingJobs.set(actor, (pending = []));
+    return { actor, pending };
   }
 }

@@ -15,3 +15,16 @@ export function encodeValue(value: unknown): Uint8Array {
 export function decodeValue(payload: Uint8Array): unknown {
   return packr.unpack(payload);
 }
+
+/** msgpack's nil: decoding it replaces every reference the decoder kept to its last input. */
+const NIL = Uint8Array.of(0xc0);
+
+/**
+ * msgpackr keeps a view of the last buffer it decoded (and the strings it extracted from
+ * it) until the next decode. After recovery that buffer is a subarray of the whole
+ * snapshot file, so a restarted service held the file (hundreds of MB at 1M jobs) until
+ * its first request; this lets it go.
+ */
+export function releaseDecoderInput(): void {
+  packr.unpack(NIL);
+}

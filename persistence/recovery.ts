@@ -5,7 +5,7 @@ import type { SegmentFile, TornTail } from './log-scan.ts';
 import { assessDataDir, takeInventory } from './recovery-assessment.ts';
 import type { RecoveryAssessment } from './recovery-assessment.ts';
 import { RECOVERY_DECISIONS } from './recovery-decisions.ts';
-import { decodeValue } from './record-codec.ts';
+import { decodeValue, releaseDecoderInput } from './record-codec.ts';
 import type { Storage } from './storage.ts';
 
 /**
@@ -94,6 +94,7 @@ export async function recoverDataDir(params: RecoveryParams): Promise<RecoveryRe
   await makeDurable(storage, dir, [...(base.path ? [base.path] : []), ...log.segments.map((segment) => segment.path)]);
   for (const payload of base.chunkPayloads) params.handler.snapshotChunk(decodeValue(payload));
   const replay = await replayLog(storage, log, base.seq, params, say, startedAtMs);
+  releaseDecoderInput();
   const lastSeq = Math.max(base.seq, replay.lastSegmentLastSeq ?? 0);
   // Stryker disable next-line ConditionalExpression,StringLiteral: an invariant that holds in correct code; only a bug elsewhere trips it
   invariant(lastSeq === log.lastLogSeq, `replay reached seq ${lastSeq}, the assessment expected ${log.lastLogSeq}`);

@@ -18,6 +18,7 @@ import { CommandOutcomes } from './command-outcomes.ts';
 import type { CommandsAckedRecord, ConnectionRecord, IngestRecord, JobAction, JobActionRecord } from './connection-records.ts';
 import { ACTION_RULES, notFound, refusal, type ActionResult } from './job-actions.ts';
 import { isFinished, JobStore, type JobChange } from './job-store.ts';
+import { fromJobColumns, type JobColumns } from './job-columns.ts';
 import { insertHistory, reviveJob, type Job } from './job-record.ts';
 import { LateCreatedJobs, retainedSinceMs } from './late-created-jobs.ts';
 import { QueueStore, type Queue } from './queue-store.ts';
@@ -188,6 +189,11 @@ export class ConnectionActor {
   /** A job from a snapshot, in the live shape and sharing this connection's strings. */
   reviveJob(plain: Job): Job {
     return reviveJob(plain, (value) => this.sharedStrings.intern(value));
+  }
+
+  /** Jobs from a snapshot's columns (format 2), in the live shape and sharing this connection's strings. */
+  jobsFromColumns(columns: JobColumns): Job[] {
+    return fromJobColumns(columns, this.connectionId, (value) => this.sharedStrings.intern(value));
   }
 
   /** Recovery: fills the empty job store with the snapshot's (revived) jobs. */

@@ -14,6 +14,15 @@ interface JobGroup extends GroupFields {
 
 export const JOB_GROUPS_MAX = 100_000;
 
+/** One level per field of GroupFields, in order; counts at the last. */
+type GatheredGroups = Map<string | null, GatheredGroups | number>;
+
+function childOf(parent: GatheredGroups, key: string | null): GatheredGroups {
+  let child = parent.get(key) as GatheredGroups | undefined;
+  if (child === undefined) parent.set(key, (child = new Map()));
+  return child;
+}
+
 export class JobGroups {
   private readonly groups = new Map<string, JobGroup>();
   private overflowed = false;
@@ -41,6 +50,27 @@ export class JobGroups {
     }
     const { name, state, queue, workerId, framework } = fields;
     this.groups.set(key, { name, state, queue, workerId, framework, count: delta });
+  }
+
+  /**
+   * Counts many jobs at once (recovery): equal groups are gathered in nested maps keyed
+   * by the fields themselves (strings the connection already shares, hashed once), then
+   * added once per group with its count, instead of building a key string per job.
+   */
+  addAll(jobs: Iterable<GroupFields>): void {
+    const gathered: GatheredGroups = new Map();
+    for (const job of jobs) {
+      const byState = childOf(gathered, job.name);
+      const byQueue = childOf(byState, job.state);
+      const byWorker = childOf(byQueue, job.queue);
+      const byFramework = childOf(byWorker, job.workerId) as Map<string | null, number>;
+      byFramework.set(job.framework, (byFramework.get(job.framework) ?? 0) + 1);
+    }
+    for (const [name, byState] of gathered as Map<string, GatheredGroups>)
+      for (const [state, byQueue] of byState as Map<GroupFields['state'], GatheredGroups>)
+        for (const [queue, byWorker] of byQueue as Map<string | null, GatheredGroups>)
+          for (const [workerId, byFramework] of byWorker as Map<string | null, Map<GroupFields['framework'], number>>)
+            for (const [framework, count] of byFramework) this.add({ name, state, queue, workerId, framework }, count);
   }
 
   countWhere(matches: (fields: GroupFields) => boolean): number {

@@ -171,9 +171,10 @@ export class JobStore {
     for (const job of jobs) {
       this.byId.set(job.id, job);
       this.byExternalId.set(job.externalId, job);
-      this.count(job, +1);
+      this.countInTallies(job, +1);
       this.retainedBytesTotal += jobBytes(job);
     }
+    this.groups.addAll(jobs);
     for (const key of JOB_SORT_KEYS) {
       const ordered = ascendingOrder(jobs, JOB_SORT_VALUE[key]);
       this.indexes[key].loadAscending(ordered.keys, ordered.items);
@@ -229,6 +230,10 @@ export class JobStore {
 
   private count(job: CountedFields, delta: number): void {
     this.groups.add(job, delta);
+    this.countInTallies(job, delta);
+  }
+
+  private countInTallies(job: CountedFields, delta: number): void {
     if (job.state === 'queued') this.queuedPerQueue.add(job.queue, delta);
     if (job.state === 'active') this.activePerWorker.add(job.workerId, delta);
   }

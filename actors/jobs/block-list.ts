@@ -21,7 +21,8 @@ const SPILL_REACH = 4;
  * on are unused and hold null/undefined, so that a removed job is not kept alive by a stale slot.
  */
 interface Block<T> {
-  keys: SortValue[];
+  /** null in a list whose entries all have one key (see BlockList's `onlyKey`) */
+  keys: SortValue[] | null;
   items: (T | undefined)[];
   count: number;
 }
@@ -49,12 +50,21 @@ export class BlockList<T> {
   // Bumped on every mutation, so that a live scan knows its block/offset may be stale.
   private version = 0;
   private readonly mergeLimit: number;
+  private readonly keyed: boolean;
+  private readonly onlyKey: SortValue;
 
+  /**
+   * `onlyKey`: every entry has this key (a partition of PartitionedIndex, the null list of
+   * SortedIndex), so blocks keep no key array: 8 bytes less per entry. Undefined: keys vary.
+   */
   constructor(
     private readonly idOf: (item: T) => string,
     private readonly capacity: number,
+    onlyKey?: SortValue,
   ) {
     this.mergeLimit = capacity >> 1;
+    this.keyed = onlyKey === undefined;
+    this.onlyKey = onlyKey ?? null;
   }
 
   get size(): number {
@@ -72,15 +82,21 @@ export class BlockList<T> {
     for (let index = start; index < end; index++) {
       const key = keys[index] as SortValue;
       if (typeof key === 'number' && Number.isNaN(key)) throw new Error('SortedIndex key must not be NaN');
+      this.checkKey(key);
       if (index > start && compareSortValues(keys[index - 1] as SortValue, key) > 0) {
         throw new Error('SortedIndex.loadAscending keys are not in ascending order');
       }
     }
     for (let from = start; from < end; from += this.capacity) {
       const count = Math.min(this.capacity, end - from);
+      if (count === this.capacity) {
+        // A full block's arrays are exactly a slice: one copy, ~10x faster than filling new arrays.
+        this.blocks.push({ keys: this.keyed ? keys.slice(from, from + count) : null, items: items.slice(from, from + count), count });
+        continue;
+      }
       const block = this.newBlock(count);
       for (let offset = 0; offset < count; offset++) {
-        block.keys[offset] = keys[from + offset] as SortValue;
+        if (block.keys !== null) block.keys[offset] = keys[from + offset] as SortValue;
         block.items[offset] = items[from + offset];
       }
       block.count = count;
@@ -91,6 +107,7 @@ export class BlockList<T> {
   }
 
   insert(key: SortValue, item: T): void {
+    this.checkKey(key);
     const id = this.idOf(item);
     const blocks = this.blocks;
     this.count++;
@@ -204,7 +221,7 @@ export class BlockList<T> {
         offset = 0;
         continue;
       }
-      lastKey = block.keys[offset] as SortValue;
+      lastKey = this.keyAt(block, offset);
       lastItem = block.items[offset] as T;
       offset++;
       yieldedAny = true;
@@ -244,7 +261,7 @@ export class BlockList<T> {
         continue;
       }
       const block = this.blocks[b] as Block<T>;
-      lastKey = block.keys[offset] as SortValue;
+      lastKey = this.keyAt(block, offset);
       lastItem = block.items[offset] as T;
       offset--;
       yieldedAny = true;
@@ -263,19 +280,20 @@ export class BlockList<T> {
       const count = block.count;
       if (count === 0) fail(`block ${b} is empty`);
       if (count > this.capacity) fail(`block ${b} holds ${count} > ${this.capacity}`);
-      const arrayLength = block.keys.length;
-      if (arrayLength !== this.arrayLengthFor(arrayLength) || block.items.length !== arrayLength || arrayLength < count) {
-        fail(`block ${b} has arrays of ${arrayLength} keys and ${block.items.length} items for ${count} entries`);
+      const arrayLength = block.items.length;
+      if (arrayLength !== this.arrayLengthFor(arrayLength) || (block.keys !== null && block.keys.length !== arrayLength) || arrayLength < count) {
+        fail(`block ${b} has arrays of ${block.keys?.length} keys and ${arrayLength} items for ${count} entries`);
       }
+      if ((block.keys === null) === this.keyed) fail(`block ${b} ${this.keyed ? 'has no' : 'has a'} key array`);
       const next = this.blocks[b + 1];
       if (next !== undefined && count + next.count <= this.mergeLimit) {
         fail(`blocks ${b} and ${b + 1} hold ${count + next.count} <= ${this.mergeLimit} together`);
       }
       for (let i = count; i < arrayLength; i++) {
-        if (block.keys[i] !== null || block.items[i] !== undefined) fail(`block ${b} keeps a value in unused slot ${i}`);
+        if ((block.keys !== null && block.keys[i] !== null) || block.items[i] !== undefined) fail(`block ${b} keeps a value in unused slot ${i}`);
       }
       for (let i = 0; i < count; i++) {
-        const key = block.keys[i] as SortValue;
+        const key = this.keyAt(block, i);
         const id = this.idOf(block.items[i] as T);
         if (!keyAllowed(key)) fail(`block ${b} holds key ${String(key)}`);
         if (previousId !== undefined && (compareSortValues(previousKey, key) || compareIds(previousId, id)) >= 0) {
@@ -290,16 +308,24 @@ export class BlockList<T> {
   }
 
   get allocatedSlots(): number {
-    return this.blocks.reduce((slots, block) => slots + block.keys.length, 0);
+    return this.blocks.reduce((slots, block) => slots + block.items.length, 0);
   }
 
   blockSizes(): number[] {
     return this.blocks.map((block) => block.count);
   }
 
+  private keyAt(block: Block<T>, offset: number): SortValue {
+    return block.keys === null ? this.onlyKey : (block.keys[offset] as SortValue);
+  }
+
+  private checkKey(key: SortValue): void {
+    if (!this.keyed && key !== this.onlyKey) throw new Error(`SortedIndex list of key ${String(this.onlyKey)} cannot take key ${String(key)}`);
+  }
+
   /** (key, id) against the entry at `offset` of `block`, ascending. */
   private compareAt(key: SortValue, id: string, block: Block<T>, offset: number): number {
-    const byKey = compareSortValues(key, block.keys[offset] as SortValue);
+    const byKey = compareSortValues(key, this.keyAt(block, offset));
     return byKey !== 0 ? byKey : compareIds(id, this.idOf(block.items[offset] as T));
   }
 
@@ -377,7 +403,7 @@ export class BlockList<T> {
   private newBlock(entries: number): Block<T> {
     const length = this.arrayLengthFor(entries);
     return {
-      keys: new Array<SortValue>(length).fill(null),
+      keys: this.keyed ? new Array<SortValue>(length).fill(null) : null,
       items: new Array<T | undefined>(length).fill(undefined),
       count: 0,
     };
@@ -402,10 +428,10 @@ export class BlockList<T> {
 
   /** Reallocates the block's arrays when they cannot hold `entries` entries. */
   private makeRoom(block: Block<T>, entries: number): void {
-    if (block.keys.length >= entries) return;
+    if (block.items.length >= entries) return;
     const grown = this.newBlock(entries);
     for (let i = 0; i < block.count; i++) {
-      grown.keys[i] = block.keys[i] as SortValue;
+      if (grown.keys !== null) grown.keys[i] = this.keyAt(block, i);
       grown.items[i] = block.items[i];
     }
     block.keys = grown.keys;
@@ -416,10 +442,10 @@ export class BlockList<T> {
   private insertAt(block: Block<T>, offset: number, key: SortValue, item: T): void {
     this.makeRoom(block, block.count + 1);
     if (offset < block.count) {
-      block.keys.copyWithin(offset + 1, offset, block.count);
+      block.keys?.copyWithin(offset + 1, offset, block.count);
       block.items.copyWithin(offset + 1, offset, block.count);
     }
-    block.keys[offset] = key;
+    if (block.keys !== null) block.keys[offset] = key;
     block.items[offset] = item;
     block.count++;
   }
@@ -428,25 +454,25 @@ export class BlockList<T> {
   private moveTail(from: Block<T>, start: number, to: Block<T>): void {
     this.makeRoom(to, to.count + from.count - start);
     for (let i = start; i < from.count; i++) {
-      to.keys[to.count] = from.keys[i] as SortValue;
+      if (to.keys !== null) to.keys[to.count] = this.keyAt(from, i);
       to.items[to.count] = from.items[i];
       to.count++;
     }
-    from.keys.fill(null, start, from.count);
+    from.keys?.fill(null, start, from.count);
     from.items.fill(undefined, start, from.count);
     from.count = start;
   }
 
   private moveLastToFrontOf(block: Block<T>, next: Block<T>): void {
     const last = block.count - 1;
-    const key = block.keys[last] as SortValue;
+    const key = this.keyAt(block, last);
     const item = block.items[last] as T;
     removeAt(block, last);
     this.insertAt(next, 0, key, item);
   }
 
   private moveFirstToEndOf(block: Block<T>, previous: Block<T>): void {
-    const key = block.keys[0] as SortValue;
+    const key = this.keyAt(block, 0);
     const item = block.items[0] as T;
     removeAt(block, 0);
     this.insertAt(previous, previous.count, key, item);
@@ -456,10 +482,10 @@ export class BlockList<T> {
 function removeAt<T>(block: Block<T>, offset: number): void {
   const last = block.count - 1;
   if (offset < last) {
-    block.keys.copyWithin(offset, offset + 1, block.count);
+    block.keys?.copyWithin(offset, offset + 1, block.count);
     block.items.copyWithin(offset, offset + 1, block.count);
   }
-  block.keys[last] = null;
+  if (block.keys !== null) block.keys[last] = null;
   block.items[last] = undefined;
   block.count = last;
 }

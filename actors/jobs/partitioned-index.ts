@@ -96,7 +96,7 @@ export class PartitionedIndex<T> {
   private partition(key: SortValue): SortedIndex<T> {
     let partition = this.partitions.get(key);
     if (partition === undefined) {
-      partition = new SortedIndex<T>(this.idOf, this.options);
+      partition = new SortedIndex<T>(this.idOf, { ...this.options, onlyKey: key });
       this.partitions.set(key, partition);
       let at = this.keys.length;
       while (at > 0 && compareSortValues(this.keys[at - 1] as SortValue, key) > 0) at--;

@@ -29,6 +29,8 @@ export interface IndexEntry<T> {
 export interface SortedIndexOptions {
   /** Most entries a block holds before it splits; tests use tiny blocks to exercise splits. */
   blockCapacity?: number;
+  /** Every entry will have this key (a partition): no key is stored per entry, and another key is refused. */
+  onlyKey?: SortValue;
 }
 
 /**
@@ -49,8 +51,9 @@ export class SortedIndex<T> {
     if (!Number.isSafeInteger(capacity) || capacity < MIN_BLOCK_CAPACITY) {
       throw new Error(`SortedIndex blockCapacity must be an integer >= ${MIN_BLOCK_CAPACITY}, got ${capacity}`);
     }
-    this.keyed = new BlockList(idOf, capacity);
-    this.nullKeyed = new BlockList(idOf, capacity);
+    this.keyed = new BlockList(idOf, capacity, options.onlyKey);
+    // Its keys are all null: no need to store them.
+    this.nullKeyed = new BlockList(idOf, capacity, null);
   }
 
   /** The caller guarantees that (key, id of item) is not present yet. */

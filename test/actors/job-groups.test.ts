@@ -1,4 +1,5 @@
 import { describe, expect, test } from 'bun:test';
+import type { GroupFields } from '../../actors/connection/job-groups.ts';
 import { JobStore } from '../../actors/connection/job-store.ts';
 import type { JobEvent } from '../../actors/ingest/normalized-event.ts';
 import { T0 } from '../support/test-app.ts';
@@ -34,6 +35,29 @@ describe('job totals by group', () => {
       expect(store.countWhere((job) => job.workerId === 'w1')).toBe(1);
       store.remove(store.getByExternalId('1')!);
       expect(store.countWhere((job) => job.name.includes('email') && job.state === 'failed')).toBe(1);
+    });
+  }
+});
+
+describe('job totals after a bulk load (recovery)', () => {
+  for (const [label, groupsMax] of [['within the bound', undefined], ['past the bound (scan fallback)', 2]] as const) {
+    test(`${label}: a store loaded with loadAll counts like the one that built the jobs one by one`, () => {
+      const built = storeWith(groupsMax);
+      built.applyEvent('c', event('5', { name: 'tasks.email', queue: 'mail', state: 'failed', workerId: 'w1' }));
+      built.applyEvent('c', event('6', { name: 'tasks.email', queue: 'mail', state: 'failed', workerId: 'w1', framework: 'bullmq' }));
+      const loaded = new JobStore(groupsMax);
+      loaded.loadAll([...built.values()].map((job) => ({ ...job, history: [...job.history] })));
+      const filters: Array<(job: GroupFields) => boolean> = [
+        (job) => job.state === 'failed',
+        (job) => job.state === 'failed' && job.queue === 'mail',
+        (job) => job.queue === null,
+        (job) => job.workerId === 'w1' && job.framework === 'celery',
+        (job) => job.framework === 'bullmq',
+        () => true,
+      ];
+      expect(filters.map((filter) => loaded.countWhere(filter))).toEqual(filters.map((filter) => built.countWhere(filter)));
+      expect(loaded.countWhere((job) => job.state === 'failed' && job.queue === 'mail')).toBe(5);
+      expect(loaded.queuedPerQueue.get('mail')).toBe(built.queuedPerQueue.get('mail'));
     });
   }
 });

@@ -3,59 +3,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ManualClock } from '../../actors/clock.ts';
-import { Engine, type EngineRecord } from '../../actors/engine.ts';
-import { AccountService } from '../../actors/services/account-service.ts';
-import { ConnectionService } from '../../actors/services/connection-service.ts';
-import { JobActionService } from '../../actors/services/job-action-service.ts';
-import { ingestEvents } from '../../actors/services/ingest-service.ts';
-import { openDurableStore, type DurableStore } from '../../persistence/durable-store.ts';
-import { FileStorage } from '../../persistence/file-storage.ts';
 import { dumpEngine } from '../support/engine-dump.ts';
-import { iso, jobEvent, queueEvent, workerEvent } from '../support/events.ts';
+import { LIMITS, openAt, workload } from '../support/snapshot-workload.ts';
 import { T0 } from '../support/test-app.ts';
 
-const LIMITS = { dailyEventLimit: 50_000, dedupKeysMax: 500, maxJobsPerConnection: 400, retentionMs: 86_400_000 };
 const dirs: string[] = [];
 afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
-
-async function openAt(dir: string, clock: ManualClock) {
-  const store = await openDurableStore({ dir, storage: new FileStorage(), fsync: 'always', log: () => undefined });
-  const engine = new Engine({ clock, log: store, limits: LIMITS });
-  const restorer = engine.restorer();
-  const report = await store.recover({ snapshotChunk: (chunk) => restorer.restore(chunk), record: (record) => engine.evolve(record as EngineRecord) });
-  const accounts = new AccountService(engine, 86_400_000, 'secret-for-tests');
-  const connections = new ConnectionService(engine);
-  return { store, engine, accounts, connections, actions: new JobActionService(engine, connections), report };
-}
-
-/** A varied workload: out-of-order job events, workers, queue snapshots, duplicates, actions. */
-async function workload(opened: Awaited<ReturnType<typeof openAt>>, apiKey: string, connectionId: string, round: number) {
-  const events: unknown[] = [];
-  for (let i = 0; i < 300; i++) {
-    const externalId = `job-${(i * 7 + round * 13) % 450}`;
-    const atMs = T0 - 3_600_000 + ((i * 7919 + round * 104_729) % 3_600_000);
-    const state = ['queued', 'active', 'completed', 'failed', 'retrying'][(i + round) % 5]!;
-    events.push(
-      jobEvent(connectionId, atMs, {
-        externalId,
-        name: `tasks.t${i % 7}`,
-        queue: i % 4 === 0 ? null : `q${i % 3}`,
-        state,
-        workerId: `w${i % 5}`,
-        attempt: 1 + (i % 3),
-        startedAt: state === 'queued' ? null : iso(atMs - 500),
-        completedAt: state === 'completed' || state === 'failed' ? iso(atMs) : null,
-        extensions: i % 10 === 0 ? { eta: iso(atMs + 60_000), tags: { round } } : null,
-      }),
-    );
-    if (i % 30 === 0) events.push(workerEvent(connectionId, atMs, { externalId: `w${i % 5}`, state: i % 60 === 0 ? 'online' : 'heartbeat', queues: ['q1'] }));
-    if (i % 50 === 0) events.push(queueEvent(connectionId, atMs, { name: `q${i % 3}`, depth: i }));
-  }
-  events.push(events[0], events[1]); // duplicates
-  for (let start = 0; start < events.length; start += 100) await ingestEvents(opened.engine, apiKey, events.slice(start, start + 100));
-}
 
 describe('snapshot + log round trip', () => {
   test('recovered state equals the live state, also for changes made while the snapshot was being written', async () => {

@@ -167,6 +167,22 @@ describe('SortedIndex listing order', () => {
   test('given a block capacity below 4, when constructed, then it is refused', () => {
     expect(() => new SortedIndex(idOf, { blockCapacity: 3 })).toThrow('blockCapacity');
   });
+
+  test('given an index of one key, when filled, emptied and loaded, then scans yield that key, and another key is refused', () => {
+    const index = new SortedIndex(idOf, { blockCapacity: 4, onlyKey: 'failed' });
+    const jobs = Array.from({ length: 40 }, (_, i) => ({ id: `j${String((i * 17) % 40).padStart(2, '0')}` }));
+    for (const job of jobs) index.insert('failed', job);
+    for (const job of jobs.slice(0, 25)) expect(index.remove('failed', job)).toBe(true);
+    index.checkInvariants();
+    const scanned = [...index.scan('asc')];
+    expect(scanned.map((entry) => entry.key)).toEqual(Array(15).fill('failed'));
+    expect(scanned.map((entry) => entry.item.id)).toEqual(jobs.slice(25).map(idOf).sort());
+    expect(ids(index.scan('desc', { key: 'failed', id: scanned[3]!.item.id }))).toEqual(scanned.slice(0, 3).map((entry) => entry.item.id).reverse());
+    expect(() => index.insert('queued', { id: 'x' })).toThrow('cannot take key queued');
+    expect(() => index.insert(null, { id: 'x' })).not.toThrow();
+    const loaded = new SortedIndex(idOf, { blockCapacity: 4, onlyKey: 7 });
+    expect(() => loaded.loadAscending([7, 8], [{ id: 'a' }, { id: 'b' }])).toThrow('cannot take key 8');
+  });
 });
 
 describe('SortedIndex against a reference model', () => {

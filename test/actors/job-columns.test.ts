@@ -1,0 +1,90 @@
+import { describe, expect, test } from 'bun:test';
+import { fromJobColumns, toJobColumns } from '../../actors/connection/job-columns.ts';
+import { lastHistoryState } from '../../actors/connection/job-history.ts';
+import type { Job } from '../../actors/connection/job-record.ts';
+import { decodeValue, encodeValue } from '../../persistence/record-codec.ts';
+
+/** A job whose state is its history's last, as in the store. */
+function job(overrides: Partial<Job>): Job {
+  const made: Job = {
+    id: '0190a1b2-0000-7000-8000-000000000001',
+    connectionId: 'c1',
+    externalId: 'task-1',
+    framework: 'celery',
+    name: 'tasks.add',
+    queue: null,
+    state: 'unknown',
+    createdAtMs: 1_700_000_000_000,
+    createdAtReported: false,
+    startedAtMs: null,
+    completedAtMs: null,
+    workerId: null,
+    error: null,
+    stacktrace: null,
+    attempt: 1,
+    maxRetries: null,
+    progress: null,
+    extensions: null,
+    history: [1_700_000_000_000, 0],
+    lastEventMs: 1_700_000_000_000,
+    ...overrides,
+  };
+  made.state = lastHistoryState(made.history);
+  return made;
+}
+
+const throughBytes = (jobs: Job[]): Job[] =>
+  fromJobColumns(decodeValue(encodeValue(toJobColumns(jobs))) as ReturnType<typeof toJobColumns>, 'c1', (value) => value);
+
+describe('job columns', () => {
+  test('given jobs with every field set and every nullable field null, then they come back equal through msgpack, in order', () => {
+    const jobs = [
+      job({}),
+      job({
+        id: '0190a1b2-0000-7000-8000-000000000002',
+        externalId: 'ünïcode-😀-id',
+        framework: 'bullmq',
+        name: 'emails.send',
+        queue: 'mail',
+        createdAtMs: 1_700_000_000_123.5,
+        createdAtReported: true,
+        startedAtMs: 1_700_000_001_000,
+        completedAtMs: 1_700_000_002_000,
+        workerId: 'worker-7',
+        error: 'boom',
+        stacktrace: 'Traceback\n  line 1',
+        attempt: 3,
+        maxRetries: 0,
+        progress: 0.25,
+        extensions: { eta: 'soon', tags: ['a', 1] },
+        history: [1_700_000_000_000, 0, 1_700_000_001_000, 1, 1_700_000_002_000, 3],
+        lastEventMs: 1_700_000_002_000,
+      }),
+      job({ id: 'x', externalId: '', queue: 'mail', workerId: 'worker-7', name: 'emails.send', history: [-5, 1] }),
+    ];
+    expect(throughBytes(jobs)).toEqual(jobs);
+    expect(throughBytes([])).toEqual([]);
+  });
+
+  test('given a job changed after its columns were taken, then the columns still hold it as it was', () => {
+    const original = job({ history: [1, 0] });
+    const columns = toJobColumns([original]);
+    original.history.push(2, 1);
+    original.name = 'changed';
+    const [restored] = fromJobColumns(columns, 'c1', (value) => value);
+    expect(restored!.history).toEqual([1, 0]);
+    expect(restored!.name).toBe('tasks.add');
+  });
+
+  test('given repeated strings, then each is shared through the pool once per chunk', () => {
+    const shared: string[] = [];
+    fromJobColumns(toJobColumns([job({ queue: 'mail' }), job({ queue: 'mail' })]), 'c1', (value) => (shared.push(value), value));
+    expect(shared.sort()).toEqual(['celery', 'mail', 'tasks.add']);
+  });
+
+  test('given columns that disagree on the number of jobs, then reading them fails with a clear error', () => {
+    const columns = toJobColumns([job({}), job({})]);
+    expect(() => fromJobColumns({ ...columns, count: 3 }, 'c1', (value) => value)).toThrow('do not agree on 3 jobs');
+    expect(() => fromJobColumns({ ...columns, createdAtMs: new Uint8Array(7) }, 'c1', (value) => value)).toThrow('not whole 8-byte numbers');
+  });
+});
