@@ -1,0 +1,116 @@
+/**
+ * What metrics cost on the ingest path, measured in one process where a shared machine's
+ * noise hurts least: two copies of the service's app (src/app.ts, each on its own
+ * temporary data directory), one with metrics (as with METRICS_TOKEN set) and one without,
+ * fed the same realistic bodies (load/events.ts) through `app.handle` in alternating
+ * blocks, so a burst of load elsewhere hits both sides alike. No HTTP and no load
+ * generator run beside it. Prints the median time per request of each side, the median of
+ * the paired block ratios, and what the observer calls alone cost per request.
+ *
+ *   npx bun load/metrics-cost.ts [--batch 100] [--blocks 60] [--block 20] [--fsync no]
+ */
+import { ManualClock } from '../actors/clock.ts';
+import { AccountService } from '../actors/services/account-service.ts';
+import { ConnectionService } from '../actors/services/connection-service.ts';
+import { JobActionService } from '../actors/services/job-action-service.ts';
+import { LiveUpdates } from '../actors/live/live-updates.ts';
+import { createApp } from '../src/app.ts';
+import { loadConfig } from '../src/config.ts';
+import { LIVE_UPDATES_DEFAULTS } from '../src/live-defaults.ts';
+import { ServiceMetrics } from '../src/metrics/service-metrics.ts';
+import { NOT_OBSERVED, type ServiceObserver } from '../src/metrics/service-observer.ts';
+import { openEngine } from '../src/open-engine.ts';
+import { buildTemplates, nextSequence, stamp } from './events.ts';
+import { makeTempDir, removeTempDir } from './service.ts';
+import { fmtMs, num, parseArgs, str } from './util.ts';
+
+const args = parseArgs();
+const batch = num(args, 'batch', 100);
+const blocks = num(args, 'blocks', 60);
+const perBlock = num(args, 'block', 20);
+const fsync = str(args, 'fsync', 'no');
+
+async function side(withMetrics: boolean) {
+  const dir = makeTempDir('metrics-cost');
+  const config = loadConfig({ DATA_DIR: dir, FSYNC: fsync, DAILY_EVENT_LIMIT: '0', DAILY_INGEST_MB: '0', ADMIN_PASSWORD: 'a-long-enough-password' });
+  const metrics = withMetrics ? { service: new ServiceMetrics(), token: 'cost-measurement-token' } : undefined;
+  const opened = await openEngine(config, { log: () => {}, logObserver: metrics?.service });
+  const { engine } = opened;
+  const accounts = new AccountService(engine, config.sessionTtlMs, opened.sessionSecret);
+  const connections = new ConnectionService(engine);
+  const live = new LiveUpdates(engine, new ManualClock(Date.now()), {
+    ...LIVE_UPDATES_DEFAULTS,
+    hub: { ...LIVE_UPDATES_DEFAULTS.hub, ringBufferBytesMax: config.streamResumeBufferBytesMax },
+    streamsPerUserMax: 1,
+    resumeGraceMs: 0,
+  });
+  const app = createApp({
+    engine, accounts, connections, live, config, metrics,
+    jobActions: new JobActionService(engine, connections),
+    logError: (line) => console.error(line),
+    backup: () => Promise.reject(new Error('no backups here')),
+  });
+  const admin = (await accounts.ensureAdmin('ops@example.test', config.adminPassword))!;
+  const user = engine.accounts.userByEmail(admin.email)!;
+  const { connection, apiKey } = await connections.create(user, 'cost');
+  const templates = buildTemplates({ connectionId: connection.id, eventsPerBatch: batch, count: 32, seed: 5 });
+  const send = async (): Promise<void> => {
+    const body = stamp(templates[nextSequence() % templates.length]!, nextSequence());
+    const response = await app.handle(
+      new Request('http://localhost/api/ingest', { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body }),
+    );
+    if (response.status !== 200) throw new Error(`ingest answered ${response.status}: ${await response.text()}`);
+    await response.arrayBuffer();
+  };
+  const close = async () => {
+    live.close();
+    await opened.close();
+    removeTempDir(dir);
+  };
+  return { send, close };
+}
+
+const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+/** The calls one ingest request adds with metrics on: its answer, one group commit, one sync. */
+function observerNsPerRequest(observer: ServiceObserver, n: number): number {
+  const reply = { accepted: batch - 2, rejected: 1, skipped: 1, truncated: 0 };
+  const started = performance.now();
+  for (let i = 0; i < n; i++) {
+    observer.ingestAnswered(performance.now(), reply);
+    observer.batchWritten(1, 400 * batch, 0.2);
+    observer.synced(1.5);
+  }
+  return ((performance.now() - started) / n) * 1e6;
+}
+
+const off = await side(false);
+const on = await side(true);
+for (let i = 0; i < perBlock * 2; i++) await Promise.all([off.send(), on.send()]); // warm-up
+const timesOff: number[] = [];
+const timesOn: number[] = [];
+const ratios: number[] = [];
+const timeBlock = async (target: typeof off): Promise<number> => {
+  const started = performance.now();
+  for (let i = 0; i < perBlock; i++) await target.send();
+  return (performance.now() - started) / perBlock;
+};
+for (let block = 0; block < blocks; block++) {
+  // alternate which side goes first, so neither always runs right after the other
+  for (const target of block % 2 === 0 ? [off, on] : [on, off]) (target === off ? timesOff : timesOn).push(await timeBlock(target));
+  ratios.push(timesOn.at(-1)! / timesOff.at(-1)!);
+}
+await off.close();
+await on.close();
+const observerOn = median([0, 1, 2].map(() => observerNsPerRequest(new ServiceMetrics(), 200_000)));
+const observerOff = median([0, 1, 2].map(() => observerNsPerRequest(NOT_OBSERVED, 200_000)));
+const offMedian = median(timesOff);
+console.log(`batch ${batch}, ${blocks} blocks of ${perBlock} requests per side, FSYNC=${fsync}`);
+console.log(`metrics off: ${fmtMs(offMedian)} per request (median of blocks)`);
+console.log(`metrics on:  ${fmtMs(median(timesOn))} per request (median of blocks)`);
+console.log(`on / off, median of paired blocks: ${(median(ratios) * 100 - 100).toFixed(2)}%`);
+console.log(
+  `observer calls alone: ${observerOn.toFixed(0)} ns per request with metrics, ${observerOff.toFixed(0)} ns without ` +
+    `= ${(((observerOn - observerOff) / 1e6 / offMedian) * 100).toFixed(3)}% of a request`,
+);
+process.exit(0);
