@@ -4,8 +4,10 @@
  * temporary data directory), one with metrics (as with METRICS_TOKEN set) and one without,
  * fed the same realistic bodies (load/events.ts) through `app.handle` in alternating
  * blocks, so a burst of load elsewhere hits both sides alike. No HTTP and no load
- * generator run beside it. Prints the median time per request of each side, the median of
- * the paired block ratios, and what the observer calls alone cost per request.
+ * generator run beside it. Which side is built first shifts the result by a percent or
+ * two (heap layout, JIT), so it runs both orders. Prints each side's median time per
+ * request, the median of the paired block ratios per order and their mean, and what the
+ * observer calls alone cost per request.
  *
  *   npx bun load/metrics-cost.ts [--batch 100] [--blocks 60] [--block 20] [--fsync no]
  */
@@ -84,31 +86,42 @@ function observerNsPerRequest(observer: ServiceObserver, n: number): number {
   return ((performance.now() - started) / n) * 1e6;
 }
 
-const off = await side(false);
-const on = await side(true);
-for (let i = 0; i < perBlock * 2; i++) await Promise.all([off.send(), on.send()]); // warm-up
-const timesOff: number[] = [];
-const timesOn: number[] = [];
-const ratios: number[] = [];
-const timeBlock = async (target: typeof off): Promise<number> => {
-  const started = performance.now();
-  for (let i = 0; i < perBlock; i++) await target.send();
-  return (performance.now() - started) / perBlock;
-};
-for (let block = 0; block < blocks; block++) {
-  // alternate which side goes first, so neither always runs right after the other
-  for (const target of block % 2 === 0 ? [off, on] : [on, off]) (target === off ? timesOff : timesOn).push(await timeBlock(target));
-  ratios.push(timesOn.at(-1)! / timesOff.at(-1)!);
+/** Paired blocks on two fresh sides; which side is built first shifts the result by a percent or two, so both orders run. */
+async function pairedRun(offFirst: boolean): Promise<{ offMs: number; onMs: number; ratio: number }> {
+  const off = offFirst ? await side(false) : undefined;
+  const on = await side(true);
+  const offSide = off ?? (await side(false));
+  for (let i = 0; i < perBlock * 2; i++) await Promise.all([offSide.send(), on.send()]); // warm-up
+  const timeBlock = async (target: typeof on): Promise<number> => {
+    const started = performance.now();
+    for (let i = 0; i < perBlock; i++) await target.send();
+    return (performance.now() - started) / perBlock;
+  };
+  const timesOff: number[] = [];
+  const timesOn: number[] = [];
+  const ratios: number[] = [];
+  for (let block = 0; block < blocks; block++) {
+    // alternate which side goes first, so neither always runs right after the other
+    for (const target of block % 2 === 0 ? [offSide, on] : [on, offSide]) (target === offSide ? timesOff : timesOn).push(await timeBlock(target));
+    ratios.push(timesOn.at(-1)! / timesOff.at(-1)!);
+  }
+  await offSide.close();
+  await on.close();
+  return { offMs: median(timesOff), onMs: median(timesOn), ratio: median(ratios) };
 }
-await off.close();
-await on.close();
+
+console.log(`batch ${batch}, ${blocks} blocks of ${perBlock} requests per side, FSYNC=${fsync}`);
+const runs = [await pairedRun(true), await pairedRun(false)];
+for (const [index, run] of runs.entries()) {
+  console.log(
+    `${index === 0 ? 'off side built first' : 'on side built first '}: off ${fmtMs(run.offMs)}, on ${fmtMs(run.onMs)} per request (medians); ` +
+      `on / off, median of paired blocks: ${(run.ratio * 100 - 100).toFixed(2)}%, of the medians: ${((run.onMs / run.offMs) * 100 - 100).toFixed(2)}%`,
+  );
+}
+console.log(`on / off, mean of both orders: ${(((runs[0]!.ratio + runs[1]!.ratio) / 2) * 100 - 100).toFixed(2)}%`);
 const observerOn = median([0, 1, 2].map(() => observerNsPerRequest(new ServiceMetrics(), 200_000)));
 const observerOff = median([0, 1, 2].map(() => observerNsPerRequest(NOT_OBSERVED, 200_000)));
-const offMedian = median(timesOff);
-console.log(`batch ${batch}, ${blocks} blocks of ${perBlock} requests per side, FSYNC=${fsync}`);
-console.log(`metrics off: ${fmtMs(offMedian)} per request (median of blocks)`);
-console.log(`metrics on:  ${fmtMs(median(timesOn))} per request (median of blocks)`);
-console.log(`on / off, median of paired blocks: ${(median(ratios) * 100 - 100).toFixed(2)}%`);
+const offMedian = (runs[0]!.offMs + runs[1]!.offMs) / 2;
 console.log(
   `observer calls alone: ${observerOn.toFixed(0)} ns per request with metrics, ${observerOff.toFixed(0)} ns without ` +
     `= ${(((observerOn - observerOff) / 1e6 / offMedian) * 100).toFixed(3)}% of a request`,
