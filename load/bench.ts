@@ -178,6 +178,8 @@ type Row = [figure: string, service: string, baseline: string, ratio: string, ta
 const rows: Row[] = [];
 const verdict = (met: boolean | null): string => (met === null ? '' : met ? 'met' : 'NOT MET');
 const times = (a: number, b: number): string => (Number.isFinite(a / b) && b > 0 ? `${(a / b).toFixed(1)}x` : '');
+/** The time and level a readable log line starts with (`[2026-...Z] INFO: `), left out of the footnotes. */
+const LOG_PREFIX = /^\[[^\]]*\] [A-Z]+: /;
 const percent = (a: number, b: number): string => (b > 0 ? `${((100 * a) / b).toFixed(1)}%` : '');
 const scale = jobs === 1_000_000 ? '' : ` (measured at ${fmtCount(jobs)} jobs; the target is for 1M)`;
 
@@ -293,7 +295,7 @@ if (profileRoot !== undefined) footnotes.push('--profile: the services ran under
 if (scale !== '') footnotes.push(`* targets are stated for 1M jobs; this run had ${fmtCount(jobs)}.`);
 footnotes.push('ingest baseline: Bun.serve that only JSON.parses the same bodies; read baseline: Bun.serve answering a small JSON. Ratios: events/s as % of baseline, latencies as multiples of it.');
 if (loadInfo !== null) footnotes.push(`load phase: ${fmtCount(jobs)} jobs, ${fmtCount(loadInfo.events)} events in ${fmtMs(loadInfo.ms)} (${fmtCount(loadInfo.events / (loadInfo.ms / 1000))} events/s at FSYNC=no, 2 requests in flight; not a target figure).`);
-if (restart !== null) footnotes.push(`restart: ${restart.recoveredLine.replace(/^\S+ /, '')}; shutdown: ${restart.snapshotLine?.replace(/^\S+ /, '') ?? 'no snapshot line'}.`);
+if (restart !== null) footnotes.push(`restart: ${restart.recoveredLine.replace(LOG_PREFIX, '')}; shutdown: ${restart.snapshotLine?.replace(LOG_PREFIX, '') ?? 'no snapshot line'}.`);
 if (stall?.snapshotLine != null) footnotes.push(`stall: ${stall.snapshotLine.replace(/^\S+ /, '')}.`);
 for (const stream of streams) if (stream.skipped === null) footnotes.push(describeStream(stream));
 for (const problem of problems) footnotes.push(`PROBLEM: ${problem}`);

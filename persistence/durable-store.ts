@@ -46,7 +46,7 @@ export interface DurableStoreOptions {
   fsync: FsyncPolicy;
   /** Rotate log segments past this size (default 64 MiB). */
   segmentBytesMax?: number;
-  /** Recovery and failure messages go here; `fields` are for a structured logger. */
+  /** Recovery and failure messages go here; `fields` are for a structured logger (`severity`: 'warn', 'error' or 'fatal' raises the level). */
   log: (line: string, fields?: Record<string, unknown>) => void;
   /** Told of each group commit and sync (metrics); none by default. */
   observer?: LogWriterObserver;

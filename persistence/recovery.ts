@@ -80,7 +80,7 @@ export async function recoverDataDir(params: RecoveryParams): Promise<RecoveryRe
   // Decided to start: from here on the directory may change.
   for (const path of inventory.unfinishedSnapshots) {
     await storage.remove(path);
-    say(`removed ${path}: a snapshot write that never finished`);
+    say(`removed ${path}: a snapshot write that never finished`, { severity: 'warn', path });
   }
   let truncatedBytes = 0;
   if (decision.cutTornTail) {
@@ -147,12 +147,13 @@ async function syncFile(storage: Storage, path: string): Promise<void> {
   }
 }
 
-async function cutTornTail(storage: Storage, tail: TornTail, say: (line: string) => void): Promise<void> {
+async function cutTornTail(storage: Storage, tail: TornTail, say: (line: string, fields?: Record<string, unknown>) => void): Promise<void> {
   await storage.truncate(tail.segment.path, tail.offset);
   // The cut must reach the disk before new records are appended after it.
   await syncFile(storage, tail.segment.path);
   say(
     `cut the torn tail of ${tail.segment.path} at offset ${tail.offset}: dropped ${tail.droppedBytes} bytes (${tail.reason})`,
+    { severity: 'warn', path: tail.segment.path, offset: tail.offset, droppedBytes: tail.droppedBytes },
   );
 }
 

@@ -10,6 +10,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import { DomainError } from '../../actors/domain-error.ts';
 import type { SubscriberCloseReason } from '../../actors/stream/subscriber.ts';
 import type { RecoveryReport } from '../../persistence/durable-store.ts';
+import { BufferedHistogram } from './buffered-histogram.ts';
 import type { IngestCounts, ServiceObserver } from './service-observer.ts';
 
 /** A connection's stores, as far as counting them goes. */
@@ -37,10 +38,10 @@ export class ServiceMetrics implements ServiceObserver {
   /** Events counted since the last scrape, by outcome. */
   private readonly pendingEvents: IngestCounts = { accepted: 0, rejected: 0, skipped: 0, truncated: 0 };
   private readonly ingestRefusals: Counter<'code'>;
-  private readonly ingestDuration: Histogram;
-  private readonly logAppendDuration: Histogram;
-  private readonly logFsyncDuration: Histogram;
-  private readonly groupCommitRecords: Histogram;
+  private readonly ingestDuration: BufferedHistogram;
+  private readonly logAppendDuration: BufferedHistogram;
+  private readonly logFsyncDuration: BufferedHistogram;
+  private readonly groupCommitRecords: BufferedHistogram;
   private readonly logBytesWritten: Counter;
   private readonly snapshotDuration: Histogram;
   private readonly snapshotBytes: Gauge;
@@ -74,25 +75,25 @@ export class ServiceMetrics implements ServiceObserver {
       labelNames: ['code'] as const,
       registers,
     });
-    this.ingestDuration = new Histogram({
+    this.ingestDuration = new BufferedHistogram({
       name: 'jobwatch_ingest_request_duration_seconds',
       help: 'Ingest requests from arrival to the answer (durable), answered or refused',
       buckets: SECONDS_REQUEST,
       registers,
     });
-    this.logAppendDuration = new Histogram({
+    this.logAppendDuration = new BufferedHistogram({
       name: 'jobwatch_log_append_duration_seconds',
       help: 'write() of one group commit to the log segment',
       buckets: SECONDS_FAST,
       registers,
     });
-    this.logFsyncDuration = new Histogram({
+    this.logFsyncDuration = new BufferedHistogram({
       name: 'jobwatch_log_fsync_duration_seconds',
       help: 'fdatasync of the log segment',
       buckets: SECONDS_FAST,
       registers,
     });
-    this.groupCommitRecords = new Histogram({
+    this.groupCommitRecords = new BufferedHistogram({
       name: 'jobwatch_log_group_commit_records',
       help: 'Records written (and synced under FSYNC=always) together in one group commit',
       buckets: RECORDS_PER_COMMIT,
