@@ -89,6 +89,7 @@ export class LoginLimiter {
     const bucket = this.currentBucket(email, nowMs);
     let waitMs = Math.max(0, pair.nextAllowedMs - nowMs);
     if (window.count >= this.options.addressFailuresMax) waitMs = Math.max(waitMs, window.windowStartMs + this.options.addressWindowMs - nowMs);
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: with a whole token left, (1 - tokens) is not positive and the wait it gives is none
     if (bucket.tokens < 1) waitMs = Math.max(waitMs, Math.ceil((1 - bucket.tokens) * this.options.emailRefillMs));
     if (waitMs > 0) return { waitSeconds: Math.ceil(waitMs / 1000) };
 

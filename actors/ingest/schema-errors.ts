@@ -14,6 +14,7 @@ export function collectSchemaErrors<T extends TSchema>(check: TypeCheck<T>, valu
   let collected = 0;
   for (const error of check.Errors(value)) {
     if (collected++ >= MESSAGES_PER_VALUE_MAX) break;
+    // Stryker disable next-line Regex: a path starts with its only leading slash, so the first slash anywhere is that one
     const path = error.path.replace(/^\//, '').replaceAll('/', '.');
     const field = prefix === '' ? path || '(root)' : path === '' ? prefix : `${prefix}.${path}`;
     const message = messageFor(error.message, error.schema, error.value);
@@ -34,6 +35,7 @@ function messageFor(message: string, schema: TSchema, value: unknown): string {
     const [meaningful] = alternatives.filter((alternative) => alternative[Kind] !== 'Null');
     if (meaningful !== undefined && alternatives.length === 2) {
       const inner = Value.Errors(meaningful, value).First();
+      // Stryker disable next-line ConditionalExpression: the union failed, so the value fails its one non-null alternative too
       if (inner !== undefined) return messageFor(inner.message, inner.schema, inner.value);
     }
   }

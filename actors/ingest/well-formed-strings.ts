@@ -22,7 +22,9 @@ export function illFormedFieldPath<T extends object>(payload: T, fields: readonl
 export function illFormedStringPath(value: unknown, path: string): string | null {
   if (typeof value === 'string') return value.isWellFormed() ? null : path;
   if (value === null || typeof value !== 'object') return null;
+  // Stryker disable next-line ConditionalExpression,BlockStatement: walked as an object, an array gives the same paths (its keys are the indices)
   if (Array.isArray(value)) {
+    // Stryker disable next-line EqualityOperator: one step past the end reads undefined, which holds no string
     for (let index = 0; index < value.length; index++) {
       const found = illFormedStringPath(value[index], `${path}.${index}`);
       if (found !== null) return found;

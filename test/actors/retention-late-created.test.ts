@@ -15,7 +15,7 @@ import { ConnectionService } from '../../actors/services/connection-service.ts';
 import { ingestEvents } from '../../actors/services/ingest-service.ts';
 import { openDurableStore } from '../../persistence/durable-store.ts';
 import { FileStorage } from '../../persistence/file-storage.ts';
-import { iso, jobEvent } from '../support/events.ts';
+import { iso, jobEvent, queueEvent, workerEvent } from '../support/events.ts';
 import { T0 } from '../support/test-app.ts';
 
 const RETENTION_MS = 86_400_000;
@@ -94,6 +94,41 @@ describe('retention of jobs whose reported createdAt is later than their state c
     actor.expire(CUTOFF_MS + RETENTION_MS);
     actor.expire(CUTOFF_MS + RETENTION_MS + 1);
     expect(externalIds(actor)).toEqual(['kept']);
+  });
+});
+
+describe('retention of what else a connection holds', () => {
+  test('workers last heard from and queues last seen before the cutoff are removed; at the cutoff they stay', () => {
+    const actor = actorWith([
+      workerEvent('c1', CUTOFF_MS - 1, { externalId: 'silent' }),
+      workerEvent('c1', CUTOFF_MS, { externalId: 'heard' }),
+      queueEvent('c1', CUTOFF_MS - 1, { name: 'stale' }),
+      queueEvent('c1', CUTOFF_MS, { name: 'seen' }),
+    ]);
+    actor.expire(CUTOFF_MS + RETENTION_MS);
+    expect([...actor.workers.values()].map((worker) => worker.externalId)).toEqual(['heard']);
+    expect([...actor.queues.values()].map((queue) => queue.name)).toEqual(['seen']);
+  });
+
+  test('commands and their outcomes created before the cutoff are removed, in order; at the cutoff they stay', () => {
+    const actor = actorWith([
+      jobEvent('c1', CUTOFF_MS + 10, { externalId: 'a', state: 'active' }),
+      jobEvent('c1', CUTOFF_MS + 10, { externalId: 'b', state: 'active' }),
+      jobEvent('c1', CUTOFF_MS + 10, { externalId: 'c', state: 'active' }),
+    ]);
+    const revokeAt = (externalId: string, atMs: number) => {
+      const { record } = actor.decideJobAction('revoke', [actor.jobs.getByExternalId(externalId)!.id], atMs);
+      actor.evolve(record!);
+    };
+    revokeAt('a', CUTOFF_MS - 2);
+    revokeAt('b', CUTOFF_MS - 1);
+    revokeAt('c', CUTOFF_MS);
+
+    actor.expire(CUTOFF_MS + RETENTION_MS);
+
+    expect(actor.commands.oldestFirst(10).map((command) => command.externalId)).toEqual(['c']);
+    const outcomes = actor.commandOutcomes.toSnapshot();
+    expect(outcomes.map((outcome) => outcome.jobId)).toEqual([actor.jobs.getByExternalId('c')!.id]);
   });
 });
 

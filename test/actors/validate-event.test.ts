@@ -6,7 +6,7 @@
 import { describe, expect, test } from 'bun:test';
 import { FIELD_LIMITS } from '../../actors/ingest/event-schema.ts';
 import { JSON_OBJECT_BYTES_MAX, JSON_OBJECT_DEPTH_MAX, jsonObjectProblem } from '../../actors/ingest/json-object-limits.ts';
-import { EVENT_TYPES, FRAMEWORKS, JOB_STATES, WORKER_EVENT_STATES } from '../../actors/ingest/states.ts';
+import { EVENT_TYPES, FINISHED_STATES, FRAMEWORKS, JOB_STATES, WORKER_EVENT_STATES } from '../../actors/ingest/states.ts';
 import { EARLIEST_TIMESTAMP, futureTimestampMessage, isValidTimestamp, TIMESTAMP_MESSAGE } from '../../actors/ingest/timestamp-rules.ts';
 import { validateEvent, type EventVerdict } from '../../actors/ingest/validate-event.ts';
 import { ILL_FORMED_MESSAGE, illFormedStringPath } from '../../actors/ingest/well-formed-strings.ts';
@@ -140,7 +140,8 @@ describe('job payloads', () => {
     const nulls = Object.fromEntries(
       ['queue', 'previousState', 'workerId', 'attempt', 'maxRetries', 'progress', 'error', 'stacktrace', 'createdAt', 'startedAt', 'completedAt', 'extensions'].map((field) => [field, null]),
     );
-    expect(eventOf(job(nulls))).toEqual({ kind: 'job', atMs: Date.parse(AT), framework: 'celery', externalId: 'j1', name: 'tasks.add', state: 'queued' });
+    // toStrictEqual: a field set to undefined is not the same as no field (msgpack keeps the key)
+    expect(eventOf(job(nulls))).toStrictEqual({ kind: 'job', atMs: Date.parse(AT), framework: 'celery', externalId: 'j1', name: 'tasks.add', state: 'queued' });
     expect(eventOf(job({ maxRetries: 0, progress: 0, error: '', stacktrace: '', extensions: {} }))).toEqual({
       kind: 'job',
       atMs: Date.parse(AT),
@@ -226,6 +227,10 @@ describe('job payloads', () => {
   });
 });
 
+test('completed and failed are the finished states', () => {
+  expect([...FINISHED_STATES]).toEqual(['completed', 'failed']);
+});
+
 describe('worker and queue payloads', () => {
   test('a full worker is normalized; null optional fields are left out', () => {
     const full = { ...WORKER, pid: 4242, concurrency: 8, activeJobs: 0, queues: ['a', 'b'], metadata: { version: '5.3' }, extra: 'dropped' };
@@ -243,7 +248,7 @@ describe('worker and queue payloads', () => {
       metadata: { version: '5.3' },
     });
     const nulls = { ...WORKER, pid: null, concurrency: null, activeJobs: null, queues: null, metadata: null };
-    expect(eventOf({ ...WORKER_ENVELOPE, worker: nulls })).toEqual({ kind: 'worker', atMs: Date.parse(AT), framework: 'celery', externalId: 'w1', hostname: 'host-a', state: 'online' });
+    expect(eventOf({ ...WORKER_ENVELOPE, worker: nulls })).toStrictEqual({ kind: 'worker', atMs: Date.parse(AT), framework: 'celery', externalId: 'w1', hostname: 'host-a', state: 'online' });
     expect(eventOf({ ...WORKER_ENVELOPE, worker: { ...WORKER, pid: 0, queues: [] } })).toMatchObject({ pid: 0, queues: [] });
   });
 
@@ -277,7 +282,7 @@ describe('worker and queue payloads', () => {
       depth: 0,
       consumers: 2,
     });
-    expect(eventOf({ ...QUEUE_ENVELOPE, queue: { name: 'default', depth: 3, consumers: null } })).toEqual({
+    expect(eventOf({ ...QUEUE_ENVELOPE, queue: { name: 'default', depth: 3, consumers: null } })).toStrictEqual({
       kind: 'queue',
       atMs: Date.parse(AT),
       framework: 'celery',
@@ -340,6 +345,9 @@ describe('timestamps', () => {
       '2000-01-01T00:30:00+01:00',
       '0000-01-01T00:00:00Z',
       '1970-01-01T00:00:00Z',
+      // Date.parse accepts these two; the anchored shape does not
+      '+002026-11-21T09:00:00Z',
+      '2026-11-21 09:00:00Z UTC',
     ]) {
       expect([value, isValidTimestamp(value)]).toEqual([value, false]);
     }
@@ -374,6 +382,7 @@ describe('free-form objects (extensions, metadata)', () => {
   test(`${JSON_OBJECT_DEPTH_MAX} levels pass, ${JSON_OBJECT_DEPTH_MAX + 1} are refused; arrays count as levels`, () => {
     expect(JSON_OBJECT_DEPTH_MAX).toBe(8);
     expect(jsonObjectProblem(nested(8))).toBeNull();
+    expect(jsonObjectProblem({ a: null, b: [null, 'text', 1, true], c: { d: null } })).toBeNull();
     expect(jsonObjectProblem(nested(9))).toBe('must be at most 8 levels deep');
     expect(jsonObjectProblem({ a: [[[[[[[1]]]]]]] })).toBeNull();
     expect(jsonObjectProblem({ a: [[[[[[[{}]]]]]]] })).toBe('must be at most 8 levels deep');
@@ -396,6 +405,7 @@ describe('free-form objects (extensions, metadata)', () => {
       expect(jsonObjectProblem(JSON.parse(`{"a": [{"b": {"${key}": {}}}]}`))).toBe(`must not contain the key '${key}'`);
     }
     expect(jsonObjectProblem({ proto: 1, constructors: 2 })).toBeNull();
+    expect(jsonObjectProblem({ fine: { a: 1 }, later: { constructor: 1 } })).toBe("must not contain the key 'constructor'");
     expect(detailsOf(job({ extensions: JSON.parse('{"__proto__": {"admin": true}}') }))).toEqual({ 'job.extensions': ["must not contain the key '__proto__'"] });
   });
 });
@@ -419,6 +429,7 @@ describe('well-formed strings', () => {
     expect(refused({ hostname: LONE })).toEqual({ 'worker.hostname': [ILL_FORMED_MESSAGE] });
     expect(refused({ queues: ['a', LONE] })).toEqual({ 'worker.queues.1': [ILL_FORMED_MESSAGE] });
     expect(refused({ metadata: { deep: { value: LONE } } })).toEqual({ 'worker.metadata.deep.value': [ILL_FORMED_MESSAGE] });
+    expect(refused({ metadata: { first: 'fine', second: LONE } })).toEqual({ 'worker.metadata.second': [ILL_FORMED_MESSAGE] });
   });
 
   test('paired surrogates are well-formed; fields that are not stored are not checked', () => {

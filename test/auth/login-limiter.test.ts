@@ -103,7 +103,9 @@ describe('per address, across emails: a capped count per window', () => {
     expect(waitOf(limiter.admit('10.0.0.1', 'user9', T + 2_500))).toBe(8);
     expect(waitOf(limiter.admit('10.0.0.1', 'user9', T + 9_999))).toBe(1);
     admitted(limiter.admit('10.0.0.2', 'user9', T + 9_999));
-    admitted(limiter.admit('10.0.0.1', 'user9', T + 10_000)); // a new window
+    // a new window from T + 10 s, capped again
+    for (let i = 0; i < 5; i++) admitted(limiter.admit('10.0.0.1', `again${i}`, T + 10_000));
+    expect(waitOf(limiter.admit('10.0.0.1', 'again9', T + 10_000))).toBe(10);
   });
 
   test('a success gives back only its own attempt', () => {
@@ -169,6 +171,13 @@ describe('per email, across addresses: a token bucket', () => {
 });
 
 describe('limits together and memory', () => {
+  test('a success whose address and email were forgotten meanwhile gives back nothing, and does not fail', () => {
+    const limiter = new LoginLimiter({ ...LOOSE, trackedKeysMax: 1 });
+    const early = admitted(limiter.admit('10.0.0.1', 'ada', T));
+    admitted(limiter.admit('10.0.0.2', 'bob', T)); // evicts ada's pair, address and bucket
+    expect(() => limiter.succeeded(early)).not.toThrow();
+  });
+
   test('the longest of the waits is the answer', () => {
     const limiter = new LoginLimiter({ ...LOOSE, pairFailuresFree: 1, addressFailuresMax: 1, emailBurst: 1 });
     admitted(limiter.admit('10.0.0.1', 'ada', T));

@@ -4,7 +4,7 @@
  * the `isStillAt` check), descriptors never leaked, and flock itself.
  */
 import { afterAll, describe, expect, spyOn, test } from 'bun:test';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readlinkSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { acquireDataDirLock, lockFile, readHolderPid, sameFile } from '../../persistence/data-dir-lock.ts';
@@ -20,8 +20,18 @@ function freshDir(): string {
   return dir;
 }
 
-function openDescriptors(): number {
-  return readdirSync('/proc/self/fd').length;
+/** How many of this process's descriptors are open on `path` (also after it was deleted). */
+function descriptorsOn(path: string): number {
+  let count = 0;
+  for (const fd of readdirSync('/proc/self/fd')) {
+    try {
+      const target = readlinkSync(`/proc/self/fd/${fd}`);
+      if (target === path || target === `${path} (deleted)`) count++;
+    } catch {
+      // closed while we looked: not open on path
+    }
+  }
+  return count;
 }
 
 const LOCK_MODULE = resolve(import.meta.dir, '../../persistence/data-dir-lock.ts');
@@ -99,11 +109,10 @@ describe('what LOCK holds', () => {
 describe('release', () => {
   test('releasing closes the descriptor: none is left open', async () => {
     const dir = freshDir();
-    const before = openDescriptors();
     const lock = await acquireDataDirLock(dir);
-    expect(openDescriptors()).toBe(before + 1);
+    expect(descriptorsOn(join(dir, 'LOCK'))).toBe(1);
     await lock.release();
-    expect(openDescriptors()).toBe(before);
+    expect(descriptorsOn(join(dir, 'LOCK'))).toBe(0);
   });
 
   test('a second release does nothing, even when a newer lock on the same directory reuses the descriptor number', async () => {
@@ -119,21 +128,20 @@ describe('release', () => {
 
   test('a LOCK removed behind our back is no error on release', async () => {
     const dir = freshDir();
-    const before = openDescriptors();
     const lock = await acquireDataDirLock(dir);
     unlinkSync(join(dir, 'LOCK'));
     await lock.release();
-    expect(openDescriptors()).toBe(before);
+    expect(descriptorsOn(join(dir, 'LOCK'))).toBe(0);
   });
 
   test('a LOCK that cannot be removed is an error, and the descriptor is still closed', async () => {
     const dir = freshDir();
-    const before = openDescriptors();
     const lock = await acquireDataDirLock(dir);
     unlinkSync(join(dir, 'LOCK'));
     mkdirSync(join(dir, 'LOCK'));
+    expect(descriptorsOn(join(dir, 'LOCK'))).toBe(1);
     await expect(lock.release()).rejects.toThrow(/EISDIR|EPERM/);
-    expect(openDescriptors()).toBe(before);
+    expect(descriptorsOn(join(dir, 'LOCK'))).toBe(0);
   });
 });
 
@@ -158,11 +166,10 @@ describe('the race with a releasing holder', () => {
   test('a locked file that was replaced meanwhile is let go and the lock is tried again', () => {
     const dir = freshDir();
     const lockPath = join(dir, 'LOCK');
-    const before = openDescriptors();
     const answers = [false, true];
     const fd = lockFile(dir, lockPath, () => answers.shift()!);
     expect(answers).toEqual([]);
-    expect(openDescriptors()).toBe(before + 1);
+    expect(descriptorsOn(lockPath)).toBe(1);
     unlock(fd);
     closeSync(fd);
   });
@@ -170,7 +177,6 @@ describe('the race with a releasing holder', () => {
   test('after 10 replaced files it gives up, saying so, with nothing left open or locked', async () => {
     const dir = freshDir();
     const lockPath = join(dir, 'LOCK');
-    const before = openDescriptors();
     let checks = 0;
     expect(() =>
       lockFile(dir, lockPath, () => {
@@ -179,7 +185,7 @@ describe('the race with a releasing holder', () => {
       }),
     ).toThrow(`could not lock ${lockPath}: it kept being replaced`);
     expect(checks).toBe(10);
-    expect(openDescriptors()).toBe(before);
+    expect(descriptorsOn(lockPath)).toBe(0);
     await (await acquireDataDirLock(dir)).release();
   });
 });

@@ -103,13 +103,15 @@ describe('timers of the running service', () => {
   }, 30_000);
 
   test('a snapshot that fails is logged, and the service goes on', async () => {
-    const { service, lines, baseUrl, connection } = await start({ snapshotLogBytesMax: 1024 * 1024 * 1024, snapshotIntervalMs: 50 }, { snapshotCheckIntervalMs: CHECK_MS });
+    // no snapshot is due until ours runs (a due timer could otherwise start first on a slow machine)
+    const { service, config, lines, baseUrl, connection } = await start({ snapshotLogBytesMax: 1024 * 1024 * 1024, snapshotIntervalMs: HOUR_MS }, { snapshotCheckIntervalMs: CHECK_MS });
     // a snapshot written behind the service's back: the timer's own attempt is refused while it runs
     let release = false;
     function* slowChunks(): Generator<number[]> {
       while (!release) yield [0];
     }
     const blocking = service.opened.store.writeSnapshot({ chunks: slowChunks() });
+    config.snapshotIntervalMs = 50;
     await eventually('a logged snapshot failure', () => lines.some((line) => line.startsWith('snapshot failed: ') && line.includes('already being written')));
     release = true;
     await blocking;
