@@ -46,7 +46,7 @@ interface TypedJobColumns {
   error: Array<string | null>;
   stacktrace: Array<string | null>;
   extensions: Array<Record<string, unknown> | null>;
-  /** every job's history (job-history.ts), concatenated; historyLengths[i] numbers belong to the i-th */
+  /** every job's packed history entries (job-history.ts), concatenated; historyLengths[i] of them belong to the i-th */
   history: Float64Array;
   historyLengths: Uint32Array;
 }

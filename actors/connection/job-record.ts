@@ -6,7 +6,7 @@
  */
 import type { JobEvent } from '../ingest/normalized-event.ts';
 import type { Framework, JobState } from '../ingest/states.ts';
-import { collapseHistory, currentRunStartMs, insertHistoryEntry, lastHistoryState, type CompactHistory, type HistoryEntry } from './job-history.ts';
+import { collapseHistory, currentRunStartMs, historyFromPairs, insertHistoryEntry, lastHistoryState, type CompactHistory, type HistoryEntry } from './job-history.ts';
 
 export type { HistoryEntry } from './job-history.ts';
 
@@ -30,7 +30,7 @@ export interface Job {
   maxRetries: number | null;
   progress: number | null;
   extensions: Record<string, unknown> | null;
-  /** every event's state and time, timestamp-ordered (raw, not collapsed; see job-history.ts) */
+  /** every event's state and time, timestamp-ordered, packed (raw, not collapsed; see job-history.ts) */
   history: CompactHistory;
   /** timestamp of the newest event applied */
   lastEventMs: number;
@@ -62,11 +62,13 @@ export function newJob(id: string, connectionId: string, event: JobEvent): Job {
 }
 
 /**
- * A job read back from a snapshot, rebuilt with the same field order as `newJob` (so
- * live and restored jobs share one object shape) and with repeated strings shared;
- * decoded objects were about twice the size of live ones.
+ * A job read back from a format 1 snapshot (its history as pairs of numbers), rebuilt
+ * with the same field order as `newJob` (so live and restored jobs share one object
+ * shape) and with repeated strings shared; decoded objects were about twice the size of
+ * live ones.
  */
 export function reviveJob(plain: Job, share: (value: string) => string): Job {
+  const history = historyFromPairs(plain.history);
   return {
     id: plain.id,
     connectionId: share(plain.connectionId),
@@ -74,7 +76,7 @@ export function reviveJob(plain: Job, share: (value: string) => string): Job {
     framework: share(plain.framework) as Framework,
     name: share(plain.name),
     queue: plain.queue === null ? null : share(plain.queue),
-    state: lastHistoryState(plain.history),
+    state: lastHistoryState(history),
     createdAtMs: plain.createdAtMs,
     createdAtReported: plain.createdAtReported,
     startedAtMs: plain.startedAtMs,
@@ -86,7 +88,7 @@ export function reviveJob(plain: Job, share: (value: string) => string): Job {
     maxRetries: plain.maxRetries,
     progress: plain.progress,
     extensions: plain.extensions,
-    history: plain.history,
+    history,
     lastEventMs: plain.lastEventMs,
   };
 }

@@ -14,6 +14,7 @@ import { SortedIndex, type IndexEntry, type IndexPosition, type SortOrder, type 
 import { mergeJobEvent, newJob, type Job } from './job-record.ts';
 import { JOB_SORT_KEYS, JOB_SORT_VALUE, sortValuesOf, type JobSortKey } from './job-sort-keys.ts';
 import { JobGroups, type GroupFields } from './job-groups.ts';
+import { JobsById } from './jobs-by-id.ts';
 import { Tally } from './tally.ts';
 
 export interface JobChange {
@@ -37,7 +38,7 @@ export interface JobIndex<T> {
 }
 
 export class JobStore {
-  readonly byId = new Map<string, Job>();
+  private readonly byId = new JobsById();
   private readonly byExternalId = new Map<string, Job>();
   /** few-valued keys are partitioned by key (see partitioned-index.ts); times and durations are not */
   readonly indexes: Record<JobSortKey, JobIndex<Job>> = {
@@ -133,7 +134,7 @@ export class JobStore {
     if (this.nameIndex(job.name).size === 0) this.byNameCreated.delete(job.name);
     this.count(job, -1);
     this.retainedBytesTotal -= jobBytes(job);
-    this.byId.delete(job.id);
+    this.byId.remove(job);
     this.byExternalId.delete(job.externalId);
   }
 
@@ -149,13 +150,13 @@ export class JobStore {
     return recent;
   }
 
-  /** Every job, in no particular order (snapshots, retention). */
+  /** Every job, in id order (snapshots, counting); the store must not change while iterating. */
   values(): IterableIterator<Job> {
     return this.byId.values();
   }
 
   insert(job: Job): void {
-    this.byId.set(job.id, job);
+    this.byId.insert(job);
     this.byExternalId.set(job.externalId, job);
     const values = sortValuesOf(job);
     JOB_SORT_KEYS.forEach((key, position) => this.indexes[key].insert(values[position] as SortValue, job));
@@ -168,8 +169,8 @@ export class JobStore {
   loadAll(jobs: Job[]): void {
     assert(this.size === 0, 'loadAll fills an empty job store');
     sortById(jobs, idOf);
+    this.byId.loadSorted(jobs);
     for (const job of jobs) {
-      this.byId.set(job.id, job);
       this.byExternalId.set(job.externalId, job);
       this.countInTallies(job, +1);
       this.retainedBytesTotal += jobBytes(job);

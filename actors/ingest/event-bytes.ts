@@ -12,7 +12,7 @@ import type { NormalizedEvent } from './normalized-event.ts';
 export const EVENT_OVERHEAD_BYTES = 64;
 /** what a job costs beyond its own strings: the measured heap per job, indexes included (README, Performance) */
 export const JOB_OVERHEAD_BYTES = 700;
-/** one state-history entry: two doubles */
+/** one state-history entry (stored as one double since history packing; the budget kept its earlier two) */
 export const HISTORY_ENTRY_BYTES = 16;
 
 // Each extensions/metadata object is measured once: decide measures it, and evolve (same object on the live path) reuses it.
@@ -74,7 +74,7 @@ export function jobBytes(job: RetainedJobFields): number {
     length(job.error) +
     length(job.stacktrace) +
     jsonBytes(job.extensions) +
-    (job.history.length / 2) * HISTORY_ENTRY_BYTES
+    job.history.length * HISTORY_ENTRY_BYTES
   );
 }
 

@@ -168,6 +168,19 @@ export class BlockList<T> {
     else this.insertAt(right, offset - half, key, item);
   }
 
+  /** The item with this (key, id), if any: two binary searches. */
+  find(key: SortValue, id: string): T | undefined {
+    const block = this.blocks[this.firstBlockReaching(key, id, false)];
+    if (block === undefined) return undefined;
+    const offset = this.firstOffsetReaching(block, key, id, false);
+    return this.compareAt(key, id, block, offset) === 0 ? block.items[offset] : undefined;
+  }
+
+  /** Every item in ascending order; the list must not change while this runs. */
+  *items(): Generator<T, void, undefined> {
+    for (const block of this.blocks) for (let offset = 0; offset < block.count; offset++) yield block.items[offset] as T;
+  }
+
   remove(key: SortValue, item: T): boolean {
     const id = this.idOf(item);
     const blocks = this.blocks;

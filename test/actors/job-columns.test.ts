@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import { fromJobColumns, toJobColumns } from '../../actors/connection/job-columns.ts';
-import { lastHistoryState } from '../../actors/connection/job-history.ts';
+import { lastHistoryState, packHistoryEntry } from '../../actors/connection/job-history.ts';
 import type { Job } from '../../actors/connection/job-record.ts';
 import { decodeValue, encodeValue } from '../../persistence/record-codec.ts';
 
@@ -25,7 +25,7 @@ function job(overrides: Partial<Job>): Job {
     maxRetries: null,
     progress: null,
     extensions: null,
-    history: [1_700_000_000_000, 0],
+    history: [packHistoryEntry(1_700_000_000_000, 1)],
     lastEventMs: 1_700_000_000_000,
     ...overrides,
   };
@@ -57,22 +57,22 @@ describe('job columns', () => {
         maxRetries: 0,
         progress: 0.25,
         extensions: { eta: 'soon', tags: ['a', 1] },
-        history: [1_700_000_000_000, 0, 1_700_000_001_000, 1, 1_700_000_002_000, 3],
+        history: [packHistoryEntry(1_700_000_000_000, 1), packHistoryEntry(1_700_000_001_000, 3), packHistoryEntry(1_700_000_002_000, 5)],
         lastEventMs: 1_700_000_002_000,
       }),
-      job({ id: 'x', externalId: '', queue: 'mail', workerId: 'worker-7', name: 'emails.send', history: [-5, 1] }),
+      job({ id: 'x', externalId: '', queue: 'mail', workerId: 'worker-7', name: 'emails.send', history: [packHistoryEntry(-5, 3)] }),
     ];
     expect(throughBytes(jobs)).toEqual(jobs);
     expect(throughBytes([])).toEqual([]);
   });
 
   test('given a job changed after its columns were taken, then the columns still hold it as it was', () => {
-    const original = job({ history: [1, 0] });
+    const original = job({ history: [packHistoryEntry(1, 1)] });
     const columns = toJobColumns([original]);
-    original.history.push(2, 1);
+    original.history.push(packHistoryEntry(2, 3));
     original.name = 'changed';
     const [restored] = fromJobColumns(columns, 'c1', (value) => value);
-    expect(restored!.history).toEqual([1, 0]);
+    expect(restored!.history).toEqual([packHistoryEntry(1, 1)]);
     expect(restored!.name).toBe('tasks.add');
   });
 

@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ManualClock } from '../../actors/clock.ts';
+import { entryAtMs, entryCode } from '../../actors/connection/job-history.ts';
 import type { Engine } from '../../actors/engine.ts';
 import type { SnapshotChunk } from '../../actors/engine-snapshot.ts';
 import { dumpEngine } from '../support/engine-dump.ts';
@@ -18,6 +19,9 @@ afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
+/** Format 1 kept a history as `[atMs, stateCode, ...]` pairs. */
+const historyAsPairs = (history: readonly number[]): number[] => history.flatMap((entry) => [entryAtMs(entry), entryCode(entry)]);
+
 /** The chunks format 1 wrote: the same header and connection chunks, then jobs as plain objects, 1,000 a chunk. */
 function* format1Chunks(engine: Engine): Generator<unknown> {
   for (const chunk of engine.takeSnapshot().chunks) {
@@ -25,7 +29,7 @@ function* format1Chunks(engine: Engine): Generator<unknown> {
     else if (chunk.k === 'jobColumns') continue;
     else if (chunk.k === 'end') {
       for (const connectionId of engine.connectionIds()) {
-        const jobs = [...engine.connection(connectionId)!.jobs.values()].map((job) => ({ ...job, history: [...job.history] }));
+        const jobs = [...engine.connection(connectionId)!.jobs.values()].map((job) => ({ ...job, history: historyAsPairs(job.history) }));
         for (let start = 0; start < jobs.length; start += 1000) yield { k: 'jobs', connectionId, jobs: jobs.slice(start, start + 1000) };
       }
       yield chunk;
