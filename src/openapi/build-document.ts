@@ -124,6 +124,26 @@ function allowNullInNullableEnums(node: unknown): void {
   for (const child of Object.values(node)) allowNullInNullableEnums(child);
 }
 
+interface GeneratedParameter {
+  name: string;
+  in: string;
+  schema: Record<string, unknown>;
+}
+
+/**
+ * The generator rewrites a union of literals as a bare `{type, enum}`, dropping its
+ * `default` and `description`; put them back from the model (`sortBy` defaults, say).
+ */
+function restoreParameterAnnotations(parameters: GeneratedParameter[] | undefined, doc: OperationDoc): void {
+  for (const parameter of parameters ?? []) {
+    const model = parameter.in === 'query' ? doc.query : parameter.in === 'header' ? doc.headers : undefined;
+    const source = (model?.properties as Record<string, TSchema> | undefined)?.[parameter.name];
+    for (const key of ['default', 'description'] as const) {
+      if (source?.[key] !== undefined && parameter.schema[key] === undefined) parameter.schema[key] = source[key];
+    }
+  }
+}
+
 export function buildOpenApiDocument(routes: readonly RouteEntry[]) {
   const documented = routes.filter((route) => !isUndocumented(route));
   const routeTable = { getGlobalRoutes: () => documented.map(routeForGenerator), getGlobalDefinitions: () => ({ type: STREAM_EVENT_SCHEMAS }) };
@@ -136,6 +156,7 @@ export function buildOpenApiDocument(routes: readonly RouteEntry[]) {
     const doc = OPERATIONS[operationKey(route)];
     const operation = paths[openApiPath(route.path)]?.[route.method.toLowerCase() as 'get'];
     if (doc === undefined || operation === undefined) continue;
+    restoreParameterAnnotations(operation.parameters as GeneratedParameter[] | undefined, doc);
     const responses = operation.responses as Record<string, { description: string }>;
     for (const [status, success] of Object.entries(doc.success)) if (responses[status] !== undefined) responses[status].description = success.description;
     Object.assign(responses, otherSuccesses(doc));
