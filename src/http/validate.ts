@@ -1,7 +1,8 @@
 /**
  * Checks a request body or query against a TypeBox model and returns it typed, or
  * throws a 400 whose `details` names each failing field. Query strings are converted
- * (numbers from text) before the check; unknown query parameters are ignored.
+ * (numbers from text) and the model's defaults fill absent parameters before the check;
+ * unknown query parameters are ignored.
  */
 import type { Static, TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
@@ -43,7 +44,7 @@ function refuseIllFormedStrings<T extends TSchema>(model: Model<T>, value: Recor
 export function validQuery<T extends TSchema>(model: Model<T>, query: Record<string, string | undefined>): Static<T> {
   const present = Object.fromEntries(Object.entries(query).filter(([, value]) => value !== undefined));
   requirePlainNumbers(model.schema, present);
-  return checked(model, Value.Convert(model.schema, present));
+  return checked(model, Value.Default(model.schema, Value.Convert(model.schema, present)));
 }
 
 const PLAIN_TEXT_OF: Record<string, { pattern: RegExp; message: string }> = {

@@ -63,7 +63,7 @@ export type Tag = keyof typeof TAGS;
 
 const partial = (schema: TSchema) => Type.Partial(schema);
 const SESSION_SET = { 'Set-Cookie': '`session=<token>; HttpOnly; SameSite=Lax; Path=/` (Secure over HTTPS)' };
-const RETRY_AFTER = { 'Retry-After': 'seconds until a retry can succeed' };
+export const RETRY_AFTER = { 'Retry-After': 'seconds until a retry can succeed' };
 
 export const OPERATIONS: Record<string, OperationDoc> = {
   'POST /api/ingest': {
@@ -292,5 +292,3 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     errors: [],
   },
 };
-
-export { RETRY_AFTER };

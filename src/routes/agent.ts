@@ -39,7 +39,7 @@ export function agentRoutes(deps: AppDeps) {
     .get('/api/agent/connection', ({ request }) => ({ connectionId: connectionActorForKey(engine, bearerToken(request)).connectionId }))
     .get('/api/agent/commands', ({ request, query }) => {
       const actor = connectionActorForKey(engine, bearerToken(request));
-      const { limit } = validQuery(CommandsParams, { limit: '100', ...query });
+      const { limit } = validQuery(CommandsParams, query);
       return { data: pendingCommands(actor, limit) };
     })
     .post(

@@ -69,8 +69,8 @@ const CONFIGURE = `Scalar.createApiReference('#reference', ${JSON.stringify({
 })});\n`;
 
 interface Asset {
-  body: Uint8Array;
-  gzip: Uint8Array;
+  body: Blob;
+  gzip: Blob;
   cacheControl: string;
 }
 
@@ -79,8 +79,8 @@ function loadAssets(): Map<string, Asset> {
   // the source map is not shipped: the comment would only make developer tools ask for it
   const scalar = readFileSync(join(SCALAR_DIST_DIR, 'browser', 'standalone.js'), 'utf8').replace(/\n\/\/# sourceMappingURL=\S+\s*$/, '\n');
   const asset = (text: string, cacheControl: string): Asset => {
-    const body = new TextEncoder().encode(text);
-    return { body, gzip: Bun.gzipSync(body), cacheControl };
+    const bytes = new TextEncoder().encode(text);
+    return { body: new Blob([bytes]), gzip: new Blob([Bun.gzipSync(bytes)]), cacheControl };
   };
   return new Map([
     [SCALAR_SCRIPT, asset(scalar, 'public, max-age=31536000, immutable')],

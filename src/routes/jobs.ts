@@ -20,8 +20,8 @@ export const JobListParams = model(
     worker: Type.Optional(Type.String({ maxLength: 512 })),
     connectionId: connectionIdParam(),
     framework: frameworkParam(),
-    sortBy: literals(JOB_SORT_KEYS),
-    sortOrder: sortOrderParam(),
+    sortBy: literals(JOB_SORT_KEYS, { default: 'createdAt' }),
+    sortOrder: sortOrderParam('desc'),
   }),
 );
 
@@ -32,7 +32,7 @@ export function jobReadRoutes({ accounts, connections }: AppDeps) {
   return new Elysia({ name: 'job-reads' })
     .get('/api/jobs', (context) => {
       const user = dashboardUser(accounts, context);
-      const query = validQuery(JobListParams, { sortBy: 'createdAt', sortOrder: 'desc', limit: '50', ...context.query });
+      const query = validQuery(JobListParams, context.query);
       return listJobs(connections.readableActors(user, query.connectionId), query);
     })
     .get('/api/jobs/:id', (context) => {

@@ -42,16 +42,16 @@ export const QueueListParams = model(
     limit: limitParam(),
     connectionId: connectionIdParam(),
     framework: frameworkParam(),
-    sortBy: literals(['name', 'depth', 'consumers', 'throughput', 'failureRate'] as const),
-    sortOrder: sortOrderParam(),
-    timeRange: literals(TIME_RANGES),
+    sortBy: literals(['name', 'depth', 'consumers', 'throughput', 'failureRate'] as const, { default: 'name' }),
+    sortOrder: sortOrderParam('asc'),
+    timeRange: literals(TIME_RANGES, { default: '24h' }),
   }),
 );
 
 export function queueRoutes({ accounts, connections, engine }: AppDeps) {
   return new Elysia({ name: 'queues' }).get('/api/queues', (context) => {
     const user = dashboardUser(accounts, context);
-    const query = validQuery(QueueListParams, { page: '1', limit: '50', sortBy: 'name', sortOrder: 'asc', timeRange: '24h', ...context.query });
+    const query = validQuery(QueueListParams, context.query);
     const nowMs = engine.clock.nowMs();
     const listed: Listed[] = [];
     for (const actor of connections.readableActors(user, query.connectionId)) {

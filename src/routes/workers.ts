@@ -24,15 +24,15 @@ export const WorkerListParams = model(
     connectionId: connectionIdParam(),
     framework: frameworkParam(),
     state: Type.Optional(literals(WORKER_STATES)),
-    sortBy: literals(['hostname', 'state', 'activeJobs', 'lastHeartbeat', 'taskRate'] as const),
-    sortOrder: sortOrderParam(),
+    sortBy: literals(['hostname', 'state', 'activeJobs', 'lastHeartbeat', 'taskRate'] as const, { default: 'hostname' }),
+    sortOrder: sortOrderParam('asc'),
   }),
 );
 
 export function workerRoutes({ accounts, connections, engine }: AppDeps) {
   return new Elysia({ name: 'workers' }).get('/api/workers', (context) => {
     const user = dashboardUser(accounts, context);
-    const query = validQuery(WorkerListParams, { page: '1', limit: '50', sortBy: 'hostname', sortOrder: 'asc', ...context.query });
+    const query = validQuery(WorkerListParams, context.query);
     const nowMs = engine.clock.nowMs();
     const views: WorkerView[] = [];
     for (const actor of connections.readableActors(user, query.connectionId)) {

@@ -118,7 +118,12 @@ describe('GET /openapi.json', () => {
     const jobs = parameters('/api/jobs');
     expect(Object.keys(jobs)).toEqual(['query:cursor', 'query:limit', 'query:search', 'query:state', 'query:queue', 'query:worker', 'query:connectionId', 'query:framework', 'query:sortBy', 'query:sortOrder']);
     expect(Object.values(jobs).every((p: any) => p.required === false)).toBe(true);
-    expect(jobs['query:limit'].schema).toMatchObject({ type: 'integer', minimum: 1, maximum: 100 });
+    expect(jobs['query:limit'].schema).toMatchObject({ type: 'integer', minimum: 1, maximum: 100, default: 50 });
+    // the defaults the routes apply (validQuery fills them from the same models)
+    expect([jobs['query:sortBy'].schema.default, jobs['query:sortOrder'].schema.default]).toEqual(['createdAt', 'desc']);
+    const queues = parameters('/api/queues');
+    expect([queues['query:sortBy'].schema.default, queues['query:sortOrder'].schema.default, queues['query:timeRange'].schema.default, queues['query:page'].schema.default]).toEqual(['name', 'asc', '24h', 1]);
+    expect(parameters('/api/agent/commands')['query:limit'].schema.default).toBe(100);
     expect(parameters('/api/events/stream')['header:last-event-id']).toBeDefined();
     expect(document.paths['/api/jobs/bulk/revoke'].post.requestBody.content['application/json'].schema.properties.ids).toMatchObject({ minItems: 1, maxItems: 100 });
   });
