@@ -49,19 +49,9 @@ const PAGE = `<!doctype html>
 <script src="/docs/assets/${CONFIGURE_SCRIPT}"></script>
 </body></html>`;
 
-/**
- * `withDefaultFonts: false` alone still left the bundle's Inter faces in use, fetched
- * from Scalar's font host; the system fonts below mean no font is fetched at all.
- */
-const SYSTEM_FONTS = `:root, .light-mode, .dark-mode {
-  --scalar-font: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif !important;
-  --scalar-font-code: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace !important;
-}`;
-
 const CONFIGURE = `Scalar.createApiReference('#reference', ${JSON.stringify({
   url: '/openapi.json',
-  withDefaultFonts: false,
-  customCss: SYSTEM_FONTS,
+  withDefaultFonts: false, // its fonts come from Scalar's font host; system fonts instead
   telemetry: false,
   proxyUrl: '',
   // Scalar's hosted services (AI chat, MCP generation, sharing and deploying the document): none is reachable or wanted here
