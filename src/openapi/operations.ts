@@ -71,7 +71,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     summary: 'Send a batch of job, worker and queue events',
     description:
       'Accepted events are durable (in the append log, per the fsync policy) before the answer. Each event is validated on its own: ' +
-      'a bad event is counted in `rejected` and listed in `errors`, the rest go on. Duplicates are `skipped`; events past the daily ' +
+      'a bad event is counted in `rejected` and listed in `errors`, the rest go on. A duplicate event is `skipped`; events past the daily ' +
       'limit inside the batch are `truncated`. Body at most 5 MiB (5,242,880 bytes), 1 to 1,000 events.',
     auth: 'apiKey',
     body: IngestBody,

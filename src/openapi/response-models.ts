@@ -165,7 +165,7 @@ export const Me = closed({ user: User, connections: Type.Array(Connection) });
 export const IngestReply = closed({
   accepted: count(),
   rejected: count(),
-  skipped: Type.Integer({ minimum: 0, description: 'duplicates' }),
+  skipped: Type.Integer({ minimum: 0, description: 'events already received (same duplicate key)' }),
   truncated: Type.Integer({ minimum: 0, description: 'dropped because the daily limit was reached inside the batch' }),
   usage: Usage,
   errors: Type.Optional(

@@ -11,6 +11,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+import { gzip as gzipCallback } from 'node:zlib';
 import { Elysia } from 'elysia';
 import { DomainError } from '../../actors/domain-error.ts';
 import { buildOpenApiDocument, type RouteEntry } from '../openapi/build-document.ts';
@@ -47,19 +49,9 @@ const PAGE = `<!doctype html>
 <script src="/docs/assets/${CONFIGURE_SCRIPT}"></script>
 </body></html>`;
 
-/**
- * `withDefaultFonts: false` alone still left the bundle's Inter faces in use, fetched
- * from Scalar's font host; the system fonts below mean no font is fetched at all.
- */
-const SYSTEM_FONTS = `:root, .light-mode, .dark-mode {
-  --scalar-font: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif !important;
-  --scalar-font-code: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace !important;
-}`;
-
 const CONFIGURE = `Scalar.createApiReference('#reference', ${JSON.stringify({
   url: '/openapi.json',
-  withDefaultFonts: false,
-  customCss: SYSTEM_FONTS,
+  withDefaultFonts: false, // its fonts come from Scalar's font host; system fonts instead
   telemetry: false,
   proxyUrl: '',
   // Scalar's hosted services (AI chat, MCP generation, sharing and deploying the document): none is reachable or wanted here
@@ -74,23 +66,29 @@ interface Asset {
   cacheControl: string;
 }
 
-/** Read and compressed on first use (4 MB of script; route tests never ask for it). */
-function loadAssets(): Map<string, Asset> {
+const gzip = promisify(gzipCallback);
+
+/**
+ * Read and compressed on first use (route tests never ask for it), off the event loop:
+ * gzipping the 4 MB script synchronously stalled every other request 150-300 ms, the
+ * thread-pool `zlib.gzip` at most ~18 ms.
+ */
+async function loadAssets(): Promise<Map<string, Asset>> {
   // the source map is not shipped: the comment would only make developer tools ask for it
-  const scalar = readFileSync(join(SCALAR_DIST_DIR, 'browser', 'standalone.js'), 'utf8').replace(/\n\/\/# sourceMappingURL=\S+\s*$/, '\n');
-  const asset = (text: string, cacheControl: string): Asset => {
+  const scalar = (await Bun.file(join(SCALAR_DIST_DIR, 'browser', 'standalone.js')).text()).replace(/\n\/\/# sourceMappingURL=\S+\s*$/, '\n');
+  const asset = async (text: string, cacheControl: string): Promise<Asset> => {
     const bytes = new TextEncoder().encode(text);
-    return { body: new Blob([bytes]), gzip: new Blob([Bun.gzipSync(bytes)]), cacheControl };
+    return { body: new Blob([bytes]), gzip: new Blob([await gzip(bytes)]), cacheControl };
   };
   return new Map([
-    [SCALAR_SCRIPT, asset(scalar, 'public, max-age=31536000, immutable')],
-    [CONFIGURE_SCRIPT, asset(CONFIGURE, 'no-cache')],
+    [SCALAR_SCRIPT, await asset(scalar, 'public, max-age=31536000, immutable')],
+    [CONFIGURE_SCRIPT, await asset(CONFIGURE, 'no-cache')],
   ]);
 }
 
 export function apiDocsRoutes() {
   let document: string | null = null;
-  let assets: Map<string, Asset> | null = null;
+  let assets: Promise<Map<string, Asset>> | null = null;
   const app = new Elysia({ name: 'api-docs' });
   return app
     .get('/openapi.json', () => {
@@ -105,8 +103,13 @@ export function apiDocsRoutes() {
           headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-cache', 'content-security-policy': DOCS_CONTENT_SECURITY_POLICY, 'x-frame-options': 'DENY', 'referrer-policy': 'same-origin' },
         }),
     )
-    .get('/docs/assets/:name', ({ params, request }) => {
-      const asset = (assets ??= loadAssets()).get(params.name);
+    .get('/docs/assets/:name', async ({ params, request }) => {
+      // a failed load (a file missing) is tried again by the next request, not kept
+      assets ??= loadAssets().catch((error: unknown) => {
+        assets = null;
+        throw error;
+      });
+      const asset = (await assets).get(params.name);
       if (asset === undefined) throw new DomainError('NOT_FOUND', 'asset not found');
       const useGzip = /\bgzip\b/.test(request.headers.get('accept-encoding') ?? '');
       const headers: Record<string, string> = { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': asset.cacheControl, vary: 'accept-encoding' };
