@@ -51,6 +51,11 @@ const SECURITY_SCHEMES = {
     name: 'session',
     description: 'The HttpOnly session cookie set by POST /api/auth/login. Mutating requests that carry it must be JSON from this origin (else 415 or 403).',
   },
+  metricsToken: {
+    type: 'http',
+    scheme: 'bearer',
+    description: '`Authorization: Bearer <METRICS_TOKEN>`: the token the operator set for Prometheus. For GET /metrics only.',
+  },
 } as const;
 
 const securityOf = (auth: Auth) => (auth === 'none' ? [] : [{ [auth]: [] }]);

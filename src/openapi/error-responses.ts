@@ -11,7 +11,7 @@ import { STATUS_OF } from '../http/error-envelope.ts';
 import { literals } from '../routes/list-params.ts';
 import { Usage } from './response-models.ts';
 
-export type Auth = 'apiKey' | 'session' | 'none';
+export type Auth = 'apiKey' | 'session' | 'metricsToken' | 'none';
 
 export interface ErrorSources {
   method: string;

@@ -58,6 +58,7 @@ export const TAGS = {
   Stream: 'Live updates over Server-Sent Events (session cookie)',
   Admin: 'Administration (admin session)',
   Service: 'Health and documentation (no authentication)',
+  Operations: 'Prometheus metrics (METRICS_TOKEN)',
 } as const;
 export type Tag = keyof typeof TAGS;
 
@@ -283,6 +284,14 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     auth: 'none',
     success: { 200: { description: 'The reference page (its script is served by the service)', media: { 'text/html': 'the page' } } },
     errors: [],
+  },
+  'GET /metrics': {
+    tag: 'Operations',
+    summary: 'Prometheus metrics in the text exposition format',
+    description: 'Off (404) unless METRICS_TOKEN is set; then the token is required. The families are listed in the README, "Operating it".',
+    auth: 'metricsToken',
+    success: { 200: { description: 'The scrape', media: { 'text/plain; version=0.0.4; charset=utf-8': 'Prometheus text exposition format' } } },
+    errors: ['NOT_FOUND'],
   },
   'GET /openapi.json': {
     tag: 'Service',

@@ -46,17 +46,20 @@ describe('GET /openapi.json', () => {
     expect((await new Validator().validate(broken)).valid).toBe(false);
   });
 
-  test('API key bearer for ingest and the agent, the session cookie for the dashboard, nothing for health and docs', () => {
+  test('API key bearer for ingest and the agent, the session cookie for the dashboard, the metrics token for /metrics, nothing for health and docs', () => {
     expect(document.components.securitySchemes).toMatchObject({
       apiKey: { type: 'http', scheme: 'bearer' },
       session: { type: 'apiKey', in: 'cookie', name: 'session' },
+      metricsToken: { type: 'http', scheme: 'bearer' },
     });
     for (const [key, operation] of operations()) {
       const expected = /^\w+ \/api\/(ingest|agent\/)/.test(key)
         ? [{ apiKey: [] }]
-        : /^\w+ \/api\/(health|auth\/login|auth\/logout)$|^GET \/(docs|openapi)/.test(key)
-          ? []
-          : [{ session: [] }];
+        : key === 'GET /metrics'
+          ? [{ metricsToken: [] }]
+          : /^\w+ \/api\/(health|auth\/login|auth\/logout)$|^GET \/(docs|openapi)/.test(key)
+            ? []
+            : [{ session: [] }];
       expect({ key, security: operation.security }).toEqual({ key, security: expected });
     }
   });
