@@ -162,11 +162,15 @@ export class ConnectionActor {
     switch (record.t) {
       case 'ingest': {
         let bytes = 0;
-        for (const event of record.events) {
-          this.dedup.add(dedupKeyOf(event));
-          bytes += eventBytes(event);
-          this.applyEvent(event, changes);
-        }
+        // Events apply one by one, in order (metrics and workers see each state a job passes
+        // through); only the index work is per job, once the batch is applied.
+        this.jobs.deferIndexing(() => {
+          for (const event of record.events) {
+            this.dedup.add(dedupKeyOf(event));
+            bytes += eventBytes(event);
+            this.applyEvent(event, changes);
+          }
+        });
         this.enforceJobCap(changes);
         this.quota.record(record.events.length, bytes, record.receivedAtMs);
         break;

@@ -6,7 +6,20 @@
  */
 import type { NormalizedEvent } from './normalized-event.ts';
 
+// Decide and evolve ask for the key of the same event object on the live path: the second
+// ask gets the string the first built, already flattened and hashed by the Set lookups.
+const keys = new WeakMap<NormalizedEvent, string>();
+
 export function dedupKeyOf(event: NormalizedEvent): string {
+  let key = keys.get(event);
+  if (key === undefined) {
+    key = buildKey(event);
+    keys.set(event, key);
+  }
+  return key;
+}
+
+function buildKey(event: NormalizedEvent): string {
   switch (event.kind) {
     case 'job':
       return `j\u0000${event.externalId}\u0000${event.state}\u0000${event.atMs}\u0000${event.attempt ?? ''}`;
