@@ -9,9 +9,12 @@
  * Options: --batch (events per request; a comma list runs each), --connections (default 4),
  * --duration seconds (default 10), --warmup seconds (default 2), --fsync always|everysec|no
  * (default always; only for a service this script starts), --no-baseline, --profile (run the
- * service under `bun --cpu-prof` and print its top functions by self time).
+ * service under `bun --cpu-prof` and print its top functions by self time; with --inclusive,
+ * by total time, callees included).
  * A started service runs with DAILY_EVENT_LIMIT=0 so that the quota never answers 429.
- * Prints requests/s, events/s and latency p50/p99 per batch size.
+ * Prints requests/s, events/s and latency p50/p99/max per batch size, and the service's own
+ * timings line (work per request, wait for durability, group commits, event-loop stalls).
+ * The issue's tail case is `--batch 1000 --connections 8`.
  */
 import { runCannon, type CannonResult } from './cannon.ts';
 import { averageBytes, buildTemplates, nextSequence, stamp, type Template } from './events.ts';
@@ -149,6 +152,9 @@ if (import.meta.main) {
   } finally {
     await service.cleanup(); // stopped before the baseline runs, so that a --profile shows no idle time
   }
+  // the service's own account of the runs (work per request, durability wait, group commits, loop stalls)
+  const timings = service.logs.find((line) => line.includes('ingest timings:'));
+  if (timings !== undefined) note(timings.replace(/^.*ingest timings: /, 'service timings (all runs): '));
   if (!flag(args, 'no-baseline')) {
     const baseline = await startBaseline();
     try {
@@ -165,7 +171,7 @@ if (import.meta.main) {
   console.log(table(INGEST_HEADER, ingestRows(results)));
   if (profileDir !== undefined) {
     const profile = newestProfile(profileDir);
-    console.log(profile === null ? 'no CPU profile was written' : summarizeProfile(profile, num(args, 'top', 30)));
+    console.log(profile === null ? 'no CPU profile was written' : summarizeProfile(profile, num(args, 'top', 30), flag(args, 'inclusive')));
     removeTempDir(profileDir);
   }
 }

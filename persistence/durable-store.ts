@@ -48,6 +48,8 @@ export interface DurableStoreOptions {
   segmentBytesMax?: number;
   /** Recovery and failure messages go here. */
   log: (line: string) => void;
+  /** See LogWriterOptions.onGroupCommitted. */
+  onGroupCommitted?: (records: number, writeMs: number, syncMs: number) => void;
 }
 
 export interface DurableStore {
@@ -107,6 +109,7 @@ class LogAndSnapshotStore implements DurableStore {
       segmentBytesMax: this.segmentBytesMax,
       lastSeq: result.lastSeq,
       continueSegment: result.continueSegment,
+      onGroupCommitted: this.options.onGroupCommitted,
     });
     this.replayBytesAtOpen = result.logBytesAfterSnapshot;
     return result.report;

@@ -6,6 +6,7 @@ import type { ConnectionService } from '../actors/services/connection-service.ts
 import type { JobActionService } from '../actors/services/job-action-service.ts';
 import type { Config } from './config.ts';
 import type { BackupFile } from './backup/write-backup.ts';
+import type { IngestTimings } from '../actors/services/ingest-timings.ts';
 
 export interface AppDeps {
   engine: Engine;
@@ -17,4 +18,6 @@ export interface AppDeps {
   logError: (line: string) => void;
   /** Writes a consistent backup file of the running service (GET /api/admin/backup). */
   backup: () => Promise<BackupFile>;
+  /** Where ingest requests spend their time (logged at shutdown); absent in tests. */
+  ingestTimings?: IngestTimings;
 }

@@ -27,13 +27,14 @@ export interface OpenEngineOptions {
   clock?: Clock;
   onHalt?: (error: unknown) => void;
   onListenerError?: (error: unknown) => void;
+  onGroupCommitted?: (records: number, writeMs: number, syncMs: number) => void;
 }
 
 export async function openEngine(config: Config, options: OpenEngineOptions): Promise<OpenedEngine> {
   await mkdir(config.dataDir, { recursive: true });
   const lock = await acquireDataDirLock(config.dataDir, options.log);
   try {
-    const store = await openDurableStore({ dir: join(config.dataDir, 'log'), storage: new FileStorage(), fsync: config.fsync, log: options.log });
+    const store = await openDurableStore({ dir: join(config.dataDir, 'log'), storage: new FileStorage(), fsync: config.fsync, log: options.log, onGroupCommitted: options.onGroupCommitted });
     const engine = new Engine({
       clock: options.clock ?? systemClock,
       log: store,

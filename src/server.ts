@@ -14,6 +14,7 @@ import type { Config } from './config.ts';
 import { openEngine, type OpenedEngine } from './open-engine.ts';
 import { backupStagingDir, clearBackupStaging, writeBackup, type BackupFile } from './backup/write-backup.ts';
 import { DomainError } from '../actors/domain-error.ts';
+import { IngestTimings } from '../actors/services/ingest-timings.ts';
 
 export interface RunningService {
   port: number;
@@ -40,8 +41,10 @@ export interface ServiceTimers {
 export const SERVICE_TIMERS: ServiceTimers = { snapshotCheckIntervalMs: 5_000, retentionIntervalMs: 60_000 };
 
 export async function startService(config: Config, log: (line: string) => void, timers: ServiceTimers = SERVICE_TIMERS): Promise<RunningService> {
+  const ingestTimings = new IngestTimings();
   const opened = await openEngine(config, {
     log,
+    onGroupCommitted: (records, writeMs, syncMs) => ingestTimings.groupCommitted(records, writeMs, syncMs),
     onListenerError: (error) => log(`live update failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`),
     onHalt: (error) => {
       log(`FATAL: the event log failed (${String(error)}); refusing writes and exiting so a restart recovers from disk`);
@@ -86,7 +89,8 @@ export async function startService(config: Config, log: (line: string) => void, 
     });
     return written;
   };
-  const app = createApp({ engine, accounts, connections, jobActions, live, config, logError: log, backup });
+  const app = createApp({ engine, accounts, connections, jobActions, live, config, logError: log, backup, ingestTimings });
+  ingestTimings.start();
   // development: false whatever NODE_ENV says: Bun's development mode answers an uncaught
   // error with a page of source lines and the working directory.
   app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: SERVER_BODY_BYTES_MAX, development: false });
@@ -132,6 +136,8 @@ export async function startService(config: Config, log: (line: string) => void, 
     // Streams first: open streams would keep the server from stopping; in-flight writes still finish.
     live.close();
     await app.stop();
+    ingestTimings.stop();
+    if (ingestTimings.work.size > 0) log(ingestTimings.summary());
     await snapshotting?.catch(() => undefined);
     if (!engine.halted && store.logBytesSinceSnapshot > 0) await snapshotNow();
     await opened.close();

@@ -25,7 +25,7 @@ export function ingestRoutes(deps: AppDeps) {
       connectionActorForKey(engine, apiKey); // a 401 here leaves the body unread
       const parsed = await body.json(request, INGEST_BODY_BYTES_MAX);
       // ingestEvents resolves the key again: the connection may have been deleted while the body arrived
-      return ingestEvents(engine, apiKey, eventsOf(parsed));
+      return ingestEvents(engine, apiKey, eventsOf(parsed), deps.ingestTimings);
     },
     { parse: 'none' },
   );
