@@ -124,7 +124,7 @@ try {
           const templates = templatesFor(service.connectionId, batch);
           const options = { batch, connections, durationS: settings.ingestS, warmupS: settings.ingestWarmupS, templates };
           const measured = await measureIngest(service, { label: `service FSYNC=${fsync}`, ...options });
-          const ceiling = await measureIngest({ baseUrl: baseline.baseUrl, apiKey: 'baseline', connectionId: service.connectionId }, { label: 'baseline', ...options });
+          const ceiling = await measureIngest({ baseUrl: baseline.baseUrl, apiKey: 'baseline', connectionId: service.connectionId, pid: baseline.pid }, { label: 'baseline', ...options });
           ingestPairs.push({ service: measured, baseline: ceiling, fsync, targeted });
           note(`  service ${fmtCount(measured.eventsPerS)} events/s p50 ${fmtMs(measured.cannon.p50)} p99 ${fmtMs(measured.cannon.p99)} max ${fmtMs(measured.cannon.max)}; baseline ${fmtCount(ceiling.eventsPerS)} events/s p99 ${fmtMs(ceiling.cannon.p99)}`);
         }
@@ -198,6 +198,12 @@ const times = (a: number, b: number): string => (Number.isFinite(a / b) && b > 0
 const percent = (a: number, b: number): string => (b > 0 ? `${((100 * a) / b).toFixed(1)}%` : '');
 const scale = jobs === 1_000_000 ? '' : ` (measured at ${fmtCount(jobs)} jobs; the target is for 1M)`;
 
+/** CPU per 1,000 events, service and baseline: what the throughput would be on idle cores. */
+const cpuPer1000 = (service: IngestResult, ceiling: IngestResult): string =>
+  service.cpuMsPer1000 === null || ceiling.cpuMsPer1000 === null
+    ? ''
+    : `; CPU per 1k events ${fmtMs(service.cpuMsPer1000)} vs ${fmtMs(ceiling.cpuMsPer1000)} (${percent(ceiling.cpuMsPer1000, service.cpuMsPer1000)})`;
+
 for (const { service, baseline: ceiling, fsync, targeted } of ingestPairs) {
   const name = `ingest ${service.batch}/req FSYNC=${fsync}${targeted ? `, ${service.connections} senders, fresh` : `, ${service.connections} conns`}`;
   const errors = service.cannon.non2xx + service.cannon.errors;
@@ -208,7 +214,7 @@ for (const { service, baseline: ceiling, fsync, targeted } of ingestPairs) {
     percent(service.eventsPerS, ceiling.eventsPerS),
     targeted ? '>= 25% of baseline' : '',
     verdict(targeted ? service.eventsPerS >= 0.25 * ceiling.eventsPerS : null),
-    `${fmtCount(service.cannon.rps)} req/s, body ${fmtBytes(service.bodyBytes)}${errors > 0 ? `, ${errors} errors` : ''}`,
+    `${fmtCount(service.cannon.rps)} req/s, body ${fmtBytes(service.bodyBytes)}${cpuPer1000(service, ceiling)}${errors > 0 ? `, ${errors} errors` : ''}`,
   ]);
   rows.push([
     `${name}: p99`,

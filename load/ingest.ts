@@ -20,7 +20,7 @@ import { runCannon, type CannonResult } from './cannon.ts';
 import { averageBytes, buildTemplates, nextSequence, stamp, type Template } from './events.ts';
 import { startBaseline } from './baseline.ts';
 import { newestProfile, summarizeProfile } from './profile.ts';
-import { makeTempDir, removeTempDir, serviceFromEnv, type Session } from './service.ts';
+import { cpuMsOfPid, makeTempDir, removeTempDir, serviceFromEnv, type Session } from './service.ts';
 import { flag, fmtBytes, fmtCount, fmtMs, note, num, parseArgs, str, table } from './util.ts';
 
 export interface IngestResult {
@@ -32,6 +32,8 @@ export interface IngestResult {
   eventsPerS: number;
   /** events the service counted as accepted during the run (null for the baseline) */
   serverAccepted: number | null;
+  /** CPU ms the server process used per 1,000 events answered in the timed run (null without a pid) */
+  cpuMsPer1000: number | null;
 }
 
 export interface IngestTarget {
@@ -39,6 +41,8 @@ export interface IngestTarget {
   apiKey: string;
   connectionId: string;
   cookie?: string;
+  /** the server's process, for its CPU time */
+  pid?: number | null;
 }
 
 const templateCache = new Map<string, Template[]>();
@@ -93,7 +97,10 @@ export async function measureIngest(
   };
   if (options.warmupS > 0) await runCannon({ ...settings, label: `${options.label} (warm-up)`, durationS: options.warmupS });
   const before = await acceptedSoFar(target);
+  const cpuBefore = target.pid == null ? null : cpuMsOfPid(target.pid);
   const cannon = await runCannon({ ...settings, durationS: options.durationS });
+  const cpuAfter = target.pid == null ? null : cpuMsOfPid(target.pid);
+  const eventsAnswered = cannon.ok * templates[0]!.events;
   await new Promise((resolve) => setTimeout(resolve, 200)); // requests cut off at the end may still be applied
   const after = await acceptedSoFar(target);
   return {
@@ -104,6 +111,7 @@ export async function measureIngest(
     cannon,
     eventsPerS: cannon.rps * templates[0]!.events,
     serverAccepted: before === null || after === null ? null : after - before,
+    cpuMsPer1000: cpuBefore === null || cpuAfter === null || eventsAnswered === 0 ? null : ((cpuAfter - cpuBefore) * 1000) / eventsAnswered,
   };
 }
 
@@ -118,11 +126,12 @@ export function ingestRows(results: readonly IngestResult[]): string[][] {
     fmtMs(r.cannon.p50),
     fmtMs(r.cannon.p99),
     fmtMs(r.cannon.max),
+    r.cpuMsPer1000 === null ? '' : fmtMs(r.cpuMsPer1000),
     r.cannon.non2xx + r.cannon.errors > 0 ? `${r.cannon.non2xx} non-2xx, ${r.cannon.errors} err` : 'ok',
   ]);
 }
 
-export const INGEST_HEADER = ['scenario', 'batch', 'body', 'conns', 'req/s', 'events/s', 'p50', 'p99', 'max', 'errors'];
+export const INGEST_HEADER = ['scenario', 'batch', 'body', 'conns', 'req/s', 'events/s', 'p50', 'p99', 'max', 'CPU/1k ev', 'errors'];
 
 if (import.meta.main) {
   const args = parseArgs();
@@ -161,7 +170,7 @@ if (import.meta.main) {
       for (const batch of batches) {
         note(`baseline: batch ${batch}, same settings`);
         const templates = templatesFor(connectionId, batch);
-        results.push(await measureIngest({ baseUrl: baseline.baseUrl, apiKey: 'baseline', connectionId }, { label: 'baseline JSON.parse', batch, connections, durationS, warmupS, templates }));
+        results.push(await measureIngest({ baseUrl: baseline.baseUrl, apiKey: 'baseline', connectionId, pid: baseline.pid }, { label: 'baseline JSON.parse', batch, connections, durationS, warmupS, templates }));
       }
     } finally {
       await baseline.stop();

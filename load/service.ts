@@ -123,6 +123,26 @@ export function rssOfPid(pid: number): number | null {
   }
 }
 
+/**
+ * CPU time (user + system) a process has used so far, in ms, from /proc/<pid>/stat; null
+ * where that cannot be read. On a shared machine CPU per request is steadier than
+ * wall-clock throughput: it does not count the time the process waited for a core.
+ */
+export function cpuMsOfPid(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // fields after the command name (which may hold spaces) start after the last ')'
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15)
+    return Number.isFinite(ticks) ? (ticks * 1000) / CLOCK_TICKS_PER_S : null;
+  } catch {
+    return null;
+  }
+}
+
+/** USER_HZ: 100 on every Linux this runs on (sysconf(_SC_CLK_TCK)). */
+const CLOCK_TICKS_PER_S = 100;
+
 /** Reads a stream line by line into `sink` (and stderr when echo is set). */
 async function pumpLines(stream: ReadableStream<Uint8Array>, sink: string[], echo: boolean, prefix: string, onLine: () => void): Promise<void> {
   const decoder = new TextDecoder();

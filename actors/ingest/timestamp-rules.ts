@@ -32,8 +32,20 @@ export function isValidTimestamp(value: string): boolean {
  * eighth of the cost of ingesting an event. Anything else takes the general path.
  */
 export function timestampMs(value: string): number {
-  return commonShapeMs(value) ?? generalTimestampMs(value);
+  // Validation checks an event's (up to four) timestamps, then normalization reads the same
+  // strings again: the last four answers are kept, compared by the string itself.
+  for (let slot = 0; slot < RECENT_SLOTS; slot++) if (recentValues[slot] === value) return recentMs[slot]!;
+  const ms = commonShapeMs(value) ?? generalTimestampMs(value);
+  recentValues[nextSlot] = value;
+  recentMs[nextSlot] = ms;
+  nextSlot = (nextSlot + 1) % RECENT_SLOTS;
+  return ms;
 }
+
+const RECENT_SLOTS = 4;
+const recentValues: Array<string | undefined> = new Array<string | undefined>(RECENT_SLOTS).fill(undefined);
+const recentMs = new Float64Array(RECENT_SLOTS);
+let nextSlot = 0;
 
 function generalTimestampMs(value: string): number {
   const fields = RFC3339_FIELDS.exec(value);
