@@ -41,7 +41,7 @@ import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { startBaseline } from './baseline.ts';
 import type { CannonResult } from './cannon.ts';
-import { measureIngest, templatesFor, type IngestResult } from './ingest.ts';
+import { describeThreadCpu, measureIngest, templatesFor, type IngestResult } from './ingest.ts';
 import { summarizeProfile } from './profile.ts';
 import { loadJobs, loadPhaseEnv, measureBaselineGet, measureReads, readScenarios, settledRss, type ReadResult } from './reads.ts';
 import { measureRestart, measureSnapshotStall, type RestartMeasurement, type StallResult } from './restart.ts';
@@ -314,6 +314,9 @@ console.log('');
 if (profileRoot !== undefined) footnotes.push('--profile: the services ran under `bun --cpu-prof`; the profiler costs CPU and keeps memory, so resident memory and latencies of this run are not representative.');
 if (scale !== '') footnotes.push(`* targets are stated for 1M jobs; this run had ${fmtCount(jobs)}.`);
 if (ingestTimings !== null) footnotes.push(`ingest tail (${TAIL_SENDERS} senders), as the service timed it: ${ingestTimings}.`);
+for (const { service, targeted } of ingestPairs) {
+  if (targeted && service.cpuByThread !== null) footnotes.push(`ingest (${TAIL_SENDERS} senders), the service's CPU by thread: ${describeThreadCpu(service.cpuByThread)}.`);
+}
 footnotes.push('ingest baseline: Bun.serve that only JSON.parses the same bodies; read baseline: Bun.serve answering a small JSON. Ratios: events/s as % of baseline, latencies as multiples of it.');
 if (loadInfo !== null) footnotes.push(`load phase: ${fmtCount(jobs)} jobs, ${fmtCount(loadInfo.events)} events in ${fmtMs(loadInfo.ms)} (${fmtCount(loadInfo.events / (loadInfo.ms / 1000))} events/s at FSYNC=no, 2 requests in flight; not a target figure).`);
 if (restart !== null) footnotes.push(`restart: ${restart.recoveredLine.replace(/^\S+ /, '')}; shutdown: ${restart.snapshotLine?.replace(/^\S+ /, '') ?? 'no snapshot line'}.`);

@@ -20,7 +20,7 @@ import { runCannon, type CannonResult } from './cannon.ts';
 import { averageBytes, buildTemplates, nextSequence, stamp, type Template } from './events.ts';
 import { startBaseline } from './baseline.ts';
 import { newestProfile, summarizeProfile } from './profile.ts';
-import { cpuMsOfPid, makeTempDir, removeTempDir, serviceFromEnv, type Session } from './service.ts';
+import { cpuMsByThreadKind, cpuMsOfPid, makeTempDir, removeTempDir, serviceFromEnv, type Session, type ThreadKind } from './service.ts';
 import { flag, fmtBytes, fmtCount, fmtMs, note, num, parseArgs, str, table } from './util.ts';
 
 export interface IngestResult {
@@ -34,6 +34,17 @@ export interface IngestResult {
   serverAccepted: number | null;
   /** CPU ms the server process used per 1,000 events answered in the timed run (null without a pid) */
   cpuMsPer1000: number | null;
+  /** the server's CPU ms in the timed run by kind of thread (JavaScript, JIT, GC helpers, thread pool) */
+  cpuByThread: Record<ThreadKind, number> | null;
+}
+
+/** "js 5.1 s, jit 1.2 s, ..." with each kind's share of the process's CPU. */
+export function describeThreadCpu(byKind: Record<ThreadKind, number>): string {
+  const total = Object.values(byKind).reduce((sum, ms) => sum + ms, 0);
+  return (Object.entries(byKind) as Array<[ThreadKind, number]>)
+    .filter(([, ms]) => ms > 0)
+    .map(([kind, ms]) => `${kind} ${fmtMs(ms)} (${((100 * ms) / Math.max(1, total)).toFixed(0)}%)`)
+    .join(', ');
 }
 
 export interface IngestTarget {
@@ -98,8 +109,10 @@ export async function measureIngest(
   if (options.warmupS > 0) await runCannon({ ...settings, label: `${options.label} (warm-up)`, durationS: options.warmupS });
   const before = await acceptedSoFar(target);
   const cpuBefore = target.pid == null ? null : cpuMsOfPid(target.pid);
+  const threadsBefore = target.pid == null ? null : cpuMsByThreadKind(target.pid);
   const cannon = await runCannon({ ...settings, durationS: options.durationS });
   const cpuAfter = target.pid == null ? null : cpuMsOfPid(target.pid);
+  const threadsAfter = target.pid == null ? null : cpuMsByThreadKind(target.pid);
   const eventsAnswered = cannon.ok * templates[0]!.events;
   await new Promise((resolve) => setTimeout(resolve, 200)); // requests cut off at the end may still be applied
   const after = await acceptedSoFar(target);
@@ -112,6 +125,11 @@ export async function measureIngest(
     eventsPerS: cannon.rps * templates[0]!.events,
     serverAccepted: before === null || after === null ? null : after - before,
     cpuMsPer1000: cpuBefore === null || cpuAfter === null || eventsAnswered === 0 ? null : ((cpuAfter - cpuBefore) * 1000) / eventsAnswered,
+    cpuByThread:
+      threadsBefore === null || threadsAfter === null
+        ? null
+        : // a thread that ended during the run takes its CPU with it: a kind never goes below 0
+          (Object.fromEntries(Object.entries(threadsAfter).map(([kind, ms]) => [kind, Math.max(0, ms - threadsBefore[kind as ThreadKind])])) as Record<ThreadKind, number>),
   };
 }
 
@@ -154,6 +172,7 @@ if (import.meta.main) {
       const templates = templatesFor(connectionId, batch);
       const measured = await measureIngest(target, { label: `service FSYNC=${fsync}`, batch, connections, durationS, warmupS, templates });
       results.push(measured);
+      if (measured.cpuByThread !== null) note(`service CPU by thread: ${describeThreadCpu(measured.cpuByThread)}`);
       if (measured.serverAccepted !== null) {
         note(`service counted ${fmtCount(measured.serverAccepted)} accepted events during the run (client counted ${fmtCount(measured.cannon.ok * measured.batch)} in 2xx answers)`);
       }
