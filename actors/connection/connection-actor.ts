@@ -53,6 +53,8 @@ export interface Changes {
 }
 
 export const EVENT_ERRORS_REPORTED_MAX = 100;
+export const COMMANDS_PER_CONNECTION_MAX = 10_000;
+export const SHARED_STRINGS_MAX = 100_000;
 
 /**
  * The dedup keys decide built for a record's events, for evolve on the live path: the same
@@ -60,8 +62,6 @@ export const EVENT_ERRORS_REPORTED_MAX = 100;
  * entries cost the garbage collector). Replay finds none and builds the keys again.
  */
 const decidedKeys = new WeakMap<IngestRecord, string[]>();
-export const COMMANDS_PER_CONNECTION_MAX = 10_000;
-export const SHARED_STRINGS_MAX = 100_000;
 
 export class ConnectionActor {
   readonly jobs = new JobStore();
