@@ -12,7 +12,7 @@
  * as a last resort, when the load process exits).
  */
 import type { Subprocess } from 'bun';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { note, sleep } from './util.ts';
@@ -121,6 +121,55 @@ export function rssOfPid(pid: number): number | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * CPU time (user + system) a process has used so far, in ms, from /proc/<pid>/stat; null
+ * where that cannot be read. On a shared machine CPU per request is steadier than
+ * wall-clock throughput: it does not count the time the process waited for a core.
+ */
+export function cpuMsOfPid(pid: number, thread?: string): number | null {
+  try {
+    const stat = readFileSync(thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`, 'utf8');
+    // fields after the command name (which may hold spaces) start after the last ')'
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15)
+    return Number.isFinite(ticks) ? (ticks * 1000) / CLOCK_TICKS_PER_S : null;
+  } catch {
+    return null;
+  }
+}
+
+/** USER_HZ: 100 on every Linux this runs on (sysconf(_SC_CLK_TCK)). */
+const CLOCK_TICKS_PER_S = 100;
+
+/**
+ * CPU ms per kind of thread of a process so far: the JavaScript thread, JIT compiler
+ * threads, garbage-collector helpers, Bun's thread pool (file I/O, fdatasync), other. JSC's
+ * collector works partly on the JavaScript thread itself, so "gc" is a lower bound.
+ */
+export function cpuMsByThreadKind(pid: number): Record<ThreadKind, number> | null {
+  const byKind: Record<ThreadKind, number> = { js: 0, jit: 0, gc: 0, pool: 0, other: 0 };
+  try {
+    for (const task of readdirSync(`/proc/${pid}/task`)) {
+      const name = readFileSync(`/proc/${pid}/task/${task}/comm`, 'utf8').trim();
+      const ms = cpuMsOfPid(pid, task);
+      if (ms !== null) byKind[threadKind(name, task === String(pid))] += ms;
+    }
+    return byKind;
+  } catch {
+    return null;
+  }
+}
+
+export type ThreadKind = 'js' | 'jit' | 'gc' | 'pool' | 'other';
+
+function threadKind(name: string, isMain: boolean): ThreadKind {
+  if (isMain) return 'js';
+  if (/JIT/i.test(name)) return 'jit';
+  if (/Heap|Collector|GC/i.test(name)) return 'gc';
+  if (/Pool/i.test(name)) return 'pool';
+  return 'other';
 }
 
 /** Reads a stream line by line into `sink` (and stderr when echo is set). */

@@ -27,12 +27,14 @@
  *
  * When the route answers 404 (not built yet) the scenario is skipped with a message.
  * Options: --subscribers (default 1000), --rate events/s (default 50000), --batch (default
- * 1000), --duration seconds (default 10), --layout spread|single, --fsync (default always).
+ * 1000), --duration seconds (default 10), --layout spread|single, --fsync (default always),
+ * --profile (CPU profile of the service; --inclusive for total time, --top n).
  */
 import type { Subprocess } from 'bun';
 import { buildTemplates, CONNECTION_PLACEHOLDER, nextSequence, stamp } from './events.ts';
-import { createConnection, login, REPO_ROOT, serviceFromEnv, trackChild, type Session } from './service.ts';
-import { fmtBytes, fmtCount, fmtMs, note, num, parseArgs, percentiles, sleep, str, table, wallUs } from './util.ts';
+import { newestProfile, summarizeProfile } from './profile.ts';
+import { createConnection, login, makeTempDir, removeTempDir, REPO_ROOT, serviceFromEnv, trackChild, type Session } from './service.ts';
+import { flag, fmtBytes, fmtCount, fmtMs, note, num, parseArgs, percentiles, sleep, str, table, wallUs } from './util.ts';
 
 export const STREAM_PATH = '/api/events/stream';
 
@@ -479,7 +481,8 @@ if (import.meta.main) {
   if (args.child === true) {
     await runSubscribers(str(args, 'tag', 'x'));
   } else {
-    const service = await serviceFromEnv({ env: { FSYNC: str(args, 'fsync', 'always'), DAILY_EVENT_LIMIT: '0' }, label: 'service' });
+    const profileDir = flag(args, 'profile') ? makeTempDir('jobwatch-prof-') : undefined;
+    const service = await serviceFromEnv({ env: { FSYNC: str(args, 'fsync', 'always'), DAILY_EVENT_LIMIT: '0' }, label: 'service', cpuProfDir: profileDir });
     try {
       const result = await measureStream(service, {
         subscribers: num(args, 'subscribers', 1000),
@@ -491,6 +494,11 @@ if (import.meta.main) {
       console.log(describeStream(result));
     } finally {
       await service.cleanup();
+    }
+    if (profileDir !== undefined) {
+      const profile = newestProfile(profileDir);
+      console.log(profile === null ? 'no CPU profile was written' : summarizeProfile(profile, num(args, 'top', 30), flag(args, 'inclusive')));
+      removeTempDir(profileDir);
     }
   }
 }

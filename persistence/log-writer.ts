@@ -38,6 +38,20 @@ export interface LogWriterObserver {
   synced(syncMs: number): void;
 }
 
+/** One observer telling several (metrics and the ingest timings), or none. */
+export function observeAll(observers: ReadonlyArray<LogWriterObserver | undefined>): LogWriterObserver | undefined {
+  const present = observers.filter((observer) => observer !== undefined);
+  if (present.length <= 1) return present[0];
+  return {
+    batchWritten: (records, bytes, writeMs) => {
+      for (const observer of present) observer.batchWritten(records, bytes, writeMs);
+    },
+    synced: (syncMs) => {
+      for (const observer of present) observer.synced(syncMs);
+    },
+  };
+}
+
 const EVERYSEC_INTERVAL_MS = 1000;
 
 interface PendingAppend {

@@ -7,6 +7,7 @@ import type { JobActionService } from '../actors/services/job-action-service.ts'
 import type { Config } from './config.ts';
 import type { BackupFile } from './backup/write-backup.ts';
 import type { ServiceMetrics } from './metrics/service-metrics.ts';
+import type { IngestTimings } from '../actors/services/ingest-timings.ts';
 
 export interface AppDeps {
   engine: Engine;
@@ -20,4 +21,6 @@ export interface AppDeps {
   backup: () => Promise<BackupFile>;
   /** With METRICS_TOKEN set: what routes report to and GET /metrics serves; absent, metrics are off. */
   metrics?: { service: ServiceMetrics; token: string };
+  /** Where ingest requests spend their time (logged at shutdown); absent in tests. */
+  ingestTimings?: IngestTimings;
 }

@@ -30,6 +30,7 @@ export interface OpenEngineOptions {
   clock?: Clock;
   onHalt?: (error: unknown) => void;
   onListenerError?: (error: unknown) => void;
+  onGroupCommitted?: (records: number, writeMs: number, syncMs: number) => void;
 }
 
 export async function openEngine(config: Config, options: OpenEngineOptions): Promise<OpenedEngine> {

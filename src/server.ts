@@ -17,6 +17,8 @@ import { DomainError } from '../actors/domain-error.ts';
 import type { LogLine } from './logging/log-line.ts';
 import { ServiceMetrics } from './metrics/service-metrics.ts';
 import { NOT_OBSERVED } from './metrics/service-observer.ts';
+import { IngestTimings } from '../actors/services/ingest-timings.ts';
+import { observeAll } from '../persistence/log-writer.ts';
 
 export interface RunningService {
   port: number;
@@ -46,9 +48,10 @@ export async function startService(config: Config, log: LogLine, timers: Service
   // Metrics off (no METRICS_TOKEN): nothing is measured, not only nothing served.
   const metrics = config.metricsToken === null ? undefined : { service: new ServiceMetrics(), token: config.metricsToken };
   const observer = metrics?.service ?? NOT_OBSERVED;
+  const ingestTimings = new IngestTimings();
   const opened = await openEngine(config, {
     log,
-    logObserver: metrics?.service,
+    logObserver: observeAll([metrics?.service, ingestTimings]),
     onListenerError: (error) =>
       log(`live update failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`, { severity: 'error' }),
     onHalt: (error) => {
@@ -103,7 +106,8 @@ export async function startService(config: Config, log: LogLine, timers: Service
     return written;
   };
   const logError = (line: string): void => log(line, { severity: 'error' });
-  const app = createApp({ engine, accounts, connections, jobActions, live, config, logError, backup, metrics });
+  const app = createApp({ engine, accounts, connections, jobActions, live, config, logError, backup, metrics, ingestTimings });
+  ingestTimings.start();
   // development: false whatever NODE_ENV says: Bun's development mode answers an uncaught
   // error with a page of source lines and the working directory.
   app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: SERVER_BODY_BYTES_MAX, development: false });
@@ -160,6 +164,8 @@ export async function startService(config: Config, log: LogLine, timers: Service
     // Streams first: open streams would keep the server from stopping; in-flight writes still finish.
     live.close();
     await app.stop();
+    ingestTimings.stop();
+    if (ingestTimings.work.size > 0) log(ingestTimings.summary());
     await snapshotting?.catch(() => undefined);
     if (!engine.halted && store.logBytesSinceSnapshot > 0) await snapshotNow();
     await opened.close();

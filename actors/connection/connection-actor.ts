@@ -58,6 +58,13 @@ export const EVENT_ERRORS_REPORTED_MAX = 100;
 export const COMMANDS_PER_CONNECTION_MAX = 10_000;
 export const SHARED_STRINGS_MAX = 100_000;
 
+/**
+ * The dedup keys decide built for a record's events, for evolve on the live path: the same
+ * strings, already hashed by decide's lookups. One entry per record, not per event (weak
+ * entries cost the garbage collector). Replay finds none and builds the keys again.
+ */
+const decidedKeys = new WeakMap<IngestRecord, string[]>();
+
 export class ConnectionActor {
   readonly jobs = new JobStore();
   readonly workers = new WorkerStore();
@@ -98,6 +105,7 @@ export class ConnectionActor {
     const accepted: NormalizedEvent[] = [];
     const errors: Array<{ index: number } & EventError> = [];
     const keysInBatch = new Set<string>();
+    const acceptedKeys: string[] = [];
     const newIds = new BatchIds(this);
     const budget = new BatchBudget(this, nowMs);
     let rejected = 0;
@@ -128,9 +136,11 @@ export class ConnectionActor {
       keysInBatch.add(key);
       newIds.assign(verdict.event);
       accepted.push(verdict.event);
+      acceptedKeys.push(key);
     });
     const record: IngestRecord | null =
       accepted.length === 0 ? null : { t: 'ingest', connectionId: this.connectionId, receivedAtMs: nowMs, events: accepted };
+    if (record !== null) decidedKeys.set(record, acceptedKeys);
     const usageAfter = this.quota.usage(nowMs);
     usageAfter.used += accepted.length;
     if (this.limits.dailyEventLimit > 0) usageAfter.remaining = Math.max(0, usageAfter.remaining - accepted.length);
@@ -166,11 +176,16 @@ export class ConnectionActor {
     switch (record.t) {
       case 'ingest': {
         let bytes = 0;
-        for (const event of record.events) {
-          this.dedup.add(dedupKeyOf(event));
-          bytes += eventBytes(event);
-          this.applyEvent(event, changes);
-        }
+        // Events apply one by one, in order (metrics and workers see each state a job passes
+        // through); only the index work is per job, once the batch is applied.
+        const keys = decidedKeys.get(record);
+        this.jobs.deferIndexing(() => {
+          record.events.forEach((event, index) => {
+            this.dedup.add(keys?.[index] ?? dedupKeyOf(event));
+            bytes += eventBytes(event);
+            this.applyEvent(event, changes);
+          });
+        });
         this.enforceJobCap(changes);
         this.quota.record(record.events.length, bytes, record.receivedAtMs);
         break;

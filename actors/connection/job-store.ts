@@ -60,6 +60,8 @@ export class JobStore {
   /** set while a snapshot is being written: sees each job before it changes */
   beforeMutate: ((job: Job) => void) | null = null;
   private retainedBytesTotal = 0;
+  /** inside deferIndexing: each touched job and its indexed values before (null: created inside) */
+  private deferred: Map<Job, IndexedValues | null> | null = null;
 
   constructor(groupsMax?: number) {
     this.groups = new JobGroups(groupsMax);
@@ -99,31 +101,64 @@ export class JobStore {
     return { job: existing, created: false, stateBefore, isNewest };
   }
 
+  /**
+   * Runs `apply` with the index work of its changes deferred: each job it creates or
+   * changes is indexed, tallied and counted once, when `apply` returns, with the values it
+   * ended with. An ingest batch often carries several events of one job (sent, started,
+   * succeeded); re-indexing after each was most of the cost of applying them. Lookups by
+   * id and externalId see every job at once; nothing reads the indexes, tallies or
+   * retained bytes until `apply` returns.
+   */
+  deferIndexing(apply: () => void): void {
+    assert(this.deferred === null, 'deferIndexing does not nest');
+    const deferred = new Map<Job, IndexedValues | null>();
+    this.deferred = deferred;
+    try {
+      apply();
+    } finally {
+      this.deferred = null;
+      for (const [job, before] of deferred) {
+        if (before === null) this.index(job);
+        else this.reindex(job, before);
+      }
+    }
+  }
+
   /** Mutates a job through `mutate` and keeps indexes and tallies in step. */
   change(job: Job, mutate: (job: Job) => void): void {
+    const deferred = this.deferred;
+    if (deferred !== null && deferred.has(job)) {
+      mutate(job); // already captured (or created) in this deferral
+      return;
+    }
     this.beforeMutate?.(job);
-    const before = sortValuesOf(job);
-    const counted = countedFieldsOf(job);
-    const bytesBefore = jobBytes(job);
+    const before = indexedValuesOf(job);
     mutate(job);
-    this.retainedBytesTotal += jobBytes(job) - bytesBefore;
-    if (!sameCountedFields(counted, job)) {
-      this.count(counted, -1);
+    if (deferred !== null) deferred.set(job, before);
+    else this.reindex(job, before);
+  }
+
+  /** Moves a job's index entries, tallies and byte estimate from `before` to what it holds now. */
+  private reindex(job: Job, before: IndexedValues): void {
+    this.retainedBytesTotal += jobBytes(job) - before.bytes;
+    if (!sameCountedFields(before.counted, job)) {
+      this.count(before.counted, -1);
       this.count(job, +1);
     }
     const after = sortValuesOf(job);
     JOB_SORT_KEYS.forEach((key, position) => {
-      const old = before[position] as SortValue;
+      const old = before.sortValues[position] as SortValue;
       const now = after[position] as SortValue;
       if (old === now) return;
       this.indexes[key].remove(old, job);
       this.indexes[key].insert(now, job);
     });
     // positions 0 and 1 of JOB_SORT_KEYS are createdAt and name: the per-name index's keys
-    if (before[0] !== after[0] || before[1] !== after[1]) this.reindexNameCreated(job, before);
+    if (before.sortValues[0] !== after[0] || before.sortValues[1] !== after[1]) this.reindexNameCreated(job, before.sortValues);
   }
 
   remove(job: Job): void {
+    this.settleDeferred(job);
     this.beforeMutate?.(job);
     const values = sortValuesOf(job);
     JOB_SORT_KEYS.forEach((key, position) => {
@@ -158,6 +193,22 @@ export class JobStore {
   insert(job: Job): void {
     this.byId.insert(job);
     this.byExternalId.set(job.externalId, job);
+    if (this.deferred !== null) this.deferred.set(job, null);
+    else this.index(job);
+  }
+
+  /** A job removed while its index work is deferred is indexed first, so removal finds its entries. */
+  private settleDeferred(job: Job): void {
+    const deferred = this.deferred;
+    if (deferred === null || !deferred.has(job)) return;
+    const before = deferred.get(job)!;
+    deferred.delete(job);
+    if (before === null) this.index(job);
+    else this.reindex(job, before);
+  }
+
+  /** Index entries, tallies and byte estimate of a job that has none yet. */
+  private index(job: Job): void {
     const values = sortValuesOf(job);
     JOB_SORT_KEYS.forEach((key, position) => this.indexes[key].insert(values[position] as SortValue, job));
     this.nameIndex(job.name).insert(job.createdAtMs, job);
@@ -242,6 +293,17 @@ export class JobStore {
 
 /** The fields the tallies count by; a change that keeps them all skips the tallies. */
 type CountedFields = GroupFields;
+
+/** What a job is indexed, tallied and counted by, captured before a change. */
+interface IndexedValues {
+  sortValues: SortValue[];
+  counted: CountedFields;
+  bytes: number;
+}
+
+function indexedValuesOf(job: Job): IndexedValues {
+  return { sortValues: sortValuesOf(job), counted: countedFieldsOf(job), bytes: jobBytes(job) };
+}
 
 function countedFieldsOf(job: Job): CountedFields {
   return { name: job.name, state: job.state, queue: job.queue, workerId: job.workerId, framework: job.framework };

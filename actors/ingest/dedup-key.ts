@@ -2,7 +2,8 @@
  * Duplicate keys from the decisions: job (externalId, state, timestamp, attempt),
  * worker (externalId, state, timestamp), queue (name, timestamp). Timestamps are in
  * milliseconds so `...00Z` and `...00.000Z` are the same event. Built with template
- * strings: this runs twice per event, and Array#join was a measurable share of ingest.
+ * strings: this runs for every event (decide; replay again), and Array#join was a measurable
+ * share of ingest.
  */
 import type { NormalizedEvent } from './normalized-event.ts';
 

@@ -16,7 +16,7 @@ import {
 import { jsonObjectProblem } from './json-object-limits.ts';
 import type { JobEvent, NormalizedEvent, QueueEvent, WorkerEvent } from './normalized-event.ts';
 import { collectSchemaErrors } from './schema-errors.ts';
-import { futureTimestampMessage } from './timestamp-rules.ts';
+import { futureTimestampMessage, timestampMs } from './timestamp-rules.ts';
 import { ILL_FORMED_MESSAGE, illFormedFieldPath } from './well-formed-strings.ts';
 import { EVENT_TYPES, type EventType, type Framework } from './states.ts';
 
@@ -85,7 +85,7 @@ function validateShape(raw: unknown, connectionId: string): EventVerdict {
   if (payload === undefined || payload === null) {
     return invalid({ [payloadKey]: [`is required for a ${type} event`] });
   }
-  const atMs = Date.parse(event.timestamp as string);
+  const atMs = timestampMs(event.timestamp as string);
   const framework = event.framework as Framework;
   switch (payloadKey) {
     case 'job':
@@ -129,7 +129,7 @@ function failedSchema(check: Parameters<typeof collectSchemaErrors>[0], payload:
 const JOB_STRING_FIELDS = ['externalId', 'name', 'queue', 'workerId', 'error', 'stacktrace', 'extensions'] as const;
 const WORKER_STRING_FIELDS = ['externalId', 'hostname', 'queues', 'metadata'] as const;
 
-const parseTime = (value: string | null | undefined): number | undefined => (value == null ? undefined : Date.parse(value));
+const parseTime = (value: string | null | undefined): number | undefined => (value == null ? undefined : timestampMs(value));
 
 function normalizeJob(payload: unknown, atMs: number, framework: Framework): EventVerdict {
   if (!checkJobPayload.Check(payload)) return failedSchema(checkJobPayload, payload, 'job');

@@ -8,7 +8,10 @@
 /** The first of `fields` of a schema-checked payload holding an ill-formed string, as a dotted path. */
 export function illFormedFieldPath<T extends object>(payload: T, fields: readonly (keyof T & string)[], prefix: string): string | null {
   for (const field of fields) {
-    const found = illFormedStringPath(payload[field], `${prefix}.${field}`);
+    const value = payload[field];
+    // most fields are well-formed strings or absent: no path string is built for them
+    if (value == null || (typeof value === 'string' && value.isWellFormed())) continue;
+    const found = illFormedStringPath(value, `${prefix}.${field}`);
     if (found !== null) return found;
   }
   return null;

@@ -7,7 +7,10 @@ export interface StreamHubOptions {
   ringBufferBytesMax: number;
   /** Bytes a subscriber may have waiting for its consumer before it is cut off. */
   subscriberBufferBytesMax: number;
-  /** Longest time a published event waits to be flushed with the ones after it (10-25 ms). */
+  /**
+   * Shortest time between two flushes to a subscriber while events keep coming (10-25 ms);
+   * after a quiet interval an event is flushed at the end of the turn that published it.
+   */
   flushIntervalMs: number;
   /** Period of the comment line sent to idle streams (15 s in production). */
   keepAliveIntervalMs: number;

@@ -28,6 +28,8 @@ export class StreamHub {
   readonly #recentEvents: EventRingBuffer;
   readonly #subscribers = new Set<Subscriber>();
   #flushTimer: TimerHandle | undefined;
+  #flushQueued = false;
+  #lastFlushAtMs = Number.NEGATIVE_INFINITY;
   #keepAliveTimer: TimerHandle | undefined;
   #closed = false;
   #eventsSkipped = false;
@@ -127,14 +129,29 @@ export class StreamHub {
     if (this.#subscribers.size === 0) this.#stopKeepAlive();
   }
 
+  /**
+   * Adaptive: after a quiet interval the first publish flushes at the end of the current
+   * turn (every event a durable batch publishes goes out in one chunk, without waiting for
+   * a timer); while events keep coming, at most one flush per interval, so a busy stream
+   * sends fewer, larger chunks.
+   */
   #scheduleFlush(): void {
-    if (this.#flushTimer !== undefined || this.#subscribers.size === 0) return;
-    this.#flushTimer = setTimeout(() => this.#flushSubscribers(), this.#flushIntervalMs);
+    if (this.#flushTimer !== undefined || this.#flushQueued || this.#subscribers.size === 0) return;
+    const sinceLastFlushMs = performance.now() - this.#lastFlushAtMs;
+    if (sinceLastFlushMs >= this.#flushIntervalMs) {
+      this.#flushQueued = true;
+      queueMicrotask(() => this.#flushSubscribers());
+      return;
+    }
+    this.#flushTimer = setTimeout(() => this.#flushSubscribers(), this.#flushIntervalMs - sinceLastFlushMs);
     this.#flushTimer.unref();
   }
 
   #flushSubscribers(): void {
+    clearTimeout(this.#flushTimer);
     this.#flushTimer = undefined;
+    this.#flushQueued = false;
+    this.#lastFlushAtMs = performance.now();
     for (const subscriber of this.#subscribers) subscriber.flush();
   }
 

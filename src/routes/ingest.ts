@@ -30,7 +30,7 @@ export function ingestRoutes(deps: AppDeps) {
         connectionActorForKey(engine, apiKey); // a 401 here leaves the body unread
         events = eventsOf(await body.json(request, INGEST_BODY_BYTES_MAX));
         // ingestEvents resolves the key again: the connection may have been deleted while the body arrived
-        const reply = await ingestEvents(engine, apiKey, events);
+        const reply = await ingestEvents(engine, apiKey, events, deps.ingestTimings);
         observer.ingestAnswered(startedAtMs, reply);
         return reply;
       } catch (error) {

@@ -4,7 +4,8 @@
  * not arrive in time is cut off.
  */
 import { describe, expect, test } from 'bun:test';
-import { BASE, testApp, type TestApp } from '../support/test-app.ts';
+import { SMALL_BODY_BYTES_MAX } from '../../src/http/read-body.ts';
+import { BASE, T0, testApp, type TestApp } from '../support/test-app.ts';
 
 const KiB = 1024;
 const CHUNK = 8 * KiB;
@@ -142,5 +143,26 @@ describe('the body deadline', () => {
       expect(response.headers.get('connection')).toBe('close');
     }
     expect(t.errors).toEqual([]);
+  });
+
+  test('a small declared body (read whole, not as a stream) that stops arriving gets the same 408', async () => {
+    const t = await testApp({ bodyTimeoutMs: 200 });
+    const cookie = await t.login();
+    const { apiKey } = await t.createConnection(cookie, 'prod');
+    for (const declared of [100, SMALL_BODY_BYTES_MAX]) {
+      const response = await send(t, 'POST', '/api/ingest', { ...JSON_TYPE, authorization: `Bearer ${apiKey}`, 'content-length': String(declared) }, stalledBody());
+      expect(response.status).toBe(408);
+      expect(response.json.error).toEqual({ code: 'REQUEST_TIMEOUT', message: 'request body did not arrive within 0.2 s', docs_url: '/docs/errors#REQUEST_TIMEOUT' });
+      expect(response.headers.get('connection')).toBe('close');
+    }
+    expect(t.errors).toEqual([]);
+  });
+
+  test('a small declared body that arrives is read whole and ingested', async () => {
+    const t = await testApp();
+    const { id: connectionId, apiKey } = await t.createConnection(await t.login(), 'prod');
+    const body = JSON.stringify({ events: [{ type: 'job_state_change', timestamp: new Date(T0).toISOString(), framework: 'celery', connectionId, job: { externalId: 'small', name: 'tasks.add', state: 'queued' } }] });
+    const response = await send(t, 'POST', '/api/ingest', { ...JSON_TYPE, authorization: `Bearer ${apiKey}`, 'content-length': String(Buffer.byteLength(body)) }, body);
+    expect([response.status, response.json.accepted]).toEqual([200, 1]);
   });
 });

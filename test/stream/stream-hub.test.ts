@@ -270,3 +270,25 @@ describe('StreamHub subscriber lifecycle', () => {
     expect(() => hub.publish('job', {})).toThrow();
   });
 });
+
+describe('StreamHub adaptive flushing', () => {
+  test('after a quiet interval an event goes out in the turn that published it; while busy, at most one flush per interval', async () => {
+    // an interval no test waits for: the first event must not need it, the second must
+    const hub = createHub({ flushIntervalMs: 60_000 });
+    const reader = hub.subscribe().stream.getReader();
+    expect(utf8.decode((await reader.read()).value)).toBe('retry: 3000\n\n');
+
+    const [first, alsoFirst] = publishJobs(hub, 2);
+    const chunk = utf8.decode((await reader.read()).value);
+    // both events of the turn in one chunk
+    expect(chunk).toContain(`id: ${first}\n`);
+    expect(chunk).toContain(`id: ${alsoFirst}\n`);
+
+    hub.publish('job', { id: 'busy', state: 'active' });
+    const pending = reader.read();
+    const early = await Promise.race([pending.then(() => 'delivered'), Bun.sleep(200).then(() => 'waiting')]);
+    expect(early).toBe('waiting');
+    hub.close(); // delivers what is pending
+    expect(utf8.decode((await pending).value)).toContain('"id":"busy"');
+  });
+});
