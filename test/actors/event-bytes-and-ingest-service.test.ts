@@ -20,6 +20,7 @@ import { DomainError } from '../../actors/domain-error.ts';
 import { Engine } from '../../actors/engine.ts';
 import { ingestEvents } from '../../actors/services/ingest-service.ts';
 import { jobEvent } from '../support/events.ts';
+import { historyFromPairs } from '../../actors/connection/job-history.ts';
 
 const T0 = Date.parse('2026-11-21T10:00:00.000Z');
 const base = { atMs: T0, framework: 'celery' as const };
@@ -46,7 +47,7 @@ describe('byte estimates', () => {
 
   test('a retained job: overhead, its large fields and 16 bytes per history entry', () => {
     expect(jobBytes({ externalId: 'abc', error: null, stacktrace: null, extensions: null, history: [] })).toBe(700 + 3);
-    expect(jobBytes({ externalId: 'abc', error: 'e', stacktrace: 'st', extensions: { a: 1 }, history: [T0, 1, T0 + 1, 3] })).toBe(
+    expect(jobBytes({ externalId: 'abc', error: 'e', stacktrace: 'st', extensions: { a: 1 }, history: historyFromPairs([T0, 1, T0 + 1, 3]) })).toBe(
       700 + 3 + 1 + 2 + JSON.stringify({ a: 1 }).length + 2 * 16,
     );
   });
