@@ -36,6 +36,7 @@ export const MODULES = {
           `${P}/names-errors-decisions.test.ts`,
           `${P}/recovery.test.ts`,
           `${P}/recovery-details.test.ts`,
+          `${P}/recovery-releases-input.test.ts`,
           `${P}/snapshot-integrity.test.ts`,
         ],
       },
@@ -50,6 +51,7 @@ export const MODULES = {
           `${P}/file-storage.test.ts`,
           `${P}/snapshot.test.ts`,
           `${P}/recovery.test.ts`,
+          `${P}/recovery-releases-input.test.ts`,
           `${P}/simulation.test.ts`,
         ],
       },
@@ -82,7 +84,7 @@ export const MODULES = {
           'actors/connection/dedup-cache.ts',
           'actors/connection/daily-quota.ts',
           'actors/connection/batch-ids.ts',
-          'actors/connection/connection-actor.ts:72-119',
+          'actors/connection/connection-actor.ts:73-120',
         ],
         tests: ['test/actors/dedup-cache.test.ts', 'test/actors/ingest-decision.test.ts', 'test/routes/ingest-dedup-quota.test.ts'],
       },
@@ -93,7 +95,7 @@ export const MODULES = {
     parts: [
       {
         mutate: [
-          'actors/connection/connection-actor.ts:175-185',
+          'actors/connection/connection-actor.ts:176-186',
           'actors/connection/command-queue.ts:57-62',
           'actors/engine.ts:113-115',
           'src/server.ts:84-101',
