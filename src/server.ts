@@ -91,7 +91,8 @@ export async function startService(config: Config, log: (line: string) => void, 
   // error with a page of source lines and the working directory.
   app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: SERVER_BODY_BYTES_MAX, development: false });
   const port = app.server!.port!;
-  log(`listening on http://${config.host}:${port} (data in ${config.dataDir}, fsync ${config.fsync})`);
+  const durability = config.clusterNatsUrl === null ? `fsync ${config.fsync}` : 'log on JetStream';
+  log(`listening on http://${config.host}:${port} (data in ${config.dataDir}, ${durability})`);
 
   let lastSnapshotMs = Date.now();
   const snapshotNow = (): Promise<void> => {
