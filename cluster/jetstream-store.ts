@@ -21,6 +21,7 @@ import { decodeValue, encodeValue } from '../persistence/record-codec.ts';
 import type { DurableStore, RecoveryHandler, RecoveryReport, SnapshotSource } from '../persistence/durable-store.ts';
 import { FencedPublisher, type LogMessage } from './fenced-publisher.ts';
 import type { SnapshotObjects } from './snapshot-object.ts';
+import { retryingWhileNatsRecovers } from './retry.ts';
 import { lastSubjectSeq, replaySubject } from './subject-replay.ts';
 
 export interface JetStreamStoreOptions {
@@ -69,26 +70,32 @@ export class JetStreamStore implements DurableStore {
       log(line);
     };
 
-    const snapshot = await snapshots.download(snapshotName);
+    const retrying = <T>(what: string, step: () => Promise<T>): Promise<T> => retryingWhileNatsRecovers(what, step, say);
+    const snapshot = await retrying(`reading snapshot ${snapshotName}`, () => snapshots.download(snapshotName));
     const snapshotSeq = snapshot?.coveredSeq ?? 0;
     let replayedTo = snapshotSeq;
     let recordsReplayed = 0;
     let markersSkipped = 0;
-    const replayTo = async (toSeq: number): Promise<void> => {
-      await replaySubject(js, stream, subject, replayedTo + 1, toSeq, (seq, data) => {
-        const message = decodeValue(data) as LogMessage;
-        if (!Array.isArray(message)) {
-          markersSkipped += 1;
-          return;
-        }
-        for (const encoded of message) handler.record(decodeValue(encoded), seq);
-        recordsReplayed += message.length;
-        this.replayedBytes += data.length;
+    // Resumable: a retry after a NATS failure continues after the last message handed over.
+    const replayTo = (toSeq: number): Promise<void> =>
+      retrying(`replaying ${subject} to seq ${toSeq}`, () =>
+        replaySubject(js, stream, subject, replayedTo + 1, toSeq, (seq, data) => {
+          const message = decodeValue(data) as LogMessage;
+          if (Array.isArray(message)) {
+            for (const encoded of message) handler.record(decodeValue(encoded), seq);
+            recordsReplayed += message.length;
+            this.replayedBytes += data.length;
+          } else {
+            markersSkipped += 1;
+          }
+          replayedTo = seq;
+        }),
+      ).then(() => {
+        replayedTo = toSeq;
       });
-      replayedTo = toSeq;
-    };
+    const readLastSeq = (): Promise<number> => retrying(`reading the last seq of ${subject}`, () => lastSubjectSeq(jsm, stream, subject));
 
-    let lastSeq = await lastSubjectSeq(jsm, stream, subject);
+    let lastSeq = await readLastSeq();
     if (lastSeq < snapshotSeq) {
       throw new RecoveryRefusedError(
         `refusing to start: snapshot ${snapshotName} covers seq ${snapshotSeq} but ${subject} ends at seq ${lastSeq}; ` +
@@ -112,7 +119,7 @@ export class JetStreamStore implements DurableStore {
         break;
       } catch (error) {
         if (!/^fenced/.test(describeError(error)) || attempt >= MARKER_ATTEMPTS_MAX) throw error;
-        lastSeq = await lastSubjectSeq(jsm, stream, subject);
+        lastSeq = await readLastSeq();
         say(`${subject} grew to seq ${lastSeq} while replaying (the previous owner's last writes): replaying them too`);
         await replayTo(lastSeq);
       }

@@ -8,6 +8,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, StorageType, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import { Objm, type ObjectStore } from '@nats-io/obj';
+import { retryingWhileNatsRecovers } from './retry.ts';
 
 /** Stage 1 has one partition: the whole engine. */
 export const PARTITION = 0;
@@ -69,11 +70,19 @@ export async function connectNatsCluster(
     watchConnection(nc, log);
     const js = jetstream(nc);
     const jsm = await jetstreamManager(nc);
-    await ensureLogStream(jsm, replicas);
-    const kvm = new Kvm(js);
-    const leases = await kvm.create(LEASES_BUCKET, { replicas, history: 1 });
-    const secrets = await kvm.create(SECRETS_BUCKET, { replicas, history: 1 });
-    const snapshots = await new Objm(js).create(SNAPSHOTS_BUCKET, { replicas, storage: StorageType.File });
+    const { leases, secrets, snapshots } = await retryingWhileNatsRecovers(
+      'opening the JetStream stream and buckets',
+      async () => {
+        await ensureLogStream(jsm, replicas);
+        const kvm = new Kvm(js);
+        return {
+          leases: await kvm.create(LEASES_BUCKET, { replicas, history: 1 }),
+          secrets: await kvm.create(SECRETS_BUCKET, { replicas, history: 1 }),
+          snapshots: await new Objm(js).create(SNAPSHOTS_BUCKET, { replicas, storage: StorageType.File }),
+        };
+      },
+      log,
+    );
     log(`connected to NATS ${nc.getServer()} (${servers.length} servers listed, replicas ${replicas})`);
     return { nc, js, jsm, leases, secrets, snapshots, maxPayloadBytes, close: () => nc.close() };
   } catch (error) {
