@@ -178,6 +178,10 @@ export class FencedPublisher {
         await Bun.sleep(Math.min(1_000, 50 * attempt));
         continue;
       }
+      if (ack.duplicate && attempt === 1) {
+        // Another message already carries this id: storing nothing and calling it done would lose the record.
+        throw new DurabilityError(`message id ${msgID} was already used in ${subject} (seq ${ack.seq}); epochs must not repeat`);
+      }
       if (attempt > 1) log(`published to ${subject} at seq ${ack.seq} after ${attempt} attempts${ack.duplicate ? ' (the first had been stored)' : ''}`);
       this.lastSeqKnown = ack.seq;
       return ack.seq;
