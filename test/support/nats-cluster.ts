@@ -40,6 +40,9 @@ export async function freePort(): Promise<number> {
 }
 
 export async function startNatsCluster(size = 3): Promise<NatsTestCluster> {
+  if (Bun.which(NATS_SERVER_BINARY) === null) {
+    throw new Error(`${NATS_SERVER_BINARY} not found: install Debian's nats-server package (bash .ci/install-system-packages does)`);
+  }
   const root = mkdtempSync(join(tmpdir(), 'jobwatch-nats-'));
   const clientPorts: number[] = [];
   const routePorts: number[] = [];
