@@ -44,7 +44,7 @@ export async function startService(config: Config, log: (line: string) => void, 
     log,
     onListenerError: (error) => log(`live update failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`),
     onHalt: (error) => {
-      log(`FATAL: the event log failed (${String(error)}); refusing writes and exiting so a restart recovers from disk`);
+      log(`FATAL: the event log failed (${String(error)}); refusing writes and exiting so a restart recovers from the log`);
       setTimeout(() => process.exit(1), 100);
     },
   });
