@@ -121,7 +121,7 @@ export class PartitionLease {
     } catch (error) {
       if (this.lost) return;
       if (isRefusal(error)) {
-        this.loseWith(`another node took it (${describeError(error)})`);
+        if (!(await this.stillOurs())) this.loseWith(`another node took it (${describeError(error)})`);
       } else if (performance.now() - this.lastRenewedMs >= leaseMs) {
         this.loseWith(`not renewed for ${leaseMs} ms (${describeError(error)}), so another node may own it`);
       } else if (this.complainedAtRevision !== this.revision) {
@@ -130,6 +130,26 @@ export class PartitionLease {
       }
     } finally {
       this.renewing = false;
+    }
+  }
+
+  /**
+   * A renewal whose answer was lost (a NATS server died after storing it) leaves this node
+   * with a stale revision, and the retry is refused although the lease is still ours: if
+   * the key holds our own node and epoch, adopt its revision instead of giving up.
+   */
+  private async stillOurs(): Promise<boolean> {
+    try {
+      const entry = await this.options.kv.get(this.options.key);
+      if (entry === null || entry.operation !== 'PUT') return false;
+      const held = decode(entry);
+      // Only a newer revision can be a write of ours we never heard back about (a replica may answer stale).
+      if (entry.revision <= this.revision || held.node !== this.options.node || held.epoch !== this.epoch || held.released) return false;
+      this.revision = entry.revision;
+      this.lastRenewedMs = performance.now();
+      return true;
+    } catch {
+      return false; // unreadable: not provably ours
     }
   }
 
