@@ -5,6 +5,7 @@
  * recover from. Loaded only when CLUSTER_NATS_URL is set (a dynamic import), so a single
  * node never loads a NATS module.
  */
+import { rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { Config } from '../src/config.ts';
@@ -34,6 +35,9 @@ export async function openCluster(config: Config, options: OpenClusterOptions): 
   if (servers === null) throw new Error('openCluster() without CLUSTER_NATS_URL');
   const nodeId = config.clusterNodeId ?? defaultNodeId(config.port);
   const { log } = options;
+  const stagingDir = join(config.dataDir, 'cluster-staging');
+  // Snapshot files left by a process that died while uploading or verifying one.
+  await rm(stagingDir, { recursive: true, force: true });
   const nats = await connectNatsCluster(servers, nodeId, config.clusterReplicas, log);
   try {
     const key = partitionKey(PARTITION);
@@ -51,7 +55,7 @@ export async function openCluster(config: Config, options: OpenClusterOptions): 
       stream: LOG_STREAM,
       subject: partitionSubject(PARTITION),
       snapshotName: key,
-      snapshots: new SnapshotObjects(nats.snapshots, join(config.dataDir, 'cluster-staging')),
+      snapshots: new SnapshotObjects(nats.snapshots, stagingDir),
       node: nodeId,
       epoch: lease.epoch,
       maxPayloadBytes: nats.maxPayloadBytes,
