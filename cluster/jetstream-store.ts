@@ -21,7 +21,7 @@ import { decodeValue, encodeValue } from '../persistence/record-codec.ts';
 import type { DurableStore, RecoveryHandler, RecoveryReport, SnapshotSource } from '../persistence/durable-store.ts';
 import { FencedPublisher, type LogMessage } from './fenced-publisher.ts';
 import type { SnapshotObjects } from './snapshot-object.ts';
-import { retryingWhileNatsRecovers } from './retry.ts';
+import { NotANatsFailure, retryingWhileNatsRecovers } from './retry.ts';
 import { lastSubjectSeq, replaySubject } from './subject-replay.ts';
 
 export interface JetStreamStoreOptions {
@@ -80,13 +80,18 @@ export class JetStreamStore implements DurableStore {
     const replayTo = (toSeq: number): Promise<void> =>
       retrying(`replaying ${subject} to seq ${toSeq}`, () =>
         replaySubject(js, stream, subject, replayedTo + 1, toSeq, (seq, data) => {
-          const message = decodeValue(data) as LogMessage;
-          if (Array.isArray(message)) {
-            for (const encoded of message) handler.record(decodeValue(encoded), seq);
-            recordsReplayed += message.length;
-            this.replayedBytes += data.length;
-          } else {
-            markersSkipped += 1;
+          try {
+            const message = decodeValue(data) as LogMessage;
+            if (Array.isArray(message)) {
+              for (const encoded of message) handler.record(decodeValue(encoded), seq);
+              recordsReplayed += message.length;
+              this.replayedBytes += data.length;
+            } else {
+              markersSkipped += 1;
+            }
+          } catch (error) {
+            // half a message may be applied: a retry would apply its first records twice
+            throw new NotANatsFailure(`replaying seq ${seq} of ${subject} failed: ${describeError(error)}`, { cause: error });
           }
           replayedTo = seq;
         }),
