@@ -25,6 +25,8 @@ export interface WriterRun {
   acknowledged: Set<string>;
   /** Batches answered 503 or not answered, then retried. */
   retries: number;
+  /** The longest a batch took from its first send to its acknowledgement (retries included). */
+  longestWaitMs: number;
   stop(): Promise<void>;
 }
 
@@ -43,9 +45,11 @@ export function startWriters(options: {
   const acknowledged = new Set<string>();
   let stopping = false;
   let retries = 0;
+  let longestWaitMs = 0;
   const loops = Array.from({ length: options.writers }, async (_, writer) => {
     for (let batch = 0; !stopping; batch++) {
       const events = batchOfJobs(options.connectionId, `w${writer}-b${batch}`, options.batchSize);
+      const sentAtMs = performance.now();
       for (;;) {
         try {
           const result = await ingest(options.target(), options.apiKey, events, AbortSignal.timeout(40_000));
@@ -59,6 +63,7 @@ export function startWriters(options: {
         retries += 1;
         await Bun.sleep(100);
       }
+      longestWaitMs = Math.max(longestWaitMs, performance.now() - sentAtMs);
       for (const event of events) acknowledged.add(event.job.externalId);
     }
   });
@@ -66,6 +71,9 @@ export function startWriters(options: {
     acknowledged,
     get retries() {
       return retries;
+    },
+    get longestWaitMs() {
+      return longestWaitMs;
     },
     stop: async () => {
       stopping = true;
