@@ -50,6 +50,14 @@ export interface Config {
   logLevel: LogLevel;
   /** NODE_ENV=production: what `LOG_FORMAT=auto` follows */
   production: boolean;
+  // --- cluster mode (docs/cluster.md) ---
+  /** NATS servers of the cluster; null: the local log in DATA_DIR (single node) */
+  clusterNatsUrl: string[] | null;
+  /** null: host name and port, resolved when cluster mode starts */
+  clusterNodeId: string | null;
+  clusterReplicas: number;
+  /** a lease not renewed for this long may be taken over by a standby */
+  clusterLeaseMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -92,6 +100,18 @@ function publicUrl(env: Env, name: string): string | null {
     throw new ConfigError(`${name} must be an absolute http(s) URL without credentials, query or fragment, got '${raw}'`);
   }
   return url.href.replace(/\/+$/, '');
+}
+
+/** Comma-separated nats:// (or tls://) server URLs. */
+function natsServers(env: Env, name: string): string[] | null {
+  const raw = optionalString(env, name);
+  if (raw === null) return null;
+  const servers = raw.split(',').map((each) => each.trim()).filter((each) => each !== '');
+  for (const server of servers) {
+    if (!/^(nats|tls):\/\/[^\s/]+$/.test(server)) throw new ConfigError(`${name} must be comma-separated nats://host:port URLs, got '${server}'`);
+  }
+  if (servers.length === 0) throw new ConfigError(`${name} names no server`);
+  return servers;
 }
 
 function trustedProxies(env: Env): TrustedProxies {
@@ -156,5 +176,9 @@ export function loadConfig(env: Env = process.env): Config {
     logFormat: oneOf(env, 'LOG_FORMAT', 'auto', ['auto', 'json', 'pretty'] as const),
     logLevel: oneOf(env, 'LOG_LEVEL', 'info', LOG_LEVELS),
     production: env.NODE_ENV === 'production',
+    clusterNatsUrl: natsServers(env, 'CLUSTER_NATS_URL'),
+    clusterNodeId: optionalString(env, 'CLUSTER_NODE_ID'),
+    clusterReplicas: integer(env, 'CLUSTER_REPLICAS', 3, 1, 5),
+    clusterLeaseMs: integer(env, 'CLUSTER_LEASE_MS', 10_000, 200, 600_000),
   };
 }

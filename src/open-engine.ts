@@ -13,6 +13,7 @@ import { openDurableStore, type DurableStore, type LogWriterObserver, type Recov
 import { FileStorage } from '../persistence/file-storage.ts';
 import type { Config } from './config.ts';
 import type { LogLine } from './logging/log-line.ts';
+import type { OpenedCluster } from '../cluster/open-cluster.ts';
 
 export interface OpenedEngine {
   engine: Engine;
@@ -36,8 +37,12 @@ export interface OpenEngineOptions {
 export async function openEngine(config: Config, options: OpenEngineOptions): Promise<OpenedEngine> {
   await mkdir(config.dataDir, { recursive: true });
   const lock = await acquireDataDirLock(config.dataDir, options.log);
+  let cluster: OpenedCluster | undefined;
   try {
-    const store = await openDurableStore({ dir: join(config.dataDir, 'log'), storage: new FileStorage(), fsync: config.fsync, log: options.log, observer: options.logObserver });
+    cluster = config.clusterNatsUrl === null ? undefined : await openClusterMode(config, options);
+    const store =
+      cluster?.store ??
+      (await openDurableStore({ dir: join(config.dataDir, 'log'), storage: new FileStorage(), fsync: config.fsync, log: options.log, observer: options.logObserver }));
     const engine = new Engine({
       clock: options.clock ?? systemClock,
       log: store,
@@ -56,7 +61,7 @@ export async function openEngine(config: Config, options: OpenEngineOptions): Pr
       snapshotChunk: (chunk) => restorer.restore(chunk),
       record: (record) => engine.evolve(record as EngineRecord),
     });
-    const sessionSecret = config.sessionSecret ?? (await loadOrCreateSecret(config.dataDir));
+    const sessionSecret = config.sessionSecret ?? (await (cluster ? cluster.sessionSecret() : loadOrCreateSecret(config.dataDir)));
     return {
       engine,
       store,
@@ -65,13 +70,25 @@ export async function openEngine(config: Config, options: OpenEngineOptions): Pr
       sessionSecret,
       close: async () => {
         await store.close();
+        await cluster?.close();
         await lock.release();
       },
     };
   } catch (error) {
+    await cluster?.close().catch(() => undefined);
     await lock.release();
     throw error;
   }
+}
+
+/** The NATS modules load only here, so a single node never imports them. */
+async function openClusterMode(config: Config, options: OpenEngineOptions): Promise<OpenedCluster> {
+  const { openCluster } = await import('../cluster/open-cluster.ts');
+  return openCluster(config, {
+    log: options.log,
+    // A deposed owner stops the way a failed log stops it; without a handler (the CLI) its writes are fenced.
+    onLeaseLost: (error) => options.onHalt?.(error),
+  });
 }
 
 /** Kept beside the log so sessions survive restarts when SESSION_SECRET is not set. */

@@ -55,7 +55,7 @@ export async function startService(config: Config, log: LogLine, timers: Service
     onListenerError: (error) =>
       log(`live update failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`, { severity: 'error' }),
     onHalt: (error) => {
-      log(`FATAL: the event log failed (${String(error)}); refusing writes and exiting so a restart recovers from disk`, { severity: 'fatal' });
+      log(`FATAL: the event log failed (${String(error)}); refusing writes and exiting so a restart recovers from the log`, { severity: 'fatal' });
       setTimeout(() => process.exit(1), 100);
     },
   });
@@ -112,11 +112,13 @@ export async function startService(config: Config, log: LogLine, timers: Service
   // error with a page of source lines and the working directory.
   app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: SERVER_BODY_BYTES_MAX, development: false });
   const port = app.server!.port!;
-  log(`listening on http://${config.host}:${port} (data in ${config.dataDir}, fsync ${config.fsync})`, {
+  const durability = config.clusterNatsUrl === null ? `fsync ${config.fsync}` : 'log on JetStream';
+  log(`listening on http://${config.host}:${port} (data in ${config.dataDir}, ${durability})`, {
     host: config.host,
     port,
     dataDir: config.dataDir,
     fsync: config.fsync,
+    durability,
   });
   log(metrics === undefined ? 'metrics off (set METRICS_TOKEN to serve GET /metrics)' : 'metrics at GET /metrics (bearer METRICS_TOKEN)');
 

@@ -35,6 +35,16 @@ describe('configuration from the environment', () => {
     expect(config).toMatchObject({ port: 8080, dailyEventLimit: 0, retentionMs: 48 * 3_600_000, fsync: 'everysec', cookieSecure: 'true', maxJobsPerConnection: 5000 });
   });
 
+  test('CLUSTER_NATS_URL: a comma-separated server list switches on cluster mode; anything else is refused by name', () => {
+    expect(loadConfig({}).clusterNatsUrl).toBeNull();
+    const config = loadConfig({ CLUSTER_NATS_URL: 'nats://10.0.0.1:4222, nats://10.0.0.2:4222,', CLUSTER_NODE_ID: 'node-a', CLUSTER_REPLICAS: '1', CLUSTER_LEASE_MS: '2000' });
+    expect(config).toMatchObject({ clusterNatsUrl: ['nats://10.0.0.1:4222', 'nats://10.0.0.2:4222'], clusterNodeId: 'node-a', clusterReplicas: 1, clusterLeaseMs: 2000 });
+    for (const bad of ['http://10.0.0.1:4222', 'nats://a:1/path', ' , ']) {
+      expect(() => loadConfig({ CLUSTER_NATS_URL: bad })).toThrow(/^CLUSTER_NATS_URL /);
+    }
+    expect(() => loadConfig({ CLUSTER_REPLICAS: '7' })).toThrow(/CLUSTER_REPLICAS must be between 1 and 5/);
+  });
+
   test('TRUSTED_PROXIES: none by default; addresses and CIDRs of both families', () => {
     expect(loadConfig({}).trustedProxies.includes('127.0.0.1')).toBe(false);
     const proxies = loadConfig({ TRUSTED_PROXIES: ' 10.0.0.0/8 , ::1,192.168.1.5' }).trustedProxies;

@@ -51,6 +51,8 @@ const READ_AS: Record<string, (config: Config) => unknown> = {
   STREAM_RESUME_GRACE_SECONDS: (config) => config.streamResumeGraceMs / 1000,
   LOG_FORMAT: (config) => config.logFormat,
   LOG_LEVEL: (config) => config.logLevel,
+  CLUSTER_REPLICAS: (config) => config.clusterReplicas,
+  CLUSTER_LEASE_MS: (config) => config.clusterLeaseMs,
 };
 
 /** Defaults that are not a plain value in the config: null there, and applied (or generated) later. */
@@ -61,6 +63,8 @@ const APPLIED_ELSEWHERE: Record<string, (config: Config) => unknown> = {
   PUBLIC_URL: (config) => config.publicUrl,
   TRUSTED_PROXIES: (config) => config.trustedProxies,
   METRICS_TOKEN: (config) => config.metricsToken,
+  CLUSTER_NATS_URL: (config) => config.clusterNatsUrl,
+  CLUSTER_NODE_ID: (config) => config.clusterNodeId,
 };
 
 function asValue(cell: string): string | number {
@@ -110,6 +114,13 @@ describe('README configuration table', () => {
     expect(APPLIED_ELSEWHERE.PUBLIC_URL!(defaults)).toBeNull();
     expect(documented.get('TRUSTED_PROXIES')).toContain('trust none');
     expect(defaults.trustedProxies.entries).toEqual([]);
+  });
+
+  test('CLUSTER_NATS_URL and CLUSTER_NODE_ID: unset means a single node, and a node id made at start', () => {
+    expect(documented.get('CLUSTER_NATS_URL')).toBe('unset');
+    expect(APPLIED_ELSEWHERE.CLUSTER_NATS_URL!(defaults)).toBeNull();
+    expect(documented.get('CLUSTER_NODE_ID')).toContain('host name');
+    expect(APPLIED_ELSEWHERE.CLUSTER_NODE_ID!(defaults)).toBeNull();
   });
 
   test('ADMIN_EMAIL: unset, the first admin is the documented address', async () => {

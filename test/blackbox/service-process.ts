@@ -29,6 +29,7 @@ const SERVICE_VARIABLES = [
   'MAX_JOBS_PER_CONNECTION', 'COOKIE_SECURE', 'SESSION_SECRET', 'SESSION_TTL_HOURS', 'DEDUP_KEYS_MAX',
   'SNAPSHOT_LOG_MB', 'SNAPSHOT_INTERVAL_MINUTES', 'TRUSTED_PROXIES',
   'PUBLIC_URL', 'BODY_TIMEOUT_SECONDS', 'METRICS_TOKEN', 'LOG_FORMAT', 'LOG_LEVEL',
+  'CLUSTER_NATS_URL', 'CLUSTER_NODE_ID', 'CLUSTER_REPLICAS', 'CLUSTER_LEASE_MS',
 ];
 
 const live = new Set<ServiceProcess>();
@@ -192,29 +193,34 @@ export function spawnService(options: SpawnOptions): ServiceProcess {
 export async function startService(options: SpawnOptions, readyTimeoutMs = 30_000): Promise<ServiceProcess> {
   const service = spawnService(options);
   try {
-    const match = await service.waitFor(/listening on http:\/\/[^\s:]+:(\d+)/, readyTimeoutMs);
-    service.port = Number(match[1]);
-    const lockPid = service.servicePid();
-    if (lockPid !== service.pid) {
-      service.wrappedPid = lockPid;
-      wrapped.add(service);
-    }
-    const deadline = Date.now() + readyTimeoutMs;
-    for (;;) {
-      try {
-        const response = await fetch(`${service.baseUrl}/api/health`, { signal: AbortSignal.timeout(2_000) });
-        const body = (await response.json()) as { status?: string };
-        if (response.status === 200 && body.status === 'ok') return service;
-      } catch {
-        // not ready yet
-      }
-      if (service.exitCode !== null) throw new Error(`process exited (${service.exitCode}) before it was healthy; output:\n${service.output}`);
-      if (Date.now() > deadline) throw new Error(`/api/health not ok within ${readyTimeoutMs} ms; output:\n${service.output}`);
-      await Bun.sleep(50);
-    }
+    return await waitUntilServing(service, readyTimeoutMs);
   } catch (error) {
     await service.kill().catch(() => undefined);
     throw error;
+  }
+}
+
+/** For a process already spawned (e.g. a standby that starts serving later): the `listening on` line, then /api/health ok. */
+export async function waitUntilServing(service: ServiceProcess, readyTimeoutMs = 30_000): Promise<ServiceProcess> {
+  const match = await service.waitFor(/listening on http:\/\/[^\s:]+:(\d+)/, readyTimeoutMs);
+  service.port = Number(match[1]);
+  const lockPid = service.servicePid();
+  if (lockPid !== service.pid) {
+    service.wrappedPid = lockPid;
+    wrapped.add(service);
+  }
+  const deadline = Date.now() + readyTimeoutMs;
+  for (;;) {
+    try {
+      const response = await fetch(`${service.baseUrl}/api/health`, { signal: AbortSignal.timeout(2_000) });
+      const body = (await response.json()) as { status?: string };
+      if (response.status === 200 && body.status === 'ok') return service;
+    } catch {
+      // not ready yet
+    }
+    if (service.exitCode !== null) throw new Error(`process exited (${service.exitCode}) before it was healthy; output:\n${service.output}`);
+    if (Date.now() > deadline) throw new Error(`/api/health not ok within ${readyTimeoutMs} ms; output:\n${service.output}`);
+    await Bun.sleep(50);
   }
 }
 

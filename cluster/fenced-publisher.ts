@@ -1,0 +1,207 @@
+/**
+ * The single writer of one partition's subject, with group commit and fencing.
+ *
+ * Every message is published with expect.lastSubjectSequence = the subject's last stream
+ * sequence as this owner knows it, so only one publish can be in flight: while it is,
+ * appended records queue and go out together as ONE message (a msgpack array of encoded
+ * records) when its ack returns, like the local log's shared fdatasync. An append
+ * resolves only after JetStream acknowledged its message, i.e. a quorum of the stream's
+ * replicas stored it.
+ *
+ * - Refused with `wrong last sequence`: another owner appended to the subject (its owner
+ *   marker, at least). This node is deposed: everything pending is rejected with
+ *   DurabilityError, it logs `fenced: ...`, and accepts nothing more.
+ * - No answer (a NATS server died, a stream leader election): the same message is
+ *   published again with the same msgID; if the first attempt was stored, JetStream's
+ *   duplicate window answers with its sequence instead of storing it twice.
+ */
+import type { JetStreamClient, PubAck } from '@nats-io/jetstream';
+import { DurabilityError, describeError } from '../persistence/errors.ts';
+import { encodeValue } from '../persistence/record-codec.ts';
+
+export interface FencedPublisherOptions {
+  js: JetStreamClient;
+  subject: string;
+  node: string;
+  epoch: number;
+  /** The subject's last stream sequence when this owner starts writing. */
+  lastSeq: number;
+  /** Largest message the NATS servers accept; a group larger than this goes out as several messages. */
+  maxPayloadBytes: number;
+  log: (line: string) => void;
+  /** How long one message may keep failing (no quorum) before the store gives up. */
+  retryForMs?: number;
+}
+
+/** Messages on a partition's subject: a group of records, or the marker a new owner writes. */
+export type LogMessage = Uint8Array[] | { owner: { node: string; epoch: number } };
+
+interface Group {
+  records: Uint8Array[];
+  bytes: number;
+  sealed: boolean;
+  done: Promise<number>;
+  resolve(seq: number): void;
+  reject(error: unknown): void;
+}
+
+const RETRY_FOR_MS_DEFAULT = 30_000;
+const PUBLISH_TIMEOUT_MS = 5_000;
+/** Room for msgpack's array and bin headers and the NATS headers of a message. */
+const MESSAGE_OVERHEAD_BYTES = 4096;
+
+export class FencedPublisher {
+  private readonly queue: Group[] = [];
+  private publishing = false;
+  private failure: DurabilityError | undefined;
+  private localSeq = 0;
+  private lastSeqKnown: number;
+  /** Payload bytes of every record acknowledged so far. */
+  publishedBytes = 0;
+
+  constructor(private readonly options: FencedPublisherOptions) {
+    this.lastSeqKnown = options.lastSeq;
+  }
+
+  /** The stream sequence of the last message this owner knows is stored. */
+  get lastSeq(): number {
+    return this.lastSeqKnown;
+  }
+
+  /** Resolves with the stream sequence of the message that carried the record. */
+  append(encoded: Uint8Array): Promise<number> {
+    if (this.failure) return Promise.reject(this.failure);
+    const limit = this.options.maxPayloadBytes - MESSAGE_OVERHEAD_BYTES;
+    if (encoded.length > limit) {
+      return Promise.reject(new DurabilityError(`a record of ${encoded.length} bytes is larger than one NATS message may be (${limit})`));
+    }
+    let group = this.queue.at(-1);
+    if (group === undefined || group.sealed) {
+      group = newGroup();
+      this.queue.push(group);
+    }
+    group.records.push(encoded);
+    group.bytes += encoded.length;
+    void this.drain();
+    return group.done;
+  }
+
+  /**
+   * Resolves with the stream sequence that covers every record appended before this call
+   * (records appended after it go into a later message). Snapshots use it.
+   */
+  sealed(): Promise<number> {
+    if (this.failure) return Promise.reject(this.failure);
+    const group = this.queue.at(-1);
+    if (group !== undefined) {
+      group.sealed = true;
+      return group.done;
+    }
+    return Promise.resolve(this.lastSeqKnown);
+  }
+
+  /** Bytes of the records queued or in flight, not yet acknowledged. */
+  get queuedBytes(): number {
+    let bytes = 0;
+    for (const group of this.queue) bytes += group.bytes;
+    return bytes;
+  }
+
+  /** The marker a new owner appends after replaying, fenced on the sequence it replayed to; before any append. */
+  async publishOwnerMarker(replayedTo: number): Promise<number> {
+    const { node, epoch } = this.options;
+    this.lastSeqKnown = replayedTo;
+    const marker: LogMessage = { owner: { node, epoch } };
+    return this.publishOne(encodeValue(marker));
+  }
+
+  /** Waits for everything queued to be acknowledged (or refused). */
+  async flush(): Promise<void> {
+    for (let last = this.queue.at(-1); last !== undefined; last = this.queue.at(-1)) await last.done.catch(() => undefined);
+  }
+
+  private async drain(): Promise<void> {
+    if (this.publishing) return;
+    this.publishing = true;
+    try {
+      for (let group = this.queue[0]; group !== undefined && !this.failure; group = this.queue[0]) {
+        group.sealed = true;
+        try {
+          const seq = await this.publishGroup(group);
+          this.queue.shift();
+          this.publishedBytes += group.bytes;
+          group.resolve(seq);
+        } catch (error) {
+          this.fail(error);
+        }
+      }
+    } finally {
+      this.publishing = false;
+    }
+  }
+
+  /** One message, or several each fenced on the one before when the group is larger than a message may be. */
+  private async publishGroup(group: Group): Promise<number> {
+    const limit = this.options.maxPayloadBytes - MESSAGE_OVERHEAD_BYTES;
+    let seq = this.lastSeqKnown;
+    for (let start = 0; start < group.records.length; ) {
+      let end = start;
+      for (let bytes = 0; end < group.records.length && bytes + group.records[end]!.length <= limit; end++) bytes += group.records[end]!.length;
+      const message: LogMessage = group.records.slice(start, end);
+      seq = await this.publishOne(encodeValue(message));
+      start = end;
+    }
+    return seq;
+  }
+
+  private async publishOne(payload: Uint8Array): Promise<number> {
+    const { js, subject, node, epoch, log } = this.options;
+    this.localSeq += 1;
+    const msgID = `${node}:${epoch}:${this.localSeq}`;
+    const expected = this.lastSeqKnown;
+    const giveUpAtMs = performance.now() + (this.options.retryForMs ?? RETRY_FOR_MS_DEFAULT);
+    for (let attempt = 1; ; attempt++) {
+      let ack: PubAck;
+      try {
+        ack = await js.publish(subject, payload, { msgID, expect: { lastSubjectSequence: expected }, timeout: PUBLISH_TIMEOUT_MS });
+      } catch (error) {
+        const reason = describeError(error);
+        if (/wrong last sequence/i.test(reason)) {
+          const message = `fenced: ${subject} has moved past seq ${expected} (${reason}); another node owns the partition now`;
+          log(message);
+          throw new DurabilityError(message, { cause: error });
+        }
+        if (performance.now() >= giveUpAtMs) {
+          throw new DurabilityError(`publishing to ${subject} failed for ${attempt} attempts: ${reason}`, { cause: error });
+        }
+        if (attempt === 1) log(`publishing to ${subject} failed (${reason}); retrying with the same message id`);
+        await Bun.sleep(Math.min(1_000, 50 * attempt));
+        continue;
+      }
+      if (ack.duplicate && attempt === 1) {
+        // Another message already carries this id: storing nothing and calling it done would lose the record.
+        throw new DurabilityError(`message id ${msgID} was already used in ${subject} (seq ${ack.seq}); epochs must not repeat`);
+      }
+      if (attempt > 1) log(`published to ${subject} at seq ${ack.seq} after ${attempt} attempts${ack.duplicate ? ' (the first had been stored)' : ''}`);
+      this.lastSeqKnown = ack.seq;
+      return ack.seq;
+    }
+  }
+
+  private fail(error: unknown): void {
+    this.failure = error instanceof DurabilityError ? error : new DurabilityError(describeError(error), { cause: error });
+    for (const group of this.queue.splice(0)) group.reject(this.failure);
+  }
+}
+
+function newGroup(): Group {
+  let resolve!: (seq: number) => void;
+  let reject!: (error: unknown) => void;
+  const done = new Promise<number>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  // A rejection nobody awaits (a sealed group with no appender left) must not crash the process.
+  done.catch(() => undefined);
+  return { records: [], bytes: 0, sealed: false, done, resolve, reject };
+}

@@ -1,0 +1,180 @@
+/**
+ * Ownership of a partition: a key in the jobwatch_leases bucket holding `{ node, epoch }`.
+ *
+ * - Acquire with kv.create (only if the key is absent) or kv.update on the revision seen
+ *   (a released lease, or one whose revision this node has watched stay the same for
+ *   LEASE_MS on its own clock: no clock agreement between machines is needed).
+ * - Renew every LEASE_MS / 4 with kv.update on the revision this node last wrote. A
+ *   refused renewal means another node took the lease; a renewal that cannot get through
+ *   for LEASE_MS means another node may have. Either way the lease is lost: `onLost` runs
+ *   once and the node must stop writing.
+ * - The key is never deleted, so the epoch only grows: a release writes `released`, and
+ *   the next owner's epoch is one higher. Message ids carry the epoch, so two owners
+ *   never publish the same id inside JetStream's duplicate window.
+ *
+ * The lease only keeps two nodes from both trying; a paused owner that resumes is
+ * stopped by the log itself (expect.lastSubjectSequence, see fenced-publisher.ts).
+ */
+import type { KV, KvEntry } from '@nats-io/kv';
+import { describeError } from '../persistence/errors.ts';
+
+export interface LeaseValue {
+  node: string;
+  epoch: number;
+  released?: boolean;
+}
+
+export interface LeaseOptions {
+  kv: KV;
+  key: string;
+  node: string;
+  leaseMs: number;
+  log: (line: string) => void;
+  onLost: (error: Error) => void;
+}
+
+export class LeaseLostError extends Error {
+  override readonly name = 'LeaseLostError';
+}
+
+export class PartitionLease {
+  private revision: number;
+  private lastRenewedMs: number;
+  private timer: ReturnType<typeof setInterval> | undefined;
+  private renewing = false;
+  private lost = false;
+  private complainedAtRevision = -1;
+
+  private constructor(
+    private readonly options: LeaseOptions,
+    readonly epoch: number,
+    revision: number,
+  ) {
+    this.revision = revision;
+    this.lastRenewedMs = performance.now();
+    this.timer = setInterval(() => void this.renew(), Math.max(50, Math.floor(options.leaseMs / 4)));
+  }
+
+  /** Waits (logging whom for) until this node holds the lease. */
+  static async acquire(options: LeaseOptions): Promise<PartitionLease> {
+    const { kv, key, node, leaseMs, log } = options;
+    const pollMs = Math.max(50, Math.min(500, Math.floor(leaseMs / 10)));
+    let watched: { revision: number; sinceMs: number } | undefined;
+    let announcedHolder = '';
+    for (;;) {
+      try {
+        const revision = await kv.create(key, encode({ node, epoch: 1 }));
+        log(`acquired the lease ${key} (epoch 1, first owner)`);
+        return new PartitionLease(options, 1, revision);
+      } catch (error) {
+        if (!isRefusal(error)) log(`lease ${key}: ${describeError(error)}; retrying`);
+      }
+      const entry = await kv.get(key).catch(() => null);
+      if (entry !== null && entry.operation === 'PUT') {
+        const held = decode(entry);
+        const nowMs = performance.now();
+        if (watched?.revision !== entry.revision) watched = { revision: entry.revision, sinceMs: nowMs };
+        const lapsed = nowMs - watched.sinceMs >= leaseMs;
+        if (held.released || lapsed) {
+          const epoch = held.epoch + 1;
+          try {
+            const revision = await kv.update(key, encode({ node, epoch }), entry.revision);
+            log(
+              held.released
+                ? `acquired the lease ${key} (epoch ${epoch}) released by ${held.node}`
+                : `took over the lease ${key} (epoch ${epoch}) from ${held.node}: not renewed for ${leaseMs} ms`,
+            );
+            return new PartitionLease(options, epoch, revision);
+          } catch (error) {
+            if (!isRefusal(error)) log(`lease ${key}: ${describeError(error)}; retrying`);
+          }
+        } else if (announcedHolder !== held.node) {
+          announcedHolder = held.node;
+          log(`waiting for the lease held by ${held.node} (${key}, epoch ${held.epoch}); taking over if it is not renewed for ${leaseMs} ms`);
+        }
+      }
+      await Bun.sleep(pollMs);
+    }
+  }
+
+  /** Stops renewing and marks the lease released, so a standby takes it at once instead of after a lapse. */
+  async release(): Promise<void> {
+    clearInterval(this.timer);
+    if (this.lost) return;
+    this.lost = true;
+    const { kv, key, node, log } = this.options;
+    try {
+      await kv.update(key, encode({ node, epoch: this.epoch, released: true }), this.revision);
+      log(`released the lease ${key} (epoch ${this.epoch})`);
+    } catch (error) {
+      log(`could not release the lease ${key} (${describeError(error)}); a standby takes it after it lapses`);
+    }
+  }
+
+  private async renew(): Promise<void> {
+    if (this.renewing || this.lost) return;
+    this.renewing = true;
+    const { kv, key, node, leaseMs, log } = this.options;
+    try {
+      this.revision = await kv.update(key, encode({ node, epoch: this.epoch }), this.revision);
+      this.lastRenewedMs = performance.now();
+    } catch (error) {
+      if (this.lost) return;
+      if (isRefusal(error)) {
+        if (!(await this.stillOurs())) this.loseWith(`another node took it (${describeError(error)})`);
+      } else if (performance.now() - this.lastRenewedMs >= leaseMs) {
+        this.loseWith(`not renewed for ${leaseMs} ms (${describeError(error)}), so another node may own it`);
+      } else if (this.complainedAtRevision !== this.revision) {
+        this.complainedAtRevision = this.revision;
+        log(`renewing the lease ${key} failed (${describeError(error)}); retrying`);
+      }
+    } finally {
+      this.renewing = false;
+    }
+  }
+
+  /**
+   * A renewal whose answer was lost (a NATS server died after storing it) leaves this node
+   * with a stale revision, and the retry is refused although the lease is still ours: if
+   * the key holds our own node and epoch, adopt its revision instead of giving up.
+   */
+  private async stillOurs(): Promise<boolean> {
+    try {
+      const entry = await this.options.kv.get(this.options.key);
+      if (entry === null || entry.operation !== 'PUT') return false;
+      const held = decode(entry);
+      // Only a newer revision can be a write of ours we never heard back about (a replica may answer stale).
+      if (entry.revision <= this.revision || held.node !== this.options.node || held.epoch !== this.epoch || held.released) return false;
+      this.revision = entry.revision;
+      this.lastRenewedMs = performance.now();
+      return true;
+    } catch {
+      return false; // unreadable: not provably ours
+    }
+  }
+
+  private loseWith(reason: string): void {
+    this.lost = true;
+    clearInterval(this.timer);
+    const message = `lost the lease ${this.options.key} (epoch ${this.epoch}): ${reason}`;
+    this.options.log(message);
+    this.options.onLost(new LeaseLostError(message));
+  }
+}
+
+/** kv.create on an existing key and kv.update on a moved revision are refused with this. */
+function isRefusal(error: unknown): boolean {
+  return /wrong last sequence|key exists/i.test(describeError(error));
+}
+
+function encode(value: LeaseValue): string {
+  return JSON.stringify(value);
+}
+
+function decode(entry: KvEntry): LeaseValue {
+  const value = entry.json<Partial<LeaseValue>>();
+  if (typeof value.node !== 'string' || typeof value.epoch !== 'number') {
+    throw new Error(`lease ${entry.key} holds ${entry.string()}, not { node, epoch }`);
+  }
+  return { node: value.node, epoch: value.epoch, released: value.released === true };
+}

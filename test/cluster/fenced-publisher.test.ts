@@ -1,0 +1,107 @@
+/**
+ * The log protocol of cluster mode against a real 3-server NATS cluster: group commit
+ * (concurrent appends share messages), the seal a snapshot relies on (it covers exactly
+ * the records appended before it), splitting a group larger than a message, and fencing
+ * (a second writer's marker makes the first one's next append fail, with everything
+ * pending).
+ */
+import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { jetstream, jetstreamManager, StorageType, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { FencedPublisher, type LogMessage } from '../../cluster/fenced-publisher.ts';
+import { lastSubjectSeq, replaySubject } from '../../cluster/subject-replay.ts';
+import { DurabilityError } from '../../persistence/errors.ts';
+import { decodeValue, encodeValue } from '../../persistence/record-codec.ts';
+import { startNatsCluster, type NatsTestCluster } from '../support/nats-cluster.ts';
+
+const STREAM = 'PUBLISHER_TEST';
+let nats: NatsTestCluster;
+let nc: NatsConnection;
+let js: JetStreamClient;
+let jsm: JetStreamManager;
+let subjects = 0;
+
+beforeAll(async () => {
+  nats = await startNatsCluster();
+  nc = await connect({ servers: nats.url.split(',') });
+  js = jetstream(nc);
+  jsm = await jetstreamManager(nc);
+  await jsm.streams.add({ name: STREAM, subjects: ['test.>'], num_replicas: 3, storage: StorageType.File });
+});
+afterAll(async () => {
+  await nc?.close();
+  await nats?.stop();
+});
+
+/** Message ids are `<node>:<epoch>:<n>` and the duplicate window spans the stream: each test writes as its own nodes. */
+function publisher(subject: string, node: string, lastSeq = 0, maxPayloadBytes = 8 * 1024 * 1024): FencedPublisher {
+  return new FencedPublisher({ js, subject, node: `${subject}/${node}`, epoch: 1, lastSeq, maxPayloadBytes, log: () => undefined });
+}
+
+/** The subject's messages as [seq, records] (records decoded), markers left out. */
+async function messagesOf(subject: string, toSeq?: number): Promise<Array<{ seq: number; records: unknown[] }>> {
+  const last = toSeq ?? (await lastSubjectSeq(jsm, STREAM, subject));
+  const messages: Array<{ seq: number; records: unknown[] }> = [];
+  await replaySubject(js, STREAM, subject, 1, last, (seq, data) => {
+    const message = decodeValue(data) as LogMessage;
+    if (Array.isArray(message)) messages.push({ seq, records: message.map((encoded) => decodeValue(encoded)) });
+  });
+  return messages;
+}
+
+test('concurrent appends share messages, and every record is stored once, in append order', async () => {
+  const subject = `test.group.${subjects++}`;
+  const writer = publisher(subject, 'a');
+  const seqs = await Promise.all(Array.from({ length: 200 }, (_, index) => writer.append(encodeValue({ index }))));
+  const messages = await messagesOf(subject);
+  expect(messages.length).toBeGreaterThan(1);
+  expect(messages.length).toBeLessThan(20); // one in flight, the rest queued together
+  expect(messages.flatMap((message) => message.records)).toEqual(Array.from({ length: 200 }, (_, index) => ({ index })));
+  expect(seqs.at(-1)).toBe(writer.lastSeq);
+});
+
+test('sealed() resolves with the seq that covers exactly the records appended before it', async () => {
+  const subject = `test.seal.${subjects++}`;
+  const writer = publisher(subject, 'a');
+  const before = Array.from({ length: 50 }, (_, index) => writer.append(encodeValue({ before: index })));
+  const covered = writer.sealed();
+  const after = Array.from({ length: 50 }, (_, index) => writer.append(encodeValue({ after: index })));
+  await Promise.all([...before, ...after]);
+  const coveredRecords = (await messagesOf(subject, await covered)).flatMap((message) => message.records);
+  expect(coveredRecords).toEqual(Array.from({ length: 50 }, (_, index) => ({ before: index })));
+});
+
+test('a group larger than one message goes out as several, each within the limit', async () => {
+  const subject = `test.split.${subjects++}`;
+  const writer = publisher(subject, 'a', 0, 64 * 1024);
+  const record = (index: number) => encodeValue({ index, padding: 'x'.repeat(20_000) });
+  const appended = Array.from({ length: 12 }, (_, index) => writer.append(record(index)));
+  await Promise.all(appended);
+  const messages = await messagesOf(subject);
+  expect(messages.flatMap((message) => message.records).map((each) => (each as { index: number }).index)).toEqual(
+    Array.from({ length: 12 }, (_, index) => index),
+  );
+  for (const message of messages) expect(message.records.length).toBeLessThanOrEqual(3);
+  await expect(writer.append(encodeValue({ padding: 'x'.repeat(70_000) }))).rejects.toThrow(/larger than one NATS message/);
+});
+
+test('a second writer fenced on the subject end deposes the first: its next append and everything pending fail', async () => {
+  const subject = `test.fence.${subjects++}`;
+  const first = publisher(subject, 'a');
+  await first.append(encodeValue({ by: 'a' }));
+  const second = publisher(subject, 'b', first.lastSeq);
+  await second.publishOwnerMarker(first.lastSeq);
+  const pending = Array.from({ length: 5 }, (_, index) => first.append(encodeValue({ late: index })));
+  for (const append of pending) await expect(append).rejects.toBeInstanceOf(DurabilityError);
+  await expect(pending[0]!).rejects.toThrow(/^fenced: test\.fence\.\d+ has moved past seq \d+ \(wrong last sequence/);
+  await expect(first.append(encodeValue({ later: true }))).rejects.toThrow(/^fenced/);
+  expect((await messagesOf(subject)).flatMap((message) => message.records)).toEqual([{ by: 'a' }]);
+  expect(await second.append(encodeValue({ by: 'b' }))).toBeGreaterThan(0);
+});
+
+test('a message id used before is an error, not a silent success: the duplicate window would drop the record', async () => {
+  const subject = `test.reused.${subjects++}`;
+  await publisher(subject, 'a').append(encodeValue({ first: true }));
+  const sameIdentity = publisher(subject, 'a', await lastSubjectSeq(jsm, STREAM, subject));
+  await expect(sameIdentity.append(encodeValue({ second: true }))).rejects.toThrow(/message id .* was already used/);
+});

@@ -1,0 +1,82 @@
+/**
+ * The partition lease against a real NATS cluster's key-value bucket: the first node
+ * creates it; a second waits while it is renewed and takes it over only after seeing its
+ * revision unchanged for the lease time; a release hands it over at once with the next
+ * epoch; a lease taken by someone else is lost at the next renewal; a renewal whose answer
+ * was lost (the key already holds this node's own value) is not mistaken for a loss.
+ */
+import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { jetstream } from '@nats-io/jetstream';
+import { Kvm, type KV } from '@nats-io/kv';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { PartitionLease } from '../../cluster/lease.ts';
+import { startNatsCluster, type NatsTestCluster } from '../support/nats-cluster.ts';
+
+const LEASE_MS = 400;
+let nats: NatsTestCluster;
+let nc: NatsConnection;
+let kv: KV;
+let keys = 0;
+const held: PartitionLease[] = [];
+
+beforeAll(async () => {
+  nats = await startNatsCluster();
+  nc = await connect({ servers: nats.url.split(',') });
+  kv = await new Kvm(jetstream(nc)).create('lease_test', { replicas: 3, history: 1 });
+});
+afterAll(async () => {
+  await Promise.all(held.map((lease) => lease.release()));
+  await nc?.close();
+  await nats?.stop();
+});
+
+function acquire(key: string, node: string, lines: string[] = [], lost: Error[] = []): Promise<PartitionLease> {
+  return PartitionLease.acquire({ kv, key, node, leaseMs: LEASE_MS, log: (line) => lines.push(line), onLost: (error) => lost.push(error) }).then((lease) => {
+    held.push(lease);
+    return lease;
+  });
+}
+
+test('a renewed lease is never taken over; a released one passes at once with the next epoch', async () => {
+  const key = `p.${keys++}`;
+  const first = await acquire(key, 'a');
+  expect(first.epoch).toBe(1);
+  const lines: string[] = [];
+  let second: PartitionLease | undefined;
+  const waiting = acquire(key, 'b', lines).then((lease) => (second = lease));
+  await Bun.sleep(LEASE_MS * 4);
+  expect(second).toBeUndefined();
+  expect(lines).toEqual([expect.stringMatching(/^waiting for the lease held by a \(p\.\d+, epoch 1\)/)]);
+  const releasedAt = performance.now();
+  await first.release();
+  await waiting;
+  expect(performance.now() - releasedAt).toBeLessThan(LEASE_MS);
+  expect(second!.epoch).toBe(2);
+  expect(lines.at(-1)).toMatch(/acquired the lease p\.\d+ \(epoch 2\) released by a/);
+});
+
+test('a lease nobody renews is taken over after the lease time, not before', async () => {
+  const key = `p.${keys++}`;
+  await kv.create(key, JSON.stringify({ node: 'ghost', epoch: 7 }));
+  const startedAt = performance.now();
+  const lines: string[] = [];
+  const lease = await acquire(key, 'b', lines);
+  expect(performance.now() - startedAt).toBeGreaterThanOrEqual(LEASE_MS);
+  expect(lease.epoch).toBe(8);
+  expect(lines.at(-1)).toMatch(/took over the lease p\.\d+ \(epoch 8\) from ghost: not renewed for 400 ms/);
+});
+
+test('a lease another node overwrote is lost at the next renewal; a renewal whose answer was lost is not', async () => {
+  const key = `p.${keys++}`;
+  const lost: Error[] = [];
+  const lines: string[] = [];
+  await acquire(key, 'a', lines, lost);
+  // the key already holds our own value at a newer revision: what a renewal stored but never heard back about looks like
+  await kv.put(key, JSON.stringify({ node: 'a', epoch: 1 }));
+  await Bun.sleep(LEASE_MS);
+  expect(lost).toEqual([]);
+  await kv.put(key, JSON.stringify({ node: 'intruder', epoch: 2 }));
+  for (const deadline = Date.now() + 5_000; lost.length === 0 && Date.now() < deadline; ) await Bun.sleep(20);
+  expect(lost.map((error) => error.message)).toEqual([expect.stringMatching(/^lost the lease p\.\d+ \(epoch 1\): another node took it/)]);
+  expect(lines.at(-1)).toBe(lost[0]!.message);
+});
