@@ -127,7 +127,7 @@ export const MODULES = {
           'actors/connection/batch-ids.ts',
           block(ACTOR, 'decideIngest('),
         ],
-        tests: ['test/actors/dedup-cache.test.ts', 'test/actors/ingest-decision.test.ts', 'test/routes/ingest-dedup-quota.test.ts'],
+        tests: ['test/actors/dedup-cache.test.ts', 'test/actors/ingest-decision.test.ts', 'test/actors/ingest-limits.test.ts'],
       },
     ],
   },
