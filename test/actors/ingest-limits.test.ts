@@ -39,6 +39,7 @@ describe('queue and worker bounds', () => {
       { index: 3, code: 'QUEUE_LIMIT_EXCEEDED', message: "the connection already has 2 queues (QUEUES_PER_CONNECTION_MAX); queue 'q4' was not created" },
     ]);
     expect(record!.events.map((event) => (event.kind === 'job' ? event.externalId : event.kind))).toEqual(['a', 'b', 'd', 'worker']);
+    expect(record!.events.map((event) => 'newQueueId' in event)).toEqual([false, true, false, false]); // q1 exists; d names none
     expect([...actor.queues.values()].map((queue) => queue.name).sort()).toEqual(['q1', 'q2']);
   });
 
@@ -115,7 +116,7 @@ describe('daily quota', () => {
 
   test('the limit reached mid-batch truncates the rest; the reply reports what remains after the batch', () => {
     const actor = new ConnectionActor(C, { ...limits, dailyEventLimit: 3 });
-    ingest(actor, [jobEvent(C, T0, { externalId: 'first' })]);
+    expect(ingest(actor, [jobEvent(C, T0, { externalId: 'first' })]).reply.usage).toMatchObject({ used: 1, remaining: 2 });
     const { reply, record } = ingest(actor, [
       { not: 'an event' },
       jobEvent(C, T0, { externalId: 'a' }),
