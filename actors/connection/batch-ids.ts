@@ -18,6 +18,7 @@ export class BatchIds {
 
   /** Why the event may not be accepted because of the queue or worker bound, or null. */
   boundError(event: NormalizedEvent): EventError | null {
+    // Stryker disable next-line ConditionalExpression: a worker event has no name, so read as a queue event it names no queue either
     const queueName = event.kind === 'job' ? event.queue : event.kind === 'queue' ? event.name : undefined;
     if (queueName !== undefined && this.isNewQueue(queueName)) {
       const max = this.actor.tenantLimits.queuesPerConnectionMax;

@@ -229,6 +229,7 @@ export class ConnectionActor {
     const cutoffMs = nowMs - this.limits.retentionMs;
     const expired = new Set<Job>(this.lateCreated.retainedBefore(cutoffMs));
     for (const entry of this.jobs.indexes.createdAt.scan('asc')) {
+      // Stryker disable next-line ConditionalExpression,EqualityOperator: the stop bounds the work; past it the check below keeps every job
       if (entry.item.createdAtMs >= cutoffMs) break;
       if (retainedSinceMs(entry.item) < cutoffMs) expired.add(entry.item);
     }

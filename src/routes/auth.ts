@@ -37,8 +37,9 @@ export function authRoutes(deps: AppDeps) {
         maxAge: Math.floor(config.sessionTtlMs / 1000),
       });
       return { user: publicUser(user) };
-      // Stryker disable next-line ObjectLiteral,StringLiteral: Elysia parses a body only for handlers that use `body`, which this one does not; 'none' says so
-    }, { parse: 'none' })
+    },
+    // Stryker disable next-line ObjectLiteral,StringLiteral: Elysia parses a body only for handlers that use `body`, which this one does not; 'none' says so
+    { parse: 'none' })
     .post('/api/auth/logout', async ({ cookie, set }) => {
       // Stryker disable next-line OptionalChaining: Elysia's cookie jar has an entry for every name
       const token = cookie[SESSION_COOKIE]?.value;

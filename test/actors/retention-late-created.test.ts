@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ManualClock } from '../../actors/clock.ts';
 import { ConnectionActor } from '../../actors/connection/connection-actor.ts';
+import { LateCreatedJobs } from '../../actors/connection/late-created-jobs.ts';
 import { Engine, type EngineRecord } from '../../actors/engine.ts';
 import { ConnectionService } from '../../actors/services/connection-service.ts';
 import { ingestEvents } from '../../actors/services/ingest-service.ts';
@@ -94,6 +95,59 @@ describe('retention of jobs whose reported createdAt is later than their state c
     actor.expire(CUTOFF_MS + RETENTION_MS);
     actor.expire(CUTOFF_MS + RETENTION_MS + 1);
     expect(externalIds(actor)).toEqual(['kept']);
+  });
+});
+
+describe('retention of jobs created before the cutoff', () => {
+  test('a job is judged by when its current state began: exactly at the cutoff it stays, a millisecond earlier it goes', () => {
+    const actor = actorWith([
+      jobEvent('c1', CUTOFF_MS - 5_000, { externalId: 'changed-at-cutoff', state: 'queued' }),
+      jobEvent('c1', CUTOFF_MS, { externalId: 'changed-at-cutoff', state: 'active' }),
+      jobEvent('c1', CUTOFF_MS - 5_000, { externalId: 'changed-before', state: 'queued' }),
+      jobEvent('c1', CUTOFF_MS - 1, { externalId: 'changed-before', state: 'active' }),
+      jobEvent('c1', CUTOFF_MS - 5_000, { externalId: 'changed-after', state: 'queued' }),
+      jobEvent('c1', CUTOFF_MS + 1, { externalId: 'changed-after', state: 'active' }),
+    ]);
+    actor.expire(CUTOFF_MS + RETENTION_MS);
+    expect(externalIds(actor)).toEqual(['changed-after', 'changed-at-cutoff']);
+  });
+});
+
+describe('the late-created index', () => {
+  test('holds only jobs whose state began before their reported createdAt, and lets go when that changes', () => {
+    const actor = actorWith([
+      lateCreated('late', CUTOFF_MS - 10, CUTOFF_MS + 5_000),
+      jobEvent('c1', CUTOFF_MS, { externalId: 'reported-on-time', createdAt: iso(CUTOFF_MS) }),
+      jobEvent('c1', CUTOFF_MS, { externalId: 'reported-earlier', createdAt: iso(CUTOFF_MS - 1) }),
+      jobEvent('c1', CUTOFF_MS, { externalId: 'unreported' }),
+    ]);
+    const index = new LateCreatedJobs();
+    for (const job of actor.jobs.values()) index.update(job);
+    expect(index.size).toBe(1);
+    expect([...index.retainedBefore(CUTOFF_MS)].map((job) => job.externalId)).toEqual(['late']);
+    expect([...index.retainedBefore(CUTOFF_MS - 10)]).toEqual([]);
+
+    const late = actor.jobs.getByExternalId('late')!;
+    ingest(actor, [jobEvent('c1', CUTOFF_MS + 6_000, { externalId: 'late', state: 'active' })]);
+    index.update(late);
+    expect(index.size).toBe(0);
+    expect([...index.retainedBefore(CUTOFF_MS + RETENTION_MS)]).toEqual([]);
+  });
+
+  test('a held job whose state began earlier still is found by its new time; delete lets it go', () => {
+    const actor = actorWith([jobEvent('c1', CUTOFF_MS + 100, { externalId: 'late', state: 'active', createdAt: iso(CUTOFF_MS + 5_000) })]);
+    const late = actor.jobs.getByExternalId('late')!;
+    const index = new LateCreatedJobs();
+    index.update(late);
+    expect([...index.retainedBefore(CUTOFF_MS)]).toEqual([]);
+    ingest(actor, [jobEvent('c1', CUTOFF_MS - 100, { externalId: 'late', state: 'active', attempt: 2 })]);
+    index.update(late);
+    expect(index.size).toBe(1);
+    expect([...index.retainedBefore(CUTOFF_MS)]).toEqual([late]);
+    index.delete(late);
+    index.delete(late);
+    expect(index.size).toBe(0);
+    expect([...index.retainedBefore(CUTOFF_MS + RETENTION_MS)]).toEqual([]);
   });
 });
 
