@@ -7,6 +7,8 @@ import { ADMIN_EMAIL, ADMIN_PASSWORD, batchOfJobs, ingest, listAllJobs } from '.
 
 /** Short enough for a test, long enough for a renewal to get through a busy machine. */
 export const TEST_LEASE_MS = 2_000;
+/** CLUSTER_SECRET of every test node. */
+export const TEST_CLUSTER_SECRET = 'test-cluster-secret-0123456789';
 
 export function nodeEnv(natsUrl: string, nodeId: string, extra: Record<string, string> = {}): Record<string, string> {
   return {
@@ -16,6 +18,7 @@ export function nodeEnv(natsUrl: string, nodeId: string, extra: Record<string, s
     CLUSTER_NATS_URL: natsUrl,
     CLUSTER_NODE_ID: nodeId,
     CLUSTER_LEASE_MS: String(TEST_LEASE_MS),
+    CLUSTER_SECRET: TEST_CLUSTER_SECRET,
     ...extra,
   };
 }
@@ -92,6 +95,31 @@ export async function waitForCount(run: WriterRun, count: number, timeoutMs = 30
   const deadline = Date.now() + timeoutMs;
   while (run.acknowledged.size < count) {
     if (Date.now() > deadline) throw new Error(`only ${run.acknowledged.size} of ${count} events acknowledged within ${timeoutMs} ms`);
+    await Bun.sleep(50);
+  }
+}
+
+export interface NodeHealth {
+  status: string;
+  role?: string;
+  node?: string;
+  owner?: string | null;
+}
+
+export async function health(baseUrl: string): Promise<{ status: number; body: NodeHealth }> {
+  const response = await fetch(`${baseUrl}/api/health`, { signal: AbortSignal.timeout(2_000) });
+  return { status: response.status, body: (await response.json()) as NodeHealth };
+}
+
+/** Polls /api/health of each node until one says it is the owner; returns its index. */
+export async function waitForOwner(baseUrls: string[], timeoutMs = 30_000): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    for (const [index, baseUrl] of baseUrls.entries()) {
+      const answer = await health(baseUrl).catch(() => null);
+      if (answer?.status === 200 && answer.body.role === 'owner') return index;
+    }
+    if (Date.now() > deadline) throw new Error(`no node of ${baseUrls.join(', ')} became the owner within ${timeoutMs} ms`);
     await Bun.sleep(50);
   }
 }
