@@ -3,7 +3,7 @@
  * batch until it is acknowledged (as an SDK does on 503 or a dropped connection), and
  * the check that every acknowledged event can be read back.
  */
-import { ADMIN_EMAIL, ADMIN_PASSWORD, batchOfJobs, ingest, listAllJobs } from '../blackbox/service-process.ts';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, batchOfJobs, ingest, listAllJobs, spawnService, type ServiceProcess, type SpawnOptions } from '../blackbox/service-process.ts';
 
 /** Short enough for a test, long enough for a renewal to get through a busy machine. */
 export const TEST_LEASE_MS = 2_000;
@@ -120,6 +120,20 @@ export async function waitForOwner(baseUrls: string[], timeoutMs = 30_000): Prom
       if (answer?.status === 200 && answer.body.role === 'owner') return index;
     }
     if (Date.now() > deadline) throw new Error(`no node of ${baseUrls.join(', ')} became the owner within ${timeoutMs} ms`);
+    await Bun.sleep(50);
+  }
+}
+
+/** Spawns a node that is expected to wait for the lease: it listens (and forwards) at once; resolves once it says it is a standby. */
+export async function startStandby(options: SpawnOptions, timeoutMs = 30_000): Promise<ServiceProcess> {
+  const service = spawnService(options);
+  const match = await service.waitFor(/listening on http:\/\/[^\s:]+:(\d+)/, timeoutMs);
+  service.port = Number(match[1]);
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const answer = await health(service.baseUrl).catch(() => null);
+    if (answer?.body.role === 'standby' && answer.body.owner !== null) return service;
+    if (Date.now() > deadline) throw new Error(`not a standby with a known owner within ${timeoutMs} ms; output:\n${service.output}`);
     await Bun.sleep(50);
   }
 }

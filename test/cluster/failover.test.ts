@@ -16,7 +16,7 @@ import {
   startService,
 } from '../blackbox/service-process.ts';
 import { startNatsCluster, type NatsTestCluster } from '../support/nats-cluster.ts';
-import { TEST_LEASE_MS, health, missingJobs, nodeEnv, startWriters, waitForCount, waitForOwner } from './cluster-harness.ts';
+import { TEST_LEASE_MS, health, missingJobs, nodeEnv, startStandby, startWriters, waitForCount, waitForOwner } from './cluster-harness.ts';
 
 const dirs = cleanUpServices();
 let nats: NatsTestCluster | undefined;
@@ -28,7 +28,7 @@ test('kill -9 of the owner mid-ingest: the standby takes over within lease + rep
   const dirB = makeDataDir('cluster-standby');
   dirs.push(dirA, dirB);
   const a = await startService({ dataDir: dirA, env: nodeEnv(nats.url, 'node-a') });
-  const b = await startService({ dataDir: dirB, env: nodeEnv(nats.url, 'node-b') });
+  const b = await startStandby({ dataDir: dirB, env: nodeEnv(nats.url, 'node-b') });
   await b.waitFor(/waiting for the lease held by node-a/);
   expect((await health(b.baseUrl)).body).toMatchObject({ status: 'ok', role: 'standby', node: 'node-b', owner: 'node-a' });
 
