@@ -41,7 +41,8 @@ export async function forwardRequest(
   const headers = new Headers(request.headers);
   for (const name of HOP_BY_HOP) headers.delete(name);
   headers.set('x-forwarded-for', [request.headers.get('x-forwarded-for'), peer].filter((value) => value !== null).join(', '));
-  const element = `for=${forwardedNode(peer)};host="${origin.host}";proto=${origin.https ? 'https' : 'http'}`;
+  // the Host header is the client's text: no quote or backslash may end the quoted string early
+  const element = `for=${forwardedNode(peer)};host="${origin.host.replace(/["\\]/g, '')}";proto=${origin.https ? 'https' : 'http'}`;
   headers.set('forwarded', [request.headers.get('forwarded'), element].filter((value) => value !== null).join(', '));
   headers.set(FORWARD_HEADER, signForward(secret, request.method, pathAndQuery, client, Date.now()));
 

@@ -2,7 +2,8 @@
  * Any node answers any request (stage 2a): three nodes on one 3-server NATS cluster, A the
  * owner, B and C standbys that forward to it. The tests run in order on the same nodes:
  *
- * 1. login through a standby, the session through every node; the owner's login limiter
+ * 1. login through a standby, the session through every node, the owner's body cap on a
+ *    forwarded body; the owner's login limiter
  *    sees the client address the standby signed (B trusts loopback as a proxy, so the
  *    address comes from X-Forwarded-For), and a forged X-Forwarded-For or forward header
  *    sent without a valid signature is ignored; the cross-site guard still holds;
@@ -113,6 +114,15 @@ test('login through a standby: the session works on every node, the limiter sees
     expect(await failedLogin(a.baseUrl, other, { 'x-forwarded-for': `203.0.113.${attempt}`, 'x-jobwatch-forward': forged })).toBe(401);
   }
   expect(await failedLogin(a.baseUrl, other, { 'x-forwarded-for': '203.0.113.99' })).toBe(429);
+
+  // The owner's body cap applies to a forwarded body (streamed, not read whole by the standby).
+  const tooLarge = await fetch(`${c.baseUrl}/api/ingest`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${connection.apiKey}` },
+    body: `{"events":[${'"x",'.repeat(1_600_000)}"x"]}`,
+  });
+  expect(tooLarge.status).toBe(413);
+  expect(((await tooLarge.json()) as { error: { code: string } }).error.code).toBe('PAYLOAD_TOO_LARGE');
 
   // A signed forward that reaches a node which is not the owner is not passed on again (no loops).
   const signed = signForward(TEST_CLUSTER_SECRET, 'GET', '/api/connections', { address: '127.0.0.1', host: 'x', https: false }, Date.now());
