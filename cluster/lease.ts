@@ -1,5 +1,6 @@
 /**
- * Ownership of a partition: a key in the jobwatch_leases bucket holding `{ node, epoch }`.
+ * Ownership of a partition: a key in the jobwatch_leases bucket holding `{ node, epoch, url }`
+ * (`url`: where the owner's HTTP is reached, so other nodes can forward to it).
  *
  * - Acquire with kv.create (only if the key is absent) or kv.update on the revision seen
  *   (a released lease, or one whose revision this node has watched stay the same for
@@ -21,16 +22,25 @@ import { describeError } from '../persistence/errors.ts';
 export interface LeaseValue {
   node: string;
   epoch: number;
+  /** The holder's CLUSTER_ADVERTISE_URL ('' in a value written before stage 2a). */
+  url: string;
   released?: boolean;
 }
+
+/** Who serves the partition now, as a waiting node last read it; null: nobody (released, or never taken). */
+export type LeaseHolder = { node: string; url: string } | null;
 
 export interface LeaseOptions {
   kv: KV;
   key: string;
   node: string;
+  /** This node's advertised URL, written into the lease value. */
+  url: string;
   leaseMs: number;
   log: (line: string) => void;
   onLost: (error: Error) => void;
+  /** While waiting: told the holder on every poll (a lapsed holder is still named; forwards to it fail until one takes over). */
+  onHolder?: (holder: LeaseHolder) => void;
 }
 
 export class LeaseLostError extends Error {
@@ -57,13 +67,13 @@ export class PartitionLease {
 
   /** Waits (logging whom for) until this node holds the lease. */
   static async acquire(options: LeaseOptions): Promise<PartitionLease> {
-    const { kv, key, node, leaseMs, log } = options;
+    const { kv, key, node, url, leaseMs, log } = options;
     const pollMs = Math.max(50, Math.min(500, Math.floor(leaseMs / 10)));
     let watched: { revision: number; sinceMs: number } | undefined;
     let announcedHolder = '';
     for (;;) {
       try {
-        const revision = await kv.create(key, encode({ node, epoch: 1 }));
+        const revision = await kv.create(key, encode({ node, epoch: 1, url }));
         log(`acquired the lease ${key} (epoch 1, first owner)`);
         return new PartitionLease(options, 1, revision);
       } catch (error) {
@@ -72,13 +82,14 @@ export class PartitionLease {
       const entry = await kv.get(key).catch(() => null);
       if (entry !== null && entry.operation === 'PUT') {
         const held = decode(entry);
+        options.onHolder?.(held.released ? null : { node: held.node, url: held.url });
         const nowMs = performance.now();
         if (watched?.revision !== entry.revision) watched = { revision: entry.revision, sinceMs: nowMs };
         const lapsed = nowMs - watched.sinceMs >= leaseMs;
         if (held.released || lapsed) {
           const epoch = held.epoch + 1;
           try {
-            const revision = await kv.update(key, encode({ node, epoch }), entry.revision);
+            const revision = await kv.update(key, encode({ node, epoch, url }), entry.revision);
             log(
               held.released
                 ? `acquired the lease ${key} (epoch ${epoch}) released by ${held.node}`
@@ -102,9 +113,9 @@ export class PartitionLease {
     clearInterval(this.timer);
     if (this.lost) return;
     this.lost = true;
-    const { kv, key, node, log } = this.options;
+    const { kv, key, node, url, log } = this.options;
     try {
-      await kv.update(key, encode({ node, epoch: this.epoch, released: true }), this.revision);
+      await kv.update(key, encode({ node, epoch: this.epoch, url, released: true }), this.revision);
       log(`released the lease ${key} (epoch ${this.epoch})`);
     } catch (error) {
       log(`could not release the lease ${key} (${describeError(error)}); a standby takes it after it lapses`);
@@ -114,9 +125,9 @@ export class PartitionLease {
   private async renew(): Promise<void> {
     if (this.renewing || this.lost) return;
     this.renewing = true;
-    const { kv, key, node, leaseMs, log } = this.options;
+    const { kv, key, node, url, leaseMs, log } = this.options;
     try {
-      this.revision = await kv.update(key, encode({ node, epoch: this.epoch }), this.revision);
+      this.revision = await kv.update(key, encode({ node, epoch: this.epoch, url }), this.revision);
       this.lastRenewedMs = performance.now();
     } catch (error) {
       if (this.lost) return;
@@ -176,5 +187,5 @@ function decode(entry: KvEntry): LeaseValue {
   if (typeof value.node !== 'string' || typeof value.epoch !== 'number') {
     throw new Error(`lease ${entry.key} holds ${entry.string()}, not { node, epoch }`);
   }
-  return { node: value.node, epoch: value.epoch, released: value.released === true };
+  return { node: value.node, epoch: value.epoch, url: typeof value.url === 'string' ? value.url : '', released: value.released === true };
 }

@@ -1,8 +1,8 @@
 /**
- * Cluster mode, stage 1 (hot standby): the whole engine is partition 0, owned by the node
- * that holds its lease. Opening waits for the lease (a standby logs whom it waits for and
- * serves nothing meanwhile), then hands back a DurableStore on JetStream for the engine to
- * recover from. Loaded only when CLUSTER_NATS_URL is set (a dynamic import), so a single
+ * Cluster mode: the whole engine is partition 0, owned by the node that holds its lease.
+ * Opening connects to NATS, lets the caller start answering HTTP (a waiting node forwards
+ * to the holder it is told of), waits for the lease, then hands back a DurableStore on
+ * JetStream for the engine to recover from. Loaded only when CLUSTER_NATS_URL is set (a dynamic import), so a single
  * node never loads a NATS module.
  */
 import { rm } from 'node:fs/promises';
@@ -10,7 +10,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { Config } from '../src/config.ts';
 import type { DurableStore } from '../persistence/durable-store.ts';
-import { PartitionLease } from './lease.ts';
+import { PartitionLease, type LeaseHolder } from './lease.ts';
 import { JetStreamStore } from './jetstream-store.ts';
 import { connectNatsCluster, LOG_STREAM, PARTITION, partitionKey, partitionSubject } from './nats-cluster.ts';
 import { sharedSessionSecret } from './shared-secret.ts';
@@ -28,6 +28,17 @@ export interface OpenClusterOptions {
   log: (line: string) => void;
   /** Runs once when the lease is lost: the node must stop (its writes are fenced from now on anyway). */
   onLeaseLost: (error: Error) => void;
+  /** The HTTP side of a waiting node; absent (the CLI): nothing is served while waiting. */
+  waiting?: ClusterWaiting;
+}
+
+export interface ClusterWaiting {
+  /** Connected to NATS, before waiting for the lease: start answering HTTP; resolves to this node's advertised URL. */
+  connected(nodeId: string): Promise<string>;
+  /** The current holder, on every poll while this node waits. */
+  holder(holder: LeaseHolder): void;
+  /** This node holds the lease; the engine opens (recovery) next. */
+  acquired(): void;
 }
 
 export async function openCluster(config: Config, options: OpenClusterOptions): Promise<OpenedCluster> {
@@ -40,15 +51,19 @@ export async function openCluster(config: Config, options: OpenClusterOptions): 
   await rm(stagingDir, { recursive: true, force: true });
   const nats = await connectNatsCluster(servers, nodeId, config.clusterReplicas, log);
   try {
+    const url = (await options.waiting?.connected(nodeId)) ?? config.clusterAdvertiseUrl ?? '';
     const key = partitionKey(PARTITION);
     const lease = await PartitionLease.acquire({
       kv: nats.leases,
       key,
       node: nodeId,
+      url,
+      onHolder: (holder) => options.waiting?.holder(holder),
       leaseMs: config.clusterLeaseMs,
       log,
       onLost: options.onLeaseLost,
     });
+    options.waiting?.acquired();
     const store = new JetStreamStore({
       js: nats.js,
       jsm: nats.jsm,

@@ -5,6 +5,7 @@
  *   bun run bench                      # = npx bun load/bench.ts; 1,000,000 jobs, about 6-8 minutes
  *   npx bun load/bench.ts --quick      # 100,000 jobs, shorter runs: a check in about 2 minutes
  *   npx bun load/bench.ts --jobs 500k --profile --skip stream
+ *   bun run bench -- --cluster         # only the cluster table (load/cluster.ts; needs nats-server)
  *
  * Scenarios (each against a service this script starts on a temporary DATA_DIR, with
  * DAILY_EVENT_LIMIT=0; the baseline is load/baseline.ts in its own process):
@@ -50,6 +51,12 @@ import { describeStream, measureStream, streamShape, type StreamLayout, type Str
 import { flag, fmtBytes, fmtCount, fmtMs, machineDescription, note, num, parseArgs, str, table } from './util.ts';
 
 const args = parseArgs();
+if (flag(args, 'cluster')) {
+  // its own table; only this run needs nats-server (load/cluster.ts)
+  const { runClusterBench } = await import('./cluster.ts');
+  await runClusterBench();
+  process.exit(0);
+}
 const quick = flag(args, 'quick');
 const jobs = Math.round(num(args, 'jobs', quick ? 100_000 : 1_000_000));
 const settings = {

@@ -23,4 +23,6 @@ export interface AppDeps {
   metrics?: { service: ServiceMetrics; token: string };
   /** Where ingest requests spend their time (logged at shutdown); absent in tests. */
   ingestTimings?: IngestTimings;
+  /** Cluster mode: this node's id, named by /api/health with its role (the owner); absent on a single node. */
+  clusterNode?: string;
 }

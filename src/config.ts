@@ -58,6 +58,10 @@ export interface Config {
   clusterReplicas: number;
   /** a lease not renewed for this long may be taken over by a standby */
   clusterLeaseMs: number;
+  /** where other nodes reach this node's HTTP; null: http://<HOST>:<PORT>, resolved once listening */
+  clusterAdvertiseUrl: string | null;
+  /** signs requests one node forwards to another (required in cluster mode) */
+  clusterSecret: string | null;
 }
 
 export class ConfigError extends Error {}
@@ -135,6 +139,12 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError(`ADMIN_EMAIL must be an email address, got '${adminEmail}'`);
   }
   const metricsToken = optionalString(env, 'METRICS_TOKEN');
+  const clusterNatsUrl = natsServers(env, 'CLUSTER_NATS_URL');
+  const clusterSecret = optionalString(env, 'CLUSTER_SECRET');
+  // Without it a node could not tell a forward of another node from a client that writes X-Forwarded-For itself.
+  if (clusterNatsUrl !== null && (clusterSecret === null || clusterSecret.length < 16)) {
+    throw new ConfigError('cluster mode (CLUSTER_NATS_URL) needs CLUSTER_SECRET, the same on every node, at least 16 characters');
+  }
   // A scrape token is compared in constant time, but a short one can still be guessed.
   if (metricsToken !== null && (metricsToken.length < 16 || /\s/.test(metricsToken))) {
     throw new ConfigError('METRICS_TOKEN must be at least 16 characters without spaces');
@@ -176,9 +186,11 @@ export function loadConfig(env: Env = process.env): Config {
     logFormat: oneOf(env, 'LOG_FORMAT', 'auto', ['auto', 'json', 'pretty'] as const),
     logLevel: oneOf(env, 'LOG_LEVEL', 'info', LOG_LEVELS),
     production: env.NODE_ENV === 'production',
-    clusterNatsUrl: natsServers(env, 'CLUSTER_NATS_URL'),
+    clusterNatsUrl,
     clusterNodeId: optionalString(env, 'CLUSTER_NODE_ID'),
     clusterReplicas: integer(env, 'CLUSTER_REPLICAS', 3, 1, 5),
     clusterLeaseMs: integer(env, 'CLUSTER_LEASE_MS', 10_000, 200, 600_000),
+    clusterAdvertiseUrl: publicUrl(env, 'CLUSTER_ADVERTISE_URL'),
+    clusterSecret,
   };
 }

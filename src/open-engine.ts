@@ -13,7 +13,7 @@ import { openDurableStore, type DurableStore, type LogWriterObserver, type Recov
 import { FileStorage } from '../persistence/file-storage.ts';
 import type { Config } from './config.ts';
 import type { LogLine } from './logging/log-line.ts';
-import type { OpenedCluster } from '../cluster/open-cluster.ts';
+import type { ClusterWaiting, OpenedCluster } from '../cluster/open-cluster.ts';
 
 export interface OpenedEngine {
   engine: Engine;
@@ -21,6 +21,8 @@ export interface OpenedEngine {
   lock: DataDirLock;
   recovery: RecoveryReport;
   sessionSecret: string;
+  /** Cluster mode: this node's id (it owns the lease); null on a single node. */
+  clusterNodeId: string | null;
   close(): Promise<void>;
 }
 
@@ -32,6 +34,8 @@ export interface OpenEngineOptions {
   onHalt?: (error: unknown) => void;
   onListenerError?: (error: unknown) => void;
   onGroupCommitted?: (records: number, writeMs: number, syncMs: number) => void;
+  /** Cluster mode: what answers HTTP while this node waits for the lease (src/http/cluster-front.ts). */
+  clusterWaiting?: ClusterWaiting;
 }
 
 export async function openEngine(config: Config, options: OpenEngineOptions): Promise<OpenedEngine> {
@@ -68,6 +72,7 @@ export async function openEngine(config: Config, options: OpenEngineOptions): Pr
       lock,
       recovery,
       sessionSecret,
+      clusterNodeId: cluster?.nodeId ?? null,
       close: async () => {
         await store.close();
         await cluster?.close();
@@ -88,6 +93,7 @@ async function openClusterMode(config: Config, options: OpenEngineOptions): Prom
     log: options.log,
     // A deposed owner stops the way a failed log stops it; without a handler (the CLI) its writes are fenced.
     onLeaseLost: (error) => options.onHalt?.(error),
+    waiting: options.clusterWaiting,
   });
 }
 

@@ -19,6 +19,7 @@ import { ServiceMetrics } from './metrics/service-metrics.ts';
 import { NOT_OBSERVED } from './metrics/service-observer.ts';
 import { IngestTimings } from '../actors/services/ingest-timings.ts';
 import { observeAll } from '../persistence/log-writer.ts';
+import { ClusterFront } from './http/cluster-front.ts';
 
 export interface RunningService {
   port: number;
@@ -49,8 +50,15 @@ export async function startService(config: Config, log: LogLine, timers: Service
   const metrics = config.metricsToken === null ? undefined : { service: new ServiceMetrics(), token: config.metricsToken };
   const observer = metrics?.service ?? NOT_OBSERVED;
   const ingestTimings = new IngestTimings();
+  // Cluster mode: answer (by forwarding) from the moment NATS is reached, not only once this node owns the lease.
+  const front = config.clusterNatsUrl === null ? undefined : new ClusterFront({ ...config, clusterSecret: config.clusterSecret ?? '' }, log);
   const opened = await openEngine(config, {
     log,
+    clusterWaiting: front && {
+      connected: (nodeId) => front.listen(nodeId),
+      holder: (holder) => front.holder(holder),
+      acquired: () => front.acquired(),
+    },
     logObserver: observeAll([metrics?.service, ingestTimings]),
     onListenerError: (error) =>
       log(`live update failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`, { severity: 'error' }),
@@ -106,14 +114,19 @@ export async function startService(config: Config, log: LogLine, timers: Service
     return written;
   };
   const logError = (line: string): void => log(line, { severity: 'error' });
-  const app = createApp({ engine, accounts, connections, jobActions, live, config, logError, backup, metrics, ingestTimings });
+  const clusterNode = opened.clusterNodeId ?? undefined;
+  const app = createApp({ engine, accounts, connections, jobActions, live, config, logError, backup, metrics, ingestTimings, clusterNode });
   ingestTimings.start();
-  // development: false whatever NODE_ENV says: Bun's development mode answers an uncaught
-  // error with a page of source lines and the working directory.
-  app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: SERVER_BODY_BYTES_MAX, development: false });
+  if (front === undefined) {
+    // development: false whatever NODE_ENV says: Bun's development mode answers an uncaught
+    // error with a page of source lines and the working directory.
+    app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: SERVER_BODY_BYTES_MAX, development: false });
+  } else {
+    front.serve(app);
+  }
   const port = app.server!.port!;
   const durability = config.clusterNatsUrl === null ? `fsync ${config.fsync}` : 'log on JetStream';
-  log(`listening on http://${config.host}:${port} (data in ${config.dataDir}, ${durability})`, {
+  log(`${front === undefined ? 'listening on' : 'owner of the lease, serving on'} http://${config.host}:${port} (data in ${config.dataDir}, ${durability})`, {
     host: config.host,
     port,
     dataDir: config.dataDir,

@@ -6,6 +6,7 @@
 import { isIP } from 'node:net';
 import type { Config } from '../config.ts';
 import { normalizeAddress } from './trusted-proxies.ts';
+import type { ForwardedClient } from './forward-signature.ts';
 
 /** The part of Bun's server a request handler sees (absent for `app.handle` in tests). */
 export interface PeerSource {
@@ -15,6 +16,16 @@ export interface PeerSource {
 type ProxyConfig = Pick<Config, 'trustedProxies'>;
 
 const UNKNOWN_ADDRESS = 'unknown';
+
+/**
+ * Requests another cluster node forwarded with a valid signature (src/http/cluster-front.ts):
+ * the client it vouches for replaces the peer, which is only that node. Empty on a single node.
+ */
+const vouchedClients = new WeakMap<Request, ForwardedClient>();
+
+export function vouchForClient(request: Request, client: ForwardedClient): void {
+  vouchedClients.set(request, client);
+}
 
 function peerAddress(request: Request, server: PeerSource | null | undefined): string | null {
   const address = server?.requestIP(request)?.address;
@@ -32,6 +43,8 @@ function fromTrustedProxy(request: Request, server: PeerSource | null | undefine
  * written by whoever sent the request first, and may be invented).
  */
 export function clientAddress(request: Request, server: PeerSource | null | undefined, config: ProxyConfig): string {
+  const vouched = vouchedClients.get(request);
+  if (vouched !== undefined) return vouched.address;
   const peer = peerAddress(request, server);
   if (peer === null) return UNKNOWN_ADDRESS;
   if (!config.trustedProxies.includes(peer)) return peer;
@@ -45,6 +58,8 @@ export function clientAddress(request: Request, server: PeerSource | null | unde
 
 /** The host and scheme the client addressed; forwarded values only from a trusted proxy. */
 export function requestedOrigin(request: Request, server: PeerSource | null | undefined, config: ProxyConfig): { host: string; https: boolean } {
+  const vouched = vouchedClients.get(request);
+  if (vouched !== undefined) return { host: vouched.host.toLowerCase(), https: vouched.https };
   const url = new URL(request.url);
   const own = { host: request.headers.get('host') ?? url.host, https: url.protocol === 'https:' };
   if (!fromTrustedProxy(request, server, config)) return own;

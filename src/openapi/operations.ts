@@ -263,7 +263,9 @@ export const OPERATIONS: Record<string, OperationDoc> = {
   'GET /api/health': {
     tag: 'Service',
     summary: 'Health',
-    description: '503 with `status: "unavailable"` once the event log could not be written and the service is stopping.',
+    description:
+      '503 with `status: "unavailable"` once the event log could not be written and the service is stopping. In cluster mode ' +
+      'it also names `role` (`owner`, `standby`: forwards every other request to `owner`; `taking over`: 503 while it replays), `node` and `owner`.',
     auth: 'none',
     success: {
       200: { description: 'Healthy', json: Reply.Health },

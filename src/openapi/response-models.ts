@@ -199,7 +199,14 @@ export const CommandList = closed({ data: Type.Array(Command, { description: 'pe
 export const AckReply = closed({ acked: Type.Integer({ minimum: 0, description: 'pending commands this request acknowledged' }) });
 export const AgentConnection = closed({ connectionId: Type.String() });
 
-export const Health = closed({ status: literals(['ok', 'unavailable'] as const), timestamp: time() });
+export const Health = closed({
+  status: literals(['ok', 'unavailable'] as const),
+  timestamp: time(),
+  // cluster mode only: this node's role and id, and the node that owns the lease (null during a failover)
+  role: Type.Optional(literals(['owner', 'standby', 'taking over'] as const)),
+  node: Type.Optional(Type.String()),
+  owner: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+});
 
 /**
  * Fails the type check when a view type and its model differ in field names or in what a

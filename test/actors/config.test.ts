@@ -37,11 +37,30 @@ describe('configuration from the environment', () => {
 
   test('CLUSTER_NATS_URL: a comma-separated server list switches on cluster mode; anything else is refused by name', () => {
     expect(loadConfig({}).clusterNatsUrl).toBeNull();
-    const config = loadConfig({ CLUSTER_NATS_URL: 'nats://10.0.0.1:4222, nats://10.0.0.2:4222,', CLUSTER_NODE_ID: 'node-a', CLUSTER_REPLICAS: '1', CLUSTER_LEASE_MS: '2000' });
-    expect(config).toMatchObject({ clusterNatsUrl: ['nats://10.0.0.1:4222', 'nats://10.0.0.2:4222'], clusterNodeId: 'node-a', clusterReplicas: 1, clusterLeaseMs: 2000 });
+    const secret = 'sixteen-chars-ok';
+    const config = loadConfig({
+      CLUSTER_NATS_URL: 'nats://10.0.0.1:4222, nats://10.0.0.2:4222,',
+      CLUSTER_NODE_ID: 'node-a',
+      CLUSTER_REPLICAS: '1',
+      CLUSTER_LEASE_MS: '2000',
+      CLUSTER_SECRET: secret,
+      CLUSTER_ADVERTISE_URL: 'http://10.0.0.5:3000/',
+    });
+    expect(config).toMatchObject({
+      clusterNatsUrl: ['nats://10.0.0.1:4222', 'nats://10.0.0.2:4222'],
+      clusterNodeId: 'node-a',
+      clusterReplicas: 1,
+      clusterLeaseMs: 2000,
+      clusterSecret: secret,
+      clusterAdvertiseUrl: 'http://10.0.0.5:3000',
+    });
     for (const bad of ['http://10.0.0.1:4222', 'nats://a:1/path', ' , ']) {
-      expect(() => loadConfig({ CLUSTER_NATS_URL: bad })).toThrow(/^CLUSTER_NATS_URL /);
+      expect(() => loadConfig({ CLUSTER_NATS_URL: bad, CLUSTER_SECRET: secret })).toThrow(/^CLUSTER_NATS_URL /);
     }
+    // forwards between nodes are signed with it: cluster mode does not start without one
+    expect(() => loadConfig({ CLUSTER_NATS_URL: 'nats://10.0.0.1:4222' })).toThrow(/needs CLUSTER_SECRET/);
+    expect(() => loadConfig({ CLUSTER_NATS_URL: 'nats://10.0.0.1:4222', CLUSTER_SECRET: 'fifteen-chars!!' })).toThrow(/at least 16 characters/);
+    expect(() => loadConfig({ CLUSTER_ADVERTISE_URL: 'node-a:3000' })).toThrow(/^CLUSTER_ADVERTISE_URL /);
     expect(() => loadConfig({ CLUSTER_REPLICAS: '7' })).toThrow(/CLUSTER_REPLICAS must be between 1 and 5/);
   });
 

@@ -65,6 +65,8 @@ const APPLIED_ELSEWHERE: Record<string, (config: Config) => unknown> = {
   METRICS_TOKEN: (config) => config.metricsToken,
   CLUSTER_NATS_URL: (config) => config.clusterNatsUrl,
   CLUSTER_NODE_ID: (config) => config.clusterNodeId,
+  CLUSTER_SECRET: (config) => config.clusterSecret,
+  CLUSTER_ADVERTISE_URL: (config) => config.clusterAdvertiseUrl,
 };
 
 function asValue(cell: string): string | number {
@@ -121,6 +123,13 @@ describe('README configuration table', () => {
     expect(APPLIED_ELSEWHERE.CLUSTER_NATS_URL!(defaults)).toBeNull();
     expect(documented.get('CLUSTER_NODE_ID')).toContain('host name');
     expect(APPLIED_ELSEWHERE.CLUSTER_NODE_ID!(defaults)).toBeNull();
+  });
+
+  test('CLUSTER_SECRET and CLUSTER_ADVERTISE_URL: none by default; required, and made from HOST and PORT, in cluster mode', () => {
+    expect(documented.get('CLUSTER_SECRET')).toContain('required in cluster mode');
+    expect(APPLIED_ELSEWHERE.CLUSTER_SECRET!(defaults)).toBeNull();
+    expect(documented.get('CLUSTER_ADVERTISE_URL')).toContain('http://<HOST>:<PORT>');
+    expect(APPLIED_ELSEWHERE.CLUSTER_ADVERTISE_URL!(defaults)).toBeNull();
   });
 
   test('ADMIN_EMAIL: unset, the first admin is the documented address', async () => {

@@ -29,7 +29,7 @@ const SERVICE_VARIABLES = [
   'MAX_JOBS_PER_CONNECTION', 'COOKIE_SECURE', 'SESSION_SECRET', 'SESSION_TTL_HOURS', 'DEDUP_KEYS_MAX',
   'SNAPSHOT_LOG_MB', 'SNAPSHOT_INTERVAL_MINUTES', 'TRUSTED_PROXIES',
   'PUBLIC_URL', 'BODY_TIMEOUT_SECONDS', 'METRICS_TOKEN', 'LOG_FORMAT', 'LOG_LEVEL',
-  'CLUSTER_NATS_URL', 'CLUSTER_NODE_ID', 'CLUSTER_REPLICAS', 'CLUSTER_LEASE_MS',
+  'CLUSTER_NATS_URL', 'CLUSTER_NODE_ID', 'CLUSTER_REPLICAS', 'CLUSTER_LEASE_MS', 'CLUSTER_SECRET', 'CLUSTER_ADVERTISE_URL',
 ];
 
 const live = new Set<ServiceProcess>();
@@ -200,7 +200,7 @@ export async function startService(options: SpawnOptions, readyTimeoutMs = 30_00
   }
 }
 
-/** For a process already spawned (e.g. a standby that starts serving later): the `listening on` line, then /api/health ok. */
+/** For a process already spawned (e.g. a standby that starts serving later): the `listening on` line, then /api/health ok (in cluster mode: as the owner). */
 export async function waitUntilServing(service: ServiceProcess, readyTimeoutMs = 30_000): Promise<ServiceProcess> {
   const match = await service.waitFor(/listening on http:\/\/[^\s:]+:(\d+)/, readyTimeoutMs);
   service.port = Number(match[1]);
@@ -213,8 +213,9 @@ export async function waitUntilServing(service: ServiceProcess, readyTimeoutMs =
   for (;;) {
     try {
       const response = await fetch(`${service.baseUrl}/api/health`, { signal: AbortSignal.timeout(2_000) });
-      const body = (await response.json()) as { status?: string };
-      if (response.status === 200 && body.status === 'ok') return service;
+      const body = (await response.json()) as { status?: string; role?: string };
+      // a cluster node listens (and forwards) before it owns the lease: serving means owning
+      if (response.status === 200 && body.status === 'ok' && (body.role === undefined || body.role === 'owner')) return service;
     } catch {
       // not ready yet
     }

@@ -3,10 +3,12 @@
  * batch until it is acknowledged (as an SDK does on 503 or a dropped connection), and
  * the check that every acknowledged event can be read back.
  */
-import { ADMIN_EMAIL, ADMIN_PASSWORD, batchOfJobs, ingest, listAllJobs } from '../blackbox/service-process.ts';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, batchOfJobs, ingest, listAllJobs, spawnService, type ServiceProcess, type SpawnOptions } from '../blackbox/service-process.ts';
 
 /** Short enough for a test, long enough for a renewal to get through a busy machine. */
 export const TEST_LEASE_MS = 2_000;
+/** CLUSTER_SECRET of every test node. */
+export const TEST_CLUSTER_SECRET = 'test-cluster-secret-0123456789';
 
 export function nodeEnv(natsUrl: string, nodeId: string, extra: Record<string, string> = {}): Record<string, string> {
   return {
@@ -16,6 +18,7 @@ export function nodeEnv(natsUrl: string, nodeId: string, extra: Record<string, s
     CLUSTER_NATS_URL: natsUrl,
     CLUSTER_NODE_ID: nodeId,
     CLUSTER_LEASE_MS: String(TEST_LEASE_MS),
+    CLUSTER_SECRET: TEST_CLUSTER_SECRET,
     ...extra,
   };
 }
@@ -92,6 +95,45 @@ export async function waitForCount(run: WriterRun, count: number, timeoutMs = 30
   const deadline = Date.now() + timeoutMs;
   while (run.acknowledged.size < count) {
     if (Date.now() > deadline) throw new Error(`only ${run.acknowledged.size} of ${count} events acknowledged within ${timeoutMs} ms`);
+    await Bun.sleep(50);
+  }
+}
+
+export interface NodeHealth {
+  status: string;
+  role?: string;
+  node?: string;
+  owner?: string | null;
+}
+
+export async function health(baseUrl: string): Promise<{ status: number; body: NodeHealth }> {
+  const response = await fetch(`${baseUrl}/api/health`, { signal: AbortSignal.timeout(2_000) });
+  return { status: response.status, body: (await response.json()) as NodeHealth };
+}
+
+/** Polls /api/health of each node until one says it is the owner; returns its index. */
+export async function waitForOwner(baseUrls: string[], timeoutMs = 30_000): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    for (const [index, baseUrl] of baseUrls.entries()) {
+      const answer = await health(baseUrl).catch(() => null);
+      if (answer?.status === 200 && answer.body.role === 'owner') return index;
+    }
+    if (Date.now() > deadline) throw new Error(`no node of ${baseUrls.join(', ')} became the owner within ${timeoutMs} ms`);
+    await Bun.sleep(50);
+  }
+}
+
+/** Spawns a node that is expected to wait for the lease: it listens (and forwards) at once; resolves once it says it is a standby. */
+export async function startStandby(options: SpawnOptions, timeoutMs = 30_000): Promise<ServiceProcess> {
+  const service = spawnService(options);
+  const match = await service.waitFor(/listening on http:\/\/[^\s:]+:(\d+)/, timeoutMs);
+  service.port = Number(match[1]);
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const answer = await health(service.baseUrl).catch(() => null);
+    if (answer?.body.role === 'standby' && answer.body.owner !== null) return service;
+    if (Date.now() > deadline) throw new Error(`not a standby with a known owner within ${timeoutMs} ms; output:\n${service.output}`);
     await Bun.sleep(50);
   }
 }

@@ -31,7 +31,7 @@ afterAll(async () => {
 });
 
 function acquire(key: string, node: string, lines: string[] = [], lost: Error[] = []): Promise<PartitionLease> {
-  return PartitionLease.acquire({ kv, key, node, leaseMs: LEASE_MS, log: (line) => lines.push(line), onLost: (error) => lost.push(error) }).then((lease) => {
+  return PartitionLease.acquire({ kv, key, node, url: `http://${node}.test`, leaseMs: LEASE_MS, log: (line) => lines.push(line), onLost: (error) => lost.push(error) }).then((lease) => {
     held.push(lease);
     return lease;
   });
