@@ -9,6 +9,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
 
 export const NATS_SERVER_BINARY = process.env.NATS_SERVER_BINARY ?? 'nats-server';
 
@@ -39,10 +41,23 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** Attempts at starting a cluster: a port picked free may be taken by another process before its server binds it. */
+const START_ATTEMPTS = 3;
+
 export async function startNatsCluster(size = 3): Promise<NatsTestCluster> {
   if (Bun.which(NATS_SERVER_BINARY) === null) {
     throw new Error(`${NATS_SERVER_BINARY} not found: install Debian's nats-server package (bash .ci/install-system-packages does)`);
   }
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startNatsClusterOnce(size);
+    } catch (error) {
+      if (attempt >= START_ATTEMPTS) throw error;
+    }
+  }
+}
+
+async function startNatsClusterOnce(size: number): Promise<NatsTestCluster> {
   const root = mkdtempSync(join(tmpdir(), 'jobwatch-nats-'));
   const clientPorts: number[] = [];
   const routePorts: number[] = [];
@@ -87,15 +102,40 @@ export async function startNatsCluster(size = 3): Promise<NatsTestCluster> {
       rmSync(root, { recursive: true, force: true });
     },
   };
+  const describe = (): string => servers.map((server) => `--- ${server.name} (exit ${server.proc.exitCode})\n${server.output}`).join('\n');
   try {
-    await waitUntil(() => servers.some((server) => /JetStream cluster new metadata leader/.test(server.output)), 20_000, () =>
-      servers.map((server) => `--- ${server.name}\n${server.output}`).join('\n'),
-    );
+    await waitUntil(() => servers.some((server) => /JetStream cluster new metadata leader/.test(server.output)), 20_000, describe);
+    // A metadata leader needs only a quorum: wait until a stream with a replica on every
+    // server can be placed, i.e. every server has joined (a loaded machine can take seconds).
+    await waitForFullPlacement(cluster.url, size, 30_000, () => {
+      if (servers.some((server) => server.proc.exitCode !== null)) throw new Error(`a NATS server exited during start-up:\n${describe()}`);
+    });
   } catch (error) {
     await cluster.stop();
     throw error;
   }
   return cluster;
+}
+
+async function waitForFullPlacement(url: string, replicas: number, timeoutMs: number, checkAlive: () => void): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  const nc = await connect({ servers: url.split(','), reconnectTimeWait: 100 });
+  try {
+    const jsm = await jetstreamManager(nc);
+    for (;;) {
+      checkAlive();
+      try {
+        await jsm.streams.add({ name: 'TEST_READINESS_PROBE', subjects: ['test.readiness.probe'], num_replicas: replicas });
+        await jsm.streams.delete('TEST_READINESS_PROBE');
+        return;
+      } catch (error) {
+        if (Date.now() > deadline) throw new Error(`no stream with ${replicas} replicas could be placed within ${timeoutMs} ms: ${String(error)}`);
+        await Bun.sleep(200);
+      }
+    }
+  } finally {
+    await nc.close();
+  }
 }
 
 async function waitUntil(ready: () => boolean, timeoutMs: number, describe: () => string): Promise<void> {
