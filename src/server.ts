@@ -15,7 +15,6 @@ import { openEngine, type OpenedEngine } from './open-engine.ts';
 import { backupStagingDir, clearBackupStaging, writeBackup, type BackupFile } from './backup/write-backup.ts';
 import { DomainError } from '../actors/domain-error.ts';
 import type { LogLine } from './logging/log-line.ts';
-import { ServiceMetrics } from './metrics/service-metrics.ts';
 import { NOT_OBSERVED } from './metrics/service-observer.ts';
 import { IngestTimings } from '../actors/services/ingest-timings.ts';
 import { observeAll } from '../persistence/log-writer.ts';
@@ -46,7 +45,11 @@ export const SERVICE_TIMERS: ServiceTimers = { snapshotCheckIntervalMs: 5_000, r
 
 export async function startService(config: Config, log: LogLine, timers: ServiceTimers = SERVICE_TIMERS): Promise<RunningService> {
   // Metrics off (no METRICS_TOKEN): nothing is measured, not only nothing served.
-  const metrics = config.metricsToken === null ? undefined : { service: new ServiceMetrics(), token: config.metricsToken };
+  // prom-client is loaded only then: its import is a noticeable part of every start.
+  const metrics =
+    config.metricsToken === null
+      ? undefined
+      : { service: new (await import('./metrics/service-metrics.ts')).ServiceMetrics(), token: config.metricsToken };
   const observer = metrics?.service ?? NOT_OBSERVED;
   const ingestTimings = new IngestTimings();
   const opened = await openEngine(config, {
