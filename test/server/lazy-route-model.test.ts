@@ -3,7 +3,7 @@
  * validate exactly as a model compiled up front would.
  */
 import { describe, expect, test } from 'bun:test';
-import { Type } from '@sinclair/typebox';
+import { Type, type TSchema } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { model, validBody } from '../../src/http/validate.ts';
 import { DomainError } from '../../actors/domain-error.ts';
@@ -14,10 +14,10 @@ describe('route models', () => {
   test('compile on first use, and only once', () => {
     const calls: unknown[] = [];
     const original = TypeCompiler.Compile;
-    TypeCompiler.Compile = ((s: never) => {
+    TypeCompiler.Compile = <T extends TSchema>(s: T, references?: TSchema[]) => {
       calls.push(s);
-      return original(s);
-    }) as typeof TypeCompiler.Compile;
+      return original(s, references);
+    };
     try {
       const lazy = model(schema);
       expect(calls).toHaveLength(0);
