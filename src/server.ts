@@ -14,6 +14,7 @@ import type { Config } from './config.ts';
 import { openEngine, type OpenedEngine } from './open-engine.ts';
 import { backupStagingDir, clearBackupStaging, writeBackup, type BackupFile } from './backup/write-backup.ts';
 import { DomainError } from '../actors/domain-error.ts';
+import type { Engine } from '../actors/engine.ts';
 import type { LogLine } from './logging/log-line.ts';
 import { NOT_OBSERVED } from './metrics/service-observer.ts';
 import { IngestTimings } from '../actors/services/ingest-timings.ts';
@@ -42,6 +43,16 @@ export interface ServiceTimers {
 }
 
 export const SERVICE_TIMERS: ServiceTimers = { snapshotCheckIntervalMs: 5_000, retentionIntervalMs: 60_000 };
+
+/**
+ * After a recovery from a snapshot the job indexes are built on first use (job-store.ts), so
+ * the service answers sooner; the rest are built here, one index per turn of the event loop.
+ */
+async function buildIndexesBetweenRequests(engine: Engine): Promise<void> {
+  for (const id of [...engine.connectionIds()]) {
+    while (engine.connection(id)?.jobs.buildNextIndex() === true) await new Promise((resolve) => setImmediate(resolve));
+  }
+}
 
 export async function startService(config: Config, log: LogLine, timers: ServiceTimers = SERVICE_TIMERS): Promise<RunningService> {
   // Metrics off (no METRICS_TOKEN): nothing is measured, not only nothing served.
@@ -123,6 +134,7 @@ export async function startService(config: Config, log: LogLine, timers: Service
     fsync: config.fsync,
     durability,
   });
+  void buildIndexesBetweenRequests(engine);
   log(metrics === undefined ? 'metrics off (set METRICS_TOKEN to serve GET /metrics)' : 'metrics at GET /metrics (bearer METRICS_TOKEN)');
 
   let lastSnapshotMs = Date.now();
