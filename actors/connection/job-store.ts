@@ -15,6 +15,7 @@ import { mergeJobEvent, newJob, type Job } from './job-record.ts';
 import { JOB_SORT_KEYS, JOB_SORT_VALUE, sortValuesOf, type JobSortKey } from './job-sort-keys.ts';
 import { JobGroups, type GroupFields } from './job-groups.ts';
 import { JobsById } from './jobs-by-id.ts';
+import { LoadedJobsByKey } from './loaded-jobs-by-key.ts';
 import { Tally } from './tally.ts';
 
 export interface JobChange {
@@ -39,7 +40,9 @@ export interface JobIndex<T> {
 
 export class JobStore {
   private readonly byId = new JobsById();
+  /** jobs created since the last recovery; the ones it loaded are in loadedByExternalId */
   private readonly byExternalId = new Map<string, Job>();
+  private loadedByExternalId: LoadedJobsByKey<Job> | null = null;
   /** few-valued keys are partitioned by key (see partitioned-index.ts); times and durations are not */
   private readonly built: Record<JobSortKey, JobIndex<Job>> = {
     createdAt: new SortedIndex<Job>(idOf),
@@ -99,12 +102,12 @@ export class JobStore {
   }
 
   getByExternalId(externalId: string): Job | undefined {
-    return this.byExternalId.get(externalId);
+    return this.byExternalId.get(externalId) ?? this.loadedByExternalId?.get(externalId);
   }
 
   applyEvent(connectionId: string, event: JobEvent): JobChange {
     this.buildAllIndexes();
-    const existing = this.byExternalId.get(event.externalId);
+    const existing = this.getByExternalId(event.externalId);
     if (existing === undefined) {
       assert(event.newJobId !== undefined, 'a job event that creates a job carries its id');
       const job = newJob(event.newJobId, connectionId, event);
@@ -192,7 +195,7 @@ export class JobStore {
     this.count(job, -1);
     this.retainedBytesTotal -= jobBytes(job);
     this.byId.remove(job);
-    this.byExternalId.delete(job.externalId);
+    if (!this.byExternalId.delete(job.externalId)) this.loadedByExternalId?.delete(job.externalId);
   }
 
   /** Other jobs of the same task name, newest createdAt first. */
@@ -245,8 +248,8 @@ export class JobStore {
     assert(this.size === 0, 'loadAll fills an empty job store');
     sortById(jobs, idOf);
     this.byId.loadSorted(jobs);
+    this.loadedByExternalId = new LoadedJobsByKey(jobs, (job) => job.externalId);
     for (const job of jobs) {
-      this.byExternalId.set(job.externalId, job);
       this.countInTallies(job, +1);
       this.retainedBytesTotal += jobBytes(job);
     }
