@@ -14,8 +14,8 @@ import type { Config } from './config.ts';
 import { openEngine, type OpenedEngine } from './open-engine.ts';
 import { backupStagingDir, clearBackupStaging, writeBackup, type BackupFile } from './backup/write-backup.ts';
 import { DomainError } from '../actors/domain-error.ts';
+import type { Engine } from '../actors/engine.ts';
 import type { LogLine } from './logging/log-line.ts';
-import { ServiceMetrics } from './metrics/service-metrics.ts';
 import { NOT_OBSERVED } from './metrics/service-observer.ts';
 import { IngestTimings } from '../actors/services/ingest-timings.ts';
 import { observeAll } from '../persistence/log-writer.ts';
@@ -45,9 +45,29 @@ export interface ServiceTimers {
 
 export const SERVICE_TIMERS: ServiceTimers = { snapshotCheckIntervalMs: 5_000, retentionIntervalMs: 60_000 };
 
+/** How long after listening the remaining indexes start to be built: the first requests after a restart come first. */
+const INDEX_BUILD_DELAY_MS = 1_000;
+
+/**
+ * After a recovery from a snapshot the job indexes are built on first use (job-store.ts), so
+ * the service answers sooner; the rest are built here, one index per timer turn, so
+ * requests are answered between them (a request that needs one builds it itself).
+ */
+async function buildIndexesBetweenRequests(engine: Engine): Promise<void> {
+  const turn = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms).unref());
+  await turn(INDEX_BUILD_DELAY_MS);
+  for (const id of [...engine.connectionIds()]) {
+    while (engine.connection(id)?.jobs.buildNextIndex() === true) await turn(1);
+  }
+}
+
 export async function startService(config: Config, log: LogLine, timers: ServiceTimers = SERVICE_TIMERS): Promise<RunningService> {
   // Metrics off (no METRICS_TOKEN): nothing is measured, not only nothing served.
-  const metrics = config.metricsToken === null ? undefined : { service: new ServiceMetrics(), token: config.metricsToken };
+  // prom-client is loaded only then: its import is a noticeable part of every start.
+  const metrics =
+    config.metricsToken === null
+      ? undefined
+      : { service: new (await import('./metrics/service-metrics.ts')).ServiceMetrics(), token: config.metricsToken };
   const observer = metrics?.service ?? NOT_OBSERVED;
   const ingestTimings = new IngestTimings();
   // Cluster mode: answer (by forwarding) from the moment NATS is reached, not only once this node owns the lease.
@@ -133,6 +153,7 @@ export async function startService(config: Config, log: LogLine, timers: Service
     fsync: config.fsync,
     durability,
   });
+  void buildIndexesBetweenRequests(engine);
   log(metrics === undefined ? 'metrics off (set METRICS_TOKEN to serve GET /metrics)' : 'metrics at GET /metrics (bearer METRICS_TOKEN)');
 
   let lastSnapshotMs = Date.now();

@@ -15,6 +15,7 @@ import { mergeJobEvent, newJob, type Job } from './job-record.ts';
 import { JOB_SORT_KEYS, JOB_SORT_VALUE, sortValuesOf, type JobSortKey } from './job-sort-keys.ts';
 import { JobGroups, type GroupFields } from './job-groups.ts';
 import { JobsById } from './jobs-by-id.ts';
+import { LoadedJobsByKey } from './loaded-jobs-by-key.ts';
 import { Tally } from './tally.ts';
 
 export interface JobChange {
@@ -39,9 +40,11 @@ export interface JobIndex<T> {
 
 export class JobStore {
   private readonly byId = new JobsById();
+  /** jobs created since the last recovery; the ones it loaded are in loadedByExternalId */
   private readonly byExternalId = new Map<string, Job>();
+  private loadedByExternalId: LoadedJobsByKey<Job> | null = null;
   /** few-valued keys are partitioned by key (see partitioned-index.ts); times and durations are not */
-  readonly indexes: Record<JobSortKey, JobIndex<Job>> = {
+  private readonly built: Record<JobSortKey, JobIndex<Job>> = {
     createdAt: new SortedIndex<Job>(idOf),
     name: new PartitionedIndex<Job>(idOf),
     state: new PartitionedIndex<Job>(idOf),
@@ -50,6 +53,13 @@ export class JobStore {
     startedAt: new SortedIndex<Job>(idOf),
     worker: new PartitionedIndex<Job>(idOf),
   };
+  /**
+   * The sorted indexes, each built on first use after a recovery (see loadAll): reading one
+   * builds that one; any change builds all that are still missing first.
+   */
+  readonly indexes: Readonly<Record<JobSortKey, JobIndex<Job>>>;
+  /** After loadAll: the loaded jobs in id order, and which indexes are still to be built from them. Null once all are. */
+  private unbuilt: { jobsById: Job[]; keys: Set<JobSortKey>; nameIndexes: boolean } | null = null;
   /** per task name, by createdAt: recentExecutions without scanning */
   private readonly byNameCreated = new Map<string, SortedIndex<Job>>();
   private readonly groups: JobGroups;
@@ -65,6 +75,17 @@ export class JobStore {
 
   constructor(groupsMax?: number) {
     this.groups = new JobGroups(groupsMax);
+    const indexes = {} as Record<JobSortKey, JobIndex<Job>>;
+    for (const key of JOB_SORT_KEYS) {
+      Object.defineProperty(indexes, key, {
+        enumerable: true,
+        get: () => {
+          if (this.unbuilt !== null) this.buildIndex(key);
+          return this.built[key];
+        },
+      });
+    }
+    this.indexes = Object.freeze(indexes);
   }
 
   get size(): number {
@@ -81,11 +102,12 @@ export class JobStore {
   }
 
   getByExternalId(externalId: string): Job | undefined {
-    return this.byExternalId.get(externalId);
+    return this.byExternalId.get(externalId) ?? this.loadedByExternalId?.get(externalId);
   }
 
   applyEvent(connectionId: string, event: JobEvent): JobChange {
-    const existing = this.byExternalId.get(event.externalId);
+    this.buildAllIndexes();
+    const existing = this.getByExternalId(event.externalId);
     if (existing === undefined) {
       assert(event.newJobId !== undefined, 'a job event that creates a job carries its id');
       const job = newJob(event.newJobId, connectionId, event);
@@ -111,6 +133,7 @@ export class JobStore {
    */
   deferIndexing(apply: () => void): void {
     assert(this.deferred === null, 'deferIndexing does not nest');
+    this.buildAllIndexes();
     const deferred = new Map<Job, IndexedValues | null>();
     this.deferred = deferred;
     try {
@@ -126,6 +149,7 @@ export class JobStore {
 
   /** Mutates a job through `mutate` and keeps indexes and tallies in step. */
   change(job: Job, mutate: (job: Job) => void): void {
+    this.buildAllIndexes(); // from the values before the change: reindex moves entries from them
     const deferred = this.deferred;
     if (deferred !== null && deferred.has(job)) {
       mutate(job); // already captured (or created) in this deferral
@@ -150,19 +174,20 @@ export class JobStore {
       const old = before.sortValues[position] as SortValue;
       const now = after[position] as SortValue;
       if (old === now) return;
-      this.indexes[key].remove(old, job);
-      this.indexes[key].insert(now, job);
+      this.built[key].remove(old, job);
+      this.built[key].insert(now, job);
     });
     // positions 0 and 1 of JOB_SORT_KEYS are createdAt and name: the per-name index's keys
     if (before.sortValues[0] !== after[0] || before.sortValues[1] !== after[1]) this.reindexNameCreated(job, before.sortValues);
   }
 
   remove(job: Job): void {
+    this.buildAllIndexes();
     this.settleDeferred(job);
     this.beforeMutate?.(job);
     const values = sortValuesOf(job);
     JOB_SORT_KEYS.forEach((key, position) => {
-      const removed = this.indexes[key].remove(values[position] as SortValue, job);
+      const removed = this.built[key].remove(values[position] as SortValue, job);
       assert(removed, `job ${job.id} was in the ${key} index`);
     });
     this.nameIndex(job.name).remove(job.createdAtMs, job);
@@ -170,12 +195,13 @@ export class JobStore {
     this.count(job, -1);
     this.retainedBytesTotal -= jobBytes(job);
     this.byId.remove(job);
-    this.byExternalId.delete(job.externalId);
+    if (!this.byExternalId.delete(job.externalId)) this.loadedByExternalId?.delete(job.externalId);
   }
 
   /** Other jobs of the same task name, newest createdAt first. */
   recentOfName(job: Job, limit: number): Job[] {
     const recent: Job[] = [];
+    if (this.unbuilt?.nameIndexes === true) this.buildNameIndexes();
     const index = this.byNameCreated.get(job.name);
     if (index === undefined) return recent;
     for (const entry of index.scan('desc')) {
@@ -191,6 +217,7 @@ export class JobStore {
   }
 
   insert(job: Job): void {
+    this.buildAllIndexes(); // before the job is in byId: a build from byId's jobs would index it twice
     this.byId.insert(job);
     this.byExternalId.set(job.externalId, job);
     if (this.deferred !== null) this.deferred.set(job, null);
@@ -210,7 +237,7 @@ export class JobStore {
   /** Index entries, tallies and byte estimate of a job that has none yet. */
   private index(job: Job): void {
     const values = sortValuesOf(job);
-    JOB_SORT_KEYS.forEach((key, position) => this.indexes[key].insert(values[position] as SortValue, job));
+    JOB_SORT_KEYS.forEach((key, position) => this.built[key].insert(values[position] as SortValue, job));
     this.nameIndex(job.name).insert(job.createdAtMs, job);
     this.count(job, +1);
     this.retainedBytesTotal += jobBytes(job);
@@ -221,17 +248,63 @@ export class JobStore {
     assert(this.size === 0, 'loadAll fills an empty job store');
     sortById(jobs, idOf);
     this.byId.loadSorted(jobs);
+    this.loadedByExternalId = new LoadedJobsByKey(jobs, (job) => job.externalId);
     for (const job of jobs) {
-      this.byExternalId.set(job.externalId, job);
       this.countInTallies(job, +1);
       this.retainedBytesTotal += jobBytes(job);
     }
     this.groups.addAll(jobs);
-    for (const key of JOB_SORT_KEYS) {
-      const ordered = ascendingOrder(jobs, JOB_SORT_VALUE[key]);
-      this.indexes[key].loadAscending(ordered.keys, ordered.items);
-      if (key === 'createdAt') this.loadNameIndexes(ordered.items);
+    // The sorted indexes were a third of a restart: serving starts without them, and each is
+    // built when first read, when anything changes, or by buildNextIndex (the server calls it
+    // while idle after start-up). Until then nothing changes the jobs, so `jobs` stays their
+    // id order and their values are what the indexes would have been built from.
+    if (jobs.length > 0) this.unbuilt = { jobsById: jobs, keys: new Set(JOB_SORT_KEYS), nameIndexes: true };
+  }
+
+  /** Whether indexes are still to be built after a recovery. */
+  get indexesPending(): boolean {
+    return this.unbuilt !== null;
+  }
+
+  /** Builds one index still missing after a recovery; false when none is. */
+  buildNextIndex(): boolean {
+    const unbuilt = this.unbuilt;
+    if (unbuilt === null) return false;
+    const [next] = unbuilt.keys;
+    if (next !== undefined) this.buildIndex(next);
+    else this.buildNameIndexes();
+    return this.unbuilt !== null;
+  }
+
+  private buildAllIndexes(): void {
+    while (this.unbuilt !== null) this.buildNextIndex();
+  }
+
+  private buildIndex(key: JobSortKey): void {
+    const unbuilt = this.unbuilt!;
+    if (!unbuilt.keys.delete(key)) return;
+    const ordered = ascendingOrder(unbuilt.jobsById, JOB_SORT_VALUE[key]);
+    this.built[key].loadAscending(ordered.keys, ordered.items);
+    if (key === 'createdAt' && unbuilt.nameIndexes) {
+      unbuilt.nameIndexes = false;
+      this.loadNameIndexes(ordered.items);
     }
+    this.settleUnbuilt();
+  }
+
+  private buildNameIndexes(): void {
+    if (this.unbuilt?.nameIndexes !== true) return;
+    this.buildIndex('createdAt'); // the per-name indexes come from the createdAt order
+    if (this.unbuilt?.nameIndexes === true) {
+      // createdAt was built already: take its order
+      this.unbuilt.nameIndexes = false;
+      this.loadNameIndexes(Array.from(this.built.createdAt.scan('asc'), (entry) => entry.item));
+      this.settleUnbuilt();
+    }
+  }
+
+  private settleUnbuilt(): void {
+    if (this.unbuilt !== null && this.unbuilt.keys.size === 0 && !this.unbuilt.nameIndexes) this.unbuilt = null;
   }
 
   /** Per-name indexes from jobs already in (createdAt, id) order: grouping keeps that order. */

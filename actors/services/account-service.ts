@@ -20,8 +20,16 @@ export function publicUser(user: User): PublicUser {
 const EMAIL_PATTERN = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
 /** argon2 hashes the whole input; an unbounded password is a CPU lever for attackers */
 export const PASSWORD_CHARS_MAX = 256;
-/** Verified against when the email is unknown, so response time does not reveal which emails exist. */
-const DUMMY_PASSWORD_HASH = await hashPassword('not-a-real-password-for-timing');
+/**
+ * Verified against when the email is unknown, so response time does not reveal which emails
+ * exist. Hashed once per process, started when the first AccountService is made (after
+ * recovery, off the event loop): awaiting it at import held every start back by one argon2 hash.
+ */
+let dummyPasswordHash: Promise<string> | undefined;
+function dummyHash(): Promise<string> {
+  dummyPasswordHash ??= hashPassword('not-a-real-password-for-timing');
+  return dummyPasswordHash;
+}
 
 export class AccountService {
   private readonly limiter: LoginLimiter;
@@ -35,6 +43,7 @@ export class AccountService {
   ) {
     this.hashSessionToken = sessionTokenHasher(sessionSecret);
     this.limiter = new LoginLimiter(limiterOptions);
+    void dummyHash();
   }
 
   /** Returns the new session token (the cookie value). */
@@ -48,7 +57,7 @@ export class AccountService {
       });
     }
     const user = this.engine.accounts.userByEmail(email);
-    const passwordOk = await verifyPassword(password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
+    const passwordOk = await verifyPassword(password, user?.passwordHash ?? (await dummyHash()));
     if (user === undefined || !passwordOk) throw new DomainError('UNAUTHORIZED', 'invalid email or password');
     this.limiter.succeeded(attempt);
     const token = newSessionToken();

@@ -5,9 +5,20 @@ import type { ConnectionActor, IngestReply } from '../connection/connection-acto
 import type { IngestTimings } from './ingest-timings.ts';
 
 export async function ingestEvents(engine: Engine, apiKey: string | null, events: readonly unknown[], timings?: IngestTimings): Promise<IngestReply> {
+  engine.refuseWhenHalted(); // before the key: a halted engine answers 503 to any key
+  return ingestForConnection(engine, connectionActorForKey(engine, apiKey), events, timings);
+}
+
+/**
+ * Ingest for a connection resolved from its key earlier (the route does so before reading
+ * the body, and hashing the key again per request was measurable). The connection may have
+ * been deleted while the body arrived: its actor then is no longer the engine's, and the
+ * request is refused as the key lookup would refuse it (ids and keys are never reused).
+ */
+export async function ingestForConnection(engine: Engine, actor: ConnectionActor, events: readonly unknown[], timings?: IngestTimings): Promise<IngestReply> {
   engine.refuseWhenHalted();
   const startedMs = performance.now();
-  const actor = connectionActorForKey(engine, apiKey);
+  if (engine.connection(actor.connectionId) !== actor) throw invalidKey();
   const { record, reply } = actor.decideIngest(events, engine.clock.nowMs());
   if (record === null) return reply;
   const durable = engine.commit(record); // appends and applies before its first await
@@ -22,6 +33,8 @@ export async function ingestEvents(engine: Engine, apiKey: string | null, events
 export function connectionActorForKey(engine: Engine, apiKey: string | null): ConnectionActor {
   const connection = apiKey === null ? undefined : engine.accounts.connectionByKey(apiKey);
   const actor = connection === undefined ? undefined : engine.connection(connection.id);
-  if (actor === undefined) throw new DomainError('UNAUTHORIZED', 'invalid or missing API key');
+  if (actor === undefined) throw invalidKey();
   return actor;
 }
+
+const invalidKey = (): DomainError => new DomainError('UNAUTHORIZED', 'invalid or missing API key');

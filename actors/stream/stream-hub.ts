@@ -3,7 +3,7 @@ import { EventRingBuffer, type BufferedEvent } from './event-ring-buffer.ts';
 import { encodeEventMessage, type StreamEventName } from './sse-wire-format.ts';
 import { assertValidStreamHubOptions, type StreamHubOptions } from './stream-hub-options.ts';
 import { subscribeMany, type StreamSubscription } from './subscribe-many.ts';
-import type { Subscriber, SubscribeOptions } from './subscriber.ts';
+import { PublishedRun, type Subscriber, type SubscribeOptions } from './subscriber.ts';
 
 export type { StreamEventName } from './sse-wire-format.ts';
 export type { StreamHubOptions } from './stream-hub-options.ts';
@@ -27,6 +27,8 @@ export class StreamHub {
   readonly #now: () => number;
   readonly #recentEvents: EventRingBuffer;
   readonly #subscribers = new Set<Subscriber>();
+  /** what was published since the last flush, joined once for the subscribers that had nothing else pending */
+  #run = new PublishedRun();
   #flushTimer: TimerHandle | undefined;
   #flushQueued = false;
   #lastFlushAtMs = Number.NEGATIVE_INFINITY;
@@ -82,7 +84,10 @@ export class StreamHub {
     const id = this.eventIdSequence.next(this.#now());
     const bytes = encodeEventMessage(id, event, data);
     this.#recentEvents.append({ id, bytes });
-    for (const subscriber of this.#subscribers) subscriber.queue(bytes);
+    if (this.#subscribers.size > 0) {
+      this.#run.add(bytes);
+      for (const subscriber of this.#subscribers) subscriber.queue(bytes, this.#run);
+    }
     this.#scheduleFlush();
     return id;
   }
@@ -152,7 +157,9 @@ export class StreamHub {
     this.#flushTimer = undefined;
     this.#flushQueued = false;
     this.#lastFlushAtMs = performance.now();
-    for (const subscriber of this.#subscribers) subscriber.flush();
+    const run = this.#run;
+    this.#run = new PublishedRun();
+    for (const subscriber of this.#subscribers) subscriber.flush(run);
   }
 
   #sendKeepAlives(): void {

@@ -12,12 +12,20 @@ import { collectSchemaErrors } from '../../actors/ingest/schema-errors.ts';
 import { ILL_FORMED_MESSAGE, illFormedStringPath } from '../../actors/ingest/well-formed-strings.ts';
 
 export interface Model<T extends TSchema> {
-  schema: T;
-  check: TypeCheck<T>;
+  readonly schema: T;
+  /** compiled on first use: compiling every route's model at import was most of the start-up before recovery */
+  readonly check: TypeCheck<T>;
 }
 
 export function model<T extends TSchema>(schema: T): Model<T> {
-  return { schema, check: TypeCompiler.Compile(schema) };
+  let compiled: TypeCheck<T> | undefined;
+  return {
+    schema,
+    get check(): TypeCheck<T> {
+      compiled ??= TypeCompiler.Compile(schema);
+      return compiled;
+    },
+  };
 }
 
 export function validBody<T extends TSchema>(model: Model<T>, body: unknown): Static<T> {

@@ -6,7 +6,7 @@
  */
 import { Elysia } from 'elysia';
 import { DomainError } from '../../actors/domain-error.ts';
-import { connectionActorForKey, ingestEvents } from '../../actors/services/ingest-service.ts';
+import { connectionActorForKey, ingestForConnection } from '../../actors/services/ingest-service.ts';
 import type { AppDeps } from '../app-deps.ts';
 import { bearerToken } from '../http/api-key.ts';
 import { bodyReader } from '../http/read-body.ts';
@@ -26,11 +26,10 @@ export function ingestRoutes(deps: AppDeps) {
       const startedAtMs = performance.now();
       let events: unknown[] | undefined;
       try {
-        const apiKey = bearerToken(request);
-        connectionActorForKey(engine, apiKey); // a 401 here leaves the body unread
+        const actor = connectionActorForKey(engine, bearerToken(request)); // a 401 here leaves the body unread
         events = eventsOf(await body.json(request, INGEST_BODY_BYTES_MAX));
-        // ingestEvents resolves the key again: the connection may have been deleted while the body arrived
-        const reply = await ingestEvents(engine, apiKey, events, deps.ingestTimings);
+        // ingestForConnection checks the connection still exists: it may have been deleted while the body arrived
+        const reply = await ingestForConnection(engine, actor, events, deps.ingestTimings);
         observer.ingestAnswered(startedAtMs, reply);
         return reply;
       } catch (error) {

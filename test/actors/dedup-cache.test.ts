@@ -22,4 +22,33 @@ describe('dedup keys', () => {
     for (const cache of [live, restored]) cache.add('g');
     expect(restored.toSnapshot()).toEqual(live.toSnapshot());
   });
+
+  test('restoring into a smaller bound keeps the newest keys; a partly filled cache restores and keeps filling', () => {
+    const live = new DedupCache(6);
+    for (const key of ['a', 'b', 'c', 'd', 'e', 'f', 'g']) live.add(key);
+    const smaller = new DedupCache(3);
+    smaller.restore(live.toSnapshot());
+    expect(smaller.toSnapshot()).toEqual(['e', 'f', 'g']);
+    expect(['b', 'e'].map((key) => smaller.has(key))).toEqual([false, true]);
+    smaller.add('h');
+    expect(smaller.toSnapshot()).toEqual(['f', 'g', 'h']);
+
+    const partly = new DedupCache(4);
+    partly.restore(['x', 'y']);
+    for (const key of ['z', 'w', 'v']) partly.add(key);
+    expect(partly.toSnapshot()).toEqual(['y', 'z', 'w', 'v']);
+    expect(partly.size).toBe(4);
+  });
+
+  test('keys given twice (not what a snapshot holds) are taken as adds would take them', () => {
+    const cache = new DedupCache(3);
+    cache.restore(['a', 'b', 'a', 'c']);
+    expect(cache.toSnapshot()).toEqual(['a', 'b', 'c']);
+    cache.add('d');
+    expect(cache.toSnapshot()).toEqual(['b', 'c', 'd']);
+    const roomy = new DedupCache(5);
+    roomy.restore(['a', 'b', 'a', 'c']);
+    for (const key of ['d', 'e', 'f']) roomy.add(key);
+    expect(roomy.toSnapshot()).toEqual(['b', 'c', 'd', 'e', 'f']);
+  });
 });

@@ -18,7 +18,7 @@ import { sha256Hex } from '../../actors/accounts/secrets.ts';
 import { ManualClock } from '../../actors/clock.ts';
 import { DomainError } from '../../actors/domain-error.ts';
 import { Engine } from '../../actors/engine.ts';
-import { ingestEvents } from '../../actors/services/ingest-service.ts';
+import { connectionActorForKey, ingestEvents, ingestForConnection } from '../../actors/services/ingest-service.ts';
 import { jobEvent } from '../support/events.ts';
 import { historyFromPairs } from '../../actors/connection/job-history.ts';
 
@@ -109,6 +109,17 @@ describe('ingestEvents', () => {
       expect((error as DomainError).code).toBe('UNAUTHORIZED');
       expect((error as DomainError).message).toBe('invalid or missing API key');
     }
+  });
+
+  test('a connection deleted after its key was resolved (while the body arrived) is 401, and nothing is committed', async () => {
+    const { engine, appended } = await engineWithConnection();
+    const actor = connectionActorForKey(engine, 'sk_good');
+    await engine.commit({ t: 'connection.deleted', connectionId: 'c1' });
+    const before = appended.length;
+    const error = await ingestForConnection(engine, actor, [jobEvent('c1', T0)]).catch((caught: unknown) => caught);
+    expect((error as DomainError).code).toBe('UNAUTHORIZED');
+    expect(appended.length).toBe(before);
+    expect(actor.jobs.size).toBe(0);
   });
 
   test('a halted engine refuses before anything is decided', async () => {

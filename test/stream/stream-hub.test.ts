@@ -3,6 +3,7 @@ import { EventIdSequence, isCanonicalUlid } from '../../actors/stream/event-id-s
 import { SseMessageReader } from '../support/sse-message-reader.ts';
 import { StreamHub, type StreamHubOptions } from '../../actors/stream/stream-hub.ts';
 import { SubscriberTooSlowError, type SubscriberCloseReason } from '../../actors/stream/subscriber.ts';
+import { subscribeMany } from '../../actors/stream/subscribe-many.ts';
 
 // Small intervals so tests wait on delivery, never on production timings.
 const hubOptions: StreamHubOptions = {
@@ -290,5 +291,49 @@ describe('StreamHub adaptive flushing', () => {
     expect(early).toBe('waiting');
     hub.close(); // delivers what is pending
     expect(utf8.decode((await pending).value)).toContain('"id":"busy"');
+  });
+});
+
+describe('StreamHub shared chunks', () => {
+  /** Reads past the preamble chunk and returns the next chunk. */
+  async function nextAfterPreamble(reader: { read(): Promise<{ value?: Uint8Array }> }): Promise<Uint8Array> {
+    await reader.read();
+    return (await reader.read()).value!;
+  }
+
+  test('subscribers with exactly the same pending events get one joined chunk; one with more pending gets its own, with all of it', async () => {
+    const hub = createHub();
+    const first = hub.subscribe().stream.getReader();
+    const second = hub.subscribe().stream.getReader();
+    hub.publish('job', { id: 'before' }); // both flush this one together, once their preambles are read
+    const [a1, b1] = await Promise.all([nextAfterPreamble(first), nextAfterPreamble(second)]);
+    expect(a1).toBe(b1);
+
+    const resumedAfter = hub.publish('job', { id: 'one' });
+    const late = hub.subscribe({ lastEventId: resumedAfter }).stream.getReader(); // attaches mid-run
+    hub.publish('job', { id: 'two' });
+    const [a2, b2] = await Promise.all([first.read(), second.read()]);
+    expect(a2.value).toBe(b2.value!);
+    expect(utf8.decode(a2.value)).toContain('"id":"one"');
+    expect(utf8.decode(a2.value)).toContain('"id":"two"');
+    const lateChunk = await nextAfterPreamble(late);
+    expect(lateChunk).not.toBe(a2.value!);
+    expect(utf8.decode(lateChunk)).not.toContain('"id":"one"');
+    expect(utf8.decode(lateChunk)).toContain('"id":"two"');
+  });
+
+  test('a subscriber of two hubs whose pending events mix both never gets either hub\'s shared chunk', async () => {
+    const a = createHub();
+    const b = createHub();
+    const watcher = a.subscribe().stream.getReader();
+    a.publish('job', { id: 'a0' }); // in a's run, before the next subscriber exists
+    const both = subscribeMany([a, b], {}).stream.getReader();
+    b.publish('job', { id: 'b1' });
+    a.publish('job', { id: 'a1' }); // a's run is now [a0, a1]; both holds [b1, a1]: same length, other events
+    const chunk = utf8.decode(await nextAfterPreamble(both));
+    expect(chunk).toContain('"id":"b1"');
+    expect(chunk).toContain('"id":"a1"');
+    expect(chunk).not.toContain('"id":"a0"');
+    expect(utf8.decode(await nextAfterPreamble(watcher))).toContain('"id":"a0"');
   });
 });
