@@ -63,9 +63,17 @@ export class LoadedJobsByKey<T> {
   }
 }
 
-/** FNV-1a over UTF-16 code units. */
+/**
+ * externalIds come from clients: a fixed hash would let a tenant pick ids that all land in
+ * one probe run. The starting value is drawn per process, so such ids cannot be computed
+ * ahead of a restart. (Not a keyed hash in the cryptographic sense: a mitigation on par
+ * with the engine's own string hashing in `Map`, which is unseeded.)
+ */
+const HASH_SEED = crypto.getRandomValues(new Uint32Array(1))[0]!;
+
+/** FNV-1a over UTF-16 code units, from a per-process random starting value. */
 function hashOf(key: string): number {
-  let hash = 0x811c9dc5;
+  let hash = 0x811c9dc5 ^ HASH_SEED;
   for (let i = 0; i < key.length; i++) hash = Math.imul(hash ^ key.charCodeAt(i), 0x01000193);
   return hash >>> 0;
 }
