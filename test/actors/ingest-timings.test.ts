@@ -58,13 +58,19 @@ describe('IngestTimings', () => {
     const id = connection.connection.id;
 
     // two ingests in one turn share a group commit
+    const beforeMs = performance.now();
     await Promise.all([
       ingestEvents(engine, 'sk_timings_key', [jobEvent(id, T0, { externalId: 'a' })], timings),
       ingestEvents(engine, 'sk_timings_key', [jobEvent(id, T0, { externalId: 'b' })], timings),
     ]);
+    const wallMs = performance.now() - beforeMs;
     await store.close();
 
     expect(timings.work.size).toBe(2);
+    // each part of a request is within the time the two requests took
+    const maxOf = (samples: LatencySamples) => Number(samples.describe().match(/max ([\d.]+) ms/)![1]);
+    expect(maxOf(timings.work)).toBeLessThanOrEqual(wallMs + 0.1);
+    expect(maxOf(timings.durableWait)).toBeLessThanOrEqual(wallMs + 0.1);
     expect(timings.durableWait.size).toBe(2);
     const summary = timings.summary();
     expect(summary).toStartWith('ingest timings: 2 requests; work p50 ');

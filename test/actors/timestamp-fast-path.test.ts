@@ -6,7 +6,7 @@
  */
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
-import { EARLIEST_TIMESTAMP, timestampMs } from '../../actors/ingest/timestamp-rules.ts';
+import { commonShapeMs, EARLIEST_TIMESTAMP, timestampMs } from '../../actors/ingest/timestamp-rules.ts';
 
 const RFC3339_FIELDS = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.\d{1,9})?(?:[Zz]|[+-](\d{2}):(\d{2}))$/;
 
@@ -59,5 +59,44 @@ describe('timestampMs', () => {
       '2026-11-23T10:00:00+24:00',
     ];
     for (const value of cases) expect([value, timestampMs(value)]).toEqual([value, referenceMs(value)]);
+  });
+
+  test('the common shape is read by the fast path itself, with the general rule\'s answer', () => {
+    // A slip in the fast path falls back to the general rule (same answer, slower): only
+    // asking the fast path directly shows that it still reads what it is there for.
+    const withFraction = fc.tuple(realInstant, fc.integer({ min: 0, max: 9 })).map(([iso, digits]) => `${iso.slice(0, 19)}${digits === 0 ? '' : '.' + '123456789'.slice(0, digits)}Z`);
+    const withOffset = fc
+      .tuple(realInstant, fc.constantFrom('+', '-'), fc.integer({ min: 0, max: 23 }), fc.integer({ min: 0, max: 59 }))
+      .map(([iso, sign, hours, minutes]) => `${iso.slice(0, 23)}${sign}${String(hours).padStart(2, '0')}:${String(minutes).padStart(2, '0')}`);
+    fc.assert(
+      fc.property(fc.oneof(realInstant, withFraction, withOffset), (value) => {
+        expect([value, commonShapeMs(value)]).toEqual([value, referenceMs(value)]);
+      }),
+      { numRuns: 5_000 },
+    );
+    for (const value of ['2024-02-29T00:00:00Z', '2000-02-29T23:59:59.999Z', '2026-12-31T23:59:59+23:59', '2026-01-01T00:00:00-00:01', '2026-04-30T12:00:00Z', '2026-06-30T12:00:00Z', '2026-09-30T12:00:00Z', '2026-11-30T12:00:00Z', '2026-12-31T12:00:00Z']) {
+      expect([value, commonShapeMs(value)]).toEqual([value, Date.parse(value)]);
+    }
+  });
+
+  test('the fast path refuses (NaN) what breaks a rule within its shape, and leaves other shapes (undefined) to the general rule', () => {
+    const refused = [
+      '2023-02-29T00:00:00Z', '2100-02-29T00:00:00Z', '1900-02-29T00:00:00Z', '2026-04-31T00:00:00Z', '2026-06-31T00:00:00Z',
+      '2026-09-31T00:00:00Z', '2026-11-31T00:00:00Z', '2026-13-01T00:00:00Z', '2026-00-01T00:00:00Z', '2026-01-00T00:00:00Z',
+      '2026-01-32T00:00:00Z', '2026-01-01T24:00:00Z', '2026-01-01T00:60:00Z', '2026-01-01T00:00:60Z', '2026-01-01T00:00:00+24:00',
+      '2026-01-01T00:00:00+00:60', '1999-12-31T23:59:59.999Z', '0099-01-01T00:00:00Z', '0100-01-01T00:00:00Z',
+    ];
+    for (const value of refused) expect([value, commonShapeMs(value)]).toEqual([value, Number.NaN]);
+    const otherShapes = [
+      '2026-01-01T00:00:00', '2026-01-01t00:00:00Z', '2026-01-01 00:00:00Z', '2026-01-01T00:00:00z', '2026-01-01T00:00:00.Z',
+      '2026-01-01T00:00:00.1234567890Z', '2026-01-01T00:00:00+0000', '2026-01-01T00:00:00+00:0a', '2026-01-01T00:00:00+0a:00',
+      '2026-01-01T00:00:00ZZ', '2026-01-01T00:00:00.123+00:00Z', '2026/01-01T00:00:00Z', '2026-01/01T00:00:00Z', '2026-01-01X00:00:00Z',
+      '2026-01-01T00.00:00Z', '2026-01-01T00:00.00Z', '202a-01-01T00:00:00Z', '2026-0a-01T00:00:00Z', '2026-01-0aT00:00:00Z',
+      '2026-01-01T0a:00:00Z', '2026-01-01T00:0a:00Z', '2026-01-01T00:00:0aZ', '2026-01-01T00:00:00 Z', '2026-01-01T00:00:00.12a4Z',
+      '2026-01-01T00:00:00.1234567890123456Z',
+    ];
+    for (const value of otherShapes) expect([value, commonShapeMs(value)]).toEqual([value, undefined]);
+    // characters on either side of '0'..'9' are not digits
+    for (const near of ['/', ':']) expect(commonShapeMs(`2026-01-01T00:00:0${near}Z`)).toBeUndefined();
   });
 });

@@ -9,7 +9,7 @@ import { JSON_OBJECT_BYTES_MAX, JSON_OBJECT_DEPTH_MAX, jsonObjectProblem } from 
 import { EVENT_TYPES, FINISHED_STATES, FRAMEWORKS, JOB_STATES, WORKER_EVENT_STATES } from '../../actors/ingest/states.ts';
 import { EARLIEST_TIMESTAMP, futureTimestampMessage, isValidTimestamp, TIMESTAMP_MESSAGE } from '../../actors/ingest/timestamp-rules.ts';
 import { validateEvent, type EventVerdict } from '../../actors/ingest/validate-event.ts';
-import { ILL_FORMED_MESSAGE, illFormedStringPath } from '../../actors/ingest/well-formed-strings.ts';
+import { ILL_FORMED_MESSAGE, illFormedFieldPath, illFormedStringPath } from '../../actors/ingest/well-formed-strings.ts';
 
 const NOW = Date.parse('2026-11-21T10:00:00.000Z');
 const AT = '2026-11-21T09:00:00.000Z';
@@ -437,5 +437,10 @@ describe('well-formed strings', () => {
     expect(validate(job({ notStored: LONE })).ok).toBe(true);
     expect(illFormedStringPath({ a: [1, null, { b: true }] }, 'x')).toBeNull();
     expect(illFormedStringPath(LONE, 'x')).toBe('x');
+  });
+
+  test('a field walked without finding anything does not end the search: a later field is still checked', () => {
+    expect(illFormedFieldPath({ a: { fine: 'yes' }, b: 7, c: LONE }, ['a', 'b', 'c'], 'job')).toBe('job.c');
+    expect(illFormedFieldPath({ a: { fine: 'yes' }, c: 'fine' }, ['a', 'c'], 'job')).toBeNull();
   });
 });

@@ -121,6 +121,7 @@ export const MODULES = {
         mutate: ['actors/ingest/*.ts', '!actors/ingest/dedup-key.ts', 'actors/services/ingest-service.ts'],
         tests: [
           'test/actors/event-bytes-and-ingest-service.test.ts',
+          'test/actors/ingest-timings.test.ts',
           'test/actors/schema-errors.test.ts',
           'test/actors/timestamp-fast-path.test.ts',
           'test/actors/validate-event.test.ts',
