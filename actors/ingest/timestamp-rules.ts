@@ -87,6 +87,7 @@ function digitsAt(value: string, start: number, end: number): number {
  */
 export function commonShapeMs(value: string): number | undefined {
   const length = value.length;
+  // Stryker disable next-line ConditionalExpression,LogicalOperator: shorter or longer strings fail the shape checks below as well; the bounds only save work
   if (length < 20 || length > 35) return undefined;
   if (value[4] !== '-' || value[7] !== '-' || value[10] !== 'T' || value[13] !== ':' || value[16] !== ':') return undefined;
   const year = digitsAt(value, 0, 4);
@@ -100,6 +101,7 @@ export function commonShapeMs(value: string): number | undefined {
   let fractionMs = 0;
   if (value[at] === '.') {
     const first = at + 1;
+    // Stryker disable next-line ConditionalExpression,EqualityOperator,ArithmeticOperator: past the end charCodeAt is NaN, no digit, so the loop stops there anyway
     while (at + 1 < length && digitsAt(value, at + 1, at + 2) >= 0) at++;
     const digits = at - first + 1;
     if (digits < 1 || digits > 9) return undefined;
@@ -121,6 +123,7 @@ export function commonShapeMs(value: string): number | undefined {
   }
   if (hour > 23 || minute > 59 || second > 59 || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return Number.NaN;
   // Date.UTC reads years 0-99 as 1900-1999; such a year is long before the earliest anyway
+  // Stryker disable next-line EqualityOperator: year 100 is long before the earliest accepted date either way
   if (year < 100) return Number.NaN;
   const ms = Date.UTC(year, month - 1, day, hour, minute, second, fractionMs) - offsetMinutesTotal * 60_000;
   return ms >= EARLIEST_TIMESTAMP_MS ? ms : Number.NaN;
