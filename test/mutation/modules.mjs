@@ -83,6 +83,7 @@ export const MODULES = {
           `${P}/durable-store-edges.test.ts`,
           `${P}/durable-store-log.test.ts`,
           `${P}/file-storage.test.ts`,
+          `${P}/log-writer-observer.test.ts`,
           `${P}/snapshot.test.ts`,
           `${P}/recovery.test.ts`,
           `${P}/recovery-releases-input.test.ts`,
