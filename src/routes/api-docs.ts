@@ -16,6 +16,7 @@ import { gzip as gzipCallback } from 'node:zlib';
 import { Elysia } from 'elysia';
 import { DomainError } from '../../actors/domain-error.ts';
 import { buildOpenApiDocument, type RouteEntry } from '../openapi/build-document.ts';
+import { CONTENT_SECURITY_POLICY } from './ui.ts';
 
 const SCALAR_DIST_DIR = dirname(Bun.resolveSync('@scalar/api-reference', import.meta.dir));
 const SCALAR_VERSION = (JSON.parse(readFileSync(join(SCALAR_DIST_DIR, '..', 'package.json'), 'utf8')) as { version: string }).version;
@@ -24,22 +25,12 @@ const SCALAR_SCRIPT = `scalar-api-reference-${SCALAR_VERSION}.js`;
 const CONFIGURE_SCRIPT = 'reference.js';
 
 /**
- * Scalar (Vue) sets styles at run time, so this page alone allows inline styles; scripts
- * stay this origin's files only, and `connect-src 'self'` keeps every request of the
- * page (its "try it" client included) on this service.
+ * The dashboard's policy, except that Scalar (Vue) sets styles at run time, so this page
+ * alone allows inline styles, and its bundled fonts come as data URLs. Scripts stay this
+ * origin's files only, and `connect-src 'self'` keeps every request of the page (its
+ * "try it" client included) on this service.
  */
-export const DOCS_CONTENT_SECURITY_POLICY = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data:",
-  "font-src 'self' data:",
-  "connect-src 'self'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ');
+export const DOCS_CONTENT_SECURITY_POLICY = `${CONTENT_SECURITY_POLICY.replace("style-src 'self'", "style-src 'self' 'unsafe-inline'")}; font-src 'self' data:`;
 
 const PAGE = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
