@@ -17,7 +17,7 @@
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import { DurabilityError, RecoveryRefusedError, describeError } from '../persistence/errors.ts';
 import { invariant } from '../persistence/invariant.ts';
-import { decodeValue, encodeValue } from '../persistence/record-codec.ts';
+import { appendEncoded, decodeValue } from '../persistence/record-codec.ts';
 import type { DurableStore, RecoveryHandler, RecoveryReport, SnapshotSource } from '../persistence/durable-store.ts';
 import { FencedPublisher, type LogMessage } from './fenced-publisher.ts';
 import type { SnapshotObjects } from './snapshot-object.ts';
@@ -139,14 +139,9 @@ export class JetStreamStore implements DurableStore {
   }
 
   append(record: unknown): Promise<number> {
-    if (!this.publisher) return Promise.reject(new Error('append() before recover() finished: recover first'));
-    let payload: Uint8Array;
-    try {
-      payload = encodeValue(record);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    return this.publisher.append(payload);
+    const publisher = this.publisher;
+    if (!publisher) return Promise.reject(new Error('append() before recover() finished: recover first'));
+    return appendEncoded(record, (payload) => publisher.append(payload));
   }
 
   async writeSnapshot(source: SnapshotSource): Promise<{ seq: number; bytes: number; durationMs: number }> {

@@ -4,7 +4,7 @@ import { parseDataFileName } from './file-names.ts';
 import { invariant } from './invariant.ts';
 import { LogWriter } from './log-writer.ts';
 import type { FsyncPolicy, LogWriterObserver } from './log-writer.ts';
-import { encodeValue } from './record-codec.ts';
+import { appendEncoded } from './record-codec.ts';
 import { recoverDataDir } from './recovery.ts';
 import type { RecoveryHandler, RecoveryReport } from './recovery.ts';
 import { writeSnapshotFile } from './snapshot-file.ts';
@@ -118,14 +118,9 @@ class LogAndSnapshotStore implements DurableStore {
   }
 
   append(record: unknown): Promise<number> {
-    if (!this.writer) return Promise.reject(new Error('append() before recover() finished: recover first'));
-    let payload: Uint8Array;
-    try {
-      payload = encodeValue(record);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    return this.writer.append(payload);
+    const writer = this.writer;
+    if (!writer) return Promise.reject(new Error('append() before recover() finished: recover first'));
+    return appendEncoded(record, (payload) => writer.append(payload));
   }
 
   async writeSnapshot(source: SnapshotSource): Promise<{ seq: number; bytes: number; durationMs: number }> {

@@ -12,6 +12,20 @@ export function encodeValue(value: unknown): Uint8Array {
   return packr.pack(value);
 }
 
+/**
+ * Encodes a record and hands it to a log's append: a record msgpack cannot encode is that
+ * append's rejection, never a throw out of `append` (callers treat both the same way).
+ */
+export function appendEncoded(record: unknown, append: (payload: Uint8Array) => Promise<number>): Promise<number> {
+  let payload: Uint8Array;
+  try {
+    payload = encodeValue(record);
+  } catch (error) {
+    return Promise.reject(error);
+  }
+  return append(payload);
+}
+
 export function decodeValue(payload: Uint8Array): unknown {
   return packr.unpack(payload);
 }
