@@ -1,7 +1,8 @@
 /**
  * The log writer's observer (metrics and the ingest timings listen through it): each group
  * commit's write and each fdatasync are reported once, with durations within the time the
- * appends took, and `observeAll` hands every report to every listener.
+ * appends took, and `observeAll` hands every report to every listener. Also the encoding
+ * step both logs (local and JetStream) append through.
  */
 import { afterAll, describe, expect, test } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -10,6 +11,7 @@ import { join } from 'node:path';
 import { openDurableStore } from '../../persistence/durable-store.ts';
 import { FileStorage } from '../../persistence/file-storage.ts';
 import { observeAll, type LogWriterObserver } from '../../persistence/log-writer.ts';
+import { appendEncoded } from '../../persistence/record-codec.ts';
 
 const tempDirs: string[] = [];
 afterAll(() => tempDirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
@@ -71,5 +73,17 @@ describe('the log writer reports to its observer', () => {
       expect(ms).toBeGreaterThanOrEqual(0);
       expect(ms).toBeLessThanOrEqual(wallMs + 0.1);
     }
+  });
+});
+
+describe('appendEncoded', () => {
+  test('a record msgpack cannot encode is the append\'s rejection, and nothing reaches the log', async () => {
+    const appended: Uint8Array[] = [];
+    const append = async (payload: Uint8Array) => appended.push(payload);
+    const refused = appendEncoded({ t: 'huge', value: 2n ** 70n }, append);
+    await expect(refused).rejects.toThrow(/too large to fit in MessagePack/);
+    expect(appended).toEqual([]);
+    expect(await appendEncoded({ t: 'fine' }, append)).toBe(1);
+    expect(appended).toHaveLength(1);
   });
 });
