@@ -42,7 +42,15 @@ test('kill -9 of the stream leader NATS server mid-ingest: ingest goes on, nothi
   const victim = await streamLeaderIndex(nats);
   await nats.kill(victim);
   const killedAt = writers.acknowledged.size;
-  await waitForCount(writers, killedAt + 800, 40_000);
+  try {
+    // the raft election takes ~5-8 s alone; a loaded machine has been seen to need far more
+    await waitForCount(writers, killedAt + 800, 75_000);
+  } catch (error) {
+    // seen once in a full CI run and not reproduced alone: keep what the node and the servers said
+    console.log(`node output:\n${node.output.slice(-6000)}`);
+    for (const server of nats.servers) console.log(`NATS ${server.name}:\n${server.output.slice(-2000)}`);
+    throw error;
+  }
   await writers.stop();
 
   console.log(
@@ -57,4 +65,4 @@ test('kill -9 of the stream leader NATS server mid-ingest: ingest goes on, nothi
   await node.kill();
   const restarted = await startService({ dataDir, env: nodeEnv(nats.url, 'node-a') });
   expect(await missingJobs(restarted.baseUrl, cookie, writers.acknowledged)).toEqual([]);
-}, 60_000);
+}, 120_000);
