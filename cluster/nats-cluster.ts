@@ -69,13 +69,16 @@ export async function connectNatsCluster(
     }
     watchConnection(nc, log);
     const js = jetstream(nc);
-    const jsm = await jetstreamManager(nc);
-    const { leases, secrets, snapshots } = await retryingWhileNatsRecovers(
+    const { jsm, leases, secrets, snapshots } = await retryingWhileNatsRecovers(
       'opening the JetStream stream and buckets',
       async () => {
+        // inside the retry: the manager asks JetStream for its account info, which times out
+        // while the metadata leader is being re-elected after a NATS server died
+        const jsm = await jetstreamManager(nc);
         await ensureLogStream(jsm, replicas);
         const kvm = new Kvm(js);
         return {
+          jsm,
           leases: await kvm.create(LEASES_BUCKET, { replicas, history: 1 }),
           secrets: await kvm.create(SECRETS_BUCKET, { replicas, history: 1 }),
           snapshots: await new Objm(js).create(SNAPSHOTS_BUCKET, { replicas, storage: StorageType.File }),
