@@ -20,11 +20,13 @@ import type { Worker } from './connection/worker-store.ts';
 import { QueueMetrics } from './metrics/queue-metrics.ts';
 import { WorkerRate } from './metrics/worker-metrics.ts';
 
-export const SNAPSHOT_FORMAT_VERSION = 2;
-/** Versions `SnapshotRestorer` reads: 1 wrote jobs as objects (`k: 'jobs'`). */
-const READABLE_FORMAT_VERSIONS: readonly number[] = [1, 2];
+export const SNAPSHOT_FORMAT_VERSION = 3;
+/** Versions `SnapshotRestorer` reads: 1 wrote jobs as objects (`k: 'jobs'`), 1 and 2 kept dedup keys in the connection chunk. */
+const READABLE_FORMAT_VERSIONS: readonly number[] = [1, 2, 3];
 /** Each chunk is copied and encoded in one turn of the event loop: small chunks bound the stall. */
 export const JOBS_PER_CHUNK = 1_000;
+/** 100k dedup keys in one chunk took 40-60 ms to encode at 1M jobs: the stall a snapshot caused. */
+export const DEDUP_KEYS_PER_CHUNK = 5_000;
 
 type PlainWorker = Omit<Worker, 'rate'> & { rate: unknown };
 type PlainQueue = Omit<Queue, 'metrics'> & { metrics: unknown };
@@ -36,6 +38,7 @@ export type SnapshotChunk =
       k: 'connection';
       id: string;
       quota: QuotaSnapshot;
+      /** formats 1 and 2: every key here; format 3: none here, they follow in `dedupKeys` chunks */
       dedupKeys: string[];
       workers: PlainWorker[];
       queues: PlainQueue[];
@@ -43,6 +46,8 @@ export type SnapshotChunk =
       /** absent in snapshots written before command outcomes existed */
       commandOutcomes?: CommandOutcome[];
     }
+  /** format 3: the connection's dedup keys, oldest first, in slices after its connection chunk */
+  | { k: 'dedupKeys'; connectionId: string; keys: string[] }
   /** format 1 */
   | { k: 'jobs'; connectionId: string; jobs: Job[] }
   | { k: 'jobColumns'; connectionId: string; columns: JobColumns }
@@ -72,11 +77,15 @@ export function takeSnapshot(accounts: AccountsActor, actors: Map<string, Connec
   const jobLists: Array<{ actor: ConnectionActor; jobs: Job[]; preImages: Map<Job, Job> }> = [];
   for (const actor of actors.values()) {
     fixed.push(connectionChunk(actor));
+    const dedupKeys = actor.dedup.toSnapshot();
+    for (let start = 0; start < dedupKeys.length; start += DEDUP_KEYS_PER_CHUNK) {
+      fixed.push({ k: 'dedupKeys', connectionId: actor.connectionId, keys: dedupKeys.slice(start, start + DEDUP_KEYS_PER_CHUNK) });
+    }
     const preImages = new Map<Job, Job>();
     actor.jobs.beforeMutate = (job) => {
       if (!preImages.has(job)) preImages.set(job, copyJob(job));
     };
-    jobLists.push({ actor, jobs: Array.from(actor.jobs.values()), preImages });
+    jobLists.push({ actor, jobs: actor.jobs.toArray(), preImages });
   }
   const release = (): void => {
     for (const { actor, preImages } of jobLists) {
@@ -107,7 +116,7 @@ function connectionChunk(actor: ConnectionActor): SnapshotChunk {
     k: 'connection',
     id: actor.connectionId,
     quota: actor.quota.toSnapshot(),
-    dedupKeys: actor.dedup.toSnapshot(),
+    dedupKeys: [],
     workers: [...actor.workers.values()].map((worker) => ({ ...structuredClone({ ...worker, rate: null }), rate: worker.rate.toSnapshot() })),
     queues: [...actor.queues.values()].map((queue) => ({ ...structuredClone({ ...queue, metrics: null }), metrics: queue.metrics.toSnapshot() })),
     commands: structuredClone(actor.commands.toSnapshot()),
@@ -118,6 +127,8 @@ function connectionChunk(actor: ConnectionActor): SnapshotChunk {
 /** Rebuilds state from chunks in the order `takeSnapshot` produced them. */
 export class SnapshotRestorer {
   private readonly pendingJobs = new Map<ConnectionActor, Job[]>();
+  /** Restored once all have arrived: the cache's fast path wants them in one array. */
+  private readonly pendingDedupKeys = new Map<ConnectionActor, string[]>();
   private takenAtMs = 0;
 
   constructor(
@@ -141,7 +152,7 @@ export class SnapshotRestorer {
       case 'connection': {
         const actor = new ConnectionActor(chunk.id, this.limits);
         actor.quota.restore(chunk.quota);
-        actor.dedup.restore(chunk.dedupKeys);
+        this.pendingDedupKeys.set(actor, chunk.dedupKeys);
         for (const worker of chunk.workers) actor.workers.insert({ ...worker, rate: WorkerRate.fromSnapshot(worker.rate) });
         for (const queue of chunk.queues) {
           // Snapshots before queue retention have no lastSeenMs: count the queue as seen when the snapshot was taken.
@@ -151,6 +162,13 @@ export class SnapshotRestorer {
         actor.commands.restore(chunk.commands);
         actor.commandOutcomes.restore(chunk.commandOutcomes ?? []);
         this.actors.set(chunk.id, actor);
+        return;
+      }
+      case 'dedupKeys': {
+        const actor = this.actorOf(chunk.connectionId, 'dedup keys');
+        const keys = this.pendingDedupKeys.get(actor) ?? [];
+        for (const key of chunk.keys) keys.push(key);
+        this.pendingDedupKeys.set(actor, keys);
         return;
       }
       case 'jobs': {
@@ -164,15 +182,22 @@ export class SnapshotRestorer {
         return;
       }
       case 'end':
+        for (const [actor, keys] of this.pendingDedupKeys) actor.dedup.restore(keys);
+        this.pendingDedupKeys.clear();
         for (const [actor, jobs] of this.pendingJobs) actor.loadJobs(jobs);
         this.pendingJobs.clear();
         return;
     }
   }
 
-  private pendingOf(connectionId: string): { actor: ConnectionActor; pending: Job[] } {
+  private actorOf(connectionId: string, what: string): ConnectionActor {
     const actor = this.actors.get(connectionId);
-    if (actor === undefined) throw new Error(`snapshot has jobs for unknown connection ${connectionId}`);
+    if (actor === undefined) throw new Error(`snapshot has ${what} for unknown connection ${connectionId}`);
+    return actor;
+  }
+
+  private pendingOf(connectionId: string): { actor: ConnectionActor; pending: Job[] } {
+    const actor = this.actorOf(connectionId, 'jobs');
     let pending = this.pendingJobs.get(actor);
     if (pending === undefined) this.pendingJobs.set(actor, (pending = []));
     return { actor, pending };

@@ -216,6 +216,11 @@ export class JobStore {
     return this.byId.values();
   }
 
+  /** Every job, in id order, as a copied array: what a snapshot captures in the same tick as it fixes its log position. */
+  toArray(): Job[] {
+    return this.byId.toArray();
+  }
+
   insert(job: Job): void {
     this.buildAllIndexes(); // before the job is in byId: a build from byId's jobs would index it twice
     this.byId.insert(job);

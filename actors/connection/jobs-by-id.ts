@@ -46,6 +46,11 @@ export class JobsById {
     return this.list.items();
   }
 
+  /** In id order, as an array that later changes do not affect (a snapshot's capture). */
+  toArray(): Job[] {
+    return this.list.toArray();
+  }
+
   checkInvariants(): void {
     this.list.checkInvariants('by id', (key) => key === null);
   }

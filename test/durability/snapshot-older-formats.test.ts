@@ -1,0 +1,74 @@
+/**
+ * Upgrade by restart: a data directory whose snapshot was written in an older format
+ * recovers to the same state the old version held. Format 1 stored jobs as objects
+ * (before job columns); formats 1 and 2 kept every dedup key in the connection chunk
+ * (format 3 slices them into chunks of their own).
+ */
+import { afterEach, expect, test } from 'bun:test';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ManualClock } from '../../actors/clock.ts';
+import { entryAtMs, entryCode } from '../../actors/connection/job-history.ts';
+import type { Engine } from '../../actors/engine.ts';
+import { SNAPSHOT_FORMAT_VERSION, type SnapshotChunk } from '../../actors/engine-snapshot.ts';
+import { dumpEngine } from '../support/engine-dump.ts';
+import { openAt, workload } from '../support/snapshot-workload.ts';
+import { T0 } from '../support/test-app.ts';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** Format 1 kept a history as `[atMs, stateCode, ...]` pairs. */
+const historyAsPairs = (history: readonly number[]): number[] => history.flatMap((entry) => [entryAtMs(entry), entryCode(entry)]);
+
+/** The chunks formats 1 and 2 wrote: every dedup key in the connection chunk; format 1 also had jobs as plain objects, 1,000 a chunk. */
+function* olderFormatChunks(engine: Engine, version: 1 | 2): Generator<unknown> {
+  const chunks = [...engine.takeSnapshot().chunks];
+  const dedupKeysOf = (connectionId: string): string[] =>
+    chunks.flatMap((chunk) => (chunk.k === 'dedupKeys' && chunk.connectionId === connectionId ? chunk.keys : []));
+  for (const chunk of chunks) {
+    if (chunk.k === 'header') yield { ...chunk, version };
+    else if (chunk.k === 'dedupKeys') continue;
+    else if (chunk.k === 'connection') yield { ...chunk, dedupKeys: dedupKeysOf(chunk.id) };
+    else if (chunk.k === 'jobColumns' && version === 1) continue;
+    else if (chunk.k === 'end' && version === 1) {
+      for (const connectionId of engine.connectionIds()) {
+        const jobs = [...engine.connection(connectionId)!.jobs.values()].map((job) => ({ ...job, history: historyAsPairs(job.history) }));
+        for (let start = 0; start < jobs.length; start += 1000) yield { k: 'jobs', connectionId, jobs: jobs.slice(start, start + 1000) };
+      }
+      yield chunk;
+    } else yield chunk satisfies SnapshotChunk;
+  }
+}
+
+for (const version of [1, 2] as const) {
+  test(`given a snapshot in format ${version}, then recovery restores the state it was taken from (dedup keys included), and the next snapshot is the current format`, async () => {
+    const dir = mkdtempSync(join(tmpdir(), `jw-format${version}-`));
+    dirs.push(dir);
+    const clock = new ManualClock(T0);
+    const live = await openAt(dir, clock);
+    const admin = await live.accounts.addUser('admin@example.com', 'a long password!', true);
+    const { connection, apiKey } = await live.connections.create(admin, 'prod');
+    const other = await live.connections.create(admin, 'other');
+    await workload(live, apiKey, connection.id, 1);
+    await workload(live, other.apiKey, other.connection.id, 2);
+    await live.store.writeSnapshot({ chunks: olderFormatChunks(live.engine, version) });
+    const expected = dumpEngine(live.engine, clock.nowMs());
+    expect((expected.connections[connection.id] as { dedup: string[] }).dedup.length).toBeGreaterThan(0);
+    await live.store.close();
+
+    const upgraded = await openAt(dir, clock);
+    expect(upgraded.report.snapshotSeq).toBeGreaterThan(0);
+    expect(upgraded.report.recordsReplayed).toBe(0);
+    expect(dumpEngine(upgraded.engine, clock.nowMs())).toEqual(expected);
+    const kinds = [...upgraded.engine.takeSnapshot().chunks].map((chunk) => (chunk.k === 'header' ? `header ${chunk.version}` : chunk.k));
+    expect(kinds).toContain(`header ${SNAPSHOT_FORMAT_VERSION}`);
+    expect(kinds).toContain('jobColumns');
+    expect(kinds).toContain('dedupKeys');
+    expect(kinds).not.toContain('jobs');
+    await upgraded.store.close();
+  });
+}
