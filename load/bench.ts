@@ -312,6 +312,21 @@ for (const stream of streams) {
   ]);
 }
 
+/**
+ * Why the tail target is a throughput target: with every sender waiting for its answer before
+ * sending again, a round of all senders' events takes (senders x batch) / throughput, which is
+ * what a request waits when one core serves them in turn (Little's law).
+ */
+function closedLoopBound(service: IngestResult): string {
+  const eventsPerRound = TAIL_SENDERS * 1_000;
+  const roundMs = (eventsPerRound / service.eventsPerS) * 1000;
+  const neededForTarget = eventsPerRound / 0.05;
+  return (
+    `ingest tail, closed loop: ${TAIL_SENDERS} senders x 1,000 events at ${fmtCount(service.eventsPerS)} events/s = ${fmtMs(roundMs)} per round, ` +
+    `so p99 < 50 ms needs about ${fmtCount(neededForTarget)} events/s (${(neededForTarget / service.eventsPerS).toFixed(1)}x this run).`
+  );
+}
+
 const minutes = (performance.now() - runStarted) / 60_000;
 console.log(`jobwatch load test, ${startedAt.toISOString()}`);
 console.log(`machine: ${machineDescription()}`);
@@ -327,6 +342,7 @@ if (scale !== '') footnotes.push(`* targets are stated for 1M jobs; this run had
 if (ingestTimings !== null) footnotes.push(`ingest tail (${TAIL_SENDERS} senders), as the service timed it: ${ingestTimings}.`);
 for (const { service, targeted } of ingestPairs) {
   if (targeted && service.cpuByThread !== null) footnotes.push(`ingest (${TAIL_SENDERS} senders), the service's CPU by thread: ${describeThreadCpu(service.cpuByThread)}.`);
+  if (targeted) footnotes.push(closedLoopBound(service));
 }
 footnotes.push('ingest baseline: Bun.serve that only JSON.parses the same bodies; read baseline: Bun.serve answering a small JSON. Ratios: events/s as % of baseline, latencies as multiples of it.');
 if (loadInfo !== null) footnotes.push(`load phase: ${fmtCount(jobs)} jobs, ${fmtCount(loadInfo.events)} events in ${fmtMs(loadInfo.ms)} (${fmtCount(loadInfo.events / (loadInfo.ms / 1000))} events/s at FSYNC=no, 2 requests in flight; not a target figure).`);
