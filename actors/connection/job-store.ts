@@ -34,7 +34,7 @@ export interface JobIndex<T> {
   readonly size: number;
   insert(key: SortValue, item: T): void;
   remove(key: SortValue, item: T): boolean;
-  scan(order: SortOrder, after?: IndexPosition): IterableIterator<IndexEntry<T>>;
+  scan(order: SortOrder, after?: IndexPosition, matches?: (item: T) => boolean): IterableIterator<IndexEntry<T>>;
   loadAscending(keys: readonly SortValue[], items: readonly T[]): void;
 }
 

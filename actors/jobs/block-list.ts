@@ -216,18 +216,20 @@ export class BlockList<T> {
     return true;
   }
 
-  *ascending(after: IndexPosition | undefined): Generator<IndexEntry<T>, void, undefined> {
+  /** `matches`: entries whose item it refuses are passed over without being yielded (a filtered list walks thousands). */
+  *ascending(after: IndexPosition | undefined, matches?: (item: T) => boolean): Generator<IndexEntry<T>, void, undefined> {
     let resumeAfter = after;
     let b = 0;
     let offset = 0;
     let seenVersion = -1;
-    let yieldedAny = false;
+    // after a mutation the walk resumes after the last entry passed, yielded or not
+    let passedAny = false;
     let lastKey: SortValue = null;
     let lastItem = undefined as T;
 
     for (;;) {
       if (seenVersion !== this.version) {
-        if (yieldedAny) resumeAfter = { key: lastKey, id: this.idOf(lastItem) };
+        if (passedAny) resumeAfter = { key: lastKey, id: this.idOf(lastItem) };
         if (resumeAfter === undefined) {
           b = 0;
           offset = 0;
@@ -245,27 +247,27 @@ export class BlockList<T> {
         offset = 0;
         continue;
       }
-      lastKey = this.keyAt(block, offset);
       lastItem = block.items[offset] as T;
+      lastKey = this.keyAt(block, offset);
       offset++;
-      yieldedAny = true;
-      yield { key: lastKey, item: lastItem };
+      passedAny = true;
+      if (matches === undefined || matches(lastItem)) yield { key: lastKey, item: lastItem };
     }
   }
 
-  *descending(after: IndexPosition | undefined): Generator<IndexEntry<T>, void, undefined> {
+  *descending(after: IndexPosition | undefined, matches?: (item: T) => boolean): Generator<IndexEntry<T>, void, undefined> {
     let resumeBefore = after;
     let b = 0;
-    // Offset of the next entry to yield; -1 means "the last entry of the previous block".
+    // Offset of the next entry to visit; -1 means "the last entry of the previous block".
     let offset = -1;
     let seenVersion = -1;
-    let yieldedAny = false;
+    let passedAny = false;
     let lastKey: SortValue = null;
     let lastItem = undefined as T;
 
     for (;;) {
       if (seenVersion !== this.version) {
-        if (yieldedAny) resumeBefore = { key: lastKey, id: this.idOf(lastItem) };
+        if (passedAny) resumeBefore = { key: lastKey, id: this.idOf(lastItem) };
         if (resumeBefore === undefined) {
           b = this.blocks.length;
           offset = -1;
@@ -285,11 +287,11 @@ export class BlockList<T> {
         continue;
       }
       const block = this.blocks[b] as Block<T>;
-      lastKey = this.keyAt(block, offset);
       lastItem = block.items[offset] as T;
+      lastKey = this.keyAt(block, offset);
       offset--;
-      yieldedAny = true;
-      yield { key: lastKey, item: lastItem };
+      passedAny = true;
+      if (matches === undefined || matches(lastItem)) yield { key: lastKey, item: lastItem };
     }
   }
 

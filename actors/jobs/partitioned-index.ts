@@ -55,8 +55,9 @@ export class PartitionedIndex<T> {
     }
   }
 
-  scan(order: SortOrder, after?: IndexPosition): IterableIterator<IndexEntry<T>> {
-    return this.scanFrom(this.keysInListingOrder(order), order, after);
+  /** As SortedIndex.scan, `matches` included. */
+  scan(order: SortOrder, after?: IndexPosition, matches?: (item: T) => boolean): IterableIterator<IndexEntry<T>> {
+    return this.scanFrom(this.keysInListingOrder(order), order, after, matches);
   }
 
   checkInvariants(): void {
@@ -69,7 +70,12 @@ export class PartitionedIndex<T> {
     if (total !== this.entryCount) throw new Error(`partitions hold ${total} entries, count says ${this.entryCount}`);
   }
 
-  private *scanFrom(keys: SortValue[], order: SortOrder, after: IndexPosition | undefined): Generator<IndexEntry<T>, void, undefined> {
+  private *scanFrom(
+    keys: SortValue[],
+    order: SortOrder,
+    after: IndexPosition | undefined,
+    matches: ((item: T) => boolean) | undefined,
+  ): Generator<IndexEntry<T>, void, undefined> {
     let first = 0;
     if (after !== undefined) {
       first = keys.findIndex((key) => !isBeforeInListing(key, after.key, order));
@@ -79,7 +85,7 @@ export class PartitionedIndex<T> {
       const key = keys[index] as SortValue;
       const partition = this.partitions.get(key);
       if (partition === undefined) continue;
-      yield* partition.scan(order, after !== undefined && index === first && key === after.key ? after : undefined);
+      yield* partition.scan(order, after !== undefined && index === first && key === after.key ? after : undefined, matches);
     }
   }
 

@@ -95,10 +95,13 @@ export class SortedIndex<T> {
    * pulling a 50-item page costs one seek plus 50 steps however large the index is.
    *
    * The iterator survives mutations of the index between steps: it then resumes strictly after
-   * the last entry it yielded, as a fresh scan from that position would.
+   * the last entry it passed, as a fresh scan from that position would.
+   *
+   * With `matches`, only entries whose item it accepts are yielded: the same as filtering the
+   * scan, without an entry object and a generator step per refused item.
    */
-  scan(order: SortOrder, after?: IndexPosition): IterableIterator<IndexEntry<T>> {
-    return order === 'asc' ? this.scanAscending(after) : this.scanDescending(after);
+  scan(order: SortOrder, after?: IndexPosition, matches?: (item: T) => boolean): IterableIterator<IndexEntry<T>> {
+    return order === 'asc' ? this.scanAscending(after, matches) : this.scanDescending(after, matches);
   }
 
   /** Throws when the internal layout is broken; for tests, O(n). */
@@ -121,14 +124,14 @@ export class SortedIndex<T> {
     return key === null ? this.nullKeyed : this.keyed;
   }
 
-  private *scanAscending(after: IndexPosition | undefined): Generator<IndexEntry<T>, void, undefined> {
+  private *scanAscending(after: IndexPosition | undefined, matches: ((item: T) => boolean) | undefined): Generator<IndexEntry<T>, void, undefined> {
     // A position in the null list lies after every keyed entry.
-    if (after === undefined || after.key !== null) yield* this.keyed.ascending(after);
-    yield* this.nullKeyed.ascending(after !== undefined && after.key === null ? after : undefined);
+    if (after === undefined || after.key !== null) yield* this.keyed.ascending(after, matches);
+    yield* this.nullKeyed.ascending(after !== undefined && after.key === null ? after : undefined, matches);
   }
 
-  private *scanDescending(after: IndexPosition | undefined): Generator<IndexEntry<T>, void, undefined> {
-    if (after === undefined || after.key !== null) yield* this.keyed.descending(after);
-    yield* this.nullKeyed.descending(after !== undefined && after.key === null ? after : undefined);
+  private *scanDescending(after: IndexPosition | undefined, matches: ((item: T) => boolean) | undefined): Generator<IndexEntry<T>, void, undefined> {
+    if (after === undefined || after.key !== null) yield* this.keyed.descending(after, matches);
+    yield* this.nullKeyed.descending(after !== undefined && after.key === null ? after : undefined, matches);
   }
 }

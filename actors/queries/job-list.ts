@@ -32,8 +32,9 @@ const idOf = (job: Job): string => job.id;
 export function listJobs(actors: ConnectionActor[], query: JobListQuery): JobListPage {
   const after = query.cursor === undefined ? undefined : positionOf(query);
   const matches = jobMatcher(query);
-  const scans = actors.map((actor) => actor.jobs.indexes[query.sortBy].scan(query.sortOrder, after));
-  const page = takePage(mergeScans(scans, query.sortOrder, idOf), matches ?? (() => true), query.limit);
+  // the scans filter, so a selective filter walks its index without an entry per refused job
+  const scans = actors.map((actor) => actor.jobs.indexes[query.sortBy].scan(query.sortOrder, after, matches ?? undefined));
+  const page = takePage(mergeScans(scans, query.sortOrder, idOf), () => true, query.limit);
   const last = page.items[page.items.length - 1];
   const nextCursor =
     page.hasMore && last !== undefined

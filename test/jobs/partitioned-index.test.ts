@@ -48,6 +48,9 @@ describe('PartitionedIndex lists exactly like a single SortedIndex', () => {
         for (const after of positions) {
           const ids = (index: { scan: SortedIndex<Item>['scan'] }) => [...index.scan(order, after)].map((entry) => entry.item.id);
           expect(ids(partitioned)).toEqual(ids(reference));
+          const odd = (item: Item): boolean => item.id.endsWith('1') || item.id.endsWith('3') || item.id.endsWith('7');
+          const matching = (index: { scan: SortedIndex<Item>['scan'] }) => [...index.scan(order, after, odd)].map((entry) => entry.item.id);
+          expect(matching(partitioned)).toEqual(ids(reference).filter((id) => odd({ id })));
         }
       }
     });
