@@ -60,8 +60,9 @@ export class PartitionOwnership {
   private readonly timer: ReturnType<typeof setInterval>;
   private watched!: WatchedBucket;
   private membership: Membership | undefined;
-  private reconciling = false;
-  private reconcileAgain = false;
+  private reconcileScheduled = false;
+  /** performance.now() of a failed take-over per partition: retried after a lease, not in a loop */
+  private readonly failedAtMs = new Map<string, number>();
   private stopping = false;
 
   private constructor(private readonly options: PartitionOwnershipOptions) {
@@ -72,9 +73,9 @@ export class PartitionOwnership {
   static async start(options: PartitionOwnershipOptions): Promise<PartitionOwnership> {
     const ownership = new PartitionOwnership(options);
     try {
-      ownership.watched = await WatchedBucket.open(options.leases, 'the leases bucket', options.log, () => ownership.reconcile());
+      ownership.watched = await WatchedBucket.open(options.leases, 'the leases bucket', options.log, () => ownership.scheduleReconcile());
       const { nodes: kv, node, url, leaseMs, log } = options;
-      ownership.membership = await Membership.join({ kv, node, url, leaseMs, log, onChange: () => ownership.reconcile() });
+      ownership.membership = await Membership.join({ kv, node, url, leaseMs, log, onChange: () => ownership.scheduleReconcile() });
     } catch (error) {
       clearInterval(ownership.timer);
       ownership.watched?.stop();
@@ -130,24 +131,19 @@ export class PartitionOwnership {
     this.reconcile(); // leases and members that lapsed since the last look
   }
 
-  /** Brings the leases in line with the wanted assignment; runs again if asked while running. */
-  private reconcile(): void {
-    if (this.reconciling) {
-      this.reconcileAgain = true;
-      return;
-    }
-    this.reconciling = true;
-    try {
-      do {
-        this.reconcileAgain = false;
-        this.reconcileOnce();
-      } while (this.reconcileAgain);
-    } finally {
-      this.reconciling = false;
-    }
+  /**
+   * Every renewal of every node comes through the watches: the entries a watch delivers
+   * together are looked at once, in the next turn of the event loop.
+   */
+  private scheduleReconcile(): void {
+    if (this.reconcileScheduled) return;
+    this.reconcileScheduled = true;
+    setTimeout(() => this.reconcile(), 0);
   }
 
-  private reconcileOnce(): void {
+  /** Brings the leases in line with the wanted assignment (synchronous: the hooks and NATS writes it starts run on their own). */
+  private reconcile(): void {
+    this.reconcileScheduled = false;
     if (this.stopping || this.membership === undefined) return;
     const live = this.membership.live().map((member) => member.node);
     for (const partition of this.options.partitions) {
@@ -166,6 +162,7 @@ export class PartitionOwnership {
     const entry = observed?.entry ?? null;
     const unchangedForMs = observed === undefined ? 0 : performance.now() - observed.sinceMs;
     if (entry !== null && entry.operation === 'PUT' && !decode(entry).released && unchangedForMs < this.options.leaseMs) return; // held and renewed
+    if (performance.now() - (this.failedAtMs.get(partition) ?? -Infinity) < this.options.leaseMs) return;
     this.states.set(partition, { phase: 'taking', lease: null });
     void (async () => {
       let lease: PartitionLease | null = null;
@@ -183,7 +180,8 @@ export class PartitionOwnership {
       try {
         await this.options.onTaken(partition, lease.epoch);
       } catch (error) {
-        this.options.log(`taking over ${partition} failed (${describeError(error)}); releasing its lease`);
+        this.options.log(`taking over ${partition} failed (${describeError(error)}); releasing its lease, trying again in ${this.options.leaseMs} ms if still wanted here`);
+        this.failedAtMs.set(partition, performance.now());
         if (this.states.get(partition)?.lease === lease) this.states.delete(partition);
         await lease.release();
         return;
