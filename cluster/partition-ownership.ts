@@ -64,6 +64,7 @@ export class PartitionOwnership {
   /** performance.now() of a failed take-over per partition: retried after a lease, not in a loop */
   private readonly failedAtMs = new Map<string, number>();
   private stopping = false;
+  private readonly complaints = new Set<string>();
 
   private constructor(private readonly options: PartitionOwnershipOptions) {
     this.timer = setInterval(() => this.tick(), renewalIntervalMs(options.leaseMs));
@@ -94,8 +95,12 @@ export class PartitionOwnership {
   ownerOf(partition: string): LeaseHolder {
     const entry = this.watched.get(partition)?.entry;
     if (entry === undefined || entry.operation !== 'PUT') return null;
-    const held = decode(entry);
-    return held.released ? null : { node: held.node, url: held.url };
+    try {
+      const held = decode(entry);
+      return held.released ? null : { node: held.node, url: held.url };
+    } catch {
+      return null; // unreadable: nobody to route to (reconcile logs it)
+    }
   }
 
   /** p's phase on this node, or null when this node neither holds nor is taking it. */
@@ -149,10 +154,17 @@ export class PartitionOwnership {
     for (const partition of this.options.partitions) {
       const wanted = wantedOwner(live, partition);
       const state = this.states.get(partition);
-      if (state === undefined) {
-        if (wanted === this.options.node) this.tryTake(partition, live.length);
-      } else if (state.phase === 'held' && state.lease !== null && wanted !== null && wanted !== this.options.node) {
-        void this.handOver(partition, state.lease, `wanted by ${wanted} among ${live.length} live nodes`);
+      try {
+        if (state === undefined) {
+          if (wanted === this.options.node) this.tryTake(partition, live.length);
+        } else if (state.phase === 'held' && state.lease !== null && wanted !== null && wanted !== this.options.node) {
+          void this.handOver(partition, state.lease, `wanted by ${wanted} among ${live.length} live nodes`);
+        }
+      } catch (error) {
+        // a lease value this code cannot read: the other partitions go on; said once, not at every look
+        const complaint = `${partition}: ${describeError(error)}`;
+        if (!this.complaints.has(complaint)) this.options.log(`cannot judge the lease ${complaint}`);
+        this.complaints.add(complaint);
       }
     }
   }

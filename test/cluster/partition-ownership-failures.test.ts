@@ -3,7 +3,8 @@
  * cluster: an `onTaken` that fails releases the lease and is tried again after a lease,
  * not in a loop; a lease another node overwrote calls `onLost` and, once that writer stays
  * silent for a lease, is taken back with a higher epoch; a `release` hook that fails still
- * releases the lease, so the wanted node takes over.
+ * releases the lease, so the wanted node takes over; a lease value that cannot be read is
+ * reported once and does not stop the other partitions.
  */
 import { afterAll, afterEach, beforeAll, expect, test } from 'bun:test';
 import { jetstream } from '@nats-io/jetstream';
@@ -121,4 +122,15 @@ test('a release hook that fails still releases the lease, and the wanted node ta
   expect(first.phaseOf(key)).toBeNull();
   expect(lines).toContain(`the release of ${key} failed (flush failed); releasing its lease anyway`);
   expect(lines.some((line) => line.startsWith(`acquired the lease ${key} (epoch 2) released by solo-c`))).toBe(true);
+}, 30_000);
+
+test('a lease value that cannot be read is reported once and leaves the other partitions alone', async () => {
+  const lines: string[] = [];
+  await leases.put('w.bad', JSON.stringify({ owner: 'someone' }));
+  const solo = await member('solo-e', ['w.bad', 'w.good'], {}, lines);
+  await until('the readable one held', () => solo.phaseOf('w.good') === 'held', lines);
+  await Bun.sleep(LEASE_MS / 2); // a few more looks
+  expect(solo.phaseOf('w.bad')).toBeNull();
+  expect(solo.ownerOf('w.bad')).toBeNull();
+  expect(lines.filter((line) => line.startsWith('cannot judge the lease'))).toEqual(['cannot judge the lease w.bad: lease w.bad holds {"owner":"someone"}, not { node, epoch }']);
 }, 30_000);
