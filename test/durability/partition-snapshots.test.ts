@@ -26,16 +26,17 @@ function newEngine(clock = new ManualClock(T0)) {
 }
 type Opened = ReturnType<typeof newEngine>;
 
-/** Connections with jobs until both partitions hold at least one (ids are random UUIDs). */
+/** Connections until each partition holds at least two (ids are random UUIDs); the first of each has jobs, the others none. */
 async function populated(): Promise<{ live: Opened; owner: Awaited<ReturnType<AccountService['addUser']>>; byPartition: string[][] }> {
   const live = newEngine();
   const owner = await live.accounts.addUser('admin@example.com', 'a long password!', true);
   const byPartition: string[][] = [[], []];
-  for (let round = 0; byPartition.some((ids) => ids.length === 0) || round < 3; round++) {
-    if (round >= 20) throw new Error('20 random ids all fell in one partition');
+  for (let round = 0; byPartition.some((ids) => ids.length < 2); round++) {
+    if (round >= 40) throw new Error('40 random ids did not give two per partition');
     const { connection, apiKey } = await live.connections.create(owner, `c${round}`);
-    byPartition[partitionOf(connection.id, PARTITIONS)]!.push(connection.id);
-    if (round < 4) await workload(live, apiKey, connection.id, round);
+    const ids = byPartition[partitionOf(connection.id, PARTITIONS)]!;
+    ids.push(connection.id);
+    if (ids.length === 1) await workload(live, apiKey, connection.id, round);
   }
   return { live, owner, byPartition };
 }
