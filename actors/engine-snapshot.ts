@@ -7,6 +7,12 @@
  *
  * Format 2 stores jobs as columns (job-columns.ts); format 1 stored job objects and is
  * still read, so that an upgrade by restart keeps its data.
+ *
+ * In cluster mode each partition's owner snapshots only its part (a `SnapshotScope`):
+ * the connections of one partition, and the accounts in the accounts partition's own
+ * snapshot. A restorer applies such snapshots one after another (each ends with its own
+ * `end`, which indexes that snapshot's jobs) and then reconciles the connections with the
+ * accounts, since the snapshots were taken at different moments.
  */
 import type { AccountsActor } from './accounts/accounts-actor.ts';
 import { ConnectionActor, type ConnectionLimits } from './connection/connection-actor.ts';
@@ -19,6 +25,7 @@ import type { Queue } from './connection/queue-store.ts';
 import type { Worker } from './connection/worker-store.ts';
 import { QueueMetrics } from './metrics/queue-metrics.ts';
 import { WorkerRate } from './metrics/worker-metrics.ts';
+import { inPartition, type PartitionSelector } from './partition-of.ts';
 
 export const SNAPSHOT_FORMAT_VERSION = 3;
 /** Versions `SnapshotRestorer` reads: 1 wrote jobs as objects (`k: 'jobs'`), 1 and 2 kept dedup keys in the connection chunk. */
@@ -64,18 +71,25 @@ export interface EngineSnapshot {
   release(): void;
 }
 
+/** Which part of the state a snapshot holds; without a scope, all of it. */
+export interface SnapshotScope {
+  /** whether the accounts chunk is included */
+  accounts: boolean;
+  /** the connections of one partition, or none (the accounts partition's snapshot) */
+  connections: PartitionSelector | 'none';
+}
+
 /**
  * Captures `actors` as they are at this call (not at the first pull: the log fixes the
  * snapshot's sequence number at the same moment), then produces chunks lazily.
  */
-export function takeSnapshot(accounts: AccountsActor, actors: Map<string, ConnectionActor>, takenAtMs: number): EngineSnapshot {
+export function takeSnapshot(accounts: AccountsActor, actors: Map<string, ConnectionActor>, takenAtMs: number, scope?: SnapshotScope): EngineSnapshot {
   // Everything but jobs is small: copy it now, synchronously.
-  const fixed: SnapshotChunk[] = [
-    { k: 'header', version: SNAPSHOT_FORMAT_VERSION, takenAtMs },
-    { k: 'accounts', data: structuredClone(accounts.toSnapshot()) },
-  ];
+  const fixed: SnapshotChunk[] = [{ k: 'header', version: SNAPSHOT_FORMAT_VERSION, takenAtMs }];
+  if (scope === undefined || scope.accounts) fixed.push({ k: 'accounts', data: structuredClone(accounts.toSnapshot()) });
   const jobLists: Array<{ actor: ConnectionActor; jobs: Job[]; preImages: Map<Job, Job> }> = [];
   for (const actor of actors.values()) {
+    if (scope !== undefined && (scope.connections === 'none' || !inPartition(actor.connectionId, scope.connections))) continue;
     fixed.push(connectionChunk(actor));
     const dedupKeys = actor.dedup.toSnapshot();
     for (let start = 0; start < dedupKeys.length; start += DEDUP_KEYS_PER_CHUNK) {
@@ -188,6 +202,30 @@ export class SnapshotRestorer {
         this.pendingJobs.clear();
         return;
     }
+  }
+
+  /**
+   * After several scoped snapshots (one per partition and the accounts'), taken at
+   * different moments, and the accounts log replayed to its end: every connection the
+   * accounts know gets an actor (its partition's snapshot predates it; the partition's log
+   * replays its records next), and an actor whose connection the accounts no longer know
+   * is dropped (its partition's snapshot predates the deletion). Returns the ids of both.
+   */
+  reconcileWithAccounts(): { created: string[]; dropped: string[] } {
+    if (this.pendingJobs.size > 0 || this.pendingDedupKeys.size > 0) throw new Error('snapshot chunks ended without their end chunk: jobs are still pending');
+    const created: string[] = [];
+    const dropped: string[] = [];
+    for (const id of this.accounts.connections.keys()) {
+      if (this.actors.has(id)) continue;
+      this.actors.set(id, new ConnectionActor(id, this.limits));
+      created.push(id);
+    }
+    for (const id of this.actors.keys()) {
+      if (this.accounts.connections.has(id)) continue;
+      this.actors.delete(id);
+      dropped.push(id);
+    }
+    return { created, dropped };
   }
 
   private actorOf(connectionId: string, what: string): ConnectionActor {

@@ -13,12 +13,19 @@ import type { Clock } from './clock.ts';
 import { ConnectionActor, type Changes, type ConnectionLimits } from './connection/connection-actor.ts';
 import type { ConnectionRecord } from './connection/connection-records.ts';
 import { DomainError } from './domain-error.ts';
-import { SnapshotRestorer, takeSnapshot, type EngineSnapshot } from './engine-snapshot.ts';
+import { SnapshotRestorer, takeSnapshot, type EngineSnapshot, type SnapshotScope } from './engine-snapshot.ts';
+import { partitionOf } from './partition-of.ts';
 
-/** Removes what retention has passed, in every connection, as of `atMs`. */
+/**
+ * Removes what retention has passed as of `atMs`: in every connection, or, with
+ * `partition` and `partitions` (cluster mode, one record per partition written by its
+ * owner), only in the connections of that partition.
+ */
 export interface RetentionRecord {
   t: 'retention';
   atMs: number;
+  partition?: number;
+  partitions?: number;
 }
 
 export type EngineRecord = AccountsRecord | ConnectionRecord | RetentionRecord;
@@ -111,11 +118,16 @@ export class Engine {
       case 'commands.acked':
         return this.connectionActors.get(record.connectionId)?.evolve(record) ?? null;
       case 'retention':
-        for (const actor of this.connectionActors.values()) actor.expire(record.atMs);
+        for (const actor of this.connectionActors.values()) {
+          if (record.partitions === undefined || partitionOf(actor.connectionId, record.partitions) === record.partition) actor.expire(record.atMs);
+        }
         return null;
       case 'connection.created':
         this.accounts.evolve(record);
-        this.connectionActors.set(record.connection.id, new ConnectionActor(record.connection.id, this.options.limits));
+        // Kept if present: in cluster mode a partition's snapshot can be newer than the accounts log replayed after it.
+        if (!this.connectionActors.has(record.connection.id)) {
+          this.connectionActors.set(record.connection.id, new ConnectionActor(record.connection.id, this.options.limits));
+        }
         return null;
       case 'connection.deleted':
         this.accounts.evolve(record);
@@ -127,9 +139,9 @@ export class Engine {
     }
   }
 
-  /** The state as of this call, produced lazily (see engine-snapshot.ts). */
-  takeSnapshot(): EngineSnapshot {
-    return takeSnapshot(this.accounts, this.connectionActors, this.clock.nowMs());
+  /** The state as of this call, produced lazily (see engine-snapshot.ts); a scope limits it to one partition's part. */
+  takeSnapshot(scope?: SnapshotScope): EngineSnapshot {
+    return takeSnapshot(this.accounts, this.connectionActors, this.clock.nowMs(), scope);
   }
 
   /** Recovery: applies snapshot chunks in order, before any record is replayed. */

@@ -47,6 +47,15 @@ export class LeaseLostError extends Error {
   override readonly name = 'LeaseLostError';
 }
 
+/**
+ * What the caller of `tryAcquire` last saw of the key (from a watch): its entry, or null if
+ * absent, and for how long its revision has stayed the same on this node's clock.
+ */
+export interface ObservedLease {
+  entry: KvEntry | null;
+  unchangedForMs: number;
+}
+
 export class PartitionLease {
   private revision: number;
   private lastRenewedMs: number;
@@ -55,50 +64,36 @@ export class PartitionLease {
   private lost = false;
   private complainedAtRevision = -1;
 
+  /** `selfRenewing`: a timer of its own renews it; otherwise the caller calls `renew()` every LEASE_MS / 4. */
   private constructor(
     private readonly options: LeaseOptions,
     readonly epoch: number,
     revision: number,
+    selfRenewing: boolean,
   ) {
     this.revision = revision;
     this.lastRenewedMs = performance.now();
-    this.timer = setInterval(() => void this.renew(), Math.max(50, Math.floor(options.leaseMs / 4)));
+    if (selfRenewing) this.timer = setInterval(() => void this.renew(), renewalIntervalMs(options.leaseMs));
   }
 
-  /** Waits (logging whom for) until this node holds the lease. */
+  /** Waits (logging whom for) until this node holds the lease; it then renews itself. */
   static async acquire(options: LeaseOptions): Promise<PartitionLease> {
-    const { kv, key, node, url, leaseMs, log } = options;
+    const { kv, key, leaseMs, log } = options;
     const pollMs = Math.max(50, Math.min(500, Math.floor(leaseMs / 10)));
     let watched: { revision: number; sinceMs: number } | undefined;
     let announcedHolder = '';
     for (;;) {
-      try {
-        const revision = await kv.create(key, encode({ node, epoch: 1, url }));
-        log(`acquired the lease ${key} (epoch 1, first owner)`);
-        return new PartitionLease(options, 1, revision);
-      } catch (error) {
-        if (!isRefusal(error)) log(`lease ${key}: ${describeError(error)}; retrying`);
-      }
+      const created = await take(options, null);
+      if (created !== null) return new PartitionLease(options, created.epoch, created.revision, true);
       const entry = await kv.get(key).catch(() => null);
       if (entry !== null && entry.operation === 'PUT') {
         const held = decode(entry);
         options.onHolder?.(held.released ? null : { node: held.node, url: held.url });
         const nowMs = performance.now();
         if (watched?.revision !== entry.revision) watched = { revision: entry.revision, sinceMs: nowMs };
-        const lapsed = nowMs - watched.sinceMs >= leaseMs;
-        if (held.released || lapsed) {
-          const epoch = held.epoch + 1;
-          try {
-            const revision = await kv.update(key, encode({ node, epoch, url }), entry.revision);
-            log(
-              held.released
-                ? `acquired the lease ${key} (epoch ${epoch}) released by ${held.node}`
-                : `took over the lease ${key} (epoch ${epoch}) from ${held.node}: not renewed for ${leaseMs} ms`,
-            );
-            return new PartitionLease(options, epoch, revision);
-          } catch (error) {
-            if (!isRefusal(error)) log(`lease ${key}: ${describeError(error)}; retrying`);
-          }
+        if (held.released || nowMs - watched.sinceMs >= leaseMs) {
+          const taken = await take(options, entry);
+          if (taken !== null) return new PartitionLease(options, taken.epoch, taken.revision, true);
         } else if (announcedHolder !== held.node) {
           announcedHolder = held.node;
           log(`waiting for the lease held by ${held.node} (${key}, epoch ${held.epoch}); taking over if it is not renewed for ${leaseMs} ms`);
@@ -106,6 +101,22 @@ export class PartitionLease {
       }
       await Bun.sleep(pollMs);
     }
+  }
+
+  /**
+   * One attempt, without waiting: takes the lease if it is absent (or deleted), released, or
+   * lapsed as `observed` says; null if it is held, or if another node was faster (the write
+   * on the observed revision is refused). The caller renews it with `renew()`.
+   */
+  static async tryAcquire(options: LeaseOptions, observed: ObservedLease): Promise<PartitionLease | null> {
+    const { entry } = observed;
+    if (entry === null || entry.operation !== 'PUT') {
+      const created = await take(options, null);
+      return created === null ? null : new PartitionLease(options, created.epoch, created.revision, false);
+    }
+    if (!(decode(entry).released || observed.unchangedForMs >= options.leaseMs)) return null;
+    const taken = await take(options, entry);
+    return taken === null ? null : new PartitionLease(options, taken.epoch, taken.revision, false);
   }
 
   /** Stops renewing and marks the lease released, so a standby takes it at once instead of after a lapse. */
@@ -122,7 +133,8 @@ export class PartitionLease {
     }
   }
 
-  private async renew(): Promise<void> {
+  /** Called by the lease's own timer, or by the caller of `tryAcquire`; a renewal still in flight makes it a no-op. */
+  async renew(): Promise<void> {
     if (this.renewing || this.lost) return;
     this.renewing = true;
     const { kv, key, node, url, leaseMs, log } = this.options;
@@ -173,6 +185,38 @@ export class PartitionLease {
   }
 }
 
+export function renewalIntervalMs(leaseMs: number): number {
+  return Math.max(50, Math.floor(leaseMs / 4));
+}
+
+/**
+ * Writes this node into the lease: `kv.create` when `current` is null (absent), else
+ * `kv.update` on `current`'s revision with the next epoch (the caller has judged it
+ * released or lapsed). Null when refused (another node wrote first) or NATS failed.
+ */
+async function take(options: LeaseOptions, current: KvEntry | null): Promise<{ epoch: number; revision: number } | null> {
+  const { kv, key, node, url, leaseMs, log } = options;
+  try {
+    if (current === null) {
+      const revision = await kv.create(key, encode({ node, epoch: 1, url }));
+      log(`acquired the lease ${key} (epoch 1, first owner)`);
+      return { epoch: 1, revision };
+    }
+    const held = decode(current);
+    const epoch = held.epoch + 1;
+    const revision = await kv.update(key, encode({ node, epoch, url }), current.revision);
+    log(
+      held.released
+        ? `acquired the lease ${key} (epoch ${epoch}) released by ${held.node}`
+        : `took over the lease ${key} (epoch ${epoch}) from ${held.node}: not renewed for ${leaseMs} ms`,
+    );
+    return { epoch, revision };
+  } catch (error) {
+    if (!isRefusal(error)) log(`lease ${key}: ${describeError(error)}; retrying`);
+    return null;
+  }
+}
+
 /** kv.create on an existing key and kv.update on a moved revision are refused with this. */
 function isRefusal(error: unknown): boolean {
   return /wrong last sequence|key exists/i.test(describeError(error));
@@ -182,7 +226,7 @@ function encode(value: LeaseValue): string {
   return JSON.stringify(value);
 }
 
-function decode(entry: KvEntry): LeaseValue {
+export function decode(entry: KvEntry): LeaseValue {
   const value = entry.json<Partial<LeaseValue>>();
   if (typeof value.node !== 'string' || typeof value.epoch !== 'number') {
     throw new Error(`lease ${entry.key} holds ${entry.string()}, not { node, epoch }`);

@@ -16,6 +16,14 @@ export const LOG_STREAM = 'JOBWATCH_LOG';
 export const LEASES_BUCKET = 'jobwatch_leases';
 export const SECRETS_BUCKET = 'jobwatch_secrets';
 export const SNAPSHOTS_BUCKET = 'jobwatch_snapshots';
+/** Membership (cluster/membership.ts): one key per node, refreshed every lease / 4. */
+export const NODES_BUCKET = 'jobwatch_nodes';
+/**
+ * The backstop that removes a dead node's key from the bucket (liveness itself is judged
+ * on each node's clock after one lease): far longer than any lease, so a live node's key,
+ * written every lease / 4, never expires.
+ */
+export const NODE_KEY_MAX_AGE_MS = 60 * 60 * 1000;
 
 export function partitionSubject(partition: number): string {
   return `jobwatch.log.p.${partition}`;
@@ -40,6 +48,7 @@ export interface NatsCluster {
   js: JetStreamClient;
   jsm: JetStreamManager;
   leases: KV;
+  nodes: KV;
   secrets: KV;
   snapshots: ObjectStore;
   maxPayloadBytes: number;
@@ -69,7 +78,7 @@ export async function connectNatsCluster(
     }
     watchConnection(nc, log);
     const js = jetstream(nc);
-    const { jsm, leases, secrets, snapshots } = await retryingWhileNatsRecovers(
+    const { jsm, leases, nodes, secrets, snapshots } = await retryingWhileNatsRecovers(
       'opening the JetStream stream and buckets',
       async () => {
         // inside the retry: the manager asks JetStream for its account info, which times out
@@ -80,6 +89,7 @@ export async function connectNatsCluster(
         return {
           jsm,
           leases: await kvm.create(LEASES_BUCKET, { replicas, history: 1 }),
+          nodes: await kvm.create(NODES_BUCKET, { replicas, history: 1, ttl: NODE_KEY_MAX_AGE_MS }),
           secrets: await kvm.create(SECRETS_BUCKET, { replicas, history: 1 }),
           snapshots: await new Objm(js).create(SNAPSHOTS_BUCKET, { replicas, storage: StorageType.File }),
         };
@@ -87,7 +97,7 @@ export async function connectNatsCluster(
       log,
     );
     log(`connected to NATS ${nc.getServer()} (${servers.length} servers listed, replicas ${replicas})`);
-    return { nc, js, jsm, leases, secrets, snapshots, maxPayloadBytes, close: () => nc.close() };
+    return { nc, js, jsm, leases, nodes, secrets, snapshots, maxPayloadBytes, close: () => nc.close() };
   } catch (error) {
     await nc.close().catch(() => undefined);
     throw error;

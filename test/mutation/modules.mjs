@@ -155,7 +155,21 @@ export const MODULES = {
           lines('src/server.ts', 'const snapshotTimer = setInterval', 'retentionTimer.unref();'),
         ],
         // direct tests of the actor; the service test for the timers as the running server wires them
-        tests: ['test/actors/retention-late-created.test.ts', 'test/server/service-timers.test.ts'],
+        tests: ['test/actors/retention-late-created.test.ts', 'test/durability/partition-snapshots.test.ts', 'test/server/service-timers.test.ts'],
+      },
+    ],
+  },
+  partitions: {
+    what: "cluster mode's partition of a connection, scoped snapshots and their reconciliation with the accounts",
+    parts: [
+      {
+        mutate: [
+          'actors/partition-of.ts',
+          lines('actors/engine.ts', "case 'connection.created':", 'return null;'),
+          lines('actors/engine-snapshot.ts', "if (scope === undefined || scope.accounts)", "if (scope !== undefined && (scope.connections"),
+          block('actors/engine-snapshot.ts', 'reconcileWithAccounts()'),
+        ],
+        tests: ['test/actors/partition-of.test.ts', 'test/durability/partition-snapshots.test.ts'],
       },
     ],
   },

@@ -26,7 +26,7 @@ export async function openAt(dir: string, clock: ManualClock) {
 }
 
 /** A varied workload: out-of-order job events, workers, queue snapshots, duplicates, actions. */
-export async function workload(opened: Awaited<ReturnType<typeof openAt>>, apiKey: string, connectionId: string, round: number) {
+export async function workload(opened: { engine: Engine }, apiKey: string, connectionId: string, round: number) {
   const events: unknown[] = [];
   for (let i = 0; i < 300; i++) {
     const externalId = `job-${(i * 7 + round * 13) % 450}`;

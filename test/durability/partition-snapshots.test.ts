@@ -1,0 +1,181 @@
+/**
+ * The engine's partition scope (cluster mode, not wired into the running node yet): a
+ * snapshot of one partition's connections or of the accounts alone, several such
+ * snapshots restored in sequence and reconciled with the accounts, a retention record
+ * scoped to one partition, and a replayed `connection.created` that keeps the actor a
+ * newer partition snapshot restored.
+ */
+import { beforeAll, describe, expect, test } from 'bun:test';
+import { ManualClock } from '../../actors/clock.ts';
+import { Engine, inMemoryLog } from '../../actors/engine.ts';
+import type { SnapshotChunk, SnapshotScope } from '../../actors/engine-snapshot.ts';
+import { partitionOf } from '../../actors/partition-of.ts';
+import { AccountService } from '../../actors/services/account-service.ts';
+import { ConnectionService } from '../../actors/services/connection-service.ts';
+import { dumpEngine } from '../support/engine-dump.ts';
+import { LIMITS, workload } from '../support/snapshot-workload.ts';
+import { T0 } from '../support/test-app.ts';
+
+const PARTITIONS = 2;
+const ACCOUNTS_ONLY: SnapshotScope = { accounts: true, connections: 'none' };
+const partitionScope = (partition: number): SnapshotScope => ({ accounts: false, connections: { partition, partitions: PARTITIONS } });
+
+function newEngine(clock = new ManualClock(T0)) {
+  const engine = new Engine({ clock, log: inMemoryLog, limits: LIMITS });
+  return { engine, accounts: new AccountService(engine, 86_400_000, 'secret-for-tests'), connections: new ConnectionService(engine) };
+}
+type Opened = ReturnType<typeof newEngine>;
+
+/** Connections until each partition holds at least two (ids are random UUIDs); the first of each has jobs, the others none. */
+async function populated(): Promise<{ live: Opened; owner: Awaited<ReturnType<AccountService['addUser']>>; byPartition: string[][] }> {
+  const live = newEngine();
+  const owner = await live.accounts.addUser('admin@example.com', 'a long password!', true);
+  const byPartition: string[][] = [[], []];
+  for (let round = 0; byPartition.some((ids) => ids.length < 2); round++) {
+    if (round >= 40) throw new Error('40 random ids did not give two per partition');
+    const { connection, apiKey } = await live.connections.create(owner, `c${round}`);
+    const ids = byPartition[partitionOf(connection.id, PARTITIONS)]!;
+    ids.push(connection.id);
+    if (ids.length === 1) await workload(live, apiKey, connection.id, round);
+  }
+  return { live, owner, byPartition };
+}
+
+function chunksOf(engine: Engine, scope?: SnapshotScope): SnapshotChunk[] {
+  // structuredClone: what a restorer reads back is a decoded copy, never the live objects
+  return [...engine.takeSnapshot(scope).chunks].map((chunk) => structuredClone(chunk));
+}
+
+function restoreInSequence(target: Engine, snapshots: SnapshotChunk[][]) {
+  const restorer = target.restorer();
+  for (const snapshot of snapshots) for (const chunk of snapshot) restorer.restore(chunk);
+  return restorer.reconcileWithAccounts();
+}
+
+let fixture: Awaited<ReturnType<typeof populated>>;
+beforeAll(async () => {
+  fixture = await populated();
+});
+
+describe('a scoped snapshot', () => {
+  test("holds only its partition's connections and jobs, and the accounts only when asked", () => {
+    const { live, byPartition } = fixture;
+    for (const partition of [0, 1]) {
+      const chunks = chunksOf(live.engine, partitionScope(partition));
+      expect(chunks[0]!.k).toBe('header');
+      expect(chunks.at(-1)).toEqual({ k: 'end' });
+      expect(chunks.some((chunk) => chunk.k === 'accounts')).toBe(false);
+      const connectionIds = chunks.flatMap((chunk) => (chunk.k === 'connection' ? [chunk.id] : []));
+      expect(connectionIds.sort()).toEqual([...byPartition[partition]!].sort());
+      const jobConnections = new Set(chunks.flatMap((chunk) => (chunk.k === 'jobColumns' ? [chunk.connectionId] : [])));
+      expect(jobConnections.size).toBeGreaterThan(0);
+      for (const id of jobConnections) expect(byPartition[partition]).toContain(id);
+    }
+    const accountsOnly = chunksOf(live.engine, ACCOUNTS_ONLY);
+    expect(accountsOnly.map((chunk) => chunk.k)).toEqual(['header', 'accounts', 'end']);
+    expect(chunksOf(live.engine, { accounts: true, connections: { partition: 0, partitions: PARTITIONS } }).map((chunk) => chunk.k)).toContain('accounts');
+  });
+
+  test("copies on write only its own partition's jobs, until released", () => {
+    const { live, byPartition } = fixture;
+    const own = live.engine.connection(byPartition[0]![0]!)!;
+    const other = live.engine.connection(byPartition[1]![0]!)!;
+    const snapshot = live.engine.takeSnapshot(partitionScope(0));
+    expect(own.jobs.beforeMutate).not.toBeNull();
+    expect(other.jobs.beforeMutate).toBeNull();
+    snapshot.release();
+    expect(own.jobs.beforeMutate).toBeNull();
+  });
+});
+
+describe('scoped snapshots restored in sequence', () => {
+  test('equal the whole state, whatever their order, with jobs indexed at each snapshot\'s end', () => {
+    const { live, byPartition } = fixture;
+    const expected = dumpEngine(live.engine, T0);
+    const p0 = chunksOf(live.engine, partitionScope(0));
+    const p1 = chunksOf(live.engine, partitionScope(1));
+    const accounts = chunksOf(live.engine, ACCOUNTS_ONLY);
+    for (const order of [[p0, p1, accounts], [accounts, p1, p0]]) {
+      const { engine } = newEngine();
+      expect(restoreInSequence(engine, order)).toEqual({ created: [], dropped: [] });
+      expect(dumpEngine(engine, T0)).toEqual(expected);
+    }
+    // each snapshot's own end indexes its jobs in bulk, before the next snapshot arrives
+    const { engine } = newEngine();
+    const restorer = engine.restorer();
+    for (const chunk of p0) restorer.restore(chunk);
+    const restored = engine.connection(byPartition[0]![0]!)!;
+    expect(restored.jobs.size).toBe(live.engine.connection(byPartition[0]![0]!)!.jobs.size);
+    expect(restored.jobs.size).toBeGreaterThan(0);
+  });
+
+  test('taken at different moments, are reconciled with the accounts: a connection created since gets an empty actor, a deleted one is dropped', async () => {
+    const { live, owner, byPartition } = await populated();
+    const p0 = chunksOf(live.engine, partitionScope(0));
+    const p1 = chunksOf(live.engine, partitionScope(1));
+    const deleted = byPartition[0]![0]!;
+    await live.connections.delete(owner, deleted);
+    const { connection: added } = await live.connections.create(owner, 'added later');
+    const accounts = chunksOf(live.engine, ACCOUNTS_ONLY);
+
+    const { engine } = newEngine();
+    expect(restoreInSequence(engine, [p0, p1, accounts])).toEqual({ created: [added.id], dropped: [deleted] });
+    expect(engine.connection(deleted)).toBeUndefined();
+    expect(engine.connection(added.id)?.jobs.size).toBe(0);
+    expect(dumpEngine(engine, T0)).toEqual(dumpEngine(live.engine, T0));
+  });
+
+  test('a reconcile before a snapshot has ended is refused, not a silent loss of its jobs', () => {
+    const { live } = fixture;
+    const { engine } = newEngine();
+    const restorer = engine.restorer();
+    for (const chunk of chunksOf(live.engine, partitionScope(0)).slice(0, -1)) restorer.restore(chunk);
+    expect(() => restorer.reconcileWithAccounts()).toThrow(/without their end chunk/);
+  });
+});
+
+test("a connection.created replayed after its partition's snapshot keeps the restored actor and its jobs", () => {
+  const { live, byPartition } = fixture;
+  const id = byPartition[0]![0]!;
+  const { engine } = newEngine();
+  restoreInSequence(engine, [chunksOf(live.engine, ACCOUNTS_ONLY), chunksOf(live.engine, partitionScope(0)), chunksOf(live.engine, partitionScope(1))]);
+  const restored = engine.connection(id)!;
+  const jobs = restored.jobs.size;
+  expect(jobs).toBeGreaterThan(0);
+  engine.evolve({ t: 'connection.created', connection: live.engine.accounts.connections.get(id)! });
+  expect(engine.connection(id)).toBe(restored);
+  expect(restored.jobs.size).toBe(jobs);
+});
+
+describe('a retention record', () => {
+  const RETAINED_UNTIL_MS = T0 + LIMITS.retentionMs + 86_400_000; // past every job of the workload
+
+  function restoredCopy(): Engine {
+    const { engine } = newEngine();
+    restoreInSequence(engine, [chunksOf(fixture.live.engine)]);
+    return engine;
+  }
+  const jobsIn = (engine: Engine, ids: string[]) => ids.map((id) => engine.connection(id)!.jobs.size);
+
+  test("with a partition expires only that partition's connections", () => {
+    const { byPartition } = fixture;
+    for (const partition of [0, 1]) {
+      const engine = restoredCopy();
+      const other = byPartition[1 - partition]!;
+      const before = jobsIn(engine, other);
+      expect(before.some((size) => size > 0)).toBe(true);
+      expect(jobsIn(engine, byPartition[partition]!).some((size) => size > 0)).toBe(true);
+      engine.evolve({ t: 'retention', atMs: RETAINED_UNTIL_MS, partition, partitions: PARTITIONS });
+      expect(jobsIn(engine, byPartition[partition]!).every((size) => size === 0)).toBe(true);
+      expect(jobsIn(engine, other)).toEqual(before);
+    }
+  });
+
+  test('without one (every record before partitions) expires every connection', () => {
+    const { byPartition } = fixture;
+    const engine = restoredCopy();
+    expect(jobsIn(engine, byPartition[0]!).some((size) => size > 0) && jobsIn(engine, byPartition[1]!).some((size) => size > 0)).toBe(true);
+    engine.evolve({ t: 'retention', atMs: RETAINED_UNTIL_MS });
+    expect(jobsIn(engine, byPartition.flat()).every((size) => size === 0)).toBe(true);
+  });
+});
