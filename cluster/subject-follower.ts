@@ -1,0 +1,147 @@
+/**
+ * A hot replica's feed: after the node recovered a partition (snapshot and replay), an
+ * ordered consumer keeps delivering the stream's new messages and each is applied as it
+ * arrives, so the node's engine, views and live streams stay current without owning the
+ * log. Owner markers are skipped; a message past a purge stops the follower (see
+ * partition-reader.ts) and `onFatal` runs: the node must not go on serving a state that
+ * silently misses records.
+ *
+ * Built for one partition, shaped for several: it follows a filter (a subject or a
+ * wildcard over partition subjects) and asks `readerFor(subject)` which reader applies a
+ * message; undefined (a partition this node writes itself) skips it. Positions are
+ * stream sequences, so `waitApplied` answers "has this node seen everything up to the
+ * owner's answer".
+ */
+import { DeliverPolicy, type ConsumerMessages, type JetStreamClient } from '@nats-io/jetstream';
+import { describeError } from '../persistence/errors.ts';
+import type { ApplyRecord, PartitionReader } from './partition-reader.ts';
+import { subjectMessage } from './subject-replay.ts';
+
+export interface SubjectFollowerOptions {
+  js: JetStreamClient;
+  stream: string;
+  /** What the consumer is filtered on: one partition's subject today. */
+  filter: string;
+  /** The reader that applies messages of `subject`; undefined: not followed here (skipped). */
+  readerFor: (subject: string) => PartitionReader | undefined;
+  /** The stream sequence handed over so far (the readers' position after recovery). */
+  fromSeq: number;
+  apply: ApplyRecord;
+  log: (line: string) => void;
+  /** A message could not be applied (fell behind a purge, or undecodable): the node must stop. */
+  onFatal: (error: Error) => void;
+}
+
+/** A consumer that failed (NATS unreachable, stream leader moving) is made again after this. */
+const RESUBSCRIBE_DELAY_MS = 250;
+
+interface Waiter {
+  seq: number;
+  resolve(applied: boolean): void;
+}
+
+export class SubjectFollower {
+  private streamSeq: number;
+  private newestSeenSeq: number;
+  private messages: ConsumerMessages | undefined;
+  private stopped = false;
+  private failure: Error | undefined;
+  private waiters: Waiter[] = [];
+  private readonly loop: Promise<void>;
+
+  constructor(private readonly options: SubjectFollowerOptions) {
+    this.streamSeq = options.fromSeq;
+    this.newestSeenSeq = options.fromSeq;
+    this.loop = this.follow();
+  }
+
+  /** The stream sequence applied (or skipped as not followed here) so far. */
+  get appliedSeq(): number {
+    return this.streamSeq;
+  }
+
+  /** The newest stream sequence this node has heard of: from the consumer, or from an owner's answer. */
+  get lastKnownSeq(): number {
+    return Math.max(this.newestSeenSeq, this.streamSeq);
+  }
+
+  /** Following and applying: false once stopped, or after a message it could not apply. */
+  get following(): boolean {
+    return !this.stopped && this.failure === undefined;
+  }
+
+  /** Resolves true once `seq` is applied, false after `timeoutMs` (or if the follower stopped first). */
+  waitApplied(seq: number, timeoutMs: number): Promise<boolean> {
+    this.newestSeenSeq = Math.max(this.newestSeenSeq, seq);
+    if (this.streamSeq >= seq) return Promise.resolve(true);
+    if (!this.following) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const waiter: Waiter = {
+        seq,
+        resolve: (applied) => {
+          clearTimeout(timer);
+          this.waiters = this.waiters.filter((other) => other !== waiter);
+          resolve(applied);
+        },
+      };
+      const timer = setTimeout(() => waiter.resolve(false), timeoutMs);
+      this.waiters.push(waiter);
+    });
+  }
+
+  /** Stops the consumer; resolves once no message is being applied (the readers' positions are final). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.messages?.close().catch(() => undefined);
+    await this.loop;
+    for (const waiter of [...this.waiters]) waiter.resolve(false);
+  }
+
+  private async follow(): Promise<void> {
+    const { js, stream, filter, log } = this.options;
+    let complainedAt = -1;
+    while (!this.stopped) {
+      try {
+        const consumer = await js.consumers.get(stream, {
+          filter_subjects: filter,
+          deliver_policy: DeliverPolicy.StartSequence,
+          opt_start_seq: this.streamSeq + 1,
+        });
+        if (this.stopped) return;
+        this.messages = await consumer.consume({ max_messages: 512 });
+        if (this.stopped) {
+          await this.messages.close().catch(() => undefined);
+          return;
+        }
+        for await (const message of this.messages) {
+          if (this.stopped) return;
+          this.handle(subjectMessage(message));
+          if (this.failure !== undefined) return;
+        }
+      } catch (error) {
+        if (this.stopped) return;
+        if (complainedAt !== this.streamSeq) {
+          complainedAt = this.streamSeq;
+          log(`following ${filter} after seq ${this.streamSeq} failed (${describeError(error)}); subscribing again`);
+        }
+      }
+      if (!this.stopped) await Bun.sleep(RESUBSCRIBE_DELAY_MS);
+    }
+  }
+
+  private handle(message: ReturnType<typeof subjectMessage>): void {
+    if (message.seq <= this.streamSeq) return; // delivered again after the consumer was made anew
+    try {
+      this.options.readerFor(message.subject)?.apply(message, this.options.apply);
+    } catch (error) {
+      this.failure = error instanceof Error ? error : new Error(describeError(error));
+      void this.messages?.close().catch(() => undefined);
+      for (const waiter of [...this.waiters]) waiter.resolve(false);
+      this.options.onFatal(new Error(`the replica of ${this.options.filter} stopped: ${this.failure.message}`, { cause: error }));
+      return;
+    }
+    this.streamSeq = message.seq;
+    this.newestSeenSeq = Math.max(this.newestSeenSeq, message.seq + message.pending);
+    for (const waiter of [...this.waiters]) if (waiter.seq <= this.streamSeq) waiter.resolve(true);
+  }
+}
