@@ -135,7 +135,7 @@ export class ClusterFront {
     const replica = this.replica;
     try {
       if (vouched !== null) throw new DomainError('SERVICE_UNAVAILABLE', `${this.nodeId} does not own the lease (a forward from a node with an older view); retry shortly`);
-      if (replica !== undefined && replica.log.following && routeAnswerer(request.method, url.pathname) === 'replica') return await replica.app.handle(request);
+      if (replica !== undefined && replica.log.following && routeAnswerer(request.method, url.pathname) !== 'owner') return await replica.app.handle(request);
       if (role.kind === 'taking over') throw new DomainError('SERVICE_UNAVAILABLE', `${this.nodeId} is taking over and catches up with the log; retry shortly`);
       const holder = role.holder;
       if (holder === null || holder.url === '') throw new DomainError('SERVICE_UNAVAILABLE', 'no node owns the lease right now (failover); retry shortly');
