@@ -34,6 +34,7 @@ import { FencedPublisher } from './fenced-publisher.ts';
 import { PartitionReader, type ApplyRecord } from './partition-reader.ts';
 import type { SnapshotObjects } from './snapshot-object.ts';
 import { SubjectFollower } from './subject-follower.ts';
+import { lastSubjectSeq } from './subject-replay.ts';
 
 export interface JetStreamStoreOptions {
   js: JetStreamClient;
@@ -118,6 +119,7 @@ export class JetStreamStore implements DurableStore {
       filter: subject,
       readerFor: (of) => (of === subject ? this.reader : undefined),
       fromSeq: this.reader.appliedSeq,
+      readLastSeq: () => lastSubjectSeq(this.options.jsm, stream, subject),
       apply,
       log,
       onFatal,

@@ -6,6 +6,12 @@
  * partition-reader.ts) and `onFatal` runs: the node must not go on serving a state that
  * silently misses records.
  *
+ * An ordered consumer restarts itself after a missed heartbeat, but one that stalls
+ * without noticing (seen after a long SIGSTOP of the node) would leave the replica stale
+ * and never say so: every STALL_CHECK_MS the follower asks for the log's last sequence,
+ * and if it stands beyond what was applied, with nothing applied since the previous
+ * check, the consumer is made anew (the next message then shows whether a purge was missed).
+ *
  * Built for one partition, shaped for several: it follows a filter (a subject or a
  * wildcard over partition subjects) and asks `readerFor(subject)` which reader applies a
  * message; undefined (a partition this node writes itself) skips it. Positions are
@@ -26,6 +32,8 @@ export interface SubjectFollowerOptions {
   readerFor: (subject: string) => PartitionReader | undefined;
   /** The stream sequence handed over so far (the readers' position after recovery). */
   fromSeq: number;
+  /** The newest sequence of the filter in the stream (a NATS request; the stall check). */
+  readLastSeq: () => Promise<number>;
   apply: ApplyRecord;
   log: (line: string) => void;
   /** A message could not be applied (fell behind a purge, or undecodable): the node must stop. */
@@ -34,6 +42,8 @@ export interface SubjectFollowerOptions {
 
 /** A consumer that failed (NATS unreachable, stream leader moving) is made again after this. */
 const RESUBSCRIBE_DELAY_MS = 250;
+/** How often the follower checks that it is not stalled behind the log. */
+export const STALL_CHECK_MS = 2_000;
 
 interface Waiter {
   seq: number;
@@ -48,11 +58,16 @@ export class SubjectFollower {
   private failure: Error | undefined;
   private waiters: Waiter[] = [];
   private readonly loop: Promise<void>;
+  private readonly stallTimer: ReturnType<typeof setInterval>;
+  private seqAtLastCheck = -1;
+  private checking = false;
 
   constructor(private readonly options: SubjectFollowerOptions) {
     this.streamSeq = options.fromSeq;
     this.newestSeenSeq = options.fromSeq;
     this.loop = this.follow();
+    this.stallTimer = setInterval(() => void this.checkNotStalled(), STALL_CHECK_MS);
+    this.stallTimer.unref();
   }
 
   /** The stream sequence applied (or skipped as not followed here) so far. */
@@ -92,6 +107,7 @@ export class SubjectFollower {
   /** Stops the consumer; resolves once no message is being applied (the readers' positions are final). */
   async stop(): Promise<void> {
     this.stopped = true;
+    clearInterval(this.stallTimer);
     await this.messages?.close().catch(() => undefined);
     await this.loop;
     for (const waiter of [...this.waiters]) waiter.resolve(false);
@@ -126,6 +142,25 @@ export class SubjectFollower {
         }
       }
       if (!this.stopped) await Bun.sleep(RESUBSCRIBE_DELAY_MS);
+    }
+  }
+
+  private async checkNotStalled(): Promise<void> {
+    if (this.checking || !this.following) return;
+    this.checking = true;
+    try {
+      const lastSeq = await this.options.readLastSeq();
+      this.newestSeenSeq = Math.max(this.newestSeenSeq, lastSeq);
+      const stalled = lastSeq > this.streamSeq && this.streamSeq === this.seqAtLastCheck;
+      this.seqAtLastCheck = this.streamSeq;
+      if (stalled && this.following) {
+        this.options.log(`following ${this.options.filter} stalled at seq ${this.streamSeq} while the log is at seq ${lastSeq}: subscribing again`);
+        await this.messages?.close().catch(() => undefined);
+      }
+    } catch {
+      // NATS unreachable: the consumer's own reconnects cover it; checked again next time
+    } finally {
+      this.checking = false;
     }
   }
 
