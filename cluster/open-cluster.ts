@@ -101,7 +101,11 @@ export async function openCluster(config: Config, options: OpenClusterOptions): 
       followThenOwn: (apply) => {
         const replica = store.follow(apply, replicaFailed);
         const takeOver = async (): Promise<void> => {
-          const lease = await leaseWon;
+          const lease = await leaseWon.catch((error: unknown) => {
+            // a standby stopping cleanly stops waiting: it never owns, and that is no failure
+            if (closing.signal.aborted) return new Promise<never>(() => undefined);
+            throw error;
+          });
           options.waiting?.acquired();
           await store.takeOver(lease.epoch, apply);
         };
