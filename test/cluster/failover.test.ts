@@ -23,7 +23,7 @@ const dirs = cleanUpServices();
 let nats: NatsTestCluster | undefined;
 afterAll(() => nats?.stop());
 
-test('kill -9 of the owner mid-ingest: the standby takes over within lease + replay and holds every acknowledged event', async () => {
+test('kill -9 of the owner mid-ingest: the standby takes over within the lease plus a catch-up (no replay) and holds every acknowledged event', async () => {
   nats = await startNatsCluster();
   const dirA = makeDataDir('cluster-owner');
   const dirB = makeDataDir('cluster-standby');
