@@ -27,6 +27,8 @@ import {
   type Connection,
   type ServiceProcess,
 } from '../blackbox/service-process.ts';
+import { Value } from '@sinclair/typebox/value';
+import { Health } from '../../src/openapi/response-models.ts';
 import { startNatsCluster, type NatsTestCluster } from '../support/nats-cluster.ts';
 import { health, nodeEnv, startStandby, waitForOwner } from './cluster-harness.ts';
 
@@ -71,6 +73,7 @@ test('read-your-writes through a standby: every event ingested through it is in 
   const answer = await health(b.baseUrl);
   expect(answer.status).toBe(200);
   expect(answer.body).toMatchObject({ status: 'ok', role: 'standby', node: 'node-b', owner: 'node-o', replica: { following: true, lag: 0 } });
+  expect([...Value.Errors(Health, answer.body)].map((error) => `${error.path}: ${error.message}`)).toEqual([]); // as documented
 }, 60_000);
 
 test('reads through a standby are answered by its replica: with the owner stopped they still answer at once, with the current data', async () => {
