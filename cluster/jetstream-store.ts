@@ -51,8 +51,12 @@ export interface JetStreamStoreOptions {
   log: (line: string) => void;
 }
 
-/** An old owner that keeps writing after losing its lease is fenced by its first write; a few rounds are plenty. */
-const MARKER_ATTEMPTS_MAX = 5;
+/**
+ * An old owner still writing (a paused owner that resumed) halts within a lease: it is
+ * fenced by its first write after the marker, or loses the lease. Each attempt costs one
+ * publish, so this many outlast it.
+ */
+const MARKER_ATTEMPTS_MAX = 100;
 /** A snapshot is purged below only once it is this many leases old (on this node's clock, counted from when it learned of it). */
 export const PURGE_LAG_LEASES = 2;
 
@@ -141,21 +145,32 @@ export class JetStreamStore implements DurableStore {
     await this.follower?.stop();
     const fromSeq = this.reader.appliedSeq;
     const recordsBefore = this.reader.recordsApplied;
+    // Fence first, then catch up: one read and one publish per attempt, so an old owner
+    // still writing (it stops within a lease) cannot outrun the marker for long.
     let lastSeq = await this.reader.readLastSeq(say);
-    await this.reader.replayTo(lastSeq, apply, say);
     const publisher = new FencedPublisher({ ...this.options, epoch, lastSeq });
+    let markerSeq = 0;
     for (let attempt = 1; ; attempt++) {
       try {
-        const markerSeq = await publisher.publishOwnerMarker(lastSeq);
+        markerSeq = await publisher.publishOwnerMarker(lastSeq);
         say(`owner marker at seq ${markerSeq} (node ${node}, epoch ${epoch})`);
-        break;
+        // A message admitted beside the marker on the same fence (partition-reader.ts) would
+        // leave the subject past it, and this node's first write refused: fence again on it.
+        const after = await this.reader.readLastSeq(say);
+        if (after === markerSeq) break;
+        if (attempt >= MARKER_ATTEMPTS_MAX) throw new DurabilityError(`${subject} kept growing past the owner marker (seq ${markerSeq}, now ${after})`);
+        say(`${subject} holds seq ${after} past the owner marker at seq ${markerSeq} (admitted beside it): fencing again`);
+        lastSeq = after;
       } catch (error) {
-        if (!/^fenced/.test(describeError(error)) || attempt >= MARKER_ATTEMPTS_MAX) throw error;
-        lastSeq = await this.reader.readLastSeq(say);
-        say(`${subject} grew to seq ${lastSeq} while catching up (the previous owner's last writes): applying them too`);
-        await this.reader.replayTo(lastSeq, apply, say);
+        const reason = describeError(error);
+        if (!/^fenced/.test(reason) || attempt >= MARKER_ATTEMPTS_MAX) throw error;
+        const named = Number(/wrong last sequence: (\d+)/i.exec(reason)?.[1]);
+        lastSeq = Number.isSafeInteger(named) && named > lastSeq ? named : await this.reader.readLastSeq(say);
+        if (attempt === 1) say(`${subject} grew to seq ${lastSeq} before the owner marker (the previous owner's last writes): fencing on it`);
       }
     }
+    // nothing but this node can append now: apply what the previous owner wrote, up to the marker
+    await this.reader.replayTo(markerSeq, apply, say);
     // the newest snapshot, known from now on: purging below it waits PURGE_LAG_LEASES leases from here
     const newest = await snapshots.coveredSeqOf(snapshotName).catch(() => undefined);
     if (newest !== undefined) this.snapshotsKnown = [{ coveredSeq: newest, knownSinceMs: performance.now() }];

@@ -4,10 +4,17 @@
  * catch up at a takeover; the follower hands it every message that arrives afterwards.
  *
  * It never skips a message silently. Each message names the sequence it was fenced on
- * (its predecessor on the subject); a message whose predecessor is not the last one
- * applied means the messages between were purged before this node read them (it fell
- * behind a snapshot's purge), and the state it holds can no longer be brought forward:
- * FellBehindPurgeError, for the node to stop and rebuild from the snapshot on restart.
+ * (its predecessor on the subject when it was admitted):
+ * - a predecessor after the last one applied (or none) means the messages between were
+ *   purged before this node read them (it fell behind a snapshot's purge): the state it
+ *   holds can no longer be brought forward. FellBehindPurgeError, for the node to stop and
+ *   rebuild from the snapshot on restart;
+ * - a predecessor before the last one applied means JetStream admitted two messages
+ *   fenced on the same sequence. nats-server 2.9 checks the fence before its raft
+ *   proposal, not in it, so concurrent publishes can both pass (nats-server issue 4320;
+ *   reproduced here on 2.9.10 by test/cluster/replica-store.test.ts). Nothing is missing
+ *   then: every message of the subject up to here was applied, in the stream's order,
+ *   which every node shares. The message is applied and the event logged.
  */
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import { RecoveryRefusedError, describeError } from '../persistence/errors.ts';
@@ -42,6 +49,8 @@ export class PartitionReader {
   markersSkipped = 0;
   /** Payload bytes of the record messages applied since the snapshot this node last loaded or wrote. */
   bytesSinceSnapshot = 0;
+  /** Messages JetStream admitted on a fence another message had already passed (see above). */
+  staleFences = 0;
 
   constructor(readonly options: PartitionReaderOptions) {}
 
@@ -90,7 +99,13 @@ export class PartitionReader {
   apply(message: SubjectMessage, apply: ApplyRecord): void {
     const { subject } = this.options;
     if (message.seq <= this.appliedSeq) return;
-    if (message.previousSeq !== this.appliedSeq) {
+    if (message.previousSeq !== undefined && message.previousSeq < this.appliedSeq) {
+      this.staleFences += 1;
+      this.options.log(
+        `${subject} seq ${message.seq} was admitted fenced on seq ${message.previousSeq} although seq ${this.appliedSeq} was stored by then ` +
+          '(the NATS server checked the fence outside its consensus); nothing is missing, applying it in stream order',
+      );
+    } else if (message.previousSeq !== this.appliedSeq) {
       throw new FellBehindPurgeError(
         `${subject} seq ${message.seq} follows seq ${message.previousSeq ?? '(no fence)'} but this node applied up to seq ${this.appliedSeq}: ` +
           `the messages between were purged (covered by a newer snapshot) before this node read them`,
