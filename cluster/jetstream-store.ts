@@ -8,12 +8,13 @@
  *   (partition-reader.ts). The node is now a replica: append refuses synchronously, before
  *   the engine evolves anything, with SERVICE_UNAVAILABLE ("this node does not own the log").
  * - follow(): keep applying the subject's new messages as they arrive (subject-follower.ts).
- * - takeOver(epoch), once this node holds the lease: stop following, catch up to the
- *   subject's last sequence, and append an owner marker fenced on it. The marker moves the
- *   subject past what any earlier owner expects, so a paused old owner that resumes is
- *   refused by JetStream on its next write instead of writing after us. If the marker is
- *   refused, an old owner appended after our catch-up (a write it may have acknowledged):
- *   apply those messages too and try again. Then appends go to the fenced publisher.
+ * - takeOver(epoch), once this node holds the lease: stop following, append an owner
+ *   marker fenced on the subject's last sequence, then apply everything up to the marker.
+ *   The marker moves the subject past what any earlier owner expects, so a paused old
+ *   owner that resumes is refused by JetStream on its next write instead of writing after
+ *   us. If the marker is refused, an old owner appended meanwhile (a write it may have
+ *   acknowledged): fence on its sequence and try again; the catch-up applies its writes.
+ *   Then appends go to the fenced publisher.
  *
  * Sequences are stream sequences: append resolves with the sequence of the message that
  * carried the record, and a snapshot is named by the sequence it covers.
@@ -133,9 +134,9 @@ export class JetStreamStore implements DurableStore {
   }
 
   /**
-   * This node holds the lease (epoch `epoch`): stop following, apply what is left of the
-   * subject, fence it with the owner marker, and write from now on. The engine is the one
-   * that followed; nothing is rebuilt.
+   * This node holds the lease (epoch `epoch`): stop following, fence the subject with the
+   * owner marker, apply what is left of it up to the marker, and write from now on. The
+   * engine is the one that followed; nothing is rebuilt.
    */
   async takeOver(epoch: number, apply: ApplyRecord): Promise<void> {
     invariant(this.recoveryStarted && !this.publisher, 'takeOver() once, after recover()');

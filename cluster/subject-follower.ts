@@ -54,10 +54,12 @@ export class SubjectFollower {
   private streamSeq: number;
   private newestSeenSeq: number;
   private messages: ConsumerMessages | undefined;
+  /** Bumped whenever a consumer is ended: messages of an earlier generation are not applied. */
+  private generation = 0;
+  private endCurrent: () => void = () => undefined;
   private stopped = false;
   private failure: Error | undefined;
   private waiters: Waiter[] = [];
-  private readonly loop: Promise<void>;
   private readonly stallTimer: ReturnType<typeof setInterval>;
   private seqAtLastCheck = -1;
   private checking = false;
@@ -65,7 +67,7 @@ export class SubjectFollower {
   constructor(private readonly options: SubjectFollowerOptions) {
     this.streamSeq = options.fromSeq;
     this.newestSeenSeq = options.fromSeq;
-    this.loop = this.follow();
+    void this.follow();
     this.stallTimer = setInterval(() => void this.checkNotStalled(), STALL_CHECK_MS);
     this.stallTimer.unref();
   }
@@ -104,35 +106,52 @@ export class SubjectFollower {
     });
   }
 
-  /** Stops the consumer; resolves once no message is being applied (the readers' positions are final). */
+  /**
+   * Stops following. The readers' positions are final at once: a message is applied
+   * synchronously, and only by a consumer of the current generation while not stopped.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.stallTimer);
-    await this.messages?.close().catch(() => undefined);
-    await this.loop;
+    this.endConsumer();
     for (const waiter of [...this.waiters]) waiter.resolve(false);
   }
 
+  /**
+   * One consumer at a time (a generation); the loop makes the next when the current one
+   * fails, ends, or is ended by the stall check. It never waits for an ended consumer to
+   * finish closing: one whose connection went stale may take long, and it can deliver
+   * nothing more (its generation is over).
+   */
   private async follow(): Promise<void> {
     const { js, stream, filter, log } = this.options;
     let complainedAt = -1;
-    while (!this.stopped) {
+    while (!this.stopped && this.failure === undefined) {
+      const ended = new Promise<void>((resolve) => {
+        this.endCurrent = resolve;
+      });
       try {
         const consumer = await js.consumers.get(stream, {
           filter_subjects: filter,
           deliver_policy: DeliverPolicy.StartSequence,
           opt_start_seq: this.streamSeq + 1,
         });
-        if (this.stopped) return;
-        this.messages = await consumer.consume({ max_messages: 512 });
-        if (this.stopped) {
-          await this.messages.close().catch(() => undefined);
-          return;
-        }
-        for await (const message of this.messages) {
-          if (this.stopped) return;
-          this.handle(subjectMessage(message));
-          if (this.failure !== undefined) return;
+        const messages = await consumer.consume({ max_messages: 512 });
+        const generation = ++this.generation;
+        this.messages = messages;
+        const draining = (async () => {
+          for await (const message of messages) {
+            if (this.stopped || this.failure !== undefined || generation !== this.generation) return;
+            this.handle(subjectMessage(message));
+          }
+        })();
+        draining.catch(() => undefined); // a failure after the race below ended is the old generation's
+        try {
+          await Promise.race([draining, ended]);
+        } finally {
+          // whichever came first: nothing more of this consumer is applied, and it is closed
+          if (this.messages === messages) this.endConsumer();
+          else void messages.close().catch(() => undefined);
         }
       } catch (error) {
         if (this.stopped) return;
@@ -145,6 +164,15 @@ export class SubjectFollower {
     }
   }
 
+  /** Ends the current consumer's generation and closes it (not awaited); the loop makes the next unless stopped. */
+  private endConsumer(): void {
+    this.generation += 1;
+    const messages = this.messages;
+    this.messages = undefined;
+    void messages?.close().catch(() => undefined);
+    this.endCurrent();
+  }
+
   private async checkNotStalled(): Promise<void> {
     if (this.checking || !this.following) return;
     this.checking = true;
@@ -155,7 +183,7 @@ export class SubjectFollower {
       this.seqAtLastCheck = this.streamSeq;
       if (stalled && this.following) {
         this.options.log(`following ${this.options.filter} stalled at seq ${this.streamSeq} while the log is at seq ${lastSeq}: subscribing again`);
-        await this.messages?.close().catch(() => undefined);
+        this.endConsumer();
       }
     } catch {
       // NATS unreachable: the consumer's own reconnects cover it; checked again next time
@@ -170,7 +198,7 @@ export class SubjectFollower {
       this.options.readerFor(message.subject)?.apply(message, this.options.apply);
     } catch (error) {
       this.failure = error instanceof Error ? error : new Error(describeError(error));
-      void this.messages?.close().catch(() => undefined);
+      this.endConsumer();
       for (const waiter of [...this.waiters]) waiter.resolve(false);
       this.options.onFatal(new Error(`the replica of ${this.options.filter} stopped: ${this.failure.message}`, { cause: error }));
       return;
