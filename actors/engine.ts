@@ -98,6 +98,16 @@ export class Engine {
     this.notify(record, changes);
   }
 
+  /**
+   * A record another node committed and the log already holds (cluster mode: a replica
+   * following the owner): applied and told to the listeners exactly as a local commit is
+   * once durable, so live streams, metrics and views work on a replica. Nothing is appended.
+   */
+  applyReplicated(record: EngineRecord): void {
+    const changes = this.evolve(record);
+    this.notify(record, changes);
+  }
+
   /** The record is durable and acknowledged whatever a listener does. */
   private notify(record: EngineRecord, changes: Changes | null): void {
     for (const listener of this.listeners) {
@@ -153,7 +163,8 @@ export class Engine {
     if (this.haltedBy !== null) throw unavailable();
   }
 
-  private halt(error: unknown): void {
+  /** Refuses everything from now on and reports `error` once (a failed log, or a replica that cannot follow it). */
+  halt(error: unknown): void {
     if (this.haltedBy !== null) return;
     this.haltedBy = error ?? new Error('log failure');
     this.options.onHalt?.(error);

@@ -41,6 +41,8 @@ export interface LeaseOptions {
   onLost: (error: Error) => void;
   /** While waiting: told the holder on every poll (a lapsed holder is still named; forwards to it fail until one takes over). */
   onHolder?: (holder: LeaseHolder) => void;
+  /** Stops waiting (the node shuts down as a standby): acquire() rejects with its reason. */
+  signal?: AbortSignal;
 }
 
 export class LeaseLostError extends Error {
@@ -83,6 +85,7 @@ export class PartitionLease {
     let watched: { revision: number; sinceMs: number } | undefined;
     let announcedHolder = '';
     for (;;) {
+      options.signal?.throwIfAborted();
       const created = await take(options, null);
       if (created !== null) return new PartitionLease(options, created.epoch, created.revision, true);
       const entry = await kv.get(key).catch(() => null);

@@ -42,6 +42,14 @@ export class SnapshotObjects {
     }
   }
 
+  /** The sequence the stored snapshot covers (from its metadata alone), or undefined when there is none. */
+  async coveredSeqOf(name: string): Promise<number | undefined> {
+    const info = await this.objects.info(name);
+    if (info === null || info.deleted) return undefined;
+    const coveredSeq = Number(info.metadata?.[COVERED_SEQ]);
+    return Number.isSafeInteger(coveredSeq) && coveredSeq >= 0 ? coveredSeq : undefined;
+  }
+
   /** The verified snapshot, or undefined when none was ever uploaded. A damaged one refuses the start. */
   async download(name: string): Promise<StoredSnapshot | undefined> {
     const info = await this.objects.info(name);

@@ -2,8 +2,30 @@
  * Reading a partition's subject back: its last stream sequence, and its messages from a
  * sequence to another with an ordered consumer (ephemeral, no acks, restarted by the
  * client on a gap), which is how JetStream hands a reader a subject in order.
+ *
+ * Every message on a partition's subject was published fenced on the subject's previous
+ * message (fenced-publisher.ts), and JetStream stores that header with it: a reader
+ * compares it with the last sequence it applied to tell a purge it fell behind from the
+ * next message (an ordered consumer silently starts at the first message still stored).
  */
-import { DeliverPolicy, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import { DeliverPolicy, PubHeaders, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
+
+/** One message of a subject as the readers see it. */
+export interface SubjectMessage {
+  subject: string;
+  seq: number;
+  /** The subject's sequence this message was fenced on (its predecessor); undefined when it carries no fence. */
+  previousSeq: number | undefined;
+  data: Uint8Array;
+  /** Messages of the consumer's filter still to come after this one (as the server counted when it sent it). */
+  pending: number;
+}
+
+export function subjectMessage(message: JsMsg): SubjectMessage {
+  const fence = message.headers?.get(PubHeaders.ExpectedLastSubjectSequenceHdr);
+  const previousSeq = fence === undefined || fence === '' ? undefined : Number(fence);
+  return { subject: message.subject, seq: message.seq, previousSeq, data: message.data, pending: message.info.pending };
+}
 
 /** 0 when the subject holds no message. */
 export async function lastSubjectSeq(jsm: JetStreamManager, stream: string, subject: string): Promise<number> {
@@ -18,7 +40,7 @@ export async function replaySubject(
   subject: string,
   fromSeq: number,
   toSeq: number,
-  each: (seq: number, data: Uint8Array) => void,
+  each: (message: SubjectMessage) => void,
 ): Promise<void> {
   if (fromSeq > toSeq) return;
   const consumer = await js.consumers.get(stream, {
@@ -30,7 +52,7 @@ export async function replaySubject(
   try {
     for await (const message of messages) {
       if (message.seq > toSeq) break;
-      each(message.seq, message.data);
+      each(subjectMessage(message));
       if (message.seq === toSeq) break;
     }
   } finally {

@@ -11,9 +11,12 @@
  *   (a) 1 node with the local log (FSYNC=always, the default);
  *   (b) 1 node on JetStream: a 3-server NATS cluster on loopback, replicas 3;
  *   (c) 3 nodes on the same JetStream cluster (a fresh stream), senders spread evenly over
- *       all three: two thirds of the requests are forwarded by a standby to the owner;
+ *       all three: two thirds of the requests are forwarded by a standby to the owner, and
+ *       every standby applies every record to its replica (and holds a forwarded answer
+ *       until it has);
  *   then the failover: kill -9 of the owner of (c), and the time until the first ingest
- *       acknowledged through a surviving node (senders retry every 503 or refused connection).
+ *       acknowledged through a surviving node (senders retry every 503 or refused connection),
+ *       with the new owner's takeover lines (lease lapse, records caught up).
  * Every scenario sends 1,000-event bodies with --connections senders in all (default 6).
  * Options: --duration s (default 8), --warmup s (default 2), --connections n, --lease-ms
  * (CLUSTER_LEASE_MS of the nodes, default 10000 as in production).
@@ -88,8 +91,8 @@ export async function runClusterBench(argv: readonly string[] = process.argv.sli
 
     note(`failover: kill -9 of the owner, then ingest through the survivors until one is acknowledged (CLUSTER_LEASE_MS=${leaseMs})`);
     failoverMs = await measureFailover(owner, standbys.map((node) => node.baseUrl), target);
-    // what the time went to: the lease lapse, then the new owner's replay
-    takeover = standbys.flatMap((node) => node.logs.filter((line) => /took over the lease|recovered:/.test(line)));
+    // what the time went to: the lease lapse, then the new owner catching up (it followed the log as a replica)
+    takeover = standbys.flatMap((node) => node.logs.filter((line) => /took over the lease|caught up \d+ log records|recovered:/.test(line)));
   } finally {
     for (const service of services) await service.cleanup().catch(() => undefined);
     for (const cluster of clusters) await cluster.stop().catch(() => undefined);

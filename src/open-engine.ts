@@ -2,6 +2,11 @@
  * Opening a data directory, shared by the server and the CLI: take the directory lock,
  * open the log, recover (snapshot + log tail, logging what was done), and hand back an
  * engine whose every commit goes to the log.
+ *
+ * Cluster mode: the engine recovers as a replica of the log on NATS and keeps following
+ * it; it writes once this node holds the lease (`ownership`). The CLI (no
+ * `clusterWaiting`) waits for that before it gets the engine; the server gets it at once
+ * and serves reads from the replica meanwhile.
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -15,14 +20,32 @@ import type { Config } from './config.ts';
 import type { LogLine } from './logging/log-line.ts';
 import type { ClusterWaiting, OpenedCluster } from '../cluster/open-cluster.ts';
 
+/** What the HTTP front reads of a replica (cluster/subject-follower.ts). */
+export interface LogReplica {
+  /** The log sequence applied so far. */
+  readonly appliedSeq: number;
+  /** The newest log sequence this node has heard of. */
+  readonly lastKnownSeq: number;
+  /** Applying the log as it grows (false once stopped or failed). */
+  readonly following: boolean;
+  /** True once `seq` is applied; false after `timeoutMs`. */
+  waitApplied(seq: number, timeoutMs: number): Promise<boolean>;
+}
+
 export interface OpenedEngine {
   engine: Engine;
   store: DurableStore;
   lock: DataDirLock;
   recovery: RecoveryReport;
   sessionSecret: string;
-  /** Cluster mode: this node's id (it owns the lease); null on a single node. */
+  /** Cluster mode: this node's id; null on a single node. */
   clusterNodeId: string | null;
+  /** Resolves once this node writes the log (at once on a single node); rejects if it never can (the node must stop). */
+  ownership: Promise<void>;
+  /** Whether this node writes the log now (always on a single node). */
+  owns(): boolean;
+  /** Cluster mode: the replica that follows the log while this node does not own it; null on a single node. */
+  replica: LogReplica | null;
   close(): Promise<void>;
 }
 
@@ -66,6 +89,11 @@ export async function openEngine(config: Config, options: OpenEngineOptions): Pr
       record: (record) => engine.evolve(record as EngineRecord),
     });
     const sessionSecret = config.sessionSecret ?? (await (cluster ? cluster.sessionSecret() : loadOrCreateSecret(config.dataDir)));
+    const followed = cluster?.followThenOwn((record) => engine.applyReplicated(record as EngineRecord));
+    const ownership = followed?.ownership ?? Promise.resolve();
+    // a replica that cannot follow, or a takeover that fails: the engine refuses everything and onHalt stops the node
+    ownership.catch((error: unknown) => engine.halt(error));
+    if (cluster !== undefined && options.clusterWaiting === undefined) await ownership;
     return {
       engine,
       store,
@@ -73,6 +101,9 @@ export async function openEngine(config: Config, options: OpenEngineOptions): Pr
       recovery,
       sessionSecret,
       clusterNodeId: cluster?.nodeId ?? null,
+      ownership,
+      owns: () => cluster?.store.owns ?? true,
+      replica: followed?.replica ?? null,
       close: async () => {
         await store.close();
         await cluster?.close();

@@ -110,14 +110,18 @@ export async function startService(config: Config, log: LogLine, timers: Service
     openStreams: () => live.openStreamCount(),
     logBytesSinceSnapshot: () => store.logBytesSinceSnapshot,
   });
-  const admin = await accounts.ensureAdmin(config.adminEmail, config.adminPassword);
-  if (admin !== null) {
-    log(
-      admin.generatedPassword === null
-        ? `created admin ${admin.email} from ADMIN_EMAIL/ADMIN_PASSWORD`
-        : `created admin ${admin.email} with one-time password: ${admin.generatedPassword}  (shown once; set ADMIN_EMAIL and ADMIN_PASSWORD before the first start to choose it)`,
-    );
-  }
+  const ensureAdmin = async (): Promise<void> => {
+    const admin = await accounts.ensureAdmin(config.adminEmail, config.adminPassword);
+    if (admin !== null) {
+      log(
+        admin.generatedPassword === null
+          ? `created admin ${admin.email} from ADMIN_EMAIL/ADMIN_PASSWORD`
+          : `created admin ${admin.email} with one-time password: ${admin.generatedPassword}  (shown once; set ADMIN_EMAIL and ADMIN_PASSWORD before the first start to choose it)`,
+      );
+    }
+  };
+  // a cluster standby writes nothing: the first admin is made by whichever node owns the log
+  if (front === undefined) await ensureAdmin();
   await clearBackupStaging(config.dataDir);
   let snapshotting: Promise<void> | null = null;
   /** Waits for a running snapshot (one copy-on-write at a time) and holds off the next while it writes. */
@@ -137,22 +141,29 @@ export async function startService(config: Config, log: LogLine, timers: Service
   const clusterNode = opened.clusterNodeId ?? undefined;
   const app = createApp({ engine, accounts, connections, jobActions, live, config, logError, backup, metrics, ingestTimings, clusterNode });
   ingestTimings.start();
+  const durability = config.clusterNatsUrl === null ? `fsync ${config.fsync}` : 'log on JetStream';
+  const serving = (what: string): void => {
+    const port = app.server!.port!;
+    log(`${what} http://${config.host}:${port} (data in ${config.dataDir}, ${durability})`, { host: config.host, port, dataDir: config.dataDir, fsync: config.fsync, durability });
+  };
   if (front === undefined) {
     // development: false whatever NODE_ENV says: Bun's development mode answers an uncaught
     // error with a page of source lines and the working directory.
     app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: SERVER_BODY_BYTES_MAX, development: false });
+    serving('listening on');
   } else {
-    front.serve(app);
+    // the replica answers reads at once; the app serves everything once this node writes the log
+    front.replicate(app, opened.replica!, () => store.lastSeq);
+    opened.ownership.then(
+      async () => {
+        await ensureAdmin();
+        front.serve(app);
+        serving('owner of the lease, serving on');
+      },
+      () => undefined, // the engine halted and onHalt stops the process
+    ).catch((error: unknown) => engine.halt(error)); // the first admin could not be written
   }
-  const port = app.server!.port!;
-  const durability = config.clusterNatsUrl === null ? `fsync ${config.fsync}` : 'log on JetStream';
-  log(`${front === undefined ? 'listening on' : 'owner of the lease, serving on'} http://${config.host}:${port} (data in ${config.dataDir}, ${durability})`, {
-    host: config.host,
-    port,
-    dataDir: config.dataDir,
-    fsync: config.fsync,
-    durability,
-  });
+  const port = front?.port ?? app.server!.port!;
   void buildIndexesBetweenRequests(engine);
   log(metrics === undefined ? 'metrics off (set METRICS_TOKEN to serve GET /metrics)' : 'metrics at GET /metrics (bearer METRICS_TOKEN)');
 
@@ -182,13 +193,13 @@ export async function startService(config: Config, log: LogLine, timers: Service
     // Stryker disable next-line EqualityOperator: `>` differs by one millisecond of wall clock; the next check catches up
     const intervalPassed = Date.now() - lastSnapshotMs >= config.snapshotIntervalMs;
     const due = logFull || intervalPassed;
-    if (due && store.logBytesSinceSnapshot > 0 && !engine.halted) snapshotNow().catch((error) => log(`snapshot failed: ${String(error)}`, { severity: 'error' }));
+    if (due && opened.owns() && store.logBytesSinceSnapshot > 0 && !engine.halted) snapshotNow().catch((error) => log(`snapshot failed: ${String(error)}`, { severity: 'error' }));
   }, timers.snapshotCheckIntervalMs);
   snapshotTimer.unref();
 
   const retentionTimer = setInterval(() => {
     // Stryker disable next-line ConditionalExpression: a halted engine refuses the commit anyway, and onHalt exits the process within 100 ms
-    if (engine.halted) return;
+    if (engine.halted || !opened.owns()) return; // a replica applies the owner's retention records
     // Stryker disable next-line ArrowFunction,StringLiteral,ObjectLiteral: a failed commit halts the engine, whose FATAL line names the cause; this line only adds context
     engine.commit({ t: 'retention', atMs: Date.now() }).catch((error) => log(`retention failed: ${String(error)}`, { severity: 'error' }));
   }, timers.retentionIntervalMs);
@@ -203,7 +214,7 @@ export async function startService(config: Config, log: LogLine, timers: Service
     ingestTimings.stop();
     if (ingestTimings.work.size > 0) log(ingestTimings.summary());
     await snapshotting?.catch(() => undefined);
-    if (!engine.halted && store.logBytesSinceSnapshot > 0) await snapshotNow();
+    if (!engine.halted && opened.owns() && store.logBytesSinceSnapshot > 0) await snapshotNow();
     await opened.close();
   };
   return { port, opened, snapshotNow, stop };

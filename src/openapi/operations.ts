@@ -265,7 +265,9 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     summary: 'Health',
     description:
       '503 with `status: "unavailable"` once the event log could not be written and the service is stopping. In cluster mode ' +
-      'it also names `role` (`owner`, `standby`: forwards every other request to `owner`; `taking over`: 503 while it replays), `node` and `owner`.',
+      'it also names `role` (`owner`; `standby`: answers reads from its replica of the log and forwards writes to `owner`; ' +
+      '`taking over`: 503 while it catches up after winning the lease), `node`, `owner`, and on a standby `replica` ' +
+      '(null until it caught up at start; `following` false and 503 once it stopped following the log).',
     auth: 'none',
     success: {
       200: { description: 'Healthy', json: Reply.Health },

@@ -206,6 +206,18 @@ export const Health = closed({
   role: Type.Optional(literals(['owner', 'standby', 'taking over'] as const)),
   node: Type.Optional(Type.String()),
   owner: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  // a standby's copy of the log: null until it caught up at start; lag = lastKnownSeq - appliedSeq
+  replica: Type.Optional(
+    Type.Union([
+      closed({
+        following: Type.Boolean(),
+        appliedSeq: Type.Integer({ minimum: 0 }),
+        lastKnownSeq: Type.Integer({ minimum: 0 }),
+        lag: Type.Integer({ minimum: 0 }),
+      }),
+      Type.Null(),
+    ]),
+  ),
 });
 
 /**

@@ -7,13 +7,13 @@
  *    sees the client address the standby signed (B trusts loopback as a proxy, so the
  *    address comes from X-Forwarded-For), and a forged X-Forwarded-For or forward header
  *    sent without a valid signature is ignored; the cross-site guard still holds;
- * 2. a live stream opened on standby B receives events ingested through the owner and
- *    through standby C, and closing it closes the owner's stream;
- * 3. 4 writers round-robin over A, B and C; A gets kill -9 mid-run; standbys answer 503
- *    with Retry-After meanwhile; no acknowledged event is lost, reads through the
+ * 2. a live stream opened on standby B is served by B's replica (the owner holds no stream
+ *    for it) and receives events ingested through the owner and through standby C;
+ * 3. 4 writers round-robin over A, B and C; A gets kill -9 mid-run; standbys answer writes
+ *    503 with Retry-After meanwhile; no acknowledged event is lost, reads through the
  *    survivors match;
- * 4. a standby whose owner stops answering (SIGSTOP) answers 503 with Retry-After and the
- *    envelope within the body deadline, not a hang.
+ * 4. a standby whose owner stops answering (SIGSTOP) answers a write 503 with Retry-After
+ *    and the envelope within the body deadline, not a hang.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import {
@@ -93,10 +93,16 @@ test('login through a standby: the session works on every node, the limiter sees
   });
   expect(crossSite.status).toBe(403);
   connection = await createConnection(c.baseUrl, cookie, 'any-node');
-  for (const node of [a, b, c]) {
-    const answer = await fetch(`${node.baseUrl}/api/connections`, { headers: { cookie } });
-    expect(answer.status).toBe(200);
-    expect(JSON.stringify(await answer.json())).toContain(connection.id);
+  // read-your-writes through C (its answer waited for C's replica); A writes it; B's replica follows within moments
+  for (const node of [c, a, b]) {
+    const seenBy = Date.now() + (node === b ? 5_000 : 0);
+    for (;;) {
+      const answer = await fetch(`${node.baseUrl}/api/connections`, { headers: { cookie } });
+      expect(answer.status).toBe(200);
+      if (JSON.stringify(await answer.json()).includes(connection.id)) break;
+      if (Date.now() >= seenBy) throw new Error(`${node.baseUrl} does not list the connection made through C`);
+      await Bun.sleep(50);
+    }
   }
 
   // 5 failures are free per (address, email); the 6th is limited. B signs the address its
@@ -130,12 +136,13 @@ test('login through a standby: the session works on every node, the limiter sees
   expect(secondHop.status).toBe(503);
 }, 60_000);
 
-test('a live stream opened on a standby receives events ingested through the owner and through another standby', async () => {
+test('a live stream opened on a standby is served by its replica and receives events ingested through the owner and through another standby', async () => {
   const closing = new AbortController();
   const stream = await fetch(`${b.baseUrl}/api/events/stream?connectionId=${connection.id}`, { headers: { cookie }, signal: closing.signal });
   expect(stream.status).toBe(200);
   expect(stream.headers.get('content-type')).toContain('text/event-stream');
-  expect(await openStreamsAt(a)).toBe(1);
+  expect(await openStreamsAt(b)).toBe(1);
+  expect(await openStreamsAt(a)).toBe(0);
   expect((await ingest(a.baseUrl, connection.apiKey, batchOfJobs(connection.id, 'through-owner', 1))).status).toBe(200);
   expect((await ingest(c.baseUrl, connection.apiKey, batchOfJobs(connection.id, 'through-standby', 1))).status).toBe(200);
   const reader = stream.body!.getReader();
@@ -149,10 +156,9 @@ test('a live stream opened on a standby receives events ingested through the own
     text += decoder.decode(chunk.value, { stream: true });
   }
   closing.abort();
-  // the disconnect reaches the owner: its stream closes too
   const closedBy = Date.now() + 10_000;
-  while ((await openStreamsAt(a)) !== 0) {
-    if (Date.now() > closedBy) throw new Error('the owner still holds the stream closed on the standby');
+  while ((await openStreamsAt(b)) !== 0) {
+    if (Date.now() > closedBy) throw new Error('B still holds the stream its client closed');
     await Bun.sleep(100);
   }
 }, 60_000);
@@ -174,8 +180,12 @@ test('4 writers over every node, kill -9 of the owner mid-run: no acknowledged e
   await waitForCount(writers, 600);
   const killedAtMs = performance.now();
   await a.kill();
-  // within the lease, the standbys still name A: its refused connection is a 503 to retry
-  const meanwhile = await fetch(`${b.baseUrl}/api/connections`, { headers: { cookie } });
+  // within the lease, the standbys still name A: a write forwarded to it is refused, a 503 to retry
+  const meanwhile = await fetch(`${b.baseUrl}/api/connections`, {
+    method: 'POST',
+    headers: { cookie, 'content-type': 'application/json', origin: b.baseUrl },
+    body: JSON.stringify({ name: 'during-failover' }),
+  });
   expect(meanwhile.status).toBe(503);
   expect(meanwhile.headers.get('retry-after')).toBe('1');
   expect(((await meanwhile.json()) as { error: { code: string } }).error.code).toBe('SERVICE_UNAVAILABLE');
@@ -192,13 +202,18 @@ test('4 writers over every node, kill -9 of the owner mid-run: no acknowledged e
   expect(await missingJobs(c.baseUrl, cookie, writers.acknowledged)).toEqual([]);
 }, 90_000);
 
-test('a standby whose owner stops answering says 503 with Retry-After and the envelope within the body deadline', async () => {
+test('a standby whose owner stops answering says 503 to a write, with Retry-After and the envelope, within the body deadline', async () => {
   const [owner, standby] = (await health(b.baseUrl)).body.role === 'owner' ? [b, c] : [c, b];
   expect((await health(standby.baseUrl)).body.role).toBe('standby');
   owner.proc.kill('SIGSTOP');
   try {
     const sentAtMs = performance.now();
-    const answer = await fetch(`${standby.baseUrl}/api/connections`, { headers: { cookie }, signal: AbortSignal.timeout(30_000) });
+    const answer = await fetch(`${standby.baseUrl}/api/ingest`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${connection.apiKey}` },
+      body: JSON.stringify({ events: batchOfJobs(connection.id, 'owner-stopped', 1) }),
+      signal: AbortSignal.timeout(30_000),
+    });
     const tookMs = performance.now() - sentAtMs;
     expect(answer.status).toBe(503);
     expect(answer.headers.get('retry-after')).toBe('1');

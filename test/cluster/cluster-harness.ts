@@ -104,6 +104,8 @@ export interface NodeHealth {
   role?: string;
   node?: string;
   owner?: string | null;
+  /** A standby's copy of the log: null until it caught up at start. */
+  replica?: { following: boolean; appliedSeq: number; lastKnownSeq: number; lag: number } | null;
 }
 
 export async function health(baseUrl: string): Promise<{ status: number; body: NodeHealth }> {
@@ -124,7 +126,10 @@ export async function waitForOwner(baseUrls: string[], timeoutMs = 30_000): Prom
   }
 }
 
-/** Spawns a node that is expected to wait for the lease: it listens (and forwards) at once; resolves once it says it is a standby. */
+/**
+ * Spawns a node that is expected to wait for the lease: it listens (and forwards) at once;
+ * resolves once it says it is a standby whose replica caught up (it answers reads itself).
+ */
 export async function startStandby(options: SpawnOptions, timeoutMs = 30_000): Promise<ServiceProcess> {
   const service = spawnService(options);
   const match = await service.waitFor(/listening on http:\/\/[^\s:]+:(\d+)/, timeoutMs);
@@ -132,7 +137,7 @@ export async function startStandby(options: SpawnOptions, timeoutMs = 30_000): P
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const answer = await health(service.baseUrl).catch(() => null);
-    if (answer?.body.role === 'standby' && answer.body.owner !== null) return service;
+    if (answer?.body.role === 'standby' && answer.body.owner !== null && answer.body.replica?.following === true) return service;
     if (Date.now() > deadline) throw new Error(`not a standby with a known owner within ${timeoutMs} ms; output:\n${service.output}`);
     await Bun.sleep(50);
   }

@@ -42,7 +42,7 @@ function publisher(subject: string, node: string, lastSeq = 0, maxPayloadBytes =
 async function messagesOf(subject: string, toSeq?: number): Promise<Array<{ seq: number; records: unknown[] }>> {
   const last = toSeq ?? (await lastSubjectSeq(jsm, STREAM, subject));
   const messages: Array<{ seq: number; records: unknown[] }> = [];
-  await replaySubject(js, STREAM, subject, 1, last, (seq, data) => {
+  await replaySubject(js, STREAM, subject, 1, last, ({ seq, data }) => {
     const message = decodeValue(data) as LogMessage;
     if (Array.isArray(message)) messages.push({ seq, records: message.map((encoded) => decodeValue(encoded)) });
   });

@@ -1,11 +1,10 @@
 /**
  * Restart from the object-store snapshot plus the stream's tail: a clean stop uploads a
- * snapshot and purges the messages it covers; records after it stay in the stream; a
- * kill -9 and a restart rebuild exactly the state the node served before the kill.
+ * snapshot (purging waits until a snapshot is 2 leases old: replica-purge.test.ts);
+ * a restart loads it and replays only the records after it; a kill -9 and a restart
+ * rebuild exactly the state the node served before the kill.
  */
 import { afterAll, expect, test } from 'bun:test';
-import { jetstreamManager } from '@nats-io/jetstream';
-import { connect } from '@nats-io/transport-node';
 import {
   ADMIN_EMAIL,
   ADMIN_PASSWORD,
@@ -40,7 +39,8 @@ test('a restart loads the snapshot object and replays only the tail after it; th
   }
   expect(await first.stop()).toBe(0); // a clean stop snapshots and releases the lease
   expect(first.output).toMatch(/snapshot at seq \d+/);
-  expect(first.output).toMatch(/purged \d+ messages of jobwatch\.log\.p\.0 below seq \d+/);
+  // the only snapshot is younger than 2 leases: nothing is purged yet (replicas may still be reading below it)
+  expect(first.output).not.toMatch(/purged \d+ messages/);
   expect(first.output).toMatch(/released the lease p\.0/);
 
   const second = await startService({ dataDir, env });
@@ -65,14 +65,6 @@ test('a restart loads the snapshot object and replays only the tail after it; th
   expect(await listAllJobs(third.baseUrl, cookie, 100)).toEqual(before);
   expect((await getJson(third.baseUrl, '/api/connections', cookie)).body).toEqual(usageBefore);
 
-  // the snapshot purged what it covers: the stream holds the tail, not the whole history
-  const nc = await connect({ servers: nats.url.split(',') });
-  try {
-    const info = await (await jetstreamManager(nc)).streams.info('JOBWATCH_LOG');
-    expect(info.state.messages).toBeLessThan(replayed + 5);
-  } finally {
-    await nc.close();
-  }
 }, 60_000);
 
 test('a snapshot taken under concurrent ingest covers exactly what it captured: the restart neither loses nor repeats a record', async () => {

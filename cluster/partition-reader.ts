@@ -1,0 +1,134 @@
+/**
+ * Rebuilding one partition's state from NATS, shared by every node: the snapshot object,
+ * then the subject's messages in order. The store uses it to recover at start and to
+ * catch up at a takeover; the follower hands it every message that arrives afterwards.
+ *
+ * It never skips a message silently. Each message names the sequence it was fenced on
+ * (its predecessor on the subject when it was admitted):
+ * - a predecessor after the last one applied (or none) means the messages between were
+ *   purged before this node read them (it fell behind a snapshot's purge): the state it
+ *   holds can no longer be brought forward. FellBehindPurgeError, for the node to stop and
+ *   rebuild from the snapshot on restart;
+ * - a predecessor before the last one applied means JetStream admitted two messages
+ *   fenced on the same sequence. nats-server 2.9 checks the fence before its raft
+ *   proposal, not in it, so concurrent publishes can both pass (nats-server issue 4320;
+ *   reproduced here on 2.9.10 by test/cluster/replica-store.test.ts). Nothing is missing
+ *   then: every message of the subject up to here was applied, in the stream's order,
+ *   which every node shares. The message is applied and the event logged.
+ */
+import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import { RecoveryRefusedError, describeError } from '../persistence/errors.ts';
+import { decodeValue } from '../persistence/record-codec.ts';
+import type { RecoveryHandler } from '../persistence/durable-store.ts';
+import type { LogMessage } from './fenced-publisher.ts';
+import { NotANatsFailure, retryingWhileNatsRecovers } from './retry.ts';
+import type { SnapshotObjects, StoredSnapshot } from './snapshot-object.ts';
+import { lastSubjectSeq, replaySubject, type SubjectMessage } from './subject-replay.ts';
+
+export interface PartitionReaderOptions {
+  js: JetStreamClient;
+  jsm: JetStreamManager;
+  stream: string;
+  subject: string;
+  /** Object name of the partition's snapshot. */
+  snapshotName: string;
+  snapshots: SnapshotObjects;
+  log: (line: string) => void;
+}
+
+/** Applies one decoded record that is durable in the log (the engine's evolve at recovery, its applyReplicated afterwards). */
+export type ApplyRecord = (record: unknown, seq: number) => void;
+
+/** The messages after what this node applied were purged before it read them. */
+export class FellBehindPurgeError extends NotANatsFailure {}
+
+export class PartitionReader {
+  /** The subject's sequence applied so far (records or an owner marker). */
+  appliedSeq = 0;
+  recordsApplied = 0;
+  markersSkipped = 0;
+  /** Payload bytes of the record messages applied since the snapshot this node last loaded or wrote. */
+  bytesSinceSnapshot = 0;
+  /** Messages JetStream admitted on a fence another message had already passed (see above). */
+  staleFences = 0;
+
+  constructor(readonly options: PartitionReaderOptions) {}
+
+  get subject(): string {
+    return this.options.subject;
+  }
+
+  /** Loads the newest snapshot object into `handler` (none: the subject is read from its start). */
+  async loadSnapshot(handler: Pick<RecoveryHandler, 'snapshotChunk'>, say: (line: string) => void): Promise<StoredSnapshot | undefined> {
+    const { stream, subject, snapshotName, snapshots } = this.options;
+    const snapshot = await this.retrying(`reading snapshot ${snapshotName}`, () => snapshots.download(snapshotName), say);
+    const snapshotSeq = snapshot?.coveredSeq ?? 0;
+    const lastSeq = await this.readLastSeq(say);
+    if (lastSeq < snapshotSeq) {
+      throw new RecoveryRefusedError(
+        `refusing to start: snapshot ${snapshotName} covers seq ${snapshotSeq} but ${subject} ends at seq ${lastSeq}; ` +
+          `the stream ${stream} was replaced or purged. Restore a backup; nothing was changed.`,
+      );
+    }
+    if (snapshot) {
+      say(`loaded snapshot ${snapshotName} covering seq ${snapshotSeq} (${snapshot.bytes} bytes)`);
+      for (const payload of snapshot.chunkPayloads) handler.snapshotChunk(decodeValue(payload));
+    } else {
+      say(`no snapshot ${snapshotName} in the object store: replaying ${subject} from its start`);
+    }
+    this.appliedSeq = snapshotSeq;
+    return snapshot;
+  }
+
+  readLastSeq(say: (line: string) => void): Promise<number> {
+    const { jsm, stream, subject } = this.options;
+    return this.retrying(`reading the last seq of ${subject}`, () => lastSubjectSeq(jsm, stream, subject), say);
+  }
+
+  /** Applies every message after `appliedSeq` up to `toSeq`; resumable: a retry after a NATS failure continues after the last one applied. */
+  async replayTo(toSeq: number, apply: ApplyRecord, say: (line: string) => void): Promise<void> {
+    const { js, stream, subject } = this.options;
+    await this.retrying(`replaying ${subject} to seq ${toSeq}`, () => replaySubject(js, stream, subject, this.appliedSeq + 1, toSeq, (message) => this.apply(message, apply)), say);
+    if (this.appliedSeq < toSeq) {
+      // the consumer ended before toSeq: the messages up to it are gone (purged meanwhile)
+      throw new FellBehindPurgeError(`${subject} ended at seq ${this.appliedSeq} while replaying to seq ${toSeq}: the messages after it were purged`);
+    }
+  }
+
+  /** One message in subject order: a repeat (a consumer restarted) is ignored, a gap refused, a marker skipped. */
+  apply(message: SubjectMessage, apply: ApplyRecord): void {
+    const { subject } = this.options;
+    if (message.seq <= this.appliedSeq) return;
+    if (message.previousSeq !== undefined && message.previousSeq < this.appliedSeq) {
+      this.staleFences += 1;
+      this.options.log(
+        `${subject} seq ${message.seq} was admitted fenced on seq ${message.previousSeq} although seq ${this.appliedSeq} was stored by then ` +
+          '(the NATS server checked the fence outside its consensus); nothing is missing, applying it in stream order',
+      );
+    } else if (message.previousSeq !== this.appliedSeq) {
+      throw new FellBehindPurgeError(
+        `${subject} seq ${message.seq} follows seq ${message.previousSeq ?? '(no fence)'} but this node applied up to seq ${this.appliedSeq}: ` +
+          `the messages between were purged (covered by a newer snapshot) before this node read them`,
+      );
+    }
+    let decoded: LogMessage;
+    try {
+      decoded = decodeValue(message.data) as LogMessage;
+      if (Array.isArray(decoded)) {
+        for (const encoded of decoded) apply(decodeValue(encoded), message.seq);
+        this.recordsApplied += decoded.length;
+        this.bytesSinceSnapshot += message.data.length;
+      } else {
+        this.markersSkipped += 1;
+      }
+    } catch (error) {
+      // half a message may be applied: a retry would apply its first records twice
+      throw new NotANatsFailure(`applying seq ${message.seq} of ${subject} failed: ${describeError(error)}`, { cause: error });
+    }
+    this.appliedSeq = message.seq;
+  }
+
+  private retrying<T>(what: string, step: () => Promise<T>, say: (line: string) => void): Promise<T> {
+    return retryingWhileNatsRecovers(what, step, say);
+  }
+}

@@ -1,0 +1,81 @@
+/**
+ * Which node answers each route in cluster mode (docs/cluster.md, stage 2b-i), in one
+ * table that test/http/replica-routes.test.ts checks against the app's own route list:
+ *
+ * - `replica`: reads only (no record committed, nothing of the owner's store used), so a
+ *   standby whose replica has caught up answers it itself;
+ * - `owner`: commits records, or needs the writer's store (a backup): always forwarded;
+ * - `node`: about this node itself, answered where it arrives (health, its metrics).
+ *
+ * A request that matches no route is forwarded (the owner answers the 404): writing is
+ * the default, reading the listed exception. HEAD is classified as GET.
+ */
+import { UI_PAGE_PATHS } from '../routes/ui.ts';
+
+export type RouteAnswerer = 'replica' | 'owner' | 'node';
+
+export const ROUTE_ANSWERERS: Readonly<Record<string, RouteAnswerer>> = {
+  'GET /api/health': 'node',
+  'GET /metrics': 'node',
+  'GET /docs/errors': 'replica',
+  'GET /openapi.json': 'replica',
+  'GET /docs': 'replica',
+  'GET /docs/assets/:name': 'replica',
+  'POST /api/auth/login': 'owner',
+  'POST /api/auth/logout': 'owner',
+  'GET /api/auth/me': 'replica',
+  'POST /api/users': 'owner',
+  'POST /api/connections': 'owner',
+  'GET /api/connections': 'replica',
+  'DELETE /api/connections/:id': 'owner',
+  'POST /api/ingest': 'owner',
+  'GET /api/jobs': 'replica',
+  'GET /api/jobs/:id': 'replica',
+  'GET /api/queues': 'replica',
+  'GET /api/workers': 'replica',
+  'POST /api/jobs/bulk/revoke': 'owner',
+  'POST /api/jobs/bulk/retry': 'owner',
+  'POST /api/jobs/:id/revoke': 'owner',
+  'POST /api/jobs/:id/retry': 'owner',
+  // an agent's poll reads the pending commands; its acknowledgement is the write
+  'GET /api/agent/connection': 'replica',
+  'GET /api/agent/commands': 'replica',
+  'POST /api/agent/commands/ack': 'owner',
+  // fed by the local replica, so it survives the owner's death
+  'GET /api/events/stream': 'replica',
+  // a consistent snapshot of the writer's store
+  'GET /api/admin/backup': 'owner',
+  ...Object.fromEntries(UI_PAGE_PATHS.map((path) => [`GET ${path}`, 'replica' as const])),
+  'GET /assets/:name': 'replica',
+};
+
+interface Pattern {
+  method: string;
+  segments: string[];
+  answerer: RouteAnswerer;
+}
+
+const PATTERNS: Pattern[] = Object.entries(ROUTE_ANSWERERS).map(([key, answerer]) => {
+  const [method, path] = key.split(' ') as [string, string];
+  return { method, segments: path.split('/'), answerer };
+});
+
+/** Who answers `method pathname`; a static segment wins over a parameter (`/api/jobs/bulk/retry` is not `/api/jobs/:id/retry`). */
+export function routeAnswerer(method: string, pathname: string): RouteAnswerer {
+  const wanted = method === 'HEAD' ? 'GET' : method;
+  const segments = pathname.split('/');
+  let best: { answerer: RouteAnswerer; parameters: number } | undefined;
+  for (const pattern of PATTERNS) {
+    if (pattern.method !== wanted || pattern.segments.length !== segments.length) continue;
+    let parameters = 0;
+    const matches = pattern.segments.every((segment, index) => {
+      if (segment.startsWith(':')) {
+        parameters += 1;
+        return segments[index] !== '';
+      }
+      return segment === segments[index];
+    });
+    if (matches && (best === undefined || parameters < best.parameters)) best = { answerer: pattern.answerer, parameters };
+  }
+  return best?.answerer ?? 'owner';
+}

@@ -1,0 +1,73 @@
+/**
+ * A replica never serves a state that silently misses records. The owner purges the log
+ * below a snapshot only once that snapshot is 2 leases old, so a replica that keeps up
+ * never meets a purge (C here); one stopped for longer (B, SIGSTOP while the owner
+ * snapshots every megabyte and purges) finds, on resuming, a message whose predecessor it
+ * never applied, says FATAL and exits; restarted, it rebuilds from the snapshot and holds
+ * exactly the owner's data.
+ */
+import { afterAll, expect, test } from 'bun:test';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, cleanUpServices, createConnection, login, makeDataDir, startService, type ServiceProcess } from '../blackbox/service-process.ts';
+import { startNatsCluster, type NatsTestCluster } from '../support/nats-cluster.ts';
+import { health, nodeEnv, startStandby, startWriters } from './cluster-harness.ts';
+
+const dirs = cleanUpServices();
+let nats: NatsTestCluster | undefined;
+afterAll(() => nats?.stop());
+
+async function jobTotal(node: ServiceProcess, cookie: string): Promise<number> {
+  const response = await fetch(`${node.baseUrl}/api/jobs?limit=1`, { headers: { cookie } });
+  expect(response.status).toBe(200);
+  return ((await response.json()) as { pagination: { total: number } }).pagination.total;
+}
+
+test('a replica stopped past a purge notices the gap and halts; one that keeps up never meets a purge; a restart rebuilds', async () => {
+  nats = await startNatsCluster();
+  const [dirA, dirB, dirC] = ['purge-owner', 'purge-stopped', 'purge-following'].map(makeDataDir);
+  dirs.push(dirA!, dirB!, dirC!);
+  const env = (node: string) => nodeEnv(nats!.url, node, { SNAPSHOT_LOG_MB: '1' });
+  const a = await startService({ dataDir: dirA!, env: env('node-a') });
+  const b = await startStandby({ dataDir: dirB!, env: env('node-b') });
+  const c = await startStandby({ dataDir: dirC!, env: env('node-c') });
+  const cookie = await login(a.baseUrl, ADMIN_EMAIL, ADMIN_PASSWORD);
+  const connection = await createConnection(a.baseUrl, cookie, 'purged');
+
+  const appliedByB = (await health(b.baseUrl)).body.replica!.appliedSeq;
+  b.proc.kill('SIGSTOP');
+  let purgedBelow = 0;
+  try {
+    const writers = startWriters({ writers: 4, batchSize: 50, apiKey: connection.apiKey, connectionId: connection.id, target: () => a.baseUrl });
+    const deadline = Date.now() + 60_000;
+    while (purgedBelow <= appliedByB + 1) {
+      if (Date.now() > deadline) throw new Error(`the owner purged nothing past seq ${appliedByB} within 60 s; output:\n${a.output}`);
+      await Bun.sleep(200);
+      const purges = [...a.output.matchAll(/purged \d+ messages of jobwatch\.log\.p\.0 below seq (\d+)/g)];
+      purgedBelow = Math.max(0, ...purges.map((match) => Number(match[1])));
+    }
+    await writers.stop();
+  } finally {
+    b.proc.kill('SIGCONT');
+  }
+  // the purge waited for a snapshot 2 leases old: never the one just written
+  const snapshots = [...a.output.matchAll(/snapshot at seq (\d+)/g)].map((match) => Number(match[1]));
+  expect(snapshots.at(-1)!).toBeGreaterThan(purgedBelow);
+
+  await b.waitFor(/FATAL: .*the replica of jobwatch\.log\.p\.0 stopped: .*were purged/, 30_000).catch((error: unknown) => {
+    throw new Error(`${String(error)}; B said:\n${b.output}`);
+  });
+  expect(await b.waitForExit()).not.toBe(0);
+  console.log(`B, stopped at seq ${appliedByB} while A purged below seq ${purgedBelow}, said:\n  ${b.output.split('\n').filter((line) => /following jobwatch|FATAL/.test(line)).map((line) => line.slice(0, 400)).join('\n  ')}`);
+
+  // C kept up through every purge and serves what A serves
+  const total = await jobTotal(a, cookie);
+  expect(total).toBeGreaterThan(0);
+  expect(c.output).not.toMatch(/FATAL/);
+  const cDeadline = Date.now() + 5_000;
+  while ((await jobTotal(c, cookie)) !== total && Date.now() < cDeadline) await Bun.sleep(50);
+  expect(await jobTotal(c, cookie)).toBe(total);
+
+  // restarted, B loads the snapshot and follows again
+  const restarted = await startStandby({ dataDir: dirB!, env: env('node-b') });
+  expect(restarted.output).toMatch(/loaded snapshot p\.0 covering seq \d+/);
+  expect(await jobTotal(restarted, cookie)).toBe(total);
+}, 120_000);
