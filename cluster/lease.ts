@@ -202,12 +202,14 @@ async function take(options: LeaseOptions, current: KvEntry | null): Promise<{ e
   try {
     if (current === null) {
       const revision = await kv.create(key, encode({ node, epoch: 1, url }));
+      if (!(await stillLatest(options, revision))) return null;
       log(`acquired the lease ${key} (epoch 1, first owner)`);
       return { epoch: 1, revision };
     }
     const held = decode(current);
     const epoch = held.epoch + 1;
     const revision = await kv.update(key, encode({ node, epoch, url }), current.revision);
+    if (!(await stillLatest(options, revision))) return null;
     log(
       held.released
         ? `acquired the lease ${key} (epoch ${epoch}) released by ${held.node}`
@@ -218,6 +220,25 @@ async function take(options: LeaseOptions, current: KvEntry | null): Promise<{ e
     if (!isRefusal(error)) log(`lease ${key}: ${describeError(error)}; retrying`);
     return null;
   }
+}
+
+/**
+ * nats-server 2.9 does not serialize the revision check with other writes of the key
+ * (upstream issue 4320): a write racing ours, such as the holder's renewal, may be stored
+ * as well, after ours. So a take counts only if the key's latest revision is still ours when
+ * read back; the bucket answers reads from its stream leader (no direct gets, see
+ * nats-cluster.ts), so the read sees every write stored before it. A holder whose renewal
+ * landed after our write keeps the lease; one whose renewal landed before ours is refused at
+ * its next renewal.
+ */
+async function stillLatest(options: LeaseOptions, revision: number): Promise<boolean> {
+  const entry = await options.kv.get(options.key);
+  if (entry?.revision === revision) return true;
+  options.log(
+    `lease ${options.key}: another write was stored after ours (revision ${revision}, now ${entry?.revision ?? 'none'}; ` +
+      `the server did not serialize the revision check), so it is not taken`,
+  );
+  return false;
 }
 
 /** kv.create on an existing key and kv.update on a moved revision are refused with this. */

@@ -88,7 +88,8 @@ export async function connectNatsCluster(
         const kvm = new Kvm(js);
         return {
           jsm,
-          leases: await kvm.create(LEASES_BUCKET, { replicas, history: 1 }),
+          // reads from the stream leader: a lease written is read back to confirm it (lease.ts, stillLatest)
+          leases: await kvm.create(LEASES_BUCKET, { replicas, history: 1, allow_direct: false }),
           nodes: await kvm.create(NODES_BUCKET, { replicas, history: 1, ttl: NODE_KEY_MAX_AGE_MS }),
           secrets: await kvm.create(SECRETS_BUCKET, { replicas, history: 1 }),
           snapshots: await new Objm(js).create(SNAPSHOTS_BUCKET, { replicas, storage: StorageType.File }),
