@@ -83,7 +83,7 @@ export async function startService(config: Config, log: LogLine, timers: Service
     onListenerError: (error) =>
       log(`live update failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`, { severity: 'error' }),
     onHalt: (error) => {
-      log(`FATAL: the event log failed (${String(error)}); refusing writes and exiting so a restart recovers from the log`, { severity: 'fatal' });
+      log(`the event log failed (${String(error)}); refusing writes and exiting so a restart recovers from the log`, { severity: 'fatal' });
       setTimeout(() => process.exit(1), 100);
     },
   });

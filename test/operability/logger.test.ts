@@ -39,7 +39,7 @@ describe('JSON lines', () => {
     const { log, lines } = capture({ format: 'json', level: 'info', production: false });
 
     log('snapshot failed: disk full', { severity: 'error' });
-    log('FATAL: the event log failed', { severity: 'fatal' });
+    log('the event log failed', { severity: 'fatal' });
     log('took over the stale lock', { severity: 'warn', pid: 7 });
     log('live update failed: Error: boom\n    at somewhere', { severity: 'error' });
 
