@@ -42,6 +42,8 @@ export interface OpenedCluster {
    * (the node must stop); it never resolves.
    */
   follow(apply: ApplyRecord): Promise<{ replica: SubjectFollower; owners: PartitionOwners; failed: Promise<never> }>;
+  /** The engine halted (the process exits next): leave the membership and hand over what can be, without waiting. */
+  leave(): void;
   /** Hand every partition over (the others take them at once), close the store, disconnect. */
   close(): Promise<void>;
 }
@@ -114,6 +116,9 @@ export async function openCluster(config: Config, options: OpenClusterOptions): 
         }), log);
         const owners = ownership;
         return { replica, owners: { ownerOf: (key) => owners.ownerOf(key), held: () => owners.held() }, failed };
+      },
+      leave: () => {
+        ownership?.stop().catch((error: unknown) => log(`leaving the membership after a halt failed: ${String(error)}`));
       },
       close: async () => {
         // hand every partition over first (each release flushes its writes), then stop following

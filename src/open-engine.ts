@@ -76,7 +76,9 @@ export async function openEngine(config: Config, options: OpenEngineOptions): Pr
   const lock = await acquireDataDirLock(config.dataDir, options.log);
   let cluster: OpenedCluster | undefined;
   try {
-    cluster = config.clusterNatsUrl === null ? undefined : await openClusterMode(config, options);
+    // a lost lease halts the engine (once it exists), which stops the node
+    let halt: (error: unknown) => void = (error) => options.onHalt?.(error);
+    cluster = config.clusterNatsUrl === null ? undefined : await openClusterMode(config, options, (error) => halt(error));
     const store =
       cluster?.store ??
       (await openDurableStore({ dir: join(config.dataDir, 'log'), storage: new FileStorage(), fsync: config.fsync, log: options.log, observer: options.logObserver }));
@@ -90,9 +92,15 @@ export async function openEngine(config: Config, options: OpenEngineOptions): Pr
         retentionMs: config.retentionMs,
         ...config.tenantLimits,
       },
-      onHalt: options.onHalt,
+      onHalt: (error) => {
+        // cluster: leave the membership at once, so no node hands this one a partition while it exits
+        cluster?.leave();
+        options.onHalt?.(error);
+      },
       onListenerError: options.onListenerError,
     });
+    halt = (error) => engine.halt(error);
+    const opened = cluster;
     const restorer = engine.restorer();
     const handler: ClusterRecoveryHandler = {
       snapshotChunk: (chunk) => restorer.restore(chunk),
@@ -110,7 +118,6 @@ export async function openEngine(config: Config, options: OpenEngineOptions): Pr
       followed.failed.catch((error: unknown) => engine.halt(error));
       clusterNode = { store: cluster.store, replica: followed.replica, owners: followed.owners };
     }
-    const opened = cluster;
     return {
       engine,
       store,
@@ -134,7 +141,7 @@ export async function openEngine(config: Config, options: OpenEngineOptions): Pr
 }
 
 /** The NATS modules load only here, so a single node never imports them. */
-async function openClusterMode(config: Config, options: OpenEngineOptions): Promise<OpenedCluster> {
+async function openClusterMode(config: Config, options: OpenEngineOptions, onLeaseLost: (error: Error) => void): Promise<OpenedCluster> {
   const waiting = options.clusterWaiting;
   if (waiting === undefined) {
     throw new Error('the command line works on a single node\'s data directory; in cluster mode use the HTTP API of any node (CLUSTER_NATS_URL is set)');
@@ -143,7 +150,7 @@ async function openClusterMode(config: Config, options: OpenEngineOptions): Prom
   return openCluster(config, {
     log: options.log,
     // A node that lost a partition's lease stops the way a failed log stops it: its memory of that partition may hold a refused record.
-    onLeaseLost: (error) => options.onHalt?.(error),
+    onLeaseLost,
     connected: (nodeId) => waiting.connected(nodeId),
     onWriting: async (key) => waiting.writing?.(key),
   });

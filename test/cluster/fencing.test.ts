@@ -58,7 +58,7 @@ test('a partition writer paused past its lease is fenced by the log when it resu
   const jobs = (await listAllJobs(b.baseUrl, cookie, 100)).map((job) => job.externalId);
   expect(jobs.filter((id) => id.startsWith('before-pause'))).toHaveLength(10);
   expect(jobs.filter((id) => id.startsWith('after-pause'))).toEqual([]);
-  // A's membership came back for a moment when it resumed, so B may hand A's partitions back and retake them once A is gone: 503s meanwhile, retried as an SDK does
+  // A's membership key came back for a moment when it resumed (it leaves the membership as it halts): B may have handed a partition back and retaken it, 503s meanwhile, retried as an SDK does
   const retryUntil = Date.now() + 15_000;
   for (;;) {
     const status = (await ingest(b.baseUrl, connection.apiKey, batchOfJobs(connection.id, 'on-b', 10))).status;
