@@ -5,6 +5,13 @@
  * replay never needs a message older than the stream's max_age), as object `p.<n>` with
  * the connections of partition n, or `accounts` with the accounts alone. One at a time:
  * each copy-on-write capture stalls requests for a moment.
+ *
+ * A connection partition gets a retention record every minute; the accounts partition may
+ * stay quiet for days (nobody logs in). Its messages would then all pass the stream's
+ * max_age and the subject would empty: its writer's next append would be refused
+ * (the fence names a sequence the subject no longer has) and a start would find the
+ * subject ending before its snapshot. So a quiet accounts partition gets a keep-alive
+ * record every snapshot interval, and a snapshot covering it.
  */
 import type { Engine } from '../actors/engine.ts';
 import type { SnapshotScope } from '../actors/engine-snapshot.ts';
@@ -15,6 +22,8 @@ import type { ClusterNode } from './open-engine.ts';
 
 /** The stream keeps retention + 2 days of messages; snapshotting every partition far more often keeps replay within it. */
 export const PARTITION_SNAPSHOT_INTERVAL_MAX_MS = 6 * 60 * 60 * 1000;
+
+const ACCOUNTS_KEY = 'accounts';
 
 /** `p.<n>` -> n; null for the accounts partition. */
 export function partitionNumberOf(key: string): number | null {
@@ -37,8 +46,13 @@ export async function snapshotPartitions(
   const intervalMs = Math.min(config.snapshotIntervalMs, PARTITION_SNAPSHOT_INTERVAL_MAX_MS);
   for (const key of cluster.store.writing()) {
     const partition = cluster.store.partition(key);
+    const intervalPassed = performance.now() - partition.lastSnapshotAtMs >= intervalMs;
+    if (key === ACCOUNTS_KEY && intervalPassed && partition.bytesSinceSnapshot === 0 && partition.writing && !engine.halted) {
+      // quiet accounts (no login, no change): a message younger than the stream's max_age, and the snapshot below covers it
+      await engine.commit({ t: 'log.keepalive', atMs: Date.now() });
+    }
     const bytes = partition.bytesSinceSnapshot;
-    const due = bytes >= config.snapshotLogBytesMax || performance.now() - partition.lastSnapshotAtMs >= intervalMs;
+    const due = bytes >= config.snapshotLogBytesMax || intervalPassed;
     if (bytes === 0 || !(all || due) || !partition.writing || engine.halted) continue;
     const snapshot = engine.takeSnapshot(scopeOf(key, config.clusterPartitions)); // in the same tick as the store seals the log position
     try {
