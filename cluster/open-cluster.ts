@@ -90,7 +90,8 @@ export async function openCluster(config: Config, options: OpenClusterOptions): 
     return {
       store,
       nodeId,
-      sessionSecret: () => sharedSessionSecret(nats.secrets),
+      // create-if-absent then read: safe to repeat through a NATS hiccup at start
+      sessionSecret: () => retryingWhileNatsRecovers('reading the shared session secret', () => sharedSessionSecret(nats.secrets), log),
       follow: async (apply) => {
         let replicaFailed: (error: Error) => void = () => undefined;
         const failed = new Promise<never>((_, reject) => {

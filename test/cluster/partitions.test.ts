@@ -105,17 +105,17 @@ test('a bulk revoke whose jobs span partitions of two writers: every id answered
   const [[writerX, x], [writerY, y]] = [...byWriter] as [[number, Connection], [number, Connection]];
   const via = nodes.find((_, index) => index !== writerX && index !== writerY)!;
   for (const [connection, prefix] of [[x, 'bulk-x'], [y, 'bulk-y']] as const) {
-    expect((await ingest(nodes[0]!.baseUrl, connection.apiKey, batchOfJobs(connection.id, prefix, 3))).status).toBe(200);
+    expect((await ingest(nodes[0]!.baseUrl, connection.apiKey, batchOfJobs(connection.id, prefix, 4))).status).toBe(200);
   }
   const ids = async (prefix: string) =>
     (await listAllJobs(via.baseUrl, cookie, 100)).filter((job) => job.externalId.startsWith(prefix)).map((job) => job.id);
   const [xs, ys] = [await ids('bulk-x'), await ids('bulk-y')];
-  expect([xs.length, ys.length]).toEqual([3, 3]);
+  expect([xs.length, ys.length]).toEqual([4, 4]);
 
-  const revoke = async (asked: string[]) => {
-    const response = await fetch(`${via.baseUrl}/api/jobs/bulk/revoke`, {
+  const revoke = async (asked: string[], through = via) => {
+    const response = await fetch(`${through.baseUrl}/api/jobs/bulk/revoke`, {
       method: 'POST',
-      headers: { cookie, 'content-type': 'application/json', origin: via.baseUrl },
+      headers: { cookie, 'content-type': 'application/json', origin: through.baseUrl },
       body: JSON.stringify({ ids: asked }),
     });
     expect(response.status).toBe(200);
@@ -125,6 +125,12 @@ test('a bulk revoke whose jobs span partitions of two writers: every id answered
   const results = await revoke(asked);
   expect(results.map((result) => result.id)).toEqual(asked);
   expect(results.map((result) => result.success)).toEqual([true, true, false, true, true, false]);
+  // through X itself: X's part answered there, Y's forwarded
+  const throughX = await revoke([ys[3]!, xs[3]!], nodes[writerX]!);
+  expect(throughX.map((result) => [result.id, result.success])).toEqual([
+    [ys[3]!, true],
+    [xs[3]!, true],
+  ]);
 
   // writer Y dies: within its lease every node still routes its partition to it
   await nodes[writerY]!.kill();
