@@ -210,8 +210,12 @@ export class SnapshotRestorer {
    * accounts know gets an actor (its partition's snapshot predates it; the partition's log
    * replays its records next), and an actor whose connection the accounts no longer know
    * is dropped (its partition's snapshot predates the deletion). Returns the ids of both.
+   *
+   * `drop: false` only creates: recovery in stream order calls it so before replaying (an
+   * accounts snapshot older than a partition's may not know a connection yet whose
+   * `connection.created` the replay brings), and with drops once the replay is done.
    */
-  reconcileWithAccounts(): { created: string[]; dropped: string[] } {
+  reconcileWithAccounts({ drop = true }: { drop?: boolean } = {}): { created: string[]; dropped: string[] } {
     if (this.pendingJobs.size > 0 || this.pendingDedupKeys.size > 0) throw new Error('snapshot chunks ended without their end chunk: jobs are still pending');
     const created: string[] = [];
     const dropped: string[] = [];
@@ -221,7 +225,7 @@ export class SnapshotRestorer {
       created.push(id);
     }
     for (const id of this.actors.keys()) {
-      if (this.accounts.connections.has(id)) continue;
+      if (!drop || this.accounts.connections.has(id)) continue;
       this.actors.delete(id);
       dropped.push(id);
     }

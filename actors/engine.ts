@@ -28,7 +28,17 @@ export interface RetentionRecord {
   partitions?: number;
 }
 
-export type EngineRecord = AccountsRecord | ConnectionRecord | RetentionRecord;
+/**
+ * Changes nothing: cluster mode's accounts writer appends one when the accounts partition
+ * stayed quiet for a snapshot interval, so its subject always holds a message younger than
+ * the stream's max_age and a snapshot covering it (src/partition-snapshots.ts).
+ */
+export interface KeepAliveRecord {
+  t: 'log.keepalive';
+  atMs: number;
+}
+
+export type EngineRecord = AccountsRecord | ConnectionRecord | RetentionRecord | KeepAliveRecord;
 
 /** Where records go to become durable: the append log, or memory in tests. */
 export interface RecordLog {
@@ -142,6 +152,8 @@ export class Engine {
       case 'connection.deleted':
         this.accounts.evolve(record);
         this.connectionActors.delete(record.connectionId);
+        return null;
+      case 'log.keepalive':
         return null;
       default:
         this.accounts.evolve(record);

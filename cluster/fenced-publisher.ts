@@ -157,7 +157,8 @@ export class FencedPublisher {
   private async publishOne(payload: Uint8Array): Promise<number> {
     const { js, subject, node, epoch, log } = this.options;
     this.localSeq += 1;
-    const msgID = `${node}:${epoch}:${this.localSeq}`;
+    // the subject too: one stream holds every partition, and its duplicate window spans them all
+    const msgID = `${node}:${subject}:${epoch}:${this.localSeq}`;
     const expected = this.lastSeqKnown;
     const giveUpAtMs = performance.now() + (this.options.retryForMs ?? RETRY_FOR_MS_DEFAULT);
     for (let attempt = 1; ; attempt++) {

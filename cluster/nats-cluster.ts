@@ -8,11 +8,14 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, StorageType, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import { Objm, type ObjectStore } from '@nats-io/obj';
-import { retryingWhileNatsRecovers } from './retry.ts';
+import { NotANatsFailure, retryingWhileNatsRecovers } from './retry.ts';
 
-/** Stage 1 has one partition: the whole engine. */
-export const PARTITION = 0;
 export const LOG_STREAM = 'JOBWATCH_LOG';
+/** Every subject of the log: the partitions' and the accounts'. One stream, so one sequence orders them all. */
+export const LOG_SUBJECTS = 'jobwatch.log.>';
+/** Fixed facts about the cluster, written once at its first start: the partition count. */
+export const META_BUCKET = 'jobwatch_meta';
+const PARTITIONS_META_KEY = 'partitions';
 export const LEASES_BUCKET = 'jobwatch_leases';
 export const SECRETS_BUCKET = 'jobwatch_secrets';
 export const SNAPSHOTS_BUCKET = 'jobwatch_snapshots';
@@ -25,12 +28,21 @@ export const NODES_BUCKET = 'jobwatch_nodes';
  */
 export const NODE_KEY_MAX_AGE_MS = 60 * 60 * 1000;
 
-export function partitionSubject(partition: number): string {
-  return `jobwatch.log.p.${partition}`;
-}
+/** The lease key, snapshot name and subject suffix of the partition that holds users, sessions, connections and keys. */
+export const ACCOUNTS_KEY = 'accounts';
 
 export function partitionKey(partition: number): string {
   return `p.${partition}`;
+}
+
+/** Every partition key of a cluster of `partitions`: p.0 .. p.N-1, then `accounts`. */
+export function partitionKeys(partitions: number): string[] {
+  return [...Array.from({ length: partitions }, (_, partition) => partitionKey(partition)), ACCOUNTS_KEY];
+}
+
+/** The subject a partition key's records go to: `jobwatch.log.p.<n>` or `jobwatch.log.accounts`. */
+export function subjectOf(key: string, prefix = 'jobwatch.log'): string {
+  return `${prefix}.${key}`;
 }
 
 /**
@@ -55,10 +67,18 @@ export interface NatsCluster {
   close(): Promise<void>;
 }
 
+export interface NatsClusterOptions {
+  replicas: number;
+  /** CLUSTER_PARTITIONS: stored at the cluster's first start; another value refuses the start. */
+  partitions: number;
+  /** The stream's max_age: retention + 2 days (every partition is snapshotted far more often). */
+  maxAgeMs: number;
+}
+
 export async function connectNatsCluster(
   servers: readonly string[],
   nodeId: string,
-  replicas: number,
+  { replicas, partitions, maxAgeMs }: NatsClusterOptions,
   log: (line: string) => void,
 ): Promise<NatsCluster> {
   const nc = await connect({
@@ -84,8 +104,10 @@ export async function connectNatsCluster(
         // inside the retry: the manager asks JetStream for its account info, which times out
         // while the metadata leader is being re-elected after a NATS server died
         const jsm = await jetstreamManager(nc);
-        await ensureLogStream(jsm, replicas);
         const kvm = new Kvm(js);
+        const meta = await kvm.create(META_BUCKET, { replicas, history: 1 });
+        await ensureLogStream(jsm, replicas, maxAgeMs);
+        await ensurePartitionCount(meta, jsm, partitions);
         return {
           jsm,
           // reads from the stream leader: a lease written is read back to confirm it (lease.ts, stillLatest)
@@ -105,20 +127,58 @@ export async function connectNatsCluster(
   }
 }
 
-async function ensureLogStream(jsm: JetStreamManager, replicas: number): Promise<void> {
+/** The node cannot run against this NATS store (another partition count, or a log of an earlier layout). */
+export class ClusterLayoutError extends NotANatsFailure {}
+
+async function ensureLogStream(jsm: JetStreamManager, replicas: number, maxAgeMs: number): Promise<void> {
+  const wanted = { subjects: [LOG_SUBJECTS], max_age: maxAgeMs * 1_000_000 };
+  let info;
   try {
-    await jsm.streams.info(LOG_STREAM);
-    return;
+    info = await jsm.streams.info(LOG_STREAM);
   } catch {
     // absent: created below (two nodes starting together may both try; the second add finds it equal)
   }
-  await jsm.streams.add({
-    name: LOG_STREAM,
-    subjects: [partitionSubject(PARTITION)],
-    num_replicas: replicas,
-    storage: StorageType.File,
-    duplicate_window: DUPLICATE_WINDOW_NS,
-  });
+  if (info === undefined) {
+    await jsm.streams.add({ name: LOG_STREAM, ...wanted, num_replicas: replicas, storage: StorageType.File, duplicate_window: DUPLICATE_WINDOW_NS });
+    return;
+  }
+  const subjects = info.config.subjects ?? [];
+  if (subjects.length !== 1 || subjects[0] !== LOG_SUBJECTS || info.config.max_age !== wanted.max_age) {
+    await jsm.streams.update(LOG_STREAM, { ...info.config, ...wanted });
+  }
+}
+
+/**
+ * The partition count is fixed for the life of the cluster (it names the subject of every
+ * connection's records). The first node stores it; a node configured otherwise refuses to
+ * start. A stream that already holds messages but no stored count was written by the
+ * one-partition layout (every record on p.0), which is not migrated.
+ */
+async function ensurePartitionCount(meta: KV, jsm: JetStreamManager, partitions: number): Promise<void> {
+  let stored = await meta.get(PARTITIONS_META_KEY);
+  if (stored === null || stored.operation !== 'PUT') {
+    const { state } = await jsm.streams.info(LOG_STREAM);
+    if (state.messages > 0) {
+      throw new ClusterLayoutError(
+        `refusing to start: stream ${LOG_STREAM} holds ${state.messages} messages but ${META_BUCKET} names no partition count: ` +
+          'it was written by the one-partition cluster mode of an earlier release, which has no migration. Start from an empty NATS store ' +
+          '(remove the JetStream data of every NATS server) or keep running the earlier release.',
+      );
+    }
+    try {
+      await meta.create(PARTITIONS_META_KEY, String(partitions));
+    } catch {
+      // another node stored it first: compared below
+    }
+    stored = await meta.get(PARTITIONS_META_KEY);
+  }
+  const count = Number(stored?.string());
+  if (count !== partitions) {
+    throw new ClusterLayoutError(
+      `refusing to start: this cluster has ${stored?.string() ?? 'no'} partitions (${META_BUCKET} key ${PARTITIONS_META_KEY}) but CLUSTER_PARTITIONS is ${partitions}; ` +
+        'the count is fixed at the first start (it decides which subject holds each connection): set the same value on every node',
+    );
+  }
 }
 
 /** Reconnects are part of a NATS server failing over; say so, so a slow ack has an explanation in the log. */

@@ -1,54 +1,61 @@
 /**
- * Cluster mode: the whole engine is partition 0, written by the node that holds its lease
- * and followed by every other node (a hot replica). Opening connects to NATS, lets the
- * caller start answering HTTP (a standby forwards to the holder it is told of), starts
- * waiting for the lease, and hands back a DurableStore on JetStream for the engine to
- * recover from. After recovery, `followThenOwn` keeps the engine current and, once the
- * lease is won, makes this node the writer without rebuilding anything. Loaded only when
+ * Cluster mode (docs/cluster.md, stage 2b-iii): CLUSTER_PARTITIONS partitions and the
+ * accounts partition, each written by the node that holds its lease, as the rendezvous
+ * hash over the live nodes wants (cluster/partition-ownership.ts); every node a hot replica
+ * of all of them. Opening connects to NATS, lets the caller start answering HTTP, and hands
+ * back the store for the engine to recover from. After recovery, `follow` keeps the engine
+ * current and starts taking this node's share of the partitions. Loaded only when
  * CLUSTER_NATS_URL is set (a dynamic import), so a single node never loads a NATS module.
  */
 import { rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { Config } from '../src/config.ts';
-import type { DurableStore } from '../persistence/durable-store.ts';
-import { PartitionLease, type LeaseHolder } from './lease.ts';
-import { JetStreamStore } from './jetstream-store.ts';
-import { connectNatsCluster, LOG_STREAM, PARTITION, partitionKey, partitionSubject } from './nats-cluster.ts';
+import type { LeaseHolder } from './lease.ts';
+import { ClusterStore } from './cluster-store.ts';
+import { connectNatsCluster, LOG_STREAM, type NatsCluster } from './nats-cluster.ts';
 import type { ApplyRecord } from './partition-reader.ts';
+import { PartitionOwnership } from './partition-ownership.ts';
+import { retryingWhileNatsRecovers } from './retry.ts';
 import { sharedSessionSecret } from './shared-secret.ts';
 import { SnapshotObjects } from './snapshot-object.ts';
 import type { SubjectFollower } from './subject-follower.ts';
 
+/** The stream keeps messages this long past retention: every partition is snapshotted far more often (SNAPSHOT_INTERVAL_MINUTES, at most 6 h). */
+const STREAM_AGE_PAST_RETENTION_MS = 2 * 24 * 60 * 60 * 1000;
+
+/** Who writes which partition, as the front routes requests by it. */
+export interface PartitionOwners {
+  /** The holder of partition `key` (`p.<n>` or `accounts`); null while nobody holds it. */
+  ownerOf(key: string): LeaseHolder;
+  /** The partitions this node serves: taken, caught up, and its `onWriting` hook done. */
+  held(): string[];
+}
+
 export interface OpenedCluster {
-  store: DurableStore & { readonly owns: boolean };
+  store: ClusterStore;
   nodeId: string;
   sessionSecret(): Promise<string>;
   /**
    * After the store recovered: follows the log, applying each new record with `apply`, and
-   * takes over once this node holds the lease. `ownership` resolves when this node writes
-   * and rejects if following or taking over failed (the node must stop).
+   * takes this node's share of the partitions. `failed` rejects when following failed
+   * (the node must stop); it never resolves.
    */
-  followThenOwn(apply: ApplyRecord): { replica: SubjectFollower; ownership: Promise<void> };
-  /** After the store closed: stop waiting for the lease or release it (a standby takes it at once), and disconnect. */
+  follow(apply: ApplyRecord): Promise<{ replica: SubjectFollower; owners: PartitionOwners; failed: Promise<never> }>;
+  /** The engine halted (the process exits next): leave the membership and hand over what can be, without waiting. */
+  leave(): void;
+  /** Hand every partition over (the others take them at once), close the store, disconnect. */
   close(): Promise<void>;
 }
 
 export interface OpenClusterOptions {
   log: (line: string) => void;
-  /** Runs once when the lease is lost: the node must stop (its writes are fenced from now on anyway). */
+  /** Runs once when a lease is lost: the node must stop (its memory of that partition may hold a record the log refused). */
   onLeaseLost: (error: Error) => void;
-  /** The HTTP side of a standby; absent (the CLI): nothing is served while waiting. */
-  waiting?: ClusterWaiting;
-}
-
-export interface ClusterWaiting {
-  /** Connected to NATS, before waiting for the lease: start answering HTTP; resolves to this node's advertised URL. */
+  /** Connected to NATS: start answering HTTP; resolves to this node's advertised URL. */
   connected(nodeId: string): Promise<string>;
-  /** The current holder, on every poll while this node waits. */
-  holder(holder: LeaseHolder): void;
-  /** This node holds the lease; it catches up and fences the log next. */
-  acquired(): void;
+  /** This node now writes partition `key` (its catch-up done); the partition counts as served once this resolves. */
+  onWriting?(key: string): Promise<void>;
 }
 
 export async function openCluster(config: Config, options: OpenClusterOptions): Promise<OpenedCluster> {
@@ -59,62 +66,65 @@ export async function openCluster(config: Config, options: OpenClusterOptions): 
   const stagingDir = join(config.dataDir, 'cluster-staging');
   // Snapshot files left by a process that died while uploading or verifying one.
   await rm(stagingDir, { recursive: true, force: true });
-  const nats = await connectNatsCluster(servers, nodeId, config.clusterReplicas, log);
+  const nats: NatsCluster = await connectNatsCluster(
+    servers,
+    nodeId,
+    { replicas: config.clusterReplicas, partitions: config.clusterPartitions, maxAgeMs: config.retentionMs + STREAM_AGE_PAST_RETENTION_MS },
+    log,
+  );
   try {
-    const url = (await options.waiting?.connected(nodeId)) ?? config.clusterAdvertiseUrl ?? '';
-    const key = partitionKey(PARTITION);
-    const closing = new AbortController();
-    // Waiting for the lease starts now, beside the recovery: a node that wins it early takes over once recovered.
-    const leaseWon = PartitionLease.acquire({
-      kv: nats.leases,
-      key,
-      node: nodeId,
-      url,
-      onHolder: (holder) => options.waiting?.holder(holder),
-      leaseMs: config.clusterLeaseMs,
-      log,
-      onLost: options.onLeaseLost,
-      signal: closing.signal,
-    });
-    leaseWon.catch(() => undefined); // observed by followThenOwn or close
-    const store = new JetStreamStore({
+    const url = await options.connected(nodeId);
+    const store = new ClusterStore({
       js: nats.js,
       jsm: nats.jsm,
       stream: LOG_STREAM,
-      subject: partitionSubject(PARTITION),
-      snapshotName: key,
+      subjectPrefix: 'jobwatch.log',
+      partitions: config.clusterPartitions,
       snapshots: new SnapshotObjects(nats.snapshots, stagingDir),
       node: nodeId,
       maxPayloadBytes: nats.maxPayloadBytes,
       leaseMs: config.clusterLeaseMs,
       log,
     });
-    let replicaFailed: (error: Error) => void = () => undefined;
-    const replicaFailure = new Promise<never>((_, reject) => {
-      replicaFailed = reject;
-    });
-    replicaFailure.catch(() => undefined);
+    let ownership: PartitionOwnership | undefined;
     return {
       store,
       nodeId,
-      sessionSecret: () => sharedSessionSecret(nats.secrets),
-      followThenOwn: (apply) => {
+      // create-if-absent then read: safe to repeat through a NATS hiccup at start
+      sessionSecret: () => retryingWhileNatsRecovers('reading the shared session secret', () => sharedSessionSecret(nats.secrets), log),
+      follow: async (apply) => {
+        let replicaFailed: (error: Error) => void = () => undefined;
+        const failed = new Promise<never>((_, reject) => {
+          replicaFailed = reject;
+        });
+        failed.catch(() => undefined);
         const replica = store.follow(apply, replicaFailed);
-        const takeOver = async (): Promise<void> => {
-          const lease = await leaseWon.catch((error: unknown) => {
-            // a standby stopping cleanly stops waiting: it never owns, and that is no failure
-            if (closing.signal.aborted) return new Promise<never>(() => undefined);
-            throw error;
-          });
-          options.waiting?.acquired();
-          await store.takeOver(lease.epoch, apply);
-        };
-        return { replica, ownership: Promise.race([takeOver(), replicaFailure]) };
+        // a NATS server lost shortly before: the buckets' streams may still be electing leaders (retried, as the log's steps are)
+        ownership = await retryingWhileNatsRecovers('joining the membership and watching the leases', () => PartitionOwnership.start({
+          leases: nats.leases,
+          nodes: nats.nodes,
+          node: nodeId,
+          url,
+          leaseMs: config.clusterLeaseMs,
+          partitions: store.keys,
+          log,
+          onTaken: async (key, epoch) => {
+            await store.takeOver(key, epoch);
+            await options.onWriting?.(key);
+          },
+          release: (key) => store.release(key),
+          onLost: (key, error) => options.onLeaseLost(new Error(`lost the lease of partition ${key}: ${error.message}`, { cause: error })),
+        }), log);
+        const owners = ownership;
+        return { replica, owners: { ownerOf: (key) => owners.ownerOf(key), held: () => owners.held() }, failed };
+      },
+      leave: () => {
+        ownership?.stop().catch((error: unknown) => log(`leaving the membership after a halt failed: ${String(error)}`));
       },
       close: async () => {
-        closing.abort(new Error('the node is stopping'));
-        const lease = await leaseWon.catch(() => undefined);
-        await lease?.release();
+        // hand every partition over first (each release flushes its writes), then stop following
+        await ownership?.stop();
+        await store.close();
         await nats.close();
       },
     };

@@ -12,11 +12,11 @@
  * and if it stands beyond what was applied, with nothing applied since the previous
  * check, the consumer is made anew (the next message then shows whether a purge was missed).
  *
- * Built for one partition, shaped for several: it follows a filter (a subject or a
- * wildcard over partition subjects) and asks `readerFor(subject)` which reader applies a
- * message; undefined (a partition this node writes itself) skips it. Positions are
+ * It follows a filter (in a node, `jobwatch.log.>`: every partition and the accounts, in
+ * stream order, which is causal order) and asks `readerFor(subject)` which reader applies
+ * a message; undefined (a partition this node writes itself) skips it. Positions are
  * stream sequences, so `waitApplied` answers "has this node seen everything up to the
- * owner's answer".
+ * writer's answer", and a takeover waits on it to catch up to its owner marker.
  */
 import { DeliverPolicy, type ConsumerMessages, type JetStreamClient } from '@nats-io/jetstream';
 import { describeError } from '../persistence/errors.ts';
@@ -26,7 +26,7 @@ import { subjectMessage } from './subject-replay.ts';
 export interface SubjectFollowerOptions {
   js: JetStreamClient;
   stream: string;
-  /** What the consumer is filtered on: one partition's subject today. */
+  /** What the consumer is filtered on: every subject of the log (`jobwatch.log.>`). */
   filter: string;
   /** The reader that applies messages of `subject`; undefined: not followed here (skipped). */
   readerFor: (subject: string) => PartitionReader | undefined;

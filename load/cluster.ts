@@ -1,7 +1,7 @@
 /**
- * The cluster row of the bench: what the log on JetStream and forwarding between nodes
- * cost, all processes on this machine (they share its cores, so the figures show cost,
- * not scale), and the failover time.
+ * The cluster row of the bench: what the log on JetStream, forwarding between nodes and
+ * several partition writers cost, all processes on this machine (they share its cores, so
+ * the figures show cost, not scale), and the failover time.
  *
  *   npm run bench -- --cluster          # = npx bun load/cluster.ts
  *   npx bun load/cluster.ts --duration 5 --connections 6 --lease-ms 10000
@@ -9,14 +9,19 @@
  * Needs Debian's `nats-server` (the default bench does not). Runs, in this order and in one
  * process so the ratios compare like with like:
  *   (a) 1 node with the local log (FSYNC=always, the default);
- *   (b) 1 node on JetStream: a 3-server NATS cluster on loopback, replicas 3;
- *   (c) 3 nodes on the same JetStream cluster (a fresh stream), senders spread evenly over
- *       all three: two thirds of the requests are forwarded by a standby to the owner, and
- *       every standby applies every record to its replica (and holds a forwarded answer
- *       until it has);
- *   then the failover: kill -9 of the owner of (c), and the time until the first ingest
- *       acknowledged through a surviving node (senders retry every 503 or refused connection),
- *       with the new owner's takeover lines (lease lapse, records caught up).
+ *   (b) 1 node on JetStream: a 3-server NATS cluster on loopback, replicas 3, writing all
+ *       16 partitions;
+ *   (c) 3 nodes on the same JetStream cluster (a fresh stream), one connection, senders
+ *       spread evenly over all three: one node writes the connection's partition, two
+ *       thirds of the requests are forwarded to it, and every node applies every record to
+ *       its replica (a forwarding node holds the answer until it has);
+ *   (d) 3 nodes, each writing about a third of the 16 partitions, one connection per
+ *       sender, the connections chosen so that every node writes the partitions of as many
+ *       of them, each sender sending to the node writing its connection's partition (as a
+ *       client that knows the layout would; (c) shows what forwarding adds);
+ *   then the failover: kill -9 of the writer of (c)'s connection, and the time until the
+ *       first ingest acknowledged through a surviving node (senders retry every 503 or
+ *       refused connection), with the new writer's takeover lines.
  * Every scenario sends 1,000-event bodies with --connections senders in all (default 6).
  * Options: --duration s (default 8), --warmup s (default 2), --connections n, --lease-ms
  * (CLUSTER_LEASE_MS of the nodes, default 10000 as in production).
@@ -27,9 +32,12 @@ import { templatesFor } from './ingest.ts';
 import { LOAD_ADMIN, createConnection, login, startService, type Service } from './service.ts';
 import { fmtCount, fmtMs, machineDescription, note, num, parseArgs, sleep, table } from './util.ts';
 import { startNatsCluster, type NatsTestCluster } from '../test/support/nats-cluster.ts';
+import { partitionOf } from '../actors/partition-of.ts';
 
 const BATCH = 1000;
 const CLUSTER_SECRET = 'bench-cluster-secret-0123456789';
+/** CLUSTER_PARTITIONS of the bench's nodes (the default). */
+const PARTITIONS = 16;
 
 interface Scenario {
   label: string;
@@ -71,28 +79,34 @@ export async function runClusterBench(argv: readonly string[] = process.argv.sli
     clusters.push(natsB);
     const single = await startNode(natsB.url, 'bench-b', leaseMs);
     services.push(single);
-    await waitForOwner(single.baseUrl);
+    await waitForWriters([single.baseUrl]);
     const singleTarget = await sessionOn(single.baseUrl);
     scenarios.push(await measure('(b) 1 node on JetStream', [single.baseUrl], singleTarget, senders, durationS, warmupS));
     await single.cleanup();
     await natsB.stop();
 
-    note('(c) 3 nodes on JetStream, senders spread over all three');
+    note('(c) 3 nodes on JetStream, one connection, senders spread over all three');
     const natsC = await startNatsCluster();
     clusters.push(natsC);
-    const owner = await startNode(natsC.url, 'bench-c1', leaseMs);
-    services.push(owner);
-    await waitForOwner(owner.baseUrl);
-    const standbys = [await startNode(natsC.url, 'bench-c2', leaseMs), await startNode(natsC.url, 'bench-c3', leaseMs)];
-    services.push(...standbys);
-    const nodes = [owner, ...standbys];
-    const target = await sessionOn(standbys[0]!.baseUrl);
-    scenarios.push(await measure('(c) 3 nodes on JetStream (2/3 forwarded)', nodes.map((node) => node.baseUrl), target, senders, durationS, warmupS));
+    const nodes = await Promise.all(['bench-c1', 'bench-c2', 'bench-c3'].map((name) => startNode(natsC.url, name, leaseMs)));
+    services.push(...nodes);
+    const urls = nodes.map((node) => node.baseUrl);
+    let writers = await waitForWriters(urls);
+    const target = await sessionOn(urls[0]!);
+    scenarios.push(await measure('(c) 3 nodes, 1 connection (2/3 forwarded)', urls, target, senders, durationS, warmupS));
 
-    note(`failover: kill -9 of the owner, then ingest through the survivors until one is acknowledged (CLUSTER_LEASE_MS=${leaseMs})`);
-    failoverMs = await measureFailover(owner, standbys.map((node) => node.baseUrl), target);
-    // what the time went to: the lease lapse, then the new owner catching up (it followed the log as a replica)
-    takeover = standbys.flatMap((node) => node.logs.filter((line) => /took over the lease|caught up \d+ log records|recovered:/.test(line)));
+    note('(d) 3 nodes, each writing a third of the partitions, one connection per sender sent to its writer');
+    writers = await waitForWriters(urls);
+    const targets = await balancedTargets(urls, writers, senders);
+    scenarios.push(await measureMany('(d) 3 nodes, partitions over 3 writers', targets, durationS, warmupS));
+
+    const ownerIndex = writers.get(`p.${partitionOf(target.connectionId, PARTITIONS)}`)!;
+    note(`failover: kill -9 of the writer of (c)'s connection, then ingest through the survivors until one is acknowledged (CLUSTER_LEASE_MS=${leaseMs})`);
+    const survivors = nodes.filter((_, index) => index !== ownerIndex);
+    failoverMs = await measureFailover(nodes[ownerIndex]!, survivors.map((node) => node.baseUrl), target);
+    // what the time went to: the lease lapse, then the new writer catching up (it followed the log as a replica)
+    const key = `p.${partitionOf(target.connectionId, PARTITIONS)}`.replace('.', '\\.');
+    takeover = survivors.flatMap((node) => node.logs.filter((line) => new RegExp(`took over the lease ${key} |caught up \\d+ log records of jobwatch\\.log\\.${key} `).test(line)));
   } finally {
     for (const service of services) await service.cleanup().catch(() => undefined);
     for (const cluster of clusters) await cluster.stop().catch(() => undefined);
@@ -115,7 +129,7 @@ export async function runClusterBench(argv: readonly string[] = process.argv.sli
   console.log(
     failoverMs === null
       ? 'failover: not measured'
-      : `failover: ${fmtMs(failoverMs)} from kill -9 of the owner to the first ingest acknowledged through a surviving node (CLUSTER_LEASE_MS=${leaseMs})`,
+      : `failover: ${fmtMs(failoverMs)} from kill -9 of the writer of (c)'s connection to the first ingest acknowledged through a surviving node (CLUSTER_LEASE_MS=${leaseMs})`,
   );
   for (const line of takeover) console.log(`  ${line.replace(/^\[[^\]]*\] [A-Z]+: /, '').replace(/ \{.*$/, '')}`);
 }
@@ -128,15 +142,36 @@ function startNode(natsUrl: string, nodeId: string, leaseMs: number): Promise<Se
   });
 }
 
-/** A cluster node answers /api/health as a standby before it owns the lease: wait for the role. */
-async function waitForOwner(baseUrl: string, timeoutMs = 60_000): Promise<void> {
+/** Who writes each partition (key -> index into `baseUrls`), once every one of the 17 has a writer. */
+async function waitForWriters(baseUrls: string[], timeoutMs = 60_000): Promise<Map<string, number>> {
+  const keys = [...Array.from({ length: PARTITIONS }, (_, partition) => `p.${partition}`), 'accounts'];
   const deadline = performance.now() + timeoutMs;
   while (performance.now() < deadline) {
-    const body = (await fetch(`${baseUrl}/api/health`).then((response) => response.json()).catch(() => null)) as { role?: string } | null;
-    if (body?.role === 'owner') return;
+    const writes = await Promise.all(
+      baseUrls.map(async (url) => ((await fetch(`${url}/api/health`).then((response) => response.json()).catch(() => null)) as { writes?: string[] } | null)?.writes ?? []),
+    );
+    const writer = new Map<string, number>();
+    writes.forEach((list, index) => list.forEach((key) => writer.set(key, index)));
+    if (keys.every((key) => writer.has(key))) return writer;
     await sleep(50);
   }
-  throw new Error(`${baseUrl} did not become the owner within ${timeoutMs} ms`);
+  throw new Error(`not every partition of ${baseUrls.join(', ')} had a writer within ${timeoutMs} ms`);
+}
+
+/** `count` connections, as many written by each node as can be (made until each node has its share), each with the URL of its writer. */
+async function balancedTargets(baseUrls: string[], writers: Map<string, number>, count: number): Promise<Target[]> {
+  const cookie = await login(baseUrls[0]!, LOAD_ADMIN.email, LOAD_ADMIN.password);
+  const share = baseUrls.map((_, index) => Math.floor(count / baseUrls.length) + (index < count % baseUrls.length ? 1 : 0));
+  const targets: Target[] = [];
+  for (let made = 0; targets.length < count; made++) {
+    if (made > 50 * count) throw new Error('could not spread the connections over the writers');
+    const connection = await createConnection(baseUrls[0]!, cookie, `cluster-bench-${Date.now()}-${made}`);
+    const writer = writers.get(`p.${partitionOf(connection.connectionId, PARTITIONS)}`)!;
+    if (share[writer]! === 0) continue;
+    share[writer]! -= 1;
+    targets.push({ baseUrl: baseUrls[writer]!, ...connection });
+  }
+  return targets;
 }
 
 async function sessionOn(baseUrl: string): Promise<Target> {
@@ -165,12 +200,38 @@ async function measure(label: string, baseUrls: string[], target: Target, sender
       ),
     );
   if (warmupS > 0) await run(warmupS);
-  const results = await run(durationS);
+  return summary(label, baseUrls.length, senders, await run(durationS));
+}
+
+/** One sender per target (its own connection, sent to its writer), all at once; events/s summed. */
+async function measureMany(label: string, targets: Target[], durationS: number, warmupS: number): Promise<Scenario> {
+  const run = (durationS: number): Promise<CannonResult[]> =>
+    Promise.all(
+      targets.map((target) => {
+        const templates = templatesFor(target.connectionId, BATCH);
+        let turn = 0;
+        return runCannon({
+          label: `${label} via ${target.baseUrl}`,
+          url: target.baseUrl,
+          method: 'POST',
+          path: '/api/ingest',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${target.apiKey}` },
+          nextBody: () => stamp(templates[turn++ % templates.length]!, nextSequence()),
+          connections: 1,
+          durationS,
+        });
+      }),
+    );
+  if (warmupS > 0) await run(warmupS);
+  return summary(label, new Set(targets.map((target) => target.baseUrl)).size, targets.length, await run(durationS));
+}
+
+function summary(label: string, nodes: number, senders: number, results: CannonResult[]): Scenario {
   const weighted = (pick: (result: CannonResult) => number): number =>
     results.reduce((sum, result) => sum + pick(result) * result.ok, 0) / Math.max(1, results.reduce((sum, result) => sum + result.ok, 0));
   return {
     label,
-    nodes: baseUrls.length,
+    nodes,
     senders,
     eventsPerS: results.reduce((sum, result) => sum + result.rps, 0) * BATCH,
     p50: weighted((result) => result.p50),

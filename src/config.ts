@@ -56,6 +56,8 @@ export interface Config {
   /** null: host name and port, resolved when cluster mode starts */
   clusterNodeId: string | null;
   clusterReplicas: number;
+  /** partitions of the log, each with its own writer; fixed at the cluster's first start (stored in NATS) */
+  clusterPartitions: number;
   /** a lease not renewed for this long may be taken over by a standby */
   clusterLeaseMs: number;
   /** where other nodes reach this node's HTTP; null: http://<HOST>:<PORT>, resolved once listening */
@@ -189,6 +191,7 @@ export function loadConfig(env: Env = process.env): Config {
     clusterNatsUrl,
     clusterNodeId: optionalString(env, 'CLUSTER_NODE_ID'),
     clusterReplicas: integer(env, 'CLUSTER_REPLICAS', 3, 1, 5),
+    clusterPartitions: integer(env, 'CLUSTER_PARTITIONS', 16, 1, 1024),
     clusterLeaseMs: integer(env, 'CLUSTER_LEASE_MS', 10_000, 200, 600_000),
     clusterAdvertiseUrl: publicUrl(env, 'CLUSTER_ADVERTISE_URL'),
     clusterSecret,

@@ -3,10 +3,9 @@
  * open the log, recover (snapshot + log tail, logging what was done), and hand back an
  * engine whose every commit goes to the log.
  *
- * Cluster mode: the engine recovers as a replica of the log on NATS and keeps following
- * it; it writes once this node holds the lease (`ownership`). The CLI (no
- * `clusterWaiting`) waits for that before it gets the engine; the server gets it at once
- * and serves reads from the replica meanwhile.
+ * Cluster mode (the server only): the engine recovers as a replica of every partition of
+ * the log on NATS and keeps following it; it writes the partitions this node takes
+ * (`cluster.store.writing()`), as cluster/partition-ownership.ts assigns them.
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -18,7 +17,8 @@ import { openDurableStore, type DurableStore, type LogWriterObserver, type Recov
 import { FileStorage } from '../persistence/file-storage.ts';
 import type { Config } from './config.ts';
 import type { LogLine } from './logging/log-line.ts';
-import type { ClusterWaiting, OpenedCluster } from '../cluster/open-cluster.ts';
+import type { OpenedCluster, PartitionOwners } from '../cluster/open-cluster.ts';
+import type { ClusterRecoveryHandler, ClusterStore } from '../cluster/cluster-store.ts';
 
 /** What the HTTP front reads of a replica (cluster/subject-follower.ts). */
 export interface LogReplica {
@@ -40,13 +40,23 @@ export interface OpenedEngine {
   sessionSecret: string;
   /** Cluster mode: this node's id; null on a single node. */
   clusterNodeId: string | null;
-  /** Resolves once this node writes the log (at once on a single node); rejects if it never can (the node must stop). */
-  ownership: Promise<void>;
-  /** Whether this node writes the log now (always on a single node). */
-  owns(): boolean;
-  /** Cluster mode: the replica that follows the log while this node does not own it; null on a single node. */
-  replica: LogReplica | null;
+  /** Cluster mode: the partitioned store, the replica that follows every partition, and who writes which; null on a single node. */
+  cluster: ClusterNode | null;
   close(): Promise<void>;
+}
+
+export interface ClusterNode {
+  store: ClusterStore;
+  replica: LogReplica;
+  owners: PartitionOwners;
+}
+
+/** What answers HTTP in cluster mode from the moment NATS is reached (src/http/cluster-front.ts). */
+export interface ClusterWaiting {
+  /** Connected to NATS: start answering HTTP; resolves to this node's advertised URL. */
+  connected(nodeId: string): Promise<string>;
+  /** This node now writes partition `key` (taken and caught up); it is served once this resolves. */
+  writing?(key: string): Promise<void>;
 }
 
 export interface OpenEngineOptions {
@@ -57,7 +67,7 @@ export interface OpenEngineOptions {
   onHalt?: (error: unknown) => void;
   onListenerError?: (error: unknown) => void;
   onGroupCommitted?: (records: number, writeMs: number, syncMs: number) => void;
-  /** Cluster mode: what answers HTTP while this node waits for the lease (src/http/cluster-front.ts). */
+  /** Cluster mode: what answers HTTP (src/http/cluster-front.ts); required there. */
   clusterWaiting?: ClusterWaiting;
 }
 
@@ -66,7 +76,9 @@ export async function openEngine(config: Config, options: OpenEngineOptions): Pr
   const lock = await acquireDataDirLock(config.dataDir, options.log);
   let cluster: OpenedCluster | undefined;
   try {
-    cluster = config.clusterNatsUrl === null ? undefined : await openClusterMode(config, options);
+    // a lost lease halts the engine (once it exists), which stops the node
+    let halt: (error: unknown) => void = (error) => options.onHalt?.(error);
+    cluster = config.clusterNatsUrl === null ? undefined : await openClusterMode(config, options, (error) => halt(error));
     const store =
       cluster?.store ??
       (await openDurableStore({ dir: join(config.dataDir, 'log'), storage: new FileStorage(), fsync: config.fsync, log: options.log, observer: options.logObserver }));
@@ -80,20 +92,32 @@ export async function openEngine(config: Config, options: OpenEngineOptions): Pr
         retentionMs: config.retentionMs,
         ...config.tenantLimits,
       },
-      onHalt: options.onHalt,
+      onHalt: (error) => {
+        // cluster: leave the membership at once, so no node hands this one a partition while it exits
+        cluster?.leave();
+        options.onHalt?.(error);
+      },
       onListenerError: options.onListenerError,
     });
+    halt = (error) => engine.halt(error);
+    const opened = cluster;
     const restorer = engine.restorer();
-    const recovery = await store.recover({
+    const handler: ClusterRecoveryHandler = {
       snapshotChunk: (chunk) => restorer.restore(chunk),
       record: (record) => engine.evolve(record as EngineRecord),
-    });
+      // cluster mode: several partitions' snapshots, taken at different moments (cluster/cluster-store.ts)
+      snapshotsRestored: () => restorer.reconcileWithAccounts({ drop: false }),
+      replayed: () => restorer.reconcileWithAccounts(),
+    };
+    const recovery = await store.recover(handler);
     const sessionSecret = config.sessionSecret ?? (await (cluster ? cluster.sessionSecret() : loadOrCreateSecret(config.dataDir)));
-    const followed = cluster?.followThenOwn((record) => engine.applyReplicated(record as EngineRecord));
-    const ownership = followed?.ownership ?? Promise.resolve();
-    // a replica that cannot follow, or a takeover that fails: the engine refuses everything and onHalt stops the node
-    ownership.catch((error: unknown) => engine.halt(error));
-    if (cluster !== undefined && options.clusterWaiting === undefined) await ownership;
+    let clusterNode: ClusterNode | null = null;
+    if (cluster !== undefined) {
+      const followed = await cluster.follow((record) => engine.applyReplicated(record as EngineRecord));
+      // a replica that cannot follow: the engine refuses everything and onHalt stops the node
+      followed.failed.catch((error: unknown) => engine.halt(error));
+      clusterNode = { store: cluster.store, replica: followed.replica, owners: followed.owners };
+    }
     return {
       engine,
       store,
@@ -101,12 +125,11 @@ export async function openEngine(config: Config, options: OpenEngineOptions): Pr
       recovery,
       sessionSecret,
       clusterNodeId: cluster?.nodeId ?? null,
-      ownership,
-      owns: () => cluster?.store.owns ?? true,
-      replica: followed?.replica ?? null,
+      cluster: clusterNode,
       close: async () => {
-        await store.close();
-        await cluster?.close();
+        // cluster: hand the partitions over first (each flushed by its release), then stop following
+        if (opened !== undefined) await opened.close();
+        else await store.close();
         await lock.release();
       },
     };
@@ -118,13 +141,18 @@ export async function openEngine(config: Config, options: OpenEngineOptions): Pr
 }
 
 /** The NATS modules load only here, so a single node never imports them. */
-async function openClusterMode(config: Config, options: OpenEngineOptions): Promise<OpenedCluster> {
+async function openClusterMode(config: Config, options: OpenEngineOptions, onLeaseLost: (error: Error) => void): Promise<OpenedCluster> {
+  const waiting = options.clusterWaiting;
+  if (waiting === undefined) {
+    throw new Error('the command line works on a single node\'s data directory; in cluster mode use the HTTP API of any node (CLUSTER_NATS_URL is set)');
+  }
   const { openCluster } = await import('../cluster/open-cluster.ts');
   return openCluster(config, {
     log: options.log,
-    // A deposed owner stops the way a failed log stops it; without a handler (the CLI) its writes are fenced.
-    onLeaseLost: (error) => options.onHalt?.(error),
-    waiting: options.clusterWaiting,
+    // A node that lost a partition's lease stops the way a failed log stops it: its memory of that partition may hold a refused record.
+    onLeaseLost,
+    connected: (nodeId) => waiting.connected(nodeId),
+    onWriting: async (key) => waiting.writing?.(key),
   });
 }
 

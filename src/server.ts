@@ -14,12 +14,14 @@ import type { Config } from './config.ts';
 import { openEngine, type OpenedEngine } from './open-engine.ts';
 import { backupStagingDir, clearBackupStaging, writeBackup, type BackupFile } from './backup/write-backup.ts';
 import { DomainError } from '../actors/domain-error.ts';
-import type { Engine } from '../actors/engine.ts';
+import type { Engine, RetentionRecord } from '../actors/engine.ts';
 import type { LogLine } from './logging/log-line.ts';
 import { NOT_OBSERVED } from './metrics/service-observer.ts';
 import { IngestTimings } from '../actors/services/ingest-timings.ts';
 import { observeAll } from '../persistence/log-writer.ts';
 import { ClusterFront } from './http/cluster-front.ts';
+import { ACCOUNTS_PARTITION_KEY } from './http/write-partition.ts';
+import { partitionNumberOf, snapshotPartitions } from './partition-snapshots.ts';
 
 export interface RunningService {
   port: number;
@@ -70,14 +72,23 @@ export async function startService(config: Config, log: LogLine, timers: Service
       : { service: new (await import('./metrics/service-metrics.ts')).ServiceMetrics(), token: config.metricsToken };
   const observer = metrics?.service ?? NOT_OBSERVED;
   const ingestTimings = new IngestTimings();
-  // Cluster mode: answer (by forwarding) from the moment NATS is reached, not only once this node owns the lease.
+  // Cluster mode: answer from the moment NATS is reached (503 until the replica recovered).
+  // the writer of the accounts partition makes the first admin, once the services exist
+  const services = Promise.withResolvers<() => Promise<void>>();
+  let adminEnsured: Promise<void> | undefined;
+  const whenWriting = async (key: string): Promise<void> => {
+    if (key !== ACCOUNTS_PARTITION_KEY) return;
+    const ensureAdmin = await services.promise;
+    // a failure to write the first admin halts the engine (onHalt stops the process)
+    adminEnsured ??= ensureAdmin().catch((error: unknown) => engine.halt(error));
+    await adminEnsured;
+  };
   const front = config.clusterNatsUrl === null ? undefined : new ClusterFront({ ...config, clusterSecret: config.clusterSecret ?? '' }, log);
   const opened = await openEngine(config, {
     log,
     clusterWaiting: front && {
       connected: (nodeId) => front.listen(nodeId),
-      holder: (holder) => front.holder(holder),
-      acquired: () => front.acquired(),
+      writing: (key) => whenWriting(key),
     },
     logObserver: observeAll([metrics?.service, ingestTimings]),
     onListenerError: (error) =>
@@ -120,7 +131,7 @@ export async function startService(config: Config, log: LogLine, timers: Service
       );
     }
   };
-  // a cluster standby writes nothing: the first admin is made by whichever node owns the log
+  // in cluster mode the first admin is made by whichever node writes the accounts partition, once it does
   if (front === undefined) await ensureAdmin();
   await clearBackupStaging(config.dataDir);
   let snapshotting: Promise<void> | null = null;
@@ -152,16 +163,10 @@ export async function startService(config: Config, log: LogLine, timers: Service
     app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: SERVER_BODY_BYTES_MAX, development: false });
     serving('listening on');
   } else {
-    // the replica answers reads at once; the app serves everything once this node writes the log
-    front.replicate(app, opened.replica!, () => store.lastSeq);
-    opened.ownership.then(
-      async () => {
-        await ensureAdmin();
-        front.serve(app);
-        serving('owner of the lease, serving on');
-      },
-      () => undefined, // the engine halted and onHalt stops the process
-    ).catch((error: unknown) => engine.halt(error)); // the first admin could not be written
+    const cluster = opened.cluster!;
+    front.replicate(app, engine, cluster);
+    serving('a replica of every partition, serving on');
+    services.resolve(ensureAdmin);
   }
   const port = front?.port ?? app.server!.port!;
   void buildIndexesBetweenRequests(engine);
@@ -170,6 +175,12 @@ export async function startService(config: Config, log: LogLine, timers: Service
   let lastSnapshotMs = Date.now();
   const snapshotNow = (): Promise<void> => {
     if (snapshotting !== null) return snapshotting;
+    if (opened.cluster !== null) {
+      snapshotting = snapshotPartitions(opened.cluster, engine, config, { log, observer, all: true }).finally(() => {
+        snapshotting = null;
+      });
+      return snapshotting;
+    }
     const snapshot = engine.takeSnapshot(); // in the same tick as writeSnapshot fixes the log position
     snapshotting = store
       .writeSnapshot(snapshot)
@@ -189,19 +200,40 @@ export async function startService(config: Config, log: LogLine, timers: Service
     return snapshotting;
   };
   const snapshotTimer = setInterval(() => {
+    if (engine.halted || snapshotting !== null) return;
+    if (opened.cluster !== null) {
+      // each partition this node writes, when its own log passed the size or the interval
+      snapshotting = snapshotPartitions(opened.cluster, engine, config, { log, observer, all: false })
+        .catch((error: unknown) => log(`snapshot failed: ${String(error)}`, { severity: 'error' }))
+        .finally(() => {
+          snapshotting = null;
+        });
+      return;
+    }
     const logFull = store.logBytesSinceSnapshot >= config.snapshotLogBytesMax;
     // Stryker disable next-line EqualityOperator: `>` differs by one millisecond of wall clock; the next check catches up
     const intervalPassed = Date.now() - lastSnapshotMs >= config.snapshotIntervalMs;
     const due = logFull || intervalPassed;
-    if (due && opened.owns() && store.logBytesSinceSnapshot > 0 && !engine.halted) snapshotNow().catch((error) => log(`snapshot failed: ${String(error)}`, { severity: 'error' }));
+    if (due && store.logBytesSinceSnapshot > 0) snapshotNow().catch((error) => log(`snapshot failed: ${String(error)}`, { severity: 'error' }));
   }, timers.snapshotCheckIntervalMs);
   snapshotTimer.unref();
 
   const retentionTimer = setInterval(() => {
     // Stryker disable next-line ConditionalExpression: a halted engine refuses the commit anyway, and onHalt exits the process within 100 ms
-    if (engine.halted || !opened.owns()) return; // a replica applies the owner's retention records
-    // Stryker disable next-line ArrowFunction,StringLiteral,ObjectLiteral: a failed commit halts the engine, whose FATAL line names the cause; this line only adds context
-    engine.commit({ t: 'retention', atMs: Date.now() }).catch((error) => log(`retention failed: ${String(error)}`, { severity: 'error' }));
+    if (engine.halted) return;
+    const atMs = Date.now();
+    // cluster mode: one record per partition this node writes (a replica applies the writers' records)
+    const records: RetentionRecord[] =
+      opened.cluster === null
+        ? [{ t: 'retention', atMs }]
+        : opened.cluster.store.writing().flatMap((key) => {
+            const partition = partitionNumberOf(key);
+            return partition === null ? [] : [{ t: 'retention' as const, atMs, partition, partitions: config.clusterPartitions }];
+          });
+    for (const record of records) {
+      // Stryker disable next-line ArrowFunction,StringLiteral,ObjectLiteral: a failed commit halts the engine, whose FATAL line names the cause; this line only adds context
+      engine.commit(record).catch((error) => log(`retention failed: ${String(error)}`, { severity: 'error' }));
+    }
   }, timers.retentionIntervalMs);
   retentionTimer.unref();
 
@@ -214,7 +246,7 @@ export async function startService(config: Config, log: LogLine, timers: Service
     ingestTimings.stop();
     if (ingestTimings.work.size > 0) log(ingestTimings.summary());
     await snapshotting?.catch(() => undefined);
-    if (!engine.halted && opened.owns() && store.logBytesSinceSnapshot > 0) await snapshotNow();
+    if (!engine.halted && store.logBytesSinceSnapshot > 0) await snapshotNow();
     await opened.close();
   };
   return { port, opened, snapshotNow, stop };

@@ -1,60 +1,56 @@
 /**
- * The HTTP side of a cluster node (docs/cluster.md, stages 2a and 2b-i: any node answers
- * any request, reads from its own replica). It listens as soon as the node is connected
- * to NATS and goes through these roles:
+ * The HTTP side of a cluster node (docs/cluster.md, stages 2a, 2b-i and 2b-iii: any node
+ * answers any request, reads from its own replica, writes go to the writer of their
+ * partition). It listens as soon as the node is connected to NATS:
  *
- * - standby: every request except /api/health is forwarded to the lease holder's advertised
- *   URL (src/http/forward-request.ts); with no holder known, or the holder unreachable,
- *   the answer is 503 with Retry-After, for the client to retry (the usual SDK loop).
- *   Once the replica has caught up (`replicate`) and while it follows the log, requests
- *   that only read (src/http/replica-routes.ts) are answered here by the application on
- *   the replica engine, live streams included; writes are still forwarded, and their
- *   answer is held until the replica applied the log sequence the owner names in
- *   LOG_SEQ_HEADER (at most READ_YOUR_WRITES_WAIT_MS), so a write through this node is
- *   seen by the next read through it;
- * - taking over: this node won the lease and catches up; reads as a standby, writes 503;
- * - owner: the application serves every request itself, and names in LOG_SEQ_HEADER the
- *   log sequence a forwarded request's records reached.
+ * - until the replica has recovered (`replicate`), every request but /api/health is
+ *   answered 503 with Retry-After (nothing is known yet: not the state, not the owners);
+ * - then requests that only read (src/http/replica-routes.ts) are answered here by the
+ *   application on the replica engine, live streams included, while the replica follows;
+ * - a request that writes goes to the writer of its partition (src/http/write-partition.ts):
+ *   answered here when this node writes it, else forwarded to the holder of the
+ *   partition's lease (src/http/forward-request.ts); its answer is held until the replica
+ *   applied the log sequence the writer names in LOG_SEQ_HEADER (at most
+ *   READ_YOUR_WRITES_WAIT_MS), so a write through this node is seen by the next read
+ *   through it. A bulk action is split by owner (src/http/bulk-split.ts).
  *
- * On every role a request carrying a valid forward signature (another node vouching for
- * its client) has that client believed; one that does not is a request from its peer.
- * A signed request is never forwarded again: a node that is not the owner answers it 503,
- * so two nodes with stale views of the lease cannot pass a request back and forth.
+ * A request carrying a valid forward signature (another node vouching for its client) has
+ * that client believed. A signed request is never forwarded again: a node that does not
+ * write its partition answers it 503, so two nodes with stale views of the leases cannot
+ * pass a request back and forth.
  */
 import type { Server } from 'bun';
-import type { LeaseHolder } from '../../cluster/lease.ts';
+import type { Engine } from '../../actors/engine.ts';
 import type { App } from '../app.ts';
 import type { Config } from '../config.ts';
 import type { LogLine } from '../logging/log-line.ts';
-import type { LogReplica } from '../open-engine.ts';
+import type { ClusterNode, LogReplica } from '../open-engine.ts';
+import { splitBulkByOwner } from './bulk-split.ts';
 import { vouchForClient } from './client-address.ts';
 import { errorResponse } from './error-envelope.ts';
 import { FORWARD_HEADER, verifyForward } from './forward-signature.ts';
 import { forwardRequest } from './forward-request.ts';
 import { routeAnswerer } from './replica-routes.ts';
+import { writeTarget } from './write-partition.ts';
 import { DomainError } from '../../actors/domain-error.ts';
 
-type Role = { kind: 'standby'; holder: LeaseHolder } | { kind: 'taking over' } | { kind: 'owner'; app: App };
-
-/** On the owner's answer to a forwarded request: the log sequence its records reached (the store's last acknowledged one). */
+/** On a writer's answer to a forwarded request: the log sequence its records reached (the store's last acknowledged one). */
 export const LOG_SEQ_HEADER = 'x-jobwatch-log-seq';
-/** How long a standby holds a forwarded write's answer for its replica to apply it; then it answers anyway (and says so once). */
+/** How long a node holds a forwarded write's answer for its replica to apply it; then it answers anyway (and says so once). */
 export const READ_YOUR_WRITES_WAIT_MS = 2_000;
 
 interface Replica {
   app: App;
-  log: LogReplica;
-  /** The log sequence the owner's store acknowledged last (read after a request, for LOG_SEQ_HEADER). */
-  ownerLogSeq(): number;
+  engine: Engine;
+  node: ClusterNode;
 }
 
-type FrontConfig = Pick<Config, 'port' | 'host' | 'bodyTimeoutMs' | 'trustedProxies' | 'publicUrl' | 'clusterAdvertiseUrl'> & { clusterSecret: string };
+type FrontConfig = Pick<Config, 'port' | 'host' | 'bodyTimeoutMs' | 'trustedProxies' | 'publicUrl' | 'clusterAdvertiseUrl' | 'clusterPartitions'> & { clusterSecret: string };
 
-/** Bun answers a body past this itself; the owner's routes apply their own caps while the body streams. */
+/** Bun answers a body past this itself; the writer's routes apply their own caps while the body streams. */
 const SERVER_BODY_BYTES_MAX = Number.MAX_SAFE_INTEGER;
 
 export class ClusterFront {
-  private role: Role = { kind: 'standby', holder: null };
   private replica: Replica | undefined;
   private server: Server<undefined> | undefined;
   private nodeId = '';
@@ -72,14 +68,14 @@ export class ClusterFront {
       port: this.config.port,
       hostname: this.config.host,
       maxRequestBodySize: SERVER_BODY_BYTES_MAX,
-      // as Elysia's own listen; a forwarded request lifts it (the owner's deadlines apply)
+      // as Elysia's own listen; a forwarded request lifts it (the writer's deadlines apply)
       idleTimeout: 30,
       development: false,
       fetch: (request, server) => this.answer(request, server),
     });
     const port = this.server.port!;
     const advertised = this.config.clusterAdvertiseUrl ?? `http://${this.config.host}:${port}`;
-    this.log(`listening on http://${this.config.host}:${port} (cluster node ${nodeId}, reached by other nodes at ${advertised}; forwarding to the lease holder until it owns the lease)`, {
+    this.log(`listening on http://${this.config.host}:${port} (cluster node ${nodeId}, reached by other nodes at ${advertised}; answering 503 until the replica recovered)`, {
       host: this.config.host,
       port,
       advertised,
@@ -91,34 +87,14 @@ export class ClusterFront {
     return this.server?.port ?? 0;
   }
 
-  holder(holder: LeaseHolder): void {
-    if (this.role.kind !== 'standby') return;
-    const before = this.role.holder;
-    if (before?.node !== holder?.node || before?.url !== holder?.url) {
-      this.log(holder === null ? 'no lease holder: answering 503 until one takes the lease' : `forwarding requests to ${holder.node} at ${holder.url}`);
-    }
-    this.role = { kind: 'standby', holder };
-  }
-
-  /** This node holds the lease and catches up with the log. */
-  acquired(): void {
-    this.role = { kind: 'taking over' };
-  }
-
   /**
-   * The replica has caught up: from now on, while it follows the log, reads are answered
-   * here by `app` (built once on the replica engine; the same app serves as the owner).
+   * The replica has recovered: from now on reads are answered here by `app` (built once on
+   * the replica engine) and writes go to their partition's writer, which may be this node.
    */
-  replicate(app: App, log: LogReplica, ownerLogSeq: () => number): void {
+  replicate(app: App, engine: Engine, node: ClusterNode): void {
     (app as { server: Server<undefined> | null }).server = this.server!;
-    this.replica = { app, log, ownerLogSeq };
-    this.log(`replica caught up at log seq ${log.appliedSeq}: answering reads here, forwarding writes`);
-  }
-
-  /** This node writes the log: the application answers everything from now on. */
-  serve(app: App): void {
-    (app as { server: Server<undefined> | null }).server = this.server!;
-    this.role = { kind: 'owner', app };
+    this.replica = { app, engine, node };
+    this.log(`replica recovered at log seq ${node.replica.appliedSeq}: answering reads here, writes by the writer of their partition`);
   }
 
   async stop(): Promise<void> {
@@ -129,30 +105,54 @@ export class ClusterFront {
     const url = new URL(request.url);
     const vouched = verifyForward(this.config.clusterSecret, request.method, url.pathname + url.search, request.headers.get(FORWARD_HEADER), Date.now());
     if (vouched !== null) vouchForClient(request, vouched);
-    const role = this.role;
-    if (role.kind === 'owner') return vouched === null ? role.app.handle(request) : this.withLogSeq(await role.app.handle(request));
-    if (url.pathname === '/api/health') return this.health(role);
+    if (url.pathname === '/api/health') return this.health();
     const replica = this.replica;
     try {
-      if (vouched !== null) throw new DomainError('SERVICE_UNAVAILABLE', `${this.nodeId} does not own the lease (a forward from a node with an older view); retry shortly`);
-      if (replica !== undefined && replica.log.following && routeAnswerer(request.method, url.pathname) !== 'owner') return await replica.app.handle(request);
-      if (role.kind === 'taking over') throw new DomainError('SERVICE_UNAVAILABLE', `${this.nodeId} is taking over and catches up with the log; retry shortly`);
-      const holder = role.holder;
-      if (holder === null || holder.url === '') throw new DomainError('SERVICE_UNAVAILABLE', 'no node owns the lease right now (failover); retry shortly');
-      // the owner's deadlines bound the body and the answer; a live stream may stay quiet for long
-      server.timeout(request, 0);
-      const answer = await forwardRequest(request, server, holder, { secret: this.config.clusterSecret, config: this.config });
-      if (replica !== undefined && replica.log.following) await this.untilApplied(replica.log, answer.headers.get(LOG_SEQ_HEADER), holder.node);
-      return answer;
+      if (replica === undefined) throw new DomainError('SERVICE_UNAVAILABLE', `${this.nodeId} is starting (recovering its replica of the log); retry shortly`);
+      const answerer = routeAnswerer(request.method, url.pathname);
+      if (answerer === 'node') return await replica.app.handle(request);
+      if (answerer === 'replica') {
+        if (!replica.node.replica.following) throw new DomainError('SERVICE_UNAVAILABLE', `${this.nodeId}'s replica stopped following the log; retry on another node`);
+        return await replica.app.handle(request);
+      }
+      const target = writeTarget(request, url.pathname, replica.engine, this.config.clusterPartitions);
+      if (target.kind === 'local') return await replica.app.handle(request);
+      if (target.kind === 'bulk') {
+        return await splitBulkByOwner(request, {
+          engine: replica.engine,
+          partitions: this.config.clusterPartitions,
+          writerOf: (key) => (replica.node.store.partition(key).writing ? this.nodeId : (replica.node.owners.ownerOf(key)?.node ?? null)),
+          answerPart: (key, part) => this.toWriter(key, part.request, server, vouched !== null, part.body),
+        });
+      }
+      return await this.toWriter(target.key, request, server, vouched !== null);
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;
       return errorResponse(this.config.publicUrl ?? '', { code: error.code, message: error.message, headers: { 'retry-after': '1' } });
     }
   }
 
-  /** The owner names the log sequence the request's records reached (they are acknowledged: the store's last sequence covers them). */
+  /** Answers here when this node writes `key`, else forwards to its writer (never a request another node forwarded). */
+  private async toWriter(key: string, request: Request, server: Server<undefined>, forwarded: boolean, body?: string): Promise<Response> {
+    const { app, node } = this.replica!;
+    if (node.store.partition(key).writing) {
+      const answer = await app.handle(body === undefined ? request : withBody(request, body));
+      return forwarded ? this.withLogSeq(answer) : answer;
+    }
+    if (forwarded) throw new DomainError('SERVICE_UNAVAILABLE', `${this.nodeId} does not write partition ${key} (a forward from a node with an older view); retry shortly`);
+    const holder = node.owners.ownerOf(key);
+    if (holder === null || holder.url === '') throw new DomainError('SERVICE_UNAVAILABLE', `no node writes partition ${key} right now (it is moving); retry shortly`);
+    if (holder.node === this.nodeId) throw new DomainError('SERVICE_UNAVAILABLE', `${this.nodeId} is taking partition ${key} over and catches up with the log; retry shortly`);
+    // the writer's deadlines bound the body and the answer; a live stream may stay quiet for long
+    server.timeout(request, 0);
+    const answer = await forwardRequest(request, server, holder, { secret: this.config.clusterSecret, config: this.config, body });
+    if (node.replica.following) await this.untilApplied(node.replica, answer.headers.get(LOG_SEQ_HEADER), holder.node);
+    return answer;
+  }
+
+  /** The writer names the log sequence the request's records reached (they are acknowledged: the store's last sequence covers them). */
   private withLogSeq(answer: Response): Response {
-    const seq = this.replica?.ownerLogSeq();
+    const seq = this.replica?.node.store.lastSeq;
     if (seq === undefined) return answer;
     try {
       answer.headers.set(LOG_SEQ_HEADER, String(seq));
@@ -165,39 +165,49 @@ export class ClusterFront {
     }
   }
 
-  /** Read-your-writes through a standby: hold a forwarded answer until the replica applied what it wrote, within a bound. */
-  private async untilApplied(log: LogReplica, named: string | null, owner: string): Promise<void> {
+  /** Read-your-writes through this node: hold a forwarded answer until the replica applied what it wrote, within a bound. */
+  private async untilApplied(log: LogReplica, named: string | null, writer: string): Promise<void> {
     const seq = Number(named);
     if (named === null || !Number.isSafeInteger(seq) || seq <= log.appliedSeq) return;
     if (await log.waitApplied(seq, READ_YOUR_WRITES_WAIT_MS)) return;
     if (this.saidReplicaLate) return;
     this.saidReplicaLate = true;
     this.log(
-      `the replica had not applied log seq ${seq} written by ${owner} within ${READ_YOUR_WRITES_WAIT_MS} ms (applied: ${log.appliedSeq}); ` +
+      `the replica had not applied log seq ${seq} written by ${writer} within ${READ_YOUR_WRITES_WAIT_MS} ms (applied: ${log.appliedSeq}); ` +
         'answered anyway, so a read through this node right after may not show that write yet (said once)',
       { severity: 'warn' },
     );
   }
 
   /**
-   * A standby is healthy as itself: it answers and forwards; `owner` says to whom (null
-   * during a failover); `replica` how far its copy of the log is (null before it caught up).
+   * A node is healthy as itself: it answers reads and routes writes. `writes` names the
+   * partitions it writes now; `replica` how far its copy of the log is (null while starting).
    */
-  private health(role: Exclude<Role, { kind: 'owner' }>): Response {
-    const takingOver = role.kind === 'taking over';
-    const log = this.replica?.log;
-    const replicaFailed = log !== undefined && !log.following;
-    const healthy = !takingOver && !replicaFailed;
-    return Response.json({
-      status: healthy ? 'ok' : 'unavailable',
-      timestamp: new Date().toISOString(),
-      role: role.kind === 'standby' ? 'standby' : 'taking over',
-      node: this.nodeId,
-      owner: role.kind === 'standby' ? (role.holder?.node ?? null) : this.nodeId,
-      replica:
-        log === undefined
-          ? null
-          : { following: log.following, appliedSeq: log.appliedSeq, lastKnownSeq: log.lastKnownSeq, lag: Math.max(0, log.lastKnownSeq - log.appliedSeq) },
-    }, { status: healthy ? 200 : 503 });
+  private health(): Response {
+    const node = this.replica?.node;
+    const log = node?.replica;
+    const healthy = log !== undefined && log.following && !this.replica!.engine.halted;
+    return Response.json(
+      {
+        status: healthy ? 'ok' : 'unavailable',
+        timestamp: new Date().toISOString(),
+        role: node === undefined ? 'starting' : 'node',
+        node: this.nodeId,
+        writes: node?.owners.held() ?? [],
+        replica:
+          log === undefined
+            ? null
+            : { following: log.following, appliedSeq: log.appliedSeq, lastKnownSeq: log.lastKnownSeq, lag: Math.max(0, log.lastKnownSeq - log.appliedSeq) },
+      },
+      { status: healthy ? 200 : 503 },
+    );
   }
+}
+
+/** A part of a split bulk action answered here: the request with the part's ids as its body. */
+function withBody(request: Request, body: string): Request {
+  const headers = new Headers(request.headers);
+  headers.delete('content-length');
+  headers.delete('content-encoding');
+  return new Request(request.url, { method: request.method, headers, body });
 }

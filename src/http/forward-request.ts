@@ -25,13 +25,15 @@ export interface ForwardTarget {
 export interface ForwardOptions {
   secret: string;
   config: Pick<Config, 'trustedProxies' | 'bodyTimeoutMs'>;
+  /** Sent instead of the request's body (a part of a bulk action split by owner); the request's body is left unread. */
+  body?: string;
 }
 
 export async function forwardRequest(
   request: Request,
   server: PeerSource,
   target: ForwardTarget,
-  { secret, config }: ForwardOptions,
+  { secret, config, body }: ForwardOptions,
 ): Promise<Response> {
   const url = new URL(request.url);
   const pathAndQuery = url.pathname + url.search;
@@ -45,6 +47,10 @@ export async function forwardRequest(
   const element = `for=${forwardedNode(peer)};host="${origin.host.replace(/["\\]/g, '')}";proto=${origin.https ? 'https' : 'http'}`;
   headers.set('forwarded', [request.headers.get('forwarded'), element].filter((value) => value !== null).join(', '));
   headers.set(FORWARD_HEADER, signForward(secret, request.method, pathAndQuery, client, Date.now()));
+  if (body !== undefined) {
+    headers.delete('content-length');
+    headers.delete('content-encoding');
+  }
 
   const answerDeadline = new AbortController();
   const timer = setTimeout(
@@ -56,7 +62,7 @@ export async function forwardRequest(
     const answer = await fetch(target.url + pathAndQuery, {
       method: request.method,
       headers,
-      body: hasBody ? request.body : undefined,
+      body: body ?? (hasBody ? request.body : undefined),
       duplex: 'half',
       redirect: 'manual',
       // the body passes through as the owner encoded it, with its own content-encoding header

@@ -202,11 +202,11 @@ export const AgentConnection = closed({ connectionId: Type.String() });
 export const Health = closed({
   status: literals(['ok', 'unavailable'] as const),
   timestamp: time(),
-  // cluster mode only: this node's role and id, and the node that owns the lease (null during a failover)
-  role: Type.Optional(literals(['owner', 'standby', 'taking over'] as const)),
+  // cluster mode only: 'starting' until the node's replica recovered, then 'node'; its id, and the partitions it writes now (p.<n>, accounts)
+  role: Type.Optional(literals(['starting', 'node'] as const)),
   node: Type.Optional(Type.String()),
-  owner: Type.Optional(Type.Union([Type.String(), Type.Null()])),
-  // a standby's copy of the log: null until it caught up at start; lag = lastKnownSeq - appliedSeq
+  writes: Type.Optional(Type.Array(Type.String())),
+  // the node's copy of the log (every partition): null until it recovered at start; lag = lastKnownSeq - appliedSeq
   replica: Type.Optional(
     Type.Union([
       closed({

@@ -27,7 +27,7 @@ function listenedEngine(log: RecordLog) {
   return { engine, heard };
 }
 
-/** Never writes: what a standby's store does (cluster/jetstream-store.ts). */
+/** Never writes: what the store does for a partition another node writes (cluster/partition-log.ts). */
 const replicaLog: RecordLog = {
   append: () => {
     throw new DomainError('SERVICE_UNAVAILABLE', 'this node does not own the log');

@@ -53,6 +53,7 @@ const READ_AS: Record<string, (config: Config) => unknown> = {
   LOG_LEVEL: (config) => config.logLevel,
   CLUSTER_REPLICAS: (config) => config.clusterReplicas,
   CLUSTER_LEASE_MS: (config) => config.clusterLeaseMs,
+  CLUSTER_PARTITIONS: (config) => config.clusterPartitions,
 };
 
 /** Defaults that are not a plain value in the config: null there, and applied (or generated) later. */

@@ -200,7 +200,7 @@ export async function startService(options: SpawnOptions, readyTimeoutMs = 30_00
   }
 }
 
-/** For a process already spawned (e.g. a standby that starts serving later): the `listening on` line, then /api/health ok (in cluster mode: as the owner). */
+/** For a process already spawned: the `listening on` line, then /api/health ok (in cluster mode: its replica recovered and following). */
 export async function waitUntilServing(service: ServiceProcess, readyTimeoutMs = 30_000): Promise<ServiceProcess> {
   const match = await service.waitFor(/listening on http:\/\/[^\s:]+:(\d+)/, readyTimeoutMs);
   service.port = Number(match[1]);
@@ -214,8 +214,8 @@ export async function waitUntilServing(service: ServiceProcess, readyTimeoutMs =
     try {
       const response = await fetch(`${service.baseUrl}/api/health`, { signal: AbortSignal.timeout(2_000) });
       const body = (await response.json()) as { status?: string; role?: string };
-      // a cluster node listens (and forwards) before it owns the lease: serving means owning
-      if (response.status === 200 && body.status === 'ok' && (body.role === undefined || body.role === 'owner')) return service;
+      // a cluster node listens before its replica recovered (answering 503): serving means a replica that follows
+      if (response.status === 200 && body.status === 'ok' && (body.role === undefined || body.role === 'node')) return service;
     } catch {
       // not ready yet
     }

@@ -1,19 +1,21 @@
 /**
- * Any node answers any request (stage 2a): three nodes on one 3-server NATS cluster, A the
- * owner, B and C standbys that forward to it. The tests run in order on the same nodes:
+ * Any node answers any request (stages 2a to 2b-iii): three nodes on one 3-server NATS
+ * cluster, each writing some partitions; A writes the accounts partition (the node names
+ * are chosen so the rendezvous hash gives it to A), B and C forward accounts writes to it.
+ * The tests run in order on the same nodes:
  *
- * 1. login through a standby, the session through every node, the owner's body cap on a
- *    forwarded body; the owner's login limiter
- *    sees the client address the standby signed (B trusts loopback as a proxy, so the
- *    address comes from X-Forwarded-For), and a forged X-Forwarded-For or forward header
- *    sent without a valid signature is ignored; the cross-site guard still holds;
- * 2. a live stream opened on standby B is served by B's replica (the owner holds no stream
- *    for it) and receives events ingested through the owner and through standby C;
- * 3. 4 writers round-robin over A, B and C; A gets kill -9 mid-run; standbys answer writes
- *    503 with Retry-After meanwhile; no acknowledged event is lost, reads through the
- *    survivors match;
- * 4. a standby whose owner stops answering (SIGSTOP) answers a write 503 with Retry-After
- *    and the envelope within the body deadline, not a hang.
+ * 1. login through B, the session through every node, the writer's body cap on a
+ *    forwarded body; the accounts writer's login limiter sees the client address B signed
+ *    (B trusts loopback as a proxy, so the address comes from X-Forwarded-For), and a forged
+ *    X-Forwarded-For or forward header sent without a valid signature is ignored; the
+ *    cross-site guard still holds;
+ * 2. a live stream opened on B is served by B's replica (A holds no stream for it) and
+ *    receives events ingested through A and through C;
+ * 3. 4 writers round-robin over A, B and C; A gets kill -9 mid-run; an accounts write
+ *    through B is answered 503 with Retry-After meanwhile; no acknowledged event is lost,
+ *    reads through the survivors match;
+ * 4. a node whose partition's writer stops answering (SIGSTOP) answers a write 503 with
+ *    Retry-After and the envelope within the body deadline, not a hang.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import {
@@ -32,7 +34,9 @@ import {
 } from '../blackbox/service-process.ts';
 import { startNatsCluster, type NatsTestCluster } from '../support/nats-cluster.ts';
 import { signForward } from '../../src/http/forward-signature.ts';
-import { TEST_CLUSTER_SECRET, health, missingJobs, nodeEnv, startStandby, startWriters, waitForCount, waitForOwner } from './cluster-harness.ts';
+import { partitionOf } from '../../actors/partition-of.ts';
+import { wantedOwner } from '../../cluster/rendezvous.ts';
+import { TEST_CLUSTER_SECRET, health, missingJobs, nodeEnv, startWriters, waitForAssignment, waitForCount } from './cluster-harness.ts';
 
 const METRICS_TOKEN = 'metrics-token-for-cluster-tests';
 /** Short, so a forward to a stopped owner gives up quickly; long enough for small bodies on a busy machine. */
@@ -56,14 +60,27 @@ function env(node: string, extra: Record<string, string> = {}) {
   return nodeEnv(nats!.url, node, { METRICS_TOKEN, BODY_TIMEOUT_SECONDS: String(BODY_TIMEOUT_SECONDS), ...extra });
 }
 
+/** Three node names of which the first is the one the rendezvous hash wants for the accounts partition. */
+function namesWithAccountsFirst(): [string, string, string] {
+  const names = ['node-a', 'node-b', 'node-c'];
+  const writer = wantedOwner(names, 'accounts')!;
+  const rest = names.filter((name) => name !== writer);
+  return [writer, rest[0]!, rest[1]!];
+}
+
 beforeAll(async () => {
   nats = await startNatsCluster();
   const [dirA, dirB, dirC] = ['any-node-a', 'any-node-b', 'any-node-c'].map(makeDataDir);
   dirs.push(dirA!, dirB!, dirC!);
-  a = await startService({ dataDir: dirA!, env: env('node-a') });
-  // B stands behind a (loopback) proxy: it believes X-Forwarded-For from 127.0.0.1; A and C do not
-  b = await startStandby({ dataDir: dirB!, env: env('node-b', { TRUSTED_PROXIES: '127.0.0.1' }) });
-  c = await startStandby({ dataDir: dirC!, env: env('node-c') });
+  const [nameA, nameB, nameC] = namesWithAccountsFirst();
+  [a, b, c] = await Promise.all([
+    startService({ dataDir: dirA!, env: env(nameA) }),
+    // B stands behind a (loopback) proxy: it believes X-Forwarded-For from 127.0.0.1; A and C do not
+    startService({ dataDir: dirB!, env: env(nameB, { TRUSTED_PROXIES: '127.0.0.1' }) }),
+    startService({ dataDir: dirC!, env: env(nameC) }),
+  ]);
+  const writers = await waitForAssignment([a.baseUrl, b.baseUrl, c.baseUrl], { spread: true });
+  expect(writers.get('accounts')).toBe(0);
 }, 60_000);
 
 function failedLogin(baseUrl: string, email: string, headers: Record<string, string> = {}): Promise<number> {
@@ -74,9 +91,9 @@ function failedLogin(baseUrl: string, email: string, headers: Record<string, str
   }).then((response) => response.status);
 }
 
-test('login through a standby: the session works on every node, the limiter sees the signed client address, forged ones are ignored', async () => {
-  expect((await health(b.baseUrl)).body).toMatchObject({ status: 'ok', role: 'standby', node: 'node-b', owner: 'node-a' });
-  expect((await health(a.baseUrl)).body).toMatchObject({ status: 'ok', role: 'owner', node: 'node-a' });
+test('login through a node that does not write the accounts: the session works on every node, the limiter sees the signed client address, forged ones are ignored', async () => {
+  expect((await health(b.baseUrl)).body.writes).not.toContain('accounts');
+  expect((await health(a.baseUrl)).body).toMatchObject({ status: 'ok', role: 'node', writes: expect.arrayContaining(['accounts']) });
 
   // A same-origin login through B: Host and Origin reach the owner as B received them.
   const viaB = await fetch(`${b.baseUrl}/api/auth/login`, {
@@ -130,13 +147,17 @@ test('login through a standby: the session works on every node, the limiter sees
   expect(tooLarge.status).toBe(413);
   expect(((await tooLarge.json()) as { error: { code: string } }).error.code).toBe('PAYLOAD_TOO_LARGE');
 
-  // A signed forward that reaches a node which is not the owner is not passed on again (no loops).
-  const signed = signForward(TEST_CLUSTER_SECRET, 'GET', '/api/connections', { address: '127.0.0.1', host: 'x', https: false }, Date.now());
-  const secondHop = await fetch(`${c.baseUrl}/api/connections`, { headers: { cookie, 'x-jobwatch-forward': signed } });
+  // A signed forward that reaches a node which does not write its partition is not passed on again (no loops).
+  const signed = signForward(TEST_CLUSTER_SECRET, 'POST', '/api/connections', { address: '127.0.0.1', host: 'x', https: false }, Date.now());
+  const secondHop = await fetch(`${c.baseUrl}/api/connections`, {
+    method: 'POST',
+    headers: { cookie, 'content-type': 'application/json', 'x-jobwatch-forward': signed },
+    body: JSON.stringify({ name: 'second-hop' }),
+  });
   expect(secondHop.status).toBe(503);
 }, 60_000);
 
-test('a live stream opened on a standby is served by its replica and receives events ingested through the owner and through another standby', async () => {
+test('a live stream opened on B is served by its replica and receives events ingested through A and through C', async () => {
   const closing = new AbortController();
   const stream = await fetch(`${b.baseUrl}/api/events/stream?connectionId=${connection.id}`, { headers: { cookie }, signal: closing.signal });
   expect(stream.status).toBe(200);
@@ -163,7 +184,7 @@ test('a live stream opened on a standby is served by its replica and receives ev
   }
 }, 60_000);
 
-test('4 writers over every node, kill -9 of the owner mid-run: no acknowledged event lost, reads through the survivors match', async () => {
+test('4 writers over every node, kill -9 of the accounts writer mid-run: no acknowledged event lost, reads through the survivors match', async () => {
   const nodes = [a, b, c];
   let turn = 0;
   const writers = startWriters({
@@ -180,7 +201,7 @@ test('4 writers over every node, kill -9 of the owner mid-run: no acknowledged e
   await waitForCount(writers, 600);
   const killedAtMs = performance.now();
   await a.kill();
-  // within the lease, the standbys still name A: a write forwarded to it is refused, a 503 to retry
+  // within the lease, B still names A the accounts writer: a write forwarded to it is refused, a 503 to retry
   const meanwhile = await fetch(`${b.baseUrl}/api/connections`, {
     method: 'POST',
     headers: { cookie, 'content-type': 'application/json', origin: b.baseUrl },
@@ -190,21 +211,22 @@ test('4 writers over every node, kill -9 of the owner mid-run: no acknowledged e
   expect(meanwhile.headers.get('retry-after')).toBe('1');
   expect(((await meanwhile.json()) as { error: { code: string } }).error.code).toBe('SERVICE_UNAVAILABLE');
   const ackedBeforeKill = writers.acknowledged.size;
-  const owner = await waitForOwner([b.baseUrl, c.baseUrl]);
+  const owner = (await waitForAssignment([b.baseUrl, c.baseUrl])).get('accounts')!;
   const failoverMs = performance.now() - killedAtMs;
   await waitForCount(writers, ackedBeforeKill + 600);
   await writers.stop();
   console.log(
-    `any-node failover: ${Math.round(failoverMs)} ms from kill -9 of the owner to ${owner === 0 ? 'node-b' : 'node-c'} the owner; ` +
+    `any-node failover: ${Math.round(failoverMs)} ms from kill -9 of A to every partition written by B or C (${owner === 0 ? 'B' : 'C'} writes the accounts); ` +
       `${writers.acknowledged.size} events acknowledged over 3 nodes, ${writers.retries} retried batches, longest wait ${Math.round(writers.longestWaitMs)} ms`,
   );
   expect(await missingJobs(b.baseUrl, cookie, writers.acknowledged)).toEqual([]);
   expect(await missingJobs(c.baseUrl, cookie, writers.acknowledged)).toEqual([]);
 }, 90_000);
 
-test('a standby whose owner stops answering says 503 to a write, with Retry-After and the envelope, within the body deadline', async () => {
-  const [owner, standby] = (await health(b.baseUrl)).body.role === 'owner' ? [b, c] : [c, b];
-  expect((await health(standby.baseUrl)).body.role).toBe('standby');
+test('a node whose partition writer stops answering says 503 to a write, with Retry-After and the envelope, within the body deadline', async () => {
+  const key = `p.${partitionOf(connection.id, 16)}`;
+  const [owner, standby] = (await health(b.baseUrl)).body.writes!.includes(key) ? [b, c] : [c, b];
+  expect((await health(owner.baseUrl)).body.writes).toContain(key);
   owner.proc.kill('SIGSTOP');
   try {
     const sentAtMs = performance.now();

@@ -3,7 +3,7 @@
  * batch until it is acknowledged (as an SDK does on 503 or a dropped connection), and
  * the check that every acknowledged event can be read back.
  */
-import { ADMIN_EMAIL, ADMIN_PASSWORD, batchOfJobs, ingest, listAllJobs, spawnService, type ServiceProcess, type SpawnOptions } from '../blackbox/service-process.ts';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, batchOfJobs, ingest, listAllJobs, makeDataDir, startService, type ServiceProcess } from '../blackbox/service-process.ts';
 
 /** Short enough for a test, long enough for a renewal to get through a busy machine. */
 export const TEST_LEASE_MS = 2_000;
@@ -103,8 +103,9 @@ export interface NodeHealth {
   status: string;
   role?: string;
   node?: string;
-  owner?: string | null;
-  /** A standby's copy of the log: null until it caught up at start. */
+  /** The partitions this node writes now (`p.<n>`, `accounts`). */
+  writes?: string[];
+  /** The node's copy of the log: null until it recovered at start. */
   replica?: { following: boolean; appliedSeq: number; lastKnownSeq: number; lag: number } | null;
 }
 
@@ -113,32 +114,49 @@ export async function health(baseUrl: string): Promise<{ status: number; body: N
   return { status: response.status, body: (await response.json()) as NodeHealth };
 }
 
-/** Polls /api/health of each node until one says it is the owner; returns its index. */
-export async function waitForOwner(baseUrls: string[], timeoutMs = 30_000): Promise<number> {
+/** Every partition key of a test cluster of `partitions`: p.0 .. p.N-1 and accounts. */
+export function partitionKeys(partitions: number): string[] {
+  return [...Array.from({ length: partitions }, (_, partition) => `p.${partition}`), 'accounts'];
+}
+
+/**
+ * Polls /api/health of each node until every partition is written by exactly one of them
+ * (and, with `spread`, every node writes some); returns who writes what: key -> node index.
+ */
+export async function waitForAssignment(
+  baseUrls: string[],
+  { partitions = 16, spread = false, timeoutMs = 30_000 }: { partitions?: number; spread?: boolean; timeoutMs?: number } = {},
+): Promise<Map<string, number>> {
   const deadline = Date.now() + timeoutMs;
+  let last = '';
   for (;;) {
-    for (const [index, baseUrl] of baseUrls.entries()) {
-      const answer = await health(baseUrl).catch(() => null);
-      if (answer?.status === 200 && answer.body.role === 'owner') return index;
+    const answers = await Promise.all(baseUrls.map((baseUrl) => health(baseUrl).catch(() => null)));
+    const writer = new Map<string, number>();
+    let twice = false;
+    for (const [index, answer] of answers.entries()) {
+      for (const key of answer?.status === 200 ? (answer.body.writes ?? []) : []) {
+        if (writer.has(key)) twice = true;
+        writer.set(key, index);
+      }
     }
-    if (Date.now() > deadline) throw new Error(`no node of ${baseUrls.join(', ')} became the owner within ${timeoutMs} ms`);
+    const covered = partitionKeys(partitions).every((key) => writer.has(key));
+    const everyNode = !spread || baseUrls.every((_, index) => [...writer.values()].includes(index));
+    if (covered && !twice && everyNode) return writer;
+    last = JSON.stringify(answers.map((answer) => answer?.body.writes ?? null));
+    if (Date.now() > deadline) throw new Error(`partitions not all written by one of ${baseUrls.join(', ')} within ${timeoutMs} ms; last seen ${last}`);
     await Bun.sleep(50);
   }
 }
 
-/**
- * Spawns a node that is expected to wait for the lease: it listens (and forwards) at once;
- * resolves once it says it is a standby whose replica caught up (it answers reads itself).
- */
-export async function startStandby(options: SpawnOptions, timeoutMs = 30_000): Promise<ServiceProcess> {
-  const service = spawnService(options);
-  const match = await service.waitFor(/listening on http:\/\/[^\s:]+:(\d+)/, timeoutMs);
-  service.port = Number(match[1]);
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const answer = await health(service.baseUrl).catch(() => null);
-    if (answer?.body.role === 'standby' && answer.body.owner !== null && answer.body.replica?.following === true) return service;
-    if (Date.now() > deadline) throw new Error(`not a standby with a known owner within ${timeoutMs} ms; output:\n${service.output}`);
-    await Bun.sleep(50);
-  }
+/** Starts `count` nodes on one NATS cluster together and waits until every partition has a writer. */
+export async function startNodes(natsUrl: string, names: string[], dirs: string[], extra: Record<string, string> = {}, partitions = 16): Promise<ServiceProcess[]> {
+  const nodes = await Promise.all(
+    names.map((name) => {
+      const dataDir = makeDataDir(`cluster-${name}`);
+      dirs.push(dataDir);
+      return startService({ dataDir, env: nodeEnv(natsUrl, name, { CLUSTER_PARTITIONS: String(partitions), ...extra }) });
+    }),
+  );
+  await waitForAssignment(nodes.map((node) => node.baseUrl), { partitions, spread: nodes.length > 1 });
+  return nodes;
 }

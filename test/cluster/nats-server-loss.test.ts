@@ -9,7 +9,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, cleanUpServices, createConnection, login, makeDataDir, startService } from '../blackbox/service-process.ts';
 import { startNatsCluster, type NatsTestCluster } from '../support/nats-cluster.ts';
-import { missingJobs, nodeEnv, startWriters, waitForCount } from './cluster-harness.ts';
+import { missingJobs, nodeEnv, startWriters, waitForAssignment, waitForCount } from './cluster-harness.ts';
 
 const dirs = cleanUpServices();
 let nats: NatsTestCluster | undefined;
@@ -19,6 +19,7 @@ afterAll(() => nats?.stop());
 async function streamLeaderIndex(cluster: NatsTestCluster): Promise<number> {
   const nc = await connect({ servers: cluster.url.split(',') });
   try {
+    // one stream holds every partition's subject: its leader is the one raft group every write goes through
     const info = await (await jetstreamManager(nc)).streams.info('JOBWATCH_LOG');
     const index = cluster.servers.findIndex((server) => server.name === info.cluster?.leader);
     if (index < 0) throw new Error(`no leader among ${cluster.servers.map((server) => server.name)}: ${JSON.stringify(info.cluster)}`);
@@ -34,6 +35,7 @@ test('kill -9 of the stream leader NATS server mid-ingest: ingest goes on, nothi
   dirs.push(dataDir);
   // the default 10 s lease: a single node must ride out the election, not hand its lease over
   const node = await startService({ dataDir, env: nodeEnv(nats.url, 'node-a', { CLUSTER_LEASE_MS: '10000' }) });
+  await waitForAssignment([node.baseUrl]);
   const cookie = await login(node.baseUrl, ADMIN_EMAIL, ADMIN_PASSWORD);
   const connection = await createConnection(node.baseUrl, cookie, 'nats-loss');
   const writers = startWriters({ writers: 4, batchSize: 20, apiKey: connection.apiKey, connectionId: connection.id, target: () => node.baseUrl });

@@ -1,15 +1,22 @@
 /**
- * A replica never serves a state that silently misses records. The owner purges the log
- * below a snapshot only once that snapshot is 2 leases old, so a replica that keeps up
- * never meets a purge (C here); one stopped for longer (B, SIGSTOP while the owner
- * snapshots every megabyte and purges) finds, on resuming, a message whose predecessor it
- * never applied, says FATAL and exits; restarted, it rebuilds from the snapshot and holds
- * exactly the owner's data.
+ * A replica never serves a state that silently misses records. A partition's writer purges
+ * its subject below a snapshot only once that snapshot is 2 leases old, so a replica that
+ * keeps up never meets a purge (C here); one stopped for longer (B, SIGSTOP while A, the
+ * connection's partition writer, snapshots every megabyte and purges) finds, on resuming,
+ * a message whose predecessor it never applied, says FATAL and exits; restarted, it
+ * rebuilds from the snapshots and holds exactly the writer's data. B's name is one the
+ * rendezvous hash gives no partition among these three, so its halt is the replica's, not
+ * a lost lease.
  */
 import { afterAll, expect, test } from 'bun:test';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, cleanUpServices, createConnection, login, makeDataDir, startService, type ServiceProcess } from '../blackbox/service-process.ts';
 import { startNatsCluster, type NatsTestCluster } from '../support/nats-cluster.ts';
-import { health, nodeEnv, startStandby, startWriters } from './cluster-harness.ts';
+import { partitionOf } from '../../actors/partition-of.ts';
+import { wantedOwner } from '../../cluster/rendezvous.ts';
+import { health, nodeEnv, partitionKeys, startWriters, waitForAssignment } from './cluster-harness.ts';
+
+/** Writes nothing among node-a, node-c and itself (checked below). */
+const B_NAME = 'node-b1862';
 
 const dirs = cleanUpServices();
 let nats: NatsTestCluster | undefined;
@@ -26,13 +33,23 @@ test('a replica stopped past a purge notices the gap and halts; one that keeps u
   const [dirA, dirB, dirC] = ['purge-owner', 'purge-stopped', 'purge-following'].map(makeDataDir);
   dirs.push(dirA!, dirB!, dirC!);
   const env = (node: string) => nodeEnv(nats!.url, node, { SNAPSHOT_LOG_MB: '1' });
-  const a = await startService({ dataDir: dirA!, env: env('node-a') });
-  const b = await startStandby({ dataDir: dirB!, env: env('node-b') });
-  const c = await startStandby({ dataDir: dirC!, env: env('node-c') });
-  const cookie = await login(a.baseUrl, ADMIN_EMAIL, ADMIN_PASSWORD);
-  const connection = await createConnection(a.baseUrl, cookie, 'purged');
+  expect(partitionKeys(16).filter((key) => wantedOwner(['node-a', B_NAME, 'node-c'], key) === B_NAME)).toEqual([]);
+  let [a, b, c] = await Promise.all([
+    startService({ dataDir: dirA!, env: env('node-a') }),
+    startService({ dataDir: dirB!, env: env(B_NAME) }),
+    startService({ dataDir: dirC!, env: env('node-c') }),
+  ]);
+  await waitForAssignment([a!.baseUrl, b!.baseUrl, c!.baseUrl], { spread: false });
+  const cookie = await login(a!.baseUrl, ADMIN_EMAIL, ADMIN_PASSWORD);
+  const connection = await createConnection(a!.baseUrl, cookie, 'purged');
+  const key = `p.${partitionOf(connection.id, 16)}`;
+  // A: the writer of the connection's partition; C: the other writer
+  if ((await health(c!.baseUrl)).body.writes!.includes(key)) [a, c] = [c, a];
+  expect((await health(a!.baseUrl)).body.writes).toContain(key);
+  expect((await health(b!.baseUrl)).body.writes).toEqual([]);
+  const subject = `jobwatch\\.log\\.${key.replace('.', '\\.')}`;
 
-  const appliedByB = (await health(b.baseUrl)).body.replica!.appliedSeq;
+  const appliedByB = (await health(b!.baseUrl)).body.replica!.appliedSeq;
   b.proc.kill('SIGSTOP');
   let purgedBelow = 0;
   try {
@@ -41,7 +58,7 @@ test('a replica stopped past a purge notices the gap and halts; one that keeps u
     while (purgedBelow <= appliedByB + 1) {
       if (Date.now() > deadline) throw new Error(`the owner purged nothing past seq ${appliedByB} within 60 s; output:\n${a.output}`);
       await Bun.sleep(200);
-      const purges = [...a.output.matchAll(/purged \d+ messages of jobwatch\.log\.p\.0 below seq (\d+)/g)];
+      const purges = [...a.output.matchAll(new RegExp(`purged \\d+ messages of ${subject} below seq (\\d+)`, 'g'))];
       purgedBelow = Math.max(0, ...purges.map((match) => Number(match[1])));
     }
     await writers.stop();
@@ -49,10 +66,10 @@ test('a replica stopped past a purge notices the gap and halts; one that keeps u
     b.proc.kill('SIGCONT');
   }
   // the purge waited for a snapshot 2 leases old: never the one just written
-  const snapshots = [...a.output.matchAll(/snapshot at seq (\d+)/g)].map((match) => Number(match[1]));
+  const snapshots = [...a.output.matchAll(new RegExp(`snapshot of ${key.replace('.', '\\.')} at seq (\\d+)`, 'g'))].map((match) => Number(match[1]));
   expect(snapshots.at(-1)!).toBeGreaterThan(purgedBelow);
 
-  await b.waitFor(/FATAL: .*the replica of jobwatch\.log\.p\.0 stopped: .*were purged/, 30_000).catch((error: unknown) => {
+  await b.waitFor(new RegExp(`FATAL: .*the replica of jobwatch\\.log\\.> stopped: ${subject} seq \\d+ follows .*were purged`), 30_000).catch((error: unknown) => {
     throw new Error(`${String(error)}; B said:\n${b.output}`);
   });
   expect(await b.waitForExit()).not.toBe(0);
@@ -67,7 +84,7 @@ test('a replica stopped past a purge notices the gap and halts; one that keeps u
   expect(await jobTotal(c, cookie)).toBe(total);
 
   // restarted, B loads the snapshot and follows again
-  const restarted = await startStandby({ dataDir: dirB!, env: env('node-b') });
-  expect(restarted.output).toMatch(/loaded snapshot p\.0 covering seq \d+/);
+  const restarted = await startService({ dataDir: dirB!, env: env(B_NAME) });
+  expect(restarted.output).toMatch(new RegExp(`loaded snapshot ${key.replace('.', '\\.')} covering seq \\d+`));
   expect(await jobTotal(restarted, cookie)).toBe(total);
 }, 120_000);

@@ -14,7 +14,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DomainError } from '../../actors/domain-error.ts';
-import { JetStreamStore } from '../../cluster/jetstream-store.ts';
+import { partitionOf } from '../../actors/partition-of.ts';
+import { ClusterStore } from '../../cluster/cluster-store.ts';
 import { SnapshotObjects } from '../../cluster/snapshot-object.ts';
 import { startNatsCluster, type NatsTestCluster } from '../support/nats-cluster.ts';
 
@@ -31,7 +32,6 @@ beforeAll(async () => {
   nc = await connect({ servers: nats.url.split(',') });
   js = jetstream(nc);
   jsm = await jetstreamManager(nc);
-  await jsm.streams.add({ name: STREAM, subjects: ['replica.>'], num_replicas: 3, storage: StorageType.File });
   staging = mkdtempSync(join(tmpdir(), 'jobwatch-replica-store-'));
   snapshots = new SnapshotObjects(await new Objm(js).create('replica_store_test', { replicas: 3 }), staging);
 }, 60_000);
@@ -42,33 +42,36 @@ afterAll(async () => {
 });
 
 let subjects = 0;
-function storesOn(subject: string) {
+/** Stores of one partition (and the accounts partition, where these records go) on a stream of their own, as a cluster has. */
+async function storesOn(prefix: string) {
+  const stream = `${STREAM}_${subjects}`;
+  await jsm.streams.add({ name: stream, subjects: [`${prefix}.>`], num_replicas: 3, storage: StorageType.File });
   return (node: string, lines: string[] = []) =>
-    new JetStreamStore({
+    new ClusterStore({
       js,
       jsm,
-      stream: STREAM,
-      subject,
-      snapshotName: subject,
+      stream,
+      subjectPrefix: prefix,
+      partitions: 1,
       snapshots,
-      node: `${subject}/${node}`,
+      node: `${prefix}/${node}`,
       maxPayloadBytes: 8 * 1024 * 1024,
       leaseMs: 2_000,
       log: (line) => lines.push(line),
     });
 }
 
-/** A store recovered as a replica, its applied records collected; `follow` as a standby does. */
-async function replicaOf(store: JetStreamStore, applied: unknown[], fatal: Error[] = []) {
+/** A store recovered as a replica, its applied records collected; `follow` as every node does. */
+async function replicaOf(store: ClusterStore, applied: unknown[], fatal: Error[] = []) {
   await store.recover({ snapshotChunk: () => undefined, record: (record) => applied.push(record) });
   return store.follow((record) => applied.push(record), (error) => fatal.push(error));
 }
 
 test('a replica applies every record the owner commits, in order, says when it has, and refuses to append', async () => {
-  const store = storesOn(`replica.follow.${subjects++}`);
+  const store = await storesOn(`replica.follow${subjects++}`);
   const owner = store('owner');
-  await owner.recover({ snapshotChunk: () => undefined, record: () => undefined });
-  await owner.takeOver(1, () => undefined);
+  await replicaOf(owner, []);
+  await owner.takeOver('accounts', 1);
   await owner.append({ n: 0 });
 
   const applied: unknown[] = [];
@@ -76,7 +79,7 @@ test('a replica applies every record the owner commits, in order, says when it h
   const follower = await replicaOf(replica, applied);
   expect(applied).toEqual([{ n: 0 }]);
   expect(() => replica.append({ n: 'refused' })).toThrow(DomainError);
-  expect(() => replica.append({ n: 'refused' })).toThrow(/does not own the log/);
+  expect(() => replica.append({ n: 'refused' })).toThrow(/does not write partition accounts/);
 
   const seqs = await Promise.all(Array.from({ length: 50 }, (_, n) => owner.append({ n: n + 1 })));
   expect(await follower.waitApplied(Math.max(...seqs), 10_000)).toBe(true);
@@ -89,10 +92,10 @@ test('a replica applies every record the owner commits, in order, says when it h
 }, 30_000);
 
 test('a takeover while the old owner keeps appending: the old owner is fenced, and every record it had acknowledged is applied by the new one', async () => {
-  const store = storesOn(`replica.takeover.${subjects++}`);
+  const store = await storesOn(`replica.takeover${subjects++}`);
   const old = store('old');
-  await old.recover({ snapshotChunk: () => undefined, record: () => undefined });
-  await old.takeOver(1, () => undefined);
+  await replicaOf(old, []);
+  await old.takeOver('accounts', 1);
 
   const applied: unknown[] = [];
   const lines: string[] = [];
@@ -113,7 +116,7 @@ test('a takeover while the old owner keeps appending: the old owner is fenced, a
     }
   })();
   while (acknowledged.length < 40) await Bun.sleep(5);
-  await successor.takeOver(2, (record) => applied.push(record));
+  await successor.takeOver('accounts', 2);
   await writing;
 
   expect(String(refused)).toMatch(/fenced/);
@@ -124,9 +127,65 @@ test('a takeover while the old owner keeps appending: the old owner is fenced, a
   );
   const appliedNs = new Set(applied.map((record) => (record as { n: number }).n));
   expect(acknowledged.filter((n) => !appliedNs.has(n))).toEqual([]);
-  expect(lines.some((line) => /^caught up \d+ log records of replica\.takeover\.\d+ \(seq \d+ to \d+\)/.test(line))).toBe(true);
+  expect(lines.some((line) => /^caught up \d+ log records of replica\.takeover\d+\.accounts \(seq \d+ to \d+\)/.test(line))).toBe(true);
   // the new owner writes after everything the old one stored
   const seq = await successor.append({ n: 'successor' });
   expect(seq).toBe(successor.lastSeq);
   await successor.close();
+}, 30_000);
+
+test('several partitions: each record goes to its partition writer, a node refuses (synchronously) the partitions it does not write, and a handover moves one while the other keeps its writer', async () => {
+  const PARTITIONS = 4;
+  const prefix = `replica.partitions${subjects++}`;
+  const stream = `${STREAM}_${subjects}`;
+  await jsm.streams.add({ name: stream, subjects: [`${prefix}.>`], num_replicas: 3, storage: StorageType.File });
+  const storeOf = (node: string) =>
+    new ClusterStore({ js, jsm, stream, subjectPrefix: prefix, partitions: PARTITIONS, snapshots, node: `${prefix}/${node}`, maxPayloadBytes: 8 * 1024 * 1024, leaseMs: 2_000, log: () => undefined });
+  // a connection id in each partition
+  const connectionIn = Array.from({ length: PARTITIONS }, (_, partition) => {
+    for (let n = 0; ; n++) if (partitionOf(`c${n}`, PARTITIONS) === partition) return `c${n}`;
+  });
+  const record = (partition: number, n: number) => ({ t: 'ingest', connectionId: connectionIn[partition], n });
+  const appliedOn = { a: [] as unknown[], b: [] as unknown[] };
+  const a = storeOf('a');
+  const b = storeOf('b');
+  const followerA = await replicaOf(a, appliedOn.a);
+  const followerB = await replicaOf(b, appliedOn.b);
+  await Promise.all([a.takeOver('p.0', 1), a.takeOver('p.1', 1), a.takeOver('accounts', 1), b.takeOver('p.2', 1), b.takeOver('p.3', 1)]);
+  expect(a.writing()).toEqual(['p.0', 'p.1', 'accounts']);
+  expect(b.writing()).toEqual(['p.2', 'p.3']);
+  expect(b.keyOf({ t: 'retention', atMs: 0, partition: 3, partitions: PARTITIONS })).toBe('p.3');
+  expect(b.keyOf({ t: 'connection.created', connection: { id: connectionIn[2] } })).toBe('accounts');
+  // refused before anything could be evolved: a throw, not a rejected promise
+  expect(() => a.append(record(2, -1))).toThrow(/does not write partition p\.2/);
+  expect(() => b.append({ t: 'user.created' })).toThrow(/does not write partition accounts/);
+
+  const written = await Promise.all([a.append(record(0, 0)), a.append(record(1, 1)), b.append(record(2, 2)), b.append(record(3, 3))]);
+  expect(await followerA.waitApplied(Math.max(...written), 10_000)).toBe(true);
+  expect(await followerB.waitApplied(Math.max(...written), 10_000)).toBe(true);
+  // each node applied what the other wrote, and skipped its own
+  expect(appliedOn.a).toEqual([record(2, 2), record(3, 3)]);
+  expect(appliedOn.b).toEqual([record(0, 0), record(1, 1)]);
+
+  // p.1 moves from a to b while a keeps writing p.0
+  const inFlight = a.append(record(1, 4));
+  const releasing = a.release('p.1');
+  expect(() => a.append(record(1, 5))).toThrow(/does not write partition p\.1/);
+  await releasing;
+  const seqInFlight = await inFlight;
+  await b.takeOver('p.1', 2);
+  expect(appliedOn.b).toContainEqual(record(1, 4)); // caught up to the marker
+  const after = await Promise.all([a.append(record(0, 6)), b.append(record(1, 7))]);
+  expect(seqInFlight).toBeLessThan(Math.min(...after));
+  expect(await followerA.waitApplied(Math.max(...after), 10_000)).toBe(true);
+  expect(appliedOn.a.at(-1)).toEqual(record(1, 7));
+  expect(a.writing()).toEqual(['p.0', 'accounts']);
+  expect(b.writing()).toEqual(['p.1', 'p.2', 'p.3']);
+
+  // a third node recovers every partition in stream order
+  const recovered: unknown[] = [];
+  await storeOf('c').recover({ snapshotChunk: () => undefined, record: (record) => recovered.push(record) });
+  expect(new Set(recovered.map((entry) => (entry as { n: number }).n))).toEqual(new Set([0, 1, 2, 3, 4, 6, 7]));
+  await a.close();
+  await b.close();
 }, 30_000);

@@ -1,15 +1,18 @@
 /**
- * Hot read replicas (stage 2b-i): O owns the log, A and B are standbys that follow it.
- * The tests run in order on the same nodes:
+ * Hot read replicas (stages 2b-i and 2b-iii): three nodes, each writing some partitions
+ * and following all. O is the node that writes the test connection's partition, A and B
+ * the other two. The tests run in order on the same nodes:
  *
- * 1. read-your-writes through a standby: each event ingested through B (forwarded to O)
- *    is counted by the very next read through B (answered by B's replica);
- * 2. reads through a standby are answered by its replica: with O stopped (SIGSTOP, shorter
- *    than the lease), reads through A answer at once with the current data, where a
- *    forward would hang until the owner's deadline;
+ * 1. read-your-writes through a node that does not write the partition: each event
+ *    ingested through B (forwarded to O) is counted by the very next read through B
+ *    (answered by B's replica);
+ * 2. reads are answered by the local replica: with O stopped (SIGSTOP, shorter than the
+ *    lease), reads through A answer at once with the current data, where a forward would
+ *    hang until the writer's deadline;
  * 3. a live stream opened on A receives events ingested through B, and keeps going across
- *    a kill -9 of O: it is fed by A's replica, which goes on following once a new owner
- *    writes; the node still a standby then stops cleanly (exit 0).
+ *    a kill -9 of O: it is fed by A's replica, which goes on following once the
+ *    partition's new writer writes; a survivor then stops cleanly (exit 0), handing its
+ *    partitions over.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import {
@@ -21,16 +24,15 @@ import {
   ingest,
   killAllServices,
   login,
-  makeDataDir,
-  removeDir,
-  startService,
+    removeDir,
   type Connection,
   type ServiceProcess,
 } from '../blackbox/service-process.ts';
 import { Value } from '@sinclair/typebox/value';
 import { Health } from '../../src/openapi/response-models.ts';
 import { startNatsCluster, type NatsTestCluster } from '../support/nats-cluster.ts';
-import { health, nodeEnv, startStandby, waitForOwner } from './cluster-harness.ts';
+import { partitionOf } from '../../actors/partition-of.ts';
+import { health, startNodes, waitForAssignment } from './cluster-harness.ts';
 
 const dirs: string[] = [];
 let nats: NatsTestCluster | undefined;
@@ -47,13 +49,12 @@ afterAll(async () => {
 
 beforeAll(async () => {
   nats = await startNatsCluster();
-  const [dirO, dirA, dirB] = ['replica-o', 'replica-a', 'replica-b'].map(makeDataDir);
-  dirs.push(dirO!, dirA!, dirB!);
-  o = await startService({ dataDir: dirO!, env: nodeEnv(nats.url, 'node-o') });
-  a = await startStandby({ dataDir: dirA!, env: nodeEnv(nats.url, 'node-a') });
-  b = await startStandby({ dataDir: dirB!, env: nodeEnv(nats.url, 'node-b') });
-  cookie = await login(b.baseUrl, ADMIN_EMAIL, ADMIN_PASSWORD);
-  connection = await createConnection(b.baseUrl, cookie, 'replicas');
+  const nodes = await startNodes(nats.url, ['node-1', 'node-2', 'node-3'], dirs);
+  cookie = await login(nodes[0]!.baseUrl, ADMIN_EMAIL, ADMIN_PASSWORD);
+  connection = await createConnection(nodes[0]!.baseUrl, cookie, 'replicas');
+  const writer = (await waitForAssignment(nodes.map((node) => node.baseUrl))).get(`p.${partitionOf(connection.id, 16)}`)!;
+  o = nodes[writer]!;
+  [a, b] = nodes.filter((node) => node !== o) as [ServiceProcess, ServiceProcess];
 }, 60_000);
 
 async function jobTotal(node: ServiceProcess, signal?: AbortSignal): Promise<number> {
@@ -62,21 +63,22 @@ async function jobTotal(node: ServiceProcess, signal?: AbortSignal): Promise<num
   return ((await response.json()) as { pagination: { total: number } }).pagination.total;
 }
 
-test('read-your-writes through a standby: every event ingested through it is in the next read through it', async () => {
+test('read-your-writes through a node that does not write the partition: every event ingested through it is in the next read through it', async () => {
   for (let round = 1; round <= 30; round++) {
     const written = await ingest(b.baseUrl, connection.apiKey, batchOfJobs(connection.id, `ryw-${round}`, 1));
     expect(written.status).toBe(200);
     expect({ round, total: await jobTotal(b) }).toEqual({ round, total: round });
   }
-  expect(b.output).toMatch(/replica caught up at log seq \d+: answering reads here, forwarding writes/);
+  expect(b.output).toMatch(/replica recovered at log seq \d+: answering reads here, writes by the writer of their partition/);
   expect(b.output).not.toMatch(/the replica had not applied log seq/);
   const answer = await health(b.baseUrl);
   expect(answer.status).toBe(200);
-  expect(answer.body).toMatchObject({ status: 'ok', role: 'standby', node: 'node-b', owner: 'node-o', replica: { following: true, lag: 0 } });
+  expect(answer.body).toMatchObject({ status: 'ok', role: 'node', replica: { following: true, lag: 0 } });
+  expect(answer.body.writes).not.toContain(`p.${partitionOf(connection.id, 16)}`);
   expect([...Value.Errors(Health, answer.body)].map((error) => `${error.path}: ${error.message}`)).toEqual([]); // as documented
 }, 60_000);
 
-test('reads through a standby are answered by its replica: with the owner stopped they still answer at once, with the current data', async () => {
+test('reads are answered by the local replica: with the partition writer stopped they still answer at once, with the current data', async () => {
   const total = await jobTotal(o);
   o.proc.kill('SIGSTOP');
   try {
@@ -85,13 +87,13 @@ test('reads through a standby are answered by its replica: with the owner stoppe
     const me = await getJson(a.baseUrl, '/api/auth/me', cookie);
     expect(me.status).toBe(200);
     expect(JSON.stringify(me.body)).toContain(connection.id);
-    expect(performance.now() - sentAtMs).toBeLessThan(1_000); // well inside the lease: O is still the owner
+    expect(performance.now() - sentAtMs).toBeLessThan(1_000); // well inside the lease: O still writes the partition
   } finally {
     o.proc.kill('SIGCONT');
   }
 }, 30_000);
 
-test('a live stream on a standby receives events ingested through another node and keeps going across a kill -9 of the owner', async () => {
+test('a live stream receives events ingested through another node and keeps going across a kill -9 of the partition writer', async () => {
   const closing = new AbortController();
   const stream = await fetch(`${a.baseUrl}/api/events/stream?connectionId=${connection.id}`, { headers: { cookie }, signal: closing.signal });
   expect(stream.status).toBe(200);
@@ -111,8 +113,8 @@ test('a live stream on a standby receives events ingested through another node a
   await readUntil('before-kill-0', 15_000);
 
   await o.kill();
-  const owner = await waitForOwner([a.baseUrl, b.baseUrl]);
-  // through B whichever node owns now (B forwards to A, or writes itself); retried like an SDK while the lease moves
+  const owner = (await waitForAssignment([a.baseUrl, b.baseUrl])).get(`p.${partitionOf(connection.id, 16)}`)!;
+  // through B whichever node writes now (B forwards to A, or writes itself); retried like an SDK while the lease moves
   for (;;) {
     const answer = await ingest(b.baseUrl, connection.apiKey, batchOfJobs(connection.id, 'after-kill', 1)).catch(() => ({ status: 0 }));
     if (answer.status === 200) break;
@@ -121,9 +123,9 @@ test('a live stream on a standby receives events ingested through another node a
   }
   await readUntil('after-kill-0', 15_000);
   closing.abort();
-  // a standby stops cleanly (it stops following and waiting for the lease; nothing to snapshot)
-  const standby = owner === 0 ? b : a;
-  expect(await standby.stop()).toBe(0);
-  expect(standby.output).not.toMatch(/FATAL/);
-  console.log(`stream on node-a kept going across kill -9 of node-o; the new owner is ${owner === 0 ? 'node-a' : 'node-b'}`);
+  // a node stops cleanly: it snapshots and hands its partitions over, and the other takes them at once
+  expect(await b.stop()).toBe(0);
+  expect(b.output).not.toMatch(/FATAL/);
+  await waitForAssignment([a.baseUrl], { timeoutMs: 10_000 });
+  console.log(`stream on A kept going across kill -9 of O; the partition's new writer was ${owner === 0 ? 'A' : 'B'}`);
 }, 60_000);

@@ -1,10 +1,17 @@
 /**
- * Restart from the object-store snapshot plus the stream's tail: a clean stop uploads a
- * snapshot (purging waits until a snapshot is 2 leases old: replica-purge.test.ts);
- * a restart loads it and replays only the records after it; a kill -9 and a restart
- * rebuild exactly the state the node served before the kill.
+ * Restart from the per-partition snapshot objects plus the stream's tail. Each writer
+ * snapshots its own partitions (`p.<n>` with that partition's connections, `accounts` with
+ * the accounts); a clean stop snapshots what it writes and hands it over; a start loads
+ * every partition's snapshot, reconciles, and replays the stream in order from the oldest
+ * covered sequence (each partition skipping what its snapshot covers):
+ *
+ * 1. three nodes stopped cleanly and started again, then killed with kill -9 and started
+ *    again: both times the state through every node equals the one served before;
+ * 2. a partition snapshot taken under concurrent ingest covers exactly what it captured:
+ *    the restart neither loses nor repeats a record.
  */
 import { afterAll, expect, test } from 'bun:test';
+import { partitionOf } from '../../actors/partition-of.ts';
 import {
   ADMIN_EMAIL,
   ADMIN_PASSWORD,
@@ -17,75 +24,88 @@ import {
   login,
   makeDataDir,
   startService,
+  type ServiceProcess,
 } from '../blackbox/service-process.ts';
 import { startNatsCluster, type NatsTestCluster } from '../support/nats-cluster.ts';
-import { missingJobs, nodeEnv, startWriters } from './cluster-harness.ts';
+import { missingJobs, nodeEnv, startWriters, waitForAssignment } from './cluster-harness.ts';
 
 const dirs = cleanUpServices();
 let nats: NatsTestCluster | undefined;
 afterAll(() => nats?.stop());
 
-test('a restart loads the snapshot object and replays only the tail after it; the state is the one served before kill -9', async () => {
+const NAMES = ['node-1', 'node-2', 'node-3'];
+
+async function startAll(dataDirs: string[]): Promise<ServiceProcess[]> {
+  const nodes = await Promise.all(NAMES.map((name, index) => startService({ dataDir: dataDirs[index]!, env: nodeEnv(nats!.url, name) })));
+  await waitForAssignment(nodes.map((node) => node.baseUrl), { spread: true });
+  return nodes;
+}
+
+/** What every node serves: the jobs and the connections (with their usage). */
+async function stateThrough(nodes: ServiceProcess[], cookie: string): Promise<unknown[]> {
+  return Promise.all(nodes.map(async (node) => ({ jobs: await listAllJobs(node.baseUrl, cookie, 100), connections: (await getJson(node.baseUrl, '/api/connections', cookie)).body })));
+}
+
+test('all three nodes restarted, cleanly and after kill -9: the state is rebuilt from the partition snapshots and the log, equal to before', async () => {
   nats = await startNatsCluster();
-  const dataDir = makeDataDir('cluster-snapshot');
-  dirs.push(dataDir);
-  const env = nodeEnv(nats.url, 'node-a');
-
-  const first = await startService({ dataDir, env });
-  const cookie = await login(first.baseUrl, ADMIN_EMAIL, ADMIN_PASSWORD);
-  const connection = await createConnection(first.baseUrl, cookie, 'snapshotted');
-  for (let batch = 0; batch < 5; batch++) {
-    expect((await ingest(first.baseUrl, connection.apiKey, batchOfJobs(connection.id, `before-${batch}`, 50))).status).toBe(200);
+  const dataDirs = NAMES.map((name) => makeDataDir(`cluster-restart-${name}`));
+  dirs.push(...dataDirs);
+  let nodes = await startAll(dataDirs);
+  const cookie = await login(nodes[0]!.baseUrl, ADMIN_EMAIL, ADMIN_PASSWORD);
+  const connections = [];
+  for (let n = 0; n < 4; n++) connections.push(await createConnection(nodes[n % 3]!.baseUrl, cookie, `restart-${n}`));
+  for (const [n, connection] of connections.entries()) {
+    for (let batch = 0; batch < 3; batch++) {
+      expect((await ingest(nodes[(n + batch) % 3]!.baseUrl, connection.apiKey, batchOfJobs(connection.id, `c${n}-before-${batch}`, 25))).status).toBe(200);
+    }
   }
-  expect(await first.stop()).toBe(0); // a clean stop snapshots and releases the lease
-  expect(first.output).toMatch(/snapshot at seq \d+/);
-  // the only snapshot is younger than 2 leases: nothing is purged yet (replicas may still be reading below it)
-  expect(first.output).not.toMatch(/purged \d+ messages/);
-  expect(first.output).toMatch(/released the lease p\.0/);
+  const served = await stateThrough([nodes[0]!], cookie);
+  expect((served[0] as { jobs: unknown[] }).jobs).toHaveLength(4 * 3 * 25);
 
-  const second = await startService({ dataDir, env });
-  expect(second.output).toMatch(/acquired the lease p\.0 \(epoch 2\) released by node-a/);
-  expect(second.output).toMatch(/loaded snapshot p\.0 covering seq \d+/);
-  expect(second.output).toMatch(/and 0 log records of jobwatch\.log\.p\.0/);
-  for (let batch = 0; batch < 3; batch++) {
-    expect((await ingest(second.baseUrl, connection.apiKey, batchOfJobs(connection.id, `after-${batch}`, 50))).status).toBe(200);
+  // a clean stop of each: it snapshots the partitions it writes and hands them over
+  for (const node of nodes) expect(await node.stop()).toBe(0);
+  const stopped = nodes.map((node) => node.output).join('\n');
+  for (const connection of connections) expect(stopped).toMatch(new RegExp(`snapshot of p\\.${partitionOf(connection.id, 16)} at seq \\d+`));
+  expect(stopped).toMatch(/snapshot of accounts at seq \d+/);
+
+  nodes = await startAll(dataDirs);
+  for (const node of nodes) expect(node.output).toMatch(/loaded [1-9]\d* of 17 partition snapshots/);
+  expect(await stateThrough(nodes, cookie)).toEqual([served[0], served[0], served[0]]);
+
+  for (const [n, connection] of connections.entries()) {
+    expect((await ingest(nodes[n % 3]!.baseUrl, connection.apiKey, batchOfJobs(connection.id, `c${n}-after`, 25))).status).toBe(200);
   }
-  const before = await listAllJobs(second.baseUrl, cookie, 100);
-  const usageBefore = (await getJson(second.baseUrl, '/api/connections', cookie)).body;
-  expect(before).toHaveLength(400);
-  await second.kill();
+  const before = await stateThrough([nodes[1]!], cookie);
+  await Promise.all(nodes.map((node) => node.kill()));
 
-  const third = await startService({ dataDir, env });
-  // the killed owner never released its lease: the restart waits it out, then replays the tail only
-  expect(third.output).toMatch(/took over the lease p\.0 \(epoch 3\) from node-a/);
-  expect(third.output).toMatch(/loaded snapshot p\.0 covering seq \d+/);
-  const replayed = Number(third.output.match(/and (\d+) log records of jobwatch\.log\.p\.0/)?.[1]);
-  expect(replayed).toBeGreaterThanOrEqual(3); // the three batches after the snapshot (and nothing before it)
-  expect(replayed).toBeLessThan(20);
-  expect(await listAllJobs(third.baseUrl, cookie, 100)).toEqual(before);
-  expect((await getJson(third.baseUrl, '/api/connections', cookie)).body).toEqual(usageBefore);
+  // the leases were never released: the restart waits them out, then replays the tail after each snapshot
+  nodes = await startAll(dataDirs);
+  expect(nodes[0]!.output).toMatch(/took over the lease \S+ \(epoch \d+\) from node-/);
+  expect(await stateThrough(nodes, cookie)).toEqual([before[0], before[0], before[0]]);
+}, 90_000);
 
-}, 60_000);
-
-test('a snapshot taken under concurrent ingest covers exactly what it captured: the restart neither loses nor repeats a record', async () => {
+test('a partition snapshot taken under concurrent ingest covers exactly what it captured: the restart neither loses nor repeats a record', async () => {
   nats ??= await startNatsCluster();
   const dataDir = makeDataDir('cluster-snapshot-busy');
   dirs.push(dataDir);
   const env = nodeEnv(nats.url, 'node-busy', { SNAPSHOT_LOG_MB: '1' });
   const node = await startService({ dataDir, env });
+  await waitForAssignment([node.baseUrl]);
   const cookie = await login(node.baseUrl, ADMIN_EMAIL, ADMIN_PASSWORD);
   const connection = await createConnection(node.baseUrl, cookie, 'busy');
+  const key = `p.${partitionOf(connection.id, 16)}`;
   const writers = startWriters({ writers: 4, batchSize: 50, apiKey: connection.apiKey, connectionId: connection.id, target: () => node.baseUrl });
-  await node.waitFor(/snapshot at seq \d+/, 40_000); // the log passed 1 MB; the writers keep going through it
+  const snapshotLine = new RegExp(`snapshot of ${key.replace('.', '\\.')} at seq (\\d+)`);
+  await node.waitFor(snapshotLine, 40_000); // the partition's log passed 1 MB; the writers keep going through it
   await Bun.sleep(500);
   await writers.stop();
   const before = await listAllJobs(node.baseUrl, cookie, 100);
   await node.kill();
 
   const restarted = await startService({ dataDir, env });
-  const covered = Number(node.output.match(/snapshot at seq (\d+)/)?.[1]);
-  expect(restarted.output).toContain(`loaded snapshot p.0 covering seq ${covered}`);
-  expect(Number(restarted.output.match(/and (\d+) log records of jobwatch\.log\.p\.0/)?.[1])).toBeGreaterThan(0);
+  const covered = Number(node.output.match(snapshotLine)?.[1]);
+  expect(restarted.output).toContain(`loaded snapshot ${key} covering seq ${covered}`);
+  expect(Number(restarted.output.match(/snapshots and (\d+) log records of JOBWATCH_LOG/)?.[1])).toBeGreaterThan(0);
   expect(await listAllJobs(restarted.baseUrl, cookie, 100)).toEqual(before);
   expect(await missingJobs(restarted.baseUrl, cookie, writers.acknowledged)).toEqual([]);
 }, 60_000);

@@ -1,5 +1,5 @@
 /**
- * The engine's partition scope (cluster mode, not wired into the running node yet): a
+ * The engine's partition scope (cluster mode, stage 2b-iii): a
  * snapshot of one partition's connections or of the accounts alone, several such
  * snapshots restored in sequence and reconciled with the accounts, a retention record
  * scoped to one partition, and a replayed `connection.created` that keeps the actor a
@@ -7,7 +7,7 @@
  */
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { ManualClock } from '../../actors/clock.ts';
-import { Engine, inMemoryLog } from '../../actors/engine.ts';
+import { Engine, inMemoryLog, type EngineRecord } from '../../actors/engine.ts';
 import type { SnapshotChunk, SnapshotScope } from '../../actors/engine-snapshot.ts';
 import { partitionOf } from '../../actors/partition-of.ts';
 import { AccountService } from '../../actors/services/account-service.ts';
@@ -178,4 +178,35 @@ describe('a retention record', () => {
     engine.evolve({ t: 'retention', atMs: RETAINED_UNTIL_MS });
     expect(jobsIn(engine, byPartition.flat()).every((size) => size === 0)).toBe(true);
   });
+});
+
+test('recovery in stream order: an accounts snapshot older than a partition snapshot keeps the connection created between them only if drops wait for the replay', async () => {
+  // the live engine's records in log order, as the stream holds them
+  const records: EngineRecord[] = [];
+  const engine = new Engine({ clock: new ManualClock(T0), log: { append: async (record) => records.push(record as EngineRecord) }, limits: LIMITS });
+  const live = { engine, accounts: new AccountService(engine, 86_400_000, 'secret-for-tests'), connections: new ConnectionService(engine) };
+  const owner = await live.accounts.addUser('admin@example.com', 'a long password!', true);
+  const accountsSnapshot = chunksOf(engine, ACCOUNTS_ONLY);
+  const coveredByAccounts = records.length;
+  const { connection, apiKey } = await live.connections.create(owner, 'created between the snapshots');
+  await workload(live, apiKey, connection.id, 0);
+  const partitionSnapshot = chunksOf(engine, partitionScope(partitionOf(connection.id, PARTITIONS)));
+  const jobs = engine.connection(connection.id)!.jobs.size;
+  expect(jobs).toBeGreaterThan(0);
+  // what the replay applies: the accounts records after the accounts snapshot (the partition's are covered by its snapshot)
+  const accountsTail = records.slice(coveredByAccounts).filter((record) => !('connectionId' in record) || record.t === 'connection.deleted');
+  expect(accountsTail.some((record) => record.t === 'connection.created')).toBe(true);
+
+  const recover = (dropBeforeReplay: boolean) => {
+    const { engine: target } = newEngine();
+    const restorer = target.restorer();
+    for (const chunk of [...accountsSnapshot, ...partitionSnapshot]) restorer.restore(chunk);
+    restorer.reconcileWithAccounts({ drop: dropBeforeReplay });
+    for (const record of accountsTail) target.evolve(record);
+    restorer.reconcileWithAccounts();
+    return target.connection(connection.id)?.jobs.size;
+  };
+  expect(recover(false)).toBe(jobs);
+  // dropping first loses them: the accounts did not know the connection yet, and the replayed create makes an empty actor
+  expect(recover(true)).toBe(0);
 });
