@@ -6,9 +6,13 @@
  *   (a released lease, or one whose revision this node has watched stay the same for
  *   LEASE_MS on its own clock: no clock agreement between machines is needed).
  * - Renew every LEASE_MS / 4 with kv.update on the revision this node last wrote. A
- *   refused renewal means another node took the lease; a renewal that cannot get through
- *   for LEASE_MS means another node may have. Either way the lease is lost: `onLost` runs
- *   once and the node must stop writing.
+ *   refused renewal means another node took the lease: `onLost` runs once and the node
+ *   must stop writing. A renewal that cannot get through (NATS unreachable, a raft
+ *   election of the bucket) is retried and is not a loss by itself: nobody can take the
+ *   lease without writing the same bucket, and a node that did take it fences the log
+ *   before writing, so this node's next append is refused. Giving the lease up on a timer
+ *   instead halted every node, the only one included, whenever an election outlasted a
+ *   lease (nats-server 2.9 elections take about 7 s, longer on a busy machine).
  * - The key is never deleted, so the epoch only grows: a release writes `released`, and
  *   the next owner's epoch is one higher. Message ids carry the epoch, so two owners
  *   never publish the same id inside JetStream's duplicate window.
@@ -65,6 +69,7 @@ export class PartitionLease {
   private renewing = false;
   private lost = false;
   private complainedAtRevision = -1;
+  private complainedLongAtRevision = -1;
 
   /** `selfRenewing`: a timer of its own renews it; otherwise the caller calls `renew()` every LEASE_MS / 4. */
   private constructor(
@@ -148,8 +153,12 @@ export class PartitionLease {
       if (this.lost) return;
       if (isRefusal(error)) {
         if (!(await this.stillOurs())) this.loseWith(`another node took it (${describeError(error)})`);
-      } else if (performance.now() - this.lastRenewedMs >= leaseMs) {
-        this.loseWith(`not renewed for ${leaseMs} ms (${describeError(error)}), so another node may own it`);
+      } else if (performance.now() - this.lastRenewedMs >= leaseMs && this.complainedLongAtRevision !== this.revision) {
+        this.complainedLongAtRevision = this.revision;
+        log(
+          `the lease ${key} was not renewed for ${leaseMs} ms (${describeError(error)}); still writing until a renewal is refused ` +
+            `(another node that took it fences the log first, so this node's next write would be refused)`,
+        );
       } else if (this.complainedAtRevision !== this.revision) {
         this.complainedAtRevision = this.revision;
         log(`renewing the lease ${key} failed (${describeError(error)}); retrying`);

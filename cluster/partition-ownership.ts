@@ -10,8 +10,8 @@
  * - held and wanted elsewhere: hand it over. `release(p)` runs (the engine stops accepting
  *   writes for p and flushes them), the lease is renewed meanwhile, and then written
  *   `released`, so the wanted node takes it at once instead of after a lapse.
- * - held leases are renewed by one timer for all of them, every LEASE_MS / 4; a refused or
- *   lapsed renewal calls `onLost(p, error)`.
+ * - held leases are renewed by one timer for all of them, every LEASE_MS / 4; a refused
+ *   renewal calls `onLost(p, error)` (one that cannot get through is retried, see lease.ts).
  *
  * The lease's compare-and-set is what keeps two nodes from holding a partition: views of
  * membership may differ for a moment (one node has seen a join that another has not), and
@@ -41,7 +41,7 @@ export interface PartitionOwnershipOptions {
   onTaken(partition: string, epoch: number): Promise<void>;
   /** p is wanted elsewhere: stop accepting writes for it and flush them; the lease is released once this resolves. */
   release(partition: string): Promise<void>;
-  /** p's lease was taken by another node or could not be renewed for a lease: stop writing p at once. */
+  /** p's lease was taken by another node (a renewal was refused): stop writing p at once. */
   onLost(partition: string, error: Error): void;
 }
 

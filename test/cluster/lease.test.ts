@@ -37,6 +37,20 @@ function acquire(key: string, node: string, lines: string[] = [], lost: Error[] 
   });
 }
 
+/**
+ * Another node writes the key and waits for the holder to notice at its next renewal; the deadline
+ * is generous because a NATS request on a loaded machine can take seconds. nats-server 2.9 may
+ * store a renewal racing the intruder's write after it (issue 4320): the intruder then reads its
+ * write back as overwritten (a real taker would back off, see stillLatest) and writes again.
+ */
+async function intrudeUntilLost(key: string, lost: Error[]): Promise<void> {
+  let intruded = await kv.put(key, JSON.stringify({ node: 'intruder', epoch: 2 }));
+  for (const deadline = Date.now() + 15_000; lost.length === 0 && Date.now() < deadline; ) {
+    await Bun.sleep(20);
+    if (lost.length === 0 && (await kv.get(key))!.revision !== intruded) intruded = await kv.put(key, JSON.stringify({ node: 'intruder', epoch: 2 }));
+  }
+}
+
 test('a renewed lease is never taken over; a released one passes at once with the next epoch', async () => {
   const key = `p.${keys++}`;
   const first = await acquire(key, 'a');
@@ -75,14 +89,7 @@ test('a lease another node overwrote is lost at the next renewal; a renewal whos
   await kv.put(key, JSON.stringify({ node: 'a', epoch: 1 }));
   await Bun.sleep(LEASE_MS);
   expect(lost).toEqual([]);
-  // The next renewal notices; the deadline is generous because a NATS request on a loaded machine can take seconds.
-  // nats-server 2.9 may store a renewal racing the intruder's write after it (issue 4320): the intruder then
-  // reads its write back as overwritten (a real taker would back off, see stillLatest) and writes again.
-  let intruded = await kv.put(key, JSON.stringify({ node: 'intruder', epoch: 2 }));
-  for (const deadline = Date.now() + 15_000; lost.length === 0 && Date.now() < deadline; ) {
-    await Bun.sleep(20);
-    if (lost.length === 0 && (await kv.get(key))!.revision !== intruded) intruded = await kv.put(key, JSON.stringify({ node: 'intruder', epoch: 2 }));
-  }
+  await intrudeUntilLost(key, lost);
   expect(lost.map((error) => error.message)).toEqual([expect.stringMatching(/^lost the lease p\.\d+ \(epoch 1\): another node took it/)]);
   expect(lines.at(-1)).toBe(lost[0]!.message);
 });
@@ -104,4 +111,31 @@ test('a take whose write was followed by another write of the key (a racing rene
   expect(taken).toBeNull();
   expect(lines).toEqual([expect.stringMatching(new RegExp(`^lease ${key.replace('.', '\\.')}: another write was stored after ours`))]);
   expect(JSON.parse((await kv.get(key))!.string()).node).toBe('holder');
+});
+
+test('renewals that cannot get through for longer than a lease (NATS unreachable) do not lose it; they resume, and a later refusal still does', async () => {
+  const key = `p.${keys++}`;
+  const lost: Error[] = [];
+  const lines: string[] = [];
+  let reachable = true;
+  // the bucket as a node sees it while its NATS connection is down: every write fails, not refused
+  const flaky: KV = Object.create(kv, {
+    update: {
+      value: (k: string, value: string, revision: number) => (reachable ? kv.update(k, value, revision) : Promise.reject(new Error('TIMEOUT'))),
+    },
+  });
+  const lease = await PartitionLease.acquire({ kv: flaky, key, node: 'a', url: 'http://a.test', leaseMs: LEASE_MS, log: (line) => lines.push(line), onLost: (error) => lost.push(error) });
+  held.push(lease);
+  reachable = false;
+  await Bun.sleep(3 * LEASE_MS);
+  expect(lost).toEqual([]);
+  expect(lines.some((line) => line.startsWith(`the lease ${key} was not renewed for ${LEASE_MS} ms (TIMEOUT); still writing until a renewal is refused`))).toBe(true);
+  const before = (await kv.get(key))!.revision;
+  reachable = true;
+  for (const deadline = Date.now() + 15_000; (await kv.get(key))!.revision === before && Date.now() < deadline; ) await Bun.sleep(20);
+  expect((await kv.get(key))!.revision).toBeGreaterThan(before);
+  expect(JSON.parse((await kv.get(key))!.string()).node).toBe('a');
+  expect(lost).toEqual([]);
+  await intrudeUntilLost(key, lost);
+  expect(lost.map((error) => error.message)).toEqual([expect.stringMatching(/another node took it/)]);
 });
