@@ -35,6 +35,8 @@ export class Membership {
   private readonly timer: ReturnType<typeof setInterval>;
   private refreshing = false;
   private refreshFailing = false;
+  /** Since when this node's own writes to the bucket have been getting through (see reachableSinceMs). */
+  private reachableSince = performance.now();
   private leaving = false;
   private reported = new Map<string, string>(); // node -> url, as last logged
   private watched!: WatchedBucket;
@@ -61,6 +63,18 @@ export class Membership {
     return membership;
   }
 
+  /**
+   * Since when this node itself has been reaching NATS (its key refreshed on time); now while
+   * it is not. Silence is only evidence of another node's death while the observer could have
+   * heard from it: after a NATS election, or any outage of its own, every key looks unchanged
+   * for as long as the outage lasted, and counting that time would declare healthy nodes gone
+   * and take leases their renewals are about to refresh. So a key's unchanged time is counted
+   * from this moment at the earliest, here and for the leases (partition-ownership.ts).
+   */
+  get reachableSinceMs(): number {
+    return this.refreshFailing ? performance.now() : this.reachableSince;
+  }
+
   /** The live nodes, sorted by id; logs who joined or went since the last call. */
   live(): Member[] {
     const nowMs = performance.now();
@@ -76,7 +90,7 @@ export class Membership {
       }
       const member = decodeMember(entry.string());
       if (member === null) continue;
-      if (nowMs - observed.sinceMs >= this.options.leaseMs) {
+      if (nowMs - Math.max(observed.sinceMs, this.reachableSinceMs) >= this.options.leaseMs) {
         if (this.reported.has(member.node)) this.report(member.node, null, `gone: its key was not refreshed for ${this.options.leaseMs} ms`);
         gone.delete(member.node);
         continue;
@@ -114,9 +128,12 @@ export class Membership {
   private async refresh(): Promise<void> {
     if (this.refreshing || this.leaving) return;
     this.refreshing = true;
+    const startedMs = performance.now();
     try {
       await this.options.kv.put(memberKey(this.options.node), JSON.stringify({ node: this.options.node, url: this.options.url } satisfies Member));
       if (this.refreshFailing) this.options.log('refreshing this node\'s key works again');
+      // a refresh that failed, or that took longer than the refresh interval (NATS was not answering), was an outage
+      if (this.refreshFailing || performance.now() - startedMs > renewalIntervalMs(this.options.leaseMs)) this.reachableSince = performance.now();
       this.refreshFailing = false;
     } catch (error) {
       if (!this.refreshFailing) this.options.log(`refreshing this node's key failed (${describeError(error)}); retrying`);

@@ -172,7 +172,8 @@ export class PartitionOwnership {
   private tryTake(partition: string, liveCount: number): void {
     const observed = this.watched.get(partition);
     const entry = observed?.entry ?? null;
-    const unchangedForMs = observed === undefined ? 0 : performance.now() - observed.sinceMs;
+    // counted only while this node could hear renewals (Membership.reachableSinceMs): not across its own outage
+    const unchangedForMs = observed === undefined ? 0 : performance.now() - Math.max(observed.sinceMs, this.membership?.reachableSinceMs ?? 0);
     if (entry !== null && entry.operation === 'PUT' && !decode(entry).released && unchangedForMs < this.options.leaseMs) return; // held and renewed
     if (performance.now() - (this.failedAtMs.get(partition) ?? -Infinity) < this.options.leaseMs) return;
     this.states.set(partition, { phase: 'taking', lease: null });
