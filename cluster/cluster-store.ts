@@ -26,6 +26,7 @@ import { partitionOf } from '../actors/partition-of.ts';
 import { invariant } from '../persistence/invariant.ts';
 import { describeError } from '../persistence/errors.ts';
 import type { DurableStore, RecoveryHandler, RecoveryReport, SnapshotSource } from '../persistence/durable-store.ts';
+import type { LogWriterObserver } from '../persistence/log-writer.ts';
 import { ACCOUNTS_KEY, partitionKey, partitionKeys, subjectOf } from './nats-cluster.ts';
 import { PartitionLog } from './partition-log.ts';
 import type { ApplyRecord } from './partition-reader.ts';
@@ -46,6 +47,8 @@ export interface ClusterStoreOptions {
   maxPayloadBytes: number;
   leaseMs: number;
   log: (line: string) => void;
+  /** Told of each group each partition publishes (metrics, ingest timings). */
+  observer?: LogWriterObserver;
 }
 
 /** Recovery of several scoped snapshots needs two steps around the replay (actors/engine-snapshot.ts, reconcileWithAccounts). */

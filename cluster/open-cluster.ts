@@ -11,6 +11,7 @@ import { rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { Config } from '../src/config.ts';
+import type { LogWriterObserver } from '../persistence/log-writer.ts';
 import type { LeaseHolder } from './lease.ts';
 import { ClusterStore } from './cluster-store.ts';
 import { connectNatsCluster, LOG_STREAM, type NatsCluster } from './nats-cluster.ts';
@@ -56,6 +57,8 @@ export interface OpenClusterOptions {
   connected(nodeId: string): Promise<string>;
   /** This node now writes partition `key` (its catch-up done); the partition counts as served once this resolves. */
   onWriting?(key: string): Promise<void>;
+  /** Told of each group published (metrics, ingest timings), as the local log tells of each group commit. */
+  observer?: LogWriterObserver;
 }
 
 export async function openCluster(config: Config, options: OpenClusterOptions): Promise<OpenedCluster> {
@@ -85,6 +88,7 @@ export async function openCluster(config: Config, options: OpenClusterOptions): 
       maxPayloadBytes: nats.maxPayloadBytes,
       leaseMs: config.clusterLeaseMs,
       log,
+      observer: options.observer,
     });
     let ownership: PartitionOwnership | undefined;
     return {

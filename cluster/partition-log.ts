@@ -26,6 +26,7 @@ import { DomainError } from '../actors/domain-error.ts';
 import { DurabilityError, describeError } from '../persistence/errors.ts';
 import { appendEncoded } from '../persistence/record-codec.ts';
 import type { SnapshotSource } from '../persistence/durable-store.ts';
+import type { LogWriterObserver } from '../persistence/log-writer.ts';
 import { FencedPublisher } from './fenced-publisher.ts';
 import { PartitionReader } from './partition-reader.ts';
 import type { SnapshotObjects } from './snapshot-object.ts';
@@ -43,6 +44,8 @@ export interface PartitionLogOptions {
   /** CLUSTER_LEASE_MS: purging lags snapshots by PURGE_LAG_LEASES of it. */
   leaseMs: number;
   log: (line: string) => void;
+  /** Told of each group published (metrics, ingest timings). */
+  observer?: LogWriterObserver;
 }
 
 /**

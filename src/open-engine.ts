@@ -153,6 +153,7 @@ async function openClusterMode(config: Config, options: OpenEngineOptions, onLea
     onLeaseLost,
     connected: (nodeId) => waiting.connected(nodeId),
     onWriting: async (key) => waiting.writing?.(key),
+    observer: options.logObserver,
   });
 }
 

@@ -83,7 +83,7 @@ export class ServiceMetrics implements ServiceObserver {
     });
     this.logAppendDuration = new BufferedHistogram({
       name: 'jobwatch_log_append_duration_seconds',
-      help: 'write() of one group commit to the log segment',
+      help: 'write() of one group commit to the log segment; in cluster mode its JetStream publish until the quorum acked',
       buckets: SECONDS_FAST,
       registers,
     });

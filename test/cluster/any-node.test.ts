@@ -184,6 +184,23 @@ test('a live stream opened on B is served by its replica and receives events ing
   }
 }, 60_000);
 
+/** A counter or a histogram's `_count` in a node's /metrics (0 when absent). */
+async function metricAt(node: ServiceProcess, series: string): Promise<number> {
+  const text = await (await fetch(`${node.baseUrl}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
+  return Number(text.match(new RegExp(`^${series} (\\S+)$`, 'm'))?.[1] ?? 0);
+}
+
+test('the node writing a partition reports its JetStream publishes as log group commits in /metrics', async () => {
+  const key = `p.${partitionOf(connection.id, 16)}`;
+  const nodes = [a, b, c];
+  const writers = await Promise.all(nodes.map(async (node) => (await health(node.baseUrl)).body.writes?.includes(key) === true));
+  const writer = nodes[writers.indexOf(true)]!;
+  const before = await metricAt(writer, 'jobwatch_log_group_commit_records_count');
+  expect((await ingest(a.baseUrl, connection.apiKey, batchOfJobs(connection.id, 'metered', 3))).status).toBe(200);
+  expect(await metricAt(writer, 'jobwatch_log_group_commit_records_count')).toBeGreaterThan(before);
+  expect(await metricAt(writer, 'jobwatch_log_append_duration_seconds_count')).toBeGreaterThan(0);
+});
+
 test('4 writers over every node, kill -9 of the accounts writer mid-run: no acknowledged event lost, reads through the survivors match', async () => {
   const nodes = [a, b, c];
   let turn = 0;

@@ -105,3 +105,24 @@ test('a message id used before is an error, not a silent success: the duplicate 
   const sameIdentity = publisher(subject, 'a', await lastSubjectSeq(jsm, STREAM, subject));
   await expect(sameIdentity.append(encodeValue({ second: true }))).rejects.toThrow(/message id .* was already used/);
 });
+
+test('each group published is told to the observer (metrics, ingest timings): every record and byte once, with the time to the quorum\'s ack', async () => {
+  const subject = `test.observed.${subjects++}`;
+  const groups: Array<{ records: number; bytes: number; ms: number }> = [];
+  const writer = new FencedPublisher({
+    js,
+    subject,
+    node: `${subject}/a`,
+    epoch: 1,
+    lastSeq: 0,
+    maxPayloadBytes: 8 * 1024 * 1024,
+    log: () => undefined,
+    observer: { batchWritten: (records, bytes, ms) => groups.push({ records, bytes, ms }), synced: () => undefined },
+  });
+  const payloads = Array.from({ length: 50 }, (_, index) => encodeValue({ index, pad: 'x'.repeat(index) }));
+  await Promise.all(payloads.map((payload) => writer.append(payload)));
+  expect(groups.length).toBe((await messagesOf(subject)).length);
+  expect(groups.reduce((sum, group) => sum + group.records, 0)).toBe(50);
+  expect(groups.reduce((sum, group) => sum + group.bytes, 0)).toBe(payloads.reduce((sum, payload) => sum + payload.length, 0));
+  expect(groups.every((group) => group.ms > 0)).toBe(true);
+});
