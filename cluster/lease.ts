@@ -137,7 +137,9 @@ export class PartitionLease {
       await kv.update(key, encode({ node, epoch: this.epoch, url, released: true }), this.revision);
       log(`released the lease ${key} (epoch ${this.epoch})`);
     } catch (error) {
-      log(`could not release the lease ${key} (${describeError(error)}); a standby takes it after it lapses`);
+      // refused: another node took it meanwhile (this one was paused, or cut off, past the lease); nothing was written after
+      if (isRefusal(error)) log(`lost the lease ${key} (epoch ${this.epoch}): another node took it before this node could release it`);
+      else log(`could not release the lease ${key} (${describeError(error)}); a standby takes it after it lapses`);
     }
   }
 

@@ -105,7 +105,8 @@ export async function connectNatsCluster(
         // while the metadata leader is being re-elected after a NATS server died
         const jsm = await jetstreamManager(nc);
         const kvm = new Kvm(js);
-        const meta = await kvm.create(META_BUCKET, { replicas, history: 1 });
+        // read from the stream leader: a node starting beside the first must see the count that node just stored
+        const meta = await kvm.create(META_BUCKET, { replicas, history: 1, allow_direct: false });
         await ensureLogStream(jsm, replicas, maxAgeMs);
         await ensurePartitionCount(meta, jsm, partitions);
         return {

@@ -139,3 +139,14 @@ test('renewals that cannot get through for longer than a lease (NATS unreachable
   await intrudeUntilLost(key, lost);
   expect(lost.map((error) => error.message)).toEqual([expect.stringMatching(/another node took it/)]);
 });
+
+test('a release refused because another node took the lease meanwhile says the lease was lost', async () => {
+  const key = `p.${keys++}`;
+  const lines: string[] = [];
+  // taken without its own renewal timer, so nothing renews it while the other node writes
+  const lease = (await PartitionLease.tryAcquire({ kv, key, node: 'a', url: 'http://a.test', leaseMs: LEASE_MS, log: (line) => lines.push(line), onLost: () => undefined }, { entry: null, unchangedForMs: 0 }))!;
+  await kv.put(key, JSON.stringify({ node: 'taker', epoch: 2, url: 'http://taker.test' }));
+  await lease.release();
+  expect(lines.at(-1)).toBe(`lost the lease ${key} (epoch 1): another node took it before this node could release it`);
+  expect(JSON.parse((await kv.get(key))!.string()).node).toBe('taker');
+});
