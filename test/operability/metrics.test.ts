@@ -91,7 +91,9 @@ describe('GET /metrics', () => {
     const cookie = await login(baseUrl, ADMIN_EMAIL, ADMIN_PASSWORD);
     const connection = await createConnection(baseUrl, cookie, 'metrics');
     const before = await scrape(baseUrl);
-    const event = (id: string) => jobEvent(connection.id, id);
+    // one timestamp for all: the same event sent twice must be the same event, even across a millisecond tick
+    const atMs = Date.now();
+    const event = (id: string) => jobEvent(connection.id, id, atMs);
 
     // 2 accepted, 1 skipped (the same event twice), 1 rejected
     expect((await ingest(baseUrl, connection.apiKey, [event('a'), event('a'), event('b'), { type: 'nonsense' }])).body).toMatchObject({ accepted: 2, skipped: 1, rejected: 1 });
