@@ -45,6 +45,7 @@ export interface ClusterStoreOptions {
   snapshots: SnapshotObjects;
   node: string;
   maxPayloadBytes: number;
+  /** CLUSTER_LEASE_MS: purging lags snapshots by PURGE_LAG_LEASES of it (partition-log.ts). */
   leaseMs: number;
   log: (line: string) => void;
   /** Told of each group each partition publishes (metrics, ingest timings). */

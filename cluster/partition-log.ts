@@ -21,31 +21,20 @@
  * purges the subject below the covered sequence of the newest snapshot it knows that is
  * at least PURGE_LAG_LEASES x CLUSTER_LEASE_MS old (never the one just written).
  */
-import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import { DomainError } from '../actors/domain-error.ts';
 import { DurabilityError, describeError } from '../persistence/errors.ts';
 import { appendEncoded } from '../persistence/record-codec.ts';
 import type { SnapshotSource } from '../persistence/durable-store.ts';
-import type { LogWriterObserver } from '../persistence/log-writer.ts';
+import type { ClusterStoreOptions } from './cluster-store.ts';
 import { FencedPublisher } from './fenced-publisher.ts';
 import { PartitionReader } from './partition-reader.ts';
-import type { SnapshotObjects } from './snapshot-object.ts';
 
-export interface PartitionLogOptions {
-  js: JetStreamClient;
-  jsm: JetStreamManager;
-  stream: string;
+/** The store's settings for one partition (see ClusterStoreOptions), plus which partition it is. */
+export interface PartitionLogOptions
+  extends Pick<ClusterStoreOptions, 'js' | 'jsm' | 'stream' | 'snapshots' | 'node' | 'maxPayloadBytes' | 'leaseMs' | 'log' | 'observer'> {
   /** The lease key and snapshot object name: `p.<n>` or `accounts`. */
   key: string;
   subject: string;
-  snapshots: SnapshotObjects;
-  node: string;
-  maxPayloadBytes: number;
-  /** CLUSTER_LEASE_MS: purging lags snapshots by PURGE_LAG_LEASES of it. */
-  leaseMs: number;
-  log: (line: string) => void;
-  /** Told of each group published (metrics, ingest timings). */
-  observer?: LogWriterObserver;
 }
 
 /**
@@ -131,7 +120,7 @@ export class PartitionLog {
   }
 
   private async fenceAndCatchUp(epoch: number, replica: AppliedPosition): Promise<void> {
-    const { subject, key, snapshots, node, log } = this.options;
+    const { subject, key, snapshots, log } = this.options;
     const startedAtMs = performance.now();
     const fromSeq = this.reader.appliedSeq;
     const recordsBefore = this.reader.recordsApplied;

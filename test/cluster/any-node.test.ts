@@ -17,17 +17,14 @@
  * 4. a node whose partition's writer stops answering (SIGSTOP) answers a write 503 with
  *    Retry-After and the envelope within the body deadline, not a hang.
  */
-import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { beforeAll, expect, test } from 'bun:test';
 import {
   ADMIN_EMAIL,
   ADMIN_PASSWORD,
   batchOfJobs,
   createConnection,
-  killAllServices,
   ingest,
-  login,
   makeDataDir,
-  removeDir,
   startService,
   type Connection,
   type ServiceProcess,
@@ -36,7 +33,7 @@ import { startNatsCluster, type NatsTestCluster } from '../support/nats-cluster.
 import { signForward } from '../../src/http/forward-signature.ts';
 import { partitionOf } from '../../actors/partition-of.ts';
 import { wantedOwner } from '../../cluster/rendezvous.ts';
-import { TEST_CLUSTER_SECRET, health, missingJobs, nodeEnv, startWriters, waitForAssignment, waitForCount } from './cluster-harness.ts';
+import { TEST_CLUSTER_SECRET, health, missingJobs, nodeEnv, startWriters, waitForAssignment, waitForCount, tearDownAfterAll } from './cluster-harness.ts';
 
 const METRICS_TOKEN = 'metrics-token-for-cluster-tests';
 /** Short, so a forward to a stopped owner gives up quickly; long enough for small bodies on a busy machine. */
@@ -50,11 +47,7 @@ let b: ServiceProcess;
 let c: ServiceProcess;
 let cookie: string;
 let connection: Connection;
-afterAll(async () => {
-  await killAllServices();
-  await nats?.stop();
-  dirs.forEach(removeDir);
-});
+tearDownAfterAll(dirs, () => nats);
 
 function env(node: string, extra: Record<string, string> = {}) {
   return nodeEnv(nats!.url, node, { METRICS_TOKEN, BODY_TIMEOUT_SECONDS: String(BODY_TIMEOUT_SECONDS), ...extra });

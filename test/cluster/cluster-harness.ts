@@ -3,7 +3,9 @@
  * batch until it is acknowledged (as an SDK does on 503 or a dropped connection), and
  * the check that every acknowledged event can be read back.
  */
-import { ADMIN_EMAIL, ADMIN_PASSWORD, batchOfJobs, ingest, listAllJobs, makeDataDir, startService, type ServiceProcess } from '../blackbox/service-process.ts';
+import { afterAll } from 'bun:test';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, batchOfJobs, ingest, killAllServices, listAllJobs, makeDataDir, removeDir, startService, type ServiceProcess } from '../blackbox/service-process.ts';
+import type { NatsTestCluster } from '../support/nats-cluster.ts';
 
 /** Short enough for a test, long enough for a renewal to get through a busy machine. */
 export const TEST_LEASE_MS = 2_000;
@@ -159,4 +161,13 @@ export async function startNodes(natsUrl: string, names: string[], dirs: string[
   );
   await waitForAssignment(nodes.map((node) => node.baseUrl), { partitions, spread: nodes.length > 1 });
   return nodes;
+}
+
+/** For a file whose nodes live across its tests: after the last one, kill them, stop NATS and remove their data directories. */
+export function tearDownAfterAll(dirs: string[], nats: () => NatsTestCluster | undefined): void {
+  afterAll(async () => {
+    await killAllServices();
+    await nats()?.stop();
+    dirs.forEach(removeDir);
+  });
 }

@@ -12,7 +12,7 @@ import { afterAll, expect, test } from 'bun:test';
 import { partitionOf } from '../../actors/partition-of.ts';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, cleanUpServices, createConnection, login } from '../blackbox/service-process.ts';
 import { startNatsCluster, type NatsTestCluster } from '../support/nats-cluster.ts';
-import { TEST_LEASE_MS, health, missingJobs, startNodes, startWriters, waitForAssignment, waitForCount } from './cluster-harness.ts';
+import { TEST_LEASE_MS, health, missingJobs, startNodes, startWriters, waitForAssignment } from './cluster-harness.ts';
 
 const PARTITIONS = 16;
 const dirs = cleanUpServices();

@@ -10,7 +10,7 @@
  *    with one of the two writers just killed (its lease not lapsed yet), its ids are
  *    answered `success: false` with the reason, and the other writer's ids succeed.
  */
-import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { beforeAll, expect, test } from 'bun:test';
 import { partitionOf } from '../../actors/partition-of.ts';
 import {
   ADMIN_EMAIL,
@@ -18,28 +18,22 @@ import {
   batchOfJobs,
   createConnection,
   ingest,
-  killAllServices,
   listAllJobs,
   login,
   makeDataDir,
-  removeDir,
   startService,
   type Connection,
   type ServiceProcess,
 } from '../blackbox/service-process.ts';
 import { startNatsCluster, type NatsTestCluster } from '../support/nats-cluster.ts';
-import { missingJobs, nodeEnv, startNodes, startWriters, waitForAssignment } from './cluster-harness.ts';
+import { missingJobs, nodeEnv, startNodes, startWriters, waitForAssignment, tearDownAfterAll } from './cluster-harness.ts';
 
 const PARTITIONS = 16;
 const dirs: string[] = [];
 let nats: NatsTestCluster | undefined;
 let nodes: ServiceProcess[] = [];
 let cookie: string;
-afterAll(async () => {
-  await killAllServices();
-  await nats?.stop();
-  dirs.forEach(removeDir);
-});
+tearDownAfterAll(dirs, () => nats);
 
 beforeAll(async () => {
   nats = await startNatsCluster();

@@ -14,7 +14,7 @@
  *    partition's new writer writes; a survivor then stops cleanly (exit 0), handing its
  *    partitions over.
  */
-import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { beforeAll, expect, test } from 'bun:test';
 import {
   ADMIN_EMAIL,
   ADMIN_PASSWORD,
@@ -22,9 +22,7 @@ import {
   createConnection,
   getJson,
   ingest,
-  killAllServices,
   login,
-    removeDir,
   type Connection,
   type ServiceProcess,
 } from '../blackbox/service-process.ts';
@@ -32,7 +30,7 @@ import { Value } from '@sinclair/typebox/value';
 import { Health } from '../../src/openapi/response-models.ts';
 import { startNatsCluster, type NatsTestCluster } from '../support/nats-cluster.ts';
 import { partitionOf } from '../../actors/partition-of.ts';
-import { health, startNodes, waitForAssignment } from './cluster-harness.ts';
+import { health, startNodes, waitForAssignment, tearDownAfterAll } from './cluster-harness.ts';
 
 const dirs: string[] = [];
 let nats: NatsTestCluster | undefined;
@@ -41,11 +39,7 @@ let a: ServiceProcess;
 let b: ServiceProcess;
 let cookie: string;
 let connection: Connection;
-afterAll(async () => {
-  await killAllServices();
-  await nats?.stop();
-  dirs.forEach(removeDir);
-});
+tearDownAfterAll(dirs, () => nats);
 
 beforeAll(async () => {
   nats = await startNatsCluster();
