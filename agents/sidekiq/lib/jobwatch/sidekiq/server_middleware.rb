@@ -1,8 +1,9 @@
 # Sidekiq server middleware: records `started`, then `succeeded`, or on an exception
 # `retrying` when Sidekiq will retry the job (a job with no retries left is recorded
-# `dead` by the death handler, with the same error). Before a job starts it claims a
-# revoke flag left by the collector and, if there is one, skips the job: Sidekiq then
-# acknowledges it as done and it never runs. Nothing here raises into the job.
+# `dead` by the death handler, with the same error). Before a job starts it takes down
+# a revoke flag left by the collector and, if there was one, skips the job: Sidekiq
+# then acknowledges it as done and it never runs; otherwise it marks the job running
+# until it ends (see RevokeFlags). Nothing here raises into the job.
 require_relative "job_record"
 require_relative "revoke_flags"
 require_relative "compat"
@@ -22,6 +23,16 @@ module Jobwatch
           @recorder.record(JobRecord.build("cancelled", job, worker: Compat.identity, reason: "revoked from jobwatch before it started"))
           return
         end
+        begin
+          run(job) { yield }
+        ensure
+          safely { ::Sidekiq.redis { |conn| RevokeFlags.finish(conn, job["jid"]) } if job["jid"].is_a?(String) }
+        end
+      end
+
+      private
+
+      def run(job)
         attempt = JobRecord.attempt_of(job)
         Thread.current[CURRENT_ATTEMPT] = [job["jid"], attempt]
         started_s = Times.now_s
@@ -36,12 +47,11 @@ module Jobwatch
         result
       end
 
-      private
-
+      # Takes down a revoke flag, or else marks the job running, in one transaction.
       def revoked?(job)
         jid = job["jid"]
         return false unless jid.is_a?(String)
-        ::Sidekiq.redis { |conn| RevokeFlags.claim(conn, jid) }
+        ::Sidekiq.redis { |conn| RevokeFlags.start(conn, jid, Compat.identity) }
       rescue StandardError
         false # jobwatch's flag cannot be read: the job runs as it would without jobwatch
       end

@@ -1,13 +1,13 @@
 # Revoke and retry from jobwatch, carried out with Sidekiq's own API and acknowledged
 # with an outcome.
 #
-# Revoke: a revoke flag goes up first (so a job fetched while we look is skipped by the
-# server middleware before it starts), then the job is deleted from the scheduled set,
-# the retry set, the dead set or its queue. Deleted: done (and recorded `cancelled`). Running: open-source Sidekiq
+# Revoke: a revoke flag goes up first, in one transaction with reading the job's
+# running mark (see RevokeFlags). Running (in a live process): open-source Sidekiq
 # cannot stop a running thread safely, so it runs on and the command is acknowledged
-# `failed` with that reason; the flag stays, so a retry of it will not run. Found
-# nowhere: Sidekiq has fetched it and it has not started (the flag skips it), or it
-# already finished; done, with that reason.
+# `failed` with that reason; the flag stays, so a retry of it will not run. Otherwise
+# the job is deleted from the scheduled, retry or dead set or its queue: done, and
+# recorded `cancelled`. Found nowhere: a Sidekiq process has fetched it and the flag
+# skips it before it starts, or it already finished; done, with that reason.
 #
 # Retry: Sidekiq's own retry moves the job from the retry or dead set back to its queue.
 #
@@ -85,7 +85,11 @@ module Jobwatch
         private
 
         def revoke(id, jid, command)
-          ::Sidekiq.redis { |conn| RevokeFlags.raise_flag(conn, jid) }
+          runner = ::Sidekiq.redis { |conn| RevokeFlags.raise_flag(conn, jid) }
+          if runner && ::Sidekiq::ProcessSet.new.any? { |process| process["identity"] == runner }
+            return Outcome.new(id, "failed", "the job is running in Sidekiq process #{runner}: open-source Sidekiq cannot stop a running job safely, " \
+                                             "so this run goes on; it will not be retried")
+          end
           [["scheduled", ::Sidekiq::ScheduledSet.new], ["retry", ::Sidekiq::RetrySet.new], ["dead", ::Sidekiq::DeadSet.new]].each do |where, set|
             entry = set.find_job(jid)
             next unless entry
@@ -95,11 +99,6 @@ module Jobwatch
           unless queue_name.empty?
             entry = find_in_queue(::Sidekiq::Queue.new(queue_name), jid)
             return deleted(id, jid, entry.item, "deleted from Sidekiq queue #{queue_name}") if entry&.delete
-          end
-          running = Compat.running_jobs.find { |_, job| job["jid"] == jid }
-          if running
-            return Outcome.new(id, "failed", "the job is running in Sidekiq process #{running[0]}: open-source Sidekiq cannot stop a running job safely, " \
-                                             "so this run goes on; it will not be retried")
           end
           Outcome.new(id, "done", "not in Sidekiq's queue or sets: if a Sidekiq process has fetched it, it is skipped before it starts; " \
                                   "if it already ran, nothing changed")
