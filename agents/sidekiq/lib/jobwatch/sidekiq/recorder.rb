@@ -36,7 +36,8 @@ module Jobwatch
           count_drop
           return nil
         end
-        payload = JSON.generate(record)
+        payload = encode(record)
+        return nil if payload.nil?
         id = @redis.call { |conn| conn.call("XADD", @stream, "MAXLEN", "~", @max_length.to_s, "*", FIELD, payload) }
         @lock.synchronize { @paused_until = nil }
         id
@@ -46,6 +47,16 @@ module Jobwatch
       end
 
       private
+
+      # A record that cannot be JSON (bytes that are not UTF-8 in a job's fields) is
+      # dropped on its own; Redis is fine, so recording does not pause.
+      def encode(record)
+        JSON.generate(record)
+      rescue JSON::GeneratorError, EncodingError => e
+        count_drop
+        @logger&.error("jobwatch: a job event could not be encoded as JSON (#{e.message[0, 200]}); dropped (#{@dropped} dropped so far)")
+        nil
+      end
 
       def paused?
         until_s = @paused_until

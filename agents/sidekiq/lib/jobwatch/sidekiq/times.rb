@@ -20,8 +20,9 @@ module Jobwatch
         number >= MILLISECONDS_FROM ? number / 1000.0 : number
       end
 
+      # Rounded to the nearest millisecond: a float like 0.26 is 0.2599999... in binary.
       def iso(seconds)
-        Time.at(seconds.to_r).utc.strftime("%Y-%m-%dT%H:%M:%S.%LZ")
+        Time.at(Rational((seconds * 1000).round, 1000)).utc.strftime("%Y-%m-%dT%H:%M:%S.%LZ")
       end
 
       # ISO 8601 of a Sidekiq time, or nil.
