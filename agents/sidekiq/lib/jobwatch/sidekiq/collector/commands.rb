@@ -53,6 +53,7 @@ module Jobwatch
             @unreachable = true
             return 0
           end
+          @logger.info("commands: jobwatch reachable again") if @unreachable
           @unreachable = false
           if response.status != 200
             @logger.error("commands: jobwatch answered #{response.status} #{response.error_text}")

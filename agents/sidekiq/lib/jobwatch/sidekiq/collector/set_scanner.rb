@@ -3,7 +3,8 @@
 # integration, jobs from before it was installed, stream entries trimmed before the
 # collector read them). Each entry is reported once per collector run; its event is
 # timed by Sidekiq's own timestamps, so a repeat after a restart is the same event and
-# jobwatch skips it.
+# jobwatch skips it. A set whose size and newest entry are what they were at the last
+# scan is not read again, so a large, quiet dead set costs two commands per poll.
 require_relative "normalize"
 
 module Jobwatch
@@ -16,13 +17,18 @@ module Jobwatch
           @scan_max = scan_max
           @sets = sets || { "scheduled" => -> { ::Sidekiq::ScheduledSet.new }, "retry" => -> { ::Sidekiq::RetrySet.new }, "dead" => -> { ::Sidekiq::DeadSet.new } }
           @reported = {}
+          @signatures = {}
         end
 
         def events
           events = []
           @sets.each do |name, open_set|
+            set = open_set.call
+            signature = signature_of(set)
+            next if signature && @signatures[name] == signature
+            @signatures[name] = signature
             read = 0
-            open_set.call.each do |entry|
+            set.each do |entry|
               break if (read += 1) > @scan_max
               item = entry.item
               key = "#{name}|#{item["jid"]}|#{entry.score}"
@@ -36,6 +42,13 @@ module Jobwatch
         end
 
         private
+
+        # [size, newest member, its score], or nil when the set cannot say (always read then).
+        def signature_of(set)
+          return nil unless set.respond_to?(:name) && set.respond_to?(:size)
+          newest = ::Sidekiq.redis { |conn| conn.call("ZRANGE", set.name, "-1", "-1", "WITHSCORES") }
+          [set.size, newest]
+        end
 
         def remember(key)
           @reported[key] = true
