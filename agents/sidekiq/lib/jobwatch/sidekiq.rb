@@ -26,7 +26,7 @@ module Jobwatch
         @recorder ||= Recorder.new(logger: safe_logger)
       end
 
-      # Call once, at boot, where Sidekiq is configured. The stream name and its length
+      # Call at boot, where Sidekiq is configured; calling it again only changes the stream. The stream name and its length
       # bound default to JOBWATCH_STREAM and JOBWATCH_STREAM_MAX_LENGTH (or built-ins);
       # the collector must read the same stream.
       def install!(stream: ENV.fetch("JOBWATCH_STREAM", Recorder::DEFAULT_STREAM),
@@ -40,9 +40,9 @@ module Jobwatch
           # The server pushes jobs too: its scheduler moves due scheduled and retry jobs to their queues.
           add_client_middleware(config)
           config.server_middleware do |chain|
-            chain.add(ServerMiddleware, @recorder) unless chain.exists?(ServerMiddleware)
+            chain.add(ServerMiddleware) unless chain.exists?(ServerMiddleware)
           end
-          config.death_handlers << DeathHandler.new(@recorder) unless config.death_handlers.any? { |h| h.is_a?(DeathHandler) }
+          config.death_handlers << DeathHandler.new unless config.death_handlers.any? { |h| h.is_a?(DeathHandler) }
         end
         @recorder
       end
@@ -51,7 +51,7 @@ module Jobwatch
 
       def add_client_middleware(config)
         config.client_middleware do |chain|
-          chain.add(ClientMiddleware, @recorder) unless chain.exists?(ClientMiddleware)
+          chain.add(ClientMiddleware) unless chain.exists?(ClientMiddleware)
         end
       end
 

@@ -6,8 +6,9 @@ require_relative "job_record"
 module Jobwatch
   module Sidekiq
     class ClientMiddleware
-      def initialize(recorder = Jobwatch::Sidekiq.recorder)
-        @recorder = recorder
+      # Without a recorder of its own it uses the one `install!` set up last.
+      def initialize(recorder = nil)
+        @own_recorder = recorder
       end
 
       def call(_worker_class, job, _queue, _redis_pool = nil)
@@ -18,10 +19,14 @@ module Jobwatch
 
       private
 
+      def recorder
+        @own_recorder || Jobwatch::Sidekiq.recorder
+      end
+
       def note(job)
         kind = job["at"] ? "scheduled" : "enqueued"
         record = JobRecord.build(kind, job)
-        @recorder.record(record)
+        recorder.record(record)
       rescue StandardError
         nil # the push goes on whatever happens here
       end

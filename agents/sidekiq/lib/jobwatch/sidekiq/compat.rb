@@ -14,6 +14,7 @@ module Jobwatch
       # The identity Sidekiq's own heartbeat uses for this process ("host:pid:nonce"), so
       # a job's workerId matches the worker the collector reports.
       def identity
+        load_identity_module
         @identity ||=
           if defined?(::Sidekiq::Util)
             Object.new.extend(::Sidekiq::Util).identity
@@ -24,6 +25,17 @@ module Jobwatch
           end
       rescue StandardError
         @identity = "#{Socket.gethostname}:#{::Process.pid}"
+      end
+
+      # Sidekiq 6 keeps `identity` in Sidekiq::Util, 7 in Sidekiq::Component; only a
+      # server process has loaded them by itself.
+      def load_identity_module
+        %w[sidekiq/util sidekiq/component].each do |path|
+          require path
+          break
+        rescue LoadError
+          next
+        end
       end
 
       # Sidekiq's global max_retries (used when a job says `retry: true`).

@@ -6,17 +6,22 @@ require_relative "server_middleware"
 module Jobwatch
   module Sidekiq
     class DeathHandler
-      def initialize(recorder = Jobwatch::Sidekiq.recorder)
-        @recorder = recorder
+      # Without a recorder of its own it uses the one `install!` set up last.
+      def initialize(recorder = nil)
+        @own_recorder = recorder
       end
 
       def call(job, error)
-        @recorder.record(JobRecord.build("dead", job, attempt: attempt(job), error: error, worker: Compat.identity))
+        recorder.record(JobRecord.build("dead", job, attempt: attempt(job), error: error, worker: Compat.identity))
       rescue StandardError
         nil
       end
 
       private
+
+      def recorder
+        @own_recorder || Jobwatch::Sidekiq.recorder
+      end
 
       # The server middleware noted the attempt this thread ran; Sidekiq has already
       # bumped retry_count by the time it calls us, so that is one run behind.

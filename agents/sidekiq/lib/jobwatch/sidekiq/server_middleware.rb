@@ -14,13 +14,14 @@ module Jobwatch
       # Per thread: the attempt of the job this thread runs, read by the death handler.
       CURRENT_ATTEMPT = :jobwatch_sidekiq_attempt
 
-      def initialize(recorder = Jobwatch::Sidekiq.recorder)
-        @recorder = recorder
+      # Without a recorder of its own it uses the one `install!` set up last.
+      def initialize(recorder = nil)
+        @own_recorder = recorder
       end
 
       def call(_worker, job, _queue)
         if revoked?(job)
-          @recorder.record(JobRecord.build("cancelled", job, worker: Compat.identity, reason: "revoked from jobwatch before it started"))
+          recorder.record(JobRecord.build("cancelled", job, worker: Compat.identity, reason: "revoked from jobwatch before it started"))
           return
         end
         begin
@@ -32,18 +33,22 @@ module Jobwatch
 
       private
 
+      def recorder
+        @own_recorder || Jobwatch::Sidekiq.recorder
+      end
+
       def run(job)
         attempt = JobRecord.attempt_of(job)
         Thread.current[CURRENT_ATTEMPT] = [job["jid"], attempt]
         started_s = Times.now_s
-        safely { @recorder.record(JobRecord.build("started", job, at_s: started_s, attempt: attempt, worker: Compat.identity)) }
+        safely { recorder.record(JobRecord.build("started", job, at_s: started_s, attempt: attempt, worker: Compat.identity)) }
         begin
           result = yield
         rescue Exception => e # rubocop:disable Lint/RescueException -- re-raised at once, Sidekiq decides
           safely { note_failure(job, e, attempt, started_s) }
           raise
         end
-        safely { @recorder.record(JobRecord.build("succeeded", job, attempt: attempt, started_at_s: started_s, worker: Compat.identity)) }
+        safely { recorder.record(JobRecord.build("succeeded", job, attempt: attempt, started_at_s: started_s, worker: Compat.identity)) }
         result
       end
 
@@ -59,9 +64,9 @@ module Jobwatch
       def note_failure(job, error, attempt, started_s)
         if shutdown?(error)
           # Sidekiq pushes the unfinished job back to its queue on shutdown.
-          @recorder.record(JobRecord.build("requeued", job, attempt: attempt, started_at_s: started_s, worker: Compat.identity))
+          recorder.record(JobRecord.build("requeued", job, attempt: attempt, started_at_s: started_s, worker: Compat.identity))
         elsif will_retry?(job)
-          @recorder.record(JobRecord.build("retrying", job, attempt: attempt, error: error, started_at_s: started_s, worker: Compat.identity))
+          recorder.record(JobRecord.build("retrying", job, attempt: attempt, error: error, started_at_s: started_s, worker: Compat.identity))
         end
       end
 

@@ -79,7 +79,7 @@ module Jobwatch
           # Sidekiq's own retry of a job, done here for a retry command, is then recorded like any push.
           Jobwatch::Sidekiq.recorder = Recorder.new(stream: @config.stream, logger: @logger)
           ::Sidekiq.configure_client do |config|
-            config.client_middleware { |chain| chain.add(ClientMiddleware, Jobwatch::Sidekiq.recorder) unless chain.exists?(ClientMiddleware) }
+            config.client_middleware { |chain| chain.add(ClientMiddleware) unless chain.exists?(ClientMiddleware) }
           end
         end
 
