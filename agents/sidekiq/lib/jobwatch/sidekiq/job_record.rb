@@ -11,8 +11,10 @@ module Jobwatch
       # Native job fields kept as Sidekiq wrote them (times in its own unit).
       KEPT_FIELDS = %w[jid class wrapped queue retry retry_count created_at enqueued_at at bid tags
                        error_class error_message failed_at retried_at].freeze
-      BACKTRACE_CHARS_MAX = 50_000
-      ERROR_CHARS_MAX = 10_000
+      # A failure storm fills the stream with failures: these bounds keep an entry near
+      # 12 KB at most (the app's own frames are at the top of a backtrace).
+      BACKTRACE_CHARS_MAX = 8_000
+      ERROR_CHARS_MAX = 4_000
       KINDS = %w[enqueued scheduled started succeeded retrying dead cancelled requeued].freeze
 
       module_function
