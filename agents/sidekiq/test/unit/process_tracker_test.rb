@@ -43,6 +43,33 @@ class ProcessTrackerTest < Minitest::Test
     assert_equal %w[online idle], states(@tracker.observe([process(NOW + 12)], [], now_s: NOW + 12)), "a beat again brings it back"
   end
 
+  def test_a_process_seen_beating_every_5s_is_offline_after_10s_without_a_beat
+    tracker = C::ProcessTracker.new(stale_s: 20, logger: logger, clock: -> { @mono })
+    tracker.observe([process(NOW)], [], now_s: NOW)
+    [5, 10, 15].each do |beat|
+      @mono = beat
+      tracker.observe([process(NOW + beat)], [], now_s: NOW + beat)
+    end
+    @mono = 25
+    assert_equal %w[idle], states(tracker.observe([process(NOW + 15)], [], now_s: NOW + 25)), "10 s without a beat: not yet"
+    @mono = 25.5
+    assert_equal %w[offline], states(tracker.observe([process(NOW + 15)], [], now_s: NOW + 25.5))
+    assert_match(/no heartbeat for 10\.5s/, logged)
+  end
+
+  def test_a_slow_beater_is_judged_by_the_bound_alone
+    tracker = C::ProcessTracker.new(stale_s: 20, logger: logger, clock: -> { @mono })
+    tracker.observe([process(NOW)], [], now_s: NOW)
+    [12, 24].each do |beat|
+      @mono = beat
+      tracker.observe([process(NOW + beat)], [], now_s: NOW + beat)
+    end
+    @mono = 44
+    assert_equal %w[idle], states(tracker.observe([process(NOW + 24)], [], now_s: NOW + 44)), "twice 12 s is past the 20 s bound: 20 s it is"
+    @mono = 44.5
+    assert_equal %w[offline], states(tracker.observe([process(NOW + 24)], [], now_s: NOW + 44.5))
+  end
+
   def test_a_process_first_seen_with_an_old_beat_is_offline_at_once
     assert_equal %w[offline], states(@tracker.observe([process(NOW - 30)], [], now_s: NOW))
   end

@@ -25,7 +25,8 @@ module Jobwatch
         ["--poll-interval", "JOBWATCH_POLL_INTERVAL", "2", "seconds between polls of processes, queues and sets, 0.5..5"],
         ["--command-interval", "JOBWATCH_COMMAND_INTERVAL", "1", "seconds between polls for revoke/retry commands, 0.2..3600"],
         ["--process-stale", "JOBWATCH_PROCESS_STALE", "20",
-         "seconds without a new Sidekiq heartbeat after which a process is reported offline, 6..300 (Sidekiq beats every 5 s in 6.x, 10 s in 7.x)"],
+         "the most seconds without a new Sidekiq heartbeat before a process is reported offline, 6..300 " \
+         "(sooner when its beats were seen: twice the gap between them; Sidekiq beats every 5 s in 6.x, 10 s in 7.x)"],
         ["--set-scan-max", "JOBWATCH_SET_SCAN_MAX", "1000", "newest entries of each of the scheduled, retry and dead sets read per poll, 10..100000"],
         ["--log-level", "JOBWATCH_LOG_LEVEL", "info", "debug, info, warn or error"],
       ].freeze

@@ -4,11 +4,12 @@
 #
 # A process is live while its own heartbeat (`beat`) keeps changing. Sidekiq keeps a
 # dead process's record for up to 60 s, so "in the process set" is not enough: a beat
-# that has not moved for `stale_s` (measured on this collector's monotonic clock, so
-# clock skew between hosts does not matter) means the process died; it is reported
-# offline once, and the jobs it was running are reported failed as lost (open-source
-# Sidekiq does not run them again). A process that left the set stopped cleanly; its
-# unfinished jobs went back to their queues.
+# that has not moved for twice the gap seen between its beats (Sidekiq 6 beats every
+# 5 s, 7 every 10 s), and never more than `stale_s`, means the process died. Measured
+# on this collector's monotonic clock, so clock skew between hosts does not matter. It
+# is reported offline once, and the jobs it was running are reported failed as lost
+# (open-source Sidekiq does not run them again). A process that left the set stopped
+# cleanly; its unfinished jobs went back to their queues.
 require_relative "normalize"
 require_relative "../times"
 
@@ -16,8 +17,10 @@ module Jobwatch
   module Sidekiq
     module Collector
       class ProcessTracker
-        Seen = Struct.new(:process, :beat, :beat_changed_at, :online, :offline, :running, keyword_init: true)
+        Seen = Struct.new(:process, :beat, :beat_changed_at, :beat_gap_s, :beat_changes, :online, :offline, :running, keyword_init: true)
         PROCESSES_TRACKED_MAX = 10_000
+        # jobwatch's own offline rule; a beat never seen to move is judged by stale_s alone.
+        STALE_FLOOR_S = 6.0
 
         def initialize(stale_s:, logger:, clock: -> { Process.clock_gettime(Process::CLOCK_MONOTONIC) })
           @stale_s = stale_s
@@ -42,14 +45,18 @@ module Jobwatch
             if seen.nil?
               # First sight: the beat's age on the wall clock is all there is to go on.
               age_s = beat ? now_s - beat : 0
-              seen = Seen.new(process: process, beat: beat, beat_changed_at: mono - [age_s, 0].max, online: false, offline: false, running: [])
+              seen = Seen.new(process: process, beat: beat, beat_changed_at: mono - [age_s, 0].max, beat_gap_s: nil, beat_changes: 0,
+                              online: false, offline: false, running: [])
               @seen[identity] = seen
             elsif beat != seen.beat
+              # A gap runs between two changes this collector saw; first sight is not a change.
+              seen.beat_gap_s = [seen.beat_gap_s || 0, mono - seen.beat_changed_at].max if seen.beat_changes.positive?
+              seen.beat_changes += 1
               seen.beat = beat
               seen.beat_changed_at = mono
               seen.offline = false if seen.offline
             end
-            if mono - seen.beat_changed_at > @stale_s
+            if mono - seen.beat_changed_at > stale_after_s(seen)
               events.concat(went_offline(identity, seen, now_s)) unless seen.offline
               next
             end
@@ -79,6 +86,11 @@ module Jobwatch
 
         private
 
+        def stale_after_s(seen)
+          return @stale_s unless seen.beat_gap_s
+          (2 * seen.beat_gap_s).clamp(STALE_FLOOR_S, @stale_s)
+        end
+
         def went_offline(identity, seen, now_s)
           seen.offline = true
           seen.online = false
@@ -87,7 +99,7 @@ module Jobwatch
           seen.running.each do |job|
             events << Normalize.lost_job_event(job, identity, lost_at_s) if job["jid"].is_a?(String)
           end
-          @logger.warn("worker #{identity}: no heartbeat for more than #{@stale_s}s (killed or crashed?); offline" \
+          @logger.warn(format("worker %s: no heartbeat for %.1fs (killed or crashed?); offline", identity, @clock.call - seen.beat_changed_at) + \
                        "#{seen.running.empty? ? "" : ", #{seen.running.size} running jobs reported lost"}")
           seen.running = []
           events
