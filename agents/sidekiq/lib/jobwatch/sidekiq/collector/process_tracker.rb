@@ -100,7 +100,7 @@ module Jobwatch
             events << Normalize.lost_job_event(job, identity, lost_at_s) if job["jid"].is_a?(String)
           end
           @logger.warn(format("worker %s: no heartbeat for %.1fs (killed or crashed?); offline", identity, @clock.call - seen.beat_changed_at) + \
-                       "#{seen.running.empty? ? "" : ", #{seen.running.size} running jobs reported lost"}")
+                       "#{seen.running.empty? ? "" : ", #{seen.running.size} running job#{"s" if seen.running.size > 1} reported lost"}")
           seen.running = []
           events
         end
