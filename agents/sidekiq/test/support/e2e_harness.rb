@@ -42,11 +42,22 @@ module E2E
   class Spawned
     attr_reader :name, :pid, :log
 
+    # Every process a test started: whatever is still running when the suite ends (a
+    # failed start, an interrupted test) is killed with its process group.
+    ALL = []
+
     def initialize(name, argv, env:, log_dir:, chdir:)
       @name = name
       @log = File.join(log_dir, "#{name}.log")
       @pid = Process.spawn(env, *argv, chdir: chdir, out: [@log, "a"], err: [:child, :out], pgroup: true)
       @status = nil
+      ALL << self
+    end
+
+    def kill_group
+      Process.kill("KILL", -@pid) if alive?
+    rescue Errno::ESRCH, Errno::EPERM, Errno::ECHILD
+      nil
     end
 
     def alive?
@@ -139,6 +150,7 @@ module E2E
 
     def self.stop_instance
       @instance&.stop
+      Spawned::ALL.each(&:kill_group)
     end
 
     def initialize
