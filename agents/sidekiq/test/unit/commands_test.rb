@@ -70,8 +70,17 @@ class CommandsTest < Minitest::Test
 
   def test_a_sidekiq_error_is_acknowledged_failed_not_raised
     runner = C::Commands.new(client: FakeJobwatch.new([]), logger: logger, recorder: nil)
-    outcome = Sidekiq.stub(:redis, ->(*) { raise IOError, "Redis went away" }) { runner.execute("id" => "r", "type" => "retry", "externalId" => "j") }
-    assert_equal ["failed", "Sidekiq error: IOError: Redis went away"], [outcome.status, outcome.reason]
+    outcome = Sidekiq.stub(:redis, ->(*) { raise ArgumentError, "ERR wrong type" }) { runner.execute("id" => "r", "type" => "retry", "externalId" => "j") }
+    assert_equal ["failed", "Sidekiq error: ArgumentError: ERR wrong type"], [outcome.status, outcome.reason]
+  end
+
+  def test_while_redis_is_unreachable_commands_stay_unacknowledged_and_come_back
+    jobwatch = FakeJobwatch.new(commands(2).map { |command| command.merge("type" => "retry") })
+    runner = C::Commands.new(client: jobwatch, logger: logger, recorder: nil)
+    assert_equal 0, Sidekiq.stub(:redis, ->(*) { raise Errno::ECONNREFUSED, "redis" }) { runner.step }
+    assert_empty jobwatch.acks
+    assert_equal 2, jobwatch.commands.size
+    assert_match(/not carried out now .*will try again/, logged)
   end
 
   def test_a_long_reason_is_cut_to_what_the_ack_accepts

@@ -12,7 +12,8 @@
 # Retry: Sidekiq's own retry moves the job from the retry or dead set back to its queue.
 #
 # A command whose ack was lost is not carried out twice: its outcome is remembered and
-# sent again.
+# sent again. While Redis cannot be reached a command is left unacknowledged (with the
+# ones behind it, to keep their order) and comes back at the next poll.
 require_relative "../revoke_flags"
 require_relative "../job_record"
 require_relative "../compat"
@@ -59,14 +60,17 @@ module Jobwatch
             @logger.error("commands: jobwatch answered #{response.status} #{response.error_text}")
             return 0
           end
-          outcomes = Array(response.body.is_a?(Hash) ? response.body["data"] : nil).map do |command|
+          outcomes = []
+          Array(response.body.is_a?(Hash) ? response.body["data"] : nil).each do |command|
             outcome = @unacked[command["id"].to_s] || execute(command)
+            break if outcome.nil?
             remember(outcome)
-            outcome
+            outcomes << outcome
           end
           acknowledge(outcomes)
         end
 
+        # The outcome to acknowledge, or nil when Redis could not be reached (try again later).
         def execute(command)
           id = command["id"].to_s
           jid = command["externalId"].to_s
@@ -79,11 +83,22 @@ module Jobwatch
           @logger.info("commands: #{command["type"]} of job #{jid} -> #{outcome.status}#{outcome.reason ? " (#{outcome.reason})" : ""}")
           outcome
         rescue StandardError => e
+          if unreachable?(e)
+            @logger.warn("commands: #{command["type"]} of job #{jid} not carried out now (Redis: #{e.class}: #{e.message}); will try again")
+            return nil
+          end
           @logger.error("commands: #{command["type"]} of job #{jid} failed: #{e.class}: #{e.message}")
           Outcome.new(id, "failed", "Sidekiq error: #{e.class}: #{e.message}")
         end
 
         private
+
+        # redis-rb (Sidekiq 6) and redis-client (Sidekiq 7) name their connection errors differently.
+        def unreachable?(error)
+          return true if error.is_a?(IOError) || error.is_a?(SystemCallError)
+          return true if defined?(::Redis::BaseConnectionError) && error.is_a?(::Redis::BaseConnectionError)
+          defined?(::RedisClient::ConnectionError) && error.is_a?(::RedisClient::ConnectionError)
+        end
 
         def revoke(id, jid, command)
           runner = ::Sidekiq.redis { |conn| RevokeFlags.raise_flag(conn, jid) }
