@@ -1,0 +1,53 @@
+# Every poll interval: Sidekiq's processes as workers, its queues as queue snapshots
+# (depth and consumers), and its sets as job states, all through Sidekiq's own API.
+require_relative "normalize"
+require_relative "process_tracker"
+require_relative "set_scanner"
+require_relative "../compat"
+require_relative "../times"
+
+module Jobwatch
+  module Sidekiq
+    module Collector
+      class Poller
+        QUEUES_MAX = 1000
+
+        def initialize(deliverer:, logger:, stale_s:, set_scan_max:)
+          @deliverer = deliverer
+          @logger = logger
+          @processes = ProcessTracker.new(stale_s: stale_s, logger: logger)
+          @sets = SetScanner.new(scan_max: set_scan_max)
+        end
+
+        def step
+          now_s = Times.now_s
+          processes = ::Sidekiq::ProcessSet.new.map { |process| process_hash(process) }
+          events = @processes.observe(processes, Compat.running_jobs, now_s: now_s)
+          events.concat(queue_events(now_s))
+          events.concat(@sets.events)
+          @deliverer.deliver(events)
+          events.size
+        end
+
+        private
+
+        def process_hash(process)
+          hash = {}
+          %w[identity hostname pid concurrency busy queues beat tag version labels started_at quiet rss].each { |key| hash[key] = process[key] }
+          hash["identity"] ||= process.identity if process.respond_to?(:identity)
+          hash
+        end
+
+        def queue_events(now_s)
+          consumers = Hash.new(0)
+          @processes.live_processes.each { |process| Array(process["queues"]).uniq.each { |queue| consumers[queue] += 1 } }
+          queues = ::Sidekiq::Queue.all.first(QUEUES_MAX).to_h { |queue| [queue.name, queue] }
+          (queues.keys | consumers.keys).first(QUEUES_MAX).map do |name|
+            queue = queues[name] || ::Sidekiq::Queue.new(name)
+            Normalize.queue_event(name, queue.size, consumers[name], now_s)
+          end
+        end
+      end
+    end
+  end
+end

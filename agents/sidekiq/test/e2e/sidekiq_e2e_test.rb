@@ -1,0 +1,197 @@
+# End to end with real parts: redis-server, the jobwatch service, Sidekiq running the
+# fixture app with the integration installed, and the collector. Each test pushes its
+# own jobs, so the order they run in does not matter; the one cluster is shared.
+require "minitest/autorun"
+require "time"
+require_relative "../support/e2e_harness"
+
+class SidekiqEndToEndTest < Minitest::Test
+  MISSING = E2E::Cluster.missing
+  Minitest.after_run { E2E::Cluster.stop_instance }
+
+  def setup
+    flunk "end-to-end parts missing, install them: #{MISSING.join(", ")}" unless MISSING.empty?
+    @cluster = E2E::Cluster.instance
+    @api = @cluster.api
+  end
+
+  def teardown
+    @cluster&.dump_logs unless passed?
+  end
+
+  def test_a_job_that_succeeds_is_completed_with_its_worker_times_and_queue
+    jid = SucceedJob.perform_async("hello")
+    job = wait_state(jid, "completed")
+    assert_equal "SucceedJob", job["name"]
+    assert_equal "default", job["queue"]
+    assert_equal 1, job["attempt"]
+    assert_equal 25, job["maxRetries"]
+    assert_equal %w[queued active completed], history(job)
+    assert job["durationMs"] >= 0
+    assert_equal jid, job["extensions"]["jid"]
+    worker = @api.workers.find { |w| w["externalId"] == job["workerId"] }
+    refute_nil worker, "the job's workerId #{job["workerId"]} names a listed worker"
+    assert_equal Sidekiq::ProcessSet.new.find { |p| p["pid"] == @cluster.sidekiq.pid }["identity"], worker["externalId"]
+    assert_equal 3, worker["concurrency"]
+    assert_equal ["default"], worker["queues"]
+    assert_match(/\A\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\z/, job["startedAt"])
+  end
+
+  def test_a_job_that_fails_then_succeeds_on_its_retry_shows_both_attempts
+    jid = FlakyJob.perform_async("flaky-#{rand(1 << 30)}")
+    job = wait_state(jid, "completed")
+    assert_equal 2, job["attempt"]
+    assert_equal 3, job["maxRetries"]
+    assert_equal %w[queued active retrying queued active completed], history(job)
+    assert_match(/ArgumentError: flaky run 1/, job["error"])
+  end
+
+  def test_a_job_whose_retries_run_out_is_failed_with_its_error_and_backtrace
+    jid = DoomedJob.perform_async("doomed #{rand(1 << 30)}")
+    job = wait_state(jid, "failed")
+    assert_equal %w[queued active retrying queued active failed], history(job)
+    assert_equal 2, job["attempt"]
+    assert_equal 1, job["maxRetries"]
+    assert_match(/\ARuntimeError: doomed \d+\z/, job["error"])
+    assert_match(/fixtures\/app\.rb:\d+:in `perform'/, job["stacktrace"])
+    refute_nil Sidekiq::DeadSet.new.find_job(jid), "Sidekiq keeps it in its dead set"
+  end
+
+  def test_a_scheduled_job_is_scheduled_for_its_time_until_it_runs
+    at = Time.now + 4
+    jid = SucceedJob.perform_at(at, "later")
+    job = wait_state(jid, "scheduled", timeout_s: 10)
+    assert_in_delta at.to_f, iso_s(job["scheduledFor"]), 0.01
+    job = wait_state(jid, "completed", timeout_s: 20)
+    assert_operator iso_s(job["startedAt"]), :>=, at.to_f - 0.01
+    assert_equal %w[scheduled queued active completed], history(job)
+    assert_in_delta at.to_f, iso_s(job["scheduledFor"]), 0.01, "the time stays once the job is enqueued"
+  end
+
+  def test_a_sidekiq_process_killed_with_kill_9_goes_offline_and_its_running_job_is_reported_lost
+    solo = @cluster.start_sidekiq("sidekiq-solo", queues: %w[solo], concurrency: 1)
+    identity = @cluster.sidekiq_process_of(solo.pid)["identity"]
+    jid = SleepyJob.set(queue: "solo").perform_async(60)
+    wait_state(jid, "active")
+    E2E.wait_for("the solo worker to be busy in jobwatch") { @api.workers.find { |w| w["externalId"] == identity && w["state"] == "busy" && w["activeJobs"] == 1 } }
+    solo.stop("KILL")
+    killed_at = Time.now.to_f
+    worker = E2E.wait_for("the killed worker to be offline", timeout_s: 30) do
+      found = @api.workers.find { |w| w["externalId"] == identity }
+      found if found && found["state"] == "offline"
+    end
+    # offline stays offline: jobwatch's 6 s rule could have done this alone, the collector's own report must not flap back
+    sleep 0.1 until Time.now.to_f > killed_at + 12
+    assert_equal "offline", @api.workers.find { |w| w["externalId"] == identity }["state"], worker.inspect
+    job = wait_state(jid, "failed", timeout_s: 10)
+    assert_match(/lost: Sidekiq process #{Regexp.escape(identity)} stopped/, job["error"])
+  end
+
+  def test_nothing_is_missing_when_the_collector_is_killed_while_jobs_run_and_restarted
+    spanning = SleepyJob.perform_async(2)
+    wait_state(spanning, "active")
+    @cluster.collector.stop("KILL")
+    jids = Array.new(15) { |i| SucceedJob.perform_async(i) }
+    E2E.wait_for("Sidekiq to run the 16 jobs") { (jids + [spanning]).all? { |jid| @cluster.done?(jid) } }
+    @cluster.start_collector
+    E2E.wait_for("all 16 jobs completed in jobwatch", timeout_s: 30) do
+      completed = @api.jobs(state: "completed").map { |job| job["externalId"] }
+      (jids + [spanning]) - completed == []
+    end
+    assert_equal %w[queued active completed], history(@api.job(spanning))
+    jids.each { |jid| assert_equal %w[queued active completed], history(@api.job(jid)), jid }
+  end
+
+  def test_nothing_is_lost_while_jobwatch_is_down
+    spanning = SleepyJob.perform_async(3)
+    wait_state(spanning, "active")
+    @cluster.stop_jobwatch
+    down_at = Time.now.to_f
+    jids = Array.new(20) { |i| SucceedJob.perform_async(i) }
+    E2E.wait_for("Sidekiq to run the 21 jobs") { (jids + [spanning]).all? { |jid| @cluster.done?(jid) } }
+    E2E.wait_for("the collector to spool the events") { @cluster.spooled_events >= 60 }
+    sleep 0.1 until Time.now.to_f > down_at + 3
+    @cluster.start_jobwatch
+    @api.call("POST", "/api/auth/login", E2E::ADMIN)
+    E2E.wait_for("all 21 jobs completed in jobwatch", timeout_s: 30) do
+      ((jids + [spanning]) - @api.jobs(state: "completed").map { |job| job["externalId"] }).empty?
+    end
+    job = @api.job(spanning)
+    assert_equal %w[queued active completed], history(job)
+    assert_operator job["durationMs"], :>=, 2900
+    E2E.wait_for("the spool to be drained") { @cluster.spooled_events.zero? }
+  end
+
+  def test_revoke_of_a_queued_job_deletes_it_from_its_sidekiq_queue
+    jid = SucceedJob.set(queue: "parked").perform_async("never")
+    job = wait_state(jid, "queued")
+    assert_equal 1, Sidekiq::Queue.new("parked").count { |entry| entry.jid == jid }
+    assert_equal "cancelled", @api.call("POST", "/api/jobs/#{job["id"]}/revoke")["state"]
+    detail = E2E.wait_for("the revoke acknowledged") { command_status(jid, "done") }
+    assert_nil Sidekiq::Queue.new("parked").find_job(jid)
+    assert_equal "cancelled", detail["state"]
+    E2E.wait_for("Sidekiq's deletion recorded") { (@api.job(jid)["extensions"]["reason"] || "").include?("deleted from Sidekiq queue parked") }
+  end
+
+  def test_revoke_of_a_running_job_is_refused_with_the_reason_and_its_retry_does_not_run
+    jid = SlowFailJob.perform_async(2)
+    job = wait_state(jid, "active")
+    @api.call("POST", "/api/jobs/#{job["id"]}/revoke")
+    detail = E2E.wait_for("the revoke acknowledged failed") { command_status(jid, "failed") }
+    assert_match(/cannot stop a running job safely/, detail["lastCommand"]["reason"])
+    # the run fails, Sidekiq schedules its retry, and the middleware skips it before it starts
+    skipped = E2E.wait_for("the retry skipped as revoked", timeout_s: 20) do
+      found = @api.job(jid)
+      found if found["state"] == "cancelled" && found["extensions"]["reason"] == "revoked from jobwatch before it started"
+    end
+    # jobwatch showed cancelled at once; the run then failed, and its retry was skipped
+    assert_equal %w[queued active cancelled retrying queued cancelled], history(skipped)
+    sleep 1
+    assert_nil Sidekiq::RetrySet.new.find_job(jid)
+    assert_nil Sidekiq::DeadSet.new.find_job(jid)
+  end
+
+  def test_retry_of_a_dead_job_moves_it_back_to_its_queue_and_it_runs
+    flag = File.join(@cluster.tmp, "flag-#{rand(1 << 30)}")
+    jid = NeedsFileJob.perform_async(flag)
+    job = wait_state(jid, "failed")
+    E2E.wait_for("the job in Sidekiq's dead set") { Sidekiq::DeadSet.new.find_job(jid) }
+    File.write(flag, "")
+    assert_equal "retrying", @api.call("POST", "/api/jobs/#{job["id"]}/retry")["state"]
+    done = wait_state(jid, "completed")
+    assert_equal "done", done["lastCommand"]["status"]
+    assert_equal "retry", done["lastCommand"]["type"]
+    assert_nil Sidekiq::DeadSet.new.find_job(jid)
+    assert_equal %w[queued active failed retrying queued active completed], history(done)
+  end
+
+  def test_queue_snapshots_report_depth_and_consumers
+    3.times { SucceedJob.set(queue: "idle-queue").perform_async(1) }
+    queue = E2E.wait_for("the idle queue with depth 3") { @api.queues.find { |q| q["name"] == "idle-queue" && q["depth"] == 3 } }
+    assert_equal 0, queue["consumers"]
+    default = @api.queues.find { |q| q["name"] == "default" }
+    assert_operator default["consumers"], :>=, 1
+  end
+
+  private
+
+  def wait_state(jid, state, timeout_s: 20)
+    E2E.wait_for("job #{jid} to be #{state} in jobwatch", timeout_s: timeout_s) do
+      job = @api.job(jid)
+      job if job && job["state"] == state
+    end
+  end
+
+  def command_status(jid, status)
+    job = @api.job(jid)
+    job if job && job["lastCommand"] && job["lastCommand"]["status"] == status
+  end
+
+  def history(job)
+    job["stateHistory"].map { |entry| entry["state"] }
+  end
+
+  def iso_s(text)
+    Time.iso8601(text).to_f
+  end
+end
