@@ -27,7 +27,7 @@ import { isWrongLastSequence } from './nats-errors.ts';
 export interface LeaseValue {
   node: string;
   epoch: number;
-  /** The holder's CLUSTER_ADVERTISE_URL ('' in a value written before stage 2a). */
+  /** The holder's CLUSTER_ADVERTISE_URL ('' in a value written before leases carried it). */
   url: string;
   released?: boolean;
 }

@@ -1,5 +1,5 @@
 /**
- * Cluster mode (docs/cluster.md, stage 2b-iii): CLUSTER_PARTITIONS partitions and the
+ * Cluster mode (docs/cluster.md): CLUSTER_PARTITIONS partitions and the
  * accounts partition, each written by the node that holds its lease, as the rendezvous
  * hash over the live nodes wants (cluster/partition-ownership.ts); every node a hot replica
  * of all of them. Opening connects to NATS, lets the caller start answering HTTP, and hands

@@ -9,7 +9,7 @@
  * its only writer), `releasing` (handing over: appends are refused, the publisher is
  * flushed, then the subject is followed again after its last sequence).
  *
- * Taking over fences first and then catches up (docs/cluster.md, stage 2b-i): the owner
+ * Taking over fences first and then catches up (docs/cluster.md, "Replicas"): the owner
  * marker is appended fenced on the subject's last sequence (refused: an old owner wrote
  * meanwhile; fence on the sequence the refusal names), and the follower, which applies
  * every subject in stream order (causal order: a connection's `connection.created` on the

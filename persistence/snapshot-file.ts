@@ -14,7 +14,7 @@ import type { Storage, StorageFile } from './storage.ts';
  *
  * Every frame has its own checksum; the trailer proves the file was not cut at a chunk
  * boundary. The file is written as snapshot-<seq>.tmp, synced, renamed, and its
- * directory synced (practice 7), so a snapshot name always means a complete file.
+ * directory synced (a rename is durable only once its directory is), so a snapshot name always means a complete file.
  */
 export interface SnapshotSource {
   chunks: Iterator<unknown>;

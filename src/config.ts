@@ -31,7 +31,7 @@ export interface Config {
   snapshotLogBytesMax: number;
   snapshotIntervalMs: number;
   streamsPerUserMax: number;
-  /** issue 9, one tenant must never hurt another: see actors/connection/tenant-limits.ts */
+  /** one tenant must never crowd out another: see actors/connection/tenant-limits.ts */
   tenantLimits: TenantLimits;
   // HTTP edge (docs/security.md, "HTTP edge")
   /** absolute base URL the service is reached at, without a trailing slash; null: `docs_url` is relative */

@@ -1,6 +1,6 @@
 /**
- * Snapshots in cluster mode (docs/cluster.md, stage 2b-iii): each partition this node
- * writes is snapshotted on its own, by its own measure (its log bytes since its snapshot
+ * Snapshots in cluster mode (docs/cluster.md, "Layout, the store, recovery and
+ * handovers"): each partition this node writes is snapshotted on its own, by its own measure (its log bytes since its snapshot
  * past SNAPSHOT_LOG_MB, or SNAPSHOT_INTERVAL_MINUTES passed, at most every 6 hours so a
  * replay never needs a message older than the stream's max_age), as object `p.<n>` with
  * the connections of partition n, or `accounts` with the accounts alone. One at a time:

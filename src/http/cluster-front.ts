@@ -1,5 +1,5 @@
 /**
- * The HTTP side of a cluster node (docs/cluster.md, stages 2a, 2b-i and 2b-iii: any node
+ * The HTTP side of a cluster node (docs/cluster.md, "How it works": any node
  * answers any request, reads from its own replica, writes go to the writer of their
  * partition). It listens as soon as the node is connected to NATS:
  *

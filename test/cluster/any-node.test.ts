@@ -1,5 +1,5 @@
 /**
- * Any node answers any request (stages 2a to 2b-iii): three nodes on one 3-server NATS
+ * Any node answers any request (reads from its replica, writes forwarded to their writer): three nodes on one 3-server NATS
  * cluster, each writing some partitions; A writes the accounts partition (the node names
  * are chosen so the rendezvous hash gives it to A), B and C forward accounts writes to it.
  * The tests run in order on the same nodes:

@@ -1,5 +1,5 @@
 /**
- * Hot read replicas (stages 2b-i and 2b-iii): three nodes, each writing some partitions
+ * Hot read replicas (every node follows every partition): three nodes, each writing some partitions
  * and following all. O is the node that writes the test connection's partition, A and B
  * the other two. The tests run in order on the same nodes:
  *

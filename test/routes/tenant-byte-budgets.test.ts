@@ -1,5 +1,5 @@
 /**
- * Issue 9, finding 6: memory and disk are bounded by bytes, not only by event counts.
+ * One tenant must not exhaust the service's memory or disk: they are bounded by bytes, not only by event counts.
  * Budgets are estimates (actors/ingest/event-bytes.ts); these tests hold them to their
  * rules: refused per event with a code, never passed, rebuilt by replay.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 9, finding 1 at a reduced scale: a tenant invents queue names and workers that
+ * One tenant must not grow the service without bound (at a reduced scale): a tenant invents queue names and workers that
  * list hundreds of queues, dated far ahead so they never expire. The bounds must hold:
  * events past them are refused one by one with a code, the counts never pass the bound,
  * retention frees the names, and the queue list stays correct.
