@@ -165,7 +165,8 @@ class LogAndSnapshotStore implements DurableStore {
   }
 
   /**
-   * Runs only after the new snapshot is renamed and its directory synced (so the snapshot survives a power loss).
+   * Runs only after the new snapshot is renamed and its directory synced (so the snapshot
+   * survives a power loss).
    * The rotation before it means every segment named below seq + 1 holds only records
    * the snapshot covers. A failure here loses nothing: the next snapshot retries.
    */
