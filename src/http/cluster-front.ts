@@ -32,6 +32,7 @@ import { FORWARD_HEADER, verifyForward } from './forward-signature.ts';
 import { forwardRequest } from './forward-request.ts';
 import { routeAnswerer } from './replica-routes.ts';
 import { writeTarget } from './write-partition.ts';
+import { settledWriterView } from './writer-view.ts';
 import { DomainError } from '../../actors/domain-error.ts';
 
 /** On a writer's answer to a forwarded request: the log sequence its records reached (the store's last acknowledged one). */
@@ -132,17 +133,22 @@ export class ClusterFront {
     }
   }
 
-  /** Answers here when this node writes `key`, else forwards to its writer (never a request another node forwarded). */
+  /**
+   * Answers here when this node writes `key`, else forwards to its writer (never a request
+   * another node forwarded). While the partition's writer is not known (this node took the
+   * lease and catches up, or nobody holds it) the request waits for a moment (writer-view.ts).
+   */
   private async toWriter(key: string, request: Request, server: Server<undefined>, forwarded: boolean, body?: string): Promise<Response> {
     const { app, node } = this.replica!;
-    if (node.store.partition(key).writing) {
+    const view = await settledWriterView({ writing: (k) => node.store.partition(k).writing, ownerOf: (k) => node.owners.ownerOf(k) }, this.nodeId, key);
+    if (view.kind === 'here') {
       const answer = await app.handle(body === undefined ? request : withBody(request, body));
       return forwarded ? this.withLogSeq(answer) : answer;
     }
     if (forwarded) throw new DomainError('SERVICE_UNAVAILABLE', `${this.nodeId} does not write partition ${key} (a forward from a node with an older view); retry shortly`);
-    const holder = node.owners.ownerOf(key);
-    if (holder === null || holder.url === '') throw new DomainError('SERVICE_UNAVAILABLE', `no node writes partition ${key} right now (it is moving); retry shortly`);
-    if (holder.node === this.nodeId) throw new DomainError('SERVICE_UNAVAILABLE', `${this.nodeId} is taking partition ${key} over and catches up with the log; retry shortly`);
+    if (view.kind === 'moving') throw new DomainError('SERVICE_UNAVAILABLE', `no node writes partition ${key} right now (it is moving); retry shortly`);
+    if (view.kind === 'taking-over') throw new DomainError('SERVICE_UNAVAILABLE', `${this.nodeId} is taking partition ${key} over and catches up with the log; retry shortly`);
+    const holder = view.holder;
     // the writer's deadlines bound the body and the answer; a live stream may stay quiet for long
     server.timeout(request, 0);
     const answer = await forwardRequest(request, server, holder, { secret: this.config.clusterSecret, config: this.config, body });
