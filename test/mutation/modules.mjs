@@ -164,7 +164,7 @@ export const MODULES = {
     ],
   },
   partitions: {
-    what: "cluster mode's partition of a connection, scoped snapshots and their reconciliation with the accounts",
+    what: "cluster mode's partition of a connection, scoped snapshots and their reconciliation with the accounts; NATS refusals by code; the wait for a partition's writer",
     parts: [
       {
         mutate: [
@@ -179,6 +179,11 @@ export const MODULES = {
         // NATS refusals told apart by code: a misread refusal either halts a writer for nothing or lets a deposed one write
         mutate: ['cluster/nats-errors.ts'],
         tests: ['test/cluster/nats-errors.test.ts'],
+      },
+      {
+        // the bounded wait for a partition's writer: a slip either refuses writes it could answer or waits unbounded
+        mutate: ['src/http/writer-view.ts'],
+        tests: ['test/http/writer-view.test.ts'],
       },
     ],
   },
