@@ -2,7 +2,7 @@
 /**
  * StrykerJS over the code where a silent break loses data or lets someone in (module map:
  * test/mutation/modules.mjs). Run it with `npm run mutate [-- <module>...]`, which runs one
- * Stryker pass per part of a module with STRYKER_MODULE and STRYKER_PART set; see the README's "Test strength".
+ * Stryker pass per part of a module with STRYKER_MODULE and STRYKER_PART set; see docs/testing.md, "Test strength".
  *
  * Bun has no Stryker runner on npm, so this uses the command runner with mutation
  * switching: the code is instrumented once in a sandbox copy of the repository, and each

@@ -1,5 +1,6 @@
 /**
- * The DurableStore of cluster mode (docs/cluster.md, stage 2b-iii): one JetStream stream
+ * The DurableStore of cluster mode (docs/cluster.md, "Layout, the store, recovery and
+ * handovers"): one JetStream stream
  * whose subjects are the partitions' (`<prefix>.p.<n>`: the records of the connections of
  * partition n) and the accounts' (`<prefix>.accounts`: users, sessions, connections,
  * keys). Each partition has one writer, the holder of its lease; every node holds a hot

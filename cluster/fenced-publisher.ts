@@ -17,6 +17,7 @@
  */
 import type { JetStreamClient, PubAck } from '@nats-io/jetstream';
 import { DurabilityError, describeError } from '../persistence/errors.ts';
+import { isWrongLastSequence, lastSequenceNamedBy } from './nats-errors.ts';
 import type { LogWriterObserver } from '../persistence/log-writer.ts';
 import { encodeValue } from '../persistence/record-codec.ts';
 
@@ -52,6 +53,18 @@ const RETRY_FOR_MS_DEFAULT = 30_000;
 const PUBLISH_TIMEOUT_MS = 5_000;
 /** Room for msgpack's array and bin headers and the NATS headers of a message. */
 const MESSAGE_OVERHEAD_BYTES = 4096;
+
+/** A publish refused by the fence: another node wrote the partition since this one last did. */
+export class FencedError extends DurabilityError {
+  constructor(
+    message: string,
+    /** the subject's last sequence as the refusal named it; null when it named none */
+    readonly lastSeqNamed: number | null,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
 
 export class FencedPublisher {
   private readonly queue: Group[] = [];
@@ -173,10 +186,10 @@ export class FencedPublisher {
         ack = await js.publish(subject, payload, { msgID, expect: { lastSubjectSequence: expected }, timeout: PUBLISH_TIMEOUT_MS });
       } catch (error) {
         const reason = describeError(error);
-        if (/wrong last sequence/i.test(reason)) {
+        if (isWrongLastSequence(error)) {
           const message = `fenced: ${subject} has moved past seq ${expected} (${reason}); another node owns the partition now`;
           log(message);
-          throw new DurabilityError(message, { cause: error });
+          throw new FencedError(message, lastSequenceNamedBy(error), { cause: error });
         }
         if (performance.now() >= giveUpAtMs) {
           throw new DurabilityError(`publishing to ${subject} failed for ${attempt} attempts: ${reason}`, { cause: error });

@@ -22,11 +22,12 @@
  */
 import type { KV, KvEntry } from '@nats-io/kv';
 import { describeError } from '../persistence/errors.ts';
+import { isWrongLastSequence } from './nats-errors.ts';
 
 export interface LeaseValue {
   node: string;
   epoch: number;
-  /** The holder's CLUSTER_ADVERTISE_URL ('' in a value written before stage 2a). */
+  /** The holder's CLUSTER_ADVERTISE_URL ('' in a value written before leases carried it). */
   url: string;
   released?: boolean;
 }
@@ -252,10 +253,8 @@ async function stillLatest(options: LeaseOptions, revision: number): Promise<boo
   return false;
 }
 
-/** kv.create on an existing key and kv.update on a moved revision are refused with this. */
-function isRefusal(error: unknown): boolean {
-  return /wrong last sequence|key exists/i.test(describeError(error));
-}
+/** kv.create on an existing key and kv.update on a moved revision are refused with this (nats-errors.ts). */
+const isRefusal = isWrongLastSequence;
 
 function encode(value: LeaseValue): string {
   return JSON.stringify(value);

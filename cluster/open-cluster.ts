@@ -1,5 +1,5 @@
 /**
- * Cluster mode (docs/cluster.md, stage 2b-iii): CLUSTER_PARTITIONS partitions and the
+ * Cluster mode (docs/cluster.md): CLUSTER_PARTITIONS partitions and the
  * accounts partition, each written by the node that holds its lease, as the rendezvous
  * hash over the live nodes wants (cluster/partition-ownership.ts); every node a hot replica
  * of all of them. Opening connects to NATS, lets the caller start answering HTTP, and hands
@@ -10,7 +10,6 @@
 import { rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import type { Config } from '../src/config.ts';
 import type { LogWriterObserver } from '../persistence/log-writer.ts';
 import type { LeaseHolder } from './lease.ts';
 import { ClusterStore } from './cluster-store.ts';
@@ -61,7 +60,27 @@ export interface OpenClusterOptions {
   observer?: LogWriterObserver;
 }
 
-export async function openCluster(config: Config, options: OpenClusterOptions): Promise<OpenedCluster> {
+/**
+ * The settings cluster mode runs with, named as the service's configuration names them
+ * (src/config.ts hands its own object over): cluster/ reads no configuration itself.
+ */
+export interface ClusterSettings {
+  /** CLUSTER_NATS_URL: null means no cluster mode (refused here) */
+  clusterNatsUrl: string[] | null;
+  /** CLUSTER_NODE_ID; null: host name and port */
+  clusterNodeId: string | null;
+  clusterReplicas: number;
+  clusterPartitions: number;
+  clusterLeaseMs: number;
+  /** RETENTION_HOURS: the stream keeps messages a while past it */
+  retentionMs: number;
+  /** DATA_DIR: a staging directory for snapshots goes under it */
+  dataDir: string;
+  /** PORT: part of the default node id */
+  port: number;
+}
+
+export async function openCluster(config: ClusterSettings, options: OpenClusterOptions): Promise<OpenedCluster> {
   const servers = config.clusterNatsUrl;
   if (servers === null) throw new Error('openCluster() without CLUSTER_NATS_URL');
   const nodeId = config.clusterNodeId ?? defaultNodeId(config.port);

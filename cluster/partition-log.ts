@@ -9,7 +9,7 @@
  * its only writer), `releasing` (handing over: appends are refused, the publisher is
  * flushed, then the subject is followed again after its last sequence).
  *
- * Taking over fences first and then catches up (docs/cluster.md, stage 2b-i): the owner
+ * Taking over fences first and then catches up (docs/cluster.md, "Replicas"): the owner
  * marker is appended fenced on the subject's last sequence (refused: an old owner wrote
  * meanwhile; fence on the sequence the refusal names), and the follower, which applies
  * every subject in stream order (causal order: a connection's `connection.created` on the
@@ -26,7 +26,7 @@ import { DurabilityError, describeError } from '../persistence/errors.ts';
 import { appendEncoded } from '../persistence/record-codec.ts';
 import type { SnapshotSource } from '../persistence/durable-store.ts';
 import type { ClusterStoreOptions } from './cluster-store.ts';
-import { FencedPublisher } from './fenced-publisher.ts';
+import { FencedError, FencedPublisher } from './fenced-publisher.ts';
 import { PartitionReader } from './partition-reader.ts';
 
 /** The store's settings for one partition (see ClusterStoreOptions), plus which partition it is. */
@@ -137,10 +137,9 @@ export class PartitionLog {
         log(`${subject} holds seq ${after} past the owner marker at seq ${markerSeq} (admitted beside it): fencing again`);
         lastSeq = after;
       } catch (error) {
-        const reason = describeError(error);
-        if (!/^fenced/.test(reason) || attempt >= MARKER_ATTEMPTS_MAX) throw error;
-        const named = Number(/wrong last sequence: (\d+)/i.exec(reason)?.[1]);
-        lastSeq = Number.isSafeInteger(named) && named > lastSeq ? named : await this.reader.readLastSeq(log);
+        if (!(error instanceof FencedError) || attempt >= MARKER_ATTEMPTS_MAX) throw error;
+        const named = error.lastSeqNamed;
+        lastSeq = named !== null && named > lastSeq ? named : await this.reader.readLastSeq(log);
         if (attempt === 1) log(`${subject} grew to seq ${lastSeq} before the owner marker (the previous owner's last writes): fencing on it`);
       }
     }

@@ -6,6 +6,7 @@
  */
 import type { KV } from '@nats-io/kv';
 import { newSessionSecret } from '../actors/accounts/secrets.ts';
+import { isWrongLastSequence } from './nats-errors.ts';
 
 const SESSION_SECRET_KEY = 'session';
 
@@ -14,7 +15,7 @@ export async function sharedSessionSecret(secrets: KV): Promise<string> {
     await secrets.create(SESSION_SECRET_KEY, newSessionSecret());
   } catch (error) {
     // Refused because another node (or an earlier start) made it first: read that one below.
-    if (!/wrong last sequence|key exists/i.test(String(error))) throw error;
+    if (!isWrongLastSequence(error)) throw error;
   }
   const entry = await secrets.get(SESSION_SECRET_KEY);
   if (entry === null || entry.operation !== 'PUT' || entry.string().length < 16) {

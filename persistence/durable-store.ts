@@ -32,7 +32,8 @@ import type { Storage } from './storage.ts';
  * of the newest segment, which recovery cuts back.
  *
  * A failed write or sync rejects every append in flight with DurabilityError and the
- * store accepts nothing more (practice 3): the engine should stop the process, and the
+ * store accepts nothing more (after a failed fsync the page cache cannot be trusted, so
+ * a retry could acknowledge lost data): the engine should stop the process, and the
  * restart recovers what reached the disk.
  */
 export type { FsyncPolicy, LogWriterObserver } from './log-writer.ts';
@@ -164,7 +165,8 @@ class LogAndSnapshotStore implements DurableStore {
   }
 
   /**
-   * Runs only after the new snapshot is renamed and its directory synced (practice 7).
+   * Runs only after the new snapshot is renamed and its directory synced (so the snapshot
+   * survives a power loss).
    * The rotation before it means every segment named below seq + 1 holds only records
    * the snapshot covers. A failure here loses nothing: the next snapshot retries.
    */

@@ -1,7 +1,8 @@
 import { invariant } from './invariant.ts';
 
 /**
- * The frame around every log record and snapshot chunk (practice 4):
+ * The frame around every log record and snapshot chunk, so damage is detected rather
+ * than read as data:
  *
  *   magic u32 | length u32 | crc32 u32 | seq u64 (high u32, low u32) | payload
  *

@@ -1,5 +1,6 @@
 /**
- * Assertions for what must never happen (practice 9). A failed invariant is a bug in
+ * Assertions for what must never happen, checked in production code rather than only in tests.
+ * A failed invariant is a bug in
  * this process, not something a user or the disk caused, so it is a plain Error with a
  * recognisable name rather than a domain error with a status.
  */

@@ -1,6 +1,7 @@
 /**
- * The recovery decision table (practice 6). Recovery first judges the two halves of a
- * data directory, then looks up exactly one decision here; recovery.ts only carries
+ * The recovery decision table: every combination of snapshot and log state has one
+ * written-down decision. Recovery first judges the two halves of a data directory, then looks
+ * up exactly one decision here; recovery.ts only carries
  * decisions out, and the decision-table test walks every cell.
  *
  *   snapshot \ log  | clean                     | torn                                | corrupt

@@ -9,7 +9,7 @@ import { decodeValue, releaseDecoderInput } from './record-codec.ts';
 import type { Storage } from './storage.ts';
 
 /**
- * Recovery (practice 5): judge the directory (recovery-assessment.ts), look up the one
+ * Recovery, which never guesses: judge the directory (recovery-assessment.ts), look up the one
  * decision for that case (recovery-decisions.ts, where the table lives), and carry it
  * out, saying in log lines what was done. A refusal changes nothing on disk; a replay
  * first removes unfinished snapshot files and cuts a torn tail, then hands the engine

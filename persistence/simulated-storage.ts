@@ -4,7 +4,7 @@ import type { SeededRandom } from './seeded-random.ts';
 import type { Storage, StorageFile } from './storage.ts';
 
 /**
- * An in-memory disk for simulation tests (practice 13, after TigerBeetle). It keeps
+ * An in-memory disk for simulation tests (deterministic simulation, after TigerBeetle). It keeps
  * what a real disk keeps and loses what a real disk may lose, choosing with a seeded
  * generator so a failing seed replays exactly:
  *

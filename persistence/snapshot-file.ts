@@ -14,7 +14,8 @@ import type { Storage, StorageFile } from './storage.ts';
  *
  * Every frame has its own checksum; the trailer proves the file was not cut at a chunk
  * boundary. The file is written as snapshot-<seq>.tmp, synced, renamed, and its
- * directory synced (practice 7), so a snapshot name always means a complete file.
+ * directory synced (a rename is durable only once its directory is), so a snapshot name always
+ * means a complete file.
  */
 export interface SnapshotSource {
   chunks: Iterator<unknown>;
@@ -58,7 +59,8 @@ export async function writeSnapshotFile(
       // Give request handling a turn between chunks: a large snapshot takes seconds.
       await yieldToEventLoop();
     }
-    // Stryker disable next-line BooleanLiteral: return() on a generator that already finished does nothing
+    // Stryker disable next-line BooleanLiteral: return() on a generator that already finished
+    // does nothing
     completed = true;
     const trailer: SnapshotTrailer = { trailer: true, chunkCount, seq };
     bytes += await appendFrame(file, chunkCount + 1, trailer);
@@ -120,7 +122,8 @@ function decodeOrUndefined(payload: Uint8Array): unknown {
 }
 
 function isTrailerFor(value: unknown, seq: number, chunkCount: number): boolean {
-  // Stryker disable next-line ConditionalExpression: reading `trailer` of a number or string gives undefined, refused below anyway
+  // Stryker disable next-line ConditionalExpression: reading `trailer` of a number or string
+  // gives undefined, refused below anyway
   if (typeof value !== 'object' || value === null) return false;
   const trailer = value as Partial<SnapshotTrailer>;
   return trailer.trailer === true && trailer.chunkCount === chunkCount && trailer.seq === seq;
@@ -132,7 +135,8 @@ async function appendFrame(file: StorageFile, frameIndex: number, value: unknown
   return frame.length;
 }
 
-// Stryker disable next-line BlockStatement: not yielding stalls requests during a snapshot; the benchmark (load/) measures that, a unit test cannot
+// Stryker disable next-line BlockStatement: not yielding stalls requests during a snapshot;
+// the benchmark (load/) measures that, a unit test cannot
 function yieldToEventLoop(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }

@@ -1,5 +1,6 @@
 /**
- * The file operations persistence needs, and nothing more. Injected (practice 13) so
+ * The file operations persistence needs, and nothing more. Injected (for deterministic
+ * simulation) so
  * the same log, snapshot and recovery code runs on real files (FileStorage) and on an
  * in-memory disk that loses unsynced bytes and fails on purpose (SimulatedStorage).
  *

@@ -31,9 +31,9 @@ export interface Config {
   snapshotLogBytesMax: number;
   snapshotIntervalMs: number;
   streamsPerUserMax: number;
-  /** issue 9, one tenant must never hurt another: see actors/connection/tenant-limits.ts */
+  /** one tenant must never crowd out another: see actors/connection/tenant-limits.ts */
   tenantLimits: TenantLimits;
-  // HTTP edge (README "Security" > "HTTP edge")
+  // HTTP edge (docs/security.md, "HTTP edge")
   /** absolute base URL the service is reached at, without a trailing slash; null: `docs_url` is relative */
   publicUrl: string | null;
   /** how long a request body may take to arrive before it is cut off with a 408 */
@@ -43,7 +43,7 @@ export interface Config {
   // --- login and cross-site requests (security hardening) ---
   /** peers whose forwarded headers are believed; none by default */
   trustedProxies: TrustedProxies;
-  // --- operability (README "Operating it") ---
+  // --- operability (docs/operations.md) ---
   /** bearer token GET /metrics requires; null: the route is off and nothing is measured */
   metricsToken: string | null;
   logFormat: LogFormatSetting;

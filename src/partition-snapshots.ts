@@ -1,6 +1,7 @@
 /**
- * Snapshots in cluster mode (docs/cluster.md, stage 2b-iii): each partition this node
- * writes is snapshotted on its own, by its own measure (its log bytes since its snapshot
+ * Snapshots in cluster mode (docs/cluster.md, "Layout, the store, recovery and
+ * handovers"): each partition this node writes is snapshotted on its own, by its own measure
+ * (its log bytes since its snapshot
  * past SNAPSHOT_LOG_MB, or SNAPSHOT_INTERVAL_MINUTES passed, at most every 6 hours so a
  * replay never needs a message older than the stream's max_age), as object `p.<n>` with
  * the connections of partition n, or `accounts` with the accounts alone. One at a time:
@@ -48,7 +49,8 @@ export async function snapshotPartitions(
     const partition = cluster.store.partition(key);
     const intervalPassed = performance.now() - partition.lastSnapshotAtMs >= intervalMs;
     if (key === ACCOUNTS_KEY && intervalPassed && partition.bytesSinceSnapshot === 0 && partition.writing && !engine.halted) {
-      // quiet accounts (no login, no change): a message younger than the stream's max_age, and the snapshot below covers it
+      // quiet accounts (no login, no change): a message younger than the stream's max_age, and
+      // the snapshot below covers it
       await engine.commit({ t: 'log.keepalive', atMs: Date.now() });
     }
     const bytes = partition.bytesSinceSnapshot;

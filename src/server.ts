@@ -1,7 +1,9 @@
 /**
  * The running service: open the data directory, make sure an admin exists, serve HTTP,
- * take snapshots when the log grows or time passes, and shut down cleanly (stop
- * accepting, snapshot, sync, unlock) on SIGTERM/SIGINT.
+ * take snapshots when the log grows or time passes, run retention, and shut down cleanly
+ * (stop accepting, snapshot, sync, unlock) on SIGTERM/SIGINT. Its parts are in src/service/:
+ * the snapshot schedule, the retention timer, the first admin, the backup, and the one place
+ * where a single node and a cluster node differ (service-mode.ts).
  */
 import { AccountService } from '../actors/services/account-service.ts';
 import { ConnectionService } from '../actors/services/connection-service.ts';
@@ -12,16 +14,17 @@ import { LIVE_UPDATES_DEFAULTS } from './live-defaults.ts';
 import { createApp } from './app.ts';
 import type { Config } from './config.ts';
 import { openEngine, type OpenedEngine } from './open-engine.ts';
-import { backupStagingDir, clearBackupStaging, writeBackup, type BackupFile } from './backup/write-backup.ts';
-import { DomainError } from '../actors/domain-error.ts';
-import type { Engine, RetentionRecord } from '../actors/engine.ts';
+import { clearBackupStaging } from './backup/write-backup.ts';
+import type { Engine } from '../actors/engine.ts';
 import type { LogLine } from './logging/log-line.ts';
 import { NOT_OBSERVED } from './metrics/service-observer.ts';
 import { IngestTimings } from '../actors/services/ingest-timings.ts';
 import { observeAll } from '../persistence/log-writer.ts';
-import { ClusterFront } from './http/cluster-front.ts';
-import { ACCOUNTS_PARTITION_KEY } from './http/write-partition.ts';
-import { partitionNumberOf, snapshotPartitions } from './partition-snapshots.ts';
+import { serviceModeFor } from './service/service-mode.ts';
+import { SnapshotSchedule } from './service/snapshot-schedule.ts';
+import { startRetentionTimer } from './service/retention-timer.ts';
+import { firstAdminMaker } from './service/admin-bootstrap.ts';
+import { backupTaker } from './service/backup.ts';
 
 export interface RunningService {
   port: number;
@@ -29,14 +32,6 @@ export interface RunningService {
   snapshotNow(): Promise<void>;
   stop(): Promise<void>;
 }
-
-/**
- * Bun answers a body past this itself, with an empty 413 before any of our code runs. Every
- * route reads its body through src/http/read-body.ts, which refuses past the route's own
- * (much smaller) cap with our JSON 413 and never buffers more than that cap; so Bun's limit
- * only has to stay out of the way.
- */
-const SERVER_BODY_BYTES_MAX = Number.MAX_SAFE_INTEGER;
 
 /** How often the service checks whether a snapshot is due and runs retention; tests shorten them. */
 export interface ServiceTimers {
@@ -72,24 +67,10 @@ export async function startService(config: Config, log: LogLine, timers: Service
       : { service: new (await import('./metrics/service-metrics.ts')).ServiceMetrics(), token: config.metricsToken };
   const observer = metrics?.service ?? NOT_OBSERVED;
   const ingestTimings = new IngestTimings();
-  // Cluster mode: answer from the moment NATS is reached (503 until the replica recovered).
-  // the writer of the accounts partition makes the first admin, once the services exist
-  const services = Promise.withResolvers<() => Promise<void>>();
-  let adminEnsured: Promise<void> | undefined;
-  const whenWriting = async (key: string): Promise<void> => {
-    if (key !== ACCOUNTS_PARTITION_KEY) return;
-    const ensureAdmin = await services.promise;
-    // a failure to write the first admin halts the engine (onHalt stops the process)
-    adminEnsured ??= ensureAdmin().catch((error: unknown) => engine.halt(error));
-    await adminEnsured;
-  };
-  const front = config.clusterNatsUrl === null ? undefined : new ClusterFront({ ...config, clusterSecret: config.clusterSecret ?? '' }, log);
+  const mode = serviceModeFor(config, log);
   const opened = await openEngine(config, {
     log,
-    clusterWaiting: front && {
-      connected: (nodeId) => front.listen(nodeId),
-      writing: (key) => whenWriting(key),
-    },
+    clusterWaiting: mode.clusterWaiting,
     logObserver: observeAll([metrics?.service, ingestTimings]),
     onListenerError: (error) =>
       log(`live update failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`, { severity: 'error' }),
@@ -121,133 +102,40 @@ export async function startService(config: Config, log: LogLine, timers: Service
     openStreams: () => live.openStreamCount(),
     logBytesSinceSnapshot: () => store.logBytesSinceSnapshot,
   });
-  const ensureAdmin = async (): Promise<void> => {
-    const admin = await accounts.ensureAdmin(config.adminEmail, config.adminPassword);
-    if (admin !== null) {
-      log(
-        admin.generatedPassword === null
-          ? `created admin ${admin.email} from ADMIN_EMAIL/ADMIN_PASSWORD`
-          : `created admin ${admin.email} with one-time password: ${admin.generatedPassword}  (shown once; set ADMIN_EMAIL and ADMIN_PASSWORD before the first start to choose it)`,
-      );
-    }
-  };
-  // in cluster mode the first admin is made by whichever node writes the accounts partition, once it does
-  if (front === undefined) await ensureAdmin();
+  await mode.firstAdmin(firstAdminMaker(accounts, config, log), engine);
   await clearBackupStaging(config.dataDir);
-  let snapshotting: Promise<void> | null = null;
-  /** Waits for a running snapshot (one copy-on-write at a time) and holds off the next while it writes. */
-  const backup = async (): Promise<BackupFile> => {
-    while (snapshotting !== null) await snapshotting.catch(() => undefined);
-    if (engine.halted) throw new DomainError('SERVICE_UNAVAILABLE', 'the event log failed; no backup can be taken');
-    const written = writeBackup(engine, store, backupStagingDir(config.dataDir));
-    snapshotting = written.then(
-      (file) => log(`backup at seq ${file.seq}: ${file.bytes} bytes`, { seq: file.seq, bytes: file.bytes }),
-      (error) => log(`backup failed: ${String(error)}`, { severity: 'error' }),
-    ).finally(() => {
-      snapshotting = null;
-    });
-    return written;
-  };
+  const snapshots = new SnapshotSchedule(mode.snapshotPolicy(opened, observer), log);
+  const backup = backupTaker(engine, store, config.dataDir, snapshots, log);
   const logError = (line: string): void => log(line, { severity: 'error' });
   const clusterNode = opened.clusterNodeId ?? undefined;
   const app = createApp({ engine, accounts, connections, jobActions, live, config, logError, backup, metrics, ingestTimings, clusterNode });
   ingestTimings.start();
-  const durability = config.clusterNatsUrl === null ? `fsync ${config.fsync}` : 'log on JetStream';
-  const serving = (what: string): void => {
-    const port = app.server!.port!;
-    log(`${what} http://${config.host}:${port} (data in ${config.dataDir}, ${durability})`, { host: config.host, port, dataDir: config.dataDir, fsync: config.fsync, durability });
-  };
-  if (front === undefined) {
-    // development: false whatever NODE_ENV says: Bun's development mode answers an uncaught
-    // error with a page of source lines and the working directory.
-    app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: SERVER_BODY_BYTES_MAX, development: false });
-    serving('listening on');
-  } else {
-    const cluster = opened.cluster!;
-    front.replicate(app, engine, cluster);
-    serving('a replica of every partition, serving on');
-    services.resolve(ensureAdmin);
-  }
-  const port = front?.port ?? app.server!.port!;
+  const serving = mode.serve(app, opened);
+  const port = app.server!.port!;
+  log(`${serving} http://${config.host}:${port} (data in ${config.dataDir}, ${mode.durability})`, {
+    host: config.host,
+    port,
+    dataDir: config.dataDir,
+    fsync: config.fsync,
+    durability: mode.durability,
+  });
   void buildIndexesBetweenRequests(engine);
   log(metrics === undefined ? 'metrics off (set METRICS_TOKEN to serve GET /metrics)' : 'metrics at GET /metrics (bearer METRICS_TOKEN)');
 
-  let lastSnapshotMs = Date.now();
-  const snapshotNow = (): Promise<void> => {
-    if (snapshotting !== null) return snapshotting;
-    if (opened.cluster !== null) {
-      snapshotting = snapshotPartitions(opened.cluster, engine, config, { log, observer, all: true }).finally(() => {
-        snapshotting = null;
-      });
-      return snapshotting;
-    }
-    const snapshot = engine.takeSnapshot(); // in the same tick as writeSnapshot fixes the log position
-    snapshotting = store
-      .writeSnapshot(snapshot)
-      .then((written) => {
-        lastSnapshotMs = Date.now();
-        observer.snapshotWritten(written.bytes, written.durationMs);
-        log(`snapshot at seq ${written.seq}: ${written.bytes} bytes in ${Math.round(written.durationMs)} ms`, {
-          seq: written.seq,
-          bytes: written.bytes,
-          durationMs: Math.round(written.durationMs),
-        });
-      })
-      .finally(() => {
-        snapshot.release();
-        snapshotting = null;
-      });
-    return snapshotting;
-  };
-  const snapshotTimer = setInterval(() => {
-    if (engine.halted || snapshotting !== null) return;
-    if (opened.cluster !== null) {
-      // each partition this node writes, when its own log passed the size or the interval
-      snapshotting = snapshotPartitions(opened.cluster, engine, config, { log, observer, all: false })
-        .catch((error: unknown) => log(`snapshot failed: ${String(error)}`, { severity: 'error' }))
-        .finally(() => {
-          snapshotting = null;
-        });
-      return;
-    }
-    const logFull = store.logBytesSinceSnapshot >= config.snapshotLogBytesMax;
-    // Stryker disable next-line EqualityOperator: `>` differs by one millisecond of wall clock; the next check catches up
-    const intervalPassed = Date.now() - lastSnapshotMs >= config.snapshotIntervalMs;
-    const due = logFull || intervalPassed;
-    if (due && store.logBytesSinceSnapshot > 0) snapshotNow().catch((error) => log(`snapshot failed: ${String(error)}`, { severity: 'error' }));
-  }, timers.snapshotCheckIntervalMs);
-  snapshotTimer.unref();
-
-  const retentionTimer = setInterval(() => {
-    // Stryker disable next-line ConditionalExpression: a halted engine refuses the commit anyway, and onHalt exits the process within 100 ms
-    if (engine.halted) return;
-    const atMs = Date.now();
-    // cluster mode: one record per partition this node writes (a replica applies the writers' records)
-    const records: RetentionRecord[] =
-      opened.cluster === null
-        ? [{ t: 'retention', atMs }]
-        : opened.cluster.store.writing().flatMap((key) => {
-            const partition = partitionNumberOf(key);
-            return partition === null ? [] : [{ t: 'retention' as const, atMs, partition, partitions: config.clusterPartitions }];
-          });
-    for (const record of records) {
-      // Stryker disable next-line ArrowFunction,StringLiteral,ObjectLiteral: a failed commit halts the engine, whose FATAL line names the cause; this line only adds context
-      engine.commit(record).catch((error) => log(`retention failed: ${String(error)}`, { severity: 'error' }));
-    }
-  }, timers.retentionIntervalMs);
-  retentionTimer.unref();
+  snapshots.start(timers.snapshotCheckIntervalMs, () => engine.halted);
+  const stopRetention = startRetentionTimer(engine, (atMs) => mode.retentionRecords(opened, atMs), timers.retentionIntervalMs, log);
 
   const stop = async (): Promise<void> => {
-    clearInterval(snapshotTimer);
-    clearInterval(retentionTimer);
+    snapshots.stopTimer();
+    stopRetention();
     // Streams first: open streams would keep the server from stopping; in-flight writes still finish.
     live.close();
     await app.stop();
     ingestTimings.stop();
     if (ingestTimings.work.size > 0) log(ingestTimings.summary());
-    await snapshotting?.catch(() => undefined);
-    if (!engine.halted && store.logBytesSinceSnapshot > 0) await snapshotNow();
+    await snapshots.whenIdle();
+    if (!engine.halted && store.logBytesSinceSnapshot > 0) await snapshots.now();
     await opened.close();
   };
-  return { port, opened, snapshotNow, stop };
+  return { port, opened, snapshotNow: () => snapshots.now(), stop };
 }

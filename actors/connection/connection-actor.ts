@@ -7,7 +7,7 @@ import { DomainError } from '../domain-error.ts';
 import { dedupKeyOf } from '../ingest/dedup-key.ts';
 import type { JobEvent, NormalizedEvent, QueueEvent, WorkerEvent } from '../ingest/normalized-event.ts';
 import { validateEvent, type EventError } from '../ingest/validate-event.ts';
-import { DailyQuota, type Usage } from './daily-quota.ts';
+import { DailyQuota, countsAgainstQuota, type Usage } from './daily-quota.ts';
 import { DedupCache } from './dedup-cache.ts';
 import { BatchIds } from './batch-ids.ts';
 import { BatchBudget } from './batch-budget.ts';
@@ -89,7 +89,9 @@ export class ConnectionActor {
 
   decideIngest(rawEvents: readonly unknown[], nowMs: number): IngestDecision {
     const remainingAtArrival = this.quota.remaining(nowMs);
-    if (remainingAtArrival === 0) {
+    // Only job events spend the quota, so a request of worker and queue events alone is
+    // still taken when it is spent (they stay bounded by the byte budget and the caps).
+    if (remainingAtArrival === 0 && rawEvents.some(countsAgainstQuota)) {
       const usage = this.quota.usage(nowMs);
       const retryAfterSeconds = Math.max(1, Math.ceil((Date.parse(usage.resetAt) - nowMs) / 1000));
       throw new DomainError(
@@ -111,8 +113,10 @@ export class ConnectionActor {
     let rejected = 0;
     let skipped = 0;
     let truncated = 0;
+    let acceptedJobEvents = 0;
     rawEvents.forEach((raw, index) => {
-      if (accepted.length >= remainingAtArrival) {
+      const counted = countsAgainstQuota(raw);
+      if (counted && acceptedJobEvents >= remainingAtArrival) {
         truncated++;
         return;
       }
@@ -137,14 +141,15 @@ export class ConnectionActor {
       newIds.assign(verdict.event);
       accepted.push(verdict.event);
       acceptedKeys.push(key);
+      if (counted) acceptedJobEvents++;
     });
     const record: IngestRecord | null =
       accepted.length === 0 ? null : { t: 'ingest', connectionId: this.connectionId, receivedAtMs: nowMs, events: accepted };
     // Stryker disable next-line ConditionalExpression: without the handed-over keys evolve computes the same keys itself (replay does), only slower
     if (record !== null) decidedKeys.set(record, acceptedKeys);
     const usageAfter = this.quota.usage(nowMs);
-    usageAfter.used += accepted.length;
-    if (this.limits.dailyEventLimit > 0) usageAfter.remaining = Math.max(0, usageAfter.remaining - accepted.length);
+    usageAfter.used += acceptedJobEvents;
+    if (this.limits.dailyEventLimit > 0) usageAfter.remaining = Math.max(0, usageAfter.remaining - acceptedJobEvents);
     const reply: IngestReply = { accepted: accepted.length, rejected, skipped, truncated, usage: usageAfter };
     if (errors.length > 0) reply.errors = errors;
     return { record, reply };
@@ -177,6 +182,7 @@ export class ConnectionActor {
     switch (record.t) {
       case 'ingest': {
         let bytes = 0;
+        let jobEvents = 0;
         // Events apply one by one, in order (metrics and workers see each state a job passes
         // through); only the index work is per job, once the batch is applied.
         const keys = decidedKeys.get(record);
@@ -184,11 +190,12 @@ export class ConnectionActor {
           record.events.forEach((event, index) => {
             this.dedup.add(keys?.[index] ?? dedupKeyOf(event));
             bytes += eventBytes(event);
+            if (event.kind === 'job') jobEvents++;
             this.applyEvent(event, changes);
           });
         });
         this.enforceJobCap(changes);
-        this.quota.record(record.events.length, bytes, record.receivedAtMs);
+        this.quota.record(jobEvents, bytes, record.receivedAtMs);
         break;
       }
       case 'job.action':

@@ -1,9 +1,21 @@
 /**
- * Accepted events and their estimated bytes (event-bytes.ts) per UTC day for one
- * connection. The day rolls from the receive time carried in each record, so replay
- * after a restart rebuilds the same counters.
+ * Accepted job events and the estimated bytes (event-bytes.ts) of every accepted event per
+ * UTC day for one connection. Only job events count against DAILY_EVENT_LIMIT: a worker must
+ * beat within 6 s to stay online, so counting heartbeats (and queue snapshots) would spend a
+ * 10,000-event day on one idle worker; they stay bounded by the byte budget and the worker
+ * and queue caps. The day rolls from the receive time carried in each record, and the count
+ * is taken from the record's events, so replay after a restart rebuilds the same counters.
  */
 import { nextUtcMidnightMs, utcDayNumber } from '../clock.ts';
+
+/**
+ * Whether an event, as sent, spends the daily event quota: job events do, worker and queue
+ * events do not. Judged on the raw event's `type` so a request can be refused (429) or
+ * truncated before its events are validated.
+ */
+export function countsAgainstQuota(raw: unknown): boolean {
+  return typeof raw === 'object' && raw !== null && (raw as { type?: unknown }).type === 'job_state_change';
+}
 
 export interface Usage {
   used: number;

@@ -10,7 +10,7 @@ import type { NormalizedEvent } from './normalized-event.ts';
 
 /** what an event costs beyond its strings (fields, numbers, framing in the log) */
 export const EVENT_OVERHEAD_BYTES = 64;
-/** what a job costs beyond its own strings: the measured heap per job, indexes included (README, Performance) */
+/** what a job costs beyond its own strings: the measured heap per job, indexes included (docs/performance.md) */
 export const JOB_OVERHEAD_BYTES = 700;
 /** one state-history entry (stored as one double since history packing; the budget kept its earlier two) */
 export const HISTORY_ENTRY_BYTES = 16;

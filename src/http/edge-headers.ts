@@ -1,5 +1,5 @@
 /**
- * Checks and headers every request and response gets at the edge (README "Security" >
+ * Checks and headers every request and response gets at the edge (docs/security.md,
  * "HTTP edge"):
  * - a malformed `Host` is a 400 (RFC 9112 3.2): Bun builds `request.url` from it, and
  *   nothing should run on a URL that does not parse;

@@ -2,8 +2,8 @@
  * The one way a route reads its request body (routes set `parse: 'none'`): a byte cap
  * checked on `Content-Length` before anything is read and counted while reading (chunked
  * bodies carry no length), and a deadline for the whole body. Without them a client holds
- * memory per socket for as long as it likes by trickling a large body (README "Security"
- * > "HTTP edge"). Past the cap or the deadline the stream is cancelled, which drops what
+ * memory per socket for as long as it likes by trickling a large body (docs/security.md,
+ * "HTTP edge"). Past the cap or the deadline the stream is cancelled, which drops what
  * Bun buffered for it, and the answer closes the connection.
  */
 import { DomainError } from '../../actors/domain-error.ts';

@@ -1,5 +1,5 @@
 /**
- * Which node answers each route in cluster mode (docs/cluster.md, stage 2b-i), in one
+ * Which node answers each route in cluster mode (docs/cluster.md, "Replicas"), in one
  * table that test/http/replica-routes.test.ts checks against the app's own route list:
  *
  * - `replica`: reads only (no record committed, nothing of the owner's store used), so a

@@ -1,5 +1,5 @@
 /**
- * Which partition's writer a request that writes goes to (docs/cluster.md, stage 2b-iii),
+ * Which partition's writer a request that writes goes to (docs/cluster.md, "How it works"),
  * decided on the node where it arrives from its own replica:
  *
  * - ingest and the agent's acknowledgement: the partition of the API key's connection

@@ -249,7 +249,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
   'GET /api/admin/backup': {
     tag: 'Admin',
     summary: 'Download a consistent backup of the running service (admin only)',
-    description: '`npm run cli -- backup <dir>` calls this; restore with `npm run cli -- restore`. See the README, "Backup and restore".',
+    description: '`npm run cli -- backup <dir>` calls this; restore with `npm run cli -- restore`. See docs/operations.md, "Backup and restore".',
     auth: 'session',
     success: {
       200: {
@@ -292,7 +292,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
   'GET /metrics': {
     tag: 'Operations',
     summary: 'Prometheus metrics in the text exposition format',
-    description: 'Off (404) unless METRICS_TOKEN is set; then the token is required. The families are listed in the README, "Operating it".',
+    description: 'Off (404) unless METRICS_TOKEN is set; then the token is required. The families are listed in docs/operations.md, "Health, metrics, logs and upgrades".',
     auth: 'metricsToken',
     success: { 200: { description: 'The scrape', media: { 'text/plain; version=0.0.4; charset=utf-8': 'Prometheus text exposition format' } } },
     errors: ['NOT_FOUND'],

@@ -166,7 +166,7 @@ export const IngestReply = closed({
   accepted: count(),
   rejected: count(),
   skipped: Type.Integer({ minimum: 0, description: 'events already received (same duplicate key)' }),
-  truncated: Type.Integer({ minimum: 0, description: 'dropped because the daily limit was reached inside the batch' }),
+  truncated: Type.Integer({ minimum: 0, description: 'job events dropped because the daily limit was reached inside the batch' }),
   usage: Usage,
   errors: Type.Optional(
     Type.Array(

@@ -14,7 +14,7 @@ const EXPLANATIONS: Record<ErrorCode, string> = {
   REQUEST_TIMEOUT: 'The request body did not arrive within BODY_TIMEOUT_SECONDS (30 s by default). Send the whole body promptly; the connection is closed.',
   PAYLOAD_TOO_LARGE: 'The request body exceeds the limit of the endpoint: 5 MB (5,242,880 bytes) for ingest, 16 to 128 KB for the dashboard and agent endpoints. Send smaller batches.',
   UNSUPPORTED_MEDIA_TYPE: 'Send `Content-Type: application/json`.',
-  DAILY_LIMIT_EXCEEDED: 'The daily event limit of the connection is used up. `usage.resetAt` and `Retry-After` (seconds) say when it resets; data already ingested is kept.',
+  DAILY_LIMIT_EXCEEDED: 'The daily event limit of the connection is used up (only job events count; a request of worker and queue events alone is still accepted). `usage.resetAt` and `Retry-After` (seconds) say when it resets; data already ingested is kept.',
   RATE_LIMITED: 'Too many attempts (e.g. failed logins). Wait `Retry-After` seconds.',
   SERVICE_UNAVAILABLE: 'The service cannot make data durable (the event log could not be written) and is stopping. Nothing in this request was acknowledged; retry against the restarted service.',
   INTERNAL_ERROR: 'An unexpected error. It was logged on the server; the response carries no internals.',

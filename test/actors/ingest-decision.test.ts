@@ -121,6 +121,21 @@ describe('the reply', () => {
 });
 
 describe('daily quota', () => {
+  test('replaying the records rebuilds the same usage: only their job events count', () => {
+    const actor = new ConnectionActor(C, { ...limits, dailyEventLimit: 5 });
+    const batches = [
+      [workerEvent(C, T0, { externalId: 'w1' }), jobEvent(C, T0, { externalId: 'a' }), queueEvent(C, T0, { name: 'mail' })],
+      [workerEvent(C, T0 + 1, { externalId: 'w1', state: 'busy' }), jobEvent(C, T0 + 1, { externalId: 'a', state: 'active' })],
+      [queueEvent(C, T0 + 2, { name: 'mail' }), workerEvent(C, T0 + 2, { externalId: 'w2' })],
+    ];
+    const records = batches.map((events) => ingest(actor, events).record!);
+    expect(actor.quota.usage(T0).used).toBe(2);
+    const replayed = new ConnectionActor(C, { ...limits, dailyEventLimit: 5 });
+    for (const record of records) replayed.evolve(structuredClone(record));
+    expect(replayed.quota.usage(T0)).toEqual(actor.quota.usage(T0));
+    expect(replayed.quota.bytesUsed(T0)).toBe(actor.quota.bytesUsed(T0));
+    expect(replayed.quota.bytesUsed(T0)).toBeGreaterThan(0);
+  });
   test('a snapshot restores the day and the count; a new UTC day starts at zero', () => {
     const quota = new DailyQuota(10);
     quota.record(3, 300, T0);

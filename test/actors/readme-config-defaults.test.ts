@@ -1,7 +1,7 @@
 /**
- * The README's configuration table is what an operator relies on: every default it
+ * The configuration table (docs/configuration.md) is what an operator relies on: every default it
  * states must be the one the code applies, and every variable the code reads must be in
- * it. The table is parsed from README.md, so changing a default in either place alone
+ * it. The table is parsed from docs/configuration.md, so changing a default in either place alone
  * fails here.
  */
 import { describe, expect, test } from 'bun:test';
@@ -16,17 +16,15 @@ const REPO_ROOT = join(import.meta.dir, '..', '..');
 const HOUR_MS = 3_600_000;
 const MIB = 1024 * 1024;
 
-/** Rows of the table under "## Configuration": variable -> the Default cell. */
+/** Rows of the table in docs/configuration.md: variable -> the Default cell. */
 function documentedDefaults(): Map<string, string> {
-  const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('## Configuration'));
-  const table = section.slice(0, section.indexOf('\n## ', 1));
+  const table = readFileSync(join(REPO_ROOT, 'docs', 'configuration.md'), 'utf8');
   const rows = new Map<string, string>();
   for (const match of table.matchAll(/^\| `([A-Z_]+)` \| ([^|]+) \|/gm)) rows.set(match[1]!, match[2]!.trim());
   return rows;
 }
 
-/** The value loadConfig({}) must hold for a variable, in the unit the README states it in. */
+/** The value loadConfig({}) must hold for a variable, in the unit the table states it in. */
 const READ_AS: Record<string, (config: Config) => unknown> = {
   PORT: (config) => config.port,
   HOST: (config) => config.host,
@@ -76,7 +74,7 @@ function asValue(cell: string): string | number {
   return /^\d+$/.test(literal) ? Number(literal) : literal;
 }
 
-describe('README configuration table', () => {
+describe('the documented configuration table', () => {
   const documented = documentedDefaults();
   const defaults = loadConfig({});
 

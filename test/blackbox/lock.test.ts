@@ -43,7 +43,7 @@ test('a second process on the same DATA_DIR refuses to start and names the pid h
   expect(second.output).not.toContain('listening on');
   expect(second.output).not.toContain('recovered');
 
-  // the CLI (README: "while the server runs it refuses and names the server's pid") too
+  // the CLI (docs/api.md: "while the server runs it refuses and names the server's pid") too
   const cli = spawnService({ dataDir, env, command: [process.execPath, 'src/cli/main.ts', 'connection', 'list'] });
   expect(await cli.waitForExit(30_000)).not.toBe(0);
   expect(cli.output).toContain(`is in use by another process (pid ${first.pid})`);

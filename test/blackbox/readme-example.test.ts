@@ -3,7 +3,7 @@
  * key and connection id filled in): the ingest example must be accepted with the answer
  * the README shows, and its event must be stamped with the current time, so retention
  * (which removes jobs whose last change is older than RETENTION_HOURS) does not delete it
- * a day after the README was written. And SESSION_SECRET's documented minimum.
+ * a day after the README was written. And SESSION_SECRET's documented minimum (docs/configuration.md).
  */
 import { describe, expect, test } from 'bun:test';
 import { readFileSync } from 'node:fs';
@@ -26,7 +26,8 @@ const dirs = cleanUpServices();
 /** The Quick start section's shell commands, one string per command (continuation lines joined). */
 function quickStartCommands(): string[] {
   const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('## Quick start'), readme.indexOf('## Configuration'));
+  const start = readme.indexOf('## Quick start');
+  const section = readme.slice(start, readme.indexOf('\n## ', start + 1));
   const commands: string[] = [];
   for (const block of section.matchAll(/```sh\n([\s\S]*?)```/g)) {
     let current: string | undefined;
@@ -103,8 +104,8 @@ describe('the README quick start, copied', () => {
   test('SESSION_SECRET shorter than 16 characters stops start-up with the documented message and exit code 2', async () => {
     const dataDir = makeDataDir('short-secret');
     dirs.push(dataDir);
-    const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
-    const row = readme.split('\n').find((line) => line.startsWith('| `SESSION_SECRET` |'))!;
+    const configuration = readFileSync(join(REPO_ROOT, 'docs', 'configuration.md'), 'utf8');
+    const row = configuration.split('\n').find((line) => line.startsWith('| `SESSION_SECRET` |'))!;
     const message = row.match(/`(configuration error: [^`]+)`, exit code (\d+)/);
     expect(message).not.toBeNull();
 

@@ -1,5 +1,6 @@
 /**
- * Any node answers any request (stages 2a to 2b-iii): three nodes on one 3-server NATS
+ * Any node answers any request (reads from its replica, writes forwarded to their writer):
+ * three nodes on one 3-server NATS
  * cluster, each writing some partitions; A writes the accounts partition (the node names
  * are chosen so the rendezvous hash gives it to A), B and C forward accounts writes to it.
  * The tests run in order on the same nodes:
@@ -68,7 +69,8 @@ beforeAll(async () => {
   const [nameA, nameB, nameC] = namesWithAccountsFirst();
   [a, b, c] = await Promise.all([
     startService({ dataDir: dirA!, env: env(nameA) }),
-    // B stands behind a (loopback) proxy: it believes X-Forwarded-For from 127.0.0.1; A and C do not
+    // B stands behind a (loopback) proxy: it believes X-Forwarded-For from 127.0.0.1; A and C
+    // do not
     startService({ dataDir: dirB!, env: env(nameB, { TRUSTED_PROXIES: '127.0.0.1' }) }),
     startService({ dataDir: dirC!, env: env(nameC) }),
   ]);
@@ -103,7 +105,8 @@ test('login through a node that does not write the accounts: the session works o
   });
   expect(crossSite.status).toBe(403);
   connection = await createConnection(c.baseUrl, cookie, 'any-node');
-  // read-your-writes through C (its answer waited for C's replica); A writes it; B's replica follows within moments
+  // read-your-writes through C (its answer waited for C's replica); A writes it; B's replica
+  // follows within moments
   for (const node of [c, a, b]) {
     const seenBy = Date.now() + (node === b ? 5_000 : 0);
     for (;;) {
@@ -140,7 +143,8 @@ test('login through a node that does not write the accounts: the session works o
   expect(tooLarge.status).toBe(413);
   expect(((await tooLarge.json()) as { error: { code: string } }).error.code).toBe('PAYLOAD_TOO_LARGE');
 
-  // A signed forward that reaches a node which does not write its partition is not passed on again (no loops).
+  // A signed forward that reaches a node which does not write its partition is not passed on
+  // again (no loops).
   const signed = signForward(TEST_CLUSTER_SECRET, 'POST', '/api/connections', { address: '127.0.0.1', host: 'x', https: false }, Date.now());
   const secondHop = await fetch(`${c.baseUrl}/api/connections`, {
     method: 'POST',
@@ -211,7 +215,8 @@ test('4 writers over every node, kill -9 of the accounts writer mid-run: no ackn
   await waitForCount(writers, 600);
   const killedAtMs = performance.now();
   await a.kill();
-  // within the lease, B still names A the accounts writer: a write forwarded to it is refused, a 503 to retry
+  // within the lease, B still names A the accounts writer: a write forwarded to it is refused,
+  // a 503 to retry
   const meanwhile = await fetch(`${b.baseUrl}/api/connections`, {
     method: 'POST',
     headers: { cookie, 'content-type': 'application/json', origin: b.baseUrl },

@@ -1,5 +1,5 @@
 /**
- * Several writers (stage 2b-iii), on one cluster of 16 partitions, in order:
+ * Several writers, each of some partitions, on one cluster of 16 partitions, in order:
  *
  * 1. a 4th node joins three while writers keep ingesting through every node: it takes its
  *    share of the partitions by clean handover (each lease released by its old writer, none

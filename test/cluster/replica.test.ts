@@ -1,5 +1,5 @@
 /**
- * Hot read replicas (stages 2b-i and 2b-iii): three nodes, each writing some partitions
+ * Hot read replicas (every node follows every partition): three nodes, each writing some partitions
  * and following all. O is the node that writes the test connection's partition, A and B
  * the other two. The tests run in order on the same nodes:
  *
@@ -108,7 +108,8 @@ test('a live stream receives events ingested through another node and keeps goin
 
   await o.kill();
   const owner = (await waitForAssignment([a.baseUrl, b.baseUrl])).get(`p.${partitionOf(connection.id, 16)}`)!;
-  // through B whichever node writes now (B forwards to A, or writes itself); retried like an SDK while the lease moves
+  // through B whichever node writes now (B forwards to A, or writes itself); retried like an
+  // SDK while the lease moves
   for (;;) {
     const answer = await ingest(b.baseUrl, connection.apiKey, batchOfJobs(connection.id, 'after-kill', 1)).catch(() => ({ status: 0 }));
     if (answer.status === 200) break;
@@ -117,7 +118,8 @@ test('a live stream receives events ingested through another node and keeps goin
   }
   await readUntil('after-kill-0', 15_000);
   closing.abort();
-  // a node stops cleanly: it snapshots and hands its partitions over, and the other takes them at once
+  // a node stops cleanly: it snapshots and hands its partitions over, and the other takes them
+  // at once
   expect(await b.stop()).toBe(0);
   expect(b.output).not.toMatch(/FATAL/);
   await waitForAssignment([a.baseUrl], { timeoutMs: 10_000 });

@@ -1,5 +1,5 @@
 /**
- * The engine's partition scope (cluster mode, stage 2b-iii): a
+ * The engine's partition scope (cluster mode, docs/cluster.md): a
  * snapshot of one partition's connections or of the accounts alone, several such
  * snapshots restored in sequence and reconciled with the accounts, a retention record
  * scoped to one partition, and a replayed `connection.created` that keeps the actor a

@@ -152,7 +152,11 @@ export const MODULES = {
           'actors/connection/late-created-jobs.ts',
           block('actors/connection/command-queue.ts', 'expireBefore('),
           lines('actors/engine.ts', "case 'retention':", 'return null;'),
-          lines('src/server.ts', 'const snapshotTimer = setInterval', 'retentionTimer.unref();'),
+          'src/service/snapshot-schedule.ts',
+          'src/service/retention-timer.ts',
+          block('src/service/service-mode.ts', 'snapshotPolicy({ engine, store }, observer) {'),
+          lines('src/service/service-mode.ts', 'retentionRecords: (_opened, atMs) =>'),
+          lines('src/service/service-mode.ts', 'retentionRecords: (opened, atMs) =>', '}),'),
         ],
         // direct tests of the actor; the service test for the timers as the running server wires them
         tests: ['test/actors/retention-late-created.test.ts', 'test/durability/partition-snapshots.test.ts', 'test/server/service-timers.test.ts'],
@@ -160,16 +164,26 @@ export const MODULES = {
     ],
   },
   partitions: {
-    what: "cluster mode's partition of a connection, scoped snapshots and their reconciliation with the accounts",
+    what: "cluster mode's partition of a connection, scoped snapshots and their reconciliation with the accounts; NATS refusals by code; the wait for a partition's writer",
     parts: [
       {
         mutate: [
           'actors/partition-of.ts',
           lines('actors/engine.ts', "case 'connection.created':", 'return null;'),
           lines('actors/engine-snapshot.ts', "if (scope === undefined || scope.accounts)", "if (scope !== undefined && (scope.connections"),
-          block('actors/engine-snapshot.ts', 'reconcileWithAccounts()'),
+          block('actors/engine-snapshot.ts', 'reconcileWithAccounts({'),
         ],
         tests: ['test/actors/partition-of.test.ts', 'test/durability/partition-snapshots.test.ts'],
+      },
+      {
+        // NATS refusals told apart by code: a misread refusal either halts a writer for nothing or lets a deposed one write
+        mutate: ['cluster/nats-errors.ts'],
+        tests: ['test/cluster/nats-errors.test.ts'],
+      },
+      {
+        // the bounded wait for a partition's writer: a slip either refuses writes it could answer or waits unbounded
+        mutate: ['src/http/writer-view.ts'],
+        tests: ['test/http/writer-view.test.ts'],
       },
     ],
   },

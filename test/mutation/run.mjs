@@ -2,7 +2,7 @@
 /**
  * `npm run mutate [-- <module>...]`: one Stryker pass per part of each module of
  * modules.mjs (every module when none is named), then a table of scores to paste into the
- * README's "Test strength". Reports: reports/mutation/<module>-<part>.html and .json.
+ * docs/testing.md, "Test strength". Reports: reports/mutation/<module>-<part>.html and .json.
  *
  * The score counts killed and timed-out mutants over all valid ones (Stryker's
  * definition); timeouts are listed separately because one counts as killed only when

@@ -26,28 +26,38 @@ describe('GET /docs', () => {
     expect(page.text).not.toMatch(/https?:\/\//);
   });
 
-  test('its scripts are served: Scalar from the installed package (gzip when asked), the configuration pointing at /openapi.json with no call out', async () => {
+  test('its files are served: Swagger UI from the installed package (gzip when asked, cached for good), the configuration pointing at /openapi.json with no call out', async () => {
     const t = await testApp();
     const page = (await t.request('GET', '/docs')).text;
-    const [scalarPath, configurePath] = [...page.matchAll(/src="([^"]+)"/g)].map((match) => match[1]!);
-    const scalar = await t.app.handle(new Request(`http://localhost:3000${scalarPath}`, { headers: { 'accept-encoding': 'gzip' } }));
-    expect(scalar.status).toBe(200);
-    expect(scalar.headers.get('content-encoding')).toBe('gzip');
-    expect(scalar.headers.get('cache-control')).toContain('immutable');
-    const script = new TextDecoder().decode(gunzipSync(new Uint8Array(await scalar.arrayBuffer())));
-    expect(script).toContain('createApiReference');
+    const [rendererPath, configurePath] = [...page.matchAll(/src="([^"]+)"/g)].map((match) => match[1]!);
+    const renderer = await t.app.handle(new Request(`http://localhost:3000${rendererPath}`, { headers: { 'accept-encoding': 'gzip' } }));
+    expect(renderer.status).toBe(200);
+    expect(renderer.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expect(renderer.headers.get('content-encoding')).toBe('gzip');
+    expect(renderer.headers.get('cache-control')).toContain('immutable');
+    const script = new TextDecoder().decode(gunzipSync(new Uint8Array(await renderer.arrayBuffer())));
+    expect(script).toContain('SwaggerUIBundle');
     expect(script.length).toBeGreaterThan(1_000_000);
     expect(script).not.toContain('sourceMappingURL');
-    const plain = await t.app.handle(new Request(`http://localhost:3000${scalarPath}`));
+    const plain = await t.app.handle(new Request(`http://localhost:3000${rendererPath}`));
     expect(plain.headers.get('content-encoding')).toBeNull();
     expect((await plain.text()).length).toBe(script.length);
 
+    const stylesheetPath = page.match(/<link rel="stylesheet" href="([^"]+)">/)![1]!;
+    expect(stylesheetPath).toMatch(/^\/docs\/assets\/[\w.-]+\.css$/);
+    const stylesheet = await t.request('GET', stylesheetPath);
+    expect(stylesheet.status).toBe(200);
+    expect(stylesheet.headers.get('content-type')).toBe('text/css; charset=utf-8');
+    expect(stylesheet.headers.get('cache-control')).toContain('immutable');
+    expect(stylesheet.text).toContain('.swagger-ui');
+    expect(stylesheet.text).not.toContain('sourceMappingURL');
+    expect(stylesheet.text).not.toMatch(/url\(["']?https?:|@import/);
+
     const configure = await t.request('GET', configurePath!);
     expect(configure.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expect(configure.headers.get('cache-control')).toBe('no-cache');
     expect(configure.text).toContain('"url":"/openapi.json"');
-    expect(configure.text).toContain('"withDefaultFonts":false');
-    expect(configure.text).toContain('"telemetry":false');
-    expect(configure.text).toContain('"proxyUrl":""');
+    expect(configure.text).toContain('"validatorUrl":null');
   });
 
   test('an unknown asset is the JSON 404; the error docs stay at /docs/errors', async () => {

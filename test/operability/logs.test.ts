@@ -44,6 +44,29 @@ describe('service log', () => {
     expect(find(/^snapshot at seq \d+: \d+ bytes in \d+ ms$/)).toMatchObject({ seq: expect.any(Number), bytes: expect.any(Number), durationMs: expect.any(Number) });
   }, TEST_TIMEOUT_MS);
 
+  test('`npm --silent start` under NODE_ENV=production: the dashboard build before the service logs JSON records too, so every line is JSON', async () => {
+    const npm = Bun.which('npm');
+    expect(npm).not.toBeNull();
+    const dataDir = makeDataDir('logs-npm-start');
+    dirs.push(dataDir);
+    // --silent: npm's own banner (`> jobwatch@0.1.0 start`) is npm's, not a log line
+    const service = await startService({ dataDir, command: [npm!, '--silent', 'start'], env: { ADMIN_EMAIL, ADMIN_PASSWORD, NODE_ENV: 'production' } });
+    service.proc.kill('SIGTERM');
+    await service.waitForExit(20_000);
+    const lines = service.output.split('\n').filter((line) => line !== '');
+    const records = lines.map((line) => {
+      try {
+        return JSON.parse(line) as Record<string, unknown>;
+      } catch {
+        throw new Error(`not a JSON line: ${line}`);
+      }
+    });
+    const build = records.filter((record) => String(record.msg).startsWith('dashboard: '));
+    expect(build.length).toBeGreaterThanOrEqual(2);
+    expect(build.at(-1)).toMatchObject({ level: 'info', msg: expect.stringMatching(/^dashboard: total [\d.]+ KB \([\d.]+ KB gzip, budget [\d.]+ KB\)$/) });
+    expect(records.findIndex((record) => String(record.msg).startsWith('dashboard: '))).toBeLessThan(records.findIndex((record) => String(record.msg).startsWith('listening on')));
+  }, TEST_TIMEOUT_MS);
+
   test('with LOG_FORMAT=pretty every line is readable: UTC time, level, the same sentences', async () => {
     const { port, lines } = await runOnce({ NODE_ENV: 'production', LOG_FORMAT: 'pretty' });
 

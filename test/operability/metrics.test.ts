@@ -1,7 +1,7 @@
 /**
  * GET /metrics of the running service (src/server.ts wiring, in this process, on a free
  * loopback port with a temporary data directory): the scrape parses strictly as the
- * Prometheus text format, every family the README lists is there with its type, the
+ * Prometheus text format, every family docs/operations.md lists is there with its type, the
  * counters move with the traffic that should move them, and access needs METRICS_TOKEN.
  */
 import { afterEach, describe, expect, test } from 'bun:test';
@@ -38,7 +38,7 @@ async function scrape(baseUrl: string): Promise<Map<string, Family>> {
   return parsePrometheusText(await response.text());
 }
 
-/** The families README "Operating it" promises. */
+/** The families docs/operations.md ("Health, metrics, logs and upgrades") promises. */
 const FAMILIES: Record<string, MetricType> = {
   jobwatch_ingest_events_total: 'counter',
   jobwatch_ingest_requests_refused_total: 'counter',

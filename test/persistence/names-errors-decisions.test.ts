@@ -2,7 +2,7 @@
  * The small pieces persistence's larger tests rely on without naming them: which file
  * names recovery recognises (a wrong match would replay a stray file or miss a segment),
  * the errors' stable names and codes (the process entry reacts to them), invariants, and
- * the recovery decision table, which must say what the README's Durability table says.
+ * the recovery decision table, which must say what the Durability table of docs/operations.md says.
  */
 import { describe, expect, test } from 'bun:test';
 import { readFileSync } from 'node:fs';
@@ -68,8 +68,8 @@ describe('errors and invariants', () => {
 describe('recovery decision table', () => {
   /** The Durability section's table: snapshot row -> log-tail column -> cell text. */
   function readmeTable(): Record<string, Record<string, string>> {
-    const readme = readFileSync(join(import.meta.dir, '..', '..', 'README.md'), 'utf8');
-    const lines = readme.split('\n');
+    const operations = readFileSync(join(import.meta.dir, '..', '..', 'docs', 'operations.md'), 'utf8');
+    const lines = operations.split('\n');
     const header = lines.findIndex((line) => line.startsWith('| snapshot \\ log tail |'));
     expect(header).toBeGreaterThan(-1);
     const columns = lines[header]!.split('|').slice(2, -1).map((cell) => cell.trim());
@@ -88,7 +88,7 @@ describe('recovery decision table', () => {
     return { action: 'replay', base, cutTornTail: cell.startsWith('cut') };
   }
 
-  test('every cell decides what the README says', () => {
+  test('every cell decides what docs/operations.md says', () => {
     const table = readmeTable();
     const snapshots: SnapshotCondition[] = ['ok', 'missing', 'corrupt'];
     const logs: LogCondition[] = ['clean', 'torn', 'corrupt'];

@@ -11,7 +11,8 @@ import { encodeValue } from '../../persistence/record-codec.ts';
 import { RecordingStorage } from '../../persistence/recording-storage.ts';
 import { recoverDataDir } from '../../persistence/recovery.ts';
 
-// Crash tests (practice 14): build a data directory with the real store, damage its
+// Crash tests (real files damaged as a crash or a bad disk leaves them): build a data
+// directory with the real store, damage its
 // files the way a crash or a bad disk would, recover, and check the state and the lines.
 // Records are { n } with n = seq; the engine state is the list of every n, and a
 // snapshot chunk holds a slice of that list.

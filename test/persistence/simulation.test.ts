@@ -5,7 +5,7 @@ import { SeededRandom } from '../../persistence/seeded-random.ts';
 import { NO_FAULTS, SimulatedStorage } from '../../persistence/simulated-storage.ts';
 
 /**
- * Simulation (practice 13): per seed, several rounds of recover -> random appends,
+ * Deterministic simulation of the disk: per seed, several rounds of recover -> random appends,
  * snapshots and injected faults -> a crash at a random operation: mostly a power loss,
  * sometimes a process kill that leaves unsynced bytes for the next process to read. After every
  * recovery the state must be a prefix of everything ever appended, in order, and

@@ -1,5 +1,5 @@
 /**
- * Request bodies at the edge (README "Security" > "HTTP edge"): every route reads its body
+ * Request bodies at the edge (docs/security.md, "HTTP edge"): every route reads its body
  * through one capped reader, checks credentials first where it can, and a body that does
  * not arrive in time is cut off.
  */

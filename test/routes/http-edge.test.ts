@@ -1,5 +1,5 @@
 /**
- * The HTTP edge (README "Security" > "HTTP edge"): what no client header can change in our
+ * The HTTP edge (docs/security.md, "HTTP edge"): what no client header can change in our
  * answers, the headers every answer carries, and strict query numbers.
  */
 import { describe, expect, test } from 'bun:test';

@@ -85,6 +85,41 @@ describe('ingest: daily quota', () => {
     expect(t.engine.connection(connection.id)!.jobs.size).toBe(1);
   });
 
+  test('only job events count: worker and queue events are accepted without spending the quota', async () => {
+    const { t, connection } = await setup(2);
+    const response = await t.ingest(connection.apiKey, [
+      workerEvent(connection.id, T0),
+      jobEvent(connection.id, T0, { externalId: 'a' }),
+      queueEvent(connection.id, T0),
+      workerEvent(connection.id, T0 + 1, { state: 'busy' }),
+    ]);
+    expect(response.json).toMatchObject({ accepted: 4, truncated: 0, usage: { used: 1, remaining: 1 } });
+  });
+
+  test('past the limit mid-batch only job events are truncated; worker and queue events go on', async () => {
+    const { t, connection } = await setup(1);
+    const response = await t.ingest(connection.apiKey, [
+      jobEvent(connection.id, T0, { externalId: 'a' }),
+      jobEvent(connection.id, T0, { externalId: 'b' }),
+      workerEvent(connection.id, T0),
+      queueEvent(connection.id, T0),
+    ]);
+    expect(response.status).toBe(200);
+    expect(response.json).toMatchObject({ accepted: 3, truncated: 1, usage: { used: 1, remaining: 0 } });
+  });
+
+  test('with the quota spent, a request of worker and queue events alone is accepted, one with a job event is 429', async () => {
+    const { t, connection } = await setup(1);
+    await t.ingest(connection.apiKey, [jobEvent(connection.id, T0, { externalId: 'a' })]);
+    const heartbeats = await t.ingest(connection.apiKey, [workerEvent(connection.id, T0 + 1), queueEvent(connection.id, T0 + 1)]);
+    expect(heartbeats.status).toBe(200);
+    expect(heartbeats.json).toMatchObject({ accepted: 2, truncated: 0, usage: { used: 1, remaining: 0 } });
+    expect(t.engine.connection(connection.id)!.workers.size).toBe(1);
+    const withJob = await t.ingest(connection.apiKey, [workerEvent(connection.id, T0 + 2), jobEvent(connection.id, T0 + 2, { externalId: 'b' })]);
+    expect(withJob.status).toBe(429);
+    expect(withJob.json.error.code).toBe('DAILY_LIMIT_EXCEEDED');
+  });
+
   test('the quota resets at midnight UTC', async () => {
     const { t, connection } = await setup(1);
     await t.ingest(connection.apiKey, [jobEvent(connection.id, T0)]);

@@ -1,5 +1,6 @@
 /**
- * Issue 9, finding 6: memory and disk are bounded by bytes, not only by event counts.
+ * One tenant must not exhaust the service's memory or disk: they are bounded by bytes, not
+ * only by event counts.
  * Budgets are estimates (actors/ingest/event-bytes.ts); these tests hold them to their
  * rules: refused per event with a code, never passed, rebuilt by replay.
  */
@@ -65,7 +66,8 @@ describe('daily ingest bytes per connection (DAILY_INGEST_MB)', () => {
     expect(usedToday).toBeGreaterThan(4_000);
     expect(usedToday).toBeLessThanOrEqual(5_000);
 
-    // The same count after replaying the log into a fresh engine (the quota's bytes are derived from records).
+    // The same count after replaying the log into a fresh engine (the quota's bytes are
+    // derived from records).
     const replayed = new Engine({ clock: new ManualClock(T0), log: { append: async () => 0 }, limits: t.engine.limits });
     for (const record of log.records) replayed.evolve(structuredClone(record));
     expect(replayed.connection(c.id)!.quota.bytesUsed(T0)).toBe(usedToday);

@@ -1,5 +1,6 @@
 /**
- * Issue 9, finding 1 at a reduced scale: a tenant invents queue names and workers that
+ * One tenant must not grow the service without bound (at a reduced scale): a tenant invents
+ * queue names and workers that
  * list hundreds of queues, dated far ahead so they never expire. The bounds must hold:
  * events past them are refused one by one with a code, the counts never pass the bound,
  * retention frees the names, and the queue list stays correct.
@@ -62,7 +63,8 @@ describe('queues and workers per connection are bounded', () => {
     expect(actor.queues.size).toBe(QUEUES_MAX);
     expect(actor.workers.size).toBe(WORKERS_MAX);
 
-    // Queues without a snapshot's consumers count the live workers listing them (every accepted worker lists all).
+    // Queues without a snapshot's consumers count the live workers listing them (every
+    // accepted worker lists all).
     const list = await t.request('GET', `/api/queues?limit=100&sortBy=consumers&sortOrder=desc`, { headers: { cookie } });
     expect(list.json.pagination.total).toBe(QUEUES_MAX);
     expect(list.json.data.map((queue: { consumers: number }) => queue.consumers)).toEqual(Array(QUEUES_MAX).fill(WORKERS_MAX));

@@ -99,7 +99,7 @@ describe('dashboard in Chromium', () => {
     expect(await page.locator('tbody tr').first().textContent()).toContain('live-arrival-1');
     await page.waitForFunction(() => document.querySelector('.state-tab-all .count')?.textContent === '41', undefined, { timeout: UI_WAIT_MS });
     await screenshot(page, 'jobs-light');
-    // `README_SCREENSHOT=1 bun test test/ui/dashboard.test.ts` refreshes the README's picture
+    // `README_SCREENSHOT=1 bun test test/ui/dashboard.test.ts` refreshes the picture in the README and docs/dashboard.md
     if (process.env.README_SCREENSHOT === '1') await page.screenshot({ path: join(REPO_ROOT, 'docs', 'screenshots', 'jobs.png') });
   }, TEST_TIMEOUT_MS);
 

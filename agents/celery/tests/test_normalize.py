@@ -1,4 +1,4 @@
-"""Celery native events -> ingest events, per the README's state mapping."""
+"""Celery native events -> ingest events, per the state mapping in this agent's README."""
 from jobwatch_celery.limits import cut
 from jobwatch_celery.normalize import Normalizer, WorkerInfo
 from jobwatch_celery.task_facts import TaskFacts

@@ -1,4 +1,5 @@
-"""Celery's native events -> jobwatch ingest events, following the README's state mapping.
+"""Celery's native events -> jobwatch ingest events, following the state mapping of
+docs/api.md and this agent's README.
 
 Native states map as: PENDING -> unknown, SENT/RECEIVED -> queued (scheduled when the
 ETA is still in the future), STARTED -> active, SUCCESS -> completed, FAILURE -> failed,

@@ -44,7 +44,7 @@ describe('what Bun answers before our code, and what we answer instead', () => {
     const trace = await rawExchange(svc.port, 'TRACE /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n');
     expect(statusOf(trace)).toBe(404);
     expect(JSON.parse(bodyOf(trace)).error.code).toBe('NOT_FOUND');
-    // Bun rejects these while parsing the request, before any JavaScript runs (README "HTTP edge")
+    // Bun rejects these while parsing the request, before any JavaScript runs (docs/security.md, "HTTP edge")
     const badLength = await rawExchange(svc.port, 'POST /api/ingest HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 12abc\r\n\r\n');
     expect(statusOf(badLength)).toBe(400);
     const hugeHeader = await rawExchange(svc.port, `GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${'a'.repeat(100_000)}\r\n\r\n`);
