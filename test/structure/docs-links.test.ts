@@ -15,7 +15,7 @@ const REPO_ROOT = join(import.meta.dir, '..', '..');
  * Agent READMEs written on other branches and linked from the main README before they are
  * merged: allowed to be missing, checked like any other file once they exist.
  */
-const WRITTEN_ELSEWHERE = new Set(['agents/bullmq/README.md', 'agents/sidekiq/README.md']);
+const WRITTEN_ELSEWHERE = new Set(['agents/bullmq/README.md']);
 
 function documents(): string[] {
   const docs = readdirSync(join(REPO_ROOT, 'docs')).filter((name) => name.endsWith('.md')).map((name) => join('docs', name));
