@@ -6,6 +6,8 @@
 import { AccountService } from '../actors/services/account-service.ts';
 import { ConnectionService } from '../actors/services/connection-service.ts';
 import { JobActionService } from '../actors/services/job-action-service.ts';
+import { AlertService } from '../actors/services/alert-service.ts';
+import { createAlertEdge } from './alerts/alert-edge.ts';
 import { LiveUpdates } from '../actors/live/live-updates.ts';
 import { systemClock } from '../actors/clock.ts';
 import { LIVE_UPDATES_DEFAULTS } from './live-defaults.ts';
@@ -20,7 +22,7 @@ import { NOT_OBSERVED } from './metrics/service-observer.ts';
 import { IngestTimings } from '../actors/services/ingest-timings.ts';
 import { observeAll } from '../persistence/log-writer.ts';
 import { ClusterFront } from './http/cluster-front.ts';
-import { ACCOUNTS_PARTITION_KEY } from './http/write-partition.ts';
+import { ACCOUNTS_PARTITION_KEY, connectionPartitionKey } from './http/write-partition.ts';
 import { partitionNumberOf, snapshotPartitions } from './partition-snapshots.ts';
 
 export interface RunningService {
@@ -116,7 +118,19 @@ export async function startService(config: Config, log: LogLine, timers: Service
     log,
     onStreamEnd: (reason) => observer.streamEnded(reason),
   });
+  const alerts = new AlertService(engine);
+  const cluster = opened.cluster;
+  const alertDelivery = createAlertEdge({
+    engine,
+    alerts,
+    config,
+    observer,
+    log,
+    // cluster mode: only the writer of a connection's partition evaluates and sends, so each alert is sent once
+    writes: cluster === null ? undefined : (connectionId) => cluster.store.writing().includes(connectionPartitionKey(connectionId, config.clusterPartitions)),
+  });
   metrics?.service.watch({
+    alertsFiring: () => alerts.firingCount(),
     connections: () => [...engine.connectionIds()].flatMap((id) => engine.connection(id) ?? []),
     openStreams: () => live.openStreamCount(),
     logBytesSinceSnapshot: () => store.logBytesSinceSnapshot,
@@ -150,7 +164,7 @@ export async function startService(config: Config, log: LogLine, timers: Service
   };
   const logError = (line: string): void => log(line, { severity: 'error' });
   const clusterNode = opened.clusterNodeId ?? undefined;
-  const app = createApp({ engine, accounts, connections, jobActions, live, config, logError, backup, metrics, ingestTimings, clusterNode });
+  const app = createApp({ engine, accounts, connections, jobActions, alerts, alertDelivery, live, config, logError, backup, metrics, ingestTimings, clusterNode });
   ingestTimings.start();
   const durability = config.clusterNatsUrl === null ? `fsync ${config.fsync}` : 'log on JetStream';
   const serving = (what: string): void => {
@@ -237,9 +251,13 @@ export async function startService(config: Config, log: LogLine, timers: Service
   }, timers.retentionIntervalMs);
   retentionTimer.unref();
 
+  alertDelivery.runner.start();
+  log(`alerts evaluated every ${config.alertEvalMs / 1000} s${config.alertWebhookAllowPrivate ? '; webhooks may reach private addresses (ALERT_WEBHOOK_ALLOW_PRIVATE=true)' : ''}`);
+
   const stop = async (): Promise<void> => {
     clearInterval(snapshotTimer);
     clearInterval(retentionTimer);
+    await alertDelivery.runner.stop();
     // Streams first: open streams would keep the server from stopping; in-flight writes still finish.
     live.close();
     await app.stop();

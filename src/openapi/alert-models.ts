@@ -1,0 +1,96 @@
+/**
+ * TypeBox models of the alert routes' answers, for the OpenAPI document (closed, like
+ * response-models.ts; the `same` checks at the end fail the type check when a view and
+ * its model disagree).
+ */
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { ALERT_KINDS, CHANNEL_FORMATS } from '../../actors/alerts/alert-model.ts';
+import type { Measure } from '../../actors/alerts/alert-measures.ts';
+import type { AlertsOverview, PublicAlert, PublicChannel, PublicDeliveryAttempt, PublicRule } from '../../actors/services/alert-service.ts';
+import { literals } from '../routes/list-params.ts';
+
+const closed = <T extends Parameters<typeof Type.Object>[0]>(properties: T, description?: string) =>
+  Type.Object(properties, { additionalProperties: false, ...(description === undefined ? {} : { description }) });
+const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+const time = (description?: string) => Type.String({ format: 'date-time', ...(description === undefined ? {} : { description }) });
+
+export const DeliveryAttempt = closed({
+  deliveryId: Type.String({ description: 'the same in every attempt of one delivery, and in the payload' }),
+  ruleId: nullable(Type.String({ description: 'null for a test' })),
+  status: literals(['firing', 'resolved', 'test'] as const),
+  attempt: Type.Integer({ minimum: 0 }),
+  at: time(),
+  outcome: literals(['delivered', 'retrying', 'failed'] as const, { description: '`retrying`: failed, tried again later; `failed`: given up' }),
+  httpStatus: nullable(Type.Integer()),
+  error: nullable(Type.String()),
+});
+
+export const AlertChannel = closed({
+  id: Type.String(),
+  connectionId: Type.String(),
+  name: Type.String(),
+  url: Type.String(),
+  format: literals(CHANNEL_FORMATS),
+  createdAt: time(),
+  pending: Type.Integer({ minimum: 0, description: 'deliveries waiting for their next attempt' }),
+  deliveries: Type.Array(DeliveryAttempt, { maxItems: 100, description: 'the last attempts, newest first' }),
+});
+export const AlertChannelList = closed({ data: Type.Array(AlertChannel) });
+export const CreatedAlertChannel = closed({
+  channel: AlertChannel,
+  secret: Type.String({ pattern: '^whsec_', description: 'signs every request (X-Jobwatch-Signature); shown this once' }),
+});
+
+export const AlertMeasure = closed({
+  value: nullable(Type.Number({ description: 'failure_rate: a fraction; queue_depth: jobs; the others: seconds. Null: nothing to measure' })),
+  breached: Type.Boolean({ description: 'the condition holds now' }),
+});
+
+export const AlertRule = closed({
+  id: Type.String(),
+  connectionId: Type.String(),
+  name: Type.String(),
+  kind: literals(ALERT_KINDS),
+  queue: nullable(Type.String()),
+  task: nullable(Type.String()),
+  threshold: nullable(Type.Number()),
+  windowSeconds: Type.Integer(),
+  channelIds: Type.Array(Type.String()),
+  createdAt: time(),
+  updatedAt: time(),
+  status: literals(['ok', 'firing', 'resolved'] as const),
+  firingSince: nullable(time('when it began firing (the last time, if resolved since)')),
+  firedValue: nullable(Type.Number({ description: 'the value that fired it' })),
+  changedAt: nullable(time('the last transition')),
+  current: AlertMeasure,
+});
+export const AlertRuleList = closed({ data: Type.Array(AlertRule) });
+
+const Alert = closed({
+  ruleId: Type.String(),
+  ruleName: Type.String(),
+  connectionId: Type.String(),
+  kind: literals(ALERT_KINDS),
+  status: literals(['firing', 'resolved'] as const),
+  value: nullable(Type.Number()),
+  at: time(),
+});
+export const AlertsOverviewReply = closed({
+  firing: Type.Array(Alert, { description: 'rules firing now; `at` is when each began' }),
+  recent: Type.Array(Alert, { maxItems: 100, description: 'transitions, newest first' }),
+});
+
+export const TestDeliveryReply = closed({
+  deliveryId: Type.String(),
+  attempt: nullable(DeliveryAttempt),
+});
+
+type Exact<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+type Loose<T> = T extends string ? string : T extends Array<infer E> ? Loose<E>[] : T extends object ? { [K in keyof T]: Loose<T[K]> } : T;
+const same = <A, B>(verdict: Exact<Loose<A>, Loose<B>>): void => void verdict;
+same<PublicDeliveryAttempt, Static<typeof DeliveryAttempt>>(true);
+same<PublicChannel, Static<typeof AlertChannel>>(true);
+same<PublicRule, Static<typeof AlertRule>>(true);
+same<Measure, Static<typeof AlertMeasure>>(true);
+same<PublicAlert, Static<typeof Alert>>(true);
+same<AlertsOverview, Static<typeof AlertsOverviewReply>>(true);
