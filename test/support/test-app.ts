@@ -41,7 +41,7 @@ export interface TestAppOptions {
   /** false: no ADMIN user, which saves its argon2id hash (about a second on a busy machine) */
   withAdmin?: boolean;
   /** the alerting edge: ALERT_WEBHOOK_ALLOW_PRIVATE (default false), a resolver or sender in place of DNS and HTTP */
-  alerts?: { allowPrivate?: boolean } & Pick<AlertEdgeOptions, 'resolve' | 'send' | 'observer'>;
+  alerts?: { allowPrivate?: boolean } & Partial<Pick<AlertEdgeOptions, 'resolve' | 'send' | 'observer'>>;
 }
 
 /** The in-memory app has no data directory to back up; backups are tested on a real service. */
