@@ -7,6 +7,21 @@
 export const ALERT_KINDS = ['failure_rate', 'queue_depth', 'worker_offline', 'task_missing', 'job_stuck'] as const;
 export type AlertKind = (typeof ALERT_KINDS)[number];
 
+/** Which of queue, task and threshold each kind takes (rule-input.ts checks them; the dashboard's form shows them). */
+export interface KindFields {
+  queue: 'optional' | 'refused';
+  task: 'optional' | 'required' | 'refused';
+  threshold: 'required' | 'refused';
+}
+
+export const KIND_FIELDS: Record<AlertKind, KindFields> = {
+  failure_rate: { queue: 'optional', task: 'refused', threshold: 'required' },
+  queue_depth: { queue: 'optional', task: 'refused', threshold: 'required' },
+  worker_offline: { queue: 'optional', task: 'refused', threshold: 'refused' },
+  task_missing: { queue: 'refused', task: 'required', threshold: 'refused' },
+  job_stuck: { queue: 'optional', task: 'optional', threshold: 'refused' },
+};
+
 export const CHANNEL_FORMATS = ['json', 'slack'] as const;
 export type ChannelFormat = (typeof CHANNEL_FORMATS)[number];
 

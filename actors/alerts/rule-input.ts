@@ -4,7 +4,7 @@
  * field, as the interface's `details`.
  */
 import { DomainError, type FieldErrors } from '../domain-error.ts';
-import { ALERT_LIMITS, type AlertKind } from './alert-model.ts';
+import { ALERT_LIMITS, KIND_FIELDS, type AlertKind } from './alert-model.ts';
 
 export interface RuleInput {
   name: string;
@@ -16,19 +16,6 @@ export interface RuleInput {
   channelIds: string[];
 }
 
-interface KindFields {
-  queue: 'optional' | 'refused';
-  task: 'optional' | 'required' | 'refused';
-  threshold: 'required' | 'refused';
-}
-
-export const KIND_FIELDS: Record<AlertKind, KindFields> = {
-  failure_rate: { queue: 'optional', task: 'refused', threshold: 'required' },
-  queue_depth: { queue: 'optional', task: 'refused', threshold: 'required' },
-  worker_offline: { queue: 'optional', task: 'refused', threshold: 'refused' },
-  task_missing: { queue: 'refused', task: 'required', threshold: 'refused' },
-  job_stuck: { queue: 'optional', task: 'optional', threshold: 'refused' },
-};
 
 /** Throws VALIDATION_ERROR naming every field that does not fit the kind. */
 export function checkRuleInput(input: RuleInput): void {

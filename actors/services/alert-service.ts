@@ -11,6 +11,7 @@ import { decideEvaluation } from '../alerts/alert-evaluation.ts';
 import { measure, type Measure } from '../alerts/alert-measures.ts';
 import type { RuleInput } from '../alerts/rule-input.ts';
 import { checkRuleInput } from '../alerts/rule-input.ts';
+import { conditionText, valueText } from '../alerts/alert-text.ts';
 import type { ConnectionActor } from '../connection/connection-actor.ts';
 import { DomainError } from '../domain-error.ts';
 import type { Engine } from '../engine.ts';
@@ -63,8 +64,14 @@ export interface PublicRule {
   firedValue: number | null;
   /** the last transition */
   changedAt: string | null;
-  /** the condition's value now, and whether it holds */
-  current: Measure;
+  /** the condition in words */
+  condition: string;
+  /** the condition's value now, whether it holds, and the value in words */
+  current: DescribedMeasure;
+}
+
+export interface DescribedMeasure extends Measure {
+  text: string;
 }
 
 export interface PublicAlert {
@@ -144,11 +151,11 @@ export class AlertService {
   }
 
   /** The value a rule would measure now, before it is saved (the dashboard's preview). */
-  preview(user: User, connectionId: string, input: RuleInput): Measure {
+  preview(user: User, connectionId: string, input: RuleInput): DescribedMeasure {
     checkRuleInput(input);
     const actor = this.ownedActor(user, connectionId);
     const nowMs = this.engine.clock.nowMs();
-    return measure({ ...input, createdAtMs: nowMs }, actor, nowMs);
+    return described(input.kind, measure({ ...input, createdAtMs: nowMs }, actor, nowMs));
   }
 
   overview(user: User, connectionIdFilter?: string): AlertsOverview {
@@ -259,7 +266,8 @@ export class AlertService {
       firingSince: iso(state.firingSinceMs),
       firedValue: state.firedValue,
       changedAt: iso(state.changedAtMs),
-      current: measure(rule, actor, nowMs),
+      condition: conditionText(rule),
+      current: described(rule.kind, measure(rule, actor, nowMs)),
     };
   }
 
@@ -285,6 +293,10 @@ export class AlertService {
     if (actor === undefined) throw new DomainError('NOT_FOUND', `${what} not found`);
     return actor;
   }
+}
+
+function described(kind: AlertKind, measured: Measure): DescribedMeasure {
+  return { ...measured, text: valueText(kind, measured.value) };
 }
 
 function inputOf(rule: AlertRule): RuleInput {

@@ -4,6 +4,7 @@
  * dashboard link of what fired.
  */
 import type { AlertChannel, Delivery, Notice } from '../../actors/alerts/alert-model.ts';
+import { conditionText, valueText } from '../../actors/alerts/alert-text.ts';
 
 export const SIGNATURE_HEADER = 'X-Jobwatch-Signature';
 export const PAYLOAD_VERSION = 1;
@@ -100,35 +101,14 @@ export function slackText(delivery: Delivery, publicUrl: string | null): string 
   const link = dashboardLink(delivery, publicUrl);
   if (notice.status === 'test') return `:white_check_mark: jobwatch test notification (${notice.ruleName}): this channel works.\n<${link}|Open alerts>`;
   const head = notice.status === 'firing' ? ':rotating_light: *FIRING*' : ':white_check_mark: *RESOLVED*';
-  return `${head} ${escapeSlack(notice.ruleName)}: ${escapeSlack(conditionText(notice))}\n<${link}|Open in jobwatch>`;
+  return `${head} ${escapeSlack(notice.ruleName)}: ${escapeSlack(noticeText(notice))}\n<${link}|Open in jobwatch>`;
 }
 
-/** "failure rate 40% (threshold 20%) over 5 min, queue emails". */
-export function conditionText(notice: Notice): string {
-  const scope = [notice.queue === null ? null : `queue ${notice.queue}`, notice.task === null ? null : `task ${notice.task}`].filter((part) => part !== null).join(', ');
-  const window = notice.windowSeconds === null ? '' : durationText(notice.windowSeconds);
-  const value = notice.value;
-  let text: string;
-  switch (notice.kind) {
-    case 'failure_rate':
-      text = `failure rate ${percent(value)} (threshold ${percent(notice.threshold)}) over ${window}`;
-      break;
-    case 'queue_depth':
-      text = `queue depth ${value ?? 'unknown'} (threshold ${notice.threshold}) for ${window}`;
-      break;
-    case 'worker_offline':
-      text = `no worker online for ${value === null ? window : durationText(value)} (limit ${window})`;
-      break;
-    case 'task_missing':
-      text = `no completed run for ${value === null ? window : durationText(value)} (limit ${window})`;
-      break;
-    case 'job_stuck':
-      text = `a job active for ${value === null ? 'unknown' : durationText(value)} (limit ${window})`;
-      break;
-    default:
-      text = 'test';
-  }
-  return scope === '' ? text : `${text}, ${scope}`;
+/** The notice's condition with the value that fired it: "failure rate > 20% over 5 min, queue emails (now 40%)". */
+export function noticeText(notice: Notice): string {
+  if (notice.kind === null || notice.windowSeconds === null) return 'test';
+  const condition = conditionText({ kind: notice.kind, threshold: notice.threshold, windowSeconds: notice.windowSeconds, queue: notice.queue, task: notice.task });
+  return `${condition} (${notice.status === 'resolved' ? 'now' : 'was'} ${valueText(notice.kind, notice.value)})`;
 }
 
 export function webhookBody(delivery: Delivery, channel: AlertChannel, publicUrl: string | null): string {
@@ -138,17 +118,6 @@ export function webhookBody(delivery: Delivery, channel: AlertChannel, publicUrl
 /** `sha256=<hex HMAC-SHA256 of the body>` keyed by the channel secret. */
 export function signatureOf(secret: string, body: string): string {
   return 'sha256=' + new Bun.CryptoHasher('sha256', secret).update(body).digest('hex');
-}
-
-function percent(value: number | null): string {
-  return value === null ? 'unknown' : `${Math.round(value * 1000) / 10}%`;
-}
-
-function durationText(seconds: number): string {
-  if (seconds % 86_400 === 0 && seconds >= 86_400) return `${seconds / 86_400} d`;
-  if (seconds % 3_600 === 0 && seconds >= 3_600) return `${seconds / 3_600} h`;
-  if (seconds % 60 === 0 && seconds >= 60) return `${seconds / 60} min`;
-  return `${seconds} s`;
 }
 
 /** Slack reads &, < and > as markup. */

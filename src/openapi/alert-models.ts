@@ -5,8 +5,7 @@
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { ALERT_KINDS, CHANNEL_FORMATS } from '../../actors/alerts/alert-model.ts';
-import type { Measure } from '../../actors/alerts/alert-measures.ts';
-import type { AlertsOverview, PublicAlert, PublicChannel, PublicDeliveryAttempt, PublicRule } from '../../actors/services/alert-service.ts';
+import type { AlertsOverview, DescribedMeasure, PublicAlert, PublicChannel, PublicDeliveryAttempt, PublicRule } from '../../actors/services/alert-service.ts';
 import { literals } from '../routes/list-params.ts';
 
 const closed = <T extends Parameters<typeof Type.Object>[0]>(properties: T, description?: string) =>
@@ -44,6 +43,7 @@ export const CreatedAlertChannel = closed({
 export const AlertMeasure = closed({
   value: nullable(Type.Number({ description: 'failure_rate: a fraction; queue_depth: jobs; the others: seconds. Null: nothing to measure' })),
   breached: Type.Boolean({ description: 'the condition holds now' }),
+  text: Type.String({ description: 'the value in words ("40%", "12 jobs", "5 min"; "no data")' }),
 });
 
 export const AlertRule = closed({
@@ -62,6 +62,7 @@ export const AlertRule = closed({
   firingSince: nullable(time('when it began firing (the last time, if resolved since)')),
   firedValue: nullable(Type.Number({ description: 'the value that fired it' })),
   changedAt: nullable(time('the last transition')),
+  condition: Type.String({ description: 'the condition in words' }),
   current: AlertMeasure,
 });
 export const AlertRuleList = closed({ data: Type.Array(AlertRule) });
@@ -91,6 +92,6 @@ const same = <A, B>(verdict: Exact<Loose<A>, Loose<B>>): void => void verdict;
 same<PublicDeliveryAttempt, Static<typeof DeliveryAttempt>>(true);
 same<PublicChannel, Static<typeof AlertChannel>>(true);
 same<PublicRule, Static<typeof AlertRule>>(true);
-same<Measure, Static<typeof AlertMeasure>>(true);
+same<DescribedMeasure, Static<typeof AlertMeasure>>(true);
 same<PublicAlert, Static<typeof Alert>>(true);
 same<AlertsOverview, Static<typeof AlertsOverviewReply>>(true);

@@ -10,11 +10,10 @@ import type { PublicConnection } from '../../../actors/services/connection-servi
 import type { JobDetail, JobListItem, LastCommand } from '../../../actors/views/job-view.ts';
 import type { QueueStreamItem, QueueView } from '../../../actors/views/queue-view.ts';
 import type { WorkerView } from '../../../actors/views/worker-view.ts';
-import type { AlertsOverview, PublicAlert, PublicChannel, PublicDeliveryAttempt, PublicRule } from '../../../actors/services/alert-service.ts';
-import type { Measure } from '../../../actors/alerts/alert-measures.ts';
+import type { AlertsOverview, DescribedMeasure, PublicAlert, PublicChannel, PublicDeliveryAttempt, PublicRule } from '../../../actors/services/alert-service.ts';
 import type { AlertKind, ChannelFormat } from '../../../actors/alerts/alert-model.ts';
 
-export type { AlertKind, AlertsOverview, ChannelFormat, Measure, PublicAlert, PublicChannel, PublicDeliveryAttempt, PublicRule };
+export type { AlertKind, AlertsOverview, ChannelFormat, DescribedMeasure, PublicAlert, PublicChannel, PublicDeliveryAttempt, PublicRule };
 export interface CreatedChannel {
   channel: PublicChannel;
   secret: string;

@@ -1,7 +1,7 @@
 /**
- * The alerts firing now, for the header on every page: polled while someone is signed in
- * (alerts change on the service's evaluation timer, not on a stream event), and reloaded
- * at once by the Alerts page after a change.
+ * The alerts firing now, for the header on every page: polled while the header is on
+ * screen (alerts change on the service's evaluation timer, not on a stream event), and
+ * reloaded at once by the Alerts page.
  */
 import { signal } from '@preact/signals';
 import { api } from '../api/client.ts';
@@ -11,31 +11,17 @@ const POLL_MS = 15_000;
 
 export const firingAlerts = signal<PublicAlert[]>([]);
 
-let timer: ReturnType<typeof setInterval> | null = null;
-let watchers = 0;
-
-export async function reloadFiringAlerts(): Promise<AlertsOverview | null> {
+export async function reloadFiringAlerts(): Promise<void> {
   try {
-    const overview = await api<AlertsOverview>('GET', '/api/alerts');
-    firingAlerts.value = overview.firing;
-    return overview;
+    firingAlerts.value = (await api<AlertsOverview>('GET', '/api/alerts')).firing;
   } catch {
-    return null; // the header keeps what it showed; the page reports its own errors
+    // the header keeps what it showed; the page reports its own errors
   }
 }
 
-/** Starts polling for as long as one header is on screen; returns the stop. */
+/** Starts polling; returns the stop (one header is on screen at a time). */
 export function watchFiringAlerts(): () => void {
-  watchers++;
-  if (timer === null) {
-    void reloadFiringAlerts();
-    timer = setInterval(() => void reloadFiringAlerts(), POLL_MS);
-  }
-  return () => {
-    watchers--;
-    if (watchers === 0 && timer !== null) {
-      clearInterval(timer);
-      timer = null;
-    }
-  };
+  void reloadFiringAlerts();
+  const timer = setInterval(() => void reloadFiringAlerts(), POLL_MS);
+  return () => clearInterval(timer);
 }

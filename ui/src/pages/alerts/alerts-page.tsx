@@ -1,22 +1,21 @@
 /**
  * Alerts: the rules with their state and the value now (create, edit with a preview,
- * delete), the webhook channels with their delivery history (create with the secret
- * shown once, send a test, delete), and the recent transitions.
+ * delete), and the webhook channels with their delivery history (create with the secret
+ * shown once, send a test, delete). Recent transitions are in GET /api/alerts.
  */
 import { useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
 import { api } from '../../api/client.ts';
-import type { AlertsOverview, ChannelFormat, CreatedChannel, PublicChannel, PublicRule } from '../../api/types.ts';
+import type { ChannelFormat, CreatedChannel, PublicChannel, PublicRule } from '../../api/types.ts';
 import { ConfirmDialog } from '../../components/confirm-dialog.tsx';
-import { CopyButton } from '../../components/copy-button.tsx';
 import { DataTable, type Column } from '../../components/data-table.tsx';
 import { EmptyState } from '../../components/empty-state.tsx';
 import { ErrorText } from '../../components/error-text.tsx';
-import { Link } from '../../components/link.tsx';
+import { STATUS_CLASS } from './status-class.ts';
+import { ShownOnce } from '../../components/shown-once.tsx';
 import { TimeText } from '../../components/time-text.tsx';
 import { reloadFiringAlerts } from '../../lib/firing-alerts.ts';
 import { connections } from '../../session.ts';
-import { conditionText, KIND_LABELS, valueText } from './alert-format.ts';
 import { ChannelCard } from './channel-card.tsx';
 import { RuleForm } from './rule-form.tsx';
 
@@ -26,16 +25,16 @@ const RELOAD_EVERY_MS = 10_000;
 interface PageData {
   rules: PublicRule[];
   channels: PublicChannel[];
-  overview: AlertsOverview;
 }
 
+/** The rules and channels, and the header's firing alerts with them. */
 async function loadAll(): Promise<PageData> {
-  const [rules, channels, overview] = await Promise.all([
+  const [rules, channels] = await Promise.all([
     api<{ data: PublicRule[] }>('GET', '/api/alert-rules'),
     api<{ data: PublicChannel[] }>('GET', '/api/alert-channels'),
-    reloadFiringAlerts().then((loaded) => loaded ?? api<AlertsOverview>('GET', '/api/alerts')),
+    reloadFiringAlerts(),
   ]);
-  return { rules: rules.data, channels: channels.data, overview };
+  return { rules: rules.data, channels: channels.data };
 }
 
 export function AlertsPage() {
@@ -60,7 +59,6 @@ export function AlertsPage() {
     return () => clearInterval(timer);
   }, []);
 
-  const connectionName = (id: string) => connections.value.find((connection) => connection.id === id)?.name ?? id;
   const onCreateChannel = async (event: SubmitEvent) => {
     event.preventDefault();
     const form = event.currentTarget as HTMLFormElement;
@@ -90,36 +88,23 @@ export function AlertsPage() {
     }
   };
 
-  if (connections.value.length === 0) {
-    return (
-      <>
-        <div class="page-head">
-          <h1>Alerts</h1>
-        </div>
-        <EmptyState title="No connection yet">
-          Alerts watch a connection's jobs, queues and workers. <Link href="/connections">Create a connection</Link> first.
-        </EmptyState>
-      </>
-    );
-  }
   const loaded = data.value;
   const channelNames = new Map((loaded?.channels ?? []).map((channel) => [channel.id, channel.name]));
   const columns: Column<PublicRule>[] = [
     { id: 'name', label: 'Rule', cell: (rule) => <strong>{rule.name}</strong> },
-    { id: 'condition', label: 'Condition', cell: (rule) => <><span class="badge">{KIND_LABELS[rule.kind]}</span> {conditionText(rule)}</> },
-    { id: 'connection', label: 'Connection', class: 'hide-narrow', cell: (rule) => connectionName(rule.connectionId) },
+    { id: 'condition', label: 'Condition', cell: (rule) => <><span class="badge">{rule.kind.replace('_', ' ')}</span> {rule.condition}</> },
     {
       id: 'state',
       label: 'State',
       cell: (rule) => (
         <>
-          <span class={`badge status-${rule.status}`}>{rule.status}</span>{' '}
+          <span class={`badge ${STATUS_CLASS[rule.status]}`}>{rule.status}</span>{' '}
           {rule.status === 'firing' && <span class="hint">since <TimeText iso={rule.firingSince} /></span>}
           {rule.status === 'resolved' && <span class="hint"><TimeText iso={rule.changedAt} /></span>}
         </>
       ),
     },
-    { id: 'value', label: 'Value now', class: 'num', cell: (rule) => <span class={rule.current.breached ? 'error-inline' : undefined}>{valueText(rule.kind, rule.current.value)}</span> },
+    { id: 'value', label: 'Value now', class: 'num', cell: (rule) => <span class={rule.current.breached ? 'error-inline' : undefined}>{rule.current.text}</span> },
     { id: 'channels', label: 'Notifies', class: 'hide-narrow', cell: (rule) => (rule.channelIds.length === 0 ? <span class="muted">nobody</span> : rule.channelIds.map((id) => channelNames.get(id) ?? id).join(', ')) },
     {
       id: 'edit',
@@ -137,9 +122,6 @@ export function AlertsPage() {
       <div class="page-head">
         <h1>Alerts</h1>
       </div>
-      <p class="hint">
-        Rules are evaluated every few seconds on the service; each time one begins firing or resolves, its channels get one signed webhook.
-      </p>
       <ErrorText error={error.value} />
       {loaded === null ? (
         <p class="loading">Loading…</p>
@@ -147,9 +129,9 @@ export function AlertsPage() {
         <>
           <h2>Rules</h2>
           {loaded.rules.length === 0 ? (
-            <EmptyState title="No rule yet">Create one below: for example a failure rate above 20% over 5 minutes.</EmptyState>
+            <EmptyState title="No rule yet" />
           ) : (
-            <DataTable label="Alert rules" rows={loaded.rules} columns={columns} rowClass={(rule) => (rule.status === 'firing' ? 'row-firing' : '')} />
+            <DataTable label="Alert rules" rows={loaded.rules} columns={columns} />
           )}
           {editing.value !== null ? (
             <RuleForm
@@ -181,11 +163,11 @@ export function AlertsPage() {
             </label>
             <label>
               <span>Name</span>
-              <input name="name" required maxLength={100} placeholder="ops webhook" />
+              <input name="name" required maxLength={100} />
             </label>
             <label>
               <span>Webhook URL</span>
-              <input name="url" type="url" required maxLength={2048} placeholder="https://hooks.slack.com/services/…" size={40} />
+              <input name="url" type="url" required maxLength={2048} size={40} />
             </label>
             <label>
               <span>Format</span>
@@ -200,27 +182,17 @@ export function AlertsPage() {
           </form>
           <ErrorText error={channelError.value} />
           {createdChannel.value && (
-            <section class="card key-box" aria-labelledby="secret-title">
-              <h2 id="secret-title">Signing secret of {createdChannel.value.channel.name}</h2>
-              <p>
-                <strong>Copy it now: it is shown only this once.</strong> Every request carries <code>X-Jobwatch-Signature: sha256=…</code>, the
-                HMAC-SHA256 of the body with this secret; check it in your receiver.
-              </p>
-              <div class="row">
-                <code class="mono" data-testid="channel-secret">
-                  {createdChannel.value.secret}
-                </code>
-                <CopyButton text={createdChannel.value.secret} label="Copy secret" />
-              </div>
-              <p class="row end">
-                <button type="button" onClick={() => (createdChannel.value = null)}>
-                  I have saved the secret
-                </button>
-              </p>
-            </section>
+            <ShownOnce
+              title={`Signing secret of ${createdChannel.value.channel.name}`}
+              secret={createdChannel.value.secret}
+              what="secret"
+              testId="channel-secret"
+              note={<>Every request carries <code>X-Jobwatch-Signature: sha256=…</code>, the HMAC-SHA256 of the body with this secret.</>}
+              onDismiss={() => (createdChannel.value = null)}
+            />
           )}
           {loaded.channels.length === 0 ? (
-            <EmptyState title="No channel yet">Add a webhook above; "Send a test" checks it at once.</EmptyState>
+            <EmptyState title="No channel yet" />
           ) : (
             loaded.channels.map((channel) => (
               <ChannelCard
@@ -233,24 +205,10 @@ export function AlertsPage() {
             ))
           )}
 
-          <h2>Recent transitions</h2>
-          {loaded.overview.recent.length === 0 ? (
-            <p class="muted">Nothing has fired yet.</p>
-          ) : (
-            <ul class="transitions">
-              {loaded.overview.recent.slice(0, 20).map((alert) => (
-                <li key={`${alert.ruleId}-${alert.at}-${alert.status}`}>
-                  <TimeText iso={alert.at} /> <span class={`badge status-${alert.status}`}>{alert.status}</span> <strong>{alert.ruleName}</strong>{' '}
-                  <span class="muted">{valueText(alert.kind, alert.value)}</span>
-                </li>
-              ))}
-            </ul>
-          )}
         </>
       )}
       {deleting.value && (
         <ConfirmDialog title={`Delete ${deleting.value.name}?`} confirmLabel={`Delete ${deleting.value.what}`} danger onConfirm={() => void onDelete()} onCancel={() => (deleting.value = null)}>
-          <p>{deleting.value.what === 'rule' ? 'The rule and its state are removed; a firing alert is not resolved by a notice.' : 'Its waiting deliveries and its history are removed, and rules stop notifying it.'}</p>
         </ConfirmDialog>
       )}
     </>

@@ -4,14 +4,12 @@ import { api } from '../../api/client.ts';
 import type { PublicChannel, PublicConnection, TestDelivery } from '../../api/types.ts';
 import { ErrorText } from '../../components/error-text.tsx';
 import { TimeText } from '../../components/time-text.tsx';
-
-const SHOWN_FIRST = 10;
+import { STATUS_CLASS } from './status-class.ts';
 
 export function ChannelCard(props: { channel: PublicChannel; connection: PublicConnection | undefined; onChanged: () => void; onDelete: () => void }) {
   const { channel } = props;
   const testing = useSignal(false);
   const error = useSignal<unknown>(null);
-  const showAll = useSignal(false);
   const sendTest = async () => {
     testing.value = true;
     error.value = null;
@@ -24,15 +22,14 @@ export function ChannelCard(props: { channel: PublicChannel; connection: PublicC
       testing.value = false;
     }
   };
-  const deliveries = showAll.value ? channel.deliveries : channel.deliveries.slice(0, SHOWN_FIRST);
   return (
-    <section class="card channel-card" aria-label={`Channel ${channel.name}`}>
+    <section class="card" aria-label={`Channel ${channel.name}`}>
       <div class="row">
         <div>
           <h3>
             {channel.name} <span class="badge">{channel.format}</span>
           </h3>
-          <div class="mono url muted">{channel.url}</div>
+          <div class="mono muted">{channel.url}</div>
           <div class="hint">
             {props.connection?.name ?? channel.connectionId}
             {channel.pending > 0 && ` · ${channel.pending} waiting to be sent`}
@@ -51,37 +48,14 @@ export function ChannelCard(props: { channel: PublicChannel; connection: PublicC
       {channel.deliveries.length === 0 ? (
         <p class="muted">No delivery yet.</p>
       ) : (
-        <table class="deliveries" aria-label={`Deliveries of ${channel.name}`}>
-          <thead>
-            <tr>
-              <th>When</th>
-              <th>Notice</th>
-              <th>Attempt</th>
-              <th>Outcome</th>
-              <th>Answer</th>
-            </tr>
-          </thead>
-          <tbody>
-            {deliveries.map((attempt) => (
-              <tr key={`${attempt.deliveryId}-${attempt.attempt}`}>
-                <td>
-                  <TimeText iso={attempt.at} />
-                </td>
-                <td>{attempt.status}</td>
-                <td class="num">{attempt.attempt}</td>
-                <td class={`outcome-${attempt.outcome}`}>{attempt.outcome}</td>
-                <td class="ellipsis" title={attempt.error ?? undefined}>
-                  {attempt.error ?? `HTTP ${attempt.httpStatus}`}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
-      {channel.deliveries.length > SHOWN_FIRST && (
-        <button type="button" class="small" onClick={() => (showAll.value = !showAll.value)}>
-          {showAll.value ? 'Show fewer' : `Show all ${channel.deliveries.length}`}
-        </button>
+        <ul class="deliveries" aria-label={`Deliveries of ${channel.name}`}>
+          {channel.deliveries.map((attempt) => (
+            <li key={`${attempt.deliveryId}-${attempt.attempt}`}>
+              <TimeText iso={attempt.at} /> {attempt.status} #{attempt.attempt} <span class={`badge ${STATUS_CLASS[attempt.outcome]}`}>{attempt.outcome}</span>{' '}
+              <span class="muted">{attempt.error ?? `HTTP ${attempt.httpStatus}`}</span>
+            </li>
+          ))}
+        </ul>
       )}
     </section>
   );

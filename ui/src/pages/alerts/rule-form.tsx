@@ -5,13 +5,13 @@
  */
 import { useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
-import { KIND_FIELDS } from '../../../../actors/alerts/rule-input.ts';
+import { ALERT_KINDS, KIND_FIELDS } from '../../../../actors/alerts/alert-model.ts';
 import { api } from '../../api/client.ts';
-import type { AlertKind, Measure, PublicChannel, PublicConnection, PublicRule } from '../../api/types.ts';
+import type { AlertKind, DescribedMeasure, PublicChannel, PublicConnection, PublicRule } from '../../api/types.ts';
 import { ErrorText } from '../../components/error-text.tsx';
-import { ALERT_KINDS, KIND_HINTS, KIND_LABELS, valueText } from './alert-format.ts';
 
 const PREVIEW_DELAY_MS = 400;
+const PREVIEW_EVERY_MS = 10_000;
 
 interface Draft {
   connectionId: string;
@@ -48,7 +48,7 @@ export function ruleFields(draft: Draft) {
 
 export function RuleForm(props: { rule: PublicRule | null; connections: PublicConnection[]; channels: PublicChannel[]; onSaved: () => void; onCancel?: () => void }) {
   const draft = useSignal<Draft>(draftOf(props.rule, props.connections));
-  const preview = useSignal<Measure | null>(null);
+  const preview = useSignal<DescribedMeasure | null>(null);
   const previewError = useSignal<unknown>(null);
   const error = useSignal<unknown>(null);
   const busy = useSignal(false);
@@ -58,8 +58,8 @@ export function RuleForm(props: { rule: PublicRule | null; connections: PublicCo
 
   useEffect(() => {
     if (d.connectionId === '') return;
-    const timer = setTimeout(() => {
-      api<Measure>('POST', '/api/alert-rules/preview', { connectionId: d.connectionId, ...ruleFields(d) }).then(
+    const ask = () =>
+      api<DescribedMeasure>('POST', '/api/alert-rules/preview', { connectionId: d.connectionId, ...ruleFields(d) }).then(
         (measure) => {
           preview.value = measure;
           previewError.value = null;
@@ -69,8 +69,13 @@ export function RuleForm(props: { rule: PublicRule | null; connections: PublicCo
           previewError.value = failure;
         },
       );
-    }, PREVIEW_DELAY_MS);
-    return () => clearTimeout(timer);
+    // asked again while the form is open: the value moves with the jobs
+    const timer = setTimeout(ask, PREVIEW_DELAY_MS);
+    const again = setInterval(ask, PREVIEW_EVERY_MS);
+    return () => {
+      clearTimeout(timer);
+      clearInterval(again);
+    };
   }, [d.connectionId, d.kind, d.queue, d.task, d.threshold, d.windowMinutes]);
 
   const onSubmit = async (event: SubmitEvent) => {
@@ -106,14 +111,14 @@ export function RuleForm(props: { rule: PublicRule | null; connections: PublicCo
       </label>
       <label>
         <span>Name</span>
-        <input name="name" required maxLength={100} value={d.name} onInput={(e) => set({ name: e.currentTarget.value })} placeholder="Emails failing" />
+        <input name="name" required maxLength={100} value={d.name} onInput={(e) => set({ name: e.currentTarget.value })} />
       </label>
       <label>
         <span>Kind</span>
         <select name="kind" value={d.kind} onChange={(e) => set({ kind: e.currentTarget.value as AlertKind })}>
           {ALERT_KINDS.map((kind) => (
             <option key={kind} value={kind}>
-              {KIND_LABELS[kind]}
+              {kind.replace('_', ' ')}
             </option>
           ))}
         </select>
@@ -121,13 +126,13 @@ export function RuleForm(props: { rule: PublicRule | null; connections: PublicCo
       {fields.queue !== 'refused' && (
         <label>
           <span>Queue (optional)</span>
-          <input name="queue" maxLength={255} value={d.queue} onInput={(e) => set({ queue: e.currentTarget.value })} placeholder="any queue" />
+          <input name="queue" maxLength={255} value={d.queue} onInput={(e) => set({ queue: e.currentTarget.value })} />
         </label>
       )}
       {fields.task !== 'refused' && (
         <label>
           <span>Task{fields.task === 'optional' ? ' (optional)' : ''}</span>
-          <input name="task" maxLength={255} required={fields.task === 'required'} value={d.task} onInput={(e) => set({ task: e.currentTarget.value })} placeholder="reports.nightly" />
+          <input name="task" maxLength={255} required={fields.task === 'required'} value={d.task} onInput={(e) => set({ task: e.currentTarget.value })} />
         </label>
       )}
       {fields.threshold === 'required' && (
@@ -140,11 +145,10 @@ export function RuleForm(props: { rule: PublicRule | null; connections: PublicCo
         <span>Window (minutes)</span>
         <input name="windowMinutes" type="number" required min={0.5} max={10080} step="any" value={d.windowMinutes} onInput={(e) => set({ windowMinutes: e.currentTarget.value })} />
       </label>
-      <p class="hint wide">{KIND_HINTS[d.kind]}</p>
       <fieldset class="wide">
         <legend>Notify</legend>
         {channels.length === 0 ? (
-          <span class="muted">No channel in this connection yet: add one below (the rule still shows its state here).</span>
+          <span class="muted">No channel yet</span>
         ) : (
           channels.map((channel) => (
             <label key={channel.id}>
@@ -156,11 +160,11 @@ export function RuleForm(props: { rule: PublicRule | null; connections: PublicCo
       </fieldset>
       <p class="preview wide" role="status" data-testid="rule-preview">
         {preview.value === null ? (
-          <span class="muted">{previewError.value === null ? 'Value now: …' : 'Value now: fix the fields above to see it.'}</span>
+          <span class="muted">Value now: {previewError.value === null ? '…' : 'check the fields'}</span>
         ) : (
           <>
-            Value now: <strong>{valueText(d.kind, preview.value.value)}</strong>{' '}
-            {preview.value.breached ? <span class="badge status-firing">condition holds</span> : <span class="badge status-ok">condition does not hold</span>}
+            Value now: <strong>{preview.value.text}</strong>{' '}
+            {preview.value.breached ? <span class="badge state-failed">condition holds</span> : <span class="badge">condition does not hold</span>}
           </>
         )}
       </p>
