@@ -61,8 +61,7 @@ export interface ClusterRecoveryHandler extends RecoveryHandler {
   replayed(): void;
 }
 
-/** Connection records: written to their connection's partition. */
-/** records of one connection: they go to its partition's subject */
+/** Connection records (alert records included): written to their connection's partition. */
 const CONNECTION_RECORD_TYPES = new Set(['ingest', 'job.action', 'commands.acked', ...ALERT_RECORD_TYPES]);
 
 export class ClusterStore implements DurableStore {
