@@ -38,12 +38,15 @@ export interface AlertRunnerOptions {
   sendsInFlightMax?: number;
 }
 
-const SENDS_IN_FLIGHT_MAX = 16;
+const SENDS_IN_FLIGHT_MAX = 32;
+/** per connection: one tenant's slow or flooded receiver cannot hold every slot */
+export const SENDS_IN_FLIGHT_PER_CONNECTION_MAX = 4;
 
 export class AlertRunner {
   private timer: ReturnType<typeof setInterval> | null = null;
   private evaluating: Promise<void> | null = null;
   private readonly inFlight = new Map<string, Promise<PublicDeliveryAttempt | null>>();
+  private readonly inFlightPerConnection = new Map<string, number>();
 
   constructor(private readonly options: AlertRunnerOptions) {}
 
@@ -85,6 +88,7 @@ export class AlertRunner {
     for (const due of this.options.alerts.due(this.writtenConnections())) {
       if (this.inFlight.size >= (this.options.sendsInFlightMax ?? SENDS_IN_FLIGHT_MAX)) break;
       if (this.inFlight.has(due.delivery.id)) continue;
+      if ((this.inFlightPerConnection.get(due.delivery.connectionId) ?? 0) >= SENDS_IN_FLIGHT_PER_CONNECTION_MAX) continue;
       started.push(this.attempt(due));
     }
     return Promise.all(started);
@@ -118,8 +122,14 @@ export class AlertRunner {
         this.options.log(`alert delivery ${delivery.id} failed: ${error instanceof Error ? error.message : String(error)}`, { severity: 'error' });
         return null;
       })
-      .finally(() => this.inFlight.delete(delivery.id));
+      .finally(() => {
+        this.inFlight.delete(delivery.id);
+        const left = (this.inFlightPerConnection.get(delivery.connectionId) ?? 1) - 1;
+        if (left > 0) this.inFlightPerConnection.set(delivery.connectionId, left);
+        else this.inFlightPerConnection.delete(delivery.connectionId);
+      });
     this.inFlight.set(delivery.id, tracked);
+    this.inFlightPerConnection.set(delivery.connectionId, (this.inFlightPerConnection.get(delivery.connectionId) ?? 0) + 1);
     return tracked;
   }
 

@@ -199,7 +199,7 @@ export const MODULES = {
       },
       {
         mutate: ['src/alerts/webhook-payload.ts', 'src/alerts/alert-runner.ts'],
-        tests: ['test/alerts/webhook-delivery.test.ts'],
+        tests: ['test/alerts/alert-runner.test.ts', 'test/alerts/webhook-delivery.test.ts'],
       },
     ],
   },
