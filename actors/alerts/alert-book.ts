@@ -183,7 +183,8 @@ export class AlertBook {
         return;
       case 'alert.rule.saved': {
         const before = this.rules.get(record.rule.id);
-        this.rules.set(record.rule.id, record.rule);
+        // a copy: a later channel deletion edits the rule's list, never the record's
+        this.rules.set(record.rule.id, { ...record.rule, channelIds: [...record.rule.channelIds] });
         // an edited condition starts its sustained count afresh; firing stays firing until an evaluation says otherwise
         const state = this.states.get(record.rule.id);
         if (before !== undefined && state !== undefined) state.breachSinceMs = null;

@@ -33,6 +33,10 @@ export async function alertFixture(options: TestAppOptions = {}) {
   const stateOf = (ruleId: string) => book().stateOf(ruleId);
   const pending = () => [...book().pending.values()];
   const evaluate = () => t.alerts.evaluate([connection.id]);
+  /** Sends until nothing is due (each pass sends at most a connection's share of slots). */
+  const sendAllDue = async () => {
+    for (let pass = 0; pass < 100 && book().dueDeliveries(t.clock.nowMs()).length > 0; pass++) await t.alertRunner.sendDue();
+  };
   const ingest = async (events: unknown[]) => {
     const answer = await t.ingest(connection.apiKey, events);
     if (answer.status !== 200 || answer.json.accepted !== events.length) throw new Error(`ingest: ${answer.status} ${answer.text}`);
@@ -54,5 +58,5 @@ export async function alertFixture(options: TestAppOptions = {}) {
     return engine;
   }
 
-  return { t, cookie, connection, records, createChannel, createRule, book, stateOf, pending, evaluate, ingest, replayed, restored };
+  return { t, cookie, connection, records, createChannel, createRule, book, stateOf, pending, evaluate, sendAllDue, ingest, replayed, restored };
 }

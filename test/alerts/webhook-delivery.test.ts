@@ -51,7 +51,7 @@ describe('webhook delivery', () => {
     await f.evaluate(); // failure_rate fires at once; queue_depth starts its window
     f.t.clock.advance(61_000);
     await f.evaluate();
-    await f.t.alertRunner.sendDue();
+    await f.sendAllDue();
 
     const firing = hooks.received.map((request) => signedPayload(request, secret));
     expect(firing.map((payload) => payload.rule.kind).sort()).toEqual(Object.keys(rules).sort());
@@ -81,7 +81,7 @@ describe('webhook delivery', () => {
       jobEvent(id, f.t.clock.nowMs(), { externalId: 'stuck', name: 'tasks.import', state: 'completed' }),
     ]);
     await f.evaluate();
-    await f.t.alertRunner.sendDue();
+    await f.sendAllDue();
     const resolved = hooks.received.slice(5).map((request) => signedPayload(request, secret));
     expect(resolved.map((payload) => payload.rule.kind).sort()).toEqual(Object.keys(rules).sort());
     for (const payload of resolved) {
@@ -104,7 +104,7 @@ describe('webhook delivery', () => {
     await f.t.alertRunner.sendDue();
     const payload = signedPayload(hooks.received[0]!, secret);
     expect(Object.keys(payload)).toEqual(['text']);
-    expect(payload.text).toContain(':rotating_light: *FIRING* emails &lt;failing&gt;: failure rate 100% (threshold 20%) over 5 min');
+    expect(payload.text).toContain(':rotating_light: *FIRING* emails &lt;failing&gt;: failure rate &gt; 20% over 5 min (was 100%)');
     expect(payload.text).toContain(`</jobs?connectionId=${f.connection.id}&state=failed|Open in jobwatch>`);
   });
 

@@ -51,7 +51,7 @@ describe('alert routes', () => {
     const { channel } = await f.createChannel();
     const rule = await f.createRule({ kind: 'job_stuck', task: 'tasks.import', windowSeconds: 600, channelIds: [channel.id] });
     const listed = await f.t.request('GET', '/api/alert-rules', { headers: { cookie: f.cookie } });
-    expect(listed.json.data[0]).toMatchObject({ id: rule.id, status: 'ok', firingSince: null, current: { value: null, breached: false }, channelIds: [channel.id] });
+    expect(listed.json.data[0]).toMatchObject({ id: rule.id, status: 'ok', firingSince: null, current: { value: null, breached: false, text: 'no data' }, condition: 'a job active > 10 min, task tasks.import', channelIds: [channel.id] });
 
     const edited = await f.t.request('PATCH', `/api/alert-rules/${rule.id}`, { body: { task: null, windowSeconds: 60 }, headers: { cookie: f.cookie } });
     expect(edited.status).toBe(200);
@@ -73,7 +73,7 @@ describe('alert routes', () => {
     await f.ingest(Array.from({ length: 6 }, (_, i) => jobEvent(f.connection.id, T0 - 1_000, { externalId: `j-${i}`, state: i < 3 ? 'failed' : 'completed' })));
     const preview = await f.t.request('POST', '/api/alert-rules/preview', { body: { connectionId: f.connection.id, kind: 'failure_rate', threshold: 0.4, windowSeconds: 300 }, headers: { cookie: f.cookie } });
     expect(preview.status).toBe(200);
-    expect(preview.json).toEqual({ value: 0.5, breached: true });
+    expect(preview.json).toEqual({ value: 0.5, breached: true, text: '50%' });
     expect(f.book().rules.size).toBe(0);
   });
 
