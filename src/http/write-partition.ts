@@ -76,8 +76,8 @@ function connectionOfAlert(engine: Engine, what: 'rules' | 'channels', id: strin
  */
 export async function connectionKeyOfBody(copy: Request, engine: Engine, partitions: number): Promise<string> {
   try {
-    const text = await copy.text();
-    if (text.length <= ALERT_BODY_BYTES_MAX) {
+    const text = await textWithin(copy, ALERT_BODY_BYTES_MAX);
+    if (text !== null) {
       const { connectionId } = JSON.parse(text) as { connectionId?: unknown };
       if (typeof connectionId === 'string' && engine.connection(connectionId) !== undefined) return connectionPartitionKey(connectionId, partitions);
     }
@@ -85,6 +85,25 @@ export async function connectionKeyOfBody(copy: Request, engine: Engine, partiti
     // not JSON: the writer answers it
   }
   return ACCOUNTS_PARTITION_KEY;
+}
+
+/** The body as text when it is at most `bytesMax` bytes; null (having read no further) when it is longer. */
+async function textWithin(request: Request, bytesMax: number): Promise<string | null> {
+  if (request.body === null) return '';
+  const chunks: Uint8Array[] = [];
+  let bytes = 0;
+  const reader = request.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    bytes += value.byteLength;
+    if (bytes > bytesMax) {
+      await reader.cancel();
+      return null;
+    }
+    chunks.push(value);
+  }
+  return new TextDecoder().decode(Buffer.concat(chunks));
 }
 
 /** A malformed escape finds no job (the application answers it as it would anywhere). */
