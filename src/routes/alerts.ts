@@ -1,3 +1,8 @@
+/**
+ * The alert routes and their request models: channels (webhooks), rules, the preview of a
+ * rule's value, the overview of what fires, and the "send a test" action. A channel's URL
+ * passes the outbound guard before it is stored (src/alerts/webhook-guard.ts).
+ */
 import { Type, type Static } from '@sinclair/typebox';
 import { Elysia } from 'elysia';
 import { ALERT_KINDS, ALERT_LIMITS, CHANNEL_FORMATS } from '../../actors/alerts/alert-model.ts';
@@ -58,7 +63,7 @@ export const AlertListParams = model(Type.Object({ connectionId: connectionIdPar
 
 type RuleFields = Partial<Static<typeof CreateRuleBody.schema>>;
 
-/** Absent selectors and threshold are null; strings are trimmed of nothing (names are shown as given). */
+/** Absent selectors and threshold are null. */
 function ruleInputOf(body: Static<typeof CreateRuleBody.schema>): RuleInput {
   return {
     name: body.name,
