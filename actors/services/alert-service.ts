@@ -9,8 +9,7 @@ import type { AlertChannel, AlertKind, AlertRule, ChannelFormat, DeliveryAttempt
 import type { ChannelInput, SendResult } from '../alerts/alert-book.ts';
 import { decideEvaluation } from '../alerts/alert-evaluation.ts';
 import { measure, type Measure } from '../alerts/alert-measures.ts';
-import type { RuleInput } from '../alerts/rule-input.ts';
-import { checkRuleInput } from '../alerts/rule-input.ts';
+import { checkRuleInput, type RuleInput } from '../alerts/rule-input.ts';
 import { conditionText, valueText } from '../alerts/alert-text.ts';
 import type { ConnectionActor } from '../connection/connection-actor.ts';
 import { DomainError } from '../domain-error.ts';

@@ -3,15 +3,12 @@
  * response-models.ts; the `same` checks at the end fail the type check when a view and
  * its model disagree).
  */
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import { ALERT_KINDS, CHANNEL_FORMATS } from '../../actors/alerts/alert-model.ts';
 import type { AlertsOverview, DescribedMeasure, PublicAlert, PublicChannel, PublicDeliveryAttempt, PublicRule } from '../../actors/services/alert-service.ts';
 import { literals } from '../routes/list-params.ts';
+import { closed, nullable, same, time } from './response-models.ts';
 
-const closed = <T extends Parameters<typeof Type.Object>[0]>(properties: T, description?: string) =>
-  Type.Object(properties, { additionalProperties: false, ...(description === undefined ? {} : { description }) });
-const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
-const time = (description?: string) => Type.String({ format: 'date-time', ...(description === undefined ? {} : { description }) });
 
 export const DeliveryAttempt = closed({
   deliveryId: Type.String({ description: 'the same in every attempt of one delivery, and in the payload' }),
@@ -86,9 +83,6 @@ export const TestDeliveryReply = closed({
   attempt: nullable(DeliveryAttempt),
 });
 
-type Exact<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-type Loose<T> = T extends string ? string : T extends Array<infer E> ? Loose<E>[] : T extends object ? { [K in keyof T]: Loose<T[K]> } : T;
-const same = <A, B>(verdict: Exact<Loose<A>, Loose<B>>): void => void verdict;
 same<PublicDeliveryAttempt, Static<typeof DeliveryAttempt>>(true);
 same<PublicChannel, Static<typeof AlertChannel>>(true);
 same<PublicRule, Static<typeof AlertRule>>(true);
