@@ -18,6 +18,7 @@ import type { AccountsActor } from './accounts/accounts-actor.ts';
 import { ConnectionActor, type ConnectionLimits } from './connection/connection-actor.ts';
 import type { Command } from './connection/command-queue.ts';
 import type { CommandOutcome } from './connection/command-outcomes.ts';
+import type { AlertBookSnapshot } from './alerts/alert-book.ts';
 import type { QuotaSnapshot } from './connection/daily-quota.ts';
 import { fromJobColumns, toJobColumns, type JobColumns } from './connection/job-columns.ts';
 import type { Job } from './connection/job-record.ts';
@@ -52,6 +53,8 @@ export type SnapshotChunk =
       commands: Command[];
       /** absent in snapshots written before command outcomes existed */
       commandOutcomes?: CommandOutcome[];
+      /** absent in snapshots written before alerts existed, and when the connection has none */
+      alerts?: AlertBookSnapshot;
     }
   /** format 3: the connection's dedup keys, oldest first, in slices after its connection chunk */
   | { k: 'dedupKeys'; connectionId: string; keys: string[] }
@@ -135,6 +138,7 @@ function connectionChunk(actor: ConnectionActor): SnapshotChunk {
     queues: [...actor.queues.values()].map((queue) => ({ ...structuredClone({ ...queue, metrics: null }), metrics: queue.metrics.toSnapshot() })),
     commands: structuredClone(actor.commands.toSnapshot()),
     commandOutcomes: structuredClone(actor.commandOutcomes.toSnapshot()),
+    ...(actor.alerts.isEmpty ? {} : { alerts: actor.alerts.toSnapshot() }),
   };
 }
 
@@ -175,6 +179,7 @@ export class SnapshotRestorer {
         }
         actor.commands.restore(chunk.commands);
         actor.commandOutcomes.restore(chunk.commandOutcomes ?? []);
+        if (chunk.alerts !== undefined) actor.alerts.restore(chunk.alerts);
         this.actors.set(chunk.id, actor);
         return;
       }

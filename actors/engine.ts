@@ -12,6 +12,7 @@ import { AccountsActor } from './accounts/accounts-actor.ts';
 import type { Clock } from './clock.ts';
 import { ConnectionActor, type Changes, type ConnectionLimits } from './connection/connection-actor.ts';
 import type { ConnectionRecord } from './connection/connection-records.ts';
+import { isAlertRecord, type AlertRecord } from './alerts/alert-records.ts';
 import { DomainError } from './domain-error.ts';
 import { SnapshotRestorer, takeSnapshot, type EngineSnapshot, type SnapshotScope } from './engine-snapshot.ts';
 import { partitionOf } from './partition-of.ts';
@@ -38,7 +39,7 @@ export interface KeepAliveRecord {
   atMs: number;
 }
 
-export type EngineRecord = AccountsRecord | ConnectionRecord | RetentionRecord | KeepAliveRecord;
+export type EngineRecord = AccountsRecord | ConnectionRecord | AlertRecord | RetentionRecord | KeepAliveRecord;
 
 /** Where records go to become durable: the append log, or memory in tests. */
 export interface RecordLog {
@@ -132,6 +133,11 @@ export class Engine {
 
   /** Applies a record to state; also the replay path of recovery. */
   evolve(record: EngineRecord): Changes | null {
+    if (isAlertRecord(record)) {
+      // alert changes are not job, worker or queue changes: the live stream has nothing to send
+      this.connectionActors.get(record.connectionId)?.alerts.evolve(record);
+      return null;
+    }
     switch (record.t) {
       case 'ingest':
       case 'job.action':

@@ -23,6 +23,7 @@
  * replica's applied sequence answers "has this node seen that write".
  */
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import { ALERT_RECORD_TYPES } from '../actors/alerts/alert-records.ts';
 import { partitionOf } from '../actors/partition-of.ts';
 import { invariant } from '../persistence/invariant.ts';
 import { describeError } from '../persistence/errors.ts';
@@ -61,8 +62,8 @@ export interface ClusterRecoveryHandler extends RecoveryHandler {
   replayed(): void;
 }
 
-/** Connection records: written to their connection's partition. */
-const CONNECTION_RECORD_TYPES = new Set(['ingest', 'job.action', 'commands.acked']);
+/** Connection records (alert records included): written to their connection's partition. */
+const CONNECTION_RECORD_TYPES = new Set(['ingest', 'job.action', 'commands.acked', ...ALERT_RECORD_TYPES]);
 
 export class ClusterStore implements DurableStore {
   private readonly logs = new Map<string, PartitionLog>();

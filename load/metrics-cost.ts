@@ -20,6 +20,8 @@ import { createApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { LIVE_UPDATES_DEFAULTS } from '../src/live-defaults.ts';
 import { ServiceMetrics } from '../src/metrics/service-metrics.ts';
+import { AlertService } from '../actors/services/alert-service.ts';
+import { createAlertEdge } from '../src/alerts/alert-edge.ts';
 import { NOT_OBSERVED, type ServiceObserver } from '../src/metrics/service-observer.ts';
 import { openEngine } from '../src/open-engine.ts';
 import { buildTemplates, nextSequence, stamp } from './events.ts';
@@ -46,8 +48,10 @@ async function side(withMetrics: boolean) {
     streamsPerUserMax: 1,
     resumeGraceMs: 0,
   });
+  const alerts = new AlertService(engine);
   const app = createApp({
-    engine, accounts, connections, live, config, metrics,
+    engine, accounts, connections, live, config, metrics, alerts,
+    alertDelivery: createAlertEdge({ engine, alerts, config, observer: NOT_OBSERVED, log: () => {} }),
     jobActions: new JobActionService(engine, connections),
     logError: (line) => console.error(line),
     backup: () => Promise.reject(new Error('no backups here')),

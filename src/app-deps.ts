@@ -4,6 +4,8 @@ import type { LiveUpdates } from '../actors/live/live-updates.ts';
 import type { AccountService } from '../actors/services/account-service.ts';
 import type { ConnectionService } from '../actors/services/connection-service.ts';
 import type { JobActionService } from '../actors/services/job-action-service.ts';
+import type { AlertService, PublicDeliveryAttempt } from '../actors/services/alert-service.ts';
+import type { GuardOptions } from './alerts/webhook-guard.ts';
 import type { Config } from './config.ts';
 import type { BackupFile } from './backup/write-backup.ts';
 import type { ServiceMetrics } from './metrics/service-metrics.ts';
@@ -14,6 +16,13 @@ export interface AppDeps {
   accounts: AccountService;
   connections: ConnectionService;
   jobActions: JobActionService;
+  alerts: AlertService;
+  /** what the alert routes need of the edge that sends webhooks (src/alerts/) */
+  alertDelivery: {
+    runner: { deliverNow(connectionId: string, deliveryId: string): Promise<PublicDeliveryAttempt | null> };
+    /** the outbound guard a channel's URL must pass when it is created */
+    guard: GuardOptions;
+  };
   live: LiveUpdates;
   config: Pick<Config, 'cookieSecure' | 'sessionTtlMs' | 'publicUrl' | 'bodyTimeoutMs' | 'trustedProxies'>;
   logError: (line: string) => void;

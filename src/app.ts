@@ -5,6 +5,7 @@ import { edgeHeaders } from './http/edge-headers.ts';
 import { dashboardRequestGuard } from './http/dashboard-request-guard.ts';
 import { errorBoundary } from './http/error-boundary.ts';
 import { adminBackupRoutes } from './routes/admin-backup.ts';
+import { alertRoutes } from './routes/alerts.ts';
 import { apiDocsRoutes } from './routes/api-docs.ts';
 import { agentRoutes } from './routes/agent.ts';
 import { authRoutes } from './routes/auth.ts';
@@ -38,6 +39,7 @@ export function createApp(deps: AppDeps) {
     .use(queueRoutes(deps))
     .use(workerRoutes(deps))
     .use(jobActionRoutes(deps))
+    .use(alertRoutes(deps))
     .use(agentRoutes(deps))
     .use(streamRoutes(deps))
     .use(adminBackupRoutes(deps))

@@ -64,6 +64,11 @@ export interface Config {
   clusterAdvertiseUrl: string | null;
   /** signs requests one node forwards to another (required in cluster mode) */
   clusterSecret: string | null;
+  // --- alerts (docs/alerts.md) ---
+  /** how often alert rules are evaluated and due webhooks sent */
+  alertEvalMs: number;
+  /** webhooks may reach loopback and private addresses (an intranet); the cloud metadata address stays refused */
+  alertWebhookAllowPrivate: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -195,5 +200,7 @@ export function loadConfig(env: Env = process.env): Config {
     clusterLeaseMs: integer(env, 'CLUSTER_LEASE_MS', 10_000, 200, 600_000),
     clusterAdvertiseUrl: publicUrl(env, 'CLUSTER_ADVERTISE_URL'),
     clusterSecret,
+    alertEvalMs: integer(env, 'ALERT_EVAL_SECONDS', 10, 1, 3_600) * 1000,
+    alertWebhookAllowPrivate: oneOf(env, 'ALERT_WEBHOOK_ALLOW_PRIVATE', 'false', ['true', 'false'] as const) === 'true',
   };
 }

@@ -8,6 +8,8 @@
 import { AccountService } from '../actors/services/account-service.ts';
 import { ConnectionService } from '../actors/services/connection-service.ts';
 import { JobActionService } from '../actors/services/job-action-service.ts';
+import { AlertService } from '../actors/services/alert-service.ts';
+import { createAlertEdge } from './alerts/alert-edge.ts';
 import { LiveUpdates } from '../actors/live/live-updates.ts';
 import { systemClock } from '../actors/clock.ts';
 import { LIVE_UPDATES_DEFAULTS } from './live-defaults.ts';
@@ -97,7 +99,10 @@ export async function startService(config: Config, log: LogLine, timers: Service
     log,
     onStreamEnd: (reason) => observer.streamEnded(reason),
   });
+  const alerts = new AlertService(engine);
+  const alertDelivery = createAlertEdge({ engine, alerts, config, observer, log, writes: mode.evaluatesAlertsOf(opened) });
   metrics?.service.watch({
+    alertsFiring: () => alerts.firingCount(),
     connections: () => [...engine.connectionIds()].flatMap((id) => engine.connection(id) ?? []),
     openStreams: () => live.openStreamCount(),
     logBytesSinceSnapshot: () => store.logBytesSinceSnapshot,
@@ -108,7 +113,7 @@ export async function startService(config: Config, log: LogLine, timers: Service
   const backup = backupTaker(engine, store, config.dataDir, snapshots, log);
   const logError = (line: string): void => log(line, { severity: 'error' });
   const clusterNode = opened.clusterNodeId ?? undefined;
-  const app = createApp({ engine, accounts, connections, jobActions, live, config, logError, backup, metrics, ingestTimings, clusterNode });
+  const app = createApp({ engine, accounts, connections, jobActions, alerts, alertDelivery, live, config, logError, backup, metrics, ingestTimings, clusterNode });
   ingestTimings.start();
   const serving = mode.serve(app, opened);
   const port = app.server!.port!;
@@ -124,10 +129,13 @@ export async function startService(config: Config, log: LogLine, timers: Service
 
   snapshots.start(timers.snapshotCheckIntervalMs, () => engine.halted);
   const stopRetention = startRetentionTimer(engine, (atMs) => mode.retentionRecords(opened, atMs), timers.retentionIntervalMs, log);
+  alertDelivery.runner.start();
+  log(`alerts evaluated every ${config.alertEvalMs / 1000} s${config.alertWebhookAllowPrivate ? '; webhooks may reach private addresses (ALERT_WEBHOOK_ALLOW_PRIVATE=true)' : ''}`);
 
   const stop = async (): Promise<void> => {
     snapshots.stopTimer();
     stopRetention();
+    await alertDelivery.runner.stop();
     // Streams first: open streams would keep the server from stopping; in-flight writes still finish.
     live.close();
     await app.stop();

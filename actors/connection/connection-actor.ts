@@ -25,6 +25,7 @@ import { QueueStore, type Queue } from './queue-store.ts';
 import { StringPool } from './string-pool.ts';
 import { livenessMs, WorkerStore, type Worker } from './worker-store.ts';
 import { tenantLimitsOf, type TenantLimits } from './tenant-limits.ts';
+import { AlertBook } from '../alerts/alert-book.ts';
 
 export interface ConnectionLimits extends Partial<TenantLimits> {
   dailyEventLimit: number;
@@ -73,6 +74,8 @@ export class ConnectionActor {
   readonly dedup: DedupCache;
   readonly commands = new CommandQueue(COMMANDS_PER_CONNECTION_MAX);
   readonly commandOutcomes = new CommandOutcomes();
+  /** alert rules, channels and deliveries: their records go to `alerts.evolve` (actors/alerts/alert-book.ts) */
+  readonly alerts = new AlertBook();
   private readonly sharedStrings = new StringPool(SHARED_STRINGS_MAX);
   /** what retention's createdAt scan cannot find (see late-created-jobs.ts) */
   private readonly lateCreated = new LateCreatedJobs();

@@ -211,6 +211,31 @@ export class JobStore {
     return recent;
   }
 
+  /** The jobs in `active`, read from the state index's own partition (alerts look for stuck jobs). */
+  *activeJobs(): Generator<Job> {
+    for (const entry of this.indexes.state.scan('asc', { key: 'active', id: '' })) {
+      if (entry.key !== 'active') return;
+      yield entry.item;
+    }
+  }
+
+  /**
+   * When a job named `name` last completed, looking at its newest `scanMax` jobs by
+   * createdAt (a periodic task's newest run is almost always among them); null when none did.
+   */
+  lastCompletedAtOfName(name: string, scanMax: number): number | null {
+    if (this.unbuilt?.nameIndexes === true) this.buildNameIndexes();
+    const index = this.byNameCreated.get(name);
+    if (index === undefined) return null;
+    let scanned = 0;
+    for (const entry of index.scan('desc')) {
+      const job = entry.item;
+      if (job.state === 'completed') return job.completedAtMs ?? job.lastEventMs;
+      if (++scanned >= scanMax) break;
+    }
+    return null;
+  }
+
   /** Every job, in id order (snapshots, counting); the store must not change while iterating. */
   values(): IterableIterator<Job> {
     return this.byId.values();

@@ -174,6 +174,20 @@ export class QueueMetrics {
     return figures(range, succeeded, failed, ring.sum(oldestSlotBucket, slotsInRange, 'started'), ring.sum(oldestSlotBucket, slotsInRange, 'latencyTotalMs'));
   }
 
+  /**
+   * Jobs finished over the last `windowMs` up to `nowMs`, in whole slots: minutes for a
+   * day or less, hours beyond (an alert's failure rate reads this, never the jobs).
+   */
+  finishedWithin(windowMs: number, nowMs: number): { succeeded: number; failed: number } {
+    const name: ResolutionName = windowMs <= RESOLUTIONS.minutes.retainedMs ? 'minutes' : 'hours';
+    const { slotWidthMs } = RESOLUTIONS[name];
+    const lastSlot = Math.floor(nowMs / slotWidthMs);
+    const firstSlot = Math.floor((nowMs - windowMs) / slotWidthMs);
+    const ring = this.rings[name];
+    const slots = lastSlot - firstSlot + 1;
+    return { succeeded: ring.sum(firstSlot, slots, 'succeeded'), failed: ring.sum(firstSlot, slots, 'failed') };
+  }
+
   /** Plain objects and number arrays only, keyed by resolution, ready for msgpack. */
   toSnapshot(): unknown {
     return Object.fromEntries(RESOLUTION_NAMES.map((name) => [name, this.rings[name].toSnapshot()]));

@@ -31,7 +31,7 @@ import { errorResponse } from './error-envelope.ts';
 import { FORWARD_HEADER, verifyForward } from './forward-signature.ts';
 import { forwardRequest, type ForwardTarget } from './forward-request.ts';
 import { routeAnswerer } from './replica-routes.ts';
-import { writeTarget } from './write-partition.ts';
+import { connectionKeyOfBody, writeTarget } from './write-partition.ts';
 import { NOT_WRITER_HEADER, replayableBody, settledWriterView, WRITER_SETTLE_WAIT_MS } from './writer-view.ts';
 import { DomainError } from '../../actors/domain-error.ts';
 
@@ -125,6 +125,10 @@ export class ClusterFront {
           writerOf: (key) => (replica.node.store.partition(key).writing ? this.nodeId : (replica.node.owners.ownerOf(key)?.node ?? null)),
           answerPart: (key, part) => this.toWriter(key, part.request, server, vouched !== null, part.body),
         });
+      }
+      if (target.kind === 'connectionInBody') {
+        const key = await connectionKeyOfBody(request.clone() as Request, replica.engine, this.config.clusterPartitions);
+        return await this.toWriter(key, request, server, vouched !== null);
       }
       return await this.toWriter(target.key, request, server, vouched !== null);
     } catch (error) {

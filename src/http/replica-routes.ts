@@ -37,6 +37,18 @@ export const ROUTE_ANSWERERS: Readonly<Record<string, RouteAnswerer>> = {
   'POST /api/jobs/bulk/retry': 'owner',
   'POST /api/jobs/:id/revoke': 'owner',
   'POST /api/jobs/:id/retry': 'owner',
+  // alerts: reads from the replica; every write goes to the connection's partition writer (write-partition.ts),
+  // which is also the node that evaluates and sends
+  'GET /api/alert-channels': 'replica',
+  'POST /api/alert-channels': 'owner',
+  'DELETE /api/alert-channels/:id': 'owner',
+  'POST /api/alert-channels/:id/test': 'owner',
+  'GET /api/alert-rules': 'replica',
+  'POST /api/alert-rules': 'owner',
+  'POST /api/alert-rules/preview': 'owner',
+  'PATCH /api/alert-rules/:id': 'owner',
+  'DELETE /api/alert-rules/:id': 'owner',
+  'GET /api/alerts': 'replica',
   // an agent's poll reads the pending commands; its acknowledgement is the write
   'GET /api/agent/connection': 'replica',
   'GET /api/agent/commands': 'replica',

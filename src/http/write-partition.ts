@@ -6,6 +6,9 @@
  *   (the accounts replica resolves the key);
  * - one job's revoke or retry: the partition of the connection holding the job;
  * - a bulk action: `bulk` (the front splits its ids by owner);
+ * - an alert rule's or channel's edit, deletion or test: the partition of the connection
+ *   holding it; creating one: `connectionInBody` (the front reads `connectionId` from the
+ *   body, connectionKeyOfBody), since alert records are the connection's;
  * - every other write (login, logout, users, connections, a backup): the accounts partition.
  *
  * `local` means no writer can be named (an unknown key or job): the node answers it
@@ -15,7 +18,7 @@ import type { Engine } from '../../actors/engine.ts';
 import { partitionOf } from '../../actors/partition-of.ts';
 import { bearerToken } from './api-key.ts';
 
-export type WriteTarget = { kind: 'partition'; key: string } | { kind: 'bulk' } | { kind: 'local' };
+export type WriteTarget = { kind: 'partition'; key: string } | { kind: 'bulk' } | { kind: 'connectionInBody' } | { kind: 'local' };
 
 /** Same names as cluster/nats-cluster.ts (not imported: a single node loads no cluster module). */
 export const ACCOUNTS_PARTITION_KEY = 'accounts';
@@ -24,6 +27,10 @@ export const connectionPartitionKey = (connectionId: string, partitions: number)
 const KEYED_PATHS = new Set(['/api/ingest', '/api/agent/commands/ack']);
 const JOB_ACTION = /^\/api\/jobs\/([^/]+)\/(?:revoke|retry)$/;
 const BULK_ACTION = /^\/api\/jobs\/bulk\/(?:revoke|retry)$/;
+const ALERT_CREATE = new Set(['/api/alert-rules', '/api/alert-channels']);
+const ALERT_BY_ID = /^\/api\/alert-(rules|channels)\/([^/]+)(?:\/test)?$/;
+/** the alert routes' body cap (src/http/read-body.ts FORM_BODY_BYTES_MAX): no more is read to route one */
+const ALERT_BODY_BYTES_MAX = 16 * 1024;
 
 export function writeTarget(request: Request, pathname: string, engine: Engine, partitions: number): WriteTarget {
   if (request.method === 'POST' && KEYED_PATHS.has(pathname)) {
@@ -32,6 +39,12 @@ export function writeTarget(request: Request, pathname: string, engine: Engine, 
     return connection === undefined ? { kind: 'local' } : { kind: 'partition', key: connectionPartitionKey(connection.id, partitions) };
   }
   if (request.method === 'POST' && BULK_ACTION.test(pathname)) return { kind: 'bulk' };
+  if (request.method === 'POST' && ALERT_CREATE.has(pathname)) return { kind: 'connectionInBody' };
+  const alert = request.method === 'GET' ? null : ALERT_BY_ID.exec(pathname);
+  if (alert !== null && alert[2] !== 'preview') {
+    const connectionId = connectionOfAlert(engine, alert[1] === 'rules' ? 'rules' : 'channels', safelyDecoded(alert[2]!));
+    return connectionId === undefined ? { kind: 'local' } : { kind: 'partition', key: connectionPartitionKey(connectionId, partitions) };
+  }
   const job = request.method === 'POST' ? JOB_ACTION.exec(pathname) : null;
   if (job !== null) {
     const connectionId = connectionOfJob(engine, safelyDecoded(job[1]!));
@@ -46,6 +59,51 @@ export function connectionOfJob(engine: Engine, id: string): string | undefined 
     if (engine.connection(connectionId)?.jobs.get(id) !== undefined) return connectionId;
   }
   return undefined;
+}
+
+/** The connection holding alert rule or channel `id` in this node's replica. */
+function connectionOfAlert(engine: Engine, what: 'rules' | 'channels', id: string): string | undefined {
+  for (const connectionId of engine.connectionIds()) {
+    if (engine.connection(connectionId)?.alerts[what].has(id) === true) return connectionId;
+  }
+  return undefined;
+}
+
+/**
+ * The partition of the connection a create body names (read from a copy of the request);
+ * the accounts partition when the body names none this replica knows, whose writer then
+ * answers the 400 or 404 as any node would.
+ */
+export async function connectionKeyOfBody(copy: Request, engine: Engine, partitions: number): Promise<string> {
+  try {
+    const text = await textWithin(copy, ALERT_BODY_BYTES_MAX);
+    if (text !== null) {
+      const { connectionId } = JSON.parse(text) as { connectionId?: unknown };
+      if (typeof connectionId === 'string' && engine.connection(connectionId) !== undefined) return connectionPartitionKey(connectionId, partitions);
+    }
+  } catch {
+    // not JSON: the writer answers it
+  }
+  return ACCOUNTS_PARTITION_KEY;
+}
+
+/** The body as text when it is at most `bytesMax` bytes; null (having read no further) when it is longer. */
+async function textWithin(request: Request, bytesMax: number): Promise<string | null> {
+  if (request.body === null) return '';
+  const chunks: Uint8Array[] = [];
+  let bytes = 0;
+  const reader = request.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    bytes += value.byteLength;
+    if (bytes > bytesMax) {
+      await reader.cancel();
+      return null;
+    }
+    chunks.push(value);
+  }
+  return new TextDecoder().decode(Buffer.concat(chunks));
 }
 
 /** A malformed escape finds no job (the application answers it as it would anywhere). */

@@ -8,6 +8,7 @@
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { DomainError } from '../../actors/domain-error.ts';
+import type { DeliveryOutcome } from '../../actors/alerts/alert-model.ts';
 import type { SubscriberCloseReason } from '../../actors/stream/subscriber.ts';
 import type { RecoveryReport } from '../../persistence/durable-store.ts';
 import { BufferedHistogram } from './buffered-histogram.ts';
@@ -25,6 +26,8 @@ export interface RetainedSources {
   connections(): Iterable<RetainedConnection>;
   openStreams(): number;
   logBytesSinceSnapshot(): number;
+  /** alert rules firing now, over every connection */
+  alertsFiring?(): number;
 }
 
 const SECONDS_FAST = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1];
@@ -51,6 +54,9 @@ export class ServiceMetrics implements ServiceObserver {
   private readonly slowClientsDropped: Counter;
   private readonly loginFailures: Counter;
   private readonly loginLimiterRefusals: Counter;
+  private readonly alertRuleEvaluations: Counter;
+  private readonly alertTransitions: Counter;
+  private readonly alertDeliveries: Counter<'outcome'>;
 
   constructor() {
     const registers = [this.registry];
@@ -126,6 +132,14 @@ export class ServiceMetrics implements ServiceObserver {
       help: 'Logins refused by the failed-login limiter (429) before the password was checked',
       registers,
     });
+    this.alertRuleEvaluations = new Counter({ name: 'jobwatch_alert_rule_evaluations_total', help: 'Alert rules evaluated (one per rule per evaluation tick)', registers });
+    this.alertTransitions = new Counter({ name: 'jobwatch_alert_transitions_total', help: 'Alert rules that began firing or resolved', registers });
+    this.alertDeliveries = new Counter({
+      name: 'jobwatch_alert_deliveries_total',
+      help: 'Webhook delivery attempts by outcome: delivered, retrying (failed, tried again later), failed (given up)',
+      labelNames: ['outcome'] as const,
+      registers,
+    });
   }
 
   /** Registers the gauges counted at scrape time; call once the engine is open. */
@@ -154,6 +168,17 @@ export class ServiceMetrics implements ServiceObserver {
         this.set(sources.openStreams());
       },
     });
+    const alertsFiring = sources.alertsFiring;
+    if (alertsFiring !== undefined) {
+      new Gauge({
+        name: 'jobwatch_alerts_firing',
+        help: 'Alert rules firing now, over every connection',
+        registers,
+        collect() {
+          this.set(alertsFiring());
+        },
+      });
+    }
     new Gauge({
       name: 'jobwatch_log_bytes_since_snapshot',
       help: 'Log bytes a restart would replay; a snapshot is taken past SNAPSHOT_LOG_MB',
@@ -210,6 +235,15 @@ export class ServiceMetrics implements ServiceObserver {
   recovered(report: RecoveryReport): void {
     this.recoveryDuration.set(report.durationMs / 1000);
     this.recoveryRecords.set(report.recordsReplayed);
+  }
+
+  alertsEvaluated(rules: number, transitions: number): void {
+    this.alertRuleEvaluations.inc(rules);
+    this.alertTransitions.inc(transitions);
+  }
+
+  alertDeliveryAttempted(outcome: DeliveryOutcome): void {
+    this.alertDeliveries.labels(outcome).inc();
   }
 
   streamEnded(reason: SubscriberCloseReason): void {

@@ -4,6 +4,7 @@
  * (persistence/log-writer.ts), the edge (routes, src/server.ts) through this one. With
  * metrics off (METRICS_TOKEN unset) the service gets NOT_OBSERVED and measures nothing.
  */
+import type { DeliveryOutcome } from '../../actors/alerts/alert-model.ts';
 import type { SubscriberCloseReason } from '../../actors/stream/subscriber.ts';
 import type { LogWriterObserver, RecoveryReport } from '../../persistence/durable-store.ts';
 
@@ -24,6 +25,10 @@ export interface ServiceObserver extends LogWriterObserver {
   snapshotWritten(bytes: number, durationMs: number): void;
   recovered(report: RecoveryReport): void;
   streamEnded(reason: SubscriberCloseReason): void;
+  /** One evaluation tick looked at `rules` alert rules, of which `transitions` fired or resolved. */
+  alertsEvaluated(rules: number, transitions: number): void;
+  /** One webhook attempt ended: delivered, to be retried, or given up. */
+  alertDeliveryAttempted(outcome: DeliveryOutcome): void;
 }
 
 const ignore = (): void => {};
@@ -37,4 +42,6 @@ export const NOT_OBSERVED: ServiceObserver = {
   snapshotWritten: ignore,
   recovered: ignore,
   streamEnded: ignore,
+  alertsEvaluated: ignore,
+  alertDeliveryAttempted: ignore,
 };

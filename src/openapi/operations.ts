@@ -20,6 +20,7 @@ import type { Auth } from './error-responses.ts';
 import { IngestBody } from './ingest-body.ts';
 import * as Reply from './response-models.ts';
 import { STREAM_DESCRIPTION } from './stream-description.ts';
+import { ALERT_OPERATIONS } from './alert-operations.ts';
 
 /** A success answer: JSON with a model, or another media type described in words. */
 export interface SuccessDoc {
@@ -55,6 +56,7 @@ export const TAGS = {
   Jobs: 'Job lists, detail, revoke and retry (session cookie)',
   Queues: 'Queues and their metrics (session cookie)',
   Workers: 'Workers (session cookie)',
+  Alerts: 'Alert rules, webhook channels and firing alerts (session cookie)',
   Stream: 'Live updates over Server-Sent Events (session cookie)',
   Admin: 'Administration (admin session)',
   Service: 'Health and documentation (no authentication)',
@@ -214,6 +216,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     success: { 200: { description: 'A result per id', json: Reply.BulkActionReply } },
     errors: ['VALIDATION_ERROR', 'SERVICE_UNAVAILABLE'],
   },
+  ...ALERT_OPERATIONS,
   'GET /api/queues': {
     tag: 'Queues',
     summary: 'List queues with metrics over a time range (page-based)',

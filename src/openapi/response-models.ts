@@ -19,11 +19,11 @@ import type { WorkerView } from '../../actors/views/worker-view.ts';
 import { EVENT_ERROR_CODES } from '../routes/error-docs.ts';
 import { literals } from '../routes/list-params.ts';
 
-const closed = <T extends Parameters<typeof Type.Object>[0]>(properties: T, description?: string) =>
+export const closed = <T extends Parameters<typeof Type.Object>[0]>(properties: T, description?: string) =>
   Type.Object(properties, { additionalProperties: false, ...(description === undefined ? {} : { description }) });
-const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+export const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 /** `Date#toISOString`: UTC with milliseconds */
-const time = (description?: string) => Type.String({ format: 'date-time', ...(description === undefined ? {} : { description }) });
+export const time = (description?: string) => Type.String({ format: 'date-time', ...(description === undefined ? {} : { description }) });
 const count = () => Type.Integer({ minimum: 0 });
 const freeObject = (description: string) => Type.Object({}, { additionalProperties: true, description });
 
@@ -226,7 +226,7 @@ export const Health = closed({
  */
 type Exact<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 type Loose<T> = T extends string ? string : T extends Array<infer E> ? Loose<E>[] : T extends object ? { [K in keyof T]: Loose<T[K]> } : T;
-const same = <A, B>(verdict: Exact<Loose<A>, Loose<B>>): void => void verdict;
+export const same = <A, B>(verdict: Exact<Loose<A>, Loose<B>>): void => void verdict;
 same<JobListItemView, Static<typeof JobListItem>>(true);
 same<JobDetailView, Static<typeof JobDetail>>(true);
 same<QueueView, Static<typeof Queue>>(true);

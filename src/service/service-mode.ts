@@ -10,12 +10,13 @@
  * | snapshots | the whole store, when its log passed SNAPSHOT_LOG_MB or the interval passed | each partition this node writes, by its own log and interval |
  * | retention | one record for every connection | one record per partition this node writes |
  * | durability | `fsync <FSYNC>` | the log on JetStream |
+ * | alerts | every connection's rules are evaluated and sent here | only the connections of partitions this node writes, so each alert is sent once |
  */
 import type { Engine, RetentionRecord } from '../../actors/engine.ts';
 import type { App } from '../app.ts';
 import type { Config } from '../config.ts';
 import { ClusterFront } from '../http/cluster-front.ts';
-import { ACCOUNTS_PARTITION_KEY } from '../http/write-partition.ts';
+import { ACCOUNTS_PARTITION_KEY, connectionPartitionKey } from '../http/write-partition.ts';
 import type { LogLine } from '../logging/log-line.ts';
 import type { ServiceObserver } from '../metrics/service-observer.ts';
 import type { ClusterNode, ClusterWaiting, OpenedEngine } from '../open-engine.ts';
@@ -41,6 +42,8 @@ export interface ServiceMode {
   serve(app: App, opened: OpenedEngine): string;
   snapshotPolicy(opened: OpenedEngine, observer: Pick<ServiceObserver, 'snapshotWritten'>): SnapshotPolicy;
   retentionRecords(opened: OpenedEngine, atMs: number): RetentionRecord[];
+  /** Which connections' alert rules this node evaluates and sends (undefined: all of them). */
+  evaluatesAlertsOf(opened: OpenedEngine): ((connectionId: string) => boolean) | undefined;
 }
 
 export function serviceModeFor(config: Config, log: LogLine): ServiceMode {
@@ -87,6 +90,7 @@ function singleNode(config: Config, log: LogLine): ServiceMode {
       };
     },
     retentionRecords: (_opened, atMs) => [{ t: 'retention', atMs }],
+    evaluatesAlertsOf: () => undefined,
   };
 }
 
@@ -128,5 +132,7 @@ function clusterNode(config: Config, log: LogLine): ServiceMode {
           const partition = partitionNumberOf(key);
           return partition === null ? [] : [{ t: 'retention' as const, atMs, partition, partitions: config.clusterPartitions }];
         }),
+    evaluatesAlertsOf: (opened) => (connectionId) =>
+      cluster(opened).store.writing().includes(connectionPartitionKey(connectionId, config.clusterPartitions)),
   };
 }

@@ -27,6 +27,8 @@ function documentedDefaults(): Map<string, string> {
 /** The value loadConfig({}) must hold for a variable, in the unit the table states it in. */
 const READ_AS: Record<string, (config: Config) => unknown> = {
   PORT: (config) => config.port,
+  ALERT_EVAL_SECONDS: (config) => config.alertEvalMs / 1000,
+  ALERT_WEBHOOK_ALLOW_PRIVATE: (config) => String(config.alertWebhookAllowPrivate),
   HOST: (config) => config.host,
   DATA_DIR: (config) => config.dataDir,
   DAILY_EVENT_LIMIT: (config) => config.dailyEventLimit,

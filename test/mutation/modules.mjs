@@ -187,4 +187,34 @@ export const MODULES = {
       },
     ],
   },
+  alerts: {
+    what: 'alert rules, channels, evaluation, the delivery queue, webhook payloads, the outbound address guard and the alert routes',
+    parts: [
+      {
+        mutate: [
+          'actors/alerts/alert-book.ts',
+          'actors/alerts/alert-evaluation.ts',
+          'actors/alerts/alert-measures.ts',
+          'actors/alerts/alert-model.ts',
+          'actors/alerts/rule-input.ts',
+          block('actors/connection/job-store.ts', '*activeJobs('),
+          block('actors/connection/job-store.ts', 'lastCompletedAtOfName('),
+          block('actors/metrics/queue-metrics.ts', 'finishedWithin('),
+        ],
+        tests: ['test/alerts/alert-evaluation.test.ts', 'test/routes/alerts.test.ts', 'test/alerts/webhook-delivery.test.ts'],
+      },
+      {
+        mutate: ['actors/services/alert-service.ts', 'actors/alerts/alert-text.ts', 'src/routes/alerts.ts'],
+        tests: ['test/routes/alerts.test.ts', 'test/alerts/webhook-delivery.test.ts'],
+      },
+      {
+        mutate: ['src/alerts/address-ranges.ts', 'src/alerts/webhook-guard.ts', 'src/alerts/webhook-sender.ts'],
+        tests: ['test/alerts/webhook-guard.test.ts', 'test/alerts/webhook-delivery.test.ts'],
+      },
+      {
+        mutate: ['src/alerts/webhook-payload.ts', 'src/alerts/alert-runner.ts'],
+        tests: ['test/alerts/alert-runner.test.ts', 'test/alerts/webhook-delivery.test.ts'],
+      },
+    ],
+  },
 };

@@ -10,6 +10,9 @@ import { Engine, inMemoryLog, type RecordLog } from '../../actors/engine.ts';
 import { AccountService } from '../../actors/services/account-service.ts';
 import { ConnectionService } from '../../actors/services/connection-service.ts';
 import { JobActionService } from '../../actors/services/job-action-service.ts';
+import { AlertService } from '../../actors/services/alert-service.ts';
+import { createAlertEdge, type AlertEdgeOptions } from '../../src/alerts/alert-edge.ts';
+import { NOT_OBSERVED } from '../../src/metrics/service-observer.ts';
 import { LiveUpdates, type LiveUpdatesOptions } from '../../actors/live/live-updates.ts';
 import { createApp } from '../../src/app.ts';
 import { checkAnswersAgainstOpenApi } from './openapi-conformance.ts';
@@ -37,6 +40,8 @@ export interface TestAppOptions {
   cookieSecure?: 'auto' | 'true' | 'false';
   /** false: no ADMIN user, which saves its argon2id hash (about a second on a busy machine) */
   withAdmin?: boolean;
+  /** the alerting edge: ALERT_WEBHOOK_ALLOW_PRIVATE (default false), a resolver or sender in place of DNS and HTTP */
+  alerts?: { allowPrivate?: boolean } & Partial<Pick<AlertEdgeOptions, 'resolve' | 'send' | 'observer'>>;
 }
 
 /** The in-memory app has no data directory to back up; backups are tested on a real service. */
@@ -65,8 +70,18 @@ export async function testApp(options: TestAppOptions = {}) {
     log: (line) => streamLog.push(line),
     ...options.live,
   });
+  const alerts = new AlertService(engine);
+  const alertDelivery = createAlertEdge({
+    engine,
+    alerts,
+    config: { alertEvalMs: 10_000, alertWebhookAllowPrivate: options.alerts?.allowPrivate ?? false, publicUrl: options.publicUrl ?? null },
+    observer: options.alerts?.observer ?? NOT_OBSERVED,
+    log: (line) => errors.push(line),
+    resolve: options.alerts?.resolve,
+    send: options.alerts?.send,
+  });
   const app = createApp({
-    engine, accounts, connections, jobActions, live,
+    engine, accounts, connections, jobActions, live, alerts, alertDelivery,
     config: { cookieSecure: options.cookieSecure ?? 'auto', sessionTtlMs: 7 * 86_400_000, publicUrl: options.publicUrl ?? null, bodyTimeoutMs: options.bodyTimeoutMs ?? 30_000, trustedProxies: TrustedProxies.parse((options.trustedProxies ?? []).join(',')) },
     logError: (line) => errors.push(line),
     backup: noBackups,
@@ -124,7 +139,7 @@ export async function testApp(options: TestAppOptions = {}) {
     return { baseUrl: `http://127.0.0.1:${app.server!.port}`, stop: async () => void (await app.stop()) };
   }
 
-  return { app, engine, clock, serve, accounts, connections, live, errors, streamLog, halts, request, login, createConnection, createUser, ingest };
+  return { app, engine, clock, serve, accounts, connections, live, alerts, alertRunner: alertDelivery.runner, errors, streamLog, halts, request, login, createConnection, createUser, ingest };
 }
 
 export type TestApp = Awaited<ReturnType<typeof testApp>>;

@@ -5,6 +5,7 @@ import { render } from 'preact';
 import { AppShell } from './components/app-shell.tsx';
 import { EmptyState } from './components/empty-state.tsx';
 import { Link } from './components/link.tsx';
+import { AlertsPage } from './pages/alerts/alerts-page.tsx';
 import { ConnectionsPage } from './pages/connections/connections-page.tsx';
 import { JobDetailPage } from './pages/job-detail/job-detail-page.tsx';
 import { JobsPage } from './pages/jobs/jobs-page.tsx';
@@ -20,6 +21,7 @@ const PAGES: Array<[string, (params: Record<string, string>) => preact.JSX.Eleme
   ['/jobs/:id', (params) => <JobDetailPage id={params.id!} />],
   ['/queues', () => <QueuesPage />],
   ['/workers', () => <WorkersPage />],
+  ['/alerts', () => <AlertsPage />],
   ['/connections', () => <ConnectionsPage />],
   ['/users', () => <UsersPage />],
 ];

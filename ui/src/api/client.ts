@@ -22,9 +22,9 @@ export function setUnauthorizedHandler(handler: UnauthorizedHandler): void {
   onUnauthorized = handler;
 }
 
-export async function api<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<T> {
-  // every POST carries a JSON body, even an empty one: the service accepts only application/json
-  const payload = method === 'POST' ? JSON.stringify(body ?? {}) : undefined;
+export async function api<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown): Promise<T> {
+  // every POST and PATCH carries a JSON body, even an empty one: the service accepts only application/json
+  const payload = method === 'POST' || method === 'PATCH' ? JSON.stringify(body ?? {}) : undefined;
   const headers: Record<string, string> = { accept: 'application/json' };
   if (payload !== undefined) headers['content-type'] = 'application/json';
   let response: Response;

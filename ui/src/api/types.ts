@@ -10,6 +10,18 @@ import type { PublicConnection } from '../../../actors/services/connection-servi
 import type { JobDetail, JobListItem, LastCommand } from '../../../actors/views/job-view.ts';
 import type { QueueStreamItem, QueueView } from '../../../actors/views/queue-view.ts';
 import type { WorkerView } from '../../../actors/views/worker-view.ts';
+import type { AlertsOverview, DescribedMeasure, PublicAlert, PublicChannel, PublicDeliveryAttempt, PublicRule } from '../../../actors/services/alert-service.ts';
+import type { AlertKind, ChannelFormat } from '../../../actors/alerts/alert-model.ts';
+
+export type { AlertKind, AlertsOverview, ChannelFormat, DescribedMeasure, PublicAlert, PublicChannel, PublicDeliveryAttempt, PublicRule };
+export interface CreatedChannel {
+  channel: PublicChannel;
+  secret: string;
+}
+export interface TestDelivery {
+  deliveryId: string;
+  attempt: PublicDeliveryAttempt | null;
+}
 
 export type { JobDetail, JobListItem, JobListPage, LastCommand, PublicActionResult, PublicConnection, PublicUser, QueueStreamItem, QueueView, WorkerView };
 

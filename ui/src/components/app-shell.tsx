@@ -5,6 +5,7 @@ import { absoluteTimes, toggleAbsoluteTimes } from '../lib/clock.ts';
 import { route } from '../router.ts';
 import { signOut, user } from '../session.ts';
 import { Link } from './link.tsx';
+import { FiringBadge } from './firing-badge.tsx';
 
 const STREAM_LABEL: Record<StreamState, string> = {
   off: 'Live updates off',
@@ -19,6 +20,7 @@ export function AppShell({ children }: { children: ComponentChildren }) {
     ['/jobs', 'Jobs'],
     ['/queues', 'Queues'],
     ['/workers', 'Workers'],
+    ['/alerts', 'Alerts'],
     ['/connections', 'Connections'],
   ];
   if (user.value?.isAdmin) pages.push(['/users', 'Users']);
@@ -39,6 +41,7 @@ export function AppShell({ children }: { children: ComponentChildren }) {
           ))}
         </nav>
         <div class="top-tools">
+          <FiringBadge />
           <span class={`stream stream-${streamState.value}`} role="status" title="Live updates from /api/events/stream">
             {STREAM_LABEL[streamState.value]}
           </span>

@@ -1,0 +1,88 @@
+/**
+ * The value of a rule's condition now, read from what the views read: the queue metrics'
+ * buckets, the queue depths, the workers' liveness, the per-name and per-state job
+ * indexes. Nothing here scans all jobs, so every rule can be evaluated every few seconds.
+ *
+ * Values: failure_rate a fraction (0 to 1); queue_depth a job count; worker_offline,
+ * task_missing and job_stuck seconds.
+ */
+import type { ConnectionActor } from '../connection/connection-actor.ts';
+import type { Queue } from '../connection/queue-store.ts';
+import { effectiveWorkerState, livenessMs, type Worker } from '../connection/worker-store.ts';
+import { ALERT_LIMITS, type AlertRule } from './alert-model.ts';
+
+export interface Measure {
+  /** null when there is nothing to measure (no finished job, no queue, no active job) */
+  value: number | null;
+  /** the condition holds now */
+  breached: boolean;
+}
+
+/** How many of a task's newest jobs task_missing looks at for a completion. */
+export const TASK_MISSING_SCAN_MAX = 1_000;
+
+export type MeasuredRule = Pick<AlertRule, 'kind' | 'queue' | 'task' | 'threshold' | 'windowSeconds' | 'createdAtMs'>;
+
+export function measure(rule: MeasuredRule, actor: ConnectionActor, nowMs: number): Measure {
+  const windowMs = rule.windowSeconds * 1000;
+  switch (rule.kind) {
+    case 'failure_rate': {
+      let succeeded = 0;
+      let failed = 0;
+      for (const queue of queuesOf(rule, actor)) {
+        const counts = queue.metrics.finishedWithin(windowMs, nowMs);
+        succeeded += counts.succeeded;
+        failed += counts.failed;
+      }
+      const finished = succeeded + failed;
+      const value = finished === 0 ? null : failed / finished;
+      return { value, breached: value !== null && finished >= ALERT_LIMITS.failureRateMinFinished && value > (rule.threshold ?? 0) };
+    }
+    case 'queue_depth': {
+      let deepest: number | null = null;
+      for (const queue of queuesOf(rule, actor)) {
+        const depth = queue.depth ?? actor.jobs.queuedPerQueue.get(queue.name);
+        if (deepest === null || depth > deepest) deepest = depth;
+      }
+      return { value: deepest, breached: deepest !== null && deepest > (rule.threshold ?? 0) };
+    }
+    case 'worker_offline': {
+      const workers: Iterable<Worker> = rule.queue === null ? actor.workers.values() : actor.workers.listing(rule.queue);
+      let lastAliveMs = Number.NEGATIVE_INFINITY;
+      for (const worker of workers) {
+        if (effectiveWorkerState(worker, nowMs) !== 'offline') return { value: 0, breached: false };
+        lastAliveMs = Math.max(lastAliveMs, livenessMs(worker));
+      }
+      // never a worker: offline since the rule exists
+      const offlineSinceMs = lastAliveMs === Number.NEGATIVE_INFINITY ? rule.createdAtMs : lastAliveMs;
+      return secondsSince(offlineSinceMs, nowMs, windowMs);
+    }
+    case 'task_missing': {
+      const lastCompletedMs = rule.task === null ? null : actor.jobs.lastCompletedAtOfName(rule.task, TASK_MISSING_SCAN_MAX);
+      // never completed: missing since the rule exists
+      return secondsSince(lastCompletedMs ?? rule.createdAtMs, nowMs, windowMs);
+    }
+    case 'job_stuck': {
+      let oldestStartMs: number | null = null;
+      for (const job of actor.jobs.activeJobs()) {
+        if (rule.task !== null && job.name !== rule.task) continue;
+        if (rule.queue !== null && job.queue !== rule.queue) continue;
+        const startedMs = job.startedAtMs ?? job.lastEventMs;
+        if (oldestStartMs === null || startedMs < oldestStartMs) oldestStartMs = startedMs;
+      }
+      return oldestStartMs === null ? { value: null, breached: false } : secondsSince(oldestStartMs, nowMs, windowMs);
+    }
+  }
+}
+
+function queuesOf(rule: MeasuredRule, actor: ConnectionActor): Iterable<Queue> {
+  if (rule.queue === null) return actor.queues.values();
+  const queue = actor.queues.get(rule.queue);
+  return queue === undefined ? [] : [queue];
+}
+
+/** Whole seconds since `sinceMs` (never negative); breached once more than the window passed. */
+function secondsSince(sinceMs: number, nowMs: number, windowMs: number): Measure {
+  const elapsedMs = Math.max(0, nowMs - sinceMs);
+  return { value: Math.floor(elapsedMs / 1000), breached: elapsedMs > windowMs };
+}

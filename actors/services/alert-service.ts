@@ -1,0 +1,316 @@
+/**
+ * Alerts for the routes and for the edge that evaluates and delivers them: rules and
+ * channels of the connections a user owns (another user's are "not found"), the public
+ * shapes of each, and the commits of evaluations and delivery outcomes. The engine never
+ * sends anything itself: src/alerts/ asks it what is due and tells it what happened.
+ */
+import type { User } from '../accounts/account-records.ts';
+import type { AlertChannel, AlertKind, AlertRule, ChannelFormat, DeliveryAttempt, Delivery, NoticeStatus, RuleStatus } from '../alerts/alert-model.ts';
+import type { ChannelInput, SendResult } from '../alerts/alert-book.ts';
+import { decideEvaluation } from '../alerts/alert-evaluation.ts';
+import { measure, type Measure } from '../alerts/alert-measures.ts';
+import { checkRuleInput, type RuleInput } from '../alerts/rule-input.ts';
+import { conditionText, valueText } from '../alerts/alert-text.ts';
+import type { ConnectionActor } from '../connection/connection-actor.ts';
+import { DomainError } from '../domain-error.ts';
+import type { Engine } from '../engine.ts';
+
+/** transitions GET /api/alerts lists, over all the user's connections */
+const RECENT_ALERTS_MAX = 100;
+
+const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+
+export interface PublicDeliveryAttempt {
+  deliveryId: string;
+  ruleId: string | null;
+  status: NoticeStatus;
+  attempt: number;
+  at: string;
+  outcome: DeliveryAttempt['outcome'];
+  httpStatus: number | null;
+  error: string | null;
+}
+
+export interface PublicChannel {
+  id: string;
+  connectionId: string;
+  name: string;
+  url: string;
+  format: ChannelFormat;
+  createdAt: string;
+  /** deliveries waiting for their next attempt */
+  pending: number;
+  /** the last attempts, newest first */
+  deliveries: PublicDeliveryAttempt[];
+}
+
+export interface PublicRule {
+  id: string;
+  connectionId: string;
+  name: string;
+  kind: AlertKind;
+  queue: string | null;
+  task: string | null;
+  threshold: number | null;
+  windowSeconds: number;
+  channelIds: string[];
+  createdAt: string;
+  updatedAt: string;
+  status: RuleStatus;
+  /** when it began firing (the last time, if resolved since) */
+  firingSince: string | null;
+  /** the value that fired it */
+  firedValue: number | null;
+  /** the last transition */
+  changedAt: string | null;
+  /** the condition in words */
+  condition: string;
+  /** the condition's value now, whether it holds, and the value in words */
+  current: DescribedMeasure;
+}
+
+export interface DescribedMeasure extends Measure {
+  text: string;
+}
+
+export interface PublicAlert {
+  ruleId: string;
+  ruleName: string;
+  connectionId: string;
+  kind: AlertKind;
+  status: 'firing' | 'resolved';
+  value: number | null;
+  at: string;
+}
+
+export interface AlertsOverview {
+  firing: PublicAlert[];
+  /** transitions, newest first */
+  recent: PublicAlert[];
+}
+
+/** A delivery to send, with its channel (resolved by the engine, so the edge never reads the book). */
+export interface DueDelivery {
+  delivery: Delivery;
+  channel: AlertChannel;
+}
+
+export class AlertService {
+  constructor(private readonly engine: Engine) {}
+
+  listChannels(user: User, connectionIdFilter?: string): PublicChannel[] {
+    return this.actorsOf(user, connectionIdFilter).flatMap((actor) => [...actor.alerts.channels.values()].map((channel) => this.describeChannel(actor, channel)));
+  }
+
+  async createChannel(user: User, connectionId: string, input: ChannelInput): Promise<{ channel: PublicChannel; secret: string }> {
+    const actor = this.ownedActor(user, connectionId);
+    const record = actor.alerts.decideCreateChannel(connectionId, input, this.engine.clock.nowMs());
+    await this.engine.commit(record);
+    return { channel: this.describeChannel(actor, record.channel), secret: record.channel.secret };
+  }
+
+  async deleteChannel(user: User, channelId: string): Promise<void> {
+    const actor = this.actorHolding(user, (alerts) => alerts.channels.has(channelId), 'alert channel');
+    await this.engine.commit(actor.alerts.decideDeleteChannel(channelId));
+  }
+
+  /** Queues a test notice; the edge sends it at once. */
+  async queueTest(user: User, channelId: string): Promise<{ connectionId: string; deliveryId: string }> {
+    const actor = this.actorHolding(user, (alerts) => alerts.channels.has(channelId), 'alert channel');
+    const record = actor.alerts.decideTest(channelId, this.engine.clock.nowMs());
+    await this.engine.commit(record);
+    return { connectionId: actor.connectionId, deliveryId: record.delivery.id };
+  }
+
+  listRules(user: User, connectionIdFilter?: string): PublicRule[] {
+    const nowMs = this.engine.clock.nowMs();
+    return this.actorsOf(user, connectionIdFilter).flatMap((actor) => [...actor.alerts.rules.values()].map((rule) => this.describeRule(actor, rule, nowMs)));
+  }
+
+  async createRule(user: User, connectionId: string, input: RuleInput): Promise<PublicRule> {
+    const actor = this.ownedActor(user, connectionId);
+    const record = actor.alerts.decideSaveRule(connectionId, null, input, this.engine.clock.nowMs());
+    await this.engine.commit(record);
+    return this.describeRule(actor, record.rule, this.engine.clock.nowMs());
+  }
+
+  /** `changes` replaces the fields it names; the result must still fit the kind. */
+  async updateRule(user: User, ruleId: string, changes: Partial<RuleInput>): Promise<PublicRule> {
+    const actor = this.actorHolding(user, (alerts) => alerts.rules.has(ruleId), 'alert rule');
+    const rule = actor.alerts.rules.get(ruleId)!;
+    const input: RuleInput = { ...inputOf(rule), ...changes };
+    const record = actor.alerts.decideSaveRule(actor.connectionId, ruleId, input, this.engine.clock.nowMs());
+    await this.engine.commit(record);
+    return this.describeRule(actor, record.rule, this.engine.clock.nowMs());
+  }
+
+  async deleteRule(user: User, ruleId: string): Promise<void> {
+    const actor = this.actorHolding(user, (alerts) => alerts.rules.has(ruleId), 'alert rule');
+    await this.engine.commit(actor.alerts.decideDeleteRule(ruleId));
+  }
+
+  /** The value a rule would measure now, before it is saved (the dashboard's preview). */
+  preview(user: User, connectionId: string, input: RuleInput): DescribedMeasure {
+    checkRuleInput(input);
+    const actor = this.ownedActor(user, connectionId);
+    const nowMs = this.engine.clock.nowMs();
+    return described(input.kind, measure({ ...input, createdAtMs: nowMs }, actor, nowMs));
+  }
+
+  overview(user: User, connectionIdFilter?: string): AlertsOverview {
+    const firing: PublicAlert[] = [];
+    const recent: PublicAlert[] = [];
+    for (const actor of this.actorsOf(user, connectionIdFilter)) {
+      for (const rule of actor.alerts.rules.values()) {
+        const state = actor.alerts.stateOf(rule.id);
+        if (state.status !== 'firing') continue;
+        firing.push({ ruleId: rule.id, ruleName: rule.name, connectionId: actor.connectionId, kind: rule.kind, status: 'firing', value: state.firedValue, at: iso(state.firingSinceMs)! });
+      }
+      for (const transition of actor.alerts.transitions) {
+        const { ruleId, ruleName, kind, status, value } = transition;
+        recent.push({ ruleId, ruleName, connectionId: actor.connectionId, kind, status, value, at: iso(transition.atMs)! });
+      }
+    }
+    // ISO times of one format sort as text
+    recent.sort((a, b) => b.at.localeCompare(a.at));
+    return { firing, recent: recent.slice(0, RECENT_ALERTS_MAX) };
+  }
+
+  /** Evaluates the rules of each connection and commits what changed; returns how many rules were evaluated. */
+  async evaluate(connectionIds: Iterable<string>): Promise<{ rules: number; transitions: number }> {
+    let rules = 0;
+    let transitions = 0;
+    const commits: Promise<void>[] = [];
+    for (const id of connectionIds) {
+      const actor = this.engine.connection(id);
+      if (actor === undefined || actor.alerts.rules.size === 0) continue;
+      rules += actor.alerts.rules.size;
+      const record = decideEvaluation(actor, this.engine.clock.nowMs());
+      if (record === null) continue;
+      transitions += record.states.filter((entry) => entry.state.changedAtMs === record.atMs).length;
+      commits.push(this.engine.commit(record));
+    }
+    await Promise.all(commits);
+    return { rules, transitions };
+  }
+
+  /** Deliveries of these connections whose next attempt is due now. */
+  due(connectionIds: Iterable<string>): DueDelivery[] {
+    const nowMs = this.engine.clock.nowMs();
+    const due: DueDelivery[] = [];
+    for (const id of connectionIds) {
+      const alerts = this.engine.connection(id)?.alerts;
+      if (alerts === undefined) continue;
+      for (const delivery of alerts.dueDeliveries(nowMs)) {
+        const channel = alerts.channels.get(delivery.channelId);
+        if (channel !== undefined) due.push({ delivery, channel });
+      }
+    }
+    return due;
+  }
+
+  /** One pending delivery and its channel; undefined once it is gone. */
+  pendingDelivery(connectionId: string, deliveryId: string): DueDelivery | undefined {
+    const alerts = this.engine.connection(connectionId)?.alerts;
+    const delivery = alerts?.pending.get(deliveryId);
+    const channel = delivery === undefined ? undefined : alerts!.channels.get(delivery.channelId);
+    return channel === undefined ? undefined : { delivery: delivery!, channel };
+  }
+
+  /** Commits what one attempt came to; returns the attempt as the channel's history shows it (null when the delivery is gone). */
+  async recordAttempt(connectionId: string, deliveryId: string, result: SendResult): Promise<PublicDeliveryAttempt | null> {
+    const alerts = this.engine.connection(connectionId)?.alerts;
+    const record = alerts?.decideAttempt(deliveryId, result, this.engine.clock.nowMs()) ?? null;
+    if (record === null) return null;
+    const channelId = alerts!.pending.get(deliveryId)!.channelId;
+    await this.engine.commit(record);
+    const attempts = alerts!.history.get(channelId) ?? [];
+    const attempt = attempts.findLast((entry) => entry.deliveryId === deliveryId);
+    return attempt === undefined ? null : describeAttempt(attempt);
+  }
+
+  /** Rules firing now over all connections (the /metrics gauge). */
+  firingCount(): number {
+    let firing = 0;
+    for (const id of this.engine.connectionIds()) {
+      const alerts = this.engine.connection(id)!.alerts;
+      for (const state of alerts.states.values()) if (state.status === 'firing') firing++;
+    }
+    return firing;
+  }
+
+  private describeChannel(actor: ConnectionActor, channel: AlertChannel): PublicChannel {
+    const alerts = actor.alerts;
+    let pending = 0;
+    for (const delivery of alerts.pending.values()) if (delivery.channelId === channel.id) pending++;
+    const deliveries = (alerts.history.get(channel.id) ?? []).map(describeAttempt).reverse();
+    return { id: channel.id, connectionId: channel.connectionId, name: channel.name, url: channel.url, format: channel.format, createdAt: iso(channel.createdAtMs)!, pending, deliveries };
+  }
+
+  private describeRule(actor: ConnectionActor, rule: AlertRule, nowMs: number): PublicRule {
+    const state = actor.alerts.stateOf(rule.id);
+    return {
+      id: rule.id,
+      connectionId: rule.connectionId,
+      name: rule.name,
+      kind: rule.kind,
+      queue: rule.queue,
+      task: rule.task,
+      threshold: rule.threshold,
+      windowSeconds: rule.windowSeconds,
+      channelIds: [...rule.channelIds],
+      createdAt: iso(rule.createdAtMs)!,
+      updatedAt: iso(rule.updatedAtMs)!,
+      status: state.status,
+      firingSince: iso(state.firingSinceMs),
+      firedValue: state.firedValue,
+      changedAt: iso(state.changedAtMs),
+      condition: conditionText(rule),
+      current: described(rule.kind, measure(rule, actor, nowMs)),
+    };
+  }
+
+  private actorsOf(user: User, connectionIdFilter: string | undefined): ConnectionActor[] {
+    const actors: ConnectionActor[] = [];
+    for (const connection of this.engine.accounts.connectionsOf(user.id)) {
+      if (connectionIdFilter !== undefined && connection.id !== connectionIdFilter) continue;
+      const actor = this.engine.connection(connection.id);
+      if (actor !== undefined) actors.push(actor);
+    }
+    return actors;
+  }
+
+  /** The user's connection `connectionId`; another user's is not found, as an unknown one. */
+  private ownedActor(user: User, connectionId: string): ConnectionActor {
+    const [actor] = this.actorsOf(user, connectionId);
+    if (actor === undefined) throw new DomainError('NOT_FOUND', 'connection not found');
+    return actor;
+  }
+
+  private actorHolding(user: User, holds: (alerts: ConnectionActor['alerts']) => boolean, what: string): ConnectionActor {
+    const actor = this.actorsOf(user, undefined).find((candidate) => holds(candidate.alerts));
+    if (actor === undefined) throw new DomainError('NOT_FOUND', `${what} not found`);
+    return actor;
+  }
+}
+
+function described(kind: AlertKind, measured: Measure): DescribedMeasure {
+  return { ...measured, text: valueText(kind, measured.value) };
+}
+
+function inputOf(rule: AlertRule): RuleInput {
+  return { name: rule.name, kind: rule.kind, queue: rule.queue, task: rule.task, threshold: rule.threshold, windowSeconds: rule.windowSeconds, channelIds: rule.channelIds };
+}
+
+function describeAttempt(attempt: DeliveryAttempt): PublicDeliveryAttempt {
+  return {
+    deliveryId: attempt.deliveryId,
+    ruleId: attempt.ruleId,
+    status: attempt.noticeStatus,
+    attempt: attempt.attempt,
+    at: iso(attempt.atMs)!,
+    outcome: attempt.outcome,
+    httpStatus: attempt.httpStatus,
+    error: attempt.error,
+  };
+}

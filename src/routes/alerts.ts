@@ -1,0 +1,172 @@
+/**
+ * The alert routes and their request models: channels (webhooks), rules, the preview of a
+ * rule's value, the overview of what fires, and the "send a test" action. A channel's URL
+ * passes the outbound guard before it is stored (src/alerts/webhook-guard.ts).
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import { Elysia } from 'elysia';
+import { ALERT_KINDS, ALERT_LIMITS, CHANNEL_FORMATS } from '../../actors/alerts/alert-model.ts';
+import type { RuleInput } from '../../actors/alerts/rule-input.ts';
+import { validationError } from '../../actors/domain-error.ts';
+import { checkWebhookTarget, WebhookRefusal } from '../alerts/webhook-guard.ts';
+import type { AppDeps } from '../app-deps.ts';
+import { dashboardUser, type SessionContext } from '../http/dashboard-auth.ts';
+import { bodyReader, FORM_BODY_BYTES_MAX } from '../http/read-body.ts';
+import { model, validBody, validQuery } from '../http/validate.ts';
+import { connectionIdParam, literals } from './list-params.ts';
+
+const name = () => Type.String({ minLength: 1, maxLength: ALERT_LIMITS.nameLengthMax, pattern: '\\S' });
+const selector = () => Type.Union([Type.String({ minLength: 1, maxLength: ALERT_LIMITS.selectorLengthMax }), Type.Null()]);
+const connectionId = () => Type.String({ minLength: 1, maxLength: 64 });
+
+const RULE_FIELDS = {
+  name: name(),
+  kind: literals(ALERT_KINDS),
+  queue: Type.Optional(selector()),
+  task: Type.Optional(selector()),
+  threshold: Type.Optional(Type.Union([Type.Number({ minimum: 0, maximum: ALERT_LIMITS.depthThresholdMax }), Type.Null()])),
+  windowSeconds: Type.Integer({ minimum: ALERT_LIMITS.windowSecondsMin, maximum: ALERT_LIMITS.windowSecondsMax }),
+  channelIds: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: ALERT_LIMITS.channelsPerRuleMax }),
+};
+
+export const CreateChannelBody = model(
+  Type.Object(
+    {
+      connectionId: connectionId(),
+      name: name(),
+      url: Type.String({ minLength: 1, maxLength: ALERT_LIMITS.urlLengthMax }),
+      format: literals(CHANNEL_FORMATS),
+    },
+    { additionalProperties: false },
+  ),
+);
+
+export const CreateRuleBody = model(Type.Object({ connectionId: connectionId(), ...RULE_FIELDS }, { additionalProperties: false }));
+
+export const UpdateRuleBody = model(Type.Partial(Type.Object(RULE_FIELDS, { additionalProperties: false }), { additionalProperties: false, minProperties: 1 }));
+
+export const PreviewRuleBody = model(
+  Type.Object(
+    {
+      connectionId: connectionId(),
+      kind: RULE_FIELDS.kind,
+      queue: RULE_FIELDS.queue,
+      task: RULE_FIELDS.task,
+      threshold: RULE_FIELDS.threshold,
+      windowSeconds: RULE_FIELDS.windowSeconds,
+    },
+    { additionalProperties: false },
+  ),
+);
+
+export const AlertListParams = model(Type.Object({ connectionId: connectionIdParam() }));
+
+type RuleFields = Partial<Static<typeof CreateRuleBody.schema>>;
+
+/** Absent selectors and threshold are null. */
+function ruleInputOf(body: Static<typeof CreateRuleBody.schema>): RuleInput {
+  return {
+    name: body.name,
+    kind: body.kind,
+    queue: body.queue ?? null,
+    task: body.task ?? null,
+    threshold: body.threshold ?? null,
+    windowSeconds: body.windowSeconds,
+    channelIds: body.channelIds,
+  };
+}
+
+/** The fields a PATCH names, with an explicit null kept (it clears the field). */
+function ruleChangesOf(body: RuleFields): Partial<RuleInput> {
+  const changes: Partial<RuleInput> = {};
+  for (const key of ['name', 'kind', 'queue', 'task', 'threshold', 'windowSeconds', 'channelIds'] as const) {
+    if (body[key] !== undefined) (changes as Record<string, unknown>)[key] = body[key];
+  }
+  return changes;
+}
+
+/**
+ * Alert channels (webhooks) and rules of the user's connections, the alerts firing now,
+ * and the "send a test" action. Another user's rules and channels are "not found".
+ */
+export function alertRoutes(deps: AppDeps) {
+  const { accounts, alerts, alertDelivery } = deps;
+  const body = bodyReader(deps);
+  const user = (context: SessionContext) => dashboardUser(accounts, context);
+  return new Elysia({ name: 'alerts' })
+    .get('/api/alert-channels', (context) => {
+      const query = validQuery(AlertListParams, context.query);
+      return { data: alerts.listChannels(user(context), query.connectionId) };
+    })
+    .post(
+      '/api/alert-channels',
+      async (context) => {
+        const owner = user(context);
+        const input = validBody(CreateChannelBody, await body.json(context.request, FORM_BODY_BYTES_MAX));
+        try {
+          await checkWebhookTarget(input.url, alertDelivery.guard);
+        } catch (error) {
+          if (error instanceof WebhookRefusal) throw validationError('url', error.message);
+          throw error;
+        }
+        const created = await alerts.createChannel(owner, input.connectionId, { name: input.name, url: input.url, format: input.format });
+        context.set.status = 201;
+        return created;
+      },
+      { parse: 'none' },
+    )
+    .delete('/api/alert-channels/:id', async (context) => {
+      await alerts.deleteChannel(user(context), context.params.id);
+      context.set.status = 204;
+    })
+    .post(
+      '/api/alert-channels/:id/test',
+      async (context) => {
+        const queued = await alerts.queueTest(user(context), context.params.id);
+        const attempt = await alertDelivery.runner.deliverNow(queued.connectionId, queued.deliveryId);
+        return { deliveryId: queued.deliveryId, attempt };
+      },
+      { parse: 'none' },
+    )
+    .get('/api/alert-rules', (context) => {
+      const query = validQuery(AlertListParams, context.query);
+      return { data: alerts.listRules(user(context), query.connectionId) };
+    })
+    .post(
+      '/api/alert-rules',
+      async (context) => {
+        const owner = user(context);
+        const input = validBody(CreateRuleBody, await body.json(context.request, FORM_BODY_BYTES_MAX));
+        const created = await alerts.createRule(owner, input.connectionId, ruleInputOf(input));
+        context.set.status = 201;
+        return created;
+      },
+      { parse: 'none' },
+    )
+    .post(
+      '/api/alert-rules/preview',
+      async (context) => {
+        const owner = user(context);
+        const input = validBody(PreviewRuleBody, await body.json(context.request, FORM_BODY_BYTES_MAX));
+        return alerts.preview(owner, input.connectionId, ruleInputOf({ ...input, name: 'preview', channelIds: [] }));
+      },
+      { parse: 'none' },
+    )
+    .patch(
+      '/api/alert-rules/:id',
+      async (context) => {
+        const owner = user(context);
+        const changes = validBody(UpdateRuleBody, await body.json(context.request, FORM_BODY_BYTES_MAX));
+        return alerts.updateRule(owner, context.params.id, ruleChangesOf(changes));
+      },
+      { parse: 'none' },
+    )
+    .delete('/api/alert-rules/:id', async (context) => {
+      await alerts.deleteRule(user(context), context.params.id);
+      context.set.status = 204;
+    })
+    .get('/api/alerts', (context) => {
+      const query = validQuery(AlertListParams, context.query);
+      return alerts.overview(user(context), query.connectionId);
+    });
+}
