@@ -1,6 +1,6 @@
 /**
  * `backup` and `restore`: they do not open the data directory. `backup` asks the running
- * service (GET /api/admin/backup as an admin) for a consistent snapshot, so it works while
+ * service (POST /api/admin/backup as an admin) for a consistent snapshot, so it works while
  * the service runs and ingests; `restore` places a verified backup as the only file of a
  * new data directory, from which the service recovers like from any snapshot.
  */
@@ -27,7 +27,7 @@ export async function backupCommand(config: Config, targetDir: string | undefine
 
   const login = await call(baseUrl, '/api/auth/login', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) });
   const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0]!;
-  const response = await call(baseUrl, '/api/admin/backup', { headers: { cookie } });
+  const response = await call(baseUrl, '/api/admin/backup', { method: 'POST', headers: { cookie } });
   const name = /filename="([^"]+)"/.exec(response.headers.get('content-disposition') ?? '')?.[1] ?? 'backup.snap';
 
   await mkdir(targetDir, { recursive: true });

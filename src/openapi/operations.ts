@@ -246,10 +246,13 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     },
     errors: ['RATE_LIMITED'],
   },
-  'GET /api/admin/backup': {
+  'POST /api/admin/backup': {
     tag: 'Admin',
-    summary: 'Download a consistent backup of the running service (admin only)',
-    description: '`npm run cli -- backup <dir>` calls this; restore with `npm run cli -- restore`. See the README, "Backup and restore".',
+    summary: 'Take and download a consistent backup of the running service (admin only)',
+    description:
+      '`npm run cli -- backup <dir>` calls this; restore with `npm run cli -- restore`. See "Backup and restore" in the operations docs. ' +
+      'A POST with no body: each call writes a full snapshot, so it is a write, behind the same cross-site checks as every other ' +
+      '(a foreign page cannot start one by navigating to it).',
     auth: 'session',
     success: {
       200: {
