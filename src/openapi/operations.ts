@@ -63,7 +63,11 @@ export const TAGS = {
 export type Tag = keyof typeof TAGS;
 
 const partial = (schema: TSchema) => Type.Partial(schema);
-const SESSION_SET = { 'Set-Cookie': '`session=<token>; HttpOnly; SameSite=Lax; Path=/` (Secure over HTTPS)' };
+const SESSION_SET = {
+  'Set-Cookie':
+    '`session=<token>; HttpOnly; SameSite=Lax; Path=/` and `device=<signed id>; HttpOnly; SameSite=Strict; Path=/api/auth` (both Secure over HTTPS); ' +
+    'the device cookie lets this browser log in while others guess at the account',
+};
 export const RETRY_AFTER = { 'Retry-After': 'seconds until a retry can succeed' };
 
 export const OPERATIONS: Record<string, OperationDoc> = {
@@ -110,7 +114,10 @@ export const OPERATIONS: Record<string, OperationDoc> = {
   'POST /api/auth/login': {
     tag: 'Auth',
     summary: 'Log in: sets the session cookie',
-    description: 'Failed logins are slowed per client address and per email: past the limit, 429 `RATE_LIMITED` with `Retry-After`.',
+    description:
+      'Failed logins are slowed per client address and per email: past the limit, 429 `RATE_LIMITED` with `Retry-After`. ' +
+      'A browser presenting the device cookie of an earlier successful login of this email has a count of its own instead ' +
+      '(10 failures per 15 minutes), so guessers elsewhere cannot make its owner wait.',
     auth: 'none',
     body: LoginBody.schema,
     success: { 200: { description: 'Logged in', json: Reply.UserReply, headers: SESSION_SET } },
