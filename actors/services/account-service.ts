@@ -88,9 +88,15 @@ export class AccountService {
 
   /** The user of a session cookie, or a 401. */
   requireUser(token: string | undefined): User {
-    const user = token ? this.engine.accounts.sessionUser(this.hashSessionToken(token), this.engine.clock.nowMs()) : undefined;
+    return this.requireSession(token).user;
+  }
+
+  /** The user of a session cookie and the session's key (what a live stream is tied to), or a 401. */
+  requireSession(token: string | undefined): { user: User; sessionKey: string } {
+    const sessionKey = token ? this.hashSessionToken(token) : '';
+    const user = token ? this.engine.accounts.sessionUser(sessionKey, this.engine.clock.nowMs()) : undefined;
     if (user === undefined) throw new DomainError('UNAUTHORIZED', 'authentication required');
-    return user;
+    return { user, sessionKey };
   }
 
   async createUser(actor: User, email: string, password: string): Promise<User> {
