@@ -8,7 +8,7 @@
  * - per client address, across emails: at most `addressFailuresMax` failures per window
  *   (stops one address spraying a password over many emails).
  * - per email, across addresses: a token bucket (`emailBurst` attempts, one more every
- *   `emailRefillMs`). It slows a distributed guesser to one guess per refill interval,
+ *   `emailRefillMs`). It slows a distributed guesser to one guess per refill interval.
  *   Under a distributed guesser that keeps the bucket empty, an unknown device waits
  *   its turn with the guesser's attempts.
  * - a known device (one holding a device cookie from an earlier successful login of

@@ -38,7 +38,7 @@ export function authRoutes(deps: AppDeps) {
       });
       const secure = config.cookieSecure === 'true' || (config.cookieSecure === 'auto' && requestedOrigin(request, server, config).https);
       cookie[SESSION_COOKIE]!.set({ value: token, httpOnly: true, sameSite: 'lax', path: '/', secure, maxAge: Math.floor(config.sessionTtlMs / 1000) });
-      // Sent only to login (with or without a trailing slash), never cross-site.
+      // Sent only to the auth routes (login with or without a trailing slash), never cross-site.
       cookie[DEVICE_COOKIE]!.set({ value: deviceCookie, httpOnly: true, sameSite: 'strict', path: '/api/auth', secure, maxAge: Math.floor(accounts.deviceTrustMs / 1000) });
       return { user: publicUser(user) };
     },
