@@ -66,6 +66,17 @@ describe('created private whatever the umask', () => {
     expect(modeOf(join(root, 'backup.partial'))).toBe(0o600);
   });
 
+  test('a new directory is exactly 0700 even under a umask that takes owner bits; an existing one is left as it is', async () => {
+    const root = freshRoot();
+    process.umask(0o277);
+    await mkdirPrivate(join(root, 'strict'));
+    process.umask(0);
+    expect(modeOf(join(root, 'strict'))).toBe(0o700);
+    mkdirSync(join(root, 'operators'), { mode: 0o755 });
+    await mkdirPrivate(join(root, 'operators'));
+    expect(modeOf(join(root, 'operators'))).toBe(0o755);
+  });
+
   test('the log, its snapshots and the lock file of a data directory', async () => {
     const dataDir = join(freshRoot(), 'data');
     const lock = await acquireDataDirLock(dataDir, () => undefined);
@@ -126,6 +137,14 @@ describe('an older data directory is tightened', () => {
     expect(await tightenPrivateTree(join(root, 'missing'))).toEqual({ changed: [], failed: [] });
   });
 
+  test('a path that cannot be read is reported with its reason, not thrown', async () => {
+    const root = freshRoot();
+    writeFileSync(join(root, 'file'), 'x', { mode: 0o600 });
+    const { changed, failed } = await tightenPrivateTree(join(root, 'file', 'below'));
+    expect(changed).toEqual([]);
+    expect(failed).toEqual([{ path: join(root, 'file', 'below'), reason: expect.stringContaining('ENOTDIR') }]);
+  });
+
   test('the log line names what changed (a few paths, then a count) and nothing when nothing did', () => {
     const root = '/data';
     const change = (name: string) => ({ path: `${root}/${name}`, fromMode: 0o644, toMode: 0o600 });
@@ -137,5 +156,9 @@ describe('an older data directory is tightened', () => {
       'removed group/other access from 3 path(s) under /data: a 0644 -> 0600, b 0644 -> 0600, and 1 more',
     );
     expect(describeTightening(root, { changed: [], failed: [{ path: '/data/x', reason: 'EPERM' }] })).toBe('could not tighten 1 path(s) (check their owner): x (EPERM)');
+    const failures = ['x', 'y', 'z'].map((name) => ({ path: `${root}/${name}`, reason: 'EPERM' }));
+    expect(describeTightening(root, { changed: [change('a')], failed: failures }, 2)).toBe(
+      'removed group/other access from 1 path(s) under /data: a 0644 -> 0600; could not tighten 3 path(s) (check their owner): x (EPERM), y (EPERM)',
+    );
   });
 });
