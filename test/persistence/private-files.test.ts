@@ -155,6 +155,7 @@ describe('an older data directory is tightened', () => {
     expect(describeTightening(root, { changed: [change('a'), change('b'), change('c')], failed: [] }, 2)).toBe(
       'removed group/other access from 3 path(s) under /data: a 0644 -> 0600, b 0644 -> 0600, and 1 more',
     );
+    expect(describeTightening(root, { changed: [change('a'), change('b')], failed: [] }, 2)).toBe('removed group/other access from 2 path(s) under /data: a 0644 -> 0600, b 0644 -> 0600');
     expect(describeTightening(root, { changed: [], failed: [{ path: '/data/x', reason: 'EPERM' }] })).toBe('could not tighten 1 path(s) (check their owner): x (EPERM)');
     const failures = ['x', 'y', 'z'].map((name) => ({ path: `${root}/${name}`, reason: 'EPERM' }));
     expect(describeTightening(root, { changed: [change('a')], failed: failures }, 2)).toBe(
