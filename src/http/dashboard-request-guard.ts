@@ -8,11 +8,14 @@
  *    this service never grants. Otherwise 415.
  * 2. come from the service's own origin: a present `Origin` must name our scheme, host and
  *    port (as the client addressed them; forwarded host and proto only from a trusted
- *    proxy): `https://host` is not the origin of a plain-HTTP service, nor the reverse. Without `Origin`,
- *    `Sec-Fetch-Site` (sent by current browsers) must be `same-origin` or `none`. With
- *    neither header the request is not from a browser page (curl, scripts): browsers send
- *    `Origin` on every cross-origin POST, so there is no cross-site request to refuse.
- *    Otherwise 403.
+ *    proxy): `https://host` is not the origin of a plain-HTTP service, nor the reverse.
+ *    Without `Origin`, `Sec-Fetch-Site` (sent by current browsers) must be `same-origin`
+ *    or `none`. With neither header the request is not from a browser page (curl,
+ *    scripts): browsers send `Origin` on every cross-origin POST, so there is no
+ *    cross-site request to refuse. Otherwise 403.
+ *
+ * Paths are judged as the router matches them: Elysia answers `/api/auth/login/` with the
+ * login route, so the trailing slash does not take a request out of the guard.
  *
  * The SameSite=Lax session cookie is a third layer: browsers do not attach it to
  * cross-site POSTs at all.
@@ -39,6 +42,7 @@ export function dashboardRequestGuard(config: GuardConfig) {
     if (SAFE_METHODS.has(request.method)) return;
     // Stryker disable next-line StringLiteral: any fallback without "session=" answers the same
     const carriesSession = SESSION_COOKIE_PATTERN.test(request.headers.get('cookie') ?? '');
+    // judged as the router matches: `/api/auth/login/` is login too
     if (!carriesSession && !SESSION_ROUTES.has(routePath(requestPath(request)))) return;
     requireJson(request);
     requireSameOrigin(request, server, config);
