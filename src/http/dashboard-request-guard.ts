@@ -74,16 +74,14 @@ export function requireSameOrigin(request: Request, server: PeerSource | null | 
 
 /**
  * Scheme, host and port in one comparable form (default ports dropped, host lowercased),
- * or null for what names no origin: `null` (sandboxed frames, some redirects), garbage,
- * and anything that is not http or https.
+ * or null for what does not parse: `null` (sandboxed frames, some redirects), garbage.
+ * Other schemes (`file:`, `ftp:`) parse but never equal our own http(s) origin.
  */
 function originOf(text: string): string | null {
-  let url: URL;
   try {
-    url = new URL(text);
+    const url = new URL(text);
+    return `${url.protocol}//${url.host}`;
   } catch {
     return null;
   }
-  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.host === '') return null;
-  return `${url.protocol}//${url.host}`;
 }
