@@ -53,6 +53,8 @@ export interface EngineListener {
   changed?(connectionId: string, changes: Changes): void;
   /** after a connection and all its data were deleted */
   deleted?(connectionId: string): void;
+  /** after a record that changed users or sessions (a logout, a login that dropped an old session) */
+  accountsChanged?(): void;
 }
 
 export interface EngineOptions {
@@ -125,6 +127,7 @@ export class Engine {
       try {
         if (changes !== null && 'connectionId' in record && record.t !== 'connection.deleted') listener.changed?.(record.connectionId, changes);
         if (record.t === 'connection.deleted') listener.deleted?.(record.connectionId);
+        if (record.t.startsWith('session.') || record.t.startsWith('user.')) listener.accountsChanged?.();
       } catch (error) {
         (this.options.onListenerError ?? ((e) => console.error('engine listener failed:', e)))(error);
       }

@@ -7,10 +7,11 @@
  * snapshot gets.
  */
 import type { ObjectStore } from '@nats-io/obj';
-import { rm, mkdir, writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RecoveryRefusedError } from '../persistence/errors.ts';
 import { FileStorage } from '../persistence/file-storage.ts';
+import { mkdirPrivate, PRIVATE_FILE_MODE } from '../persistence/private-files.ts';
 import { readSnapshotFile, writeSnapshotFile, type SnapshotSource } from '../persistence/snapshot-file.ts';
 
 const COVERED_SEQ = 'covered-seq';
@@ -63,7 +64,7 @@ export class SnapshotObjects {
     const dir = await this.freshStagingDir();
     try {
       const path = join(dir, name);
-      await writeFile(path, data);
+      await writeFile(path, data, { mode: PRIVATE_FILE_MODE });
       const read = await readSnapshotFile(this.storage, path, coveredSeq);
       if (read.kind === 'corrupt') {
         throw new RecoveryRefusedError(
@@ -78,9 +79,9 @@ export class SnapshotObjects {
   }
 
   private async freshStagingDir(): Promise<string> {
-    await mkdir(this.stagingDir, { recursive: true });
+    await mkdirPrivate(this.stagingDir);
     const dir = join(this.stagingDir, `${Date.now()}-${Math.random().toString(36).slice(2)}`);
-    await mkdir(dir);
+    await mkdirPrivate(dir);
     return dir;
   }
 }

@@ -1,5 +1,5 @@
-import { closeSync, constants, fstatSync, ftruncateSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { closeSync, constants, fchmodSync, fstatSync, ftruncateSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { mkdirPrivate, PRIVATE_FILE_MODE } from './private-files.ts';
 import { join, resolve } from 'node:path';
 import { isMissingFileError } from './file-storage.ts';
 import { tryLockExclusive, unlock } from './flock.ts';
@@ -37,7 +37,7 @@ export async function acquireDataDirLock(
   if (heldByThisProcess.has(key)) {
     throw new Error(`data directory ${dir} is already locked by this process (pid ${process.pid})`);
   }
-  await mkdir(dir, { recursive: true });
+  await mkdirPrivate(dir);
   const fd = lockFile(dir, lockPath);
   const tookOverFromPid = readHolderPid(lockPath);
   ftruncateSync(fd, 0);
@@ -73,12 +73,15 @@ export async function acquireDataDirLock(
  */
 export function lockFile(dir: string, lockPath: string, isStillAt: (fd: number, path: string) => boolean = sameFile): number {
   for (let attempt = 0; attempt < LOCK_ATTEMPTS_MAX; attempt++) {
-    const fd = openSync(lockPath, constants.O_RDWR | constants.O_CREAT, 0o644);
+    const fd = openSync(lockPath, constants.O_RDWR | constants.O_CREAT, PRIVATE_FILE_MODE);
     if (!tryLockExclusive(fd)) {
       closeSync(fd);
       throw inUseError(dir, lockPath, readHolderPid(lockPath) ?? 'unknown');
     }
-    if (isStillAt(fd, lockPath)) return fd;
+    if (isStillAt(fd, lockPath)) {
+      fchmodSync(fd, PRIVATE_FILE_MODE); // whatever the umask, and a lock file left by an older version
+      return fd;
+    }
     closeSync(fd); // we locked a file a releasing holder just deleted: try the new one
   }
   throw new Error(`could not lock ${lockPath}: it kept being replaced`);

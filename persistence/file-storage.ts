@@ -1,15 +1,17 @@
-import { mkdir, open, readdir, readFile, rename, stat, truncate, unlink } from 'node:fs/promises';
+import { open, readdir, readFile, rename, stat, truncate, unlink } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
+import { mkdirPrivate, openPrivate } from './private-files.ts';
 import type { Storage, StorageFile } from './storage.ts';
 
 /**
  * Storage on the real file system. Everything goes through node:fs/promises so an
  * fdatasync that takes 27 ms runs on the thread pool instead of stalling request
- * handling on the event loop.
+ * handling on the event loop. What it creates is private (private-files.ts): files 0600,
+ * directories 0700.
  */
 export class FileStorage implements Storage {
   async mkdirp(dir: string): Promise<void> {
-    await mkdir(dir, { recursive: true });
+    await mkdirPrivate(dir);
   }
 
   async list(dir: string): Promise<string[]> {
@@ -31,7 +33,7 @@ export class FileStorage implements Storage {
   }
 
   async openAppend(path: string): Promise<StorageFile> {
-    return new AppendFileHandle(await open(path, 'a'));
+    return new AppendFileHandle(await openPrivate(path, 'a'));
   }
 
   async truncate(path: string, sizeBytes: number): Promise<void> {

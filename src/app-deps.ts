@@ -26,7 +26,7 @@ export interface AppDeps {
   live: LiveUpdates;
   config: Pick<Config, 'cookieSecure' | 'sessionTtlMs' | 'publicUrl' | 'bodyTimeoutMs' | 'trustedProxies'>;
   logError: (line: string) => void;
-  /** Writes a consistent backup file of the running service (GET /api/admin/backup). */
+  /** Writes a consistent backup file of the running service (POST /api/admin/backup). */
   backup: () => Promise<BackupFile>;
   /** With METRICS_TOKEN set: what routes report to and GET /metrics serves; absent, metrics are off. */
   metrics?: { service: ServiceMetrics; token: string };

@@ -7,7 +7,7 @@
  * the log on NATS and keeps following it; it writes the partitions this node takes
  * (`cluster.store.writing()`), as cluster/partition-ownership.ts assigns them.
  */
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { newSessionSecret } from '../actors/accounts/secrets.ts';
 import { systemClock, type Clock } from '../actors/clock.ts';
@@ -15,6 +15,7 @@ import { Engine, type EngineRecord } from '../actors/engine.ts';
 import { acquireDataDirLock, type DataDirLock } from '../persistence/data-dir-lock.ts';
 import { openDurableStore, type DurableStore, type LogWriterObserver, type RecoveryReport } from '../persistence/durable-store.ts';
 import { FileStorage } from '../persistence/file-storage.ts';
+import { describeTightening, mkdirPrivate, PRIVATE_FILE_MODE, tightenPrivateTree } from '../persistence/private-files.ts';
 import type { Config } from './config.ts';
 import type { LogLine } from './logging/log-line.ts';
 import type { OpenedCluster, PartitionOwners } from '../cluster/open-cluster.ts';
@@ -72,8 +73,11 @@ export interface OpenEngineOptions {
 }
 
 export async function openEngine(config: Config, options: OpenEngineOptions): Promise<OpenedEngine> {
-  await mkdir(config.dataDir, { recursive: true });
+  await mkdirPrivate(config.dataDir);
   const lock = await acquireDataDirLock(config.dataDir, options.log);
+  // Locked, so nobody else writes here: files an older version left readable to others are made private.
+  const tightened = describeTightening(config.dataDir, await tightenPrivateTree(config.dataDir));
+  if (tightened !== null) options.log(tightened, { severity: 'warn' });
   let cluster: OpenedCluster | undefined;
   try {
     // a lost lease halts the engine (once it exists), which stops the node
@@ -164,7 +168,7 @@ async function loadOrCreateSecret(dataDir: string): Promise<string> {
     return (await readFile(path, 'utf8')).trim();
   } catch {
     const secret = newSessionSecret();
-    await writeFile(path, secret + '\n', { mode: 0o600 });
+    await writeFile(path, secret + '\n', { mode: PRIVATE_FILE_MODE });
     return secret;
   }
 }

@@ -1,5 +1,6 @@
 /**
- * Login throttle with three layers, none of which lets an attacker lock the owner out:
+ * Login throttle with three layers for unknown devices, and a bucket of its own for each
+ * known one:
  *
  * - per (client address, email): the first `pairFailuresFree` failures are free, then each
  *   further attempt waits an exponential backoff (base, 2x base, ... capped). Only that
@@ -7,8 +8,15 @@
  * - per client address, across emails: at most `addressFailuresMax` failures per window
  *   (stops one address spraying a password over many emails).
  * - per email, across addresses: a token bucket (`emailBurst` attempts, one more every
- *   `emailRefillMs`). It slows a distributed guesser to one guess per refill interval,
- *   and never makes anyone wait longer than that interval.
+ *   `emailRefillMs`). It slows a distributed guesser to one guess per refill interval.
+ *   Under a distributed guesser that keeps the bucket empty, an unknown device waits
+ *   its turn with the guesser's attempts.
+ * - a known device (one holding a device cookie from an earlier successful login of
+ *   this email, see device-cookie.ts) skips the three layers above: it is judged only by
+ *   its own count, `deviceFailuresMax` failures per `deviceWindowMs`, so a guesser
+ *   without the cookie cannot make the owner wait. Past its count the device is locked
+ *   out for the rest of the window, which means it is treated as unknown (the layers
+ *   above apply), not refused outright: a stolen cookie buys a few guesses, no more.
  *
  * An attempt is counted when it is admitted, before the password is verified, so
  * parallel guesses cannot all pass one check. A success gives back only its own
@@ -30,6 +38,9 @@ export interface LoginLimiterOptions {
   addressWindowMs: number;
   emailBurst: number;
   emailRefillMs: number;
+  /** failures a known device may make per window before it counts as unknown */
+  deviceFailuresMax: number;
+  deviceWindowMs: number;
   trackedKeysMax: number;
 }
 
@@ -42,6 +53,8 @@ export const LOGIN_LIMITER_DEFAULTS: LoginLimiterOptions = {
   addressWindowMs: 15 * 60_000,
   emailBurst: 20,
   emailRefillMs: 3_000,
+  deviceFailuresMax: 10,
+  deviceWindowMs: 15 * 60_000,
   trackedKeysMax: 100_000,
 };
 
@@ -65,25 +78,38 @@ interface Bucket {
 export interface LoginAttempt {
   readonly address: string;
   readonly email: string;
+  /** present when the attempt was admitted on a known device's own count */
+  readonly device?: string;
 }
 
 export class LoginLimiter {
   private readonly pairs: LRUCache<string, PairState>;
   private readonly addresses: LRUCache<string, WindowCount>;
   private readonly emails: LRUCache<string, Bucket>;
+  private readonly devices: LRUCache<string, WindowCount>;
 
   constructor(private readonly options: LoginLimiterOptions = LOGIN_LIMITER_DEFAULTS) {
     // Time is judged by the injected clock below; the caches only bound how many keys are kept.
     this.pairs = new LRUCache({ max: options.trackedKeysMax });
     this.addresses = new LRUCache({ max: options.trackedKeysMax });
     this.emails = new LRUCache({ max: options.trackedKeysMax });
+    this.devices = new LRUCache({ max: options.trackedKeysMax });
   }
 
   /**
    * Admits and counts an attempt, or returns the whole seconds to wait (counting nothing).
-   * Synchronous, so check and count cannot be interleaved by another request.
+   * Synchronous, so check and count cannot be interleaved by another request. `device`:
+   * the id of a device cookie already verified to name this email.
    */
-  admit(address: string, email: string, nowMs: number): LoginAttempt | { waitSeconds: number } {
+  admit(address: string, email: string, nowMs: number, device?: string): LoginAttempt | { waitSeconds: number } {
+    if (device !== undefined) {
+      const own = this.currentDeviceWindow(device, nowMs);
+      if (own.count < this.options.deviceFailuresMax) {
+        own.count++;
+        this.devices.set(device, own);
+        return { address, email, device };
+      }
+    }
     const pair = this.currentPair(address, email, nowMs);
     const window = this.currentWindow(address, nowMs);
     const bucket = this.currentBucket(email, nowMs);
@@ -109,6 +135,10 @@ export class LoginLimiter {
 
   /** The password was right: this attempt was no guess. Clears its pair and gives back its counts. */
   succeeded(attempt: LoginAttempt): void {
+    if (attempt.device !== undefined) {
+      this.devices.delete(attempt.device);
+      return;
+    }
     this.pairs.delete(pairKey(attempt.address, attempt.email));
     const window = this.addresses.get(attempt.address);
     if (window !== undefined && window.count > 0) window.count--;
@@ -125,6 +155,12 @@ export class LoginLimiter {
   private currentWindow(address: string, nowMs: number): WindowCount {
     const window = this.addresses.get(address);
     if (window === undefined || nowMs - window.windowStartMs >= this.options.addressWindowMs) return { count: 0, windowStartMs: nowMs };
+    return window;
+  }
+
+  private currentDeviceWindow(device: string, nowMs: number): WindowCount {
+    const window = this.devices.get(device);
+    if (window === undefined || nowMs - window.windowStartMs >= this.options.deviceWindowMs) return { count: 0, windowStartMs: nowMs };
     return window;
   }
 

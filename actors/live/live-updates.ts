@@ -3,6 +3,11 @@
  * change (job -> Job list item, worker -> Worker, queue -> Queue without metrics), and
  * a watcher that announces workers going offline by the 6 s rule when it happens rather
  * than on the next read. Publishing never waits on a client (see actors/stream).
+ *
+ * A stream lives only as long as the session that opened it: it ends when that session
+ * is deleted (logout, or dropped as the user's oldest) as soon as the record is applied,
+ * and when it expires or its user is gone by the next liveness check. A deleted
+ * connection ends the streams watching it (its hub closes).
  */
 import type { Clock } from '../clock.ts';
 import type { Changes } from '../connection/connection-actor.ts';
@@ -31,12 +36,24 @@ export interface LiveUpdatesOptions {
   onStreamEnd?: (reason: SubscriberCloseReason) => void;
 }
 
+/** Who opened a stream: the user, and the key of the session that authorized it (its token hash). */
+export interface StreamOwner {
+  userId: string;
+  sessionKey: string;
+}
+
+interface OpenStream {
+  owner: StreamOwner;
+  end(): void;
+}
+
 export class LiveUpdates implements EngineListener {
   private readonly hubs = new Map<string, StreamHub>();
   /** watched by users without connections, so every stream behaves alike (retry, keep-alive) */
   private readonly idleHub: StreamHub;
   private readonly announcedOffline = new WeakSet<Worker>();
   private readonly streamsPerUser = new Map<string, number>();
+  private readonly openStreams = new Set<OpenStream>();
   /** When each unwatched connection lost its last subscriber, while its grace period runs. */
   private readonly lastSubscriberLeftAtMs = new Map<string, number>();
   private readonly livenessTimer: ReturnType<typeof setInterval>;
@@ -49,7 +66,10 @@ export class LiveUpdates implements EngineListener {
   ) {
     this.idleHub = new StreamHub(options.hub);
     engine.listen(this);
-    this.livenessTimer = setInterval(() => this.announceOfflineWorkers(), options.livenessCheckIntervalMs);
+    this.livenessTimer = setInterval(() => {
+      this.announceOfflineWorkers();
+      this.endStreamsOfEndedSessions();
+    }, options.livenessCheckIntervalMs);
     this.livenessTimer.unref();
   }
 
@@ -77,15 +97,34 @@ export class LiveUpdates implements EngineListener {
     this.lastSubscriberLeftAtMs.delete(connectionId);
   }
 
+  /** A session was deleted (or a user changed): its streams end now rather than at the next liveness check. */
+  accountsChanged(): void {
+    this.endStreamsOfEndedSessions();
+  }
+
+  /** Ends every stream whose session is no longer live (deleted, expired, or its user gone). */
+  endStreamsOfEndedSessions(): void {
+    const nowMs = this.clock.nowMs();
+    for (const open of [...this.openStreams]) {
+      if (this.engine.accounts.sessionUser(open.owner.sessionKey, nowMs)?.id !== open.owner.userId) {
+        this.openStreams.delete(open);
+        open.end();
+      }
+    }
+  }
+
   /** One stream over the given connections; at most `streamsPerUserMax` open per user. */
-  subscribe(userId: string, connectionIds: string[], lastEventId: string | undefined, signal: AbortSignal): StreamSubscription {
+  subscribe(owner: StreamOwner, connectionIds: string[], lastEventId: string | undefined, signal: AbortSignal): StreamSubscription {
+    const { userId } = owner;
     const open = this.streamsPerUser.get(userId) ?? 0;
     if (open >= this.options.streamsPerUserMax) {
       throw new DomainError('RATE_LIMITED', `at most ${this.options.streamsPerUserMax} live streams per user; close another first`);
     }
     const hubs = connectionIds.length === 0 ? [this.idleHub] : connectionIds.map((id) => this.hubFor(id));
     this.streamsPerUser.set(userId, open + 1);
+    let opened: OpenStream | undefined;
     const onClose = (reason: SubscriberCloseReason): void => {
+      if (opened !== undefined) this.openStreams.delete(opened);
       const remaining = (this.streamsPerUser.get(userId) ?? 1) - 1;
       if (remaining <= 0) this.streamsPerUser.delete(userId);
       else this.streamsPerUser.set(userId, remaining);
@@ -93,7 +132,10 @@ export class LiveUpdates implements EngineListener {
       this.options.onStreamEnd?.(reason);
       this.logStreamEnd(userId, connectionIds, reason);
     };
-    return subscribeMany(hubs, { lastEventId, signal, onClose });
+    const subscription = subscribeMany(hubs, { lastEventId, signal, onClose });
+    opened = { owner, end: () => subscription.end() };
+    this.openStreams.add(opened);
+    return subscription;
   }
 
   subscriberCount(): number {
@@ -180,4 +222,5 @@ const streamEndExplanations: Record<SubscriberCloseReason, string | null> = {
   cancelled: 'client went away',
   aborted: 'client went away',
   'hub-closed': null,
+  'session-ended': 'its session ended (logout, expiry or the user removed)',
 };

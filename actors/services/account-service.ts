@@ -1,6 +1,7 @@
 /** Users and sessions: login, logout, the current user, user creation and the first admin. */
 import type { User } from '../accounts/account-records.ts';
 import { normalizeEmail, PASSWORD_CHARS_MIN } from '../accounts/accounts-actor.ts';
+import { DeviceCookies } from '../accounts/device-cookie.ts';
 import { LOGIN_LIMITER_DEFAULTS, LoginLimiter, type LoginLimiterOptions } from '../accounts/login-limiter.ts';
 import { hashPassword, newOneTimePassword, newSessionToken, sessionTokenHasher, verifyPassword } from '../accounts/secrets.ts';
 import { DomainError, validationError } from '../domain-error.ts';
@@ -34,6 +35,7 @@ function dummyHash(): Promise<string> {
 export class AccountService {
   private readonly limiter: LoginLimiter;
   private readonly hashSessionToken: (token: string) => string;
+  private readonly deviceCookies: DeviceCookies;
 
   constructor(
     private readonly engine: Engine,
@@ -43,14 +45,21 @@ export class AccountService {
   ) {
     this.hashSessionToken = sessionTokenHasher(sessionSecret);
     this.limiter = new LoginLimiter(limiterOptions);
+    this.deviceCookies = new DeviceCookies(sessionSecret);
     void dummyHash();
   }
 
-  /** Returns the new session token (the cookie value). */
-  async login(email: string, password: string, clientAddress: string): Promise<{ token: string; user: User }> {
+  /**
+   * Returns the new session token (the cookie value) and a fresh device cookie for this
+   * browser. `deviceCookie`: the one it presented, if any (device-cookie.ts).
+   */
+  async login(email: string, password: string, clientAddress: string, deviceCookie?: string): Promise<{ token: string; user: User; deviceCookie: string }> {
     checkPasswordLength(password);
+    const normalized = normalizeEmail(email);
+    const nowMs = this.engine.clock.nowMs();
+    const device = this.deviceCookies.verify(deviceCookie, normalized, nowMs) ?? undefined;
     // Counted before the slow verification: parallel guesses must not all pass one check.
-    const attempt = this.limiter.admit(clientAddress, normalizeEmail(email), this.engine.clock.nowMs());
+    const attempt = this.limiter.admit(clientAddress, normalized, nowMs, device);
     if ('waitSeconds' in attempt) {
       throw new DomainError('RATE_LIMITED', 'too many failed logins; try again later', undefined, undefined, {
         'Retry-After': String(attempt.waitSeconds),
@@ -63,7 +72,12 @@ export class AccountService {
     const token = newSessionToken();
     const tokenHash = this.hashSessionToken(token);
     await this.engine.commit(this.engine.accounts.decideCreateSession(user, tokenHash, this.sessionTtlMs, this.engine.clock.nowMs()));
-    return { token, user };
+    return { token, user, deviceCookie: this.deviceCookies.issue(normalized, this.engine.clock.nowMs()) };
+  }
+
+  /** How long a device cookie is honoured (its Max-Age). */
+  get deviceTrustMs(): number {
+    return this.deviceCookies.trustMs;
   }
 
   async logout(token: string): Promise<void> {
@@ -74,9 +88,15 @@ export class AccountService {
 
   /** The user of a session cookie, or a 401. */
   requireUser(token: string | undefined): User {
-    const user = token ? this.engine.accounts.sessionUser(this.hashSessionToken(token), this.engine.clock.nowMs()) : undefined;
+    return this.requireSession(token).user;
+  }
+
+  /** The user of a session cookie and the session's key (what a live stream is tied to), or a 401. */
+  requireSession(token: string | undefined): { user: User; sessionKey: string } {
+    const sessionKey = token ? this.hashSessionToken(token) : '';
+    const user = token ? this.engine.accounts.sessionUser(sessionKey, this.engine.clock.nowMs()) : undefined;
     if (user === undefined) throw new DomainError('UNAUTHORIZED', 'authentication required');
-    return user;
+    return { user, sessionKey };
   }
 
   async createUser(actor: User, email: string, password: string): Promise<User> {

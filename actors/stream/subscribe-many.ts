@@ -7,6 +7,8 @@ import { Subscriber, type SubscribeOptions } from './subscriber.ts';
 export interface StreamSubscription {
   /** The body of the SSE response. */
   readonly stream: ReadableStream<Uint8Array>;
+  /** Ends the stream after what is pending, because what authorized it ended. */
+  end(): void;
 }
 
 /**
@@ -51,7 +53,7 @@ export function subscribeMany(hubs: readonly StreamHub[], options: SubscribeOpti
     signal?.addEventListener('abort', closeOnAbort, { once: true });
     for (const hub of watchedHubs) hub.attach(subscriber);
   }
-  return { stream: subscriber.stream };
+  return { stream: subscriber.stream, end: () => subscriber.close('session-ended') };
 }
 
 function queueResumePlan(subscriber: Subscriber, plan: ResumePlan): void {

@@ -5,7 +5,8 @@ export type SubscriberCloseReason =
   | 'cancelled' // the consumer cancelled the stream (e.g. the HTTP response was torn down)
   | 'aborted' // the caller's AbortSignal fired (e.g. request.signal on disconnect)
   | 'too-slow' // more than the byte budget was waiting for the consumer
-  | 'hub-closed'; // a watched hub closed (connection deleted, shutdown)
+  | 'hub-closed' // a watched hub closed (connection deleted, shutdown)
+  | 'session-ended'; // the session that opened it ended (logout, expiry, user gone)
 
 export interface SubscribeOptions {
   /** The Last-Event-ID header of a reconnecting client. */
@@ -133,7 +134,7 @@ export class Subscriber {
   }
 
   /** Ends the stream normally, after delivering what is still pending. */
-  close(reason: 'aborted' | 'hub-closed'): void {
+  close(reason: 'aborted' | 'hub-closed' | 'session-ended'): void {
     if (this.#closed) return;
     this.flush();
     this.#controller.close();

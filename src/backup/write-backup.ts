@@ -8,12 +8,13 @@
  * capture are taken in the same tick, so the file is the state after exactly record
  * `seq` while ingest goes on.
  */
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Engine } from '../../actors/engine.ts';
 import type { DurableStore } from '../../persistence/durable-store.ts';
 import { snapshotFileName } from '../../persistence/file-names.ts';
 import { FileStorage } from '../../persistence/file-storage.ts';
+import { mkdirPrivate } from '../../persistence/private-files.ts';
 import { writeSnapshotFile } from '../../persistence/snapshot-file.ts';
 
 export interface BackupFile {
@@ -41,8 +42,8 @@ export async function discardBackup(backup: BackupFile): Promise<void> {
 
 /** Must not run while another snapshot of `engine` is being written (one copy-on-write at a time). */
 export async function writeBackup(engine: Engine, store: DurableStore, stagingDir: string): Promise<BackupFile> {
-  await mkdir(stagingDir, { recursive: true });
-  const dir = await mkdtemp(join(stagingDir, 'backup-'));
+  await mkdirPrivate(stagingDir);
+  const dir = await mkdtemp(join(stagingDir, 'backup-')); // 0700; the file in it 0600 (FileStorage)
   const storage = new FileStorage();
   // Same tick: the snapshot is the state after exactly `seq`.
   const seq = store.lastSeq;

@@ -1,14 +1,15 @@
 /**
  * `backup` and `restore`: they do not open the data directory. `backup` asks the running
- * service (GET /api/admin/backup as an admin) for a consistent snapshot, so it works while
+ * service (POST /api/admin/backup as an admin) for a consistent snapshot, so it works while
  * the service runs and ingests; `restore` places a verified backup as the only file of a
  * new data directory, from which the service recovers like from any snapshot.
  */
-import { mkdir, open, readdir, rename } from 'node:fs/promises';
+import { mkdir, readdir, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DomainError } from '../../actors/domain-error.ts';
 import { snapshotFileName } from '../../persistence/file-names.ts';
 import { FileStorage } from '../../persistence/file-storage.ts';
+import { openPrivate, PRIVATE_DIR_MODE } from '../../persistence/private-files.ts';
 import { readSnapshotFileAnyName } from '../../persistence/snapshot-file.ts';
 import type { Config } from '../config.ts';
 import type { Flags } from './commands.ts';
@@ -27,13 +28,14 @@ export async function backupCommand(config: Config, targetDir: string | undefine
 
   const login = await call(baseUrl, '/api/auth/login', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) });
   const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0]!;
-  const response = await call(baseUrl, '/api/admin/backup', { headers: { cookie } });
+  const response = await call(baseUrl, '/api/admin/backup', { method: 'POST', headers: { cookie } });
   const name = /filename="([^"]+)"/.exec(response.headers.get('content-disposition') ?? '')?.[1] ?? 'backup.snap';
 
-  await mkdir(targetDir, { recursive: true });
+  // A backup holds what the data directory holds: private like it (an existing target directory is the operator's choice).
+  await mkdir(targetDir, { recursive: true, mode: PRIVATE_DIR_MODE });
   const finalPath = join(targetDir, name);
   const partialPath = `${finalPath}.partial`;
-  const file = await open(partialPath, 'w');
+  const file = await openPrivate(partialPath, 'w');
   let bytes = 0;
   try {
     for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {

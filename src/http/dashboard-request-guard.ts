@@ -6,12 +6,16 @@
  * 1. be JSON (`Content-Type: application/json`, or no body at all): a cross-site page can
  *    send form, multipart and text bodies without asking, but JSON needs a CORS preflight
  *    this service never grants. Otherwise 415.
- * 2. come from the service's own origin: a present `Origin` must name our host (as the
- *    client addressed it; forwarded host only from a trusted proxy). Without `Origin`,
- *    `Sec-Fetch-Site` (sent by current browsers) must be `same-origin` or `none`. With
- *    neither header the request is not from a browser page (curl, scripts): browsers send
- *    `Origin` on every cross-origin POST, so there is no cross-site request to refuse.
- *    Otherwise 403.
+ * 2. come from the service's own origin: a present `Origin` must name our scheme, host and
+ *    port (as the client addressed them; forwarded host and proto only from a trusted
+ *    proxy): `https://host` is not the origin of a plain-HTTP service, nor the reverse.
+ *    Without `Origin`, `Sec-Fetch-Site` (sent by current browsers) must be `same-origin`
+ *    or `none`. With neither header the request is not from a browser page (curl,
+ *    scripts): browsers send `Origin` on every cross-origin POST, so there is no
+ *    cross-site request to refuse. Otherwise 403.
+ *
+ * Paths are judged as the router matches them: Elysia answers `/api/auth/login/` with the
+ * login route, so the trailing slash does not take a request out of the guard.
  *
  * The SameSite=Lax session cookie is a third layer: browsers do not attach it to
  * cross-site POSTs at all.
@@ -22,7 +26,7 @@ import type { Config } from '../config.ts';
 import { requestedOrigin, type PeerSource } from './client-address.ts';
 import { SESSION_COOKIE } from './dashboard-auth.ts';
 import { isJsonContentType, unsupportedMediaType } from './read-body.ts';
-import { requestPath } from './request-path.ts';
+import { requestPath, routePath } from './request-path.ts';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 /** Reached before a session exists, so they are guarded whether or not a cookie is sent (login CSRF). */
@@ -38,7 +42,8 @@ export function dashboardRequestGuard(config: GuardConfig) {
     if (SAFE_METHODS.has(request.method)) return;
     // Stryker disable next-line StringLiteral: any fallback without "session=" answers the same
     const carriesSession = SESSION_COOKIE_PATTERN.test(request.headers.get('cookie') ?? '');
-    if (!carriesSession && !SESSION_ROUTES.has(requestPath(request))) return;
+    // judged as the router matches: `/api/auth/login/` is login too
+    if (!carriesSession && !SESSION_ROUTES.has(routePath(requestPath(request)))) return;
     requireJson(request);
     requireSameOrigin(request, server, config);
   });
@@ -60,16 +65,23 @@ export function requireSameOrigin(request: Request, server: PeerSource | null | 
     if (fetchSite === null || SAME_ORIGIN_FETCH_SITES.has(fetchSite.toLowerCase())) return;
     throw new DomainError('FORBIDDEN', `cross-site request refused (Sec-Fetch-Site: ${fetchSite})`);
   }
-  let originHost: string;
-  // Stryker disable BlockStatement: with an empty catch originHost stays undefined, which equals no host either
-  try {
-    originHost = new URL(origin).host;
-  } catch {
-    // Stryker disable next-line StringLiteral: any other text that is no host name is refused the same way
-    originHost = ''; // `null` (sandboxed frames, some redirects) and garbage are never our origin
-  }
-  // Stryker restore BlockStatement
-  if (originHost === '' || originHost !== requestedOrigin(request, server, config).host) {
+  const own = requestedOrigin(request, server, config);
+  const claimed = originOf(origin);
+  if (claimed === null || claimed !== originOf(`${own.https ? 'https' : 'http'}://${own.host}`)) {
     throw new DomainError('FORBIDDEN', 'cross-origin request refused');
+  }
+}
+
+/**
+ * Scheme, host and port in one comparable form (default ports dropped, host lowercased),
+ * or null for what does not parse: `null` (sandboxed frames, some redirects), garbage.
+ * Other schemes (`file:`, `ftp:`) parse but never equal our own http(s) origin.
+ */
+function originOf(text: string): string | null {
+  try {
+    const url = new URL(text);
+    return `${url.protocol}//${url.host}`;
+  } catch {
+    return null;
   }
 }

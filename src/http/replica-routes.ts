@@ -56,7 +56,7 @@ export const ROUTE_ANSWERERS: Readonly<Record<string, RouteAnswerer>> = {
   // fed by the local replica, so it survives the owner's death
   'GET /api/events/stream': 'replica',
   // a consistent snapshot of the writer's store
-  'GET /api/admin/backup': 'owner',
+  'POST /api/admin/backup': 'owner',
   ...Object.fromEntries(UI_PAGE_PATHS.map((path) => [`GET ${path}`, 'replica' as const])),
   'GET /assets/:name': 'replica',
 };

@@ -117,7 +117,7 @@ export class ServiceMetrics implements ServiceObserver {
     this.recoveryRecords = new Gauge({ name: 'jobwatch_recovery_records_replayed', help: 'Log records replayed after the snapshot at this start', registers });
     this.streamsEnded = new Counter({
       name: 'jobwatch_sse_streams_ended_total',
-      help: 'Live streams ended, by reason (too-slow: a slow client cut off; cancelled/aborted: the client went away; hub-closed: the service closed it)',
+      help: 'Live streams ended, by reason (too-slow: a slow client cut off; cancelled/aborted: the client went away; hub-closed: the service closed it; session-ended: its session ended)',
       labelNames: ['reason'] as const,
       registers,
     });

@@ -65,7 +65,11 @@ export const TAGS = {
 export type Tag = keyof typeof TAGS;
 
 const partial = (schema: TSchema) => Type.Partial(schema);
-const SESSION_SET = { 'Set-Cookie': '`session=<token>; HttpOnly; SameSite=Lax; Path=/` (Secure over HTTPS)' };
+const SESSION_SET = {
+  'Set-Cookie':
+    '`session=<token>; HttpOnly; SameSite=Lax; Path=/` and `device=<signed id>; HttpOnly; SameSite=Strict; Path=/api/auth` (both Secure over HTTPS); ' +
+    'the device cookie lets this browser log in while others guess at the account',
+};
 export const RETRY_AFTER = { 'Retry-After': 'seconds until a retry can succeed' };
 
 export const OPERATIONS: Record<string, OperationDoc> = {
@@ -112,7 +116,10 @@ export const OPERATIONS: Record<string, OperationDoc> = {
   'POST /api/auth/login': {
     tag: 'Auth',
     summary: 'Log in: sets the session cookie',
-    description: 'Failed logins are slowed per client address and per email: past the limit, 429 `RATE_LIMITED` with `Retry-After`.',
+    description:
+      'Failed logins are slowed per client address and per email: past the limit, 429 `RATE_LIMITED` with `Retry-After`. ' +
+      'A browser presenting the device cookie of an earlier successful login of this email has a count of its own instead ' +
+      '(10 failures per 15 minutes), so guessers elsewhere cannot make its owner wait.',
     auth: 'none',
     body: LoginBody.schema,
     success: { 200: { description: 'Logged in', json: Reply.UserReply, headers: SESSION_SET } },
@@ -249,10 +256,13 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     },
     errors: ['RATE_LIMITED'],
   },
-  'GET /api/admin/backup': {
+  'POST /api/admin/backup': {
     tag: 'Admin',
-    summary: 'Download a consistent backup of the running service (admin only)',
-    description: '`npm run cli -- backup <dir>` calls this; restore with `npm run cli -- restore`. See docs/operations.md, "Backup and restore".',
+    summary: 'Take and download a consistent backup of the running service (admin only)',
+    description:
+      '`npm run cli -- backup <dir>` calls this; restore with `npm run cli -- restore`. See docs/operations.md, "Backup and restore". ' +
+      'A POST with no body: each call writes a full snapshot, so it is a write, behind the same cross-site checks as every other ' +
+      '(a foreign page cannot start one by navigating to it).',
     auth: 'session',
     success: {
       200: {

@@ -7,6 +7,7 @@ import { dashboardUser, SESSION_COOKIE } from '../http/dashboard-auth.ts';
 import { model, validBody } from '../http/validate.ts';
 import { NOT_OBSERVED } from '../metrics/service-observer.ts';
 import { publicUser } from '../../actors/services/account-service.ts';
+import { DEVICE_COOKIE } from '../../actors/accounts/device-cookie.ts';
 
 export const LoginBody = model(
   Type.Object({
@@ -15,7 +16,12 @@ export const LoginBody = model(
   }),
 );
 
-/** Login sets the session cookie; logout clears it; me tells who is logged in. JSON and origin: dashboard-request-guard. */
+/**
+ * Login sets the session cookie and the device cookie (which lets this browser past a
+ * distributed guesser next time, see actors/accounts/device-cookie.ts); logout clears the
+ * session cookie only: the device stays known. Me tells who is logged in. JSON and
+ * origin: dashboard-request-guard.
+ */
 export function authRoutes(deps: AppDeps) {
   const { accounts, connections, config } = deps;
   const body = bodyReader(deps);
@@ -24,18 +30,16 @@ export function authRoutes(deps: AppDeps) {
   return new Elysia({ name: 'auth' })
     .post('/api/auth/login', async ({ cookie, request, server }) => {
       const { email, password } = validBody(LoginBody, await body.json(request, FORM_BODY_BYTES_MAX));
-      const { token, user } = await accounts.login(email, password, clientAddress(request, server, config)).catch((error: unknown) => {
+      const presented = cookie[DEVICE_COOKIE]?.value;
+      const address = clientAddress(request, server, config);
+      const { token, user, deviceCookie } = await accounts.login(email, password, address, typeof presented === 'string' ? presented : undefined).catch((error: unknown) => {
         observer.loginRefused(error);
         throw error;
       });
-      cookie[SESSION_COOKIE]!.set({
-        value: token,
-        httpOnly: true,
-        sameSite: 'lax',
-        path: '/',
-        secure: config.cookieSecure === 'true' || (config.cookieSecure === 'auto' && requestedOrigin(request, server, config).https),
-        maxAge: Math.floor(config.sessionTtlMs / 1000),
-      });
+      const secure = config.cookieSecure === 'true' || (config.cookieSecure === 'auto' && requestedOrigin(request, server, config).https);
+      cookie[SESSION_COOKIE]!.set({ value: token, httpOnly: true, sameSite: 'lax', path: '/', secure, maxAge: Math.floor(config.sessionTtlMs / 1000) });
+      // Sent only to the auth routes (login with or without a trailing slash), never cross-site.
+      cookie[DEVICE_COOKIE]!.set({ value: deviceCookie, httpOnly: true, sameSite: 'strict', path: '/api/auth', secure, maxAge: Math.floor(accounts.deviceTrustMs / 1000) });
       return { user: publicUser(user) };
     },
     // Stryker disable next-line ObjectLiteral,StringLiteral: Elysia parses a body only for handlers that use `body`, which this one does not; 'none' says so

@@ -92,6 +92,18 @@ describe('login', () => {
     expect((await accounts.login('ada@example.com', PASSWORD, '10.0.0.2')).user.id).toBe('u0');
   });
 
+  test("a login returns a device cookie for the user's email (however it was typed) that lets that device past a drained email bucket, at the service's clock", async () => {
+    const { accounts, clock } = await service({ users: [{ email: 'ada@example.com' }], limiter: { emailBurst: 1 } });
+    const { deviceCookie } = await accounts.login(' ADA@example.com', PASSWORD, '10.0.0.1');
+    expect(accounts.deviceTrustMs).toBe(90 * 86_400_000);
+    await domainErrorOf(() => accounts.login('ada@example.com', 'wrong horse battery', '10.9.9.9')); // a guesser takes the one token
+    expect((await domainErrorOf(() => accounts.login('ada@example.com', PASSWORD, '10.0.0.1'))).code).toBe('RATE_LIMITED');
+    expect((await accounts.login('Ada@Example.com', PASSWORD, '10.0.0.1', deviceCookie)).user.id).toBe('u0');
+    clock.advance(accounts.deviceTrustMs); // the first cookie expires (the one just issued has more time)
+    await domainErrorOf(() => accounts.login('ada@example.com', 'wrong horse battery', '10.9.9.9'));
+    expect((await domainErrorOf(() => accounts.login('ada@example.com', PASSWORD, '10.0.0.1', deviceCookie))).code).toBe('RATE_LIMITED');
+  });
+
   test('a successful login gives its attempt back, so logging in often is never limited', async () => {
     const { accounts } = await service({ users: [{ email: 'ada@example.com' }], limiter: { pairFailuresFree: 2, emailBurst: 2, addressFailuresMax: 2 } });
     for (let i = 0; i < 6; i++) await accounts.login('ada@example.com', PASSWORD, '10.0.0.1');

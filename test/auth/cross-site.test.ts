@@ -50,6 +50,16 @@ describe('cross-site requests', () => {
     expect(own.status).toBe(200);
   });
 
+  test('login with a trailing slash gets the same Origin check; an https Origin is not a plain-HTTP service', async () => {
+    const t = await testApp();
+    const foreign = await t.request('POST', '/api/auth/login/', { body: ADMIN, headers: { origin: 'https://evil.example' } });
+    expect(foreign.status).toBe(403);
+    expect(foreign.headers.get('set-cookie')).toBeNull();
+    const otherScheme = await t.request('POST', '/api/auth/login', { body: ADMIN, headers: { origin: 'https://localhost:3000' } });
+    expect(otherScheme.status).toBe(403);
+    expect((await t.request('POST', '/api/auth/login', { body: ADMIN, headers: { origin: 'http://localhost:3000' } })).status).toBe(200);
+  });
+
   test('Origin null is refused; without Origin, Sec-Fetch-Site decides; without both (curl) it is allowed', async () => {
     const t = await testApp();
     const cookie = await t.login();

@@ -8,6 +8,7 @@ import { Elysia } from 'elysia';
 import { errorBoundary } from '../../src/http/error-boundary.ts';
 import { dashboardRequestGuard, requireSameOrigin } from '../../src/http/dashboard-request-guard.ts';
 import { TrustedProxies } from '../../src/http/trusted-proxies.ts';
+import { routePath } from '../../src/http/request-path.ts';
 import { DomainError } from '../../actors/domain-error.ts';
 
 const OWN = 'http://localhost:3000';
@@ -110,11 +111,48 @@ describe('own origin only', () => {
     expect((await send('POST', '/api/connections', { ...SESSION, ...JSON_TYPE }, '{}')).status).toBe(200);
   });
 
-  test('requireSameOrigin compares with the host the client addressed, port included', () => {
-    const check = (origin: string, host: string) => () =>
-      requireSameOrigin(new Request(`http://${host}/api/connections`, { method: 'POST', headers: { origin, host } }), null, config);
-    expect(check('https://jobs.example.com', 'jobs.example.com')).not.toThrow();
-    expect(check('http://jobs.example.com:8080', 'jobs.example.com:8080')).not.toThrow();
-    expect(check('http://jobs.example.com', 'jobs.example.com:8080')).toThrow(DomainError);
+  test('requireSameOrigin compares scheme, host and port with what the client addressed', () => {
+    const check = (origin: string, url: string, headers: Record<string, string> = {}, server: { requestIP(): { address: string } } | null = null, proxies = config) => () =>
+      requireSameOrigin(new Request(`${url}/api/connections`, { method: 'POST', headers: { origin, host: new URL(url).host, ...headers } }), server, proxies);
+    expect(check('http://jobs.example.com', 'http://jobs.example.com')).not.toThrow();
+    expect(check('http://jobs.example.com:8080', 'http://jobs.example.com:8080')).not.toThrow();
+    expect(check('http://jobs.example.com', 'http://jobs.example.com:8080')).toThrow(DomainError);
+    // the scheme counts: an https page is not the origin of a plain-HTTP service, nor the reverse
+    expect(check('https://jobs.example.com', 'http://jobs.example.com')).toThrow(DomainError);
+    expect(check('https://jobs.example.com:80', 'http://jobs.example.com:80')).toThrow(DomainError);
+    expect(check('http://jobs.example.com', 'https://jobs.example.com')).toThrow(DomainError);
+    expect(check('https://jobs.example.com', 'https://jobs.example.com')).not.toThrow();
+    // default ports and case are one origin however they are written
+    expect(check('http://JOBS.example.com', 'http://jobs.example.com:80')).not.toThrow();
+    expect(check('https://jobs.example.com:443', 'https://jobs.example.com')).not.toThrow();
+    // only http and https pages are origins at all
+    expect(check('ftp://jobs.example.com', 'http://jobs.example.com')).toThrow(DomainError);
+    // behind a trusted proxy its forwarded proto decides the scheme; from anyone else it is ignored
+    const proxy = { requestIP: () => ({ address: '10.0.0.1' }) };
+    const behindProxy = { trustedProxies: TrustedProxies.parse('10.0.0.1') };
+    const forwardedHttps = { 'x-forwarded-proto': 'https' };
+    expect(check('https://jobs.example.com', 'http://jobs.example.com', forwardedHttps, proxy, behindProxy)).not.toThrow();
+    expect(check('http://jobs.example.com', 'http://jobs.example.com', forwardedHttps, proxy, behindProxy)).toThrow(DomainError);
+    expect(check('https://jobs.example.com', 'http://jobs.example.com', forwardedHttps, proxy, config)).toThrow(DomainError);
+  });
+});
+
+describe('a trailing slash names the same route', () => {
+  test('login and logout with a trailing slash are judged like without one', async () => {
+    const send = app();
+    const foreign = { ...JSON_TYPE, origin: 'https://evil.example' };
+    for (const path of ['/api/auth/login/', '/api/auth/logout/', '/api/auth/login//', '/api/auth/login/?next=/']) {
+      expect((await send('POST', path, foreign, '{}')).status).toBe(403);
+      expect((await send('POST', path, { origin: OWN, 'content-type': 'text/plain' }, '{}')).status).toBe(415);
+    }
+    expect((await send('POST', '/api/auth/login/', { ...JSON_TYPE, origin: OWN }, '{}')).status).toBe(200);
+  });
+
+  test('routePath drops trailing slashes and keeps the root', () => {
+    expect(routePath('/api/auth/login/')).toBe('/api/auth/login');
+    expect(routePath('/api/auth/login///')).toBe('/api/auth/login');
+    expect(routePath('/api/auth/login')).toBe('/api/auth/login');
+    expect(routePath('/')).toBe('/');
+    expect(routePath('//')).toBe('/');
   });
 });

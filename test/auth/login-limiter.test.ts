@@ -17,6 +17,8 @@ const LOOSE: LoginLimiterOptions = {
   addressWindowMs: 10_000,
   emailBurst: 1_000,
   emailRefillMs: 2_000,
+  deviceFailuresMax: 1_000,
+  deviceWindowMs: 10_000,
   trackedKeysMax: 1_000,
 };
 
@@ -170,6 +172,81 @@ describe('per email, across addresses: a token bucket', () => {
   });
 });
 
+describe('a known device: its own count, not the shared bucket', () => {
+  /**
+   * The attack as measured: 444 rotating addresses guessing at 15 attempts a second while
+   * the owner, typing the right password once a second, tries to get in. The clock is
+   * simulated: one step per guess.
+   */
+  function distributedGuesser(limiter: LoginLimiter, ownerDevice: string | undefined, seconds: number) {
+    const addresses = Array.from({ length: 444 }, (_, i) => `10.${i >> 8}.${i & 255}.1`);
+    let guessesTried = 0;
+    let ownerIn = 0;
+    let next = 0;
+    for (let second = 0; second < seconds; second++) {
+      for (let step = 0; step < 15; step++) {
+        const nowMs = T + second * 1_000 + Math.floor((step * 1_000) / 15);
+        if (!('waitSeconds' in limiter.admit(addresses[next++ % addresses.length]!, 'owner@example.com', nowMs))) guessesTried++;
+      }
+      const owner = limiter.admit('198.51.100.7', 'owner@example.com', T + second * 1_000 + 999, ownerDevice);
+      if (!('waitSeconds' in owner)) {
+        limiter.succeeded(owner);
+        ownerIn++;
+      }
+    }
+    return { guessesTried, ownerIn };
+  }
+
+  test('under a distributed guesser the owner on a known device gets in every time; the guesser stays at one guess per refill', () => {
+    const seconds = 120;
+    const { guessesTried, ownerIn } = distributedGuesser(new LoginLimiter(), 'the-owners-laptop', seconds);
+    expect(ownerIn).toBe(seconds);
+    const { emailBurst, emailRefillMs } = LOGIN_LIMITER_DEFAULTS;
+    expect(guessesTried).toBeLessThanOrEqual(emailBurst + Math.ceil((seconds * 1_000) / emailRefillMs));
+  });
+
+  test('without a known device the owner waits with the guessers (what the device cookie is for)', () => {
+    const seconds = 120;
+    const { ownerIn } = distributedGuesser(new LoginLimiter(), undefined, seconds);
+    expect(ownerIn).toBeLessThan(seconds / 4);
+  });
+
+  test('a known device skips the pair, address and email layers', () => {
+    const limiter = new LoginLimiter({ ...LOOSE, pairFailuresFree: 1, addressFailuresMax: 1, emailBurst: 1 });
+    admitted(limiter.admit('10.0.0.1', 'ada', T));
+    expect(waitOf(limiter.admit('10.0.0.1', 'ada', T))).toBe(10);
+    expect(admitted(limiter.admit('10.0.0.1', 'ada', T, 'device-1'))).toEqual({ address: '10.0.0.1', email: 'ada', device: 'device-1' });
+  });
+
+  test("past its own failures a device is locked out for the rest of its window (treated as unknown); others' devices are not", () => {
+    const limiter = new LoginLimiter({ ...LOOSE, deviceFailuresMax: 3, emailBurst: 1, emailRefillMs: 1_000_000 });
+    admitted(limiter.admit('10.0.0.9', 'ada', T)); // the guessers emptied ada's bucket
+    for (let i = 0; i < 3; i++) admitted(limiter.admit('10.0.0.1', 'ada', T + i, 'stolen'));
+    expect(waitOf(limiter.admit('10.0.0.1', 'ada', T + 3, 'stolen'))).toBe(1_000); // the email bucket's wait
+    admitted(limiter.admit('10.0.0.2', 'ada', T + 3, 'the-owners-laptop'));
+    // the window (10 s from its first failure) over, the device has its count back
+    expect(waitOf(limiter.admit('10.0.0.1', 'ada', T + 9_999, 'stolen'))).toBeGreaterThan(0);
+    expect(admitted(limiter.admit('10.0.0.1', 'ada', T + 10_000, 'stolen')).device).toBe('stolen');
+  });
+
+  test('a locked-out device falls back to the unknown path and is admitted there when it has room', () => {
+    const limiter = new LoginLimiter({ ...LOOSE, deviceFailuresMax: 1 });
+    admitted(limiter.admit('10.0.0.1', 'ada', T, 'laptop'));
+    expect(limiter.admit('10.0.0.1', 'ada', T, 'laptop')).toEqual({ address: '10.0.0.1', email: 'ada' });
+  });
+
+  test("a success on a device clears that device's failures only, and gives nothing to the shared layers", () => {
+    const limiter = new LoginLimiter({ ...LOOSE, deviceFailuresMax: 2, emailBurst: 1 });
+    admitted(limiter.admit('10.0.0.9', 'ada', T));
+    admitted(limiter.admit('10.0.0.1', 'ada', T, 'laptop'));
+    limiter.succeeded(admitted(limiter.admit('10.0.0.1', 'ada', T, 'laptop')));
+    admitted(limiter.admit('10.0.0.1', 'ada', T, 'laptop'));
+    admitted(limiter.admit('10.0.0.1', 'ada', T, 'laptop'));
+    expect(waitOf(limiter.admit('10.0.0.1', 'ada', T, 'laptop'))).toBe(2);
+    expect(waitOf(limiter.admit('10.0.0.8', 'ada', T))).toBe(2);
+  });
+});
+
 describe('limits together and memory', () => {
   test('a success whose address and email were forgotten meanwhile gives back nothing, and does not fail', () => {
     const limiter = new LoginLimiter({ ...LOOSE, trackedKeysMax: 1 });
@@ -204,6 +281,8 @@ describe('limits together and memory', () => {
       addressWindowMs: 900_000,
       emailBurst: 20,
       emailRefillMs: 3_000,
+      deviceFailuresMax: 10,
+      deviceWindowMs: 900_000,
       trackedKeysMax: 100_000,
     });
     const limiter = new LoginLimiter();

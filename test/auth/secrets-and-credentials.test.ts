@@ -20,7 +20,7 @@ import {
 } from '../../actors/accounts/secrets.ts';
 import type { AccountService } from '../../actors/services/account-service.ts';
 import { bearerToken } from '../../src/http/api-key.ts';
-import { dashboardUser, SESSION_COOKIE } from '../../src/http/dashboard-auth.ts';
+import { dashboardSession, dashboardUser, SESSION_COOKIE } from '../../src/http/dashboard-auth.ts';
 
 const BASE64URL_32_BYTES = /^[A-Za-z0-9_-]{43}$/;
 
@@ -95,10 +95,10 @@ describe('dashboardUser', () => {
   function accounts() {
     const seen: Array<string | undefined> = [];
     const service = {
-      requireUser(token: string | undefined) {
+      requireSession(token: string | undefined) {
         seen.push(token);
         if (token !== 'good-token') throw new Error('authentication required');
-        return someone;
+        return { user: someone, sessionKey: 'the-session-key' };
       },
     } as unknown as AccountService;
     return { service, seen };
@@ -109,7 +109,8 @@ describe('dashboardUser', () => {
     const { service, seen } = accounts();
     expect(SESSION_COOKIE).toBe('session');
     expect(dashboardUser(service, { request, cookie: { session: { value: 'good-token' } } })).toBe(someone);
-    expect(seen).toEqual(['good-token']);
+    expect(dashboardSession(service, { request, cookie: { session: { value: 'good-token' } } })).toEqual({ user: someone, sessionKey: 'the-session-key' });
+    expect(seen).toEqual(['good-token', 'good-token']);
   });
 
   test('a missing cookie, another cookie or a value that is not text counts as no token', () => {

@@ -82,6 +82,34 @@ test('a backup taken under ingest restores into a fresh directory with everythin
   expect(await service.stop()).toBe(0);
 }, TEST_TIMEOUT_MS * 2);
 
+test('a backup is a POST behind the cross-site checks: a GET or a foreign page takes none', async () => {
+  const dataDir = makeDataDir('backup-method');
+  dirs.push(dataDir);
+  const service = await startService({ dataDir, env: { ADMIN_EMAIL, ADMIN_PASSWORD } });
+  const admin = await login(service.baseUrl, ADMIN_EMAIL, ADMIN_PASSWORD);
+  const backupUrl = service.baseUrl + '/api/admin/backup';
+  // a top-level navigation, a link or an image from another site: GET with the cookie
+  const navigation = await fetch(backupUrl, { headers: { cookie: admin, 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate' } });
+  expect(navigation.status).toBe(404);
+  expect(((await navigation.json()) as any).error.code).toBe('NOT_FOUND');
+  // a foreign page's form post, and its fetch with a JSON body
+  const form = await fetch(backupUrl, { method: 'POST', headers: { cookie: admin, origin: 'https://evil.example', 'content-type': 'application/x-www-form-urlencoded' }, body: 'x=1' });
+  expect(form.status).toBe(415);
+  const foreign = await fetch(backupUrl, { method: 'POST', headers: { cookie: admin, origin: 'https://evil.example' } });
+  expect(foreign.status).toBe(403);
+  expect(((await foreign.json()) as any).error.code).toBe('FORBIDDEN');
+  const crossSite = await fetch(backupUrl, { method: 'POST', headers: { cookie: admin, 'sec-fetch-site': 'cross-site' } });
+  expect(crossSite.status).toBe(403);
+  expect(service.output).not.toContain('backup at seq');
+  // the own page (or curl, which sends neither header) gets the file
+  const own = await fetch(backupUrl, { method: 'POST', headers: { cookie: admin, origin: service.baseUrl } });
+  expect(own.status).toBe(200);
+  expect(own.headers.get('x-backup-seq')).toMatch(/^\d+$/);
+  expect((await own.arrayBuffer()).byteLength).toBeGreaterThan(0);
+  await service.waitFor(/backup at seq \d+/);
+  expect(await service.stop()).toBe(0);
+}, TEST_TIMEOUT_MS);
+
 test('backups are for admins only, need the service, and restore refuses a damaged file', async () => {
   const dataDir = makeDataDir('backup-refusals');
   dirs.push(dataDir);
@@ -94,10 +122,11 @@ test('backups are for admins only, need the service, and restore refuses a damag
   });
   expect(created.status).toBe(201);
   const viewer = await login(service.baseUrl, 'viewer@example.test', 'a long enough password');
-  const refused = await fetch(service.baseUrl + '/api/admin/backup', { headers: { cookie: viewer } });
+  const refused = await fetch(service.baseUrl + '/api/admin/backup', { method: 'POST', headers: { cookie: viewer } });
   expect(refused.status).toBe(403);
   expect(((await refused.json()) as any).error.code).toBe('FORBIDDEN');
-  expect((await fetch(service.baseUrl + '/api/admin/backup')).status).toBe(401);
+  expect((await fetch(service.baseUrl + '/api/admin/backup', { method: 'POST' })).status).toBe(401);
+  expect(service.output).not.toContain('backup at seq');
   expect(await service.stop()).toBe(0);
 
   const noService = cli(dataDir, ['backup', join(dataDir, 'out'), '--url', service.baseUrl]);

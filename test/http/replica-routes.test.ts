@@ -30,7 +30,7 @@ test('only GETs are answered by a replica; every other method, and the backup, g
   for (const [key, answerer] of Object.entries(ROUTE_ANSWERERS)) {
     if (!key.startsWith('GET ')) expect({ key, answerer }).toEqual({ key, answerer: 'owner' });
   }
-  expect(ROUTE_ANSWERERS['GET /api/admin/backup']).toBe('owner');
+  expect(ROUTE_ANSWERERS['POST /api/admin/backup']).toBe('owner');
 });
 
 test('paths match the table with parameters, HEAD as GET, a static segment before a parameter, the unknown to the owner', () => {

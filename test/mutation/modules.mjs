@@ -52,6 +52,7 @@ export const MODULES = {
     // not mutated: the simulation's own tools (simulated-storage, recording-storage, seeded-random)
     parts: [
       { mutate: ['persistence/data-dir-lock.ts', 'persistence/flock.ts'], tests: [`${P}/data-dir-lock.test.ts`, `${P}/data-dir-lock-edges.test.ts`] },
+      { mutate: ['persistence/private-files.ts'], tests: [`${P}/private-files.test.ts`] },
       {
         mutate: [
           'persistence/frame.ts',
@@ -93,7 +94,7 @@ export const MODULES = {
     ],
   },
   auth: {
-    what: 'accounts, sessions, login and its limiter, session cookie and API-key checks, the cross-site guard',
+    what: 'accounts, sessions, login and its limiter, device cookies, session cookie and API-key checks, the cross-site guard',
     // direct tests first: a login through the routes verifies an argon2id hash, so route
     // tests are kept only for what the routes add (the cookie, statuses, body checks)
     parts: [
@@ -104,11 +105,14 @@ export const MODULES = {
           'src/http/dashboard-auth.ts',
           'src/http/api-key.ts',
           'src/http/dashboard-request-guard.ts',
+          block('src/http/request-path.ts', 'export function routePath'),
         ],
         tests: ['test/auth/accounts-actor.test.ts', 'test/auth/dashboard-request-guard.test.ts', 'test/auth/secrets-and-credentials.test.ts'],
       },
       // the limiter apart: its own test takes milliseconds, the login tests seconds (they hash)
       { mutate: ['actors/accounts/login-limiter.ts'], tests: ['test/auth/login-limiter.test.ts'] },
+      // the cookie's own checks; its route tests hash, so they come last
+      { mutate: ['actors/accounts/device-cookie.ts'], tests: ['test/auth/device-cookie.test.ts'] },
       {
         mutate: ['actors/services/account-service.ts', 'src/routes/auth.ts', 'src/routes/users.ts'],
         tests: ['test/auth/account-service.test.ts', 'test/routes/auth-routes.test.ts'],

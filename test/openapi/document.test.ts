@@ -98,7 +98,7 @@ describe('GET /openapi.json', () => {
     expect(codesOf('DELETE /api/connections/{id}', 403)).toEqual(['FORBIDDEN']);
     expect(codesOf('GET /api/jobs', 403)).toEqual([]);
     expect(codesOf('GET /api/jobs', 413)).toEqual([]);
-    expect(codesOf('GET /api/admin/backup', 403)).toEqual(['FORBIDDEN']);
+    expect(codesOf('POST /api/admin/backup', 403)).toEqual(['FORBIDDEN']);
     expect(document.paths['/api/ingest'].post.responses['429'].headers['Retry-After']).toBeDefined();
     expect(document.paths['/api/ingest'].post.responses['429'].content['application/json'].schema.properties.usage).toBeDefined();
   });

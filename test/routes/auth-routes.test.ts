@@ -49,7 +49,9 @@ describe('POST /api/auth/login', () => {
     const email = await addUser(shared);
     const response = await login(shared, email);
     expect(response.status).toBe(200);
-    const parts = response.headers.get('set-cookie')!.split(/;\s*/);
+    const [session, device] = response.headers.getSetCookie();
+    expect(device).toStartWith('device='); // device-cookie.test.ts
+    const parts = session!.split(/;\s*/);
     expect(parts[0]).toMatch(/^session=[A-Za-z0-9_-]{43}$/);
     expect(parts.slice(1).sort()).toEqual(['HttpOnly', `Max-Age=${SESSION_TTL_SECONDS}`, 'Path=/', 'SameSite=Lax']);
     expect(await response.json()).toEqual({ user: { id: `u${userCount}`, email, isAdmin: false, createdAt: new Date(shared.clock.nowMs()).toISOString() } });
@@ -57,7 +59,9 @@ describe('POST /api/auth/login', () => {
 
   test('COOKIE_SECURE=auto marks the cookie Secure exactly when the request came over https', async () => {
     const email = await addUser(shared);
-    expect((await login(shared, email, { base: 'https://localhost:3000' })).headers.get('set-cookie')).toContain('; Secure');
+    const secure = (await login(shared, email, { base: 'https://localhost:3000' })).headers.getSetCookie();
+    expect(secure).toHaveLength(2); // the session and the device cookie, both Secure
+    for (const cookie of secure) expect(cookie).toContain('; Secure');
     expect((await login(shared, email)).headers.get('set-cookie')).not.toContain('Secure');
   });
 

@@ -196,3 +196,57 @@ describe('GET /api/events/stream', () => {
     expect((await fetch(`${base}/api/events/stream`)).status).toBe(401);
   });
 });
+
+describe('a stream lives as long as its session', () => {
+  /** Each test logs in (argon2) more than once; on a busy machine that takes seconds. */
+  const LOGINS_MS = 30_000;
+
+  /** Reads to the end; the stream must end (the test times out otherwise). Returns the events still delivered. */
+  async function readToEnd(reader: SseMessageReader): Promise<string[]> {
+    const events: string[] = [];
+    for (let message = await reader.next(); message !== undefined; message = await reader.next()) if (message.event !== undefined) events.push(message.event);
+    return events;
+  }
+
+  test("logout ends that session's streams at once; another session of the same user keeps streaming", async () => {
+    const { t, base, cookie, c } = await served();
+    const other = await t.login();
+    const ended = await open(base, cookie);
+    const kept = await open(base, other);
+    await until(() => t.live.openStreamCount() === 2, 'both streams');
+    expect((await t.request('POST', '/api/auth/logout', { headers: { cookie } })).status).toBe(204);
+    expect(await readToEnd(ended.reader!)).toEqual([]);
+    await until(() => t.streamLog.some((line) => line.endsWith('ended: its session ended (logout, expiry or the user removed)')), 'the end to be logged');
+    expect(t.live.openStreamCount()).toBe(1);
+    await t.ingest(c.apiKey, [jobEvent(c.id, T0)]);
+    expect((await kept.reader!.nextEvents(1))[0]!.event).toBe('job');
+    // and the logged-out cookie opens no new one
+    expect((await fetch(`${base}/api/events/stream`, { headers: { cookie } })).status).toBe(401);
+    await kept.reader!.cancel();
+  }, LOGINS_MS);
+
+  test('a stream ends when its session expires, by the next liveness check', async () => {
+    const { t, base, cookie } = await served({ live: { livenessCheckIntervalMs: 10 } });
+    const stream = await open(base, cookie);
+    await until(() => t.live.openStreamCount() === 1, 'the stream');
+    t.clock.advance(7 * 86_400_000 - 1); // the test app's session time to live, less 1 ms
+    t.live.endStreamsOfEndedSessions();
+    expect(t.live.openStreamCount()).toBe(1);
+    t.clock.advance(1);
+    expect(await readToEnd(stream.reader!)).toEqual([]);
+    expect(t.live.openStreamCount()).toBe(0);
+  }, LOGINS_MS);
+
+  test('deleting a connection ends the streams watching it; a stream of another connection goes on', async () => {
+    const { t, base, cookie, c } = await served();
+    const kept = await t.createConnection(cookie, 'staging');
+    const ofDeleted = await open(base, cookie, { query: `?connectionId=${c.id}` });
+    const ofKept = await open(base, cookie, { query: `?connectionId=${kept.id}` });
+    await until(() => t.live.openStreamCount() === 2, 'both streams');
+    expect((await t.request('DELETE', `/api/connections/${c.id}`, { headers: { cookie } })).status).toBe(204);
+    expect(await readToEnd(ofDeleted.reader!)).toEqual([]);
+    await t.ingest(kept.apiKey, [jobEvent(kept.id, T0)]);
+    expect((await ofKept.reader!.nextEvents(1))[0]!.event).toBe('job');
+    await ofKept.reader!.cancel();
+  }, LOGINS_MS);
+});
