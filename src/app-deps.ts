@@ -15,7 +15,8 @@ export interface AppDeps {
   connections: ConnectionService;
   jobActions: JobActionService;
   live: LiveUpdates;
-  config: Pick<Config, 'cookieSecure' | 'sessionTtlMs' | 'publicUrl' | 'bodyTimeoutMs' | 'trustedProxies'>;
+  /** `inFlightPerConnection` absent: the defaults (in-flight.ts) */
+  config: Pick<Config, 'cookieSecure' | 'sessionTtlMs' | 'publicUrl' | 'bodyTimeoutMs' | 'trustedProxies'> & Partial<Pick<Config, 'inFlightPerConnection'>>;
   logError: (line: string) => void;
   /** Writes a consistent backup file of the running service (GET /api/admin/backup). */
   backup: () => Promise<BackupFile>;

@@ -6,7 +6,7 @@
 import { DomainError } from '../domain-error.ts';
 import { dedupKeyOf } from '../ingest/dedup-key.ts';
 import type { JobEvent, NormalizedEvent, QueueEvent, WorkerEvent } from '../ingest/normalized-event.ts';
-import { validateEvent, type EventError } from '../ingest/validate-event.ts';
+import { validateEvent, type EventError, type EventVerdict } from '../ingest/validate-event.ts';
 import { DailyQuota, type Usage } from './daily-quota.ts';
 import { DedupCache } from './dedup-cache.ts';
 import { BatchIds } from './batch-ids.ts';
@@ -87,21 +87,33 @@ export class ConnectionActor {
     this.dedup = new DedupCache(limits.dedupKeysMax);
   }
 
-  decideIngest(rawEvents: readonly unknown[], nowMs: number): IngestDecision {
+  /**
+   * A batch arriving with nothing of the day's quota left is refused whatever it holds;
+   * the route asks before reading the body, so an over-quota client costs no parsing.
+   */
+  refuseWhenOverQuota(nowMs: number): void {
+    if (this.quota.remaining(nowMs) > 0) return;
+    const usage = this.quota.usage(nowMs);
+    const retryAfterSeconds = Math.max(1, Math.ceil((Date.parse(usage.resetAt) - nowMs) / 1000));
+    throw new DomainError(
+      'DAILY_LIMIT_EXCEEDED',
+      'daily event limit reached; previously ingested data is preserved',
+      undefined,
+      { usage },
+      { 'Retry-After': String(retryAfterSeconds) },
+    );
+  }
+
+  /** One event checked on its own, as `decideIngest` checks it; the route may do so ahead, in slices. */
+  validateIngestEvent(raw: unknown, nowMs: number): EventVerdict {
+    // Decided with the injected clock, so replay never depends on when it runs.
+    return validateEvent(raw, this.connectionId, nowMs + this.tenantLimits.clockSkewToleranceMs);
+  }
+
+  /** `verdicts`: each event already checked by `validateIngestEvent` (same order); absent, they are checked here. */
+  decideIngest(rawEvents: readonly unknown[], nowMs: number, verdicts?: readonly EventVerdict[]): IngestDecision {
+    this.refuseWhenOverQuota(nowMs);
     const remainingAtArrival = this.quota.remaining(nowMs);
-    if (remainingAtArrival === 0) {
-      const usage = this.quota.usage(nowMs);
-      const retryAfterSeconds = Math.max(1, Math.ceil((Date.parse(usage.resetAt) - nowMs) / 1000));
-      throw new DomainError(
-        'DAILY_LIMIT_EXCEEDED',
-        'daily event limit reached; previously ingested data is preserved',
-        undefined,
-        { usage },
-        { 'Retry-After': String(retryAfterSeconds) },
-      );
-    }
-    // Decided here, with the injected clock, so replay never depends on when it runs.
-    const notAfterMs = nowMs + this.tenantLimits.clockSkewToleranceMs;
     const accepted: NormalizedEvent[] = [];
     const errors: Array<{ index: number } & EventError> = [];
     const keysInBatch = new Set<string>();
@@ -116,7 +128,7 @@ export class ConnectionActor {
         truncated++;
         return;
       }
-      const verdict = validateEvent(raw, this.connectionId, notAfterMs);
+      const verdict = verdicts === undefined ? this.validateIngestEvent(raw, nowMs) : verdicts[index]!;
       if (!verdict.ok) {
         rejected++;
         if (errors.length < EVENT_ERRORS_REPORTED_MAX) errors.push({ index, ...verdict.error });
