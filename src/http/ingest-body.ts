@@ -32,12 +32,26 @@ export const WHOLE_PARSE_MEMBERS_MAX = 32 * 1024;
 /** What a body may carry besides its `events` array (the envelope has nothing else). */
 export const INGEST_ENVELOPE_BYTES_MAX = 64 * 1024;
 
+/** A body within both is parsed in one piece (tests lower them to see the pieces parsed). */
+export interface WholeParseLimits {
+  bytesMax: number;
+  membersMax: number;
+}
+
+const WHOLE_PARSE: WholeParseLimits = { bytesMax: WHOLE_PARSE_BYTES_MAX, membersMax: WHOLE_PARSE_MEMBERS_MAX };
+
 /** The parsed body, its `events` parsed one by one when it is large; `watchers` see the bytes too. */
-export async function readIngestBody(reader: BodyReader, request: Request, maxBytes: number, watchers: readonly BodyWatcher[] = []): Promise<unknown> {
+export async function readIngestBody(
+  reader: BodyReader,
+  request: Request,
+  maxBytes: number,
+  watchers: readonly BodyWatcher[] = [],
+  wholeParse: WholeParseLimits = WHOLE_PARSE,
+): Promise<unknown> {
   requireJsonContentType(request);
   const scanner = new JsonShapeScanner(JSON_SHAPE_LIMITS, { key: 'events', elementBytesMax: INGEST_EVENT_BYTES_MAX, elementMembersMax: INGEST_EVENT_MEMBERS_MAX });
   const bytes = await reader.bytes(request, maxBytes, [...watchers, scanner]);
-  if (bytes.length <= WHOLE_PARSE_BYTES_MAX && scanner.members <= WHOLE_PARSE_MEMBERS_MAX) return parseJson(bytes);
+  if (bytes.length <= wholeParse.bytesMax && scanner.members <= wholeParse.membersMax) return parseJson(bytes);
   const split = scanner.splitArray();
   if (split === null) throw new DomainError('VALIDATION_ERROR', 'request body failed schema validation', { events: ['is required and must be an array'] });
   return parseInSlices(bytes, split);

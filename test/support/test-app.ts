@@ -37,6 +37,8 @@ export interface TestAppOptions {
   cookieSecure?: 'auto' | 'true' | 'false';
   /** false: no ADMIN user, which saves its argon2id hash (about a second on a busy machine) */
   withAdmin?: boolean;
+  /** IN_FLIGHT_REQUESTS_PER_CONNECTION and IN_FLIGHT_MB_PER_CONNECTION (in bytes); default the service's defaults */
+  inFlightPerConnection?: { requestsMax: number; bytesMax: number };
 }
 
 /** The in-memory app has no data directory to back up; backups are tested on a real service. */
@@ -67,7 +69,7 @@ export async function testApp(options: TestAppOptions = {}) {
   });
   const app = createApp({
     engine, accounts, connections, jobActions, live,
-    config: { cookieSecure: options.cookieSecure ?? 'auto', sessionTtlMs: 7 * 86_400_000, publicUrl: options.publicUrl ?? null, bodyTimeoutMs: options.bodyTimeoutMs ?? 30_000, trustedProxies: TrustedProxies.parse((options.trustedProxies ?? []).join(',')) },
+    config: { cookieSecure: options.cookieSecure ?? 'auto', sessionTtlMs: 7 * 86_400_000, publicUrl: options.publicUrl ?? null, bodyTimeoutMs: options.bodyTimeoutMs ?? 30_000, trustedProxies: TrustedProxies.parse((options.trustedProxies ?? []).join(',')), inFlightPerConnection: options.inFlightPerConnection },
     logError: (line) => errors.push(line),
     backup: noBackups,
   });
