@@ -4,11 +4,14 @@
  * parsed, a used-up quota is answered before the body is read, and what one connection
  * may have in flight (requests, body bytes) is capped, with 429 and Retry-After past it.
  */
-import { describe, expect, test } from 'bun:test';
+import { describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { JSON_SHAPE_LIMITS } from '../../src/http/json-shape.ts';
 import { INGEST_EVENT_BYTES_MAX } from '../../src/http/ingest-body.ts';
 import { jobEvent } from '../support/events.ts';
 import { BASE, T0, testApp, type TestApp } from '../support/test-app.ts';
+
+// each test logs in (an argon2id hash) and some send megabytes: a busy machine needs more than the default 5 s
+setDefaultTimeout(30_000);
 
 /** A request body that sends `head` and then holds until `finish` is called with the rest (or never). */
 function heldBody(head: string) {
@@ -127,7 +130,7 @@ describe('what one connection may have in flight', () => {
     expect((await t.ingest(connection.apiKey, [jobEvent(connection.id, T0, { externalId: 'after' })])).status).toBe(200);
   });
 
-  test('past the byte cap by declared length: 429 before reading; a refused or failed request gives its share back', async () => {
+  test('past the byte cap (a held body by its declared length, the next by its bytes): 429 before reading; a failed request gives its share back', async () => {
     const { t, connection } = await setUp({ inFlightPerConnection: { requestsMax: 10, bytesMax: 1000 } });
     const held = heldBody('{"events":[');
     const pending = post(t, '/api/ingest', connection.apiKey, held.body, { 'content-length': '900' });
