@@ -69,6 +69,8 @@ const SPACE = 0x20;
 const TAB = 0x09;
 const NEWLINE = 0x0a;
 const RETURN = 0x0d;
+/** strings up to this long are walked byte by byte, longer ones searched natively (see skipString) */
+const SHORT_STRING_BYTES = 32;
 /** a key longer than this is not the split key (which is short) */
 const KEY_BYTES_KEPT = 64;
 
@@ -110,7 +112,7 @@ export class JsonShapeScanner {
     const length = chunk.length;
     while (i < length) {
       if (this.inString) {
-        i = this.skipString(chunk, i);
+        i = this.keyBytes === null ? this.skipString(chunk, i) : this.skipKey(chunk, i);
         continue;
       }
       const byte = chunk[i]!;
@@ -122,8 +124,8 @@ export class JsonShapeScanner {
         this.close(this.offset + i);
       } else if (byte === COMMA) {
         this.comma(this.offset + i);
-      } else if (!isWhitespace(byte)) {
-        this.markValue();
+      } else if (this.splitting !== null && this.depth === 2 && !isWhitespace(byte)) {
+        this.elementHasValue = true;
       }
       i++;
     }
@@ -148,8 +150,50 @@ export class JsonShapeScanner {
     if (this.depth === 1 && this.expectingKey && this.splitLimits !== null) this.keyBytes = [];
   }
 
-  /** Inside a string from `from`: returns where scanning goes on (past the closing quote, or the chunk's end). */
+  /**
+   * Inside a string from `from`: returns where scanning goes on (past the closing quote, or
+   * the chunk's end). Most strings of a body are short: a plain loop finds their end, where
+   * a native search per string cost more than it saved (the scan took several times a
+   * JSON.parse); a long one (a stacktrace) is searched natively for its closing quote.
+   */
   private skipString(chunk: Uint8Array, from: number): number {
+    const length = chunk.length;
+    let i = from;
+    if (this.escapePending) {
+      this.escapePending = false;
+      i++;
+    }
+    const shortEnd = Math.min(length, i + SHORT_STRING_BYTES);
+    while (i < shortEnd) {
+      const byte = chunk[i]!;
+      if (byte === QUOTE) {
+        this.inString = false;
+        return i + 1;
+      }
+      i += byte === BACKSLASH ? 2 : 1;
+    }
+    if (i >= length) {
+      // past the end: the chunk ended on a backslash, which escapes the next chunk's first byte
+      this.escapePending = i > length;
+      return length;
+    }
+    // `i` is not an escaped byte, so a run of backslashes counted back to it is whole
+    for (let search = i; ; ) {
+      const quote = chunk.indexOf(QUOTE, search);
+      if (quote < 0) {
+        this.escapePending = backslashRunIsOdd(chunk, length, i);
+        return length;
+      }
+      if (!backslashRunIsOdd(chunk, quote, i)) {
+        this.inString = false;
+        return quote + 1;
+      }
+      search = quote + 1;
+    }
+  }
+
+  /** A top-level key, kept to compare with the split key (few per body, so the slower way). */
+  private skipKey(chunk: Uint8Array, from: number): number {
     let start = from;
     if (this.escapePending) {
       this.escapePending = false;
@@ -246,7 +290,7 @@ export class JsonShapeScanner {
     }
   }
 
-  /** A value byte: inside the split array, the current element is not empty. */
+  /** The start of a string or container: inside the split array, the current element is not empty. */
   private markValue(): void {
     if (this.splitting !== null && this.depth === 2) this.elementHasValue = true;
   }

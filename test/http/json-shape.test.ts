@@ -155,6 +155,17 @@ describe('an ingest body parsed event by event', () => {
     );
   });
 
+  test('long strings of escaped quotes and backslashes end where JSON says, wherever the chunks fall', async () => {
+    const tricky = fc.array(fc.constantFrom('"', '\\', 'a', ']', ',', '{', '\n', 'é'), { minLength: 20, maxLength: 120 }).map((chars) => chars.join(''));
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.record({ s: tricky, t: fc.array(tricky, { maxLength: 3 }) }), { minLength: 1, maxLength: 6 }), fc.integer({ min: 1, max: 40 }), async (events, chunkBytes) => {
+        const text = JSON.stringify({ events });
+        expect(await readIngestBody(reader, upload(text, chunkBytes), 1 << 20, [], piecewise)).toEqual(JSON.parse(text));
+      }),
+      { numRuns: 150 },
+    );
+  });
+
   test('a body that is not JSON is refused the same way, wherever the flaw is', async () => {
     for (const text of ['{"events":[1 2]}', '{"events":[1,]}', '{"events":[,1]}', '{"events":[1],}', '{"a" "events":[1]}', '{"events":[{"a":1}}]}', ']{"events":[1]}']) {
       const error = await readIngestBody(reader, upload(text, 3), 1 << 20, [], piecewise).catch((caught: unknown) => caught);
