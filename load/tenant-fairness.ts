@@ -9,9 +9,9 @@
  *   npx bun load/tenant-fairness.ts --duration 15 --floods nested,keys
  *
  * One service (temporary DATA_DIR, FSYNC=always, unlimited daily events). Tenant B (its
- * own user and connection, a few hundred jobs) reads in a tight sequential loop, one
- * request at a time: GET /api/jobs?limit=50 with its session, then GET /api/health. Each
- * phase runs that loop for --duration seconds: first alone (the baseline), then while 3
+ * own user and connection, a few hundred jobs) reads on a fixed schedule: every 10 ms
+ * GET /api/jobs?limit=50 with its session and GET /api/health, each timed from when it
+ * was due (see readFor). Each phase reads for --duration seconds: first alone (the baseline), then while 3
  * senders of tenant A, each in a child process of this script (so their JSON work never
  * delays the reader; at the lowest CPU priority, so that they do not take the cores from
  * the service and the reader), send 5 MB bodies back to back with A's API key:
@@ -112,11 +112,17 @@ interface Timings {
   errors: number;
 }
 
+/**
+ * Open loop: a pair of requests every READ_INTERVAL_MS on a fixed schedule, each timed from
+ * when it was due, whether or not the ones before it were answered. A reader that waited
+ * for each answer would sample a 3-second stall once among thousands of fast answers, and
+ * the p99 would not show it.
+ */
+const READ_INTERVAL_MS = 10;
+
 async function readFor(baseUrl: string, cookie: string, durationMs: number): Promise<Timings> {
   const timings: Timings = { jobs: [], health: [], errors: 0 };
-  const deadline = performance.now() + durationMs;
-  const timed = async (path: string, headers: Record<string, string>, into: number[]) => {
-    const started = performance.now();
+  const timed = async (path: string, headers: Record<string, string>, dueAt: number, into: number[]) => {
     try {
       const response = await fetch(`${baseUrl}${path}`, { headers, signal: AbortSignal.timeout(30_000) });
       await response.arrayBuffer();
@@ -124,12 +130,17 @@ async function readFor(baseUrl: string, cookie: string, durationMs: number): Pro
     } catch {
       timings.errors++;
     }
-    into.push(performance.now() - started);
+    into.push(performance.now() - dueAt);
   };
-  while (performance.now() < deadline) {
-    await timed('/api/jobs?limit=50', { cookie }, timings.jobs);
-    await timed('/api/health', {}, timings.health);
+  const startedAt = performance.now();
+  const pending: Promise<void>[] = [];
+  for (let tick = 0; tick * READ_INTERVAL_MS < durationMs; tick++) {
+    const dueAt = startedAt + tick * READ_INTERVAL_MS;
+    const wait = dueAt - performance.now();
+    if (wait > 0) await Bun.sleep(wait);
+    pending.push(timed('/api/jobs?limit=50', { cookie }, dueAt, timings.jobs), timed('/api/health', {}, dueAt, timings.health));
   }
+  await Promise.all(pending);
   return timings;
 }
 
