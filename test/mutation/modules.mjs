@@ -169,7 +169,7 @@ export const MODULES = {
           'actors/partition-of.ts',
           lines('actors/engine.ts', "case 'connection.created':", 'return null;'),
           lines('actors/engine-snapshot.ts', "if (scope === undefined || scope.accounts)", "if (scope !== undefined && (scope.connections"),
-          block('actors/engine-snapshot.ts', 'reconcileWithAccounts()'),
+          block('actors/engine-snapshot.ts', 'reconcileWithAccounts('),
         ],
         tests: ['test/actors/partition-of.test.ts', 'test/durability/partition-snapshots.test.ts'],
       },
