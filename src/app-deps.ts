@@ -24,7 +24,8 @@ export interface AppDeps {
     guard: GuardOptions;
   };
   live: LiveUpdates;
-  config: Pick<Config, 'cookieSecure' | 'sessionTtlMs' | 'publicUrl' | 'bodyTimeoutMs' | 'trustedProxies'>;
+  /** `inFlightPerConnection` absent: the defaults (in-flight.ts) */
+  config: Pick<Config, 'cookieSecure' | 'sessionTtlMs' | 'publicUrl' | 'bodyTimeoutMs' | 'trustedProxies'> & Partial<Pick<Config, 'inFlightPerConnection'>>;
   logError: (line: string) => void;
   /** Writes a consistent backup file of the running service (POST /api/admin/backup). */
   backup: () => Promise<BackupFile>;

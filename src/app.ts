@@ -4,6 +4,7 @@ import type { AppDeps } from './app-deps.ts';
 import { edgeHeaders } from './http/edge-headers.ts';
 import { dashboardRequestGuard } from './http/dashboard-request-guard.ts';
 import { errorBoundary } from './http/error-boundary.ts';
+import { InFlightLimiter } from './http/in-flight.ts';
 import { adminBackupRoutes } from './routes/admin-backup.ts';
 import { alertRoutes } from './routes/alerts.ts';
 import { apiDocsRoutes } from './routes/api-docs.ts';
@@ -23,6 +24,8 @@ import { userRoutes } from './routes/users.ts';
 import { uiRoutes } from './routes/ui.ts';
 
 export function createApp(deps: AppDeps) {
+  // one account of what each connection has in flight, across the routes that read an API key's bodies
+  const inFlight = new InFlightLimiter(deps.config.inFlightPerConnection);
   return new Elysia()
     .use(errorBoundary(deps.logError, deps.config.publicUrl))
     .use(edgeHeaders())
@@ -34,13 +37,13 @@ export function createApp(deps: AppDeps) {
     .use(authRoutes(deps))
     .use(userRoutes(deps))
     .use(connectionRoutes(deps))
-    .use(ingestRoutes(deps))
+    .use(ingestRoutes(deps, inFlight))
     .use(jobReadRoutes(deps))
     .use(queueRoutes(deps))
     .use(workerRoutes(deps))
     .use(jobActionRoutes(deps))
     .use(alertRoutes(deps))
-    .use(agentRoutes(deps))
+    .use(agentRoutes(deps, inFlight))
     .use(streamRoutes(deps))
     .use(adminBackupRoutes(deps))
     .use(uiRoutes());

@@ -4,6 +4,7 @@
  * that names the variable (a typo must never silently fall back to a default).
  */
 import { TENANT_LIMIT_DEFAULTS as TENANT, type TenantLimits } from '../actors/connection/tenant-limits.ts';
+import { IN_FLIGHT_DEFAULTS, type InFlightLimits } from './http/in-flight.ts';
 import { TrustedProxies } from './http/trusted-proxies.ts';
 
 /** as in Redis: `always` syncs before acknowledging (group commit), `everysec` once a second, `no` leaves it to the OS */
@@ -38,6 +39,8 @@ export interface Config {
   publicUrl: string | null;
   /** how long a request body may take to arrive before it is cut off with a 408 */
   bodyTimeoutMs: number;
+  /** requests and body bytes one connection (API key) may have in flight at once (src/http/in-flight.ts) */
+  inFlightPerConnection: InFlightLimits;
   streamResumeGraceMs: number;
   streamResumeBufferBytesMax: number;
   // --- login and cross-site requests (security hardening) ---
@@ -186,6 +189,10 @@ export function loadConfig(env: Env = process.env): Config {
     },
     publicUrl: publicUrl(env, 'PUBLIC_URL'),
     bodyTimeoutMs: integer(env, 'BODY_TIMEOUT_SECONDS', 30, 1, 3_600) * 1000,
+    inFlightPerConnection: {
+      requestsMax: integer(env, 'IN_FLIGHT_REQUESTS_PER_CONNECTION', IN_FLIGHT_DEFAULTS.requestsMax, 1, 100_000),
+      bytesMax: integer(env, 'IN_FLIGHT_MB_PER_CONNECTION', IN_FLIGHT_DEFAULTS.bytesMax / MB, 6, 100_000) * MB,
+    },
     streamResumeGraceMs: integer(env, 'STREAM_RESUME_GRACE_SECONDS', 60, 0, 3_600) * 1000,
     streamResumeBufferBytesMax: integer(env, 'STREAM_RESUME_BUFFER_MB', 16, 1, 1_024) * 1024 * 1024,
     trustedProxies: trustedProxies(env),

@@ -6,7 +6,7 @@
 import { DomainError } from '../domain-error.ts';
 import { dedupKeyOf } from '../ingest/dedup-key.ts';
 import type { JobEvent, NormalizedEvent, QueueEvent, WorkerEvent } from '../ingest/normalized-event.ts';
-import { validateEvent, type EventError } from '../ingest/validate-event.ts';
+import { validateEvent, type EventError, type EventVerdict } from '../ingest/validate-event.ts';
 import { DailyQuota, countsAgainstQuota, type Usage } from './daily-quota.ts';
 import { DedupCache } from './dedup-cache.ts';
 import { BatchIds } from './batch-ids.ts';
@@ -90,23 +90,36 @@ export class ConnectionActor {
     this.dedup = new DedupCache(limits.dedupKeysMax);
   }
 
-  decideIngest(rawEvents: readonly unknown[], nowMs: number): IngestDecision {
+  /** Nothing of the day's quota is left: a request carrying a job event is refused (`quotaRefusal`). */
+  quotaSpent(nowMs: number): boolean {
+    return this.quota.remaining(nowMs) === 0;
+  }
+
+  /** The 429 for a request carrying job events with nothing of the day's quota left. */
+  quotaRefusal(nowMs: number): DomainError {
+    const usage = this.quota.usage(nowMs);
+    const retryAfterSeconds = Math.max(1, Math.ceil((Date.parse(usage.resetAt) - nowMs) / 1000));
+    return new DomainError(
+      'DAILY_LIMIT_EXCEEDED',
+      'daily event limit reached; previously ingested data is preserved',
+      undefined,
+      { usage },
+      { 'Retry-After': String(retryAfterSeconds) },
+    );
+  }
+
+  /** One event checked on its own, as `decideIngest` checks it; the route may do so ahead, in slices. */
+  validateIngestEvent(raw: unknown, nowMs: number): EventVerdict {
+    // Decided with the injected clock, so replay never depends on when it runs.
+    return validateEvent(raw, this.connectionId, nowMs + this.tenantLimits.clockSkewToleranceMs);
+  }
+
+  /** `verdicts`: each event already checked by `validateIngestEvent` (same order); absent, they are checked here. */
+  decideIngest(rawEvents: readonly unknown[], nowMs: number, verdicts?: readonly EventVerdict[]): IngestDecision {
     const remainingAtArrival = this.quota.remaining(nowMs);
     // Only job events spend the quota, so a request of worker and queue events alone is
     // still taken when it is spent (they stay bounded by the byte budget and the caps).
-    if (remainingAtArrival === 0 && rawEvents.some(countsAgainstQuota)) {
-      const usage = this.quota.usage(nowMs);
-      const retryAfterSeconds = Math.max(1, Math.ceil((Date.parse(usage.resetAt) - nowMs) / 1000));
-      throw new DomainError(
-        'DAILY_LIMIT_EXCEEDED',
-        'daily event limit reached; previously ingested data is preserved',
-        undefined,
-        { usage },
-        { 'Retry-After': String(retryAfterSeconds) },
-      );
-    }
-    // Decided here, with the injected clock, so replay never depends on when it runs.
-    const notAfterMs = nowMs + this.tenantLimits.clockSkewToleranceMs;
+    if (remainingAtArrival === 0 && rawEvents.some(countsAgainstQuota)) throw this.quotaRefusal(nowMs);
     const accepted: NormalizedEvent[] = [];
     const errors: Array<{ index: number } & EventError> = [];
     const keysInBatch = new Set<string>();
@@ -123,7 +136,7 @@ export class ConnectionActor {
         truncated++;
         return;
       }
-      const verdict = validateEvent(raw, this.connectionId, notAfterMs);
+      const verdict = verdicts === undefined ? this.validateIngestEvent(raw, nowMs) : verdicts[index]!;
       if (!verdict.ok) {
         rejected++;
         if (errors.length < EVENT_ERRORS_REPORTED_MAX) errors.push({ index, ...verdict.error });

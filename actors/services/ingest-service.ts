@@ -3,6 +3,7 @@ import { DomainError } from '../domain-error.ts';
 import type { Engine } from '../engine.ts';
 import type { ConnectionActor, IngestReply } from '../connection/connection-actor.ts';
 import type { IngestTimings } from './ingest-timings.ts';
+import type { EventVerdict } from '../ingest/validate-event.ts';
 
 export async function ingestEvents(engine: Engine, apiKey: string | null, events: readonly unknown[], timings?: IngestTimings): Promise<IngestReply> {
   engine.refuseWhenHalted(); // before the key: a halted engine answers 503 to any key
@@ -11,15 +12,22 @@ export async function ingestEvents(engine: Engine, apiKey: string | null, events
 
 /**
  * Ingest for a connection resolved from its key earlier (the route does so before reading
- * the body, and hashing the key again per request was measurable). The connection may have
+ * the body, and hashing the key again per request was measurable). `verdicts`: the events
+ * already validated by the route (in slices between turns of the event loop). The connection may have
  * been deleted while the body arrived: its actor then is no longer the engine's, and the
  * request is refused as the key lookup would refuse it (ids and keys are never reused).
  */
-export async function ingestForConnection(engine: Engine, actor: ConnectionActor, events: readonly unknown[], timings?: IngestTimings): Promise<IngestReply> {
+export async function ingestForConnection(
+  engine: Engine,
+  actor: ConnectionActor,
+  events: readonly unknown[],
+  timings?: IngestTimings,
+  verdicts?: readonly EventVerdict[],
+): Promise<IngestReply> {
   engine.refuseWhenHalted();
   const startedMs = performance.now();
   if (engine.connection(actor.connectionId) !== actor) throw invalidKey();
-  const { record, reply } = actor.decideIngest(events, engine.clock.nowMs());
+  const { record, reply } = actor.decideIngest(events, engine.clock.nowMs(), verdicts);
   if (record === null) return reply;
   const durable = engine.commit(record); // appends and applies before its first await
   const workedMs = performance.now();

@@ -8,6 +8,7 @@
  */
 import { DomainError } from '../../actors/domain-error.ts';
 import type { AppDeps } from '../app-deps.ts';
+import { JsonShapeScanner } from './json-shape.ts';
 import { requestPath } from './request-path.ts';
 
 /** Answers that leave a body unread close the connection, so Bun does not drain the rest. */
@@ -16,17 +17,42 @@ const CLOSE = { connection: 'close' };
 /** Login, users, connections: a few short strings, with room for JSON escapes. */
 export const FORM_BODY_BYTES_MAX = 16 * 1024;
 
+/**
+ * Runs a check made before the body is read; a refusal from it also closes the connection
+ * (the unread body is not drained).
+ */
+export function closingConnection(check: () => void): void {
+  try {
+    check();
+  } catch (error) {
+    if (!(error instanceof DomainError)) throw error;
+    throw new DomainError(error.code, error.message, error.details, error.extraBody, { ...error.headers, ...CLOSE });
+  }
+}
+
 export function tooLarge(maxBytes: number): DomainError {
   return new DomainError('PAYLOAD_TOO_LARGE', `request body exceeds ${maxBytes} bytes`, undefined, undefined, CLOSE);
 }
 
 export type BodyReaderDeps = Pick<AppDeps, 'config' | 'logError'>;
 
+/** Sees each chunk of a body as it arrives and may refuse the body by throwing (the rest is then not read). */
+export interface BodyWatcher {
+  feed(chunk: Uint8Array): void;
+}
+
 export interface BodyReader {
-  /** The body's bytes, at most `maxBytes`; throws 413, 408, or 400 for a body cut off by the client. */
-  bytes(request: Request, maxBytes: number): Promise<Uint8Array>;
   /**
-   * `Content-Type: application/json` (else 415), then `bytes`, then JSON.parse (else 400).
+   * The body's bytes, at most `maxBytes`; throws 413, 408, or 400 for a body cut off by the
+   * client. Each chunk is shown to the `watchers` as it arrives (a small body with a
+   * declared length once, whole).
+   */
+  bytes(request: Request, maxBytes: number, watchers?: readonly BodyWatcher[]): Promise<Uint8Array>;
+  /** `json`, with more watchers of the bytes than its structure check. */
+  jsonWatched(request: Request, maxBytes: number, watchers: readonly BodyWatcher[]): Promise<unknown>;
+  /**
+   * `Content-Type: application/json` (else 415), then `bytes` with the structure checked as
+   * it arrives (json-shape.ts: too deep or too many members is a 400), then JSON.parse (else 400).
    * Strings that are not well-formed Unicode are refused by validation (`validBody`, and
    * per event on ingest), since a lone surrogate would change on reload.
    */
@@ -34,13 +60,15 @@ export interface BodyReader {
 }
 
 export function bodyReader({ config, logError }: BodyReaderDeps): BodyReader {
-  const bytes = (request: Request, maxBytes: number) => readCapped(request, maxBytes, config.bodyTimeoutMs, logError);
+  const bytes = (request: Request, maxBytes: number, watchers: readonly BodyWatcher[] = []) => readCapped(request, maxBytes, config.bodyTimeoutMs, logError, watchers);
+  const jsonWatched = async (request: Request, maxBytes: number, watchers: readonly BodyWatcher[]) => {
+    requireJsonContentType(request);
+    return parseJson(await bytes(request, maxBytes, [...watchers, new JsonShapeScanner()]));
+  };
   return {
     bytes,
-    async json(request, maxBytes) {
-      requireJsonContentType(request);
-      return parseJson(await bytes(request, maxBytes));
-    },
+    jsonWatched,
+    json: (request, maxBytes) => jsonWatched(request, maxBytes, []),
   };
 }
 
@@ -59,12 +87,16 @@ export function unsupportedMediaType(contentType: string): DomainError {
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
-function parseJson(bytes: Uint8Array): unknown {
+export function parseJson(bytes: Uint8Array): unknown {
   try {
     return JSON.parse(strictUtf8.decode(bytes));
   } catch {
-    throw new DomainError('VALIDATION_ERROR', 'request body is not valid JSON', { body: ['must be valid JSON in UTF-8'] });
+    throw notJson();
   }
+}
+
+export function notJson(): DomainError {
+  return new DomainError('VALIDATION_ERROR', 'request body is not valid JSON', { body: ['must be valid JSON in UTF-8'] });
 }
 
 /**
@@ -75,11 +107,27 @@ function parseJson(bytes: Uint8Array): unknown {
  */
 export const SMALL_BODY_BYTES_MAX = 64 * 1024;
 
-async function readCapped(request: Request, maxBytes: number, timeoutMs: number, logError: (line: string) => void): Promise<Uint8Array> {
+/** The declared `Content-Length`, or null when there is none (a chunked body) or it is not a number. */
+export function declaredLength(request: Request): number | null {
   const declared = request.headers.get('content-length');
-  const declaredBytes = declared === null ? null : Number(declared);
+  const bytes = declared === null ? null : Number(declared);
+  return bytes !== null && Number.isFinite(bytes) ? bytes : null;
+}
+
+/** What a request's body will hold at most, to charge before reading it: its declared length within the cap, else nothing yet. */
+export function admittedBytes(request: Request, maxBytes: number): number | null {
+  const declared = declaredLength(request);
+  return declared === null ? null : Math.min(declared, maxBytes);
+}
+
+async function readCapped(request: Request, maxBytes: number, timeoutMs: number, logError: (line: string) => void, watchers: readonly BodyWatcher[]): Promise<Uint8Array> {
+  const declaredBytes = declaredLength(request);
   if (declaredBytes !== null && declaredBytes > maxBytes) throw tooLarge(maxBytes);
-  if (declaredBytes !== null && declaredBytes <= SMALL_BODY_BYTES_MAX) return readWhole(request, timeoutMs, logError);
+  if (declaredBytes !== null && declaredBytes <= SMALL_BODY_BYTES_MAX) {
+    const whole = await readWhole(request, timeoutMs, logError);
+    for (const watcher of watchers) watcher.feed(whole);
+    return whole;
+  }
   if (request.body === null) return new Uint8Array(0);
 
   const reader = request.body.getReader();
@@ -105,6 +153,12 @@ async function readCapped(request: Request, maxBytes: number, timeoutMs: number,
       if (received > maxBytes) {
         await reader.cancel().catch(() => undefined);
         throw tooLarge(maxBytes);
+      }
+      try {
+        for (const watcher of watchers) watcher.feed(step.value);
+      } catch (refusal) {
+        await reader.cancel().catch(() => undefined);
+        throw refusal;
       }
       chunks.push(step.value);
     }

@@ -79,11 +79,13 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     description:
       'Accepted events are durable (in the append log, per the fsync policy) before the answer. Each event is validated on its own: ' +
       'a bad event is counted in `rejected` and listed in `errors`, the rest go on. A duplicate event is `skipped`; events past the daily ' +
-      'limit inside the batch are `truncated`. Body at most 5 MiB (5,242,880 bytes), 1 to 1,000 events.',
+      'limit inside the batch are `truncated`. Body at most 5 MiB (5,242,880 bytes), 1 to 1,000 events, nested at most 32 levels, ' +
+      'at most 16,384 members per object and 65,536 elements per array, 1 MiB per event. A used-up quota is answered before the body is read; ' +
+      'past the requests or body bytes one connection may have in flight the answer is 429 `RATE_LIMITED` with `Retry-After`.',
     auth: 'apiKey',
     body: IngestBody,
     success: { 200: { description: 'What became of each event', json: Reply.IngestReply } },
-    errors: ['VALIDATION_ERROR', 'DAILY_LIMIT_EXCEEDED', 'SERVICE_UNAVAILABLE'],
+    errors: ['VALIDATION_ERROR', 'DAILY_LIMIT_EXCEEDED', 'RATE_LIMITED', 'SERVICE_UNAVAILABLE'],
   },
   'GET /api/agent/connection': {
     tag: 'Agent',
@@ -111,7 +113,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     auth: 'apiKey',
     body: AckBody.schema,
     success: { 200: { description: 'How many pending commands this acknowledged', json: Reply.AckReply } },
-    errors: ['SERVICE_UNAVAILABLE'],
+    errors: ['RATE_LIMITED', 'SERVICE_UNAVAILABLE'],
   },
   'POST /api/auth/login': {
     tag: 'Auth',

@@ -5,7 +5,8 @@ import { connectionActorForKey } from '../../actors/services/ingest-service.ts';
 import { DomainError } from '../../actors/domain-error.ts';
 import type { AppDeps } from '../app-deps.ts';
 import { bearerToken } from '../http/api-key.ts';
-import { bodyReader } from '../http/read-body.ts';
+import type { InFlightLimiter } from '../http/in-flight.ts';
+import { admittedBytes, bodyReader } from '../http/read-body.ts';
 import { model, validBody, validQuery } from '../http/validate.ts';
 
 const ACK_IDS_MAX = 1000;
@@ -31,7 +32,7 @@ export const AckBody = model(
 const ACK_BODY_BYTES_MAX = 128 * 1024;
 
 /** An agent inside the job system polls the commands of its connection and acknowledges what it carried out. */
-export function agentRoutes(deps: AppDeps) {
+export function agentRoutes(deps: AppDeps, inFlight: InFlightLimiter) {
   const { engine } = deps;
   const body = bodyReader(deps);
   return new Elysia({ name: 'agent' })
@@ -46,7 +47,14 @@ export function agentRoutes(deps: AppDeps) {
       '/api/agent/commands/ack',
       async ({ request }) => {
         const actor = connectionActorForKey(engine, bearerToken(request)); // before the body is read
-        const { ids = [], outcomes = [] } = validBody(AckBody, await body.json(request, ACK_BODY_BYTES_MAX));
+        const ticket = inFlight.admit(actor.connectionId, admittedBytes(request, ACK_BODY_BYTES_MAX));
+        let parsed: unknown;
+        try {
+          parsed = await body.jsonWatched(request, ACK_BODY_BYTES_MAX, [ticket]);
+        } finally {
+          ticket.release(); // nothing after the body holds more than its answer
+        }
+        const { ids = [], outcomes = [] } = validBody(AckBody, parsed);
         if (ids.length + outcomes.length === 0) {
           throw new DomainError('VALIDATION_ERROR', 'invalid ids', { ids: ['ids or outcomes must list at least one command'] });
         }

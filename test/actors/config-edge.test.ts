@@ -14,7 +14,16 @@ describe('configuration of the HTTP edge', () => {
     expect(loadConfig({ PUBLIC_URL: 'http://10.0.0.5:8080/jobwatch/' }).publicUrl).toBe('http://10.0.0.5:8080/jobwatch');
   });
 
+  test('in flight per connection: 32 requests and 64 MB by default; IN_FLIGHT_MB_PER_CONNECTION in MiB', () => {
+    expect(loadConfig({}).inFlightPerConnection).toEqual({ requestsMax: 32, bytesMax: 64 * 1024 * 1024 });
+    expect(loadConfig({ IN_FLIGHT_REQUESTS_PER_CONNECTION: '4', IN_FLIGHT_MB_PER_CONNECTION: '6' }).inFlightPerConnection).toEqual({ requestsMax: 4, bytesMax: 6 * 1024 * 1024 });
+  });
+
   for (const [name, value] of [
+    ['IN_FLIGHT_REQUESTS_PER_CONNECTION', '0'],
+    // below one body of the largest size (5 MiB), no ingest of that size could ever be admitted
+    ['IN_FLIGHT_MB_PER_CONNECTION', '5'],
+    ['IN_FLIGHT_MB_PER_CONNECTION', 'lots'],
     ['PUBLIC_URL', 'jobs.example.com'],
     ['PUBLIC_URL', 'ftp://jobs.example.com'],
     ['PUBLIC_URL', 'https://jobs.example.com/?a=1'],

@@ -42,6 +42,8 @@ const READ_AS: Record<string, (config: Config) => unknown> = {
   SNAPSHOT_INTERVAL_MINUTES: (config) => config.snapshotIntervalMs / 60_000,
   STREAMS_PER_USER_MAX: (config) => config.streamsPerUserMax,
   BODY_TIMEOUT_SECONDS: (config) => config.bodyTimeoutMs / 1000,
+  IN_FLIGHT_REQUESTS_PER_CONNECTION: (config) => config.inFlightPerConnection.requestsMax,
+  IN_FLIGHT_MB_PER_CONNECTION: (config) => config.inFlightPerConnection.bytesMax / MIB,
   QUEUES_PER_CONNECTION_MAX: (config) => config.tenantLimits.queuesPerConnectionMax,
   WORKERS_PER_CONNECTION_MAX: (config) => config.tenantLimits.workersPerConnectionMax,
   CONNECTION_MEMORY_MB: (config) => config.tenantLimits.connectionMemoryBytesMax / MIB,

@@ -138,6 +138,9 @@ export const MODULES = {
           'actors/connection/dedup-cache.ts',
           'actors/connection/daily-quota.ts',
           'actors/connection/batch-ids.ts',
+          block(ACTOR, 'quotaSpent('),
+          block(ACTOR, 'quotaRefusal('),
+          block(ACTOR, 'validateIngestEvent('),
           block(ACTOR, 'decideIngest('),
         ],
         tests: ['test/actors/dedup-cache.test.ts', 'test/actors/ingest-decision.test.ts', 'test/actors/ingest-limits.test.ts'],
@@ -219,6 +222,15 @@ export const MODULES = {
         mutate: ['src/alerts/webhook-payload.ts', 'src/alerts/alert-runner.ts'],
         tests: ['test/alerts/alert-runner.test.ts', 'test/alerts/webhook-delivery.test.ts'],
       },
+    ],
+  },
+  heavyBodies: {
+    what: "what one tenant's bodies may cost: their structure checked as they arrive, large ingest bodies parsed in slices, the in-flight caps",
+    parts: [
+      { mutate: ['src/http/json-shape.ts', 'src/http/ingest-body.ts', 'src/http/turn-slices.ts'], tests: ['test/http/json-shape.test.ts'] },
+      { mutate: ['src/http/in-flight.ts'], tests: ['test/http/in-flight.test.ts'] },
+      // the routes' order of checks (quota and caps before the body): route tests, seconds each
+      { mutate: [lines('src/routes/ingest.ts', 'const actor = connectionActorForKey', 'ticket?.release()')], tests: ['test/routes/heavy-bodies.test.ts'] },
     ],
   },
 };

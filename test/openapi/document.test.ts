@@ -91,7 +91,7 @@ describe('GET /openapi.json', () => {
       return code === undefined ? [] : (code.enum ?? [code.const]);
     };
     expect(codesOf('POST /api/ingest', 413)).toEqual(['PAYLOAD_TOO_LARGE']);
-    expect(codesOf('POST /api/ingest', 429)).toEqual(['DAILY_LIMIT_EXCEEDED']);
+    expect(codesOf('POST /api/ingest', 429)).toEqual(['DAILY_LIMIT_EXCEEDED', 'RATE_LIMITED']);
     expect(codesOf('POST /api/auth/login', 429)).toEqual(['RATE_LIMITED']);
     expect(codesOf('POST /api/jobs/{id}/retry', 409)).toEqual(['INVALID_STATE']);
     expect(codesOf('POST /api/connections', 409)).toEqual(['CONFLICT']);

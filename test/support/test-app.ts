@@ -42,6 +42,8 @@ export interface TestAppOptions {
   withAdmin?: boolean;
   /** the alerting edge: ALERT_WEBHOOK_ALLOW_PRIVATE (default false), a resolver or sender in place of DNS and HTTP */
   alerts?: { allowPrivate?: boolean } & Partial<Pick<AlertEdgeOptions, 'resolve' | 'send' | 'observer'>>;
+  /** IN_FLIGHT_REQUESTS_PER_CONNECTION and IN_FLIGHT_MB_PER_CONNECTION (in bytes); default the service's defaults */
+  inFlightPerConnection?: { requestsMax: number; bytesMax: number };
 }
 
 /** The in-memory app has no data directory to back up; backups are tested on a real service. */
@@ -82,7 +84,7 @@ export async function testApp(options: TestAppOptions = {}) {
   });
   const app = createApp({
     engine, accounts, connections, jobActions, live, alerts, alertDelivery,
-    config: { cookieSecure: options.cookieSecure ?? 'auto', sessionTtlMs: 7 * 86_400_000, publicUrl: options.publicUrl ?? null, bodyTimeoutMs: options.bodyTimeoutMs ?? 30_000, trustedProxies: TrustedProxies.parse((options.trustedProxies ?? []).join(',')) },
+    config: { cookieSecure: options.cookieSecure ?? 'auto', sessionTtlMs: 7 * 86_400_000, publicUrl: options.publicUrl ?? null, bodyTimeoutMs: options.bodyTimeoutMs ?? 30_000, trustedProxies: TrustedProxies.parse((options.trustedProxies ?? []).join(',')), inFlightPerConnection: options.inFlightPerConnection },
     logError: (line) => errors.push(line),
     backup: noBackups,
   });
