@@ -1,0 +1,42 @@
+// jobwatch's ingest field limits, and the time format it expects.
+export const EXTERNAL_ID_CHARS = 512;
+export const NAME_CHARS = 1024;
+export const QUEUE_CHARS = 255;
+export const WORKER_ID_CHARS = 512;
+export const HOSTNAME_CHARS = 255;
+export const ERROR_CHARS = 10_000;
+export const STACKTRACE_CHARS = 50_000;
+export const INGEST_EVENTS_MAX = 1000;
+export const INGEST_BODY_BYTES_MAX = 5 * 1024 * 1024;
+
+/**
+ * Cuts text to `limit` UTF-16 code units (JavaScript's length, as the service counts),
+ * never leaving half a surrogate pair.
+ * @param {string} text @param {number} limit
+ */
+export function cut(text, limit) {
+  if (text.length <= limit) return text;
+  let head = text.slice(0, limit);
+  const last = head.charCodeAt(head.length - 1);
+  if (last >= 0xd800 && last <= 0xdbff) head = head.slice(0, -1);
+  return head;
+}
+
+/** @param {number} ms epoch milliseconds */
+export function isoFromMs(ms) {
+  return new Date(ms).toISOString();
+}
+
+/** Milliseconds of a Redis stream id `<ms>-<seq>` (Redis's own clock). @param {string} id */
+export function msOfStreamId(id) {
+  return Number(id.slice(0, id.indexOf('-')));
+}
+
+/** Stream ids compared as Redis orders them. @param {string} a @param {string} b */
+export function compareStreamIds(a, b) {
+  const [am, as] = a.split('-').map(BigInt);
+  const [bm, bs] = b.split('-').map(BigInt);
+  if (am !== bm) return am < bm ? -1 : 1;
+  if ((as ?? 0n) !== (bs ?? 0n)) return (as ?? 0n) < (bs ?? 0n) ? -1 : 1;
+  return 0;
+}
