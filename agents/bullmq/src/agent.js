@@ -22,6 +22,7 @@ const log = logger('agent');
 const SHUTDOWN_FLUSH_MS = 5000;
 const CHECKPOINT_SAVE_MS = 250;
 const STATS_INTERVAL_MS = 60_000;
+const WORKER_RELIST_MS = 500;
 
 /** @param {string[]} argv @param {Record<string, string | undefined>} env @returns {Promise<number>} exit code */
 export async function main(argv, env) {
@@ -126,10 +127,19 @@ export class Agent {
       checkpoints: this.checkpoints,
       normalizer: this.normalizer,
       deliverer: this.deliverer,
+      // a job run by a worker the agent has not listed yet (it just connected): list the workers
+      // first, so the job names the worker by the same id as the worker's own events
+      beforeNormalize: async (fresh) => {
+        const unknown = [...fresh].some(([key, facts]) => facts?.processedBy && !this.workers.knows(key.slice(0, key.indexOf('\u0000')), facts.processedBy));
+        if (!unknown || Date.now() - this.workersListedAtMs < WORKER_RELIST_MS) return; // a worker gone for good: not on every batch
+        this.workersListedAtMs = Date.now();
+        this.deliverer.submit(await this.workers.poll());
+      },
     });
     this.queueMonitor = new QueueMonitor(this.redis, config.prefix, connectionId, () => this.workers.consumers());
     this.commands = new CommandRunner(this.redis, config.prefix, client);
     this.connectionId = connectionId;
+    this.workersListedAtMs = 0;
   }
 
   isWatched(queue) {

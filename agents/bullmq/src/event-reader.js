@@ -23,32 +23,34 @@ export function fieldsOf(flat) {
 }
 
 /**
- * Whether entries after `position` were deleted from the stream: Redis 7 reports the
- * largest deleted id; older servers only the first entry still there.
+ * Whether entries after `position` left the stream before the agent read them. Trimming
+ * (XADD MAXLEN ~) removes the oldest entries, so while the entry at the position is still
+ * there nothing after it was trimmed. Otherwise: a stream that never lost an entry
+ * (Redis 7's entries-added equals its length) has no gap; one whose oldest entry is past
+ * the position has. A stream gone after something was read is a gap too.
  * @param {any[] | null} info XINFO STREAM reply, null when the stream does not exist
  * @param {string} position
+ * @param {boolean} positionExists whether the entry at `position` is still in the stream
  */
-export function streamGap(info, position) {
+export function streamGap(info, position, positionExists) {
   if (info === null) return position !== '0-0' ? { since: position, oldest: null } : null;
+  if (positionExists) return null;
   /** @type {Record<string, any>} */
   const fields = {};
   for (let index = 0; index + 1 < info.length; index += 2) fields[info[index]] = info[index + 1];
   const oldest = Array.isArray(fields['first-entry']) ? fields['first-entry'][0] : null;
-  const maxDeleted = fields['max-deleted-entry-id'];
-  if (typeof maxDeleted === 'string') {
-    return maxDeleted !== '0-0' && compareStreamIds(maxDeleted, position) > 0 ? { since: position, oldest } : null;
-  }
-  return oldest !== null && compareStreamIds(oldest, position) > 0 && position !== '0-0' ? { since: position, oldest } : null;
+  if (typeof fields['entries-added'] === 'number' && fields['entries-added'] === fields.length) return null;
+  return oldest !== null && compareStreamIds(oldest, position) > 0 ? { since: position, oldest } : null;
 }
 
 export class EventReader {
   /**
    * @param {{redis: import('ioredis').Redis, blocking: import('ioredis').Redis, prefix: string, reconcileMax: number,
    *   checkpoints: import('./checkpoint.js').Checkpoints, normalizer: import('./normalize.js').Normalizer,
-   *   deliverer: import('./deliver.js').Deliverer}} parts
+   *   deliverer: import('./deliver.js').Deliverer, beforeNormalize?: (fresh: Map<string, any>) => Promise<void>}} parts
    */
-  constructor({ redis, blocking, prefix, reconcileMax, checkpoints, normalizer, deliverer }) {
-    Object.assign(this, { redis, blocking, prefix, reconcileMax, checkpoints, normalizer, deliverer });
+  constructor({ redis, blocking, prefix, reconcileMax, checkpoints, normalizer, deliverer, beforeNormalize = async () => {} }) {
+    Object.assign(this, { redis, blocking, prefix, reconcileMax, checkpoints, normalizer, deliverer, beforeNormalize });
     /** queue -> position read up to, and whether to look for a gap before the next read */
     this.positions = new Map();
     /** @type {string[]} queues found but not yet started */
@@ -121,6 +123,7 @@ export class EventReader {
       batches.push({ queue, entries, full: rawEntries.length >= ENTRIES_PER_READ });
     }
     const fresh = await JobFacts.read(this.redis, this.prefix, wanted);
+    await this.beforeNormalize(fresh);
     for (const { queue, entries, full } of batches) {
       const events = this.normalizer.normalizeEntries(queue, entries, fresh);
       const last = entries[entries.length - 1].id;
@@ -153,11 +156,13 @@ export class EventReader {
   /** @param {string} queue @param {{position: string, checkGap: boolean, reconciled?: boolean}} state */
   async checkGap(queue, state) {
     state.checkGap = false;
-    const info = await this.redis.xinfo('STREAM', queueKeys(this.prefix, queue).events).catch((error) => {
+    const key = queueKeys(this.prefix, queue).events;
+    const info = await this.redis.xinfo('STREAM', key).catch((error) => {
       if (/no such key/i.test(error.message)) return null;
       throw error;
     });
-    const gap = streamGap(/** @type {any[] | null} */ (info), state.position);
+    const atPosition = state.position === '0-0' ? [] : await this.redis.xrange(key, state.position, state.position);
+    const gap = streamGap(/** @type {any[] | null} */ (info), state.position, atPosition.length > 0);
     if (gap === null) return;
     const tail = await this.tail(queue);
     const { events, counts } = await reconcileQueue(this.redis, this.prefix, queue, this.reconcileMax, this.normalizer);

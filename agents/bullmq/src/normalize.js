@@ -93,7 +93,8 @@ export class Normalizer {
         break;
       case 'delayed': {
         const eta = Number(entry.fields.delay);
-        const extensions = Number.isFinite(eta) && eta > 0 ? { eta: isoFromMs(eta) } : {};
+        const extensions = {};
+        if (Number.isFinite(eta) && eta > 0) this.facts.learn(queue, jobId, { etaMs: eta });
         const afterARun = previousNative === 'active' || (previousNative === undefined && (known.attemptsMade ?? 0) > 0);
         change = afterARun ? { state: 'retrying', native: 'delayed', error: known.failedReason ?? '', extensions } : { state: 'scheduled', native: 'delayed', extensions };
         break;
@@ -197,6 +198,8 @@ export class Normalizer {
     if (facts.parentKey) extensions.parentKey = facts.parentKey;
     if (facts.schedulerId) extensions.schedulerId = facts.schedulerId;
     if (facts.processedBy) extensions.processedBy = facts.processedBy;
+    // kept on every later event: jobwatch shows the latest extensions, and `eta` is its scheduledFor
+    if (facts.etaMs !== undefined) extensions.eta = isoFromMs(facts.etaMs);
     return { ...extensions, ...(change.extensions ?? {}) };
   }
 

@@ -4,7 +4,6 @@
 // timed by the job's own timestamps. The caller logs what was reconciled.
 import { JobFacts } from './job-facts.js';
 import { queueKeys } from './keys.js';
-import { isoFromMs } from './limits.js';
 
 /** state set -> [unified state, native state, how to read the newest ids] */
 const SETS = [
@@ -59,7 +58,7 @@ export async function reconcileQueue(redis, prefix, queue, perSetMax, normalizer
     counts[job.set] = (counts[job.set] ?? 0) + 1;
     const change = { state: job.state, native: job.native, extensions: { reconciled: true } };
     if (job.state === 'failed') change.error = found.failedReason ?? '';
-    if (job.state === 'scheduled' && found.createdAtMs !== undefined && found.delayMs) change.extensions.eta = isoFromMs(found.createdAtMs + found.delayMs);
+    if (job.state === 'scheduled' && found.createdAtMs !== undefined && found.delayMs) known.etaMs = found.createdAtMs + found.delayMs;
     if (job.state === 'active') known.startedAtMs = found.processedOnMs;
     events.push(normalizer.jobEvent(queue, job.jobId, atMs, change, job.state === 'active' ? 'active' : 'reconciled'));
   }

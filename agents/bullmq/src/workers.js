@@ -133,6 +133,12 @@ export class WorkerMonitor {
     return named.length === 1 ? named[0][0] : processedBy;
   }
 
+  /** Whether a worker of that name on that queue was seen at the last look. */
+  knows(queue, workerName) {
+    for (const client of this.current.values()) if (client.queue === queue && client.workerName === workerName) return true;
+    return false;
+  }
+
   /** Workers connected per queue. */
   consumers() {
     const counts = new Map();
