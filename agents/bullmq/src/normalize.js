@@ -93,10 +93,15 @@ export class Normalizer {
         break;
       case 'delayed': {
         const eta = Number(entry.fields.delay);
-        const extensions = {};
-        if (Number.isFinite(eta) && eta > 0) this.facts.learn(queue, jobId, { etaMs: eta });
+        const hasEta = Number.isFinite(eta) && eta > 0;
         const afterARun = previousNative === 'active' || (previousNative === undefined && (known.attemptsMade ?? 0) > 0);
-        change = afterARun ? { state: 'retrying', native: 'delayed', error: known.failedReason ?? '', extensions } : { state: 'scheduled', native: 'delayed', extensions };
+        if (afterARun) {
+          // a backoff: when the next attempt runs is news of this event only, not when the job was scheduled for
+          change = { state: 'retrying', native: 'delayed', error: known.failedReason ?? '', extensions: hasEta ? { eta: isoFromMs(eta), nextAttemptAt: isoFromMs(eta) } : {} };
+        } else {
+          if (hasEta) this.facts.learn(queue, jobId, { etaMs: eta });
+          change = { state: 'scheduled', native: 'delayed' };
+        }
         break;
       }
       case 'active':

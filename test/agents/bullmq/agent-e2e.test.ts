@@ -5,23 +5,24 @@
  * build on each other in order (restarts and outages in the later ones).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, createConnection, getJson, ingest, login, makeDataDir, removeDir, startService, type ServiceProcess } from '../../blackbox/service-process.ts';
+import { join } from 'node:path';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, getJson, ingest, login, startService, type ServiceProcess } from '../../blackbox/service-process.ts';
 import { jobEvent } from '../../support/events.ts';
-import { eventually, produce, startAgent, startRedis, startWorker, tempDir, type RedisServer } from './harness.ts';
+import { eventually, produce, startAgent, startStack, startWorker, type RedisServer, type Stack } from './harness.ts';
 
 const TEST_MS = 60_000;
 let dir: string;
 let dataDir: string;
 let redis: RedisServer;
 let service: ServiceProcess;
-let worker: ServiceProcess;
+let stack: Stack;
 let agent: ServiceProcess;
 let cookie: string;
 let connection: { id: string; apiKey: string };
 let servicePort: number;
 
 const agentLog = () => agent?.output ?? '';
-const runAgent = () => startAgent({ redisUrl: redis.url, jobwatchUrl: service.baseUrl, apiKey: connection.apiKey, spoolDir: `${dir}/spool` });
+const runAgent = () => startAgent({ redisUrl: redis.url, jobwatchUrl: service.baseUrl, apiKey: connection.apiKey, spoolDir: join(dir, 'spool') });
 
 async function bullmqJobs(): Promise<Map<string, any>> {
   const { status, body } = await getJson(service.baseUrl, '/api/jobs?framework=bullmq&limit=100', cookie);
@@ -68,24 +69,18 @@ async function action(jobId: string, kind: 'revoke' | 'retry') {
 const historyOf = (job: any) => job.stateHistory.map((entry: any) => entry.state);
 
 beforeAll(async () => {
-  dir = tempDir('e2e');
-  dataDir = makeDataDir('bullmq-agent');
-  redis = await startRedis(dir);
-  service = await startService({ dataDir, env: { ADMIN_EMAIL, ADMIN_PASSWORD } });
+  stack = await startStack('e2e', { QUEUES: 'mail,reports,trimmed', WORKER_NAME: 'w1', CONCURRENCY: '5' }, (redisUrl) =>
+    // a job from before the agent existed: the first start reads it from the state sets
+    produce(redisUrl, [{ queue: 'mail', name: 'before-agent', data: {}, opts: { jobId: 'early' } }]),
+  );
+  ({ dir, dataDir, redis, service, agent, cookie, connection } = stack);
   servicePort = service.port;
-  cookie = await login(service.baseUrl, ADMIN_EMAIL, ADMIN_PASSWORD);
-  connection = await createConnection(service.baseUrl, cookie, 'bullmq-app');
-  worker = await startWorker(redis.url, dir, { QUEUES: 'mail,reports,trimmed', WORKER_NAME: 'w1', CONCURRENCY: '5' });
-  // a job from before the agent existed: the first start reads it from the state sets
-  await produce(redis.url, [{ queue: 'mail', name: 'before-agent', data: {}, opts: { jobId: 'early' } }]);
-  agent = runAgent();
   await agent.waitFor(/queue mail: first seen; 1 jobs \(1 completed\)/, 20_000);
 }, TEST_MS);
 
 afterAll(async () => {
-  for (const each of [agent, worker, service, redis?.process]) await each?.stop(5_000).catch(() => each?.kill());
-  removeDir(dir);
-  removeDir(dataDir);
+  Object.assign(stack, { agent, service });
+  await stack?.stop();
 });
 
 describe('jobwatch-bullmq against a real BullMQ app', () => {

@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { REPO_ROOT, ServiceProcess } from '../../blackbox/service-process.ts';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, createConnection, login, makeDataDir, removeDir, REPO_ROOT, ServiceProcess, startService } from '../../blackbox/service-process.ts';
 
 export const AGENT_BIN = join(REPO_ROOT, 'agents', 'bullmq', 'bin', 'jobwatch-bullmq.js');
 const FIXTURES = join(import.meta.dir, 'fixtures');
@@ -109,4 +109,47 @@ export async function eventually<T>(what: string, check: () => Promise<T | undef
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${String(last instanceof Error ? last.message : JSON.stringify(last)).slice(0, 2000)}\n${log().slice(-4000)}`);
     await Bun.sleep(150);
   }
+}
+
+export interface Stack {
+  dir: string;
+  dataDir: string;
+  redis: RedisServer;
+  service: ServiceProcess;
+  worker: ServiceProcess;
+  agent: ServiceProcess;
+  cookie: string;
+  connection: { id: string; apiKey: string };
+  startAgent(): ServiceProcess;
+  stop(): Promise<void>;
+}
+
+/** Redis, jobwatch with a signed-in admin and a connection, the app's worker and the agent. */
+export async function startStack(label: string, workerEnv: Record<string, string>, beforeAgent: (redisUrl: string) => Promise<unknown> = async () => undefined): Promise<Stack> {
+  const dir = tempDir(label);
+  const dataDir = makeDataDir(`bullmq-${label}`);
+  const redis = await startRedis(dir);
+  const service = await startService({ dataDir, env: { ADMIN_EMAIL, ADMIN_PASSWORD } });
+  const cookie = await login(service.baseUrl, ADMIN_EMAIL, ADMIN_PASSWORD);
+  const connection = await createConnection(service.baseUrl, cookie, `bullmq-${label}`);
+  const worker = await startWorker(redis.url, dir, workerEnv);
+  await beforeAgent(redis.url);
+  const stack: Stack = {
+    dir,
+    dataDir,
+    redis,
+    service,
+    worker,
+    cookie,
+    connection,
+    agent: undefined as unknown as ServiceProcess,
+    startAgent: () => startAgent({ redisUrl: redis.url, jobwatchUrl: stack.service.baseUrl, apiKey: connection.apiKey, spoolDir: join(dir, 'spool') }),
+    async stop() {
+      for (const each of [stack.agent, stack.worker, stack.service, redis.process]) await each?.stop(5_000).catch(() => each?.kill());
+      removeDir(dir);
+      removeDir(dataDir);
+    },
+  };
+  stack.agent = stack.startAgent();
+  return stack;
 }

@@ -45,6 +45,7 @@ describe('normalize', () => {
     expect(completed.job.completedAt).toBe(new Date(T0 + 600).toISOString());
     expect(completed.job.createdAt).toBe(new Date(T0).toISOString());
     expect(completed.job.extensions.bullmqState).toBe('completed');
+    expect(completed.job.extensions.eta).toBeUndefined(); // a backoff is not a schedule the job keeps
   });
 
   test('the same job id in two queues are two jobs', () => {
@@ -61,7 +62,9 @@ describe('normalize', () => {
     const events: any[] = n.normalizeEntries('q', [entry(T0, { event: 'added', jobId: '2', name: 'later' }), entry(T0, { event: 'delayed', jobId: '2', delay: String(T0 + 60000) })], fresh);
     expect(events.map((event) => event.job.state)).toEqual(['scheduled', 'scheduled']);
     expect(events[1].job.extensions.eta).toBe(new Date(T0 + 60000).toISOString());
-    const removed: any[] = n.normalizeEntries('q', [entry(T0 + 5, { event: 'removed', jobId: '2', prev: 'delayed' }), entry(T0 + 6, { event: 'removed', jobId: '3', prev: 'completed' })]);
+    const started: any = n.normalizeEntries('q', [entry(T0 + 60001, { event: 'active', jobId: '2' })])[0];
+    expect(started.job.extensions.eta).toBe(new Date(T0 + 60000).toISOString()); // jobwatch keeps showing when it was scheduled for
+    const removed: any[] = n.normalizeEntries('q', [entry(T0 + 5, { event: 'removed', jobId: '2', prev: 'waiting' }), entry(T0 + 6, { event: 'removed', jobId: '3', prev: 'completed' })]);
     expect(removed.map((event) => [event.job.externalId, event.job.state])).toEqual([['q:2', 'cancelled']]);
     expect(removed[0].job.completedAt).toBe(new Date(T0 + 5).toISOString());
   });
