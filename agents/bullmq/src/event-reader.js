@@ -7,7 +7,7 @@ import { JobFacts } from './job-facts.js';
 import { queueKeys } from './keys.js';
 import { compareStreamIds } from './limits.js';
 import { logger } from './log.js';
-import { FACT_EVENTS } from './normalize.js';
+import { wantsFacts } from './normalize.js';
 import { reconcileQueue } from './reconcile.js';
 
 const log = logger('reader');
@@ -114,7 +114,7 @@ export class EventReader {
       if (queue === undefined || rawEntries.length === 0) continue;
       const entries = rawEntries.map(([id, flat]) => ({ id, fields: fieldsOf(flat) }));
       for (const { fields } of entries) {
-        if (!fields.jobId || !FACT_EVENTS.has(fields.event)) continue;
+        if (!wantsFacts(fields, this.normalizer.facts.has(queue, fields.jobId))) continue;
         const jobKey = JobFacts.key(queue, fields.jobId);
         if (wantedKeys.has(jobKey)) continue;
         wantedKeys.add(jobKey);

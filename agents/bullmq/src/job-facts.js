@@ -87,12 +87,20 @@ export class JobFacts {
   /** Merges what was learned (undefined values leave the old ones). @param {Facts} learned */
   learn(queue, jobId, learned) {
     const key = JobFacts.key(queue, jobId);
-    const merged = { ...(this.known.get(key) ?? {}) };
-    for (const [field, value] of Object.entries(learned)) if (value !== undefined) merged[field] = value;
-    this.known.delete(key);
-    this.known.set(key, merged);
-    if (this.known.size > this.max) this.known.delete(this.known.keys().next().value);
-    return merged;
+    let known = this.known.get(key);
+    if (known === undefined) {
+      known = {};
+      if (this.known.size >= this.max) this.known.delete(this.known.keys().next().value);
+    } else {
+      this.known.delete(key); // re-inserted below: the map's order is least recently used first
+    }
+    for (const field in learned) if (learned[field] !== undefined) known[field] = learned[field];
+    this.known.set(key, known);
+    return known;
+  }
+
+  has(queue, jobId) {
+    return this.known.has(JobFacts.key(queue, jobId));
   }
 
   forget(queue, jobId) {

@@ -14,8 +14,21 @@ export const UNKNOWN_NAME = 'unknown';
 const QUEUE_LEVEL = new Set(['drained', 'paused', 'resumed', 'cleaned', 'deduplicated', 'debounced', 'duplicated', 'retries-exhausted']);
 const PENDING_NATIVE = new Set(['waiting', 'wait', 'delayed', 'prioritized', 'paused', 'waiting-children']);
 const FINISHED = new Set(['completed', 'failed', 'cancelled']);
-/** Events after which the job's hash is worth reading (name, options, attempts, error). */
-export const FACT_EVENTS = new Set(['added', 'waiting', 'delayed', 'active', 'completed', 'failed', 'stalled', 'waiting-children']);
+/** Events after which the job's hash has news (the worker's name, attempts, an error): read it. */
+const FACT_EVENTS = new Set(['active', 'delayed', 'failed', 'stalled']);
+/** Events after which the hash is read only for a job the agent knows nothing of yet. */
+const FACT_EVENTS_IF_UNKNOWN = new Set(['added', 'waiting', 'completed', 'waiting-children', 'progress']);
+
+/**
+ * Whether a stream entry calls for reading the job's hash.
+ * @param {{event?: string, jobId?: string, prev?: string}} fields @param {boolean} known whether the agent has facts of the job
+ */
+export function wantsFacts(fields, known) {
+  if (!fields.jobId || !fields.event) return false;
+  if (FACT_EVENTS.has(fields.event)) return true;
+  if (fields.event === 'waiting' && fields.prev === 'active') return true; // a retry: its error
+  return !known && FACT_EVENTS_IF_UNKNOWN.has(fields.event);
+}
 
 /** @param {string} queue @param {string} jobId */
 export function externalIdOf(queue, jobId) {
@@ -86,6 +99,7 @@ export class Normalizer {
       case 'waiting':
         if (entry.fields.prev === 'active' && stalls.has(`${jobId}@${atMs}`)) return null; // the stalled entry says it
         if (entry.fields.prev === 'active') change = { state: 'retrying', native: 'waiting', error: known.failedReason ?? '' };
+        else if (previousNative === 'waiting' || previousNative === 'prioritized') return null; // "added" then "waiting": nothing new
         else change = { state: 'queued', native: (known.priority ?? 0) > 0 ? 'prioritized' : 'waiting' };
         break;
       case 'waiting-children':

@@ -63,6 +63,7 @@ export class WorkerMonitor {
     Object.assign(this, { redis, prefix, connectionId, runningByWorker, watched });
     /** externalId -> client seen at the last look */
     this.current = new Map();
+    this.byName = new Map();
     this.failing = false;
   }
 
@@ -93,6 +94,12 @@ export class WorkerMonitor {
       events.push(this.event(id, client, 'offline', now, next));
     }
     this.current = next;
+    /** `<queue>\0<worker name>` -> ids of the workers of that name ('' for unnamed ones) */
+    this.byName = new Map();
+    for (const [id, client] of next) {
+      const key = `${client.queue}\u0000${client.workerName ?? ''}`;
+      this.byName.set(key, [...(this.byName.get(key) ?? []), id]);
+    }
     return events;
   }
 
@@ -123,20 +130,16 @@ export class WorkerMonitor {
     return this.runningByWorker(client.queue).get(client.workerName ?? '') ?? 0;
   }
 
-  /** The jobwatch id of the worker named `processedBy` on a queue, when exactly one has that name. */
+  /** The jobwatch id of the worker named `processedBy` on a queue (of the only unnamed one when none), when exactly one matches. */
   workerIdOf(queue, processedBy) {
-    if (!processedBy) {
-      const unnamed = [...this.current.entries()].filter(([, client]) => client.queue === queue && client.workerName === null);
-      return unnamed.length === 1 ? unnamed[0][0] : undefined;
-    }
-    const named = [...this.current.entries()].filter(([, client]) => client.queue === queue && client.workerName === processedBy);
-    return named.length === 1 ? named[0][0] : processedBy;
+    const ids = this.byName.get(`${queue}\u0000${processedBy ?? ''}`);
+    if (ids !== undefined && ids.length === 1) return ids[0];
+    return processedBy || undefined;
   }
 
   /** Whether a worker of that name on that queue was seen at the last look. */
   knows(queue, workerName) {
-    for (const client of this.current.values()) if (client.queue === queue && client.workerName === workerName) return true;
-    return false;
+    return this.byName.has(`${queue}\u0000${workerName ?? ''}`);
   }
 
   /** Workers connected per queue. */
