@@ -164,7 +164,7 @@ export class Agent {
       every(stopping, stop, 'workers', config.workerIntervalMs, async () => this.deliverer.submit(await this.workers.poll())),
       every(stopping, stop, 'queues', config.queueIntervalMs, async () => this.deliverer.submit(await this.queueMonitor.snapshots(this.reader.queues))),
       every(stopping, stop, 'commands', config.commandIntervalMs, () => this.commands.poll()),
-      every(stopping, stop, 'checkpoint', CHECKPOINT_SAVE_MS, async () => this.checkpoints.save()),
+      every(stopping, stop, 'checkpoint', CHECKPOINT_SAVE_MS, () => this.checkpoints.save()),
       every(stopping, stop, 'stats', STATS_INTERVAL_MS, async () => this.logStats(), false),
     ];
     await stop;
@@ -172,7 +172,8 @@ export class Agent {
     this.blocking.disconnect(); // ends a blocking XREAD at once
     await Promise.allSettled(loops);
     await this.deliverer.close(SHUTDOWN_FLUSH_MS);
-    this.checkpoints.save();
+    while (this.checkpoints.saving) await sleep(10);
+    this.checkpoints.saveNow();
     await this.commands.close();
     this.redis.disconnect();
     this.logStats();

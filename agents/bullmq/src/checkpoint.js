@@ -3,6 +3,7 @@
 // delivered or spooled (at-least-once); the file is replaced atomically (temporary file,
 // fsync, rename), so a crash leaves the old positions or the new ones, never half.
 import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { open, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { compareStreamIds } from './limits.js';
 import { logger } from './log.js';
@@ -19,6 +20,7 @@ export class Checkpoints {
     /** @type {Map<string, string>} */
     this.positions = new Map();
     this.dirty = false;
+    this.saving = false;
     let text = null;
     try {
       text = readFileSync(this.path, 'utf8');
@@ -49,18 +51,45 @@ export class Checkpoints {
     this.dirty = true;
   }
 
-  save() {
+  /** Writes the positions when they moved (temporary file, fsync, rename), off the event loop. */
+  async save() {
+    if (!this.dirty || this.saving) return;
+    this.dirty = false;
+    this.saving = true;
+    const temporary = `${this.path}.tmp`;
+    try {
+      const file = await open(temporary, 'w');
+      try {
+        await file.writeFile(this.serialize());
+        await file.sync();
+      } finally {
+        await file.close();
+      }
+      await rename(temporary, this.path);
+    } catch (error) {
+      this.dirty = true;
+      throw error;
+    } finally {
+      this.saving = false;
+    }
+  }
+
+  /** The same, blocking: for the last save on shutdown. */
+  saveNow() {
     if (!this.dirty) return;
-    const data = JSON.stringify({ version: 1, savedAt: new Date().toISOString(), queues: Object.fromEntries(this.positions) });
     const temporary = `${this.path}.tmp`;
     const fd = openSync(temporary, 'w');
     try {
-      writeSync(fd, data);
+      writeSync(fd, this.serialize());
       fsyncSync(fd);
     } finally {
       closeSync(fd);
     }
     renameSync(temporary, this.path);
     this.dirty = false;
+  }
+
+  serialize() {
+    return JSON.stringify({ version: 1, savedAt: new Date().toISOString(), queues: Object.fromEntries(this.positions) });
   }
 }

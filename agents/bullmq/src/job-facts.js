@@ -16,11 +16,12 @@ export const JOBS_REMEMBERED_MAX = 200_000;
 
 /** Facts from an HMGET reply in FACT_FIELDS order (null when the hash does not exist). @param {(string | null)[]} values */
 export function factsFromHash(values) {
-  if (values.every((value) => value === null)) return null;
+  if (values.length === 0 || values.every((value) => value === null || value === false)) return null;
   /** @type {Record<string, string | null>} */
   const raw = {};
   FACT_FIELDS.forEach((field, index) => {
-    raw[field] = values[index] ?? null;
+    const value = values[index];
+    raw[field] = typeof value === 'string' ? value : null; // a missing field is a Lua false
   });
   /** @type {Facts} */
   const facts = { exists: true };
@@ -108,20 +109,37 @@ export class JobFacts {
   }
 
   /**
-   * HMGETs many jobs in one pipeline; returns a map job key -> facts (null when the hash is gone).
+   * Reads many jobs' hashes with one read-only script call per 500 jobs (one HMGET per job
+   * inside Redis: far cheaper for the agent than a command per job); returns a map
+   * job key -> facts (null when the hash is gone).
    * @param {import('ioredis').Redis} redis @param {string} prefix @param {Array<{queue: string, jobId: string}>} jobs
    */
   static async read(redis, prefix, jobs) {
     /** @type {Map<string, Facts | null>} */
     const result = new Map();
-    if (jobs.length === 0) return result;
-    const pipeline = redis.pipeline();
-    for (const { queue, jobId } of jobs) pipeline.hmget(queueKeys(prefix, queue).job(jobId), ...FACT_FIELDS);
-    const replies = (await pipeline.exec()) ?? [];
-    jobs.forEach(({ queue, jobId }, index) => {
-      const [error, values] = replies[index] ?? [new Error('no reply'), null];
-      result.set(JobFacts.key(queue, jobId), error ? null : factsFromHash(/** @type {(string|null)[]} */ (values)));
-    });
+    defineReadScript(redis);
+    for (let start = 0; start < jobs.length; start += JOBS_PER_SCRIPT_CALL) {
+      const slice = jobs.slice(start, start + JOBS_PER_SCRIPT_CALL);
+      const keys = slice.map(({ queue, jobId }) => queueKeys(prefix, queue).job(jobId));
+      const replies = /** @type {Array<(string | null)[]>} */ (await /** @type {any} */ (redis).jobwatchReadJobs(keys.length, ...keys, ...FACT_FIELDS));
+      slice.forEach(({ queue, jobId }, index) => {
+        result.set(JobFacts.key(queue, jobId), factsFromHash(replies[index] ?? []));
+      });
+    }
     return result;
   }
+}
+
+const JOBS_PER_SCRIPT_CALL = 500;
+/** Only HMGET: the script reads, it never writes. */
+const READ_JOBS_LUA = `
+local out = {}
+for index, key in ipairs(KEYS) do
+  out[index] = redis.call('HMGET', key, unpack(ARGV))
+end
+return out`;
+
+/** @param {import('ioredis').Redis} redis */
+function defineReadScript(redis) {
+  if (typeof (/** @type {any} */ (redis).jobwatchReadJobs) !== 'function') redis.defineCommand('jobwatchReadJobs', { lua: READ_JOBS_LUA });
 }

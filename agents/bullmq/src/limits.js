@@ -22,9 +22,16 @@ export function cut(text, limit) {
   return head;
 }
 
-/** @param {number} ms epoch milliseconds */
+const isoCache = new Map();
+/** @param {number} ms epoch milliseconds; recent values are cached: events of one batch share their milliseconds */
 export function isoFromMs(ms) {
-  return new Date(ms).toISOString();
+  let text = isoCache.get(ms);
+  if (text === undefined) {
+    if (isoCache.size >= 4096) isoCache.clear();
+    text = new Date(ms).toISOString();
+    isoCache.set(ms, text);
+  }
+  return text;
 }
 
 /** Milliseconds of a Redis stream id `<ms>-<seq>` (Redis's own clock). @param {string} id */

@@ -66,13 +66,13 @@ describe('spool', () => {
 });
 
 describe('checkpoints', () => {
-  test('saved atomically, read back after a restart, never moved back', () => {
+  test('saved atomically, read back after a restart, never moved back', async () => {
     const dir = tempDir();
     const first = new Checkpoints(dir, 'bull');
     first.advance('mail', '100-0');
     first.advance('mail', '99-5');
     first.advance('reports', '5-1');
-    first.save();
+    await first.save();
     const again = new Checkpoints(dir, 'bull');
     expect(again.get('mail')).toBe('100-0');
     expect(again.get('reports')).toBe('5-1');
