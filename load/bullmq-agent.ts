@@ -6,7 +6,8 @@
  *   - the agent's lag: how far (ms of Redis's clock) its checkpoint, which moves once events
  *     are delivered to jobwatch or spooled, is behind the newest entry of the queue's event
  *     stream, sampled every 200 ms (p50, p95, max) and the time to catch up after the
- *     producer stops;
+ *     producer stops; and the lag of its reader alone (what decides whether BullMQ trims
+ *     entries before the agent read them; the checkpoint file also says where it read);
  *   - the agent's CPU per 1,000 stream entries (user + system from /proc/<pid>/stat);
  *   - the same for the baseline measured in the same run: a bare XREAD loop over the same
  *     stream (load/bullmq-app.mjs xread), the least any reader of BullMQ's events costs;
@@ -80,9 +81,10 @@ const profileDir = str(args, 'profile-agent', '');
 const agent = spawn([NODE, ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), AGENT, '--redis', redisUrl, '--url', service.baseUrl, '--api-key', service.apiKey, '--spool-dir', spoolDir, '--discover-interval', '1']);
 await waitForText(agent, /jobwatch-bullmq starting/, 15_000);
 
-const checkpointOf = (queue: string): string | null => {
+/** The agent's checkpoint file: `queues` is delivered (or spooled), `read` is where its reader is. */
+const checkpointOf = (queue: string, part: 'queues' | 'read' = 'queues'): string | null => {
   try {
-    return JSON.parse(readFileSync(join(spoolDir, 'checkpoints-bull.json'), 'utf8')).queues[queue] ?? null;
+    return JSON.parse(readFileSync(join(spoolDir, 'checkpoints-bull.json'), 'utf8'))[part]?.[queue] ?? null;
   } catch {
     return null;
   }
@@ -117,10 +119,12 @@ for (const [index, rate] of rates.entries()) {
   note(`${queue}: producing ${rate} jobs/s for ${seconds} s`);
   const producer = spawn([NODE, join(REPO_ROOT, 'load', 'bullmq-app.mjs'), 'produce', queue, String(rate), String(seconds)], { REDIS_URL: redisUrl });
   const agentLag: number[] = [];
+  const readerLag: number[] = [];
   const baselineLag: number[] = [];
   while (producer.proc.exitCode === null) {
     const tail = msOf(await tailOf(queue));
     agentLag.push(Math.max(0, tail - msOf(checkpointOf(queue))));
+    readerLag.push(Math.max(0, tail - msOf(checkpointOf(queue, 'read'))));
     const positions = baseline.text().match(/^\d+-\d+$/gm);
     if (positions) baselineLag.push(Math.max(0, tail - msOf(positions[positions.length - 1])));
     await sleep(200);
@@ -152,6 +156,7 @@ for (const [index, rate] of rates.entries()) {
   const gaps = (agent.text().match(/were trimmed/g) ?? []).length - gaps0;
   const [p50, p95] = percentiles(Float64Array.from(agentLag), [50, 95]);
   const [b50, b95] = percentiles(Float64Array.from(baselineLag), [50, 95]);
+  const [r50, r95] = percentiles(Float64Array.from(readerLag), [50, 95]);
   const perThousand = (cpu: number) => (entries > 0 ? cpu / (entries / 1000) : NaN);
   rows.push([
     `${rate}`,
@@ -159,6 +164,7 @@ for (const [index, rate] of rates.entries()) {
     String(entries),
     `${fmtMs(p50)} / ${fmtMs(p95)} / ${fmtMs(Math.max(0, ...agentLag))}`,
     caughtUpMs === null ? 'no (120 s)' : fmtMs(caughtUpMs),
+    `${fmtMs(r50)} / ${fmtMs(r95)}`,
     `${fmtMs(b50)} / ${fmtMs(b95)}`,
     perThousand(agentCpu).toFixed(1),
     perThousand(baselineCpu).toFixed(1),
@@ -182,7 +188,7 @@ console.log(`jobwatch-bullmq under load (${machineDescription()}, node ${Bun.spa
 console.log(`${seconds} s per rate; ${workerProcesses} BullMQ worker processes, concurrency ${concurrency}; removeOnComplete; stream maxLen 10,000 (BullMQ's default)\n`);
 console.log(
   table(
-    ['target jobs/s', 'added jobs/s', 'stream entries', 'agent lag p50/p95/max', 'catch-up', 'baseline lag p50/p95', 'agent CPU ms/1k', 'baseline CPU ms/1k', 'ratio', 'completed in jobwatch / added', 'gaps'],
+    ['target jobs/s', 'added jobs/s', 'stream entries', 'delivered lag p50/p95/max', 'catch-up', 'read lag p50/p95', 'baseline lag p50/p95', 'agent CPU ms/1k', 'baseline CPU ms/1k', 'ratio', 'completed in jobwatch / added', 'gaps'],
     rows,
   ),
 );

@@ -136,6 +136,7 @@ export class Agent {
         this.deliverer.submit(await this.workers.poll());
       },
     });
+    this.checkpoints.readPositions = () => Object.fromEntries([...this.reader.positions].map(([queue, state]) => [queue, state.position]));
     this.queueMonitor = new QueueMonitor(this.redis, config.prefix, connectionId, () => this.workers.consumers());
     this.commands = new CommandRunner(this.redis, config.prefix, client);
     this.connectionId = connectionId;

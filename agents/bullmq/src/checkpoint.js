@@ -21,6 +21,8 @@ export class Checkpoints {
     this.positions = new Map();
     this.dirty = false;
     this.saving = false;
+    /** @type {() => Record<string, string>} */
+    this.readPositions = () => ({});
     let text = null;
     try {
       text = readFileSync(this.path, 'utf8');
@@ -90,6 +92,7 @@ export class Checkpoints {
   }
 
   serialize() {
-    return JSON.stringify({ version: 1, savedAt: new Date().toISOString(), queues: Object.fromEntries(this.positions) });
+    // `read` (where the reader is, ahead of what is delivered) is for operators and the benchmark; it is never resumed from
+    return JSON.stringify({ version: 1, savedAt: new Date().toISOString(), queues: Object.fromEntries(this.positions), read: this.readPositions() });
   }
 }

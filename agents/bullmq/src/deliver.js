@@ -1,7 +1,9 @@
 // Batches events to `POST /api/ingest`; spools them while jobwatch is unreachable.
 //
-// Order is kept: while the spool holds anything, new events go behind it on disk and
-// the spool is drained oldest first. Each submitted group of events may carry a stream
+// While the spool holds anything, new events go behind it on disk and the spool is
+// drained oldest first, one batch at a time. Otherwise a few batches are in flight at
+// once; when one of them fails it is spooled, so it may arrive after a later one: jobwatch
+// orders each job's events by their timestamps, not by arrival. Each submitted group of events may carry a stream
 // position (a "mark"); a mark is handed to `onDurable` once every event before it was
 // delivered or written to the spool, which is when the reader's checkpoint may move.
 // The service skips duplicates, so a batch resent after a lost reply is harmless. Only a
@@ -24,15 +26,16 @@ export class Deliverer {
   /**
    * @param {import('./http-client.js').HttpClient} client
    * @param {import('./spool.js').Spool} spool
-   * @param {{batchSize?: number, flushIntervalMs?: number, bodyBytesMax?: number, memoryEventsMax?: number, backoff?: Backoff, onDurable?: (marks: Mark[]) => void}} [options]
+   * @param {{batchSize?: number, flushIntervalMs?: number, bodyBytesMax?: number, memoryEventsMax?: number, batchesInFlight?: number, backoff?: Backoff, onDurable?: (marks: Mark[]) => void}} [options]
    */
-  constructor(client, spool, { batchSize = 1000, flushIntervalMs = 250, bodyBytesMax = INGEST_BODY_BYTES_MAX, memoryEventsMax = 50_000, backoff = new Backoff(), onDurable = () => {} } = {}) {
+  constructor(client, spool, { batchSize = 1000, flushIntervalMs = 250, bodyBytesMax = INGEST_BODY_BYTES_MAX, memoryEventsMax = 50_000, batchesInFlight = 3, backoff = new Backoff(), onDurable = () => {} } = {}) {
     this.client = client;
     this.spool = spool;
     this.batchSize = batchSize;
     this.flushIntervalMs = flushIntervalMs;
     this.bodyBytesMax = bodyBytesMax;
     this.memoryEventsMax = memoryEventsMax;
+    this.batchesInFlight = batchesInFlight;
     this.backoff = backoff;
     this.onDurable = onDurable;
     /** @type {Item[]} */
@@ -109,15 +112,30 @@ export class Deliverer {
       return;
     }
     for (;;) {
-      const batch = this.takeBatch();
-      if (batch.items.length === 0) return;
-      if (batch.lines.length === 0 || (await this.send(batch.lines, false))) {
-        this.durable(batch.items);
-        continue;
+      // A few batches in flight at once: jobwatch orders a job's events by their timestamps,
+      // so arrival order does not matter, and a busy jobwatch's reply time is not paid per batch.
+      const batches = [];
+      while (batches.length < this.batchesInFlight) {
+        const batch = this.takeBatch();
+        if (batch.items.length === 0) break;
+        batches.push(batch);
       }
-      this.toSpool(batch);
-      this.spillMemory();
-      return;
+      if (batches.length === 0) return;
+      const sent = await Promise.all(batches.map((batch) => (batch.lines.length === 0 ? true : this.send(batch.lines, false))));
+      let failed = false;
+      let kept = true; // marks move in order: none past a batch that is neither delivered nor on disk
+      batches.forEach((batch, index) => {
+        if (sent[index]) {
+          if (kept) this.durable(batch.items);
+        } else {
+          failed = true;
+          kept = kept && this.toSpool(batch);
+        }
+      });
+      if (failed) {
+        this.spillMemory();
+        return;
+      }
     }
   }
 

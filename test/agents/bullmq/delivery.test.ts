@@ -103,9 +103,9 @@ describe('deliverer', () => {
     expect(client.bodies.map((body) => JSON.parse(body).events)).toEqual([[{ a: 1 }], [{ a: 2 }]]);
   });
 
-  test('order is kept across an outage: spooled events go first, then what came after', async () => {
+  test('one batch in flight: order is kept across an outage, spooled events go first, then what came after', async () => {
     const client = fakeClient(['down']);
-    const deliverer = new Deliverer(client as any, new Spool(tempDir(), 1024 * 1024), { batchSize: 2 });
+    const deliverer = new Deliverer(client as any, new Spool(tempDir(), 1024 * 1024), { batchSize: 2, batchesInFlight: 1 });
     deliverer.submit([{ n: 1 }, { n: 2 }, { n: 3 }]);
     await deliverer.step();
     deliverer.submit([{ n: 4 }]);
@@ -115,6 +115,19 @@ describe('deliverer', () => {
     const sent = client.bodies.flatMap((body) => JSON.parse(body).events.map((event: any) => event.n));
     expect(sent).toEqual([1, 2, 3, 4]);
     expect(deliverer.pending).toBe(0);
+  });
+
+  test('several batches in flight: one that fails is spooled and the checkpoint never passes it before it is on disk', async () => {
+    const client = fakeClient(['down', 'ok']);
+    const marks: string[] = [];
+    const spool = new Spool(tempDir(), 1024 * 1024);
+    const deliverer = new Deliverer(client as any, spool, { batchSize: 1, batchesInFlight: 2, onDurable: (list: any[]) => marks.push(...list.map((m) => m.id)) });
+    deliverer.submit([{ n: 1 }], { queue: 'q', id: '1-0' });
+    deliverer.submit([{ n: 2 }], { queue: 'q', id: '2-0' });
+    await deliverer.step();
+    expect(client.bodies.map((body) => JSON.parse(body).events[0].n)).toEqual([2]);
+    expect(spool.events).toBe(1);
+    expect(marks).toEqual(['1-0', '2-0']);
   });
 
   test('a spool the disk refuses keeps the events in memory and the checkpoint where it was', async () => {
