@@ -173,4 +173,17 @@ export const MODULES = {
       },
     ],
   },
+  'bullmq-agent': {
+    what: "the BullMQ agent's mapping of stream entries to jobwatch events, its settings, spool, checkpoints, delivery and gap rule",
+    parts: [
+      {
+        mutate: ['agents/bullmq/src/normalize.js', 'agents/bullmq/src/job-facts.js', 'agents/bullmq/src/config.js'],
+        tests: ['test/agents/bullmq/normalize.test.ts', 'test/agents/bullmq/config.test.ts'],
+      },
+      {
+        mutate: ['agents/bullmq/src/spool.js', 'agents/bullmq/src/checkpoint.js', 'agents/bullmq/src/deliver.js', 'agents/bullmq/src/workers.js', 'agents/bullmq/src/discover.js', block('agents/bullmq/src/event-reader.js', 'export function streamGap(')],
+        tests: ['test/agents/bullmq/delivery.test.ts'],
+      },
+    ],
+  },
 };

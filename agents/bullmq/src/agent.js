@@ -151,7 +151,7 @@ export class Agent {
     const before = new Set(this.reader.queues);
     const found = await discoverQueues(this.redis, this.config.prefix, this.config.queues);
     const added = found.filter((queue) => !before.has(queue) && !this.reader.toStart.includes(queue));
-    if (added.length > 0) log.info(`found ${added.length} new queues under prefix ${this.config.prefix}: ${added.join(', ')}`);
+    if (added.length > 0) log.info(`found ${added.length} new ${added.length === 1 ? 'queue' : 'queues'} under prefix ${this.config.prefix}: ${added.join(', ')}`);
     this.reader.watch(found);
   }
 
