@@ -23,18 +23,17 @@ export function fieldsOf(flat) {
 }
 
 /**
- * Whether entries after `position` left the stream before the agent read them. Trimming
- * (XADD MAXLEN ~) removes the oldest entries, so while the entry at the position is still
- * there nothing after it was trimmed. Otherwise: a stream that never lost an entry
- * (Redis 7's entries-added equals its length) has no gap; one whose oldest entry is past
- * the position has. A stream gone after something was read is a gap too.
+ * Whether entries after `position` may have left the stream before the agent read them.
+ * Trimming (XADD MAXLEN ~) removes the oldest entries first, so while the oldest entry is
+ * at or before the position nothing after it is gone. A stream that never lost an entry
+ * (Redis 7's entries-added equals its length) has no gap either; a stream gone after
+ * something was read has one. (An oldest entry just past the position may also mean
+ * nothing was lost there; that case is reconciled too: reading too much costs only time.)
  * @param {any[] | null} info XINFO STREAM reply, null when the stream does not exist
  * @param {string} position
- * @param {boolean} positionExists whether the entry at `position` is still in the stream
  */
-export function streamGap(info, position, positionExists) {
+export function streamGap(info, position) {
   if (info === null) return position !== '0-0' ? { since: position, oldest: null } : null;
-  if (positionExists) return null;
   /** @type {Record<string, any>} */
   const fields = {};
   for (let index = 0; index + 1 < info.length; index += 2) fields[info[index]] = info[index + 1];
@@ -161,8 +160,7 @@ export class EventReader {
       if (/no such key/i.test(error.message)) return null;
       throw error;
     });
-    const atPosition = state.position === '0-0' ? [] : await this.redis.xrange(key, state.position, state.position);
-    const gap = streamGap(/** @type {any[] | null} */ (info), state.position, atPosition.length > 0);
+    const gap = streamGap(/** @type {any[] | null} */ (info), state.position);
     if (gap === null) return;
     const tail = await this.tail(queue);
     const { events, counts } = await reconcileQueue(this.redis, this.prefix, queue, this.reconcileMax, this.normalizer);

@@ -145,21 +145,21 @@ describe('deliverer', () => {
 
 describe('stream gap', () => {
   const info = (fields: Record<string, unknown>) => Object.entries(fields).flat();
-  test('the entry at the checkpoint still there: no gap, whatever was trimmed before it', () => {
-    expect(streamGap(info({ length: 10, 'entries-added': 50, 'first-entry': ['51-0', []] }), '60-0', true)).toBeNull();
+  test('the oldest entry at or before the checkpoint: no gap, whatever was trimmed before it', () => {
+    expect(streamGap(info({ length: 10, 'entries-added': 50, 'first-entry': ['51-0', []] }), '60-0')).toBeNull();
+    expect(streamGap(info({ length: 10, 'entries-added': 50, 'first-entry': ['51-0', []] }), '51-0')).toBeNull();
   });
-  test('the checkpoint entry trimmed and the oldest entry past it: a gap', () => {
-    expect(streamGap(info({ length: 10, 'entries-added': 50, 'first-entry': ['51-0', []] }), '40-0', false)).toEqual({ since: '40-0', oldest: '51-0' });
-    expect(streamGap(info({ length: 10, 'entries-added': 50, 'first-entry': ['51-0', []] }), '0-0', false)).not.toBeNull();
-    expect(streamGap(info({ 'first-entry': ['60-0', []] }), '40-0', false)).not.toBeNull();
+  test('entries lost and the oldest past the checkpoint: a gap', () => {
+    expect(streamGap(info({ length: 10, 'entries-added': 50, 'first-entry': ['51-0', []] }), '40-0')).toEqual({ since: '40-0', oldest: '51-0' });
+    expect(streamGap(info({ length: 10, 'entries-added': 50, 'first-entry': ['51-0', []] }), '0-0')).not.toBeNull();
+    expect(streamGap(info({ 'first-entry': ['60-0', []] }), '40-0')).not.toBeNull(); // before Redis 7: no entries-added
   });
-  test('a stream that never lost an entry has no gap; nor one whose oldest entry is before the checkpoint', () => {
-    expect(streamGap(info({ length: 3, 'entries-added': 3, 'first-entry': ['51-0', []] }), '0-0', false)).toBeNull();
-    expect(streamGap(info({ 'first-entry': ['30-0', []] }), '40-0', false)).toBeNull();
+  test('a stream that never lost an entry has no gap, wherever its oldest entry is', () => {
+    expect(streamGap(info({ length: 3, 'entries-added': 3, 'first-entry': ['51-0', []] }), '0-0')).toBeNull();
   });
   test('a stream gone after something was read is a gap; one never read is not', () => {
-    expect(streamGap(null, '40-0', false)).toEqual({ since: '40-0', oldest: null });
-    expect(streamGap(null, '0-0', false)).toBeNull();
+    expect(streamGap(null, '40-0')).toEqual({ since: '40-0', oldest: null });
+    expect(streamGap(null, '0-0')).toBeNull();
   });
 });
 
