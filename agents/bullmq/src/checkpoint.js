@@ -53,6 +53,11 @@ export class Checkpoints {
     this.dirty = true;
   }
 
+  /** The reader moved: the next save also records where it is (`read`), for operators. */
+  touch() {
+    this.dirty = true;
+  }
+
   /** Writes the positions when they moved (temporary file, fsync, rename), off the event loop. */
   async save() {
     if (!this.dirty || this.saving) return;
