@@ -7,7 +7,7 @@
  *     are delivered to jobwatch or spooled, is behind the newest entry of the queue's event
  *     stream, sampled every 200 ms (p50, p95, max) and the time to catch up after the
  *     producer stops; and the lag of its reader alone (what decides whether BullMQ trims
- *     entries before the agent read them; the checkpoint file also says where it read);
+ *     entries before the agent read them); both from the agent's status file;
  *   - the agent's CPU per 1,000 stream entries (user + system from /proc/<pid>/stat);
  *   - the same for the baseline measured in the same run: a bare XREAD loop over the same
  *     stream (load/bullmq-app.mjs xread), the least any reader of BullMQ's events costs;
@@ -81,10 +81,10 @@ const profileDir = str(args, 'profile-agent', '');
 const agent = spawn([NODE, ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), AGENT, '--redis', redisUrl, '--url', service.baseUrl, '--api-key', service.apiKey, '--spool-dir', spoolDir, '--discover-interval', '1']);
 await waitForText(agent, /jobwatch-bullmq starting/, 15_000);
 
-/** The agent's checkpoint file: `queues` is delivered (or spooled), `read` is where its reader is. */
-const checkpointOf = (queue: string, part: 'queues' | 'read' = 'queues'): string | null => {
+/** The agent's status file (rewritten every 250 ms): per queue where its reader is and what is delivered or spooled. */
+const checkpointOf = (queue: string, part: 'delivered' | 'read' = 'delivered'): string | null => {
   try {
-    return JSON.parse(readFileSync(join(spoolDir, 'checkpoints-bull.json'), 'utf8'))[part]?.[queue] ?? null;
+    return JSON.parse(readFileSync(join(spoolDir, 'status-bull.json'), 'utf8')).queues[queue]?.[part] ?? null;
   } catch {
     return null;
   }

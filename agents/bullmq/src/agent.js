@@ -2,6 +2,7 @@
 // and queue monitoring and commands, and stops cleanly on SIGTERM/SIGINT (events read
 // are delivered or spooled, and the checkpoints saved).
 import { Redis } from 'ioredis';
+import { rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Backoff } from './backoff.js';
 import { Checkpoints } from './checkpoint.js';
@@ -23,6 +24,7 @@ const SHUTDOWN_FLUSH_MS = 5000;
 const CHECKPOINT_SAVE_MS = 250;
 const STATS_INTERVAL_MS = 60_000;
 const WORKER_RELIST_MS = 500;
+const STATUS_INTERVAL_MS = 250;
 
 /** @param {string[]} argv @param {Record<string, string | undefined>} env @returns {Promise<number>} exit code */
 export async function main(argv, env) {
@@ -136,7 +138,6 @@ export class Agent {
         this.deliverer.submit(await this.workers.poll());
       },
     });
-    this.checkpoints.readPositions = () => Object.fromEntries([...this.reader.positions].map(([queue, state]) => [queue, state.position]));
     this.queueMonitor = new QueueMonitor(this.redis, config.prefix, connectionId, () => this.workers.consumers());
     this.commands = new CommandRunner(this.redis, config.prefix, client);
     this.connectionId = connectionId;
@@ -166,6 +167,7 @@ export class Agent {
       every(stopping, stop, 'queues', config.queueIntervalMs, async () => this.deliverer.submit(await this.queueMonitor.snapshots(this.reader.queues))),
       every(stopping, stop, 'commands', config.commandIntervalMs, () => this.commands.poll()),
       every(stopping, stop, 'checkpoint', CHECKPOINT_SAVE_MS, () => this.checkpoints.save()),
+      every(stopping, stop, 'status', STATUS_INTERVAL_MS, () => this.writeStatus()),
       every(stopping, stop, 'stats', STATS_INTERVAL_MS, async () => this.logStats(), false),
     ];
     await stop;
@@ -178,6 +180,21 @@ export class Agent {
     await this.commands.close();
     this.redis.disconnect();
     this.logStats();
+  }
+
+  /**
+   * `<spool-dir>/status-<prefix>.json`, rewritten every 250 ms (not fsynced: it is for
+   * watching, never resumed from): per queue where the reader is and what is delivered,
+   * and the delivery counters.
+   */
+  async writeStatus() {
+    const queues = {};
+    for (const [queue, state] of this.reader.positions) queues[queue] = { read: state.position, delivered: this.checkpoints.get(queue) };
+    const d = this.deliverer;
+    const status = { at: new Date().toISOString(), queues, sent: d.sent, pending: d.pending, spooled: d.spool.events, rejected: d.rejected, entriesRead: this.reader.entriesRead };
+    const path = join(this.config.spoolDir, `status-${encodeURIComponent(this.config.prefix)}.json`);
+    await writeFile(`${path}.tmp`, JSON.stringify(status));
+    await rename(`${path}.tmp`, path);
   }
 
   logStats() {

@@ -21,8 +21,6 @@ export class Checkpoints {
     this.positions = new Map();
     this.dirty = false;
     this.saving = false;
-    /** @type {() => Record<string, string>} */
-    this.readPositions = () => ({});
     let text = null;
     try {
       text = readFileSync(this.path, 'utf8');
@@ -50,11 +48,6 @@ export class Checkpoints {
     const current = this.positions.get(queue);
     if (current !== undefined && compareStreamIds(id, current) <= 0) return;
     this.positions.set(queue, id);
-    this.dirty = true;
-  }
-
-  /** The reader moved: the next save also records where it is (`read`), for operators. */
-  touch() {
     this.dirty = true;
   }
 
@@ -97,7 +90,6 @@ export class Checkpoints {
   }
 
   serialize() {
-    // `read` (where the reader is, ahead of what is delivered) is for operators and the benchmark; it is never resumed from
-    return JSON.stringify({ version: 1, savedAt: new Date().toISOString(), queues: Object.fromEntries(this.positions), read: this.readPositions() });
+    return JSON.stringify({ version: 1, savedAt: new Date().toISOString(), queues: Object.fromEntries(this.positions) });
   }
 }

@@ -132,7 +132,6 @@ export class EventReader {
       this.entriesRead += entries.length;
       this.deliverer.submit(events, { queue, id: last });
     }
-    this.checkpoints.touch();
   }
 
   /** First read of a queue: from its checkpoint, or reconciled from its state sets when it has none. @param {string} queue */
