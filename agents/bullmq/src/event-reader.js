@@ -57,6 +57,8 @@ export class EventReader {
     this.entriesRead = 0;
     this.reconciledJobs = 0;
     this.failing = false;
+    /** @type {Promise<{queues: Map<string, string>, reply: any}> | null} the next read, started early */
+    this.prefetched = null;
   }
 
   /** Queues to watch (new ones are started before the next read). @param {string[]} queues */
@@ -97,21 +99,24 @@ export class EventReader {
       await sleep(BLOCK_MS);
       return;
     }
-    const queues = [...this.positions.keys()];
-    const keys = queues.map((queue) => queueKeys(this.prefix, queue).events);
-    const ids = queues.map((queue) => this.positions.get(queue).position);
-    const reply = /** @type {Array<[string, Array<[string, string[]]>]> | null} */ (
-      await this.blocking.xread('COUNT', ENTRIES_PER_READ, 'BLOCK', BLOCK_MS, 'STREAMS', ...keys, ...ids)
-    );
+    // The next read is already under way while this one's job hashes are read and its
+    // entries normalized: the two connections work at once.
+    const current = this.prefetched ?? this.read();
+    this.prefetched = null;
+    const { queues, reply } = await current;
     if (!reply) return;
     const batches = [];
     /** @type {Array<{queue: string, jobId: string}>} */
     const wanted = [];
     const wantedKeys = new Set();
     for (const [key, rawEntries] of reply) {
-      const queue = queues[keys.indexOf(key)];
-      if (queue === undefined || rawEntries.length === 0) continue;
-      const entries = rawEntries.map(([id, flat]) => ({ id, fields: fieldsOf(flat) }));
+      const queue = queues.get(key);
+      const state = queue === undefined ? undefined : this.positions.get(queue);
+      if (queue === undefined || state === undefined) continue;
+      // a gap check may have moved the queue past what this read returned
+      const fresh = rawEntries.filter(([id]) => compareStreamIds(id, state.position) > 0);
+      if (fresh.length === 0) continue;
+      const entries = fresh.map(([id, flat]) => ({ id, fields: fieldsOf(flat) }));
       for (const { fields } of entries) {
         if (!wantsFacts(fields, this.normalizer.facts.has(queue, fields.jobId))) continue;
         const jobKey = JobFacts.key(queue, fields.jobId);
@@ -119,19 +124,39 @@ export class EventReader {
         wantedKeys.add(jobKey);
         wanted.push({ queue, jobId: fields.jobId });
       }
-      batches.push({ queue, entries, full: rawEntries.length >= ENTRIES_PER_READ });
+      state.position = entries[entries.length - 1].id;
+      state.checkGap = rawEntries.length >= ENTRIES_PER_READ; // behind: the app may trim what the agent has not read yet
+      batches.push({ queue, entries });
     }
-    const fresh = await JobFacts.read(this.redis, this.prefix, wanted);
-    await this.beforeNormalize(fresh);
-    for (const { queue, entries, full } of batches) {
-      const events = this.normalizer.normalizeEntries(queue, entries, fresh);
-      const last = entries[entries.length - 1].id;
-      const state = this.positions.get(queue);
-      state.position = last;
-      state.checkGap = full; // behind: the app may trim what the agent has not read yet
+    const behind = batches.some(({ queue }) => this.positions.get(queue)?.checkGap);
+    if (!behind && !stopping.stopped) {
+      this.prefetched = this.read();
+      this.prefetched.catch(() => {}); // its failure is met when it is awaited
+    }
+    const facts = await JobFacts.read(this.redis, this.prefix, wanted);
+    await this.beforeNormalize(facts);
+    for (const { queue, entries } of batches) {
+      const events = this.normalizer.normalizeEntries(queue, entries, facts);
       this.entriesRead += entries.length;
-      this.deliverer.submit(events, { queue, id: last });
+      this.deliverer.submit(events, { queue, id: entries[entries.length - 1].id });
     }
+  }
+
+  /** One blocking XREAD of every watched stream from its position. */
+  async read() {
+    const queues = new Map();
+    const keys = [];
+    const ids = [];
+    for (const [queue, state] of this.positions) {
+      const key = queueKeys(this.prefix, queue).events;
+      queues.set(key, queue);
+      keys.push(key);
+      ids.push(state.position);
+    }
+    const reply = /** @type {Array<[string, Array<[string, string[]]>]> | null} */ (
+      await this.blocking.xread('COUNT', ENTRIES_PER_READ, 'BLOCK', BLOCK_MS, 'STREAMS', ...keys, ...ids)
+    );
+    return { queues, reply };
   }
 
   /** First read of a queue: from its checkpoint, or reconciled from its state sets when it has none. @param {string} queue */
