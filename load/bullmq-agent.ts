@@ -177,7 +177,6 @@ for (const [index, rate] of rates.entries()) {
 agent.proc.kill('SIGTERM');
 await agent.proc.exited;
 const stats = agent.text().match(/stats: .*/g)?.pop() ?? '';
-if (process.env.DUMP_AGENT) Bun.write(process.env.DUMP_AGENT, agent.text());
 for (const worker of workers) worker.proc.kill('SIGTERM');
 await Promise.all(workers.map((worker) => worker.proc.exited));
 redis.close();

@@ -244,6 +244,8 @@ describe('jobwatch-bullmq against a real BullMQ app', () => {
       return body.data.find((w: any) => w.metadata.workerName === 'doomed');
     }, 20_000, agentLog);
     expect(offline.queues).toEqual(['fragile']);
+    // the agent said so itself, not only jobwatch's 6 s rule
+    expect(agent.output).toMatch(/worker doomed@\S+ on queue fragile disconnected: offline/);
     const rescuer = await startWorker(redis.url, dir, { QUEUES: 'fragile', WORKER_NAME: 'rescuer', LOCK_MS: '1500', STALLED_MS: '500' });
     try {
       const jobs = await untilStates({ [`fragile:${id}`]: 'completed' }, 30_000);
