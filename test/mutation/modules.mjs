@@ -181,8 +181,8 @@ export const MODULES = {
         tests: ['test/agents/bullmq/normalize.test.ts', 'test/agents/bullmq/config.test.ts'],
       },
       {
-        mutate: ['agents/bullmq/src/spool.js', 'agents/bullmq/src/checkpoint.js', 'agents/bullmq/src/deliver.js', 'agents/bullmq/src/workers.js', 'agents/bullmq/src/discover.js', block('agents/bullmq/src/event-reader.js', 'export function streamGap(')],
-        tests: ['test/agents/bullmq/delivery.test.ts'],
+        mutate: ['agents/bullmq/src/spool.js', 'agents/bullmq/src/checkpoint.js', 'agents/bullmq/src/deliver.js', 'agents/bullmq/src/workers.js', 'agents/bullmq/src/discover.js', 'agents/bullmq/src/event-reader.js'],
+        tests: ['test/agents/bullmq/delivery.test.ts', 'test/agents/bullmq/event-reader.test.ts'],
       },
     ],
   },

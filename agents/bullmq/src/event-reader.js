@@ -124,17 +124,25 @@ export class EventReader {
         wantedKeys.add(jobKey);
         wanted.push({ queue, jobId: fields.jobId });
       }
-      state.position = entries[entries.length - 1].id;
+      batches.push({ queue, entries, from: state.position });
+      state.position = entries[entries.length - 1].id; // what the next read (perhaps started below) goes on from
       state.checkGap = rawEntries.length >= ENTRIES_PER_READ; // behind: the app may trim what the agent has not read yet
-      batches.push({ queue, entries });
     }
     const behind = batches.some(({ queue }) => this.positions.get(queue)?.checkGap);
     if (!behind && !stopping.stopped) {
       this.prefetched = this.read();
       this.prefetched.catch(() => {}); // its failure is met when it is awaited
     }
-    const facts = await JobFacts.read(this.redis, this.prefix, wanted);
-    await this.beforeNormalize(facts);
+    let facts;
+    try {
+      facts = await JobFacts.read(this.redis, this.prefix, wanted);
+      await this.beforeNormalize(facts);
+    } catch (error) {
+      // nothing of this batch was handed on: read it again, and drop the read made past it
+      for (const batch of batches) this.positions.get(batch.queue).position = batch.from;
+      this.prefetched = null;
+      throw error;
+    }
     for (const { queue, entries } of batches) {
       const events = this.normalizer.normalizeEntries(queue, entries, facts);
       this.entriesRead += entries.length;
