@@ -10,6 +10,7 @@
 import { cut, ERROR_CHARS, EXTERNAL_ID_CHARS, isoFromMs, msOfStreamId, NAME_CHARS, QUEUE_CHARS, STACKTRACE_CHARS, WORKER_ID_CHARS } from './limits.js';
 
 export const UNKNOWN_NAME = 'unknown';
+const PROGRESS_EXTENSION_CHARS_MAX = 4096;
 /** Events that change nothing of a job jobwatch shows. */
 const QUEUE_LEVEL = new Set(['drained', 'paused', 'resumed', 'cleaned', 'deduplicated', 'debounced', 'duplicated', 'retries-exhausted']);
 const PENDING_NATIVE = new Set(['waiting', 'wait', 'delayed', 'prioritized', 'paused', 'waiting-children']);
@@ -129,7 +130,9 @@ export class Normalizer {
           value = entry.fields.data;
         }
         const fraction = progressFraction(value);
-        change = { state: 'active', native: 'active', extensions: { progress: value } };
+        // any JSON is allowed as BullMQ progress; a large one stays out (jobwatch caps extensions at 64 KB)
+        const small = (entry.fields.data ?? '').length <= PROGRESS_EXTENSION_CHARS_MAX;
+        change = { state: 'active', native: 'active', extensions: small ? { progress: value } : { progressTooLarge: true } };
         if (fraction !== null) change.progress = fraction;
         break;
       }

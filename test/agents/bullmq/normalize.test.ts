@@ -86,6 +86,9 @@ describe('normalize', () => {
     expect(events[1].job.progress).toBeUndefined();
     expect(events[1].job.extensions.progress).toEqual({ step: 'upload' });
     expect([progressFraction(250), progressFraction(-3), progressFraction('x')]).toEqual([1, 0, null]);
+    const large: any = n.normalizeEntries('q', [entry(T0 + 2, { event: 'progress', jobId: '9', data: JSON.stringify({ log: 'x'.repeat(10_000) }) })])[0];
+    expect(large.job.extensions).toMatchObject({ progressTooLarge: true });
+    expect(large.job.extensions.progress).toBeUndefined();
   });
 
   test('a failed job carries the failed reason from the stream; queue-level events give nothing', () => {
