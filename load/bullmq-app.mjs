@@ -2,9 +2,10 @@
 //   node load/bullmq-app.mjs produce <queue> <jobs per second> <seconds>
 //     adds jobs with Queue.addBulk in 20 ms slices (removeOnComplete, as a busy app would)
 //     and prints {"added": n, "seconds": s};
-//   node load/bullmq-app.mjs xread <queue>
-//     the baseline: a bare XREAD loop over the queue's event stream, as cheap as reading
-//     it can be; prints {"entries": n} on SIGTERM.
+//   node load/bullmq-app.mjs xread <queue> [from]
+//     the baseline: a bare XREAD loop over the queue's event stream from `from` (default:
+//     new entries only), as cheap as reading it can be; prints each position it reached and
+//     {"entries": n} on SIGTERM.
 import { Queue, Redis } from '../test/agents/bullmq/fixtures/bullmq.mjs';
 
 const [mode, queueName, ...rest] = process.argv.slice(2);
@@ -34,7 +35,7 @@ if (mode === 'produce') {
   const redis = new Redis(url);
   await redis.ping();
   process.stdout.write('ready\n');
-  let position = '$';
+  let position = rest[0] ?? '$';
   let entries = 0;
   let stopping = false;
   process.on('SIGTERM', () => {
