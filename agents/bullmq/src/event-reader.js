@@ -113,8 +113,8 @@ export class EventReader {
       const queue = queues.get(key);
       const state = queue === undefined ? undefined : this.positions.get(queue);
       if (queue === undefined || state === undefined) continue;
-      // a gap check may have moved the queue past what this read returned
-      const fresh = rawEntries.filter(([id]) => compareStreamIds(id, state.position) > 0);
+      // a gap check may have moved the queue past what this read returned (entries come in order)
+      const fresh = rawEntries.length > 0 && compareStreamIds(rawEntries[0][0], state.position) > 0 ? rawEntries : rawEntries.filter(([id]) => compareStreamIds(id, state.position) > 0);
       if (fresh.length === 0) continue;
       const entries = fresh.map(([id, flat]) => ({ id, fields: fieldsOf(flat) }));
       for (const { fields } of entries) {

@@ -39,11 +39,14 @@ export function msOfStreamId(id) {
   return Number(id.slice(0, id.indexOf('-')));
 }
 
-/** Stream ids compared as Redis orders them. @param {string} a @param {string} b */
+/** Stream ids compared as Redis orders them (milliseconds, then sequence; both stay far below 2^53). @param {string} a @param {string} b */
 export function compareStreamIds(a, b) {
-  const [am, as] = a.split('-').map(BigInt);
-  const [bm, bs] = b.split('-').map(BigInt);
-  if (am !== bm) return am < bm ? -1 : 1;
-  if ((as ?? 0n) !== (bs ?? 0n)) return (as ?? 0n) < (bs ?? 0n) ? -1 : 1;
-  return 0;
+  const aDash = a.indexOf('-');
+  const bDash = b.indexOf('-');
+  const aMs = Number(aDash < 0 ? a : a.slice(0, aDash));
+  const bMs = Number(bDash < 0 ? b : b.slice(0, bDash));
+  if (aMs !== bMs) return aMs < bMs ? -1 : 1;
+  const aSeq = aDash < 0 ? 0 : Number(a.slice(aDash + 1));
+  const bSeq = bDash < 0 ? 0 : Number(b.slice(bDash + 1));
+  return aSeq === bSeq ? 0 : aSeq < bSeq ? -1 : 1;
 }

@@ -185,3 +185,13 @@ describe('worker connections and queue keys', () => {
     expect(queueOfKey('bullx:mail:meta', 'bull', 'meta')).toBeNull();
   });
 });
+
+describe('stream ids', () => {
+  test('compared as Redis orders them: milliseconds first, then the sequence, as numbers', async () => {
+    const { compareStreamIds } = await import('../../../agents/bullmq/src/limits.js');
+    expect(compareStreamIds('9-5', '10-0')).toBe(-1);
+    expect(compareStreamIds('10-10', '10-9')).toBe(1);
+    expect(compareStreamIds('10-3', '10-3')).toBe(0);
+    expect(compareStreamIds('1800000000000-0', '0-0')).toBe(1);
+  });
+});
