@@ -97,7 +97,8 @@ export class Deliverer {
 
   /** One flush, never two at once: the spool's oldest batches when due, else memory. */
   step() {
-    this.sending = this.sending.then(() => this.stepNow());
+    // a step that failed unexpectedly does not stop the ones after it (its caller logs it)
+    this.sending = this.sending.catch(() => {}).then(() => this.stepNow());
     return this.sending;
   }
 
@@ -142,7 +143,7 @@ export class Deliverer {
 
   /** On shutdown: send what is in memory while jobwatch answers; spool the rest. @param {number} deadlineMs */
   async close(deadlineMs) {
-    await this.sending;
+    await this.sending.catch(() => {});
     const end = Date.now() + deadlineMs;
     while (this.memory.length > 0 && this.spool.isEmpty && Date.now() < end) {
       const batch = this.takeBatch();

@@ -130,6 +130,23 @@ describe('deliverer', () => {
     expect(marks).toEqual(['1-0', '2-0']);
   });
 
+  test('a step that fails unexpectedly does not stop delivery', async () => {
+    let calls = 0;
+    const client = {
+      async request(_method: string, _path: string, body: string) {
+        calls += 1;
+        if (calls === 1) throw new TypeError('a bug');
+        return { status: 200, body: { accepted: JSON.parse(body).events.length }, retryAfterMs: null };
+      },
+    };
+    const deliverer = new Deliverer(client as any, new Spool(tempDir(), 1024 * 1024));
+    deliverer.submit([{ n: 1 }]);
+    await expect(deliverer.step()).rejects.toThrow('a bug');
+    deliverer.submit([{ n: 2 }]);
+    await deliverer.step();
+    expect(deliverer.sent).toBe(1);
+  });
+
   test('a spool the disk refuses keeps the events in memory and the checkpoint where it was', async () => {
     const dir = tempDir();
     const spool = new Spool(join(dir, 'batches'), 1024 * 1024);
