@@ -79,8 +79,9 @@ beforeAll(async () => {
 }, TEST_MS);
 
 afterAll(async () => {
+  if (!stack) return; // the set-up failed before anything started
   Object.assign(stack, { agent, service });
-  await stack?.stop();
+  await stack.stop();
 });
 
 describe('jobwatch-bullmq against a real BullMQ app', () => {
