@@ -233,4 +233,17 @@ export const MODULES = {
       { mutate: [lines('src/routes/ingest.ts', 'const actor = connectionActorForKey', 'ticket?.release()')], tests: ['test/routes/heavy-bodies.test.ts'] },
     ],
   },
+  'bullmq-agent': {
+    what: "the BullMQ agent's mapping of stream entries to jobwatch events, its settings, spool, checkpoints, delivery and gap rule",
+    parts: [
+      {
+        mutate: ['agents/bullmq/src/normalize.js', 'agents/bullmq/src/job-facts.js', 'agents/bullmq/src/config.js'],
+        tests: ['test/agents/bullmq/normalize.test.ts', 'test/agents/bullmq/config.test.ts'],
+      },
+      {
+        mutate: ['agents/bullmq/src/spool.js', 'agents/bullmq/src/checkpoint.js', 'agents/bullmq/src/deliver.js', 'agents/bullmq/src/workers.js', 'agents/bullmq/src/discover.js', 'agents/bullmq/src/event-reader.js'],
+        tests: ['test/agents/bullmq/delivery.test.ts', 'test/agents/bullmq/event-reader.test.ts'],
+      },
+    ],
+  },
 };

@@ -11,12 +11,6 @@ import { linksOf, slugsOf } from './markdown-links.ts';
 
 const REPO_ROOT = join(import.meta.dir, '..', '..');
 
-/**
- * Agent READMEs written on other branches and linked from the main README before they are
- * merged: allowed to be missing, checked like any other file once they exist.
- */
-const WRITTEN_ELSEWHERE = new Set(['agents/bullmq/README.md']);
-
 function documents(): string[] {
   const docs = readdirSync(join(REPO_ROOT, 'docs')).filter((name) => name.endsWith('.md')).map((name) => join('docs', name));
   const agents = readdirSync(join(REPO_ROOT, 'agents'))
@@ -35,7 +29,7 @@ function brokenLinks(document: string): string[] {
     const target = pathPart === '' ? join(REPO_ROOT, document) : join(REPO_ROOT, dirname(document), decodeURI(pathPart));
     const fromRoot = relative(REPO_ROOT, target);
     if (!existsSync(target)) {
-      if (!WRITTEN_ELSEWHERE.has(fromRoot)) broken.push(`${document}: ${link} (no file ${fromRoot})`);
+      broken.push(`${document}: ${link} (no file ${fromRoot})`);
       continue;
     }
     if (anchor === undefined || anchor === '') continue;

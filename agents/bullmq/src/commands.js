@@ -1,0 +1,158 @@
+// Revoke and retry from jobwatch, carried out in BullMQ and acknowledged with an outcome.
+//
+// Jobs are handled through bullmq's own Job API (its Lua scripts keep the queue's sets,
+// the job's hash and the event stream consistent), on a Queue built with
+// `skipMetasUpdate`: it writes nothing to the queue's metadata, unlike a default Queue,
+// which rewrites `opts.maxLenEvents`. Revoke removes a waiting, prioritized or delayed
+// job. A running job cannot be stopped from outside: its worker holds the lock and BullMQ
+// offers no cancel for another process's job, so the command is acknowledged `failed`
+// with that reason. Retry moves a failed job back to waiting. When Redis cannot be
+// reached the command stays unacknowledged and comes back at the next poll.
+import { Job, Queue } from 'bullmq';
+import { errorText, NetworkError } from './http-client.js';
+import { logger } from './log.js';
+
+const log = logger('commands');
+const COMMANDS_PER_POLL = 100;
+const REASON_CHARS = 1000;
+// The service caps an ack body at 128 KiB: 20 outcomes with 1,000-character reasons fit in one request.
+const ACK_OUTCOMES_PER_REQUEST = 20;
+const UNACKED_OUTCOMES_MAX = 10_000;
+const REVOCABLE = new Set(['waiting', 'prioritized', 'delayed', 'paused']);
+export const RUNNING_REASON =
+  'a running BullMQ job cannot be cancelled from outside its worker (the worker holds the job lock and BullMQ has no remote cancel); it runs to its end';
+
+class RedisUnavailable extends Error {}
+
+/** The BullMQ job id inside a command's externalId (`<queue>:<job id>`). */
+export function jobIdOf(command) {
+  const externalId = String(command.externalId ?? '');
+  const queue = command.queue ?? externalId.slice(0, Math.max(0, externalId.indexOf(':')));
+  if (queue && externalId.startsWith(`${queue}:`)) return { queue, jobId: externalId.slice(queue.length + 1) };
+  return null;
+}
+
+export class CommandRunner {
+  /** @param {import('ioredis').Redis} redis @param {string} prefix @param {import('./http-client.js').HttpClient} client */
+  constructor(redis, prefix, client) {
+    Object.assign(this, { redis, prefix, client });
+    /** @type {Map<string, Queue>} */
+    this.queues = new Map();
+    /** carried out but not yet acknowledged (the ack failed): not carried out twice */
+    this.unacked = new Map();
+    this.unreachable = false;
+  }
+
+  queue(name) {
+    let queue = this.queues.get(name);
+    if (!queue) {
+      queue = new Queue(name, { connection: this.redis, prefix: this.prefix, skipMetasUpdate: true, skipVersionCheck: true });
+      queue.on('error', () => {}); // reported through the calls that fail
+      this.queues.set(name, queue);
+    }
+    return queue;
+  }
+
+  /** Fetches pending commands, carries them out and acknowledges them; returns how many were acknowledged. */
+  async poll() {
+    let response;
+    try {
+      response = await this.client.get(`/api/agent/commands?limit=${COMMANDS_PER_POLL}`);
+    } catch (error) {
+      if (!(error instanceof NetworkError)) throw error;
+      if (!this.unreachable) log.warn(`jobwatch unreachable (${error.message}); polling on`);
+      this.unreachable = true;
+      return 0;
+    }
+    this.unreachable = false;
+    if (response.status !== 200) {
+      log.error(`jobwatch answered ${response.status} ${errorText(response.body)}`);
+      return 0;
+    }
+    const outcomes = [];
+    for (const command of response.body?.data ?? []) {
+      const outcome = this.unacked.get(String(command.id)) ?? (await this.execute(command));
+      if (outcome === null) break; // Redis is down: keep the order, the rest wait for the next poll
+      outcomes.push(outcome);
+      this.unacked.set(outcome.id, outcome);
+      if (this.unacked.size > UNACKED_OUTCOMES_MAX) this.unacked.delete(this.unacked.keys().next().value);
+    }
+    let acked = 0;
+    for (let start = 0; start < outcomes.length; start += ACK_OUTCOMES_PER_REQUEST) {
+      const chunk = outcomes.slice(start, start + ACK_OUTCOMES_PER_REQUEST);
+      let ack;
+      try {
+        ack = await this.client.post('/api/agent/commands/ack', { outcomes: chunk });
+      } catch (error) {
+        log.warn(`ack of ${outcomes.length - acked} commands failed (${/** @type {Error} */ (error).message}); they come back at the next poll and are acknowledged then`);
+        return acked;
+      }
+      if (ack.status !== 200) {
+        log.error(`ack refused: ${ack.status} ${errorText(ack.body)}`);
+        return acked;
+      }
+      for (const outcome of chunk) this.unacked.delete(outcome.id);
+      acked += chunk.length;
+    }
+    return acked;
+  }
+
+  /** The outcome to acknowledge, or null when Redis could not be reached now. */
+  async execute(command) {
+    const id = String(command.id);
+    const target = jobIdOf(command);
+    let outcome;
+    try {
+      if (target === null) outcome = failed(id, `not a BullMQ job id of this agent: ${JSON.stringify(command.externalId)}`);
+      else if (command.type === 'revoke') outcome = await this.revoke(id, target.queue, target.jobId);
+      else if (command.type === 'retry') outcome = await this.retry(id, target.queue, target.jobId);
+      else outcome = failed(id, `this agent does not know command type ${JSON.stringify(command.type)}`);
+    } catch (error) {
+      if (error instanceof RedisUnavailable) {
+        log.warn(`${command.type} of ${command.externalId} not carried out now (Redis: ${error.message}); will try again`);
+        return null;
+      }
+      outcome = failed(id, `BullMQ refused: ${/** @type {Error} */ (error).message}`);
+    }
+    log.info(`${command.type} of job ${command.externalId} -> ${outcome.status}${outcome.reason ? ` (${outcome.reason})` : ''}`);
+    return outcome;
+  }
+
+  async revoke(id, queueName, jobId) {
+    const { job, state } = await this.find(queueName, jobId);
+    if (!job) return failed(id, 'the job is no longer in BullMQ (removed, or cleaned up after it finished)');
+    if (state === 'active') return failed(id, RUNNING_REASON);
+    if (!REVOCABLE.has(state)) return failed(id, `the job is ${state} in BullMQ; only a waiting, prioritized or delayed job can be revoked`);
+    try {
+      await job.remove({ removeChildren: false });
+    } catch (error) {
+      if (/locked/i.test(/** @type {Error} */ (error).message)) return failed(id, `the job started running before it could be removed: ${RUNNING_REASON}`);
+      throw error;
+    }
+    return { id, status: 'done' };
+  }
+
+  async retry(id, queueName, jobId) {
+    const { job, state } = await this.find(queueName, jobId);
+    if (!job) return failed(id, 'the job is no longer in BullMQ (removed, or cleaned up after it finished): there is nothing to re-run');
+    if (state !== 'failed') return failed(id, `the job is ${state} in BullMQ; only a failed job can be retried`);
+    await job.retry('failed');
+    return { id, status: 'done' };
+  }
+
+  async find(queueName, jobId) {
+    if (this.redis.status !== 'ready') throw new RedisUnavailable(`connection ${this.redis.status}`);
+    const queue = this.queue(queueName);
+    const job = await Job.fromId(queue, jobId);
+    if (!job) return { job: null, state: null };
+    return { job, state: await job.getState() };
+  }
+
+  async close() {
+    await Promise.all([...this.queues.values()].map((queue) => queue.close().catch(() => {})));
+  }
+}
+
+function failed(id, reason) {
+  return { id, status: 'failed', reason: reason.slice(0, REASON_CHARS) };
+}

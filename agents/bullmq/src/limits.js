@@ -1,0 +1,52 @@
+// jobwatch's ingest field limits, and the time format it expects.
+export const EXTERNAL_ID_CHARS = 512;
+export const NAME_CHARS = 1024;
+export const QUEUE_CHARS = 255;
+export const WORKER_ID_CHARS = 512;
+export const HOSTNAME_CHARS = 255;
+export const ERROR_CHARS = 10_000;
+export const STACKTRACE_CHARS = 50_000;
+export const INGEST_EVENTS_MAX = 1000;
+export const INGEST_BODY_BYTES_MAX = 5 * 1024 * 1024;
+
+/**
+ * Cuts text to `limit` UTF-16 code units (JavaScript's length, as the service counts),
+ * never leaving half a surrogate pair.
+ * @param {string} text @param {number} limit
+ */
+export function cut(text, limit) {
+  if (text.length <= limit) return text;
+  let head = text.slice(0, limit);
+  const last = head.charCodeAt(head.length - 1);
+  if (last >= 0xd800 && last <= 0xdbff) head = head.slice(0, -1);
+  return head;
+}
+
+const isoCache = new Map();
+/** @param {number} ms epoch milliseconds; recent values are cached: events of one batch share their milliseconds */
+export function isoFromMs(ms) {
+  let text = isoCache.get(ms);
+  if (text === undefined) {
+    if (isoCache.size >= 4096) isoCache.clear();
+    text = new Date(ms).toISOString();
+    isoCache.set(ms, text);
+  }
+  return text;
+}
+
+/** Milliseconds of a Redis stream id `<ms>-<seq>` (Redis's own clock). @param {string} id */
+export function msOfStreamId(id) {
+  return Number(id.slice(0, id.indexOf('-')));
+}
+
+/** Stream ids compared as Redis orders them (milliseconds, then sequence; both stay far below 2^53). @param {string} a @param {string} b */
+export function compareStreamIds(a, b) {
+  const aDash = a.indexOf('-');
+  const bDash = b.indexOf('-');
+  const aMs = Number(aDash < 0 ? a : a.slice(0, aDash));
+  const bMs = Number(bDash < 0 ? b : b.slice(0, bDash));
+  if (aMs !== bMs) return aMs < bMs ? -1 : 1;
+  const aSeq = aDash < 0 ? 0 : Number(a.slice(aDash + 1));
+  const bSeq = bDash < 0 ? 0 : Number(b.slice(bDash + 1));
+  return aSeq === bSeq ? 0 : aSeq < bSeq ? -1 : 1;
+}

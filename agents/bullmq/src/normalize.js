@@ -1,0 +1,248 @@
+// BullMQ's event-stream entries -> jobwatch ingest events.
+//
+// Native events map to unified states as the README's table says: added/waiting ->
+// queued (scheduled when delayed), delayed -> scheduled, or retrying when the job had
+// started (a failed attempt waiting for its backoff), waiting after active -> retrying,
+// active and progress -> active, completed -> completed, failed -> failed, stalled ->
+// queued (the stall in extensions), removed while pending -> cancelled. Every event is
+// timed by its stream id, which is Redis's clock. A job's externalId is
+// `<queue>:<job id>`: BullMQ ids repeat across queues.
+import { cut, ERROR_CHARS, EXTERNAL_ID_CHARS, isoFromMs, msOfStreamId, NAME_CHARS, QUEUE_CHARS, STACKTRACE_CHARS, WORKER_ID_CHARS } from './limits.js';
+
+export const UNKNOWN_NAME = 'unknown';
+const PROGRESS_EXTENSION_CHARS_MAX = 4096;
+/** Events that change nothing of a job jobwatch shows. */
+const QUEUE_LEVEL = new Set(['drained', 'paused', 'resumed', 'cleaned', 'deduplicated', 'debounced', 'duplicated', 'retries-exhausted']);
+const PENDING_NATIVE = new Set(['waiting', 'wait', 'delayed', 'prioritized', 'paused', 'waiting-children']);
+const FINISHED = new Set(['completed', 'failed', 'cancelled']);
+/** Events after which the job's hash has news (the worker's name, attempts, an error): read it. */
+const FACT_EVENTS = new Set(['active', 'delayed', 'failed', 'stalled']);
+/** Events after which the hash is read only for a job the agent knows nothing of yet. */
+const FACT_EVENTS_IF_UNKNOWN = new Set(['added', 'waiting', 'completed', 'waiting-children', 'progress']);
+
+/**
+ * Whether a stream entry calls for reading the job's hash.
+ * @param {{event?: string, jobId?: string, prev?: string}} fields @param {boolean} known whether the agent has facts of the job
+ */
+export function wantsFacts(fields, known) {
+  if (!fields.jobId || !fields.event) return false;
+  if (FACT_EVENTS.has(fields.event)) return true;
+  if (fields.event === 'waiting' && fields.prev === 'active') return true; // a retry: its error
+  return !known && FACT_EVENTS_IF_UNKNOWN.has(fields.event);
+}
+
+/** @param {string} queue @param {string} jobId */
+export function externalIdOf(queue, jobId) {
+  return cut(`${queue}:${jobId}`, EXTERNAL_ID_CHARS);
+}
+
+/** BullMQ progress (a number, by convention 0..100, or any JSON) as jobwatch's 0..1, or null. */
+export function progressFraction(value) {
+  if (typeof value === 'number' && Number.isFinite(value)) return Math.min(1, Math.max(0, value / 100));
+  return null;
+}
+
+export class Normalizer {
+  /**
+   * @param {string} connectionId
+   * @param {import('./job-facts.js').JobFacts} facts
+   * @param {(queue: string, processedBy: string | undefined) => string | undefined} [workerIdOf]
+   */
+  constructor(connectionId, facts, workerIdOf = (_queue, name) => name) {
+    this.connectionId = connectionId;
+    this.facts = facts;
+    this.workerIdOf = workerIdOf;
+    /** queue -> job id -> worker name (jobs running now, for the workers' busy count) */
+    this.active = new Map();
+    this.ignored = 0;
+  }
+
+  /**
+   * The ingest events for a batch of one queue's stream entries.
+   * @param {string} queue
+   * @param {Array<{id: string, fields: Record<string, string>}>} entries
+   * @param {Map<string, import('./job-facts.js').Facts | null>} [fresh] facts just read for jobs of the batch
+   */
+  normalizeEntries(queue, entries, fresh = new Map()) {
+    for (const [key, learned] of fresh) {
+      if (learned) {
+        const [, jobId] = key.split('\u0000');
+        if (key.startsWith(`${queue}\u0000`)) this.facts.learn(queue, jobId, learned);
+      }
+    }
+    // BullMQ writes "waiting (prev active)" then "stalled" for a stalled job in one script: same millisecond.
+    const stalls = new Set(entries.filter((entry) => entry.fields.event === 'stalled').map((entry) => `${entry.fields.jobId}@${msOfStreamId(entry.id)}`));
+    const out = [];
+    for (const entry of entries) {
+      const event = this.normalizeEntry(queue, entry, stalls);
+      if (event) out.push(event);
+    }
+    return out;
+  }
+
+  /** @param {string} queue @param {{id: string, fields: Record<string, string>}} entry @param {Set<string>} stalls */
+  normalizeEntry(queue, entry, stalls) {
+    const { event: kind, jobId } = entry.fields;
+    const atMs = msOfStreamId(entry.id);
+    if (!kind || !jobId || QUEUE_LEVEL.has(kind)) {
+      this.ignored += 1;
+      return null;
+    }
+    const known = this.facts.get(queue, jobId);
+    const previousNative = known.native;
+    /** @type {{state: string, native: string, error?: string, progress?: number, extensions?: Record<string, unknown>} | null} */
+    let change = null;
+    switch (kind) {
+      case 'added':
+        this.facts.learn(queue, jobId, { name: entry.fields.name || undefined, addedAtMs: atMs });
+        change = (known.delayMs ?? 0) > 0 ? { state: 'scheduled', native: 'delayed' } : { state: 'queued', native: (known.priority ?? 0) > 0 ? 'prioritized' : 'waiting' };
+        break;
+      case 'waiting':
+        if (entry.fields.prev === 'active' && stalls.has(`${jobId}@${atMs}`)) return null; // the stalled entry says it
+        if (entry.fields.prev === 'active') change = { state: 'retrying', native: 'waiting', error: known.failedReason ?? '' };
+        else if (previousNative === 'waiting' || previousNative === 'prioritized') return null; // "added" then "waiting": nothing new
+        else change = { state: 'queued', native: (known.priority ?? 0) > 0 ? 'prioritized' : 'waiting' };
+        break;
+      case 'waiting-children':
+        change = { state: 'queued', native: 'waiting-children' };
+        break;
+      case 'delayed': {
+        const eta = Number(entry.fields.delay);
+        const hasEta = Number.isFinite(eta) && eta > 0;
+        const afterARun = previousNative === 'active' || (previousNative === undefined && (known.attemptsMade ?? 0) > 0);
+        if (afterARun) {
+          // a backoff: when the next attempt runs is news of this event only, not when the job was scheduled for
+          change = { state: 'retrying', native: 'delayed', error: known.failedReason ?? '', extensions: hasEta ? { eta: isoFromMs(eta), nextAttemptAt: isoFromMs(eta) } : {} };
+        } else {
+          if (hasEta) this.facts.learn(queue, jobId, { etaMs: eta });
+          change = { state: 'scheduled', native: 'delayed' };
+        }
+        break;
+      }
+      case 'active':
+        change = { state: 'active', native: 'active' };
+        break;
+      case 'progress': {
+        let value;
+        try {
+          value = JSON.parse(entry.fields.data ?? 'null');
+        } catch {
+          value = entry.fields.data;
+        }
+        const fraction = progressFraction(value);
+        // any JSON is allowed as BullMQ progress; a large one stays out (jobwatch caps extensions at 64 KB)
+        const small = (entry.fields.data ?? '').length <= PROGRESS_EXTENSION_CHARS_MAX;
+        change = { state: 'active', native: 'active', extensions: small ? { progress: value } : { progressTooLarge: true } };
+        if (fraction !== null) change.progress = fraction;
+        break;
+      }
+      case 'completed':
+        change = { state: 'completed', native: 'completed' };
+        break;
+      case 'failed':
+        change = { state: 'failed', native: 'failed', error: entry.fields.failedReason ?? known.failedReason ?? '' };
+        break;
+      case 'stalled':
+        change = { state: 'queued', native: 'waiting', extensions: { stalled: true, stalledAt: isoFromMs(atMs), stalledCount: known.stalledCount ?? null } };
+        break;
+      case 'removed':
+        if (!PENDING_NATIVE.has(entry.fields.prev ?? '')) {
+          this.facts.forget(queue, jobId); // a finished job cleaned up by retention: nothing changed for jobwatch
+          return null;
+        }
+        change = { state: 'cancelled', native: 'removed', extensions: { removedFrom: entry.fields.prev } };
+        break;
+      default:
+        this.ignored += 1;
+        return null;
+    }
+    return this.jobEvent(queue, jobId, atMs, change, kind);
+  }
+
+  /** The attempt a change belongs to, counted from the events seen (the hash's counters move on before the agent reads them). */
+  attemptFor(facts, state, kind) {
+    if (state === 'active' && kind === 'active') {
+      if (facts.nextAttempt !== undefined) return facts.nextAttempt;
+      if (facts.attempt !== undefined) return facts.attempt;
+      const made = facts.attemptsMade ?? 0;
+      return facts.finishedOnMs !== undefined ? Math.max(1, made) : made + 1;
+    }
+    if (state === 'queued' || state === 'scheduled') return facts.nextAttempt ?? facts.attempt ?? (facts.attemptsMade ?? 0) + 1;
+    if (facts.attempt !== undefined) return facts.attempt;
+    return Math.max(1, facts.attemptsMade ?? 1);
+  }
+
+  jobEvent(queue, jobId, atMs, change, kind) {
+    const before = this.facts.get(queue, jobId);
+    const attempt = change.state === 'active' && kind === 'progress' ? (before.attempt ?? this.attemptFor(before, 'active', 'active')) : this.attemptFor(before, change.state, kind);
+    /** @type {import('./job-facts.js').Facts & {attempt?: number, nextAttempt?: number, native?: string}} */
+    const learned = { native: change.native, attempt };
+    if (kind === 'active') {
+      learned.startedAtMs = atMs;
+      learned.nextAttempt = undefined;
+    }
+    if (change.state === 'retrying' || change.state === 'completed' || change.state === 'failed') learned.nextAttempt = attempt + 1;
+    if (kind === 'stalled') learned.nextAttempt = attempt; // BullMQ runs the same attempt again
+    const facts = this.facts.learn(queue, jobId, learned);
+    if (learned.nextAttempt === undefined && kind === 'active') delete facts.nextAttempt;
+    this.trackActive(queue, jobId, change.state, facts.processedBy);
+    const job = {
+      externalId: externalIdOf(queue, jobId),
+      name: cut(facts.name || UNKNOWN_NAME, NAME_CHARS),
+      queue: cut(queue, QUEUE_CHARS),
+      state: change.state,
+      attempt,
+    };
+    if (facts.attempts !== undefined) job.maxRetries = Math.max(0, facts.attempts - 1);
+    if (change.progress !== undefined) job.progress = change.progress;
+    const workerId = ['active', 'completed', 'failed', 'retrying'].includes(change.state) ? this.workerIdOf(queue, facts.processedBy) : undefined;
+    if (workerId) job.workerId = cut(workerId, WORKER_ID_CHARS);
+    if (change.error !== undefined) {
+      job.error = cut(change.error, ERROR_CHARS);
+      if (facts.stacktrace) job.stacktrace = cut(facts.stacktrace, STACKTRACE_CHARS);
+    }
+    const createdAtMs = facts.addedAtMs ?? facts.createdAtMs;
+    if (createdAtMs !== undefined) job.createdAt = isoFromMs(createdAtMs);
+    const startedAtMs = facts.startedAtMs ?? facts.processedOnMs;
+    if (['active', 'completed', 'failed', 'retrying'].includes(change.state) && startedAtMs !== undefined) job.startedAt = isoFromMs(startedAtMs);
+    if (FINISHED.has(change.state)) job.completedAt = isoFromMs(atMs);
+    job.extensions = this.extensions(jobId, facts, change);
+    return this.envelope('job_state_change', atMs, 'job', job);
+  }
+
+  extensions(jobId, facts, change) {
+    /** @type {Record<string, unknown>} */
+    const extensions = { bullmqState: change.native, jobId };
+    if (facts.priority) extensions.priority = facts.priority;
+    if (facts.delayMs) extensions.delayMs = facts.delayMs;
+    if (facts.attempts !== undefined) extensions.attempts = facts.attempts;
+    if (facts.attemptsMade !== undefined) extensions.attemptsMade = facts.attemptsMade;
+    if (facts.parentKey) extensions.parentKey = facts.parentKey;
+    if (facts.schedulerId) extensions.schedulerId = facts.schedulerId;
+    if (facts.processedBy) extensions.processedBy = facts.processedBy;
+    // kept on every later event: jobwatch shows the latest extensions, and `eta` is its scheduledFor
+    if (facts.etaMs !== undefined) extensions.eta = isoFromMs(facts.etaMs);
+    return { ...extensions, ...(change.extensions ?? {}) };
+  }
+
+  trackActive(queue, jobId, state, processedBy) {
+    let running = this.active.get(queue);
+    if (state === 'active') {
+      if (!running) this.active.set(queue, (running = new Map()));
+      running.set(jobId, processedBy ?? '');
+    } else if (running) {
+      running.delete(jobId);
+    }
+  }
+
+  /** Running jobs per worker name in a queue (jobs of unnamed workers under ''). @param {string} queue */
+  runningByWorker(queue) {
+    const counts = new Map();
+    for (const name of this.active.get(queue)?.values() ?? []) counts.set(name, (counts.get(name) ?? 0) + 1);
+    return counts;
+  }
+
+  envelope(type, atMs, key, payload) {
+    return { type, timestamp: isoFromMs(atMs), framework: 'bullmq', connectionId: this.connectionId, [key]: payload };
+  }
+}

@@ -1,0 +1,77 @@
+/**
+ * The dashboard in Chromium shows what the BullMQ agent collected from a real BullMQ app:
+ * its jobs (and the framework filter), a failed job's detail, its queues and its workers.
+ * Screenshots land in .tmp/screenshots/bullmq-*.png.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import type { Browser, Page } from 'playwright-core';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, getJson, ingest } from '../../blackbox/service-process.ts';
+import { jobEvent } from '../../support/events.ts';
+import { buildUi } from '../../../ui/build.ts';
+import { launchChromium, openPage, screenshot, signInThroughForm } from '../../ui/browser.ts';
+import { eventually, produce, startStack, type Stack } from './harness.ts';
+
+const TEST_MS = 60_000;
+let stack: Stack;
+let browser: Browser;
+let page: Page;
+
+beforeAll(async () => {
+  await buildUi(() => undefined);
+  stack = await startStack('dashboard', { QUEUES: 'emails,invoices', WORKER_NAME: 'web-1' });
+  await stack.agent.waitFor(/following its event stream|found \d+ new queues/, 20_000).catch(() => undefined);
+  await produce(stack.redis.url, [
+    { queue: 'emails', name: 'send-welcome', data: { sleepMs: 20 } },
+    { queue: 'emails', name: 'send-receipt', data: { progress: [50] } },
+    { queue: 'invoices', name: 'charge-card', data: { failAttempts: 9 }, opts: { attempts: 2, backoff: { type: 'fixed', delay: 100 } } },
+  ]);
+  await ingest(stack.service.baseUrl, stack.connection.apiKey, [jobEvent(stack.connection.id, Date.now(), { externalId: 'celery-1', name: 'tasks.celery_only' })]);
+  await eventually('the BullMQ jobs finished in jobwatch', async () => {
+    const { body } = await getJson(stack.service.baseUrl, '/api/jobs?framework=bullmq', stack.cookie);
+    return body.data.length === 3 && body.data.every((job: any) => ['completed', 'failed'].includes(job.state));
+  }, 30_000, () => stack.agent.output);
+  browser = await launchChromium();
+  page = (await openPage(browser, stack.service.baseUrl)).page;
+  await signInThroughForm(page, ADMIN_EMAIL, ADMIN_PASSWORD);
+}, TEST_MS);
+
+afterAll(async () => {
+  await browser?.close();
+  await stack?.stop();
+});
+
+describe('dashboard with BullMQ data', () => {
+  test('the jobs page lists BullMQ jobs; the framework filter leaves only them', async () => {
+    await page.goto('/jobs');
+    await page.locator('tbody tr', { hasText: 'celery_only' }).waitFor();
+    await page.getByLabel('Framework').selectOption('bullmq');
+    await page.locator('tbody tr', { hasText: 'celery_only' }).waitFor({ state: 'detached' });
+    await page.locator('tbody tr', { hasText: 'charge-card' }).waitFor();
+    expect(await page.locator('tbody tr').count()).toBe(3);
+    expect(page.url()).toContain('framework=bullmq');
+    await screenshot(page, 'bullmq-jobs');
+  }, TEST_MS);
+
+  test('a failed BullMQ job shows its error, attempts and state history', async () => {
+    await page.locator('tbody tr', { hasText: 'charge-card' }).getByRole('link', { name: 'charge-card' }).click();
+    const timeline = page.getByRole('list', { name: 'State history' });
+    await timeline.waitFor();
+    expect(await timeline.locator('.badge').allTextContents()).toEqual(['queued', 'active', 'retrying', 'queued', 'active', 'failed']);
+    expect(await page.locator('body').textContent()).toContain('planned failure 2');
+    expect(await page.locator('body').textContent()).toContain('invoices:');
+    await screenshot(page, 'bullmq-job-detail');
+  }, TEST_MS);
+
+  test('the queues and workers pages show the BullMQ queues and their workers', async () => {
+    await page.goto('/queues');
+    await page.getByRole('region', { name: 'Queue emails' }).waitFor();
+    await page.getByRole('region', { name: 'Queue invoices' }).waitFor();
+    await screenshot(page, 'bullmq-queues');
+    await page.goto('/workers');
+    const rows = page.locator('tbody tr', { hasText: 'web-1@' });
+    await rows.first().waitFor();
+    expect(await rows.count()).toBe(2);
+    expect(await page.locator('tbody').textContent()).toMatch(/idle|busy|online/);
+    await screenshot(page, 'bullmq-workers');
+  }, TEST_MS);
+});

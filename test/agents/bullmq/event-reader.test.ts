@@ -1,0 +1,70 @@
+/**
+ * The event reader against a scripted Redis: entries go to the deliverer with their stream
+ * position, and a batch whose job hashes could not be read is read again, never skipped.
+ */
+import { describe, expect, test } from 'bun:test';
+import { EventReader } from '../../../agents/bullmq/src/event-reader.js';
+import { JobFacts } from '../../../agents/bullmq/src/job-facts.js';
+import { Normalizer } from '../../../agents/bullmq/src/normalize.js';
+
+const T0 = 1_800_000_000_000;
+const entry = (n: number, event: string, jobId: string) => [`${T0 + n}-0`, ['event', event, 'jobId', jobId, 'name', 'x']] as [string, string[]];
+
+/** A stream of one queue `q`; XREAD answers from the position asked. */
+function scriptedRedis(stream: Array<[string, string[]]>, failFactReads = 0) {
+  const reads: string[] = [];
+  let failures = failFactReads;
+  const blocking = {
+    async xread(...args: any[]) {
+      const from = args[args.length - 1] as string;
+      reads.push(from);
+      const after = stream.filter(([id]) => Number(id.split('-')[0]) > Number(from.split('-')[0]));
+      if (after.length === 0) {
+        await Bun.sleep(5);
+        return null;
+      }
+      return [['bull:q:events', after.slice(0, 2)]];
+    },
+  };
+  const redis = {
+    async jobwatchReadJobs(count: number) {
+      if (failures > 0) {
+        failures -= 1;
+        throw new Error('Connection is closed.');
+      }
+      return Array.from({ length: count }, () => []);
+    },
+    async xinfo() {
+      return ['length', stream.length, 'entries-added', stream.length, 'first-entry', stream[0]];
+    },
+    async xrevrange() {
+      return [stream[stream.length - 1]];
+    },
+  };
+  return { redis, blocking, reads };
+}
+
+function reader(parts: { redis: any; blocking: any }, start: string | null) {
+  const submitted: Array<{ events: any[]; mark: any }> = [];
+  const deliverer = { memoryFull: false, submit: (events: any[], mark: any) => submitted.push({ events, mark }) };
+  const checkpoints = { get: () => start };
+  const r = new EventReader({ ...parts, prefix: 'bull', reconcileMax: 0, checkpoints: checkpoints as any, normalizer: new Normalizer('c', new JobFacts()), deliverer: deliverer as any });
+  return { r, submitted };
+}
+
+describe('event reader', () => {
+  test('entries become events with the position they reach; a failed read of job hashes reads the batch again', async () => {
+    const stream = [entry(1, 'added', '1'), entry(2, 'active', '1'), entry(3, 'completed', '1'), entry(4, 'added', '2')];
+    const parts = scriptedRedis(stream, 1);
+    const { r, submitted } = reader(parts, `${T0}-0`);
+    r.watch(['q']);
+    const stopping = { stopped: false };
+    await expect(r.readOnce(stopping)).rejects.toThrow('Connection is closed.');
+    expect(submitted).toEqual([]);
+    for (let round = 0; round < 6 && submitted.reduce((n, s) => n + s.events.length, 0) < 4; round++) await r.readOnce(stopping);
+    stopping.stopped = true;
+    const states = submitted.flatMap((s) => s.events.map((event: any) => `${event.job.externalId}:${event.job.state}`));
+    expect(states).toEqual(['q:1:queued', 'q:1:active', 'q:1:completed', 'q:2:queued']);
+    expect(submitted.map((s) => s.mark.id)).toEqual([`${T0 + 2}-0`, `${T0 + 4}-0`]);
+  });
+});
