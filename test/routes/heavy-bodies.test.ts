@@ -79,6 +79,17 @@ describe('hostile shapes are refused before they are parsed', () => {
     expect(((await response.json()) as { error: { message: string } }).error.message).toMatch(/levels deep/);
   });
 
+  test('a large body padded with whitespace around its events is taken: only what the envelope carries counts against its 64 KB', async () => {
+    const { t, connection } = await setUp();
+    const json = JSON.stringify({ events: [jobEvent(connection.id, T0, { externalId: 'padded' })] });
+    const padded = `${' '.repeat(1 << 20)}${json.slice(0, -1)}${'\n'.repeat(1 << 20)}}${'\t'.repeat(1 << 20)}`;
+    const response = await post(t, '/api/ingest', connection.apiKey, padded);
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as { accepted: number }).accepted).toBe(1);
+    const carried = `{"padding":"${'x'.repeat(64 * 1024)}",${json.slice(1)}${' '.repeat(1 << 20)}`;
+    expect((await post(t, '/api/ingest', connection.apiKey, carried)).status).toBe(400);
+  });
+
   test('a large valid batch, parsed and validated event by event, is stored exactly as sent', async () => {
     const { t, connection } = await setUp({ limits: { dailyEventLimit: 0 } });
     const stacktrace = 'Traceback (most recent call last):\n  File "tasks.py", line 1\n'.repeat(40);
