@@ -103,6 +103,6 @@ describe('event reader', () => {
     r.watch(['q']);
     expect(await statesRead(r, submitted, 1)).toEqual([]);
     expect(parts.reads[0]).toBe(`${T0 + 6}-0`);
-    expect(submitted[0].mark).toEqual({ queue: 'q', id: `${T0 + 6}-0` }); // the reconciliation's place
+    expect(submitted[0]?.mark).toEqual({ queue: 'q', id: `${T0 + 6}-0` }); // the reconciliation's place
   });
 });
