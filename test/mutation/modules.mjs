@@ -238,7 +238,7 @@ export const MODULES = {
     parts: [
       {
         mutate: ['agents/bullmq/src/normalize.js', 'agents/bullmq/src/job-facts.js', 'agents/bullmq/src/config.js'],
-        tests: ['test/agents/bullmq/normalize.test.ts', 'test/agents/bullmq/config.test.ts'],
+        tests: ['test/agents/bullmq/normalize.test.ts', 'test/agents/bullmq/bullmq-config.test.ts'],
       },
       {
         mutate: ['agents/bullmq/src/spool.js', 'agents/bullmq/src/checkpoint.js', 'agents/bullmq/src/deliver.js', 'agents/bullmq/src/workers.js', 'agents/bullmq/src/discover.js', 'agents/bullmq/src/event-reader.js'],

@@ -1,8 +1,10 @@
 // Reads every watched queue's event stream (`<prefix>:<queue>:events`) with one blocking
 // XREAD on its own connection, from each queue's checkpoint, and hands the normalized
 // events to the deliverer with the stream position they reach (the checkpoint moves once
-// they are delivered or spooled). A queue with no checkpoint, or whose stream was trimmed
-// past it, is reconciled from its state sets first, and the reconciliation is logged.
+// they are delivered or spooled). A queue found by the agent's first scan with no
+// checkpoint, or whose stream was trimmed past it, is reconciled from its state sets first,
+// and the reconciliation is logged. A queue found by a later scan was created while the
+// agent watched: its stream still holds all it did, so it is read from its beginning.
 import { JobFacts } from './job-facts.js';
 import { queueKeys } from './keys.js';
 import { compareStreamIds } from './limits.js';
@@ -54,6 +56,10 @@ export class EventReader {
     this.positions = new Map();
     /** @type {string[]} queues found but not yet started */
     this.toStart = [];
+    /** whether the first scan's queues were handed over: queues found after it are new */
+    this.scanned = false;
+    /** queues found after the first scan, not yet started */
+    this.foundLater = new Set();
     this.entriesRead = 0;
     this.reconciledJobs = 0;
     this.failing = false;
@@ -61,9 +67,18 @@ export class EventReader {
     this.prefetched = null;
   }
 
-  /** Queues to watch (new ones are started before the next read). @param {string[]} queues */
+  /**
+   * Queues to watch (new ones are started before the next read). The first call hands over
+   * the queues that existed when the agent started; a queue in a later call appeared since.
+   * @param {string[]} queues
+   */
   watch(queues) {
-    for (const queue of queues) if (!this.positions.has(queue) && !this.toStart.includes(queue)) this.toStart.push(queue);
+    for (const queue of queues) {
+      if (this.positions.has(queue) || this.toStart.includes(queue)) continue;
+      this.toStart.push(queue);
+      if (this.scanned) this.foundLater.add(queue);
+    }
+    this.scanned = true;
   }
 
   get queues() {
@@ -167,14 +182,24 @@ export class EventReader {
     return { queues, reply };
   }
 
-  /** First read of a queue: from its checkpoint, or reconciled from its state sets when it has none. @param {string} queue */
+  /**
+   * First read of a queue: from its checkpoint; from the beginning of its stream when it
+   * appeared after the first scan; else reconciled from its state sets.
+   * @param {string} queue
+   */
   async start(queue) {
     const checkpoint = this.checkpoints.get(queue);
-    if (checkpoint !== null) {
-      const state = { position: checkpoint, checkGap: true };
+    if (checkpoint !== null || this.foundLater.has(queue)) {
+      // A queue created while the agent watched: its jobs may have been added (and started)
+      // before the scan found it; their events are in the stream, the state sets would give
+      // only where they are now. A stream already trimmed is reconciled by the gap check.
+      const state = { position: checkpoint ?? '0-0', checkGap: true };
       this.positions.set(queue, state);
       await this.checkGap(queue, state);
-      if (!state.reconciled) log.info(`queue ${queue}: resuming its event stream after ${checkpoint}`);
+      this.foundLater.delete(queue);
+      if (state.reconciled) return;
+      if (checkpoint !== null) log.info(`queue ${queue}: resuming its event stream after ${checkpoint}`);
+      else log.info(`queue ${queue}: new since the agent started; reading its event stream from its beginning`);
       return;
     }
     const tail = await this.tail(queue);

@@ -10,8 +10,8 @@ import { Normalizer } from '../../../agents/bullmq/src/normalize.js';
 const T0 = 1_800_000_000_000;
 const entry = (n: number, event: string, jobId: string) => [`${T0 + n}-0`, ['event', event, 'jobId', jobId, 'name', 'x']] as [string, string[]];
 
-/** A stream of one queue `q`; XREAD answers from the position asked. */
-function scriptedRedis(stream: Array<[string, string[]]>, failFactReads = 0) {
+/** A stream of one queue `q`; XREAD answers from the position asked. `trimmed` entries were added before the first one left. */
+function scriptedRedis(stream: Array<[string, string[]]>, failFactReads = 0, trimmed = 0) {
   const reads: string[] = [];
   let failures = failFactReads;
   const blocking = {
@@ -35,7 +35,7 @@ function scriptedRedis(stream: Array<[string, string[]]>, failFactReads = 0) {
       return Array.from({ length: count }, () => []);
     },
     async xinfo() {
-      return ['length', stream.length, 'entries-added', stream.length, 'first-entry', stream[0]];
+      return ['length', stream.length, 'entries-added', stream.length + trimmed, 'first-entry', stream[0]];
     },
     async xrevrange() {
       return [stream[stream.length - 1]];
@@ -66,5 +66,43 @@ describe('event reader', () => {
     const states = submitted.flatMap((s) => s.events.map((event: any) => `${event.job.externalId}:${event.job.state}`));
     expect(states).toEqual(['q:1:queued', 'q:1:active', 'q:1:completed', 'q:2:queued']);
     expect(submitted.map((s) => s.mark.id)).toEqual([`${T0 + 2}-0`, `${T0 + 4}-0`]);
+  });
+
+  /** Reads until `count` events were submitted (or a few rounds passed); their `externalId:state`. */
+  async function statesRead(r: EventReader, submitted: Array<{ events: any[] }>, count: number) {
+    const stopping = { stopped: false };
+    for (let round = 0; round < 6 && submitted.reduce((n, s) => n + s.events.length, 0) < count; round++) await r.readOnce(stopping);
+    stopping.stopped = true;
+    return submitted.flatMap((s) => s.events.map((event: any) => `${event.job.externalId}:${event.job.state}`));
+  }
+
+  test('a queue created after the first scan is read from the beginning of its stream: a job added and started before the scan keeps its queued entry', async () => {
+    const stream = [entry(1, 'added', '1'), entry(2, 'active', '1'), entry(3, 'added', '2')];
+    const parts = scriptedRedis(stream);
+    const { r, submitted } = reader(parts, null);
+    r.watch([]); // the first scan: no queue yet
+    r.watch(['q']); // a later scan finds it, its first job already running
+    expect(await statesRead(r, submitted, 3)).toEqual(['q:1:queued', 'q:1:active', 'q:2:queued']);
+    expect(parts.reads[0]).toBe('0-0');
+  });
+
+  test('a queue of the first scan without a checkpoint is reconciled and followed from its tail, not replayed', async () => {
+    const stream = [entry(1, 'added', '1'), entry(2, 'active', '1')];
+    const parts = scriptedRedis(stream);
+    const { r, submitted } = reader(parts, null);
+    r.watch(['q']);
+    expect(await statesRead(r, submitted, 1)).toEqual([]);
+    expect(parts.reads[0]).toBe(`${T0 + 2}-0`);
+  });
+
+  test('a queue created after the first scan whose stream was already trimmed is reconciled and followed from its tail', async () => {
+    const stream = [entry(5, 'added', '3'), entry(6, 'active', '3')];
+    const parts = scriptedRedis(stream, 0, 7);
+    const { r, submitted } = reader(parts, null);
+    r.watch([]);
+    r.watch(['q']);
+    expect(await statesRead(r, submitted, 1)).toEqual([]);
+    expect(parts.reads[0]).toBe(`${T0 + 6}-0`);
+    expect(submitted[0]?.mark).toEqual({ queue: 'q', id: `${T0 + 6}-0` }); // the reconciliation's place
   });
 });
