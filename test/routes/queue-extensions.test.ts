@@ -39,7 +39,7 @@ async function setup(options: Parameters<typeof testApp>[0] = {}) {
 }
 
 describe('queue_snapshot extensions', () => {
-  test('are accepted and returned as sent; the newest snapshot replaces them, an older one or one without them does not', async () => {
+  test('are accepted and returned as sent; the newest snapshot replaces them (`{}` clears), an older one or one without them does not', async () => {
     const { send, queues } = await setup();
     expect((await queues())[0]).toBeUndefined();
     expect((await send({ name: 'mail', depth: 4, extensions: BULLMQ_COUNTS }, T0 - 2000)).accepted).toBe(1);
@@ -50,6 +50,8 @@ describe('queue_snapshot extensions', () => {
     expect((await queues())[0]).toMatchObject({ depth: 6, extensions: { waiting: 6 } });
     await send({ name: 'mail', depth: 7, extensions: null }, T0);
     expect((await queues())[0]).toMatchObject({ depth: 7, extensions: { waiting: 6 } });
+    await send({ name: 'mail', depth: 7, extensions: {} }, T0 + 1);
+    expect((await queues())[0]!.extensions).toEqual({});
     await send({ name: 'plain', depth: 1 });
     expect((await queues()).find((queue) => queue.name === 'plain')!.extensions).toEqual({});
   });
