@@ -175,7 +175,9 @@ export class SnapshotRestorer {
         for (const queue of chunk.queues) {
           // Snapshots before queue retention have no lastSeenMs: count the queue as seen when the snapshot was taken.
           const lastSeenMs = (queue as Partial<PlainQueue>).lastSeenMs ?? this.takenAtMs;
-          actor.queues.insert({ ...queue, lastSeenMs, metrics: QueueMetrics.fromSnapshot(queue.metrics) });
+          // Snapshots before queue extensions have none: the next queue snapshot brings them.
+          const extensions = (queue as Partial<PlainQueue>).extensions ?? null;
+          actor.queues.insert({ ...queue, lastSeenMs, extensions, metrics: QueueMetrics.fromSnapshot(queue.metrics) });
         }
         actor.commands.restore(chunk.commands);
         actor.commandOutcomes.restore(chunk.commandOutcomes ?? []);

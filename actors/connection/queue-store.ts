@@ -1,6 +1,8 @@
 /**
  * Queues of one connection. A queue exists once a snapshot or a job naming it arrives;
- * depth and consumers come from the newest snapshot (fallbacks are computed at read).
+ * depth, consumers and extensions come from the newest snapshot (fallbacks for depth and
+ * consumers are computed at read). A snapshot that leaves out consumers or extensions keeps
+ * what an earlier one said: an agent that does not report them says nothing about them.
  */
 import type { Framework } from '../ingest/states.ts';
 import type { QueueEvent } from '../ingest/normalized-event.ts';
@@ -14,6 +16,8 @@ export interface Queue {
   framework: Framework;
   depth: number | null;
   consumers: number | null;
+  /** the newest snapshot's framework-specific data, replaced whole; null until one carries it */
+  extensions: Record<string, unknown> | null;
   lastSnapshotMs: number;
   /** newest event time naming the queue (snapshot, job, action on one of its jobs): retention reads it */
   lastSeenMs: number;
@@ -61,6 +65,7 @@ export class QueueStore {
         framework,
         depth: null,
         consumers: null,
+        extensions: null,
         lastSnapshotMs: Number.NEGATIVE_INFINITY,
         lastSeenMs: atMs,
         createdAtMs: atMs,
@@ -77,6 +82,7 @@ export class QueueStore {
       queue.lastSnapshotMs = event.atMs;
       queue.depth = event.depth;
       queue.consumers = event.consumers ?? queue.consumers;
+      queue.extensions = event.extensions ?? queue.extensions;
       queue.framework = event.framework;
     }
     queue.createdAtMs = Math.min(queue.createdAtMs, event.atMs);

@@ -54,7 +54,7 @@ export function eventBytes(event: NormalizedEvent): number {
       return bytes;
     }
     case 'queue':
-      return EVENT_OVERHEAD_BYTES + event.name.length;
+      return EVENT_OVERHEAD_BYTES + event.name.length + jsonBytes(event.extensions);
   }
 }
 

@@ -29,7 +29,7 @@ const timestamp = () => Type.String({ format: 'rfc3339' });
 const count = () => Type.Integer({ minimum: 0, maximum: FIELD_LIMITS.countMax });
 const text = (maxLength: number, minLength = 1) => Type.String({ minLength, maxLength });
 // Stryker disable next-line ObjectLiteral: TypeBox objects allow other properties unless told not to; said here for the reader
-const jsonObject = () => Type.Object({}, { additionalProperties: true });
+const jsonObject = (description?: string) => Type.Object({}, { additionalProperties: true, ...(description === undefined ? {} : { description }) });
 
 export const JobPayload = Type.Object({
   externalId: text(FIELD_LIMITS.externalIdChars),
@@ -64,6 +64,12 @@ export const QueuePayload = Type.Object({
   name: text(FIELD_LIMITS.queueChars),
   depth: count(),
   consumers: optional(count()),
+  extensions: optional(
+    jsonObject(
+      'Framework-specific data of the queue now (BullMQ state counts, Sidekiq latency): at most 64 KB serialized, 8 levels deep, ' +
+        "no `__proto__`, `constructor` or `prototype` keys. Replaces the previous snapshot's; left out, the previous one stays",
+    ),
+  ),
 });
 
 /** The envelope fields every event has; the payload is checked by its own schema. */

@@ -52,6 +52,7 @@ export interface QueueEvent {
   name: string;
   depth: number;
   consumers?: number;
+  extensions?: Record<string, unknown>;
 }
 
 export type NormalizedEvent = JobEvent | WorkerEvent | QueueEvent;

@@ -128,6 +128,7 @@ function failedSchema(check: Parameters<typeof collectSchemaErrors>[0], payload:
 // Only the fields that are stored: unknown extra fields are dropped, and their depth is unbounded.
 const JOB_STRING_FIELDS = ['externalId', 'name', 'queue', 'workerId', 'error', 'stacktrace', 'extensions'] as const;
 const WORKER_STRING_FIELDS = ['externalId', 'hostname', 'queues', 'metadata'] as const;
+const QUEUE_STRING_FIELDS = ['name', 'extensions'] as const;
 
 const parseTime = (value: string | null | undefined): number | undefined => (value == null ? undefined : timestampMs(value));
 
@@ -186,8 +187,14 @@ function normalizeWorker(payload: unknown, atMs: number, framework: Framework): 
 function normalizeQueue(payload: unknown, atMs: number, framework: Framework): EventVerdict {
   if (!checkQueuePayload.Check(payload)) return failedSchema(checkQueuePayload, payload, 'queue');
   const queue = payload as QueuePayloadInput;
-  if (!queue.name.isWellFormed()) return invalid({ 'queue.name': [ILL_FORMED_MESSAGE] });
+  if (queue.extensions != null) {
+    const problem = jsonObjectProblem(queue.extensions);
+    if (problem !== null) return invalid({ 'queue.extensions': [problem] });
+  }
+  const illFormed = illFormedFieldPath(queue, QUEUE_STRING_FIELDS, 'queue');
+  if (illFormed !== null) return invalid({ [illFormed]: [ILL_FORMED_MESSAGE] });
   const normalized: QueueEvent = { kind: 'queue', atMs, framework, name: queue.name, depth: queue.depth };
   if (queue.consumers != null) normalized.consumers = queue.consumers;
+  if (queue.extensions != null) normalized.extensions = queue.extensions;
   return { ok: true, event: normalized };
 }

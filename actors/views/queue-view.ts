@@ -32,7 +32,7 @@ export function toQueueStreamItem(queue: Queue, actor: ConnectionActor, nowMs: n
     connectionId: queue.connectionId,
     depth: queueDepth(queue, actor),
     consumers: queueConsumers(queue, actor, nowMs),
-    extensions: {},
+    extensions: queue.extensions ?? {},
     createdAt: new Date(queue.createdAtMs).toISOString(),
   };
 }

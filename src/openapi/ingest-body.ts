@@ -14,7 +14,7 @@ export const IngestEvent = Type.Union(
   [
     eventOf('job_state_change', 'job', JobPayload, 'A job changed state; appended to its state history'),
     eventOf('worker_state_change', 'worker', WorkerPayload, 'A worker came online, went offline, is busy or idle, or sent a heartbeat'),
-    eventOf('queue_snapshot', 'queue', QueuePayload, "A queue's depth and consumers now"),
+    eventOf('queue_snapshot', 'queue', QueuePayload, "A queue's depth, consumers and framework-specific data now"),
   ],
   {
     description:

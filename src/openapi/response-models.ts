@@ -104,7 +104,7 @@ export const QueueStreamItem = closed({
   connectionId: Type.String(),
   depth: count(),
   consumers: count(),
-  extensions: freeObject('Framework-specific data'),
+  extensions: freeObject("Framework-specific data: the newest queue snapshot's `extensions`, `{}` until one carries them"),
   createdAt: time(),
 });
 

@@ -89,7 +89,12 @@ const workerPayload = fc.record(
 );
 
 const queuePayload = fc.record(
-  { name: fc.constantFrom('default', 'emails', 'bulk'), depth: fc.integer({ min: 0, max: FIELD_LIMITS.countMax }), consumers: fc.integer({ min: 0, max: 10 }) },
+  {
+    name: fc.constantFrom('default', 'emails', 'bulk'),
+    depth: fc.integer({ min: 0, max: FIELD_LIMITS.countMax }),
+    consumers: fc.integer({ min: 0, max: 10 }),
+    extensions: fc.oneof(fc.constant(null), deepObject),
+  },
   { requiredKeys: ['name', 'depth'] },
 );
 

@@ -46,7 +46,7 @@ export async function workload(opened: { engine: Engine }, apiKey: string, conne
       }),
     );
     if (i % 30 === 0) events.push(workerEvent(connectionId, atMs, { externalId: `w${i % 5}`, state: i % 60 === 0 ? 'online' : 'heartbeat', queues: ['q1'] }));
-    if (i % 50 === 0) events.push(queueEvent(connectionId, atMs, { name: `q${i % 3}`, depth: i }));
+    if (i % 50 === 0) events.push(queueEvent(connectionId, atMs, { name: `q${i % 3}`, depth: i, extensions: i % 100 === 0 ? { waiting: i, latency: round / 4 } : null }));
   }
   events.push(events[0], events[1]); // duplicates
   for (let start = 0; start < events.length; start += 100) await ingestEvents(opened.engine, apiKey, events.slice(start, start + 100));

@@ -115,4 +115,14 @@ class NormalizeTest < Minitest::Test
     assert_equal "2026-11-25T17:03:50.250Z", worker[:worker][:metadata]["lastBeat"]
     refute N.worker_event(process, "offline", T0)[:worker].key?(:activeJobs)
   end
+
+  def test_a_queue_snapshot_carries_depth_consumers_and_its_latency_in_milliseconds
+    event = N.queue_event("mail", 7, 2, T0, latency_s: 1.2345)
+    assert_equal "queue_snapshot", event[:type]
+    assert_equal({ name: "mail", depth: 7, consumers: 2, extensions: { "latencyMs" => 1235 } }, event[:queue])
+    # an enqueuer's clock ahead of the collector's gives a negative wait: none yet
+    assert_equal({ "latencyMs" => 0 }, N.queue_event("mail", 0, 0, T0, latency_s: -0.5)[:queue][:extensions])
+    refute N.queue_event("mail", 0, 0, T0)[:queue].key?(:extensions), "latency not read: nothing said"
+    refute N.queue_event("mail", 0, 0, T0, latency_s: Float::NAN)[:queue].key?(:extensions)
+  end
 end

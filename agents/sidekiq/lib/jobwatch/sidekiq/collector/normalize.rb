@@ -99,9 +99,14 @@ module Jobwatch
           { type: "worker_state_change", timestamp: Times.iso(at_s), framework: FRAMEWORK, worker: payload }
         end
 
-        def queue_event(name, depth, consumers, at_s)
-          { type: "queue_snapshot", timestamp: Times.iso(at_s), framework: FRAMEWORK,
-            queue: { name: name.to_s[0, 255], depth: depth.to_i, consumers: consumers.to_i } }
+        # `latency_s`: Sidekiq's queue latency (seconds the oldest pending job has waited),
+        # sent as extensions.latencyMs; nil (not read) leaves extensions out.
+        def queue_event(name, depth, consumers, at_s, latency_s: nil)
+          payload = { name: name.to_s[0, 255], depth: depth.to_i, consumers: consumers.to_i }
+          if latency_s.is_a?(Numeric) && latency_s.finite?
+            payload[:extensions] = { "latencyMs" => [(latency_s * 1000).round, 0].max }
+          end
+          { type: "queue_snapshot", timestamp: Times.iso(at_s), framework: FRAMEWORK, queue: payload }
         end
 
         def job_payload(job, state, attempt: nil, max_retries: nil)

@@ -1,5 +1,5 @@
 # Every poll interval: Sidekiq's processes as workers, its queues as queue snapshots
-# (depth and consumers), and its sets as job states, all through Sidekiq's own API.
+# (depth, consumers and latency), and its sets as job states, all through Sidekiq's own API.
 require_relative "normalize"
 require_relative "process_tracker"
 require_relative "set_scanner"
@@ -17,6 +17,7 @@ module Jobwatch
           @logger = logger
           @processes = ProcessTracker.new(stale_s: stale_s, logger: logger)
           @sets = SetScanner.new(scan_max: set_scan_max)
+          @latency_unreadable = {}
         end
 
         def step
@@ -44,8 +45,22 @@ module Jobwatch
           queues = ::Sidekiq::Queue.all.first(QUEUES_MAX).to_h { |queue| [queue.name, queue] }
           (queues.keys | consumers.keys).first(QUEUES_MAX).map do |name|
             queue = queues[name] || ::Sidekiq::Queue.new(name)
-            Normalize.queue_event(name, queue.size, consumers[name], now_s)
+            Normalize.queue_event(name, queue.size, consumers[name], now_s, latency_s: latency_s(queue))
           end
+        end
+
+        # Sidekiq reads it from the oldest job's enqueued_at; a payload it cannot parse must
+        # not stop the poll, so the snapshot then goes without it (said once per queue).
+        def latency_s(queue)
+          latency = queue.latency
+          @latency_unreadable.delete(queue.name)
+          latency
+        rescue StandardError => e
+          unless @latency_unreadable.key?(queue.name) || @latency_unreadable.size >= QUEUES_MAX
+            @latency_unreadable[queue.name] = true
+            @logger.warn("queue #{queue.name}: latency unreadable (#{e.class}: #{e.message}); its snapshots go without it")
+          end
+          nil
         end
       end
     end
