@@ -7,6 +7,8 @@ import { DomainError } from '../domain-error.ts';
 import { dedupKeyOf } from '../ingest/dedup-key.ts';
 import type { JobEvent, NormalizedEvent, QueueEvent, WorkerEvent } from '../ingest/normalized-event.ts';
 import { validateEvent, type EventError } from '../ingest/validate-event.ts';
+import { FINISHED_STATES } from '../ingest/states.ts';
+import type { IndexEntry } from '../jobs/sorted-index.ts';
 import { DailyQuota, type Usage } from './daily-quota.ts';
 import { DedupCache } from './dedup-cache.ts';
 import { BatchIds } from './batch-ids.ts';
@@ -348,8 +350,8 @@ export class ConnectionActor {
     const excess = this.jobs.size - this.limits.maxJobsPerConnection;
     if (excess <= 0) return;
     const victims = new Set<Job>();
-    this.collectOldest(victims, excess, (job) => isFinished(job.state));
-    this.collectOldest(victims, excess, () => true);
+    this.collectOldest(victims, excess, this.jobs.oldestOf(FINISHED_STATES));
+    this.collectOldest(victims, excess, this.jobs.indexes.createdAt.scan('asc'));
     for (const job of victims) {
       this.jobs.remove(job);
       this.lateCreated.delete(job);
@@ -357,11 +359,11 @@ export class ConnectionActor {
     }
   }
 
-  /** Adds the oldest matching jobs (by createdAt) to `victims` until it holds `count`. */
-  private collectOldest(victims: Set<Job>, count: number, matches: (job: Job) => boolean): void {
+  /** Adds jobs from `oldestFirst` (a scan by createdAt) to `victims` until it holds `count`. */
+  private collectOldest(victims: Set<Job>, count: number, oldestFirst: Iterable<IndexEntry<Job>>): void {
     if (victims.size >= count) return;
-    for (const entry of this.jobs.indexes.createdAt.scan('asc')) {
-      if (victims.has(entry.item) || !matches(entry.item)) continue;
+    for (const entry of oldestFirst) {
+      if (victims.has(entry.item)) continue;
       victims.add(entry.item);
       if (victims.size >= count) return;
     }
