@@ -16,7 +16,7 @@ import { mergeJobEvent, newJob, type Job } from './job-record.ts';
 import { JOB_SORT_KEYS, JOB_SORT_VALUE, sortValuesOf, type JobSortKey } from './job-sort-keys.ts';
 import { JobGroups, type GroupFields } from './job-groups.ts';
 import { JobsById } from './jobs-by-id.ts';
-import { LoadedJobsByKey } from './loaded-jobs-by-key.ts';
+import { JobsByKey } from './jobs-by-key.ts';
 import { Tally } from './tally.ts';
 
 export interface JobChange {
@@ -29,6 +29,7 @@ export interface JobChange {
 }
 
 const idOf = (job: Job): string => job.id;
+const externalIdOf = (job: Job): string => job.externalId;
 
 /** What readers of the store's indexes get: a size and scans in a listing order, optionally filtered. */
 export interface JobScans {
@@ -50,9 +51,7 @@ export interface JobIndex<T> {
 
 export class JobStore {
   private readonly byId = new JobsById();
-  /** jobs created since the last recovery; the ones it loaded are in loadedByExternalId */
-  private readonly byExternalId = new Map<string, Job>();
-  private loadedByExternalId: LoadedJobsByKey<Job> | null = null;
+  private byExternalId = new JobsByKey<Job>(externalIdOf);
   /** few-valued keys are partitioned by key (see partitioned-index.ts); times and durations are not */
   private readonly built: Record<SingleIndexKey, JobIndex<Job>> = {
     name: new PartitionedIndex<Job>(idOf),
@@ -127,7 +126,7 @@ export class JobStore {
   }
 
   getByExternalId(externalId: string): Job | undefined {
-    return this.byExternalId.get(externalId) ?? this.loadedByExternalId?.get(externalId);
+    return this.byExternalId.get(externalId);
   }
 
   applyEvent(connectionId: string, event: JobEvent): JobChange {
@@ -224,7 +223,7 @@ export class JobStore {
     this.count(job, -1);
     this.retainedBytesTotal -= jobBytes(job);
     this.byId.remove(job);
-    if (!this.byExternalId.delete(job.externalId)) this.loadedByExternalId?.delete(job.externalId);
+    this.byExternalId.delete(job.externalId);
   }
 
   /** Other jobs of the same task name, newest createdAt first. */
@@ -262,7 +261,7 @@ export class JobStore {
   insert(job: Job): void {
     this.buildAllIndexes(); // before the job is in byId: a build from byId's jobs would index it twice
     this.byId.insert(job);
-    this.byExternalId.set(job.externalId, job);
+    this.byExternalId.add(job);
     if (this.deferred !== null) this.deferred.set(job, null);
     else this.index(job);
   }
@@ -294,7 +293,7 @@ export class JobStore {
     assert(this.size === 0, 'loadAll fills an empty job store');
     sortById(jobs, idOf);
     this.byId.loadSorted(jobs);
-    this.loadedByExternalId = new LoadedJobsByKey(jobs, (job) => job.externalId);
+    this.byExternalId = new JobsByKey(externalIdOf, jobs);
     for (const job of jobs) {
       this.countInTallies(job, +1);
       this.retainedBytesTotal += jobBytes(job);

@@ -1,0 +1,64 @@
+import { describe, expect, test } from 'bun:test';
+import { JobsByKey } from '../../actors/connection/jobs-by-key.ts';
+import { SeededRandom } from '../../persistence/seeded-random.ts';
+
+interface Item {
+  key: string;
+}
+const keyOf = (item: Item) => item.key;
+
+describe('jobs by key', () => {
+  const items: Item[] = Array.from({ length: 5_000 }, (_, i) => ({ key: `job-${i}-${(i * 7919) % 1009}` }));
+
+  test('loaded: finds every item by its key and nothing else', () => {
+    const table = new JobsByKey(keyOf, items);
+    for (const item of items) expect(table.get(item.key)).toBe(item);
+    for (const missing of ['', 'job-', 'job-5000-0', 'JOB-1-7919']) expect(table.get(missing)).toBeUndefined();
+    expect(table.size).toBe(items.length);
+  });
+
+  test('after removals the others stay reachable (probe runs pass removed slots) and the removed are gone', () => {
+    const table = new JobsByKey(keyOf, items);
+    for (let i = 0; i < items.length; i += 2) expect(table.delete(items[i]!.key)).toBe(true);
+    expect(table.delete(items[0]!.key)).toBe(false);
+    for (let i = 0; i < items.length; i++) expect(table.get(items[i]!.key)).toBe(i % 2 === 0 ? undefined : items[i]);
+    expect(table.size).toBe(items.length / 2);
+  });
+
+  test('keys with the same characters in another order, and an empty table', () => {
+    const anagrams = ['abc', 'acb', 'bac', 'bca', 'cab', 'cba'].map((key) => ({ key }));
+    const table = new JobsByKey(keyOf, anagrams);
+    for (const item of anagrams) expect(table.get(item.key)).toBe(item);
+    expect(new JobsByKey<Item>(keyOf).get('abc')).toBeUndefined();
+    expect(new JobsByKey<Item>(keyOf).size).toBe(0);
+  });
+
+  for (const loaded of [0, 3, 700]) {
+    test(`${loaded} loaded, then random adds and removes (growing, reusing rows, rebuilding past removed slots) answer as a Map does`, () => {
+      const random = new SeededRandom(loaded + 11);
+      const start = Array.from({ length: loaded }, (_, i) => ({ key: `loaded-${i}` }));
+      const table = new JobsByKey(keyOf, start);
+      const model = new Map(start.map((item) => [item.key, item]));
+      let next = 0;
+      for (let step = 0; step < 6_000; step++) {
+        // adds outweigh removes for the first half (the table grows), then removes do (it shrinks)
+        const adding = model.size === 0 || random.next() < (step < 3_000 ? 0.7 : 0.3);
+        if (adding) {
+          const item = { key: `added-${next++}` };
+          table.add(item);
+          model.set(item.key, item);
+        } else {
+          const keys = [...model.keys()];
+          const key = keys[random.int(keys.length)]!;
+          expect(table.delete(key)).toBe(true);
+          model.delete(key);
+          expect(table.delete(key)).toBe(false);
+        }
+        if (step % 500 === 0) for (const [key, item] of model) expect(table.get(key)).toBe(item);
+      }
+      expect(table.size).toBe(model.size);
+      for (const [key, item] of model) expect(table.get(key)).toBe(item);
+      for (let i = 0; i < next; i++) if (!model.has(`added-${i}`)) expect(table.get(`added-${i}`)).toBeUndefined();
+    });
+  }
+});
