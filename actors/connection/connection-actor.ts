@@ -21,7 +21,7 @@ import type { CommandsAckedRecord, ConnectionRecord, IngestRecord, JobAction, Jo
 import { ACTION_RULES, notFound, refusal, type ActionResult } from './job-actions.ts';
 import { isFinished, JobStore, type JobChange } from './job-store.ts';
 import { fromJobColumns, type JobColumns } from './job-columns.ts';
-import { insertHistory, reviveJob, type Job } from './job-record.ts';
+import { insertHistory, reviveJob, type FormatOneJob, type Job } from './job-record.ts';
 import { LateCreatedJobs, retainedSinceMs } from './late-created-jobs.ts';
 import { QueueStore, type Queue } from './queue-store.ts';
 import { StringPool } from './string-pool.ts';
@@ -205,7 +205,7 @@ export class ConnectionActor {
   }
 
   /** A job from a snapshot, in the live shape and sharing this connection's strings. */
-  reviveJob(plain: Job): Job {
+  reviveJob(plain: FormatOneJob): Job {
     return reviveJob(plain, (value) => this.sharedStrings.intern(value));
   }
 
