@@ -159,6 +159,15 @@ export const MODULES = {
       },
     ],
   },
+  jobStore: {
+    what: "the job store's table of jobs by externalId, its createdAt order kept per state, and the eviction at the job cap that reads it",
+    parts: [
+      {
+        mutate: ['actors/connection/jobs-by-key.ts', 'actors/jobs/grouped-index.ts', block(ACTOR, 'private enforceJobCap('), block(ACTOR, 'private collectOldest(')],
+        tests: ['test/actors/jobs-by-key.test.ts', 'test/jobs/grouped-index.test.ts', 'test/actors/created-by-state.test.ts', 'test/actors/job-merge.test.ts'],
+      },
+    ],
+  },
   partitions: {
     what: "cluster mode's partition of a connection, scoped snapshots and their reconciliation with the accounts",
     parts: [
@@ -167,7 +176,7 @@ export const MODULES = {
           'actors/partition-of.ts',
           lines('actors/engine.ts', "case 'connection.created':", 'return null;'),
           lines('actors/engine-snapshot.ts', "if (scope === undefined || scope.accounts)", "if (scope !== undefined && (scope.connections"),
-          block('actors/engine-snapshot.ts', 'reconcileWithAccounts()'),
+          block('actors/engine-snapshot.ts', 'reconcileWithAccounts('),
         ],
         tests: ['test/actors/partition-of.test.ts', 'test/durability/partition-snapshots.test.ts'],
       },
