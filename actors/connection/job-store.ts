@@ -90,14 +90,14 @@ export class JobStore {
   constructor(groupsMax?: number) {
     this.groups = new JobGroups(groupsMax);
     const indexes = {} as Record<JobSortKey, JobScans>;
-    const store = this;
+    const { createdByState, groups } = this;
     const byCreated: JobScans = {
       get size() {
-        return store.createdByState.size;
+        return createdByState.size;
       },
-      scan: (order, after, matches) => {
-        const states = matches !== undefined && this.groups.usable ? this.groups.statesWhere(matches) : this.createdByState.groups;
-        return this.createdByState.scanGroups(states, order, after, matches);
+      scan(order, after, matches) {
+        const states = matches !== undefined && groups.usable ? groups.statesWhere(matches) : createdByState.groups;
+        return createdByState.scanGroups(states, order, after, matches);
       },
     };
     for (const key of JOB_SORT_KEYS) {
