@@ -141,6 +141,20 @@ describe('job merge rules', () => {
     expect(['stuck-2', 'stuck-3', 'stuck-4', 'new-1', 'new-2', 'new-3'].every((id) => actor.jobs.getByExternalId(id) !== undefined)).toBe(true);
   });
 
+  test('a record three jobs past the cap evicts the three oldest finished jobs, newer unfinished ones stay', () => {
+    const actor = new ConnectionActor(CONNECTION, { ...limits, maxJobsPerConnection: 4 });
+    ingestAll(actor, [
+      at(1, { externalId: 'done-1', state: 'completed' }),
+      at(2, { externalId: 'done-2', state: 'failed' }),
+      at(3, { externalId: 'done-3', state: 'completed' }),
+      at(4, { externalId: 'waiting', state: 'queued' }),
+    ]);
+    ingestAll(actor, [1, 2, 3].map((n) => at(4 + n, { externalId: `new-${n}`, state: 'queued' })));
+    expect(actor.jobs.size).toBe(4);
+    expect(['done-1', 'done-2', 'done-3'].map((id) => actor.jobs.getByExternalId(id))).toEqual([undefined, undefined, undefined]);
+    expect(['waiting', 'new-1', 'new-2', 'new-3'].every((id) => actor.jobs.getByExternalId(id) !== undefined)).toBe(true);
+  });
+
   test('a record that creates a job past the cap and then updates the job the cap evicts applies whole, and replays', () => {
     const capped = { ...limits, maxJobsPerConnection: 1 };
     const batches = [[at(1, { externalId: 'x', state: 'completed' })], [at(2, { externalId: 'y', state: 'queued' }), at(3, { externalId: 'x', state: 'failed' })]];

@@ -33,6 +33,37 @@ describe('jobs by key', () => {
     expect(new JobsByKey<Item>(keyOf).size).toBe(0);
   });
 
+  test('emptied by removals and filled again, the table stays at most half used, removed slots counted, and a rebuild drops them', () => {
+    const table = new JobsByKey(keyOf, items);
+    expect(table.occupancy).toEqual({ slots: 16_384, live: 5_000, removed: 0 }); // the power of two at least twice 5,000
+    for (const item of items) table.delete(item.key);
+    expect(table.occupancy).toEqual({ slots: 16_384, live: 0, removed: 5_000 });
+    table.add({ key: 'first' });
+    expect(table.occupancy.slots).toBe(16_384); // far from half used: no rebuild
+    expect(table.delete('first')).toBe(true);
+    let rebuilt = false;
+    const added = Array.from({ length: 9_000 }, (_, i) => ({ key: `next-${i}` }));
+    for (const item of added) {
+      const removedBefore = table.occupancy.removed;
+      table.add(item);
+      const { slots, live, removed } = table.occupancy;
+      expect((live + removed) * 2).toBeLessThanOrEqual(slots);
+      if (removedBefore > 1 && removed === 0) rebuilt = true;
+    }
+    expect(rebuilt).toBe(true);
+    expect(table.occupancy.live).toBe(9_000);
+    for (const item of added) expect(table.get(item.key)).toBe(item);
+    for (const item of items) expect(table.get(item.key)).toBeUndefined();
+  });
+
+  test('a key added again after its removal takes back the removed slot it hashes to', () => {
+    const table = new JobsByKey(keyOf, [{ key: 'again' }]);
+    table.delete('again');
+    expect(table.occupancy).toEqual({ slots: 16, live: 0, removed: 1 });
+    table.add({ key: 'again' });
+    expect(table.occupancy).toEqual({ slots: 16, live: 1, removed: 0 });
+  });
+
   for (const loaded of [0, 3, 700]) {
     test(`${loaded} loaded, then random adds and removes (growing, reusing rows, rebuilding past removed slots) answer as a Map does`, () => {
       const random = new SeededRandom(loaded + 11);
@@ -54,6 +85,9 @@ describe('jobs by key', () => {
           model.delete(key);
           expect(table.delete(key)).toBe(false);
         }
+        const { slots, live, removed } = table.occupancy;
+        expect(live).toBe(model.size);
+        expect((live + removed) * 2).toBeLessThanOrEqual(slots); // probe runs end at an empty slot
         if (step % 500 === 0) for (const [key, item] of model) expect(table.get(key)).toBe(item);
       }
       expect(table.size).toBe(model.size);
