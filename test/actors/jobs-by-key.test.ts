@@ -25,6 +25,30 @@ describe('jobs by key', () => {
     expect(table.size).toBe(items.length / 2);
   });
 
+  test('thousands of absent keys are not found, whatever slot their probe starts at', () => {
+    const table = new JobsByKey(keyOf, items);
+    for (let i = 0; i < 5_000; i++) expect(table.get(`absent-${i}`)).toBeUndefined();
+  });
+
+  test('keys whose hashes all collide: found by comparing keys along one probe run, through removals and re-adds', () => {
+    const collide = () => 7;
+    const few = items.slice(0, 40);
+    const table = new JobsByKey(keyOf, few, collide);
+    for (const item of few) expect(table.get(item.key)).toBe(item);
+    expect(table.get('absent')).toBeUndefined();
+    for (let i = 0; i < few.length; i += 3) expect(table.delete(few[i]!.key)).toBe(true);
+    for (let i = 0; i < few.length; i++) expect(table.get(few[i]!.key)).toBe(i % 3 === 0 ? undefined : few[i]);
+    const again = { key: few[0]!.key };
+    table.add(again);
+    expect(table.get(again.key)).toBe(again);
+    expect(table.size).toBe(few.length - 13);
+  });
+
+  test('sized to the power of two at least twice the items loaded', () => {
+    expect(new JobsByKey(keyOf, items.slice(0, 8)).occupancy.slots).toBe(16);
+    expect(new JobsByKey(keyOf, items.slice(0, 9)).occupancy.slots).toBe(32);
+  });
+
   test('keys with the same characters in another order, and an empty table', () => {
     const anagrams = ['abc', 'acb', 'bac', 'bca', 'cab', 'cba'].map((key) => ({ key }));
     const table = new JobsByKey(keyOf, anagrams);
