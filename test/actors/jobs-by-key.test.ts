@@ -44,6 +44,16 @@ describe('jobs by key', () => {
     expect(table.size).toBe(few.length - 13);
   });
 
+  test('a loaded table holds exactly its items: a key added, removed and looked up again is gone', () => {
+    const table = new JobsByKey(keyOf, items.slice(0, 3), () => 0);
+    const added = { key: 'added' };
+    table.add(added);
+    expect(table.get('added')).toBe(added);
+    expect(table.delete('added')).toBe(true);
+    expect(table.get('added')).toBeUndefined();
+    expect(table.occupancy).toEqual({ slots: 16, live: 3, removed: 1 });
+  });
+
   test('sized to the power of two at least twice the items loaded', () => {
     expect(new JobsByKey(keyOf, items.slice(0, 8)).occupancy.slots).toBe(16);
     expect(new JobsByKey(keyOf, items.slice(0, 9)).occupancy.slots).toBe(32);
