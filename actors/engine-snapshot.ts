@@ -21,7 +21,7 @@ import type { CommandOutcome } from './connection/command-outcomes.ts';
 import type { AlertBookSnapshot } from './alerts/alert-book.ts';
 import type { QuotaSnapshot } from './connection/daily-quota.ts';
 import { fromJobColumns, toJobColumns, type JobColumns } from './connection/job-columns.ts';
-import type { Job } from './connection/job-record.ts';
+import type { FormatOneJob, Job } from './connection/job-record.ts';
 import type { Queue } from './connection/queue-store.ts';
 import type { Worker } from './connection/worker-store.ts';
 import { QueueMetrics } from './metrics/queue-metrics.ts';
@@ -59,7 +59,7 @@ export type SnapshotChunk =
   /** format 3: the connection's dedup keys, oldest first, in slices after its connection chunk */
   | { k: 'dedupKeys'; connectionId: string; keys: string[] }
   /** format 1 */
-  | { k: 'jobs'; connectionId: string; jobs: Job[] }
+  | { k: 'jobs'; connectionId: string; jobs: FormatOneJob[] }
   | { k: 'jobColumns'; connectionId: string; columns: JobColumns }
   /** the last chunk: jobs are indexed in bulk once all have arrived */
   | { k: 'end' };

@@ -7,6 +7,8 @@ import { DomainError } from '../domain-error.ts';
 import { dedupKeyOf } from '../ingest/dedup-key.ts';
 import type { JobEvent, NormalizedEvent, QueueEvent, WorkerEvent } from '../ingest/normalized-event.ts';
 import { validateEvent, type EventError, type EventVerdict } from '../ingest/validate-event.ts';
+import { FINISHED_STATES } from '../ingest/states.ts';
+import type { IndexEntry } from '../jobs/sorted-index.ts';
 import { DailyQuota, countsAgainstQuota, type Usage } from './daily-quota.ts';
 import { DedupCache } from './dedup-cache.ts';
 import { BatchIds } from './batch-ids.ts';
@@ -19,7 +21,7 @@ import type { CommandsAckedRecord, ConnectionRecord, IngestRecord, JobAction, Jo
 import { ACTION_RULES, notFound, refusal, type ActionResult } from './job-actions.ts';
 import { isFinished, JobStore, type JobChange } from './job-store.ts';
 import { fromJobColumns, type JobColumns } from './job-columns.ts';
-import { insertHistory, reviveJob, type Job } from './job-record.ts';
+import { insertHistory, reviveJob, type FormatOneJob, type Job } from './job-record.ts';
 import { LateCreatedJobs, retainedSinceMs } from './late-created-jobs.ts';
 import { QueueStore, type Queue } from './queue-store.ts';
 import { StringPool } from './string-pool.ts';
@@ -226,7 +228,7 @@ export class ConnectionActor {
   }
 
   /** A job from a snapshot, in the live shape and sharing this connection's strings. */
-  reviveJob(plain: Job): Job {
+  reviveJob(plain: FormatOneJob): Job {
     return reviveJob(plain, (value) => this.sharedStrings.intern(value));
   }
 
@@ -369,10 +371,11 @@ export class ConnectionActor {
    */
   private enforceJobCap(changes: Changes): void {
     const excess = this.jobs.size - this.limits.maxJobsPerConnection;
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: a fast path; with no excess collectOldest takes nothing
     if (excess <= 0) return;
     const victims = new Set<Job>();
-    this.collectOldest(victims, excess, (job) => isFinished(job.state));
-    this.collectOldest(victims, excess, () => true);
+    this.collectOldest(victims, excess, this.jobs.oldestOf(FINISHED_STATES));
+    this.collectOldest(victims, excess, this.jobs.indexes.createdAt.scan('asc'));
     for (const job of victims) {
       this.jobs.remove(job);
       this.lateCreated.delete(job);
@@ -380,12 +383,11 @@ export class ConnectionActor {
     }
   }
 
-  /** Adds the oldest matching jobs (by createdAt) to `victims` until it holds `count`. */
-  private collectOldest(victims: Set<Job>, count: number, matches: (job: Job) => boolean): void {
+  /** Adds jobs from `oldestFirst` (a scan by createdAt) to `victims` until it holds `count`. */
+  private collectOldest(victims: Set<Job>, count: number, oldestFirst: Iterable<IndexEntry<Job>>): void {
     if (victims.size >= count) return;
-    for (const entry of this.jobs.indexes.createdAt.scan('asc')) {
-      if (victims.has(entry.item) || !matches(entry.item)) continue;
-      victims.add(entry.item);
+    for (const entry of oldestFirst) {
+      victims.add(entry.item); // a job the first pass took is already in: the size stays
       if (victims.size >= count) return;
     }
   }

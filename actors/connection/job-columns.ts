@@ -17,7 +17,7 @@
  */
 import type { Framework } from '../ingest/states.ts';
 import { lastHistoryState } from './job-history.ts';
-import type { Job } from './job-record.ts';
+import { detailsOf, detailsOfJob, type Job } from './job-record.ts';
 
 /** Columns as built and read; `JobColumns` is the same with typed arrays as bytes. */
 interface TypedJobColumns {
@@ -177,9 +177,10 @@ export function toJobColumns(jobs: readonly Job[]): JobColumns {
     columns.maxRetries[row] = numberOrNaN(job.maxRetries);
     columns.progress[row] = numberOrNaN(job.progress);
     columns.lastEventMs[row] = job.lastEventMs;
-    columns.error[row] = job.error;
-    columns.stacktrace[row] = job.stacktrace;
-    columns.extensions[row] = job.extensions;
+    const details = detailsOfJob(job);
+    columns.error[row] = details.error;
+    columns.stacktrace[row] = details.stacktrace;
+    columns.extensions[row] = details.extensions;
     columns.history.set(job.history, historyAt);
     historyAt += job.history.length;
     columns.historyLengths[row] = job.history.length;
@@ -221,12 +222,10 @@ export function fromJobColumns(wire: JobColumns, connectionId: string, share: (v
       startedAtMs: numberOrNull(columns.startedAtMs[row]!),
       completedAtMs: numberOrNull(columns.completedAtMs[row]!),
       workerId: stringOrNull(columns.workerId[row]!),
-      error: columns.error[row]!,
-      stacktrace: columns.stacktrace[row]!,
+      details: detailsOf(columns.error[row]!, columns.stacktrace[row]!, columns.extensions[row]!),
       attempt: columns.attempt[row]!,
       maxRetries: numberOrNull(columns.maxRetries[row]!),
       progress: numberOrNull(columns.progress[row]!),
-      extensions: columns.extensions[row]!,
       history,
       lastEventMs: columns.lastEventMs[row]!,
     };

@@ -73,6 +73,13 @@ export class JobGroups {
             for (const [framework, count] of byFramework) this.add({ name, state, queue, workerId, framework }, count);
   }
 
+  /** The states of the groups `matches` accepts: where a filtered listing can find jobs at all. */
+  statesWhere(matches: (fields: GroupFields) => boolean): Set<GroupFields['state']> {
+    const states = new Set<GroupFields['state']>();
+    for (const group of this.groups.values()) if (!states.has(group.state) && matches(group)) states.add(group.state);
+    return states;
+  }
+
   countWhere(matches: (fields: GroupFields) => boolean): number {
     let count = 0;
     for (const group of this.groups.values()) if (matches(group)) count += group.count;

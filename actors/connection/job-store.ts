@@ -9,13 +9,14 @@ import { jobBytes } from '../ingest/event-bytes.ts';
 import type { JobState } from '../ingest/states.ts';
 import { FINISHED_STATES } from '../ingest/states.ts';
 import { ascendingOrder, sortById } from '../jobs/ascending-order.ts';
+import { GroupedIndex } from '../jobs/grouped-index.ts';
 import { PartitionedIndex } from '../jobs/partitioned-index.ts';
 import { SortedIndex, type IndexEntry, type IndexPosition, type SortOrder, type SortValue } from '../jobs/sorted-index.ts';
 import { mergeJobEvent, newJob, type Job } from './job-record.ts';
 import { JOB_SORT_KEYS, JOB_SORT_VALUE, sortValuesOf, type JobSortKey } from './job-sort-keys.ts';
 import { JobGroups, type GroupFields } from './job-groups.ts';
 import { JobsById } from './jobs-by-id.ts';
-import { LoadedJobsByKey } from './loaded-jobs-by-key.ts';
+import { JobsByKey } from './jobs-by-key.ts';
 import { Tally } from './tally.ts';
 
 export interface JobChange {
@@ -28,6 +29,16 @@ export interface JobChange {
 }
 
 const idOf = (job: Job): string => job.id;
+const externalIdOf = (job: Job): string => job.externalId;
+
+/** What readers of the store's indexes get: a size and scans in a listing order, optionally filtered. */
+export interface JobScans {
+  readonly size: number;
+  scan(order: SortOrder, after?: IndexPosition, matches?: (fields: GroupFields) => boolean): IterableIterator<IndexEntry<Job>>;
+}
+
+/** The sort keys kept in one index each; createdAt is kept per state (see createdByState). */
+type SingleIndexKey = Exclude<JobSortKey, 'createdAt'>;
 
 /** What the job store needs of an index; SortedIndex and PartitionedIndex both provide it. */
 export interface JobIndex<T> {
@@ -40,12 +51,9 @@ export interface JobIndex<T> {
 
 export class JobStore {
   private readonly byId = new JobsById();
-  /** jobs created since the last recovery; the ones it loaded are in loadedByExternalId */
-  private readonly byExternalId = new Map<string, Job>();
-  private loadedByExternalId: LoadedJobsByKey<Job> | null = null;
+  private byExternalId = new JobsByKey<Job>(externalIdOf);
   /** few-valued keys are partitioned by key (see partitioned-index.ts); times and durations are not */
-  private readonly built: Record<JobSortKey, JobIndex<Job>> = {
-    createdAt: new SortedIndex<Job>(idOf),
+  private readonly built: Record<SingleIndexKey, JobIndex<Job>> = {
     name: new PartitionedIndex<Job>(idOf),
     state: new PartitionedIndex<Job>(idOf),
     durationMs: new SortedIndex<Job>(idOf),
@@ -57,7 +65,13 @@ export class JobStore {
    * The sorted indexes, each built on first use after a recovery (see loadAll): reading one
    * builds that one; any change builds all that are still missing first.
    */
-  readonly indexes: Readonly<Record<JobSortKey, JobIndex<Job>>>;
+  readonly indexes: Readonly<Record<JobSortKey, JobScans>>;
+  /**
+   * The createdAt order, one partition per state (grouped-index.ts): a list by createdAt
+   * reads the states merged, skipping those where the groups say its filter finds nothing,
+   * and the eviction at the job cap reads the finished states' oldest directly.
+   */
+  private readonly createdByState = new GroupedIndex<Job, JobState>(idOf);
   /** After loadAll: the loaded jobs in id order, and which indexes are still to be built from them. Null once all are. */
   private unbuilt: { jobsById: Job[]; keys: Set<JobSortKey>; nameIndexes: boolean } | null = null;
   /** per task name, by createdAt: recentExecutions without scanning */
@@ -75,13 +89,23 @@ export class JobStore {
 
   constructor(groupsMax?: number) {
     this.groups = new JobGroups(groupsMax);
-    const indexes = {} as Record<JobSortKey, JobIndex<Job>>;
+    const indexes = {} as Record<JobSortKey, JobScans>;
+    const { createdByState, groups } = this;
+    const byCreated: JobScans = {
+      get size() {
+        return createdByState.size;
+      },
+      scan(order, after, matches) {
+        const states = matches !== undefined && groups.usable ? groups.statesWhere(matches) : createdByState.groups;
+        return createdByState.scanGroups(states, order, after, matches);
+      },
+    };
     for (const key of JOB_SORT_KEYS) {
       Object.defineProperty(indexes, key, {
         enumerable: true,
         get: () => {
           if (this.unbuilt !== null) this.buildIndex(key);
-          return this.built[key];
+          return key === 'createdAt' ? byCreated : this.built[key];
         },
       });
     }
@@ -102,7 +126,7 @@ export class JobStore {
   }
 
   getByExternalId(externalId: string): Job | undefined {
-    return this.byExternalId.get(externalId) ?? this.loadedByExternalId?.get(externalId);
+    return this.byExternalId.get(externalId);
   }
 
   applyEvent(connectionId: string, event: JobEvent): JobChange {
@@ -173,10 +197,14 @@ export class JobStore {
     JOB_SORT_KEYS.forEach((key, position) => {
       const old = before.sortValues[position] as SortValue;
       const now = after[position] as SortValue;
-      if (old === now) return;
+      if (old === now || key === 'createdAt') return;
       this.built[key].remove(old, job);
       this.built[key].insert(now, job);
     });
+    if (before.sortValues[0] !== after[0] || before.counted.state !== job.state) {
+      this.createdByState.remove(before.counted.state, before.sortValues[0] as number, job);
+      this.createdByState.insert(job.state, job.createdAtMs, job);
+    }
     // positions 0 and 1 of JOB_SORT_KEYS are createdAt and name: the per-name index's keys
     if (before.sortValues[0] !== after[0] || before.sortValues[1] !== after[1]) this.reindexNameCreated(job, before.sortValues);
   }
@@ -187,7 +215,7 @@ export class JobStore {
     this.beforeMutate?.(job);
     const values = sortValuesOf(job);
     JOB_SORT_KEYS.forEach((key, position) => {
-      const removed = this.built[key].remove(values[position] as SortValue, job);
+      const removed = key === 'createdAt' ? this.createdByState.remove(job.state, job.createdAtMs, job) : this.built[key].remove(values[position] as SortValue, job);
       assert(removed, `job ${job.id} was in the ${key} index`);
     });
     this.nameIndex(job.name).remove(job.createdAtMs, job);
@@ -195,7 +223,7 @@ export class JobStore {
     this.count(job, -1);
     this.retainedBytesTotal -= jobBytes(job);
     this.byId.remove(job);
-    if (!this.byExternalId.delete(job.externalId)) this.loadedByExternalId?.delete(job.externalId);
+    this.byExternalId.delete(job.externalId);
   }
 
   /** Other jobs of the same task name, newest createdAt first. */
@@ -236,6 +264,15 @@ export class JobStore {
     return null;
   }
 
+  /**
+   * The jobs in `states`, oldest createdAt first (ties by id): the eviction's candidates,
+   * read without passing the jobs of other states. The store must not change while iterating.
+   */
+  oldestOf(states: Iterable<JobState>): IterableIterator<IndexEntry<Job>> {
+    if (this.unbuilt !== null) this.buildIndex('createdAt');
+    return this.createdByState.scanGroups(states, 'asc');
+  }
+
   /** Every job, in id order (snapshots, counting); the store must not change while iterating. */
   values(): IterableIterator<Job> {
     return this.byId.values();
@@ -249,7 +286,7 @@ export class JobStore {
   insert(job: Job): void {
     this.buildAllIndexes(); // before the job is in byId: a build from byId's jobs would index it twice
     this.byId.insert(job);
-    this.byExternalId.set(job.externalId, job);
+    this.byExternalId.add(job);
     if (this.deferred !== null) this.deferred.set(job, null);
     else this.index(job);
   }
@@ -267,7 +304,10 @@ export class JobStore {
   /** Index entries, tallies and byte estimate of a job that has none yet. */
   private index(job: Job): void {
     const values = sortValuesOf(job);
-    JOB_SORT_KEYS.forEach((key, position) => this.built[key].insert(values[position] as SortValue, job));
+    JOB_SORT_KEYS.forEach((key, position) => {
+      if (key === 'createdAt') this.createdByState.insert(job.state, job.createdAtMs, job);
+      else this.built[key].insert(values[position] as SortValue, job);
+    });
     this.nameIndex(job.name).insert(job.createdAtMs, job);
     this.count(job, +1);
     this.retainedBytesTotal += jobBytes(job);
@@ -278,7 +318,7 @@ export class JobStore {
     assert(this.size === 0, 'loadAll fills an empty job store');
     sortById(jobs, idOf);
     this.byId.loadSorted(jobs);
-    this.loadedByExternalId = new LoadedJobsByKey(jobs, (job) => job.externalId);
+    this.byExternalId = new JobsByKey(externalIdOf, jobs);
     for (const job of jobs) {
       this.countInTallies(job, +1);
       this.retainedBytesTotal += jobBytes(job);
@@ -314,7 +354,8 @@ export class JobStore {
     const unbuilt = this.unbuilt!;
     if (!unbuilt.keys.delete(key)) return;
     const ordered = ascendingOrder(unbuilt.jobsById, JOB_SORT_VALUE[key]);
-    this.built[key].loadAscending(ordered.keys, ordered.items);
+    if (key === 'createdAt') this.createdByState.loadAscending(ordered.keys, ordered.items, (job) => job.state);
+    else this.built[key].loadAscending(ordered.keys, ordered.items);
     if (key === 'createdAt' && unbuilt.nameIndexes) {
       unbuilt.nameIndexes = false;
       this.loadNameIndexes(ordered.items);
@@ -328,7 +369,7 @@ export class JobStore {
     if (this.unbuilt?.nameIndexes === true) {
       // createdAt was built already: take its order
       this.unbuilt.nameIndexes = false;
-      this.loadNameIndexes(Array.from(this.built.createdAt.scan('asc'), (entry) => entry.item));
+      this.loadNameIndexes(Array.from(this.createdByState.scan('asc'), (entry) => entry.item));
       this.settleUnbuilt();
     }
   }

@@ -61,9 +61,8 @@ export function eventBytes(event: NormalizedEvent): number {
 /** The fields of a job a client can make large; names, queues and workers are shared strings. */
 export interface RetainedJobFields {
   externalId: string;
-  error: string | null;
-  stacktrace: string | null;
-  extensions: Record<string, unknown> | null;
+  /** error, stacktrace and extensions; null when all are null */
+  details: { error: string | null; stacktrace: string | null; extensions: Record<string, unknown> | null } | null;
   history: readonly number[];
 }
 
@@ -71,9 +70,9 @@ export function jobBytes(job: RetainedJobFields): number {
   return (
     JOB_OVERHEAD_BYTES +
     job.externalId.length +
-    length(job.error) +
-    length(job.stacktrace) +
-    jsonBytes(job.extensions) +
+    length(job.details?.error ?? null) +
+    length(job.details?.stacktrace ?? null) +
+    jsonBytes(job.details?.extensions ?? null) +
     job.history.length * HISTORY_ENTRY_BYTES
   );
 }

@@ -1,7 +1,7 @@
 /** The Job list item and Job detail shapes of the interface, built from a stored job. */
 import { isoOrNull } from '../clock.ts';
 import type { CommandOutcome } from '../connection/command-outcomes.ts';
-import { collapsedHistory, durationMsOf, stateChangedAtMs, type Job } from '../connection/job-record.ts';
+import { collapsedHistory, detailsOfJob, durationMsOf, stateChangedAtMs, type Job } from '../connection/job-record.ts';
 
 export interface JobListItem {
   id: string;
@@ -69,19 +69,20 @@ export function toJobListItem(job: Job): JobListItem {
     queue: job.queue,
     state: job.state,
     stateChangedAt: isoOrNull(stateChangedAtMs(job)),
-    scheduledFor: isoTimeOrNull(job.extensions?.eta),
+    scheduledFor: isoTimeOrNull(job.details?.extensions?.eta),
     createdAt: new Date(job.createdAtMs).toISOString(),
     startedAt: isoOrNull(job.startedAtMs),
     completedAt: isoOrNull(job.completedAtMs),
     durationMs: durationMsOf(job),
     workerId: job.workerId,
-    error: job.error,
+    error: detailsOfJob(job).error,
   };
 }
 
 export function toJobDetail(job: Job, recent: Job[], lastCommand: CommandOutcome | undefined): JobDetail {
   const history = collapsedHistory(job);
-  const extensions = job.extensions ?? {};
+  const details = detailsOfJob(job);
+  const extensions = details.extensions ?? {};
   const tags = extensions.tags;
   return {
     ...toJobListItem(job),
@@ -92,7 +93,7 @@ export function toJobDetail(job: Job, recent: Job[], lastCommand: CommandOutcome
     progress: job.progress,
     args: null,
     result: null,
-    stacktrace: job.stacktrace,
+    stacktrace: details.stacktrace,
     parentId: stringOrNull(extensions.parentId),
     rootId: stringOrNull(extensions.rootId),
     extensions,
@@ -105,7 +106,7 @@ export function toJobDetail(job: Job, recent: Job[], lastCommand: CommandOutcome
       startedAt: isoOrNull(other.startedAtMs),
       completedAt: isoOrNull(other.completedAtMs),
       durationMs: durationMsOf(other),
-      error: other.error,
+      error: detailsOfJob(other).error,
     })),
     lastCommand:
       lastCommand === undefined

@@ -46,8 +46,8 @@ describe('byte estimates', () => {
   });
 
   test('a retained job: overhead, its large fields and 16 bytes per history entry', () => {
-    expect(jobBytes({ externalId: 'abc', error: null, stacktrace: null, extensions: null, history: [] })).toBe(700 + 3);
-    expect(jobBytes({ externalId: 'abc', error: 'e', stacktrace: 'st', extensions: { a: 1 }, history: historyFromPairs([T0, 1, T0 + 1, 3]) })).toBe(
+    expect(jobBytes({ externalId: 'abc', details: null, history: [] })).toBe(700 + 3);
+    expect(jobBytes({ externalId: 'abc', details: { error: 'e', stacktrace: 'st', extensions: { a: 1 } }, history: historyFromPairs([T0, 1, T0 + 1, 3]) })).toBe(
       700 + 3 + 1 + 2 + JSON.stringify({ a: 1 }).length + 2 * 16,
     );
   });

@@ -120,6 +120,41 @@ describe('job merge rules', () => {
     expect(actor.jobs.getByExternalId('old-active')).toBeDefined();
   });
 
+  test('past the cap, the oldest finished jobs go first however many older unfinished jobs precede them, then the oldest of any state', () => {
+    const actor = new ConnectionActor(CONNECTION, { ...limits, maxJobsPerConnection: 6 });
+    ingestAll(
+      actor,
+      [1, 2, 3, 4].map((second) => at(second, { externalId: `stuck-${second}`, state: 'queued' })),
+      [at(5, { externalId: 'finishes-later', state: 'active' })],
+      [at(6, { externalId: 'failed', state: 'failed' })],
+    );
+    expect(actor.jobs.size).toBe(6);
+    // the active job completes: it is now the oldest finished one
+    ingestAll(actor, [at(7, { externalId: 'finishes-later', state: 'completed' }), at(8, { externalId: 'new-1', state: 'queued' })]);
+    expect(actor.jobs.getByExternalId('finishes-later')).toBeUndefined();
+    expect(actor.jobs.getByExternalId('failed')).toBeDefined();
+    // two more: the last finished job, then the oldest of the unfinished ones
+    ingestAll(actor, [at(9, { externalId: 'new-2', state: 'queued' }), at(10, { externalId: 'new-3', state: 'queued' })]);
+    expect(actor.jobs.size).toBe(6);
+    expect(actor.jobs.getByExternalId('failed')).toBeUndefined();
+    expect(actor.jobs.getByExternalId('stuck-1')).toBeUndefined();
+    expect(['stuck-2', 'stuck-3', 'stuck-4', 'new-1', 'new-2', 'new-3'].every((id) => actor.jobs.getByExternalId(id) !== undefined)).toBe(true);
+  });
+
+  test('a record three jobs past the cap evicts the three oldest finished jobs, newer unfinished ones stay', () => {
+    const actor = new ConnectionActor(CONNECTION, { ...limits, maxJobsPerConnection: 4 });
+    ingestAll(actor, [
+      at(1, { externalId: 'done-1', state: 'completed' }),
+      at(2, { externalId: 'done-2', state: 'failed' }),
+      at(3, { externalId: 'done-3', state: 'completed' }),
+      at(4, { externalId: 'waiting', state: 'queued' }),
+    ]);
+    ingestAll(actor, [1, 2, 3].map((n) => at(4 + n, { externalId: `new-${n}`, state: 'queued' })));
+    expect(actor.jobs.size).toBe(4);
+    expect(['done-1', 'done-2', 'done-3'].map((id) => actor.jobs.getByExternalId(id))).toEqual([undefined, undefined, undefined]);
+    expect(['waiting', 'new-1', 'new-2', 'new-3'].every((id) => actor.jobs.getByExternalId(id) !== undefined)).toBe(true);
+  });
+
   test('a record that creates a job past the cap and then updates the job the cap evicts applies whole, and replays', () => {
     const capped = { ...limits, maxJobsPerConnection: 1 };
     const batches = [[at(1, { externalId: 'x', state: 'completed' })], [at(2, { externalId: 'y', state: 'queued' }), at(3, { externalId: 'x', state: 'failed' })]];

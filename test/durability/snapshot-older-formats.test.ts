@@ -36,7 +36,14 @@ function* olderFormatChunks(engine: Engine, version: 1 | 2): Generator<unknown> 
     else if (chunk.k === 'jobColumns' && version === 1) continue;
     else if (chunk.k === 'end' && version === 1) {
       for (const connectionId of engine.connectionIds()) {
-        const jobs = [...engine.connection(connectionId)!.jobs.values()].map((job) => ({ ...job, history: historyAsPairs(job.history) }));
+        // format 1's job: error, stacktrace and extensions as fields of their own
+        const jobs = [...engine.connection(connectionId)!.jobs.values()].map(({ details, ...job }) => ({
+          ...job,
+          error: details?.error ?? null,
+          stacktrace: details?.stacktrace ?? null,
+          extensions: details?.extensions ?? null,
+          history: historyAsPairs(job.history),
+        }));
         for (let start = 0; start < jobs.length; start += 1000) yield { k: 'jobs', connectionId, jobs: jobs.slice(start, start + 1000) };
       }
       yield chunk;

@@ -170,6 +170,15 @@ export const MODULES = {
       },
     ],
   },
+  jobStore: {
+    what: "the job store's table of jobs by externalId, its createdAt order kept per state, and the eviction at the job cap that reads it",
+    parts: [
+      {
+        mutate: ['actors/connection/jobs-by-key.ts', 'actors/jobs/grouped-index.ts', block(ACTOR, 'private enforceJobCap('), block(ACTOR, 'private collectOldest(')],
+        tests: ['test/actors/jobs-by-key.test.ts', 'test/jobs/grouped-index.test.ts', 'test/actors/created-by-state.test.ts', 'test/actors/job-merge.test.ts'],
+      },
+    ],
+  },
   partitions: {
     what: "cluster mode's partition of a connection, scoped snapshots and their reconciliation with the accounts; NATS refusals by code; the wait for a partition's writer",
     parts: [

@@ -1,0 +1,142 @@
+/**
+ * How the job store's cost grows with its size, in one process (no HTTP, no log, no load
+ * generator beside it), so that a shared machine's noise hurts least: a connection actor is
+ * fed realistic 1,000-event batches (load/events.ts) through decide + evolve, and at each
+ * size it prints the heap and resident memory per job after a full collection, the CPU time
+ * per event of ingesting more batches at that size (process.cpuUsage, all threads), and
+ * job-list pages in-process (newest first by createdAt, and a 1% filter). A second scenario
+ * measures the eviction at the job cap when half of the jobs under the cap are old and
+ * never finish (a producer's lost jobs): every batch then evicts past them.
+ *
+ * To compare two commits, run this script from each tree alternately; the figures are
+ * per job and per event, so the runs need not be the same length.
+ *
+ *   npx bun load/store-growth.ts [--sizes 100k,1m,3m] [--measure-batches 20] [--cap 200k] [--skip growth,cap]
+ */
+import { ConnectionActor } from '../actors/connection/connection-actor.ts';
+import { listJobs, type JobListQuery } from '../actors/queries/job-list.ts';
+import { JobGenerator, RARE_COMBINATION } from './events.ts';
+import { parseArgs, percentiles, str, num, table } from './util.ts';
+
+const args = parseArgs();
+const count = (text: string): number => {
+  const match = /^(\d+(?:\.\d+)?)([km]?)$/i.exec(text.trim());
+  if (match === null) throw new Error(`not a count: ${text}`);
+  const scale = { '': 1, k: 1_000, m: 1_000_000 }[match[2]!.toLowerCase() as '' | 'k' | 'm'];
+  return Math.round(Number(match[1]) * scale);
+};
+const sizes = str(args, 'sizes', '100k,1m,3m').split(',').map(count);
+const measureBatches = num(args, 'measure-batches', 20);
+const cap = count(str(args, 'cap', '200k'));
+const skip = new Set(str(args, 'skip', '').split(','));
+
+const CONNECTION = '0190a000-0000-7000-8000-00000000c01d';
+const EVENTS_PER_BATCH = 1_000;
+const JOBS_PER_BATCH = 330; // about 3 events a job: a body of ~1,000 events
+
+function newActor(maxJobsPerConnection: number): ConnectionActor {
+  return new ConnectionActor(CONNECTION, { dailyEventLimit: 0, dedupKeysMax: 100_000, maxJobsPerConnection, retentionMs: 365 * 86_400_000 });
+}
+
+function ingest(actor: ConnectionActor, events: unknown[]): void {
+  const { record } = actor.decideIngest(events, Date.now());
+  if (record !== null) actor.evolve(record);
+}
+
+const cpuUs = (): number => {
+  const usage = process.cpuUsage();
+  return usage.user + usage.system;
+};
+
+function memory(): { heap: number; rss: number } {
+  Bun.gc(true);
+  const usage = process.memoryUsage();
+  return { heap: usage.heapUsed, rss: usage.rss };
+}
+
+/** CPU per event of `batches` more batches, in us. */
+function ingestCost(actor: ConnectionActor, generator: JobGenerator, batches: number): number {
+  const bodies = Array.from({ length: batches }, () => generator.nextBatch(JOBS_PER_BATCH));
+  const events = bodies.reduce((sum, body) => sum + body.length, 0);
+  const start = cpuUs();
+  for (const body of bodies) ingest(actor, body);
+  return (cpuUs() - start) / events;
+}
+
+function pageTimesMs(actor: ConnectionActor, query: JobListQuery, runs: number): number[] {
+  const times: number[] = [];
+  for (let run = 0; run < runs; run++) {
+    const start = performance.now();
+    listJobs([actor], query);
+    times.push(performance.now() - start);
+  }
+  return times;
+}
+
+const fmt = (value: number, digits = 1): string => value.toFixed(digits);
+
+function growth(): void {
+  const largest = Math.max(...sizes);
+  const generator = new JobGenerator(CONNECTION, largest + (sizes.length + 1) * measureBatches * JOBS_PER_BATCH);
+  const empty = memory();
+  const actor = newActor(largest * 2);
+  const rows: string[][] = [];
+  let loadedEvents = 0;
+  let loadCpu = 0;
+  for (const size of sizes) {
+    const before = cpuUs();
+    const eventsBefore = generator.events;
+    while (actor.jobs.size < size) ingest(actor, generator.nextBatch(Math.min(JOBS_PER_BATCH, size - actor.jobs.size)));
+    loadCpu += cpuUs() - before;
+    loadedEvents += generator.events - eventsBefore;
+    const jobs = actor.jobs.size;
+    const held = memory();
+    const perEventUs = ingestCost(actor, generator, measureBatches);
+    const base: JobListQuery = { limit: 50, sortBy: 'createdAt', sortOrder: 'desc' };
+    const newest = pageTimesMs(actor, base, 200);
+    const filtered = pageTimesMs(actor, { ...base, ...RARE_COMBINATION }, 100);
+    const [newestP50, newestP99] = percentiles(newest, [50, 99]);
+    const [filteredP50, filteredP99] = percentiles(filtered, [50, 99]);
+    rows.push([
+      jobs.toLocaleString('en-US'),
+      fmt((held.heap - empty.heap) / jobs, 0),
+      fmt((held.rss - empty.rss) / jobs, 0),
+      fmt(loadCpu / loadedEvents),
+      fmt(perEventUs),
+      `${fmt(newestP50!, 3)} / ${fmt(newestP99!, 3)}`,
+      `${fmt(filteredP50!, 3)} / ${fmt(filteredP99!, 3)}`,
+    ]);
+    console.error(`store-growth: ${jobs} jobs measured`);
+  }
+  console.log('Growth (in-process, 1,000-event batches through decide + evolve):');
+  console.log(
+    table(['jobs', 'heap B/job', 'resident B/job', 'load CPU us/event, generating the bodies included (cumulative)', 'ingest CPU us/event at size', 'list createdAt desc p50 / p99 ms', 'list 1% filter p50 / p99 ms'], rows),
+  );
+}
+
+/** Old jobs that never finish, then ingest at the cap: each batch's eviction must find finished jobs past them. */
+function evictionAtCap(): void {
+  const actor = newActor(cap);
+  const stuck = cap >> 1;
+  const startMs = Date.now() - 7 * 86_400_000;
+  for (let first = 0; first < stuck; first += EVENTS_PER_BATCH) {
+    const events = [];
+    for (let n = first; n < Math.min(stuck, first + EVENTS_PER_BATCH); n++) {
+      events.push({
+        type: 'job_state_change',
+        timestamp: new Date(startMs + n).toISOString(),
+        framework: 'celery',
+        connectionId: CONNECTION,
+        job: { externalId: `lost-${n}`, name: 'tasks.lost', queue: 'default', state: 'queued' },
+      });
+    }
+    ingest(actor, events);
+  }
+  const generator = new JobGenerator(CONNECTION, cap * 4);
+  while (actor.jobs.size < cap) ingest(actor, generator.nextBatch(JOBS_PER_BATCH));
+  const perEventUs = ingestCost(actor, generator, measureBatches);
+  console.log(`Eviction at the cap (${cap.toLocaleString('en-US')} jobs, the oldest ${stuck.toLocaleString('en-US')} never finish): ingest CPU ${fmt(perEventUs)} us/event`);
+}
+
+if (!skip.has('growth')) growth();
+if (!skip.has('cap')) evictionAtCap();
