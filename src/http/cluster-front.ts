@@ -29,10 +29,10 @@ import { splitBulkByOwner } from './bulk-split.ts';
 import { vouchForClient } from './client-address.ts';
 import { errorResponse } from './error-envelope.ts';
 import { FORWARD_HEADER, verifyForward } from './forward-signature.ts';
-import { forwardRequest } from './forward-request.ts';
+import { forwardRequest, type ForwardTarget } from './forward-request.ts';
 import { routeAnswerer } from './replica-routes.ts';
 import { connectionKeyOfBody, writeTarget } from './write-partition.ts';
-import { settledWriterView } from './writer-view.ts';
+import { NOT_WRITER_HEADER, replayableBody, settledWriterView, WRITER_SETTLE_WAIT_MS } from './writer-view.ts';
 import { DomainError } from '../../actors/domain-error.ts';
 
 /** On a writer's answer to a forwarded request: the log sequence its records reached (the store's last acknowledged one). */
@@ -133,7 +133,7 @@ export class ClusterFront {
       return await this.toWriter(target.key, request, server, vouched !== null);
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;
-      return errorResponse(this.config.publicUrl ?? '', { code: error.code, message: error.message, headers: { 'retry-after': '1' } });
+      return errorResponse(this.config.publicUrl ?? '', { code: error.code, message: error.message, headers: { 'retry-after': '1', ...error.headers } });
     }
   }
 
@@ -144,15 +144,34 @@ export class ClusterFront {
    */
   private async toWriter(key: string, request: Request, server: Server<undefined>, forwarded: boolean, body?: string): Promise<Response> {
     const { app, node } = this.replica!;
-    const view = await settledWriterView({ writing: (k) => node.store.partition(k).writing, ownerOf: (k) => node.owners.ownerOf(k) }, this.nodeId, key);
+    const partitionView = { writing: (k: string) => node.store.partition(k).writing, ownerOf: (k: string) => node.owners.ownerOf(k) };
+    const view = await settledWriterView(partitionView, this.nodeId, key);
     if (view.kind === 'here') {
       const answer = await app.handle(body === undefined ? request : withBody(request, body));
       return forwarded ? this.withLogSeq(answer) : answer;
     }
-    if (forwarded) throw new DomainError('SERVICE_UNAVAILABLE', `${this.nodeId} does not write partition ${key} (a forward from a node with an older view); retry shortly`);
+    if (forwarded) {
+      throw new DomainError('SERVICE_UNAVAILABLE', `${this.nodeId} does not write partition ${key} (a forward from a node with an older view); retry shortly`, undefined, undefined, {
+        [NOT_WRITER_HEADER]: key,
+      });
+    }
     if (view.kind === 'moving') throw new DomainError('SERVICE_UNAVAILABLE', `no node writes partition ${key} right now (it is moving); retry shortly`);
     if (view.kind === 'taking-over') throw new DomainError('SERVICE_UNAVAILABLE', `${this.nodeId} is taking partition ${key} over and catches up with the log; retry shortly`);
-    const holder = view.holder;
+    // a small body is read first, so that a writer that refuses (this node's view was older than its) can be asked again
+    const replay = body === undefined ? await replayableBody(request) : { body };
+    const answer = await this.forwardTo(view.holder, request, server, replay?.body);
+    if (answer.status !== 503 || !answer.headers.has(NOT_WRITER_HEADER) || replay === null) return answer;
+    // the node this view named has handed the partition on: wait for the view to follow, then send once more
+    const moved = await settledWriterView(partitionView, this.nodeId, key, WRITER_SETTLE_WAIT_MS, view.holder.node);
+    if (moved.kind !== 'here' && moved.kind !== 'elsewhere') return answer;
+    await answer.body?.cancel();
+    if (moved.kind === 'here') return await app.handle(replay.body === undefined ? request : withBody(request, replay.body));
+    return await this.forwardTo(moved.holder, request, server, replay.body);
+  }
+
+  /** Forwards to the writer and holds the answer until this node's replica applied what it wrote (read-your-writes). */
+  private async forwardTo(holder: ForwardTarget, request: Request, server: Server<undefined>, body: string | undefined): Promise<Response> {
+    const { node } = this.replica!;
     // the writer's deadlines bound the body and the answer; a live stream may stay quiet for long
     server.timeout(request, 0);
     const answer = await forwardRequest(request, server, holder, { secret: this.config.clusterSecret, config: this.config, body });

@@ -37,12 +37,34 @@ export function writerView(view: PartitionView, nodeId: string, key: string): Wr
   return { kind: 'elsewhere', holder };
 }
 
-/** The view once a writer is known (here or elsewhere), or as it stands after `waitMs`. */
-export async function settledWriterView(view: PartitionView, nodeId: string, key: string, waitMs = WRITER_SETTLE_WAIT_MS): Promise<WriterView> {
+/**
+ * The view once a writer is known (here or elsewhere), or as it stands after `waitMs`.
+ * `refusedBy`: a node that has just refused the partition's writes counts as not known.
+ */
+export async function settledWriterView(view: PartitionView, nodeId: string, key: string, waitMs = WRITER_SETTLE_WAIT_MS, refusedBy?: string): Promise<WriterView> {
   const deadline = performance.now() + waitMs;
   for (;;) {
     const now = writerView(view, nodeId, key);
-    if (now.kind === 'here' || now.kind === 'elsewhere' || performance.now() >= deadline) return now;
+    const known = now.kind === 'here' || (now.kind === 'elsewhere' && now.holder.node !== refusedBy);
+    if (known || performance.now() >= deadline) return now;
     await Bun.sleep(WRITER_SETTLE_POLL_MS);
   }
+}
+
+/** On a writer's 503 to a forwarded request: it does not write that partition (the forwarding node's view was older). */
+export const NOT_WRITER_HEADER = 'x-jobwatch-not-writer';
+
+/** Bodies up to this size are read before a forward, so the request can be sent once more if its writer refuses it. */
+export const REPLAYABLE_BODY_BYTES_MAX = 64 * 1024;
+
+/**
+ * What a forward can be sent again with: `{ body: undefined }` for a request without a body,
+ * its text for a small plain one (declared length within REPLAYABLE_BODY_BYTES_MAX, not
+ * compressed), null for any other (a large upload streams through and is not replayed).
+ */
+export async function replayableBody(request: Request): Promise<{ body: string | undefined } | null> {
+  if (request.body === null) return { body: undefined };
+  const declared = Number(request.headers.get('content-length') ?? NaN);
+  if (!Number.isSafeInteger(declared) || declared > REPLAYABLE_BODY_BYTES_MAX || request.headers.has('content-encoding')) return null;
+  return { body: await request.text() };
 }

@@ -41,7 +41,7 @@ async function frontOf(nodeId: string, scene: Scene): Promise<string> {
   const app = {
     server: null,
     handle: async (request: Request) => {
-      scene.answered.push(`${nodeId} ${new URL(request.url).pathname}`);
+      scene.answered.push(`${nodeId} ${new URL(request.url).pathname} ${await request.text()}`);
       return Response.json({ answeredBy: nodeId });
     },
   } as unknown as App;
@@ -54,10 +54,12 @@ async function frontOf(nodeId: string, scene: Scene): Promise<string> {
   return `http://127.0.0.1:${front.port}`;
 }
 
+const LOGIN_BODY = JSON.stringify({ email: 'a@example.com', password: 'long enough pw' });
+
 function login(baseUrl: string, forwarded: boolean): Promise<Response> {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (forwarded) headers[FORWARD_HEADER] = signForward(SECRET, 'POST', '/api/auth/login', { address: '10.0.0.9', host: 'jobs.example', https: false }, Date.now());
-  return fetch(`${baseUrl}/api/auth/login`, { method: 'POST', headers, body: JSON.stringify({ email: 'a@example.com', password: 'long enough pw' }) });
+  return fetch(`${baseUrl}/api/auth/login`, { method: 'POST', headers, body: LOGIN_BODY });
 }
 
 describe('the view of who writes a partition', () => {
@@ -102,7 +104,24 @@ describe('a write while the writer is not known yet', () => {
     const answer = await login(f, false);
     expect(answer.status).toBe(200);
     expect(await answer.json()).toEqual({ answeredBy: 'node-x' });
-    expect(writerScene.answered).toEqual(['node-x /api/auth/login']);
+    expect(writerScene.answered).toEqual([`node-x /api/auth/login ${LOGIN_BODY}`]);
+  });
+
+  test('a forward refused by a node that no longer writes the partition is sent once more, with its body, when the view moves on', async () => {
+    const writerScene: Scene = { writing: true, holder: null, answered: [] };
+    const writer = await frontOf('node-y', writerScene);
+    writerScene.holder = { node: 'node-y', url: writer };
+    const staleScene: Scene = { writing: false, holder: { node: 'node-y', url: writer }, answered: [] };
+    const stale = await frontOf('node-x', staleScene);
+    // the forwarding node still believes node-x writes; its view follows 300 ms later
+    const scene: Scene = { writing: false, holder: { node: 'node-x', url: stale }, answered: [] };
+    const f = await frontOf('node-f', scene);
+    setTimeout(() => (scene.holder = { node: 'node-y', url: writer }), 300);
+    const answer = await login(f, false);
+    expect(answer.status).toBe(200);
+    expect(await answer.json()).toEqual({ answeredBy: 'node-y' });
+    expect(staleScene.answered).toEqual([]);
+    expect(writerScene.answered).toEqual([`node-y /api/auth/login ${LOGIN_BODY}`]);
   });
 
   test('a forward for a partition another node writes is refused at once; a writer that stays unknown is 503 after the bound', async () => {
