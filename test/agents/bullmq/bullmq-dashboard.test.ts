@@ -19,7 +19,12 @@ let page: Page;
 beforeAll(async () => {
   await buildUi(() => undefined);
   stack = await startStack('dashboard', { QUEUES: 'emails,invoices', WORKER_NAME: 'web-1' });
-  await stack.agent.waitFor(/following its event stream|found \d+ new queues/, 20_000).catch(() => undefined);
+  // Jobs are produced only once the agent has taken each queue in hand (its state read, its
+  // stream followed): a queue it first sees after the jobs ran is reconciled from the state
+  // sets, which keep a job's current state only, not the history this page shows.
+  for (const queue of ['emails', 'invoices']) {
+    await stack.agent.waitFor(new RegExp(`queue ${queue}: (first seen|new since the agent started|resuming)`), 20_000).catch(() => undefined);
+  }
   await produce(stack.redis.url, [
     { queue: 'emails', name: 'send-welcome', data: { sleepMs: 20 } },
     { queue: 'emails', name: 'send-receipt', data: { progress: [50] } },
