@@ -8,7 +8,7 @@ import { ADMIN_EMAIL, ADMIN_PASSWORD, batchOfJobs, ingest, killAllServices, list
 import type { NatsTestCluster } from '../support/nats-cluster.ts';
 
 /** Short enough for a test, long enough for a renewal to get through a busy machine. */
-export const TEST_LEASE_MS = 2_000;
+export const TEST_LEASE_MS = 3_000;
 /** CLUSTER_SECRET of every test node. */
 export const TEST_CLUSTER_SECRET = 'test-cluster-secret-0123456789';
 
