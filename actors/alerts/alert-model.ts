@@ -61,9 +61,8 @@ export const DELIVERY_RETRY = {
   retryDurationMs: 60 * 60_000,
 } as const;
 
-export interface AlertRule {
-  id: string;
-  connectionId: string;
+/** What a user says of a rule (a create's body; an edit's after merging it with the rule). */
+export interface RuleInput {
   name: string;
   kind: AlertKind;
   queue: string | null;
@@ -71,6 +70,11 @@ export interface AlertRule {
   threshold: number | null;
   windowSeconds: number;
   channelIds: string[];
+}
+
+export interface AlertRule extends RuleInput {
+  id: string;
+  connectionId: string;
   createdAtMs: number;
   updatedAtMs: number;
 }

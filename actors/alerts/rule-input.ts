@@ -4,18 +4,9 @@
  * field, as the interface's `details`.
  */
 import { DomainError, type FieldErrors } from '../domain-error.ts';
-import { ALERT_LIMITS, KIND_FIELDS, type AlertKind } from './alert-model.ts';
+import { ALERT_LIMITS, KIND_FIELDS, type RuleInput } from './alert-model.ts';
 
-export interface RuleInput {
-  name: string;
-  kind: AlertKind;
-  queue: string | null;
-  task: string | null;
-  threshold: number | null;
-  windowSeconds: number;
-  channelIds: string[];
-}
-
+export type { RuleInput };
 
 /** Throws VALIDATION_ERROR naming every field that does not fit the kind. */
 export function checkRuleInput(input: RuleInput): void {
