@@ -75,6 +75,16 @@ export interface NatsClusterOptions {
   maxAgeMs: number;
 }
 
+/**
+ * How a bucket of leases is made, here and by the tests that exercise leases on their own
+ * bucket: reads come from the stream leader (no direct gets), because a lease written is
+ * read back to confirm it (lease.ts, stillLatest) and a replica's direct answer can be
+ * older than the write just stored.
+ */
+export function leaseBucketSettings(replicas: number): { replicas: number; history: number; allow_direct: boolean } {
+  return { replicas, history: 1, allow_direct: false };
+}
+
 export async function connectNatsCluster(
   servers: readonly string[],
   nodeId: string,
@@ -111,8 +121,7 @@ export async function connectNatsCluster(
         await ensurePartitionCount(meta, jsm, partitions);
         return {
           jsm,
-          // reads from the stream leader: a lease written is read back to confirm it (lease.ts, stillLatest)
-          leases: await kvm.create(LEASES_BUCKET, { replicas, history: 1, allow_direct: false }),
+          leases: await kvm.create(LEASES_BUCKET, leaseBucketSettings(replicas)),
           nodes: await kvm.create(NODES_BUCKET, { replicas, history: 1, ttl: NODE_KEY_MAX_AGE_MS }),
           secrets: await kvm.create(SECRETS_BUCKET, { replicas, history: 1 }),
           snapshots: await new Objm(js).create(SNAPSHOTS_BUCKET, { replicas, storage: StorageType.File }),

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { jetstream } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { leaseBucketSettings } from '../../cluster/nats-cluster.ts';
 import { PartitionLease } from '../../cluster/lease.ts';
 import { startNatsCluster, type NatsTestCluster } from '../support/nats-cluster.ts';
 
@@ -22,7 +23,7 @@ const held: PartitionLease[] = [];
 beforeAll(async () => {
   nats = await startNatsCluster();
   nc = await connect({ servers: nats.url.split(',') });
-  kv = await new Kvm(jetstream(nc)).create('lease_test', { replicas: 3, history: 1, allow_direct: false });
+  kv = await new Kvm(jetstream(nc)).create('lease_test', leaseBucketSettings(3));
 });
 afterAll(async () => {
   await Promise.all(held.map((lease) => lease.release()));

@@ -15,7 +15,7 @@ import type { Subprocess } from 'bun';
 import { jetstream } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { partitionKey } from '../../cluster/nats-cluster.ts';
+import { leaseBucketSettings, partitionKey } from '../../cluster/nats-cluster.ts';
 import { ACCOUNTS_PARTITION, PartitionOwnership } from '../../cluster/partition-ownership.ts';
 import { wantedOwner } from '../../cluster/rendezvous.ts';
 import { startNatsCluster, type NatsTestCluster } from '../support/nats-cluster.ts';
@@ -160,7 +160,7 @@ beforeAll(async () => {
   nats = await startNatsCluster();
   nc = await connect({ servers: nats.url.split(','), reconnectTimeWait: 100 });
   const kvm = new Kvm(jetstream(nc));
-  leases = await kvm.create('ownership_leases', { replicas: 3, history: 1 });
+  leases = await kvm.create('ownership_leases', leaseBucketSettings(3));
   nodes = await kvm.create('ownership_nodes', { replicas: 3, history: 1, ttl: 60 * 60 * 1000 });
   await watchLeases();
 });
