@@ -42,6 +42,12 @@ export interface SubjectFollowerOptions {
 
 /** A consumer that failed (NATS unreachable, stream leader moving) is made again after this. */
 const RESUBSCRIBE_DELAY_MS = 250;
+/**
+ * How many messages a consumer asks for at a time. They may be in flight (in the server's
+ * and the kernel's buffers) while the node is paused, so a node can resume with up to this
+ * many messages that were sent before a purge removed them from the stream.
+ */
+export const FOLLOWER_PULL_MESSAGES = 512;
 /** How often the follower checks that it is not stalled behind the log. */
 export const STALL_CHECK_MS = 2_000;
 
@@ -136,7 +142,7 @@ export class SubjectFollower {
           deliver_policy: DeliverPolicy.StartSequence,
           opt_start_seq: this.streamSeq + 1,
         });
-        const messages = await consumer.consume({ max_messages: 512 });
+        const messages = await consumer.consume({ max_messages: FOLLOWER_PULL_MESSAGES });
         const generation = ++this.generation;
         this.messages = messages;
         const draining = (async () => {
