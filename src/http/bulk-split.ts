@@ -13,7 +13,7 @@
 import type { Engine } from '../../actors/engine.ts';
 import { DomainError } from '../../actors/domain-error.ts';
 import { describeError } from '../../persistence/errors.ts';
-import { ACCOUNTS_PARTITION_KEY, connectionOfJob, connectionPartitionKey } from './write-partition.ts';
+import { ACCOUNTS_PARTITION_KEY, connectionOfJob, connectionPartitionKey, textWithin } from './write-partition.ts';
 
 export interface BulkPart {
   /** The original request (its headers and address); its body is not read when `body` is given. */
@@ -82,8 +82,8 @@ async function resultsOf(ids: string[], send: () => Promise<Response>): Promise<
 /** The ids of a well-formed body within the route's cap; null otherwise (the writer answers it). */
 async function idsOf(copy: Request): Promise<string[] | null> {
   try {
-    const text = await copy.text();
-    if (text.length > BULK_BODY_BYTES_MAX) return null;
+    const text = await textWithin(copy, BULK_BODY_BYTES_MAX);
+    if (text === null) return null;
     const { ids } = JSON.parse(text) as { ids?: unknown };
     return Array.isArray(ids) && ids.length > 0 && ids.every((id) => typeof id === 'string') ? ids : null;
   } catch {

@@ -88,7 +88,7 @@ export async function connectionKeyOfBody(copy: Request, engine: Engine, partiti
 }
 
 /** The body as text when it is at most `bytesMax` bytes; null (having read no further) when it is longer. */
-async function textWithin(request: Request, bytesMax: number): Promise<string | null> {
+export async function textWithin(request: Request, bytesMax: number): Promise<string | null> {
   if (request.body === null) return '';
   const chunks: Uint8Array[] = [];
   let bytes = 0;
@@ -98,7 +98,9 @@ async function textWithin(request: Request, bytesMax: number): Promise<string | 
     if (done) break;
     bytes += value.byteLength;
     if (bytes > bytesMax) {
-      await reader.cancel();
+      // not awaited: cancelling one branch of a cloned (teed) body settles only once the
+      // other branch, the request passed on, is read or cancelled too
+      void reader.cancel().catch(() => undefined);
       return null;
     }
     chunks.push(value);
