@@ -70,18 +70,19 @@ export class Normalizer {
         if (key.startsWith(`${queue}\u0000`)) this.facts.learn(queue, jobId, learned);
       }
     }
-    // BullMQ writes "waiting (prev active)" then "stalled" for a stalled job in one script: same millisecond.
-    const stalls = new Set(entries.filter((entry) => entry.fields.event === 'stalled').map((entry) => `${entry.fields.jobId}@${msOfStreamId(entry.id)}`));
     const out = [];
-    for (const entry of entries) {
-      const event = this.normalizeEntry(queue, entry, stalls);
+    entries.forEach((entry, index) => {
+      const event = this.normalizeEntry(queue, entry, isStallMove(entry, entries[index + 1]));
       if (event) out.push(event);
-    }
+    });
     return out;
   }
 
-  /** @param {string} queue @param {{id: string, fields: Record<string, string>}} entry @param {Set<string>} stalls */
-  normalizeEntry(queue, entry, stalls) {
+  /**
+   * @param {string} queue @param {{id: string, fields: Record<string, string>}} entry
+   * @param {boolean} stallMove the entry is the move back to waiting that a stall entry right after it explains
+   */
+  normalizeEntry(queue, entry, stallMove = false) {
     const { event: kind, jobId } = entry.fields;
     const atMs = msOfStreamId(entry.id);
     if (!kind || !jobId || QUEUE_LEVEL.has(kind)) {
@@ -98,7 +99,7 @@ export class Normalizer {
         change = (known.delayMs ?? 0) > 0 ? { state: 'scheduled', native: 'delayed' } : { state: 'queued', native: (known.priority ?? 0) > 0 ? 'prioritized' : 'waiting' };
         break;
       case 'waiting':
-        if (entry.fields.prev === 'active' && stalls.has(`${jobId}@${atMs}`)) return null; // the stalled entry says it
+        if (stallMove) return null; // the stalled entry after it says it
         if (entry.fields.prev === 'active') change = { state: 'retrying', native: 'waiting', error: known.failedReason ?? '' };
         else if (previousNative === 'waiting' || previousNative === 'prioritized') return null; // "added" then "waiting": nothing new
         else change = { state: 'queued', native: (known.priority ?? 0) > 0 ? 'prioritized' : 'waiting' };
@@ -245,4 +246,14 @@ export class Normalizer {
   envelope(type, atMs, key, payload) {
     return { type, timestamp: isoFromMs(atMs), framework: 'bullmq', connectionId: this.connectionId, [key]: payload };
   }
+}
+
+/**
+ * BullMQ's stall check writes "waiting (prev active)" and then "stalled" for a stalled job,
+ * one right after the other in one script. Their ids need not share a millisecond (the
+ * script can cross one on a busy Redis), so the pair is known by adjacency.
+ * @param {{fields: Record<string, string>}} entry @param {{fields: Record<string, string>} | undefined} next
+ */
+function isStallMove(entry, next) {
+  return entry.fields.event === 'waiting' && entry.fields.prev === 'active' && next?.fields.event === 'stalled' && next.fields.jobId === entry.fields.jobId;
 }

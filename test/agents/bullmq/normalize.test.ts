@@ -77,6 +77,12 @@ describe('normalize', () => {
     expect(stall[0].job.extensions).toMatchObject({ stalled: true, stalledAt: new Date(T0 + 100).toISOString() });
     const rerun: any = n.normalizeEntries('q', [entry(T0 + 200, { event: 'active', jobId: '5' })])[0];
     expect(rerun.job.attempt).toBe(1);
+    // the stall check's two entries may fall in different milliseconds on a busy Redis
+    const later: any[] = n.normalizeEntries('q', [entry(T0 + 300, { event: 'waiting', jobId: '5', prev: 'active' }), entry(T0 + 301, { event: 'stalled', jobId: '5' })]);
+    expect(later.map((event) => event.job.state)).toEqual(['queued']);
+    // a move back to waiting with no stall entry after it for the job is a retry
+    const retry: any[] = n.normalizeEntries('q', [entry(T0 + 400, { event: 'active', jobId: '5' }), entry(T0 + 500, { event: 'waiting', jobId: '5', prev: 'active' }), entry(T0 + 500, { event: 'stalled', jobId: '6' })]);
+    expect(retry.map((event) => event.job.state)).toEqual(['active', 'retrying', 'queued']);
   });
 
   test('progress: a number is a percentage, turned into 0..1; any other value stays in extensions only', () => {
