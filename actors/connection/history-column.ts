@@ -11,7 +11,7 @@
  * row here (entries, the room left in slots and columns, start, length and capacity),
  * 92 with a `Float64Array` of its own per row, 76 with a plain array per row.
  */
-import { entryAtMs, HISTORY_ENTRIES_MAX, packHistoryEntry } from './job-history.ts';
+import { currentRunStartMs, entryAtMs, HISTORY_ENTRIES_MAX, packHistoryEntry } from './job-history.ts';
 
 const FIRST_SLOT_ENTRIES = 4;
 const FIRST_COLUMN_ENTRIES = 1024;
@@ -51,10 +51,24 @@ export class HistoryColumn {
     return this.lengths[row]!;
   }
 
+  /** The row's entries, oldest first, as an array of their own. */
+  copy(row: number): number[] {
+    const start = this.starts[row]!;
+    const entries = new Array<number>(this.lengths[row]!);
+    for (let i = 0; i < entries.length; i++) entries[i] = this.entries[start + i]!;
+    return entries;
+  }
+
   /** The row's entries, oldest first, as a view valid until the next change to the column. */
   view(row: number): Float64Array {
     const start = this.starts[row]!;
     return this.entries.subarray(start, start + this.lengths[row]!);
+  }
+
+  /** When the row's current state began: the earliest entry of the trailing run of its state; null without entries. */
+  currentRunStartMs(row: number): number | null {
+    const start = this.starts[row]!;
+    return currentRunStartMs(this.entries, start, start + this.lengths[row]!);
   }
 
   /** The row's newest entry; the row must have one. */
@@ -71,7 +85,7 @@ export class HistoryColumn {
     const entries = this.entries;
     let index = length;
     while (index > 0 && entryAtMs(entries[start + index - 1]!) > entryAtMs(entry)) index--;
-    entries.copyWithin(start + index + 1, start + index, start + length);
+    if (index < length) entries.copyWithin(start + index + 1, start + index, start + length);
     entries[start + index] = entry;
     length++;
     if (length > HISTORY_ENTRIES_MAX) {
@@ -116,20 +130,29 @@ export class HistoryColumn {
     this.end += capacity;
   }
 
-  /** Room for `count` entries at the end: compacts when garbage is over half, else grows by doubling. */
+  /**
+   * Room for `count` entries at the end: a new column twice the size needed, into which the
+   * slots are copied as they lie (no garbage) or one after another (garbage dropped; the
+   * column is sized for the slots alone when garbage was over half of it).
+   */
   private reserve(count: number): void {
     if (this.end + count <= this.entries.length) return;
+    const old = this.entries;
     const live = this.end - this.garbage;
-    const size = Math.max(FIRST_COLUMN_ENTRIES, this.garbage * 2 > this.end ? (live + count) * 2 : (this.entries.length + count) * 2);
-    const entries = new Float64Array(size);
+    const entries = new Float64Array(Math.max(FIRST_COLUMN_ENTRIES, this.garbage * 2 > this.end ? (live + count) * 2 : (old.length + count) * 2));
+    this.entries = entries;
+    if (this.garbage === 0) {
+      entries.set(old.subarray(0, this.end));
+      return;
+    }
     let at = 0;
     for (let row = 0; row < this.rows; row++) {
       const start = this.starts[row]!;
-      entries.set(this.entries.subarray(start, start + this.lengths[row]!), at);
+      const length = this.lengths[row]!;
+      for (let i = 0; i < length; i++) entries[at + i] = old[start + i]!;
       this.starts[row] = at;
       at += this.capacities[row]!;
     }
-    this.entries = entries;
     this.end = at;
     this.garbage = 0;
   }

@@ -70,11 +70,11 @@ export function collapseHistory(history: ArrayLike<number>): HistoryEntry[] {
   return collapsed;
 }
 
-/** When the current state began: the earliest entry of the trailing run of that state. */
-export function currentRunStartMs(history: ArrayLike<number>): number | null {
-  let index = history.length - 1;
-  if (index < 0) return null;
+/** When the current state began: the earliest entry of the trailing run of that state (in `history` from `start` to `end`). */
+export function currentRunStartMs(history: ArrayLike<number>, start = 0, end = history.length): number | null {
+  let index = end - 1;
+  if (index < start) return null;
   const code = entryCode(history[index]!);
-  while (index >= 1 && entryCode(history[index - 1]!) === code) index--;
+  while (index > start && entryCode(history[index - 1]!) === code) index--;
   return entryAtMs(history[index]!);
 }

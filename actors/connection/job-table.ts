@@ -21,7 +21,7 @@ import { retainedJobBytes } from '../ingest/event-bytes.ts';
 import { JOB_STATES, type Framework, type JobState } from '../ingest/states.ts';
 import { CodeTable, NO_CODE } from './code-table.ts';
 import { HistoryColumn } from './history-column.ts';
-import { currentRunStartMs, entryCode, stateCodeOf } from './job-history.ts';
+import { entryCode, stateCodeOf } from './job-history.ts';
 import type { Job, JobDetails } from './job-record.ts';
 import type { TypedJobColumns } from './job-columns.ts';
 
@@ -278,7 +278,7 @@ export class JobTable {
 
   /** When the current state began: the earliest entry of the trailing run of that state. */
   stateChangedAtMs(row: number): number | null {
-    return currentRunStartMs(this.history.view(row));
+    return this.history.currentRunStartMs(row);
   }
 
   /** The estimate of the job's memory the byte budget counts (event-bytes.ts). */
@@ -305,7 +305,7 @@ export class JobTable {
       attempt: this.attempt[row]!,
       maxRetries: orNull(this.maxRetries[row]!),
       progress: orNull(this.progress[row]!),
-      history: Array.from(this.history.view(row)),
+      history: this.history.copy(row),
       lastEventMs: this.lastEventMs[row]!,
     };
   }
