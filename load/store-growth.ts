@@ -42,15 +42,25 @@ const CONNECTION = '0190a000-0000-7000-8000-00000000c01d';
 const EVENTS_PER_BATCH = 1_000;
 const JOBS_PER_BATCH = 330; // about 3 events a job: a body of ~1,000 events
 
-const limitsWith = (maxJobsPerConnection: number): ConnectionLimits => ({ dailyEventLimit: 0, dedupKeysMax: 100_000, maxJobsPerConnection, retentionMs: 365 * 86_400_000 });
+// no tenant byte budgets: their defaults (256 MB of events a day, 1 GB retained) refuse events past about half a million jobs
+const limitsWith = (maxJobsPerConnection: number): ConnectionLimits => ({
+  dailyEventLimit: 0,
+  dedupKeysMax: 100_000,
+  maxJobsPerConnection,
+  retentionMs: 365 * 86_400_000,
+  dailyIngestBytesMax: 0,
+  connectionMemoryBytesMax: 0,
+});
 
 function newActor(maxJobsPerConnection: number): ConnectionActor {
   return new ConnectionActor(CONNECTION, limitsWith(maxJobsPerConnection));
 }
 
+/** A batch that is refused whole stops the run: loading would otherwise never reach its size. */
 function ingest(actor: ConnectionActor, events: unknown[]): void {
-  const { record } = actor.decideIngest(events, Date.now());
-  if (record !== null) actor.evolve(record);
+  const { record, reply } = actor.decideIngest(events, Date.now());
+  if (record === null) throw new Error(`store-growth: a batch was refused whole: ${JSON.stringify(reply.errors?.[0] ?? reply)}`);
+  actor.evolve(record);
 }
 
 const cpuUs = (): number => {
