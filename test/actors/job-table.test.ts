@@ -1,7 +1,8 @@
 import { describe, expect, test } from 'bun:test';
 import { CodeTable, NO_CODE } from '../../actors/connection/code-table.ts';
 import { HistoryColumn } from '../../actors/connection/history-column.ts';
-import { collapseHistory, entryAtMs, HISTORY_ENTRIES_MAX, lastHistoryState, packHistoryEntry, stateCodeOf } from '../../actors/connection/job-history.ts';
+import { collapseHistory, currentRunStartMs, entryAtMs, HISTORY_ENTRIES_MAX, lastHistoryState, packHistoryEntry, stateCodeOf } from '../../actors/connection/job-history.ts';
+import type { Job } from '../../actors/connection/job-record.ts';
 import { JobTable } from '../../actors/connection/job-table.ts';
 import { JOB_OVERHEAD_BYTES, HISTORY_ENTRY_BYTES } from '../../actors/ingest/event-bytes.ts';
 import type { JobEvent } from '../../actors/ingest/normalized-event.ts';
@@ -94,6 +95,8 @@ describe('the history column', () => {
     expect(Array.from(column.view(2))).toEqual([packHistoryEntry(T + 6, 5)]);
     expect(Array.from(column.view(3))).toEqual([packHistoryEntry(T + 2, 4)]);
     expect(() => column.load(4, [HISTORY_ENTRIES_MAX + 1], new Float64Array(HISTORY_ENTRIES_MAX + 1))).toThrow('over the 200 kept');
+    column.load(4, [HISTORY_ENTRIES_MAX], new Float64Array(HISTORY_ENTRIES_MAX));
+    expect(column.length(4)).toBe(HISTORY_ENTRIES_MAX);
   });
 });
 
@@ -120,6 +123,9 @@ describe('the code table', () => {
     const codes = new CodeTable();
     const held = Array.from({ length: 100 }, (_, i) => codes.acquire(`worker-${i}`));
     expect(held.map((code) => codes.stringOf(code))).toEqual(Array.from({ length: 100 }, (_, i) => `worker-${i}`));
+    const again = codes.acquire('worker-99');
+    codes.release(again);
+    expect(codes.stringOf(again)).toBe('worker-99'); // still held once
     for (const code of held) codes.release(code);
     expect(codes.size).toBe(0);
   });
@@ -209,6 +215,7 @@ describe('the job table', () => {
     expect(table.rowOfRef(table.refOf(other))).toBe(other);
     expect(table.read(reused)).toMatchObject({ id: 'id-3', externalId: 'e3', queue: null, workerId: null, details: null, maxRetries: null, history: [packHistoryEntry(T + 1, 1)] });
     expect(table.rowOfRef(12345)).toBe(-1);
+    expect(table.rowOfRef(5)).toBe(-1); // a row never used, generation 0
   });
 
   test('given many jobs past its first size, then each row keeps its own fields, and a copy put back reads the same', () => {
@@ -225,5 +232,100 @@ describe('the job table', () => {
     const again = copy.insert(table.read(rows[299]!));
     expect(copy.read(again)).toEqual(table.read(rows[299]!));
     expect(copy.stateOf(again)).toBe('completed');
+  });
+});
+
+/** The merge rules as the decisions state them, on a plain object: the oracle for the table's rows. */
+function referenceMerge(job: Job, event: JobEvent): void {
+  const isNewest = event.atMs >= job.lastEventMs;
+  referenceInsert(job.history, event.atMs, stateCodeOf(event.state));
+  job.state = lastHistoryState(job.history);
+  const take = <K extends 'queue' | 'workerId' | 'maxRetries' | 'progress' | 'startedAtMs' | 'completedAtMs'>(key: K, value: Job[K] | undefined): void => {
+    if (value !== undefined && (isNewest || job[key] === null)) job[key] = value;
+  };
+  take('queue', event.queue);
+  take('workerId', event.workerId);
+  take('maxRetries', event.maxRetries);
+  take('progress', event.progress);
+  take('startedAtMs', event.startedAtMs);
+  take('completedAtMs', event.completedAtMs);
+  for (const key of ['error', 'stacktrace', 'extensions'] as const) {
+    const details = job.details ?? { error: null, stacktrace: null, extensions: null };
+    const value = event[key];
+    if (value !== undefined && (isNewest || details[key] === null)) job.details = { ...details, [key]: value };
+  }
+  if (isNewest) {
+    job.name = event.name;
+    job.framework = event.framework;
+    if (event.attempt !== undefined) job.attempt = event.attempt;
+    job.lastEventMs = event.atMs;
+  }
+  if (event.createdAtMs !== undefined) {
+    if (isNewest || !job.createdAtReported) {
+      job.createdAtMs = event.createdAtMs;
+      job.createdAtReported = true;
+    }
+  } else if (!job.createdAtReported && event.atMs < job.createdAtMs) job.createdAtMs = event.atMs;
+}
+
+describe('the job table against the merge rules', () => {
+  test('given random events, some older than the newest, with random fields, then every row reads as the rules say', () => {
+    for (const seed of [1, 2, 3, 4]) {
+      const random = new SeededRandom(seed);
+      const table = new JobTable('c1');
+      const reference = new Map<number, Job>();
+      const pick = <T>(values: readonly T[]): T => values[random.int(values.length)]!;
+      const maybe = <T>(value: T): T | undefined => (random.next() < 0.3 ? value : undefined);
+      for (let step = 0; step < 3000; step++) {
+        const rows = [...reference.keys()];
+        if (rows.length > 0 && random.next() < 0.05) {
+          const row = pick(rows);
+          table.free(row);
+          reference.delete(row);
+          continue;
+        }
+        const fields: JobEvent = {
+          ...event({ externalId: `e${step}` }),
+          atMs: T + random.int(40) * 1000,
+          state: pick(['queued', 'active', 'completed', 'failed', 'retrying'] as const),
+          name: pick(['tasks.a', 'tasks.b']),
+          framework: pick(['celery', 'bullmq'] as const),
+          queue: maybe(pick(['mail', 'media'])),
+          workerId: maybe(pick(['w1', 'w2'])),
+          attempt: maybe(random.int(4)),
+          maxRetries: maybe(random.int(3)),
+          progress: maybe(random.next()),
+          error: maybe(pick(['boom', 'bang'])),
+          stacktrace: maybe(pick(['trace 1', 'trace 2'])),
+          extensions: maybe({ n: random.int(3) }),
+          createdAtMs: maybe(T + random.int(40) * 1000),
+          startedAtMs: maybe(T + random.int(40) * 1000),
+          completedAtMs: maybe(T + random.int(40) * 1000),
+        };
+        for (const key of Object.keys(fields) as Array<keyof JobEvent>) if (fields[key] === undefined) delete fields[key];
+        if (rows.length === 0 || random.next() < 0.3) {
+          const row = table.create(`id-${step}`, fields);
+          const created: Job = { ...table.read(row), history: [] };
+          table.merge(row, fields);
+          referenceMerge(created, fields);
+          reference.set(row, created);
+        } else {
+          const row = pick(rows);
+          const expected = reference.get(row)!;
+          const wasNewest = fields.atMs >= expected.lastEventMs;
+          expect(table.merge(row, fields)).toBe(wasNewest);
+          referenceMerge(expected, fields);
+        }
+      }
+      for (const [row, expected] of reference) {
+        expect(table.read(row)).toEqual(expected);
+        expect([table.stateChangedAtMs(row), table.durationMsOf(row), table.createdAtReportedOf(row)]).toEqual([
+          currentRunStartMs(expected.history),
+          expected.startedAtMs !== null && expected.completedAtMs !== null ? expected.completedAtMs - expected.startedAtMs : null,
+          expected.createdAtReported,
+        ]);
+      }
+      expect(table.size).toBe(reference.size);
+    }
   });
 });
