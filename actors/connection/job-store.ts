@@ -403,10 +403,6 @@ export class JobStore {
     if (rows.length > 0) this.unbuilt = { rowsById: rows, keys: new Set(JOB_SORT_KEYS), nameIndexes: true };
   }
 
-  /** Takes jobs given as objects (a format 1 snapshot's) into the empty store. */
-  loadJobs(jobs: readonly Job[]): void {
-    this.loadAll(jobs.map((job) => this.table.insert(job)));
-  }
 
   /** Whether indexes are still to be built after a recovery. */
   get indexesPending(): boolean {

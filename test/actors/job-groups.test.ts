@@ -46,7 +46,7 @@ describe('job totals after a bulk load (recovery)', () => {
       built.applyEvent(event('5', { name: 'tasks.email', queue: 'mail', state: 'failed', workerId: 'w1' }));
       built.applyEvent(event('6', { name: 'tasks.email', queue: 'mail', state: 'failed', workerId: 'w1', framework: 'bullmq' }));
       const loaded = new JobStore('c', groupsMax);
-      loaded.loadJobs([...built.values()]);
+      loaded.loadAll([...built.values()].map((job) => loaded.table.insert(job)));
       const filters: Array<(job: GroupFields) => boolean> = [
         (job) => job.state === 'failed',
         (job) => job.state === 'failed' && job.queue === 'mail',
