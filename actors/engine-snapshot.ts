@@ -2,8 +2,9 @@
  * The engine's state as a sequence of plain chunks, and back. Writing 1M jobs takes
  * longer than a request may wait, so job chunks are produced lazily while requests keep
  * changing state. The snapshot stays consistent (equal to the state at its start) by
- * copy-on-write: once it starts, the first change to any job stores a copy of the job
- * as it was, and the chunk producer prefers that copy.
+ * copy-on-write: it captures the rows of the jobs in id order, and once it starts, the
+ * first change to any of their rows (or its removal, which frees the row for another job)
+ * stores a copy of the job as it was, which the chunk producer prefers to the row.
  *
  * Format 2 stores jobs as columns (job-columns.ts); format 1 stored job objects and is
  * still read, so that an upgrade by restart keeps its data.
@@ -20,7 +21,7 @@ import type { Command } from './connection/command-queue.ts';
 import type { CommandOutcome } from './connection/command-outcomes.ts';
 import type { AlertBookSnapshot } from './alerts/alert-book.ts';
 import type { QuotaSnapshot } from './connection/daily-quota.ts';
-import { fromJobColumns, toJobColumns, type JobColumns } from './connection/job-columns.ts';
+import { toJobColumns, type JobColumns } from './connection/job-columns.ts';
 import type { FormatOneJob, Job } from './connection/job-record.ts';
 import type { Queue } from './connection/queue-store.ts';
 import type { Worker } from './connection/worker-store.ts';
@@ -64,10 +65,6 @@ export type SnapshotChunk =
   /** the last chunk: jobs are indexed in bulk once all have arrived */
   | { k: 'end' };
 
-export function copyJob(job: Job): Job {
-  return { ...job, history: [...job.history] };
-}
-
 export interface EngineSnapshot {
   chunks: Generator<SnapshotChunk>;
   /** Stops copy-on-write; called when the snapshot is written or abandoned. */
@@ -90,7 +87,7 @@ export function takeSnapshot(accounts: AccountsActor, actors: Map<string, Connec
   // Everything but jobs is small: copy it now, synchronously.
   const fixed: SnapshotChunk[] = [{ k: 'header', version: SNAPSHOT_FORMAT_VERSION, takenAtMs }];
   if (scope === undefined || scope.accounts) fixed.push({ k: 'accounts', data: structuredClone(accounts.toSnapshot()) });
-  const jobLists: Array<{ actor: ConnectionActor; jobs: Job[]; preImages: Map<Job, Job> }> = [];
+  const jobLists: Array<{ actor: ConnectionActor; rows: number[]; preImages: Map<number, Job> }> = [];
   for (const actor of actors.values()) {
     if (scope !== undefined && (scope.connections === 'none' || !inPartition(actor.connectionId, scope.connections))) continue;
     fixed.push(connectionChunk(actor));
@@ -98,11 +95,14 @@ export function takeSnapshot(accounts: AccountsActor, actors: Map<string, Connec
     for (let start = 0; start < dedupKeys.length; start += DEDUP_KEYS_PER_CHUNK) {
       fixed.push({ k: 'dedupKeys', connectionId: actor.connectionId, keys: dedupKeys.slice(start, start + DEDUP_KEYS_PER_CHUNK) });
     }
-    const preImages = new Map<Job, Job>();
-    actor.jobs.beforeMutate = (job) => {
-      if (!preImages.has(job)) preImages.set(job, copyJob(job));
+    const preImages = new Map<number, Job>();
+    const { jobs } = actor;
+    // A row first changed after the capture holds a job the snapshot has (a row freed
+    // before it is not captured, and one freed after it has its copy already).
+    jobs.beforeMutate = (row) => {
+      if (!preImages.has(row)) preImages.set(row, jobs.read(row));
     };
-    jobLists.push({ actor, jobs: actor.jobs.toArray(), preImages });
+    jobLists.push({ actor, rows: jobs.rows(), preImages });
   }
   const release = (): void => {
     for (const { actor, preImages } of jobLists) {
@@ -113,9 +113,9 @@ export function takeSnapshot(accounts: AccountsActor, actors: Map<string, Connec
   function* produce(): Generator<SnapshotChunk> {
     try {
       yield* fixed;
-      for (const { actor, jobs, preImages } of jobLists) {
-        for (let start = 0; start < jobs.length; start += JOBS_PER_CHUNK) {
-          const chunk = jobs.slice(start, start + JOBS_PER_CHUNK).map((job) => preImages.get(job) ?? job);
+      for (const { actor, rows, preImages } of jobLists) {
+        for (let start = 0; start < rows.length; start += JOBS_PER_CHUNK) {
+          const chunk = rows.slice(start, start + JOBS_PER_CHUNK).map((row) => preImages.get(row) ?? actor.jobs.read(row));
           // The columns are a copy: the jobs may change once this turn ends.
           yield { k: 'jobColumns', connectionId: actor.connectionId, columns: toJobColumns(chunk) };
         }
@@ -144,7 +144,8 @@ function connectionChunk(actor: ConnectionActor): SnapshotChunk {
 
 /** Rebuilds state from chunks in the order `takeSnapshot` produced them. */
 export class SnapshotRestorer {
-  private readonly pendingJobs = new Map<ConnectionActor, Job[]>();
+  /** the rows loaded into each connection's job table, indexed at `end` */
+  private readonly pendingJobs = new Map<ConnectionActor, number[]>();
   /** Restored once all have arrived: the cache's fast path wants them in one array. */
   private readonly pendingDedupKeys = new Map<ConnectionActor, string[]>();
   private takenAtMs = 0;
@@ -194,18 +195,18 @@ export class SnapshotRestorer {
       }
       case 'jobs': {
         const { actor, pending } = this.pendingOf(chunk.connectionId);
-        for (const job of chunk.jobs) pending.push(actor.reviveJob(job));
+        for (const job of chunk.jobs) pending.push(actor.loadFormatOneJob(job));
         return;
       }
       case 'jobColumns': {
         const { actor, pending } = this.pendingOf(chunk.connectionId);
-        for (const job of actor.jobsFromColumns(chunk.columns)) pending.push(job);
+        for (const row of actor.loadJobColumns(chunk.columns)) pending.push(row);
         return;
       }
       case 'end':
         for (const [actor, keys] of this.pendingDedupKeys) actor.dedup.restore(keys);
         this.pendingDedupKeys.clear();
-        for (const [actor, jobs] of this.pendingJobs) actor.loadJobs(jobs);
+        for (const [actor, rows] of this.pendingJobs) actor.loadJobs(rows);
         this.pendingJobs.clear();
         return;
     }
@@ -245,7 +246,7 @@ export class SnapshotRestorer {
     return actor;
   }
 
-  private pendingOf(connectionId: string): { actor: ConnectionActor; pending: Job[] } {
+  private pendingOf(connectionId: string): { actor: ConnectionActor; pending: number[] } {
     const actor = this.actorOf(connectionId, 'jobs');
     let pending = this.pendingJobs.get(actor);
     if (pending === undefined) this.pendingJobs.set(actor, (pending = []));

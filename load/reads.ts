@@ -28,6 +28,9 @@ export function loadPhaseEnv(jobs: number): Record<string, string> {
   return {
     FSYNC: 'no',
     DAILY_EVENT_LIMIT: '0',
+    // the tenant byte budgets (256 MB a day, 1 GB retained by default) refuse a million jobs' events
+    DAILY_INGEST_MB: '0',
+    CONNECTION_MEMORY_MB: '0',
     SNAPSHOT_LOG_MB: '1000000',
     SNAPSHOT_INTERVAL_MINUTES: '1440',
     MAX_JOBS_PER_CONNECTION: String(Math.max(1_000_000, jobs * 2)),

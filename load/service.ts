@@ -57,6 +57,8 @@ export interface Service extends Session {
   readonly dataDir: string | null;
   readonly logs: string[];
   readonly label: string;
+  /** spawn until /api/health answered 200 at the first start (an empty data directory unless one was given); null when attached */
+  readonly startupMs: number | null;
   /** resident set size of the server process in bytes, or null when not measurable */
   rssBytes(): number | null;
   /** waits for a log line matching `pattern` at or after line index `from` */
@@ -315,6 +317,7 @@ export async function startService(options: StartOptions = {}): Promise<Service>
   let current: Spawned | null = await spawn();
   const baseUrl = `http://127.0.0.1:${current.port}`;
   await waitForHealth(baseUrl, 30_000);
+  const startupMs = performance.now() - current.spawnedAt;
 
   let session: Omit<Session, 'baseUrl'> = { cookie: '', apiKey: '', connectionId: '' };
   if (options.noSession !== true) {
@@ -344,6 +347,7 @@ export async function startService(options: StartOptions = {}): Promise<Service>
     dataDir,
     logs,
     label,
+    startupMs,
     rssBytes: () => (current === null ? null : rssOfPid(current.child.pid)),
     waitForLog,
     stop,
@@ -386,6 +390,7 @@ export async function attachService(baseUrl: string, email: string, password: st
     dataDir: null,
     logs: [],
     label: 'attached',
+    startupMs: null,
     rssBytes: () => null,
     waitForLog: unsupported('reading the log'),
     stop: async () => ({ shutdownMs: 0, exitCode: null }),

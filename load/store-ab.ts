@@ -35,7 +35,8 @@ const BATCHES_PER_BLOCK = 5;
 const JOBS_PER_BATCH = 330;
 
 const CONNECTION = '0190a000-0000-7000-8000-00000000c01d';
-const limits = { dailyEventLimit: 0, dedupKeysMax: 100_000, maxJobsPerConnection: cap > 0 ? cap : 100_000_000, retentionMs: 365 * 86_400_000 };
+// no tenant byte budgets: their defaults refuse events past about half a million jobs
+const limits = { dailyEventLimit: 0, dedupKeysMax: 100_000, maxJobsPerConnection: cap > 0 ? cap : 100_000_000, retentionMs: 365 * 86_400_000, dailyIngestBytesMax: 0, connectionMemoryBytesMax: 0 };
 
 type Actor = { jobs: { size: number }; decideIngest(events: unknown[], nowMs: number): { record: unknown }; evolve(record: unknown): void };
 interface Side {

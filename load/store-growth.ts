@@ -6,14 +6,22 @@
  * per event of ingesting more batches at that size (process.cpuUsage, all threads), and
  * job-list pages in-process (newest first by createdAt, and a 1% filter). A second scenario
  * measures the eviction at the job cap when half of the jobs under the cap are old and
- * never finish (a producer's lost jobs): every batch then evicts past them.
+ * never finish (a producer's lost jobs): every batch then evicts past them. A third, at the
+ * largest size, restarts in-process: the connection's snapshot chunks are encoded as the
+ * snapshot file holds them (msgpack), the actor dropped, and the chunks decoded and
+ * restored into a new actor; it prints the CPU time of that recovery (without the file's
+ * reading and checksums) and the heap per job after it, indexes built (resident memory
+ * after a restart needs a new process: load/restart.ts and the bench measure it).
  *
  * To compare two commits, run this script from each tree alternately; the figures are
  * per job and per event, so the runs need not be the same length.
  *
- *   npx bun load/store-growth.ts [--sizes 100k,1m,3m] [--measure-batches 20] [--cap 200k] [--skip growth,cap]
+ *   npx bun load/store-growth.ts [--sizes 100k,1m,3m] [--measure-batches 20] [--cap 200k] [--skip growth,restart,cap]
  */
-import { ConnectionActor } from '../actors/connection/connection-actor.ts';
+import { AccountsActor } from '../actors/accounts/accounts-actor.ts';
+import { ConnectionActor, type ConnectionLimits } from '../actors/connection/connection-actor.ts';
+import { SnapshotRestorer, takeSnapshot } from '../actors/engine-snapshot.ts';
+import { decodeValue, encodeValue, releaseDecoderInput } from '../persistence/record-codec.ts';
 import { listJobs, type JobListQuery } from '../actors/queries/job-list.ts';
 import { JobGenerator, RARE_COMBINATION } from './events.ts';
 import { parseArgs, percentiles, str, num, table } from './util.ts';
@@ -34,13 +42,25 @@ const CONNECTION = '0190a000-0000-7000-8000-00000000c01d';
 const EVENTS_PER_BATCH = 1_000;
 const JOBS_PER_BATCH = 330; // about 3 events a job: a body of ~1,000 events
 
+// no tenant byte budgets: their defaults (256 MB of events a day, 1 GB retained) refuse events past about half a million jobs
+const limitsWith = (maxJobsPerConnection: number): ConnectionLimits => ({
+  dailyEventLimit: 0,
+  dedupKeysMax: 100_000,
+  maxJobsPerConnection,
+  retentionMs: 365 * 86_400_000,
+  dailyIngestBytesMax: 0,
+  connectionMemoryBytesMax: 0,
+});
+
 function newActor(maxJobsPerConnection: number): ConnectionActor {
-  return new ConnectionActor(CONNECTION, { dailyEventLimit: 0, dedupKeysMax: 100_000, maxJobsPerConnection, retentionMs: 365 * 86_400_000 });
+  return new ConnectionActor(CONNECTION, limitsWith(maxJobsPerConnection));
 }
 
+/** A batch that is refused whole stops the run: loading would otherwise never reach its size. */
 function ingest(actor: ConnectionActor, events: unknown[]): void {
-  const { record } = actor.decideIngest(events, Date.now());
-  if (record !== null) actor.evolve(record);
+  const { record, reply } = actor.decideIngest(events, Date.now());
+  if (record === null) throw new Error(`store-growth: a batch was refused whole: ${JSON.stringify(reply.errors?.[0] ?? reply)}`);
+  actor.evolve(record);
 }
 
 const cpuUs = (): number => {
@@ -75,7 +95,7 @@ function pageTimesMs(actor: ConnectionActor, query: JobListQuery, runs: number):
 
 const fmt = (value: number, digits = 1): string => value.toFixed(digits);
 
-function growth(): void {
+function growth(): ConnectionActor {
   const largest = Math.max(...sizes);
   const generator = new JobGenerator(CONNECTION, largest + (sizes.length + 1) * measureBatches * JOBS_PER_BATCH);
   const empty = memory();
@@ -112,6 +132,36 @@ function growth(): void {
   console.log(
     table(['jobs', 'heap B/job', 'resident B/job', 'load CPU us/event, generating the bodies included (cumulative)', 'ingest CPU us/event at size', 'list createdAt desc p50 / p99 ms', 'list 1% filter p50 / p99 ms'], rows),
   );
+  return actor;
+}
+
+/** The actor's state through its snapshot chunks, as a restart reads them; memory per job after it, less the chunks' own bytes. */
+function restartInProcess(loaded: ConnectionActor): void {
+  const jobs = loaded.jobs.size;
+  const snapshot = takeSnapshot(new AccountsActor(), new Map([[CONNECTION, loaded]]), Date.now());
+  const encoded = Array.from(snapshot.chunks, (chunk) => encodeValue(chunk));
+  const limits = loaded.limits;
+  loaded = undefined as unknown as ConnectionActor; // let the loaded actor go before measuring the restored one
+  const before = memory();
+  const actors = new Map<string, ConnectionActor>();
+  const start = cpuUs();
+  const restorer = new SnapshotRestorer(new AccountsActor(), actors, limits);
+  for (const bytes of encoded) restorer.restore(decodeValue(bytes));
+  releaseDecoderInput();
+  const servingUs = cpuUs() - start;
+  const restored = actors.get(CONNECTION)!;
+  while (restored.jobs.buildNextIndex());
+  const indexedUs = cpuUs() - start;
+  const after = memory();
+  const chunkBytes = encoded.reduce((sum, bytes) => sum + bytes.byteLength, 0);
+  console.log(`Restart in-process at ${jobs.toLocaleString('en-US')} jobs (snapshot chunks ${fmt(chunkBytes / jobs, 0)} B/job, held throughout and left out):`);
+  console.log(
+    table(
+      ['recovery CPU to serving ms', 'with every index built ms', 'heap B/job after, indexes built'],
+      [[fmt(servingUs / 1000, 0), fmt(indexedUs / 1000, 0), fmt((after.heap - before.heap) / jobs, 0)]],
+    ),
+  );
+  if (restored.jobs.size !== jobs) throw new Error(`restored ${restored.jobs.size} jobs of ${jobs}`);
 }
 
 /** Old jobs that never finish, then ingest at the cap: each batch's eviction must find finished jobs past them. */
@@ -138,5 +188,9 @@ function evictionAtCap(): void {
   console.log(`Eviction at the cap (${cap.toLocaleString('en-US')} jobs, the oldest ${stuck.toLocaleString('en-US')} never finish): ingest CPU ${fmt(perEventUs)} us/event`);
 }
 
-if (!skip.has('growth')) growth();
+// the loaded actor is handed on, not kept here: the restart measures memory once it is gone
+if (!skip.has('growth')) {
+  if (skip.has('restart')) growth();
+  else restartInProcess(growth());
+}
 if (!skip.has('cap')) evictionAtCap();

@@ -64,10 +64,11 @@ export function measure(rule: MeasuredRule, actor: ConnectionActor, nowMs: numbe
     }
     case 'job_stuck': {
       let oldestStartMs: number | null = null;
-      for (const job of actor.jobs.activeJobs()) {
-        if (rule.task !== null && job.name !== rule.task) continue;
-        if (rule.queue !== null && job.queue !== rule.queue) continue;
-        const startedMs = job.startedAtMs ?? job.lastEventMs;
+      const { table } = actor.jobs;
+      for (const row of actor.jobs.activeRows()) {
+        if (rule.task !== null && table.nameOf(row) !== rule.task) continue;
+        if (rule.queue !== null && table.queueOf(row) !== rule.queue) continue;
+        const startedMs = table.startedAtMsOf(row) ?? table.lastEventMsOf(row);
         if (oldestStartMs === null || startedMs < oldestStartMs) oldestStartMs = startedMs;
       }
       return oldestStartMs === null ? { value: null, breached: false } : secondsSince(oldestStartMs, nowMs, windowMs);

@@ -42,7 +42,7 @@ export class BatchBudget {
     }
     let growth = 0;
     if (event.kind === 'job') {
-      const isNewJob = this.actor.jobs.getByExternalId(event.externalId) === undefined && !this.newJobs.has(event.externalId);
+      const isNewJob = this.actor.jobs.rowOfExternalId(event.externalId) < 0 && !this.newJobs.has(event.externalId);
       growth = jobGrowthBytes(event, isNewJob);
       if (connectionMemoryBytesMax > 0 && this.retainedBytes + growth > connectionMemoryBytesMax) {
         return {

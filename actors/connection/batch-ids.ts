@@ -38,7 +38,7 @@ export class BatchIds {
   assign(event: NormalizedEvent): void {
     switch (event.kind) {
       case 'job': {
-        if (this.actor.jobs.getByExternalId(event.externalId) === undefined && !this.jobs.has(event.externalId)) {
+        if (this.actor.jobs.rowOfExternalId(event.externalId) < 0 && !this.jobs.has(event.externalId)) {
           event.newJobId = newId();
           this.jobs.set(event.externalId, event.newJobId);
         }

@@ -20,8 +20,8 @@ import { CommandOutcomes } from './command-outcomes.ts';
 import type { CommandsAckedRecord, ConnectionRecord, IngestRecord, JobAction, JobActionRecord } from './connection-records.ts';
 import { ACTION_RULES, notFound, refusal, type ActionResult } from './job-actions.ts';
 import { isFinished, JobStore, type JobChange } from './job-store.ts';
-import { fromJobColumns, type JobColumns } from './job-columns.ts';
-import { insertHistory, reviveJob, type FormatOneJob, type Job } from './job-record.ts';
+import { readJobColumns, type JobColumns } from './job-columns.ts';
+import { reviveJob, type FormatOneJob, type Job } from './job-record.ts';
 import { LateCreatedJobs, retainedSinceMs } from './late-created-jobs.ts';
 import { QueueStore, type Queue } from './queue-store.ts';
 import { StringPool } from './string-pool.ts';
@@ -52,7 +52,8 @@ export interface IngestDecision {
 
 /** What an applied record changed, for the live stream. */
 export interface Changes {
-  jobs: Set<Job>;
+  /** refs of the jobs (JobStore.refOf): a job removed by a later record is no longer found through its ref */
+  jobs: Set<number>;
   workers: Set<Worker>;
   queues: Set<Queue>;
 }
@@ -69,7 +70,7 @@ export const SHARED_STRINGS_MAX = 100_000;
 const decidedKeys = new WeakMap<IngestRecord, string[]>();
 
 export class ConnectionActor {
-  readonly jobs = new JobStore();
+  readonly jobs: JobStore;
   readonly workers = new WorkerStore();
   readonly queues = new QueueStore();
   readonly quota: DailyQuota;
@@ -80,13 +81,15 @@ export class ConnectionActor {
   readonly alerts = new AlertBook();
   private readonly sharedStrings = new StringPool(SHARED_STRINGS_MAX);
   /** what retention's createdAt scan cannot find (see late-created-jobs.ts) */
-  private readonly lateCreated = new LateCreatedJobs();
+  private readonly lateCreated: LateCreatedJobs;
   readonly tenantLimits: TenantLimits;
 
   constructor(
     readonly connectionId: string,
     readonly limits: ConnectionLimits,
   ) {
+    this.jobs = new JobStore(connectionId);
+    this.lateCreated = new LateCreatedJobs(this.jobs.table);
     this.tenantLimits = tenantLimitsOf(limits);
     this.quota = new DailyQuota(limits.dailyEventLimit);
     this.dedup = new DedupCache(limits.dedupKeysMax);
@@ -182,9 +185,9 @@ export class ConnectionActor {
     const decidedState = new Map<string, Job['state']>();
     const targets: JobActionRecord['targets'] = [];
     const results = jobIds.map((id): ActionResult => {
-      const job = this.jobs.get(id);
-      if (job === undefined) return notFound(id);
-      const state = decidedState.get(id) ?? job.state;
+      const row = this.jobs.rowOf(id);
+      if (row < 0) return notFound(id);
+      const state = decidedState.get(id) ?? this.jobs.table.stateOf(row);
       if (!rule.from.has(state)) return refusal(action, state, id);
       decidedState.set(id, rule.to);
       targets.push({ jobId: id, commandId: newId() });
@@ -223,24 +226,26 @@ export class ConnectionActor {
         this.applyAck(record, changes);
         break;
     }
-    for (const job of changes.jobs) this.lateCreated.update(job);
+    for (const ref of changes.jobs) this.lateCreated.update(this.jobs.table.rowOfRef(ref));
     return changes;
   }
 
-  /** A job from a snapshot, in the live shape and sharing this connection's strings. */
-  reviveJob(plain: FormatOneJob): Job {
-    return reviveJob(plain, (value) => this.sharedStrings.intern(value));
+  /** A format 1 snapshot's job as a row of the job table (indexed by `loadJobs`); returns the row. */
+  loadFormatOneJob(plain: FormatOneJob): number {
+    return this.jobs.table.insert(reviveJob(plain));
   }
 
-  /** Jobs from a snapshot's columns (format 2), in the live shape and sharing this connection's strings. */
-  jobsFromColumns(columns: JobColumns): Job[] {
-    return fromJobColumns(columns, this.connectionId, (value) => this.sharedStrings.intern(value));
+  /** A snapshot's job columns (formats 2 and 3) as rows of the job table (indexed by `loadJobs`); returns the rows. */
+  loadJobColumns(columns: JobColumns): number[] {
+    const typed = readJobColumns(columns);
+    const first = this.jobs.table.load(typed);
+    return Array.from({ length: typed.count }, (_, at) => first + at);
   }
 
-  /** Recovery: fills the empty job store with the snapshot's (revived) jobs. */
-  loadJobs(jobs: Job[]): void {
-    this.jobs.loadAll(jobs);
-    for (const job of jobs) this.lateCreated.update(job);
+  /** Recovery: fills the empty job store with the snapshot's rows, loaded into its table. */
+  loadJobs(rows: number[]): void {
+    this.jobs.loadAll(rows);
+    for (const row of rows) this.lateCreated.update(row);
   }
 
   /**
@@ -253,15 +258,16 @@ export class ConnectionActor {
    */
   expire(nowMs: number): void {
     const cutoffMs = nowMs - this.limits.retentionMs;
-    const expired = new Set<Job>(this.lateCreated.retainedBefore(cutoffMs));
-    for (const entry of this.jobs.indexes.createdAt.scan('asc')) {
+    const table = this.jobs.table;
+    const expired = new Set<number>(this.lateCreated.retainedBefore(cutoffMs));
+    for (const { item: row } of this.jobs.indexes.createdAt.scan('asc')) {
       // Stryker disable next-line ConditionalExpression,EqualityOperator: the stop bounds the work; past it the check below keeps every job
-      if (entry.item.createdAtMs >= cutoffMs) break;
-      if (retainedSinceMs(entry.item) < cutoffMs) expired.add(entry.item);
+      if (table.createdAtMsOf(row) >= cutoffMs) break;
+      if (retainedSinceMs(table, row) < cutoffMs) expired.add(row);
     }
-    for (const job of expired) {
-      this.jobs.remove(job);
-      this.lateCreated.delete(job);
+    for (const row of expired) {
+      this.lateCreated.delete(row);
+      this.jobs.remove(row);
     }
     this.commands.expireBefore(cutoffMs);
     this.commandOutcomes.expireBefore(cutoffMs);
@@ -271,20 +277,19 @@ export class ConnectionActor {
 
   private applyJobAction(record: JobActionRecord, changes: Changes): void {
     const newState = ACTION_RULES[record.action].to;
+    const table = this.jobs.table;
     for (const { jobId, commandId } of record.targets) {
-      const job = this.jobs.get(jobId);
-      if (job === undefined) continue;
+      const row = this.jobs.rowOf(jobId);
+      if (row < 0) continue;
       // The action is the newest thing known about the job even if the job system's clock runs ahead.
-      const atMs = Math.max(record.atMs, job.lastEventMs);
-      this.jobs.change(job, (changing) => {
-        insertHistory(changing, { state: newState, atMs });
-        changing.lastEventMs = atMs;
-      });
-      const queue = job.queue === null ? undefined : this.queues.get(job.queue);
+      const atMs = Math.max(record.atMs, table.lastEventMsOf(row));
+      this.jobs.applyAction(row, newState, atMs);
+      const jobQueue = table.queueOf(row);
+      const queue = jobQueue === null ? undefined : this.queues.get(jobQueue);
       if (queue !== undefined) this.queues.touch(queue, atMs);
-      this.commands.push({ id: commandId, type: record.action, jobId, externalId: job.externalId, name: job.name, queue: job.queue, createdAtMs: record.atMs });
+      this.commands.push({ id: commandId, type: record.action, jobId, externalId: table.externalId(row), name: table.nameOf(row), queue: jobQueue, createdAtMs: record.atMs });
       this.commandOutcomes.created(jobId, commandId, record.action, record.atMs);
-      changes.jobs.add(job);
+      changes.jobs.add(this.jobs.refOf(row));
     }
   }
 
@@ -295,8 +300,8 @@ export class ConnectionActor {
       const command = this.commands.get(commandId);
       if (command === undefined) return;
       this.commandOutcomes.completed(command.jobId, commandId, status, reason, atMs);
-      const job = this.jobs.get(command.jobId);
-      if (job !== undefined) changes.jobs.add(job); // so a watching dashboard refetches the detail
+      const row = this.jobs.rowOf(command.jobId);
+      if (row >= 0) changes.jobs.add(this.jobs.refOf(row)); // so a watching dashboard refetches the detail
     };
     for (const id of record.ids) complete(id, 'done', null);
     for (const { id, reason } of record.failed ?? []) complete(id, 'failed', reason);
@@ -327,9 +332,10 @@ export class ConnectionActor {
     }
     const named = event.queue === undefined ? undefined : this.queues.get(event.queue);
     if (named !== undefined) this.queues.touch(named, event.atMs);
-    const change = this.jobs.applyEvent(this.connectionId, event);
-    changes.jobs.add(change.job);
-    const queue = change.job.queue === null ? undefined : this.queues.get(change.job.queue);
+    const change = this.jobs.applyEvent(event);
+    changes.jobs.add(this.jobs.refOf(change.row));
+    const jobQueue = this.jobs.table.queueOf(change.row);
+    const queue = jobQueue === null ? undefined : this.queues.get(jobQueue);
     if (queue !== undefined) {
       this.queues.touch(queue, event.atMs);
       this.recordMetrics(change, queue, event);
@@ -338,15 +344,18 @@ export class ConnectionActor {
 
   /** Metrics move only when the newest event moves the job into a new state. */
   private recordMetrics(change: JobChange, queue: Queue, event: JobEvent): void {
-    const job = change.job;
-    if (!change.isNewest || change.stateBefore === job.state) return;
-    if (job.state === 'active') {
-      const startedAtMs = job.startedAtMs ?? event.atMs;
-      queue.metrics.recordStarted(startedAtMs, Math.max(0, startedAtMs - job.createdAtMs));
-    } else if (isFinished(job.state)) {
-      const finishedAtMs = job.completedAtMs ?? event.atMs;
-      queue.metrics.recordFinished(finishedAtMs, job.state === 'failed');
-      const worker = job.workerId === null ? undefined : this.workers.get(job.workerId);
+    const { table } = this.jobs;
+    const row = change.row;
+    const state = table.stateOf(row);
+    if (!change.isNewest || change.stateBefore === state) return;
+    if (state === 'active') {
+      const startedAtMs = table.startedAtMsOf(row) ?? event.atMs;
+      queue.metrics.recordStarted(startedAtMs, Math.max(0, startedAtMs - table.createdAtMsOf(row)));
+    } else if (isFinished(state)) {
+      const finishedAtMs = table.completedAtMsOf(row) ?? event.atMs;
+      queue.metrics.recordFinished(finishedAtMs, state === 'failed');
+      const workerId = table.workerOf(row);
+      const worker = workerId === null ? undefined : this.workers.get(workerId);
       if (worker !== undefined) {
         worker.rate.recordFinished(finishedAtMs);
         worker.processedTotal++;
@@ -373,18 +382,18 @@ export class ConnectionActor {
     const excess = this.jobs.size - this.limits.maxJobsPerConnection;
     // Stryker disable next-line ConditionalExpression,EqualityOperator: a fast path; with no excess collectOldest takes nothing
     if (excess <= 0) return;
-    const victims = new Set<Job>();
+    const victims = new Set<number>();
     this.collectOldest(victims, excess, this.jobs.oldestOf(FINISHED_STATES));
     this.collectOldest(victims, excess, this.jobs.indexes.createdAt.scan('asc'));
-    for (const job of victims) {
-      this.jobs.remove(job);
-      this.lateCreated.delete(job);
-      changes.jobs.delete(job);
+    for (const row of victims) {
+      changes.jobs.delete(this.jobs.refOf(row));
+      this.lateCreated.delete(row);
+      this.jobs.remove(row);
     }
   }
 
-  /** Adds jobs from `oldestFirst` (a scan by createdAt) to `victims` until it holds `count`. */
-  private collectOldest(victims: Set<Job>, count: number, oldestFirst: Iterable<IndexEntry<Job>>): void {
+  /** Adds rows from `oldestFirst` (a scan by createdAt) to `victims` until it holds `count`. */
+  private collectOldest(victims: Set<number>, count: number, oldestFirst: Iterable<IndexEntry<number>>): void {
     if (victims.size >= count) return;
     for (const entry of oldestFirst) {
       victims.add(entry.item); // a job the first pass took is already in: the size stays

@@ -3,8 +3,8 @@
  * array per number field, the ids of a chunk as one string, and the few distinct task
  * names, queues, workers and frameworks as a table of codes. Decoding a column is a copy
  * of bytes instead of an object per job, and the strings that recovery would otherwise
- * share through a string pool arrive once per chunk. Reading a job back builds it in the
- * live shape (see `newJob`).
+ * share through a string pool arrive once per chunk. The job table (job-table.ts) loads
+ * the columns read back as its rows, without an object per job.
  *
  * Number columns travel as the bytes of their typed array (platform byte order, little-
  * endian on every machine Bun runs on): msgpackr's own typed-array encoding needs an
@@ -15,12 +15,10 @@
  * as slices of one string holding all of them (names, queues, errors...), so every
  * revived id kept that whole string alive. A joined column is a string holding ids only.
  */
-import type { Framework } from '../ingest/states.ts';
-import { lastHistoryState } from './job-history.ts';
-import { detailsOf, detailsOfJob, type Job } from './job-record.ts';
+import { detailsOfJob, type Job } from './job-record.ts';
 
 /** Columns as built and read; `JobColumns` is the same with typed arrays as bytes. */
-interface TypedJobColumns {
+export interface TypedJobColumns {
   count: number;
   /** every id, concatenated; idLengths[i] is the length of the i-th */
   ids: string;
@@ -103,7 +101,6 @@ function fromWire(wire: JobColumns): TypedJobColumns {
 const NO_STRING = -1;
 
 const numberOrNaN = (value: number | null): number => (value === null ? Number.NaN : value);
-const numberOrNull = (value: number): number | null => (Number.isNaN(value) ? null : value);
 
 /** A copy of `jobs` as they are now: later changes to the jobs do not reach it. */
 export function toJobColumns(jobs: readonly Job[]): JobColumns {
@@ -190,47 +187,11 @@ export function toJobColumns(jobs: readonly Job[]): JobColumns {
   return toWire(columns);
 }
 
-/**
- * The jobs of `columns`, in the live shape, in column order. `share` returns the one
- * copy of a repeated string the connection keeps (its string pool).
- */
-export function fromJobColumns(wire: JobColumns, connectionId: string, share: (value: string) => string): Job[] {
+/** The columns of a snapshot chunk as typed arrays of their own, checked to agree on the number of jobs. */
+export function readJobColumns(wire: JobColumns): TypedJobColumns {
   const columns = fromWire(wire);
   checkLengths(columns);
-  const strings = columns.strings.map(share);
-  const stringOrNull = (code: number): string | null => (code === NO_STRING ? null : strings[code]!);
-  const jobs = new Array<Job>(columns.count);
-  let idAt = 0;
-  let externalIdAt = 0;
-  let historyAt = 0;
-  for (let row = 0; row < columns.count; row++) {
-    const id = columns.ids.slice(idAt, (idAt += columns.idLengths[row]!));
-    const externalId = columns.externalIds.slice(externalIdAt, (externalIdAt += columns.externalIdLengths[row]!));
-    const history = new Array<number>(columns.historyLengths[row]!);
-    for (let at = 0; at < history.length; at++) history[at] = columns.history[historyAt++]!;
-    // Same field order as newJob: one object shape for live and restored jobs.
-    jobs[row] = {
-      id,
-      connectionId,
-      externalId,
-      framework: strings[columns.framework[row]!] as Framework,
-      name: strings[columns.name[row]!]!,
-      queue: stringOrNull(columns.queue[row]!),
-      state: lastHistoryState(history),
-      createdAtMs: columns.createdAtMs[row]!,
-      createdAtReported: columns.createdAtReported[row] === 1,
-      startedAtMs: numberOrNull(columns.startedAtMs[row]!),
-      completedAtMs: numberOrNull(columns.completedAtMs[row]!),
-      workerId: stringOrNull(columns.workerId[row]!),
-      details: detailsOf(columns.error[row]!, columns.stacktrace[row]!, columns.extensions[row]!),
-      attempt: columns.attempt[row]!,
-      maxRetries: numberOrNull(columns.maxRetries[row]!),
-      progress: numberOrNull(columns.progress[row]!),
-      history,
-      lastEventMs: columns.lastEventMs[row]!,
-    };
-  }
-  return jobs;
+  return columns;
 }
 
 /** A snapshot's frames carry checksums; this catches a writer and a reader that disagree. */

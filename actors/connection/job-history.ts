@@ -25,6 +25,10 @@ if (JOB_STATES.length > CODES) throw new Error(`job-history packs a state into 4
 
 const STATE_CODE = new Map<JobState, number>(JOB_STATES.map((state, code) => [state, code]));
 
+export function stateCodeOf(state: JobState): number {
+  return STATE_CODE.get(state)!;
+}
+
 export function packHistoryEntry(atMs: number, code: number): number {
   return Math.floor(atMs) * CODES + code;
 }
@@ -48,25 +52,16 @@ export function stateOfCode(code: number): JobState {
   return JOB_STATES[code]!;
 }
 
-/** Inserts after entries with an equal time, so among ties the later arrival is last. */
-export function insertHistoryEntry(history: CompactHistory, state: JobState, atMs: number): void {
-  const entry = packHistoryEntry(atMs, STATE_CODE.get(state)!);
-  let index = history.length;
-  while (index > 0 && entryAtMs(history[index - 1]!) > entryAtMs(entry)) index--;
-  if (index === history.length) history.push(entry);
-  else history.splice(index, 0, entry);
-  if (history.length > HISTORY_ENTRIES_MAX) history.splice(0, 1);
-}
-
-export function lastHistoryState(history: CompactHistory): JobState {
+export function lastHistoryState(history: ArrayLike<number>): JobState {
   return stateOfCode(entryCode(history[history.length - 1]!));
 }
 
 /** Runs of the same state collapsed into their earliest entry (the served stateHistory). */
-export function collapseHistory(history: CompactHistory): HistoryEntry[] {
+export function collapseHistory(history: ArrayLike<number>): HistoryEntry[] {
   const collapsed: HistoryEntry[] = [];
   let previousCode = -1;
-  for (const entry of history) {
+  for (let index = 0; index < history.length; index++) {
+    const entry = history[index]!;
     const code = entryCode(entry);
     if (code === previousCode) continue;
     previousCode = code;
@@ -75,11 +70,11 @@ export function collapseHistory(history: CompactHistory): HistoryEntry[] {
   return collapsed;
 }
 
-/** When the current state began: the earliest entry of the trailing run of that state. */
-export function currentRunStartMs(history: CompactHistory): number | null {
-  let index = history.length - 1;
-  if (index < 0) return null;
+/** When the current state began: the earliest entry of the trailing run of that state (in `history` from `start` to `end`). */
+export function currentRunStartMs(history: ArrayLike<number>, start = 0, end = history.length): number | null {
+  let index = end - 1;
+  if (index < start) return null;
   const code = entryCode(history[index]!);
-  while (index >= 1 && entryCode(history[index - 1]!) === code) index--;
+  while (index > start && entryCode(history[index - 1]!) === code) index--;
   return entryAtMs(history[index]!);
 }

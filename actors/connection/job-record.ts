@@ -1,20 +1,18 @@
 /**
- * One job as the connection actor holds it, and the merge rules of the decisions:
- * the event with the newest timestamp decides the state (ties: later arrival); an older
- * event never moves the job backwards but still lands in the history in timestamp
- * order; scalar fields take a newer non-null value, and an older event only fills gaps.
+ * One job as an object: what the views, the snapshot writer and the tests read, copied out
+ * of the connection's job table (job-table.ts, where jobs live as rows of columns) in one
+ * synchronous step, so a reader never sees a row that was freed and reused meanwhile.
+ * Also how snapshot format 1 stored jobs.
  */
-import type { JobEvent } from '../ingest/normalized-event.ts';
 import type { Framework, JobState } from '../ingest/states.ts';
-import { collapseHistory, currentRunStartMs, historyFromPairs, insertHistoryEntry, lastHistoryState, type CompactHistory, type HistoryEntry } from './job-history.ts';
+import { collapseHistory, currentRunStartMs, historyFromPairs, lastHistoryState, type CompactHistory, type HistoryEntry } from './job-history.ts';
 
 export type { HistoryEntry } from './job-history.ts';
 
 /**
- * What few jobs have and only the detail view and the list's error column read. One field
- * for the three keeps a job at 18 fields, which JSC gives a 160-byte object; with each its
- * own field a job took 224 bytes. Replaced whole when a field changes, never mutated, so a
- * shallow copy of a job (a snapshot's pre-image) stays a copy.
+ * What few jobs have and only the detail view and the list's error column read: one value
+ * for the three, null for most jobs. Replaced whole when a field changes, never mutated,
+ * so a copy of a job shares it safely.
  */
 export interface JobDetails {
   error: string | null;
@@ -47,50 +45,25 @@ export interface Job {
   lastEventMs: number;
 }
 
-export function newJob(id: string, connectionId: string, event: JobEvent): Job {
-  return {
-    id,
-    connectionId,
-    externalId: event.externalId,
-    framework: event.framework,
-    name: event.name,
-    queue: null,
-    state: event.state,
-    createdAtMs: event.atMs,
-    createdAtReported: false,
-    startedAtMs: null,
-    completedAtMs: null,
-    workerId: null,
-    details: null,
-    attempt: 1,
-    maxRetries: null,
-    progress: null,
-    history: [],
-    lastEventMs: Number.NEGATIVE_INFINITY,
-  };
-}
-
 /**
- * A job read back from a format 1 snapshot (its history as pairs of numbers), rebuilt
- * with the same field order as `newJob` (so live and restored jobs share one object
- * shape) and with repeated strings shared; decoded objects were about twice the size of
- * live ones.
+ * A job read back from a format 1 snapshot (its history as pairs of numbers, its details
+ * as fields of their own), for the job table to take in.
  */
-export function reviveJob(plain: FormatOneJob, share: (value: string) => string): Job {
+export function reviveJob(plain: FormatOneJob): Job {
   const history = historyFromPairs(plain.history);
   return {
     id: plain.id,
-    connectionId: share(plain.connectionId),
+    connectionId: plain.connectionId,
     externalId: plain.externalId,
-    framework: share(plain.framework) as Framework,
-    name: share(plain.name),
-    queue: plain.queue === null ? null : share(plain.queue),
+    framework: plain.framework,
+    name: plain.name,
+    queue: plain.queue,
     state: lastHistoryState(history),
     createdAtMs: plain.createdAtMs,
     createdAtReported: plain.createdAtReported,
     startedAtMs: plain.startedAtMs,
     completedAtMs: plain.completedAtMs,
-    workerId: plain.workerId === null ? null : share(plain.workerId),
+    workerId: plain.workerId,
     details: detailsOf(plain.error, plain.stacktrace, plain.extensions),
     attempt: plain.attempt,
     maxRetries: plain.maxRetries,
@@ -113,53 +86,6 @@ const NO_DETAILS: JobDetails = { error: null, stacktrace: null, extensions: null
 /** A job's details, all fields null when it has none. */
 export function detailsOfJob(job: Job): JobDetails {
   return job.details ?? NO_DETAILS;
-}
-
-/** Records a state at a time; the job's state is always the last entry's. */
-export function insertHistory(job: Job, entry: HistoryEntry): void {
-  insertHistoryEntry(job.history, entry.state, entry.atMs);
-  job.state = lastHistoryState(job.history);
-}
-
-/** Applies an event to a job. Returns true when the event is the newest so far. */
-export function mergeJobEvent(job: Job, event: JobEvent): boolean {
-  const isNewest = event.atMs >= job.lastEventMs;
-  insertHistory(job, { state: event.state, atMs: event.atMs });
-  const take = <K extends keyof Job>(key: K, value: Job[K] | undefined): void => {
-    if (value !== undefined && (isNewest || job[key] === null)) job[key] = value;
-  };
-  take('queue', event.queue);
-  take('workerId', event.workerId);
-  take('maxRetries', event.maxRetries);
-  take('progress', event.progress);
-  take('startedAtMs', event.startedAtMs);
-  take('completedAtMs', event.completedAtMs);
-  const takeDetail = <K extends keyof JobDetails>(key: K, value: JobDetails[K] | undefined): void => {
-    const details = detailsOfJob(job);
-    if (value !== undefined && (isNewest || details[key] === null)) job.details = { ...details, [key]: value };
-  };
-  takeDetail('error', event.error);
-  takeDetail('stacktrace', event.stacktrace);
-  takeDetail('extensions', event.extensions);
-  if (isNewest) {
-    job.name = event.name;
-    job.framework = event.framework;
-    if (event.attempt !== undefined) job.attempt = event.attempt;
-    job.lastEventMs = event.atMs;
-  }
-  mergeCreatedAt(job, event, isNewest);
-  return isNewest;
-}
-
-function mergeCreatedAt(job: Job, event: JobEvent, isNewest: boolean): void {
-  if (event.createdAtMs !== undefined) {
-    if (isNewest || !job.createdAtReported) {
-      job.createdAtMs = event.createdAtMs;
-      job.createdAtReported = true;
-    }
-  } else if (!job.createdAtReported && event.atMs < job.createdAtMs) {
-    job.createdAtMs = event.atMs;
-  }
 }
 
 /** stateHistory as served: runs of the same state collapsed into their earliest entry. */

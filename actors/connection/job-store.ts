@@ -1,18 +1,20 @@
 /**
- * The jobs of one connection: lookup maps, one sorted index per sort key, and tallies
- * per filterable field. Every change goes through `change()`, which re-indexes exactly
- * the keys that moved, so the indexes never drift from the maps.
+ * The jobs of one connection: their rows (job-table.ts), lookups by id and externalId, one
+ * sorted index of rows per sort key, and tallies per filterable field. Every change goes
+ * through `change()`, which re-indexes exactly the keys that moved, so the indexes never
+ * drift from the rows. Readers get rows for the time of a synchronous step, copies
+ * (`read`) to keep, and refs (`refOf`) to find a job again later.
  */
 import { assert } from '../domain-error.ts';
 import type { JobEvent } from '../ingest/normalized-event.ts';
-import { jobBytes } from '../ingest/event-bytes.ts';
 import type { JobState } from '../ingest/states.ts';
 import { FINISHED_STATES } from '../ingest/states.ts';
 import { ascendingOrder, sortById } from '../jobs/ascending-order.ts';
 import { GroupedIndex } from '../jobs/grouped-index.ts';
 import { PartitionedIndex } from '../jobs/partitioned-index.ts';
 import { SortedIndex, type IndexEntry, type IndexPosition, type SortOrder, type SortValue } from '../jobs/sorted-index.ts';
-import { mergeJobEvent, newJob, type Job } from './job-record.ts';
+import type { Job } from './job-record.ts';
+import { JobTable } from './job-table.ts';
 import { JOB_SORT_KEYS, JOB_SORT_VALUE, sortValuesOf, type JobSortKey } from './job-sort-keys.ts';
 import { JobGroups, type GroupFields } from './job-groups.ts';
 import { JobsById } from './jobs-by-id.ts';
@@ -20,7 +22,7 @@ import { JobsByKey } from './jobs-by-key.ts';
 import { Tally } from './tally.ts';
 
 export interface JobChange {
-  job: Job;
+  row: number;
   created: boolean;
   /** state before the change; null for a new job */
   stateBefore: JobState | null;
@@ -28,13 +30,10 @@ export interface JobChange {
   isNewest: boolean;
 }
 
-const idOf = (job: Job): string => job.id;
-const externalIdOf = (job: Job): string => job.externalId;
-
-/** What readers of the store's indexes get: a size and scans in a listing order, optionally filtered. */
+/** What readers of the store's indexes get: a size and scans of rows in a listing order, optionally filtered. */
 export interface JobScans {
   readonly size: number;
-  scan(order: SortOrder, after?: IndexPosition, matches?: (fields: GroupFields) => boolean): IterableIterator<IndexEntry<Job>>;
+  scan(order: SortOrder, after?: IndexPosition, matches?: (fields: GroupFields) => boolean): IterableIterator<IndexEntry<number>>;
 }
 
 /** The sort keys kept in one index each; createdAt is kept per state (see createdByState). */
@@ -50,17 +49,12 @@ export interface JobIndex<T> {
 }
 
 export class JobStore {
-  private readonly byId = new JobsById();
-  private byExternalId = new JobsByKey<Job>(externalIdOf);
+  readonly table: JobTable;
+  private readonly idOf: (row: number) => string;
+  private readonly byId: JobsById<number>;
+  private byExternalId: JobsByKey<number>;
   /** few-valued keys are partitioned by key (see partitioned-index.ts); times and durations are not */
-  private readonly built: Record<SingleIndexKey, JobIndex<Job>> = {
-    name: new PartitionedIndex<Job>(idOf),
-    state: new PartitionedIndex<Job>(idOf),
-    durationMs: new SortedIndex<Job>(idOf),
-    queue: new PartitionedIndex<Job>(idOf),
-    startedAt: new SortedIndex<Job>(idOf),
-    worker: new PartitionedIndex<Job>(idOf),
-  };
+  private readonly built: Record<SingleIndexKey, JobIndex<number>>;
   /**
    * The sorted indexes, each built on first use after a recovery (see loadAll): reading one
    * builds that one; any change builds all that are still missing first.
@@ -71,23 +65,39 @@ export class JobStore {
    * reads the states merged, skipping those where the groups say its filter finds nothing,
    * and the eviction at the job cap reads the finished states' oldest directly.
    */
-  private readonly createdByState = new GroupedIndex<Job, JobState>(idOf);
-  /** After loadAll: the loaded jobs in id order, and which indexes are still to be built from them. Null once all are. */
-  private unbuilt: { jobsById: Job[]; keys: Set<JobSortKey>; nameIndexes: boolean } | null = null;
+  private readonly createdByState: GroupedIndex<number, JobState>;
+  /** After loadAll: the loaded rows in id order, and which indexes are still to be built from them. Null once all are. */
+  private unbuilt: { rowsById: number[]; keys: Set<JobSortKey>; nameIndexes: boolean } | null = null;
   /** per task name, by createdAt: recentExecutions without scanning */
-  private readonly byNameCreated = new Map<string, SortedIndex<Job>>();
+  private readonly byNameCreated = new Map<string, SortedIndex<number>>();
+  /** a row's grouped fields for the filters, read through one reused object (filters read it at once and keep nothing) */
+  private readonly fields: RowFields;
   private readonly groups: JobGroups;
   /** queued jobs per queue: the fallback queue depth */
   readonly queuedPerQueue = new Tally<string>();
   /** active jobs per worker: the fallback activeJobs */
   readonly activePerWorker = new Tally<string>();
-  /** set while a snapshot is being written: sees each job before it changes */
-  beforeMutate: ((job: Job) => void) | null = null;
+  /** set while a snapshot is being written: sees each row before it changes or is freed */
+  beforeMutate: ((row: number) => void) | null = null;
   private retainedBytesTotal = 0;
-  /** inside deferIndexing: each touched job and its indexed values before (null: created inside) */
-  private deferred: Map<Job, IndexedValues | null> | null = null;
+  /** inside deferIndexing: each touched row and its indexed values before (null: created inside) */
+  private deferred: Map<number, IndexedValues | null> | null = null;
 
-  constructor(groupsMax?: number) {
+  constructor(connectionId: string, groupsMax?: number) {
+    const table = (this.table = new JobTable(connectionId));
+    const idOf = (this.idOf = (row: number): string => table.id(row));
+    this.byId = new JobsById(idOf);
+    this.byExternalId = new JobsByKey((row: number) => table.externalId(row));
+    this.built = {
+      name: new PartitionedIndex(idOf),
+      state: new PartitionedIndex(idOf),
+      durationMs: new SortedIndex(idOf),
+      queue: new PartitionedIndex(idOf),
+      startedAt: new SortedIndex(idOf),
+      worker: new PartitionedIndex(idOf),
+    };
+    this.createdByState = new GroupedIndex(idOf);
+    this.fields = new RowFields(table);
     this.groups = new JobGroups(groupsMax);
     const indexes = {} as Record<JobSortKey, JobScans>;
     const { createdByState, groups } = this;
@@ -95,17 +105,27 @@ export class JobStore {
       get size() {
         return createdByState.size;
       },
-      scan(order, after, matches) {
+      scan: (order, after, matches) => {
         const states = matches !== undefined && groups.usable ? groups.statesWhere(matches) : createdByState.groups;
-        return createdByState.scanGroups(states, order, after, matches);
+        return createdByState.scanGroups(states, order, after, this.rowMatcher(matches));
       },
     };
     for (const key of JOB_SORT_KEYS) {
+      const built = key === 'createdAt' ? createdByState : this.built[key];
+      const scans: JobScans =
+        key === 'createdAt'
+          ? byCreated
+          : {
+              get size() {
+                return built.size;
+              },
+              scan: (order, after, matches) => built.scan(order, after, this.rowMatcher(matches)),
+            };
       Object.defineProperty(indexes, key, {
         enumerable: true,
         get: () => {
           if (this.unbuilt !== null) this.buildIndex(key);
-          return key === 'createdAt' ? byCreated : this.built[key];
+          return scans;
         },
       });
     }
@@ -121,30 +141,68 @@ export class JobStore {
     return this.retainedBytesTotal;
   }
 
+  /** The row of the job with this id, or -1. */
+  rowOf(id: string): number {
+    return this.byId.get(id) ?? -1;
+  }
+
+  /** The row of the job with this externalId, or -1. */
+  rowOfExternalId(externalId: string): number {
+    return this.byExternalId.get(externalId) ?? -1;
+  }
+
+  /** A copy of the job with this id. */
   get(id: string): Job | undefined {
-    return this.byId.get(id);
+    const row = this.rowOf(id);
+    return row < 0 ? undefined : this.table.read(row);
   }
 
+  /** A copy of the job with this externalId. */
   getByExternalId(externalId: string): Job | undefined {
-    return this.byExternalId.get(externalId);
+    const row = this.rowOfExternalId(externalId);
+    return row < 0 ? undefined : this.table.read(row);
   }
 
-  applyEvent(connectionId: string, event: JobEvent): JobChange {
+  /** A copy of a held row's job. */
+  read(row: number): Job {
+    return this.table.read(row);
+  }
+
+  /** A number naming the row's job that no later job in the row shares (the live stream's change sets). */
+  refOf(row: number): number {
+    return this.table.refOf(row);
+  }
+
+  /** A copy of the job a ref names, or undefined once it is gone. */
+  readRef(ref: number): Job | undefined {
+    const row = this.table.rowOfRef(ref);
+    return row < 0 ? undefined : this.table.read(row);
+  }
+
+  applyEvent(event: JobEvent): JobChange {
     this.buildAllIndexes();
-    const existing = this.getByExternalId(event.externalId);
-    if (existing === undefined) {
+    const existing = this.rowOfExternalId(event.externalId);
+    if (existing < 0) {
       assert(event.newJobId !== undefined, 'a job event that creates a job carries its id');
-      const job = newJob(event.newJobId, connectionId, event);
-      mergeJobEvent(job, event);
-      this.insert(job);
-      return { job, created: true, stateBefore: null, isNewest: true };
+      const row = this.table.create(event.newJobId, event);
+      this.table.merge(row, event);
+      this.insert(row);
+      return { row, created: true, stateBefore: null, isNewest: true };
     }
-    const stateBefore = existing.state;
+    const stateBefore = this.table.stateOf(existing);
     let isNewest = false;
-    this.change(existing, (job) => {
-      isNewest = mergeJobEvent(job, event);
+    this.change(existing, () => {
+      isNewest = this.table.merge(existing, event);
     });
-    return { job: existing, created: false, stateBefore, isNewest };
+    return { row: existing, created: false, stateBefore, isNewest };
+  }
+
+  /** A revoke or retry: the job enters `state` at `atMs`, its newest event. */
+  applyAction(row: number, state: JobState, atMs: number): void {
+    this.change(row, () => {
+      this.table.addHistory(row, state, atMs);
+      this.table.setLastEventMs(row, atMs);
+    });
   }
 
   /**
@@ -158,89 +216,96 @@ export class JobStore {
   deferIndexing(apply: () => void): void {
     assert(this.deferred === null, 'deferIndexing does not nest');
     this.buildAllIndexes();
-    const deferred = new Map<Job, IndexedValues | null>();
+    const deferred = new Map<number, IndexedValues | null>();
     this.deferred = deferred;
     try {
       apply();
     } finally {
       this.deferred = null;
-      for (const [job, before] of deferred) {
-        if (before === null) this.index(job);
-        else this.reindex(job, before);
+      for (const [row, before] of deferred) {
+        if (before === null) this.index(row);
+        else this.reindex(row, before);
       }
     }
   }
 
-  /** Mutates a job through `mutate` and keeps indexes and tallies in step. */
-  change(job: Job, mutate: (job: Job) => void): void {
+  /** Changes a row through `mutate` and keeps indexes and tallies in step. */
+  private change(row: number, mutate: () => void): void {
     this.buildAllIndexes(); // from the values before the change: reindex moves entries from them
     const deferred = this.deferred;
-    if (deferred !== null && deferred.has(job)) {
-      mutate(job); // already captured (or created) in this deferral
+    if (deferred !== null && deferred.has(row)) {
+      mutate(); // already captured (or created) in this deferral
       return;
     }
-    this.beforeMutate?.(job);
-    const before = indexedValuesOf(job);
-    mutate(job);
-    if (deferred !== null) deferred.set(job, before);
-    else this.reindex(job, before);
+    this.beforeMutate?.(row);
+    const before = this.indexedValuesOf(row);
+    mutate();
+    if (deferred !== null) deferred.set(row, before);
+    else this.reindex(row, before);
   }
 
-  /** Moves a job's index entries, tallies and byte estimate from `before` to what it holds now. */
-  private reindex(job: Job, before: IndexedValues): void {
-    this.retainedBytesTotal += jobBytes(job) - before.bytes;
-    if (!sameCountedFields(before.counted, job)) {
+  /** Moves a row's index entries, tallies and byte estimate from `before` to what it holds now. */
+  private reindex(row: number, before: IndexedValues): void {
+    const table = this.table;
+    this.retainedBytesTotal += table.bytesOf(row) - before.bytes;
+    const counted = countedFieldsOf(table, row);
+    if (!sameCountedFields(before.counted, counted)) {
       this.count(before.counted, -1);
-      this.count(job, +1);
+      this.count(counted, +1);
     }
-    const after = sortValuesOf(job);
+    const after = sortValuesOf(table, row);
     JOB_SORT_KEYS.forEach((key, position) => {
       const old = before.sortValues[position] as SortValue;
       const now = after[position] as SortValue;
       if (old === now || key === 'createdAt') return;
-      this.built[key].remove(old, job);
-      this.built[key].insert(now, job);
+      this.built[key].remove(old, row);
+      this.built[key].insert(now, row);
     });
-    if (before.sortValues[0] !== after[0] || before.counted.state !== job.state) {
-      this.createdByState.remove(before.counted.state, before.sortValues[0] as number, job);
-      this.createdByState.insert(job.state, job.createdAtMs, job);
+    if (before.sortValues[0] !== after[0] || before.counted.state !== counted.state) {
+      this.createdByState.remove(before.counted.state, before.sortValues[0] as number, row);
+      this.createdByState.insert(counted.state, after[0] as number, row);
     }
     // positions 0 and 1 of JOB_SORT_KEYS are createdAt and name: the per-name index's keys
-    if (before.sortValues[0] !== after[0] || before.sortValues[1] !== after[1]) this.reindexNameCreated(job, before.sortValues);
+    if (before.sortValues[0] !== after[0] || before.sortValues[1] !== after[1]) this.reindexNameCreated(row, before.sortValues);
   }
 
-  remove(job: Job): void {
+  /** Removes the job and frees its row. */
+  remove(row: number): void {
     this.buildAllIndexes();
-    this.settleDeferred(job);
-    this.beforeMutate?.(job);
-    const values = sortValuesOf(job);
+    this.settleDeferred(row);
+    this.beforeMutate?.(row);
+    const table = this.table;
+    const values = sortValuesOf(table, row);
+    const state = table.stateOf(row);
+    const name = table.nameOf(row);
     JOB_SORT_KEYS.forEach((key, position) => {
-      const removed = key === 'createdAt' ? this.createdByState.remove(job.state, job.createdAtMs, job) : this.built[key].remove(values[position] as SortValue, job);
-      assert(removed, `job ${job.id} was in the ${key} index`);
+      const removed = key === 'createdAt' ? this.createdByState.remove(state, values[0] as number, row) : this.built[key].remove(values[position] as SortValue, row);
+      assert(removed, `job ${table.id(row)} was in the ${key} index`);
     });
-    this.nameIndex(job.name).remove(job.createdAtMs, job);
-    if (this.nameIndex(job.name).size === 0) this.byNameCreated.delete(job.name);
-    this.count(job, -1);
-    this.retainedBytesTotal -= jobBytes(job);
-    this.byId.remove(job);
-    this.byExternalId.delete(job.externalId);
+    this.nameIndex(name).remove(values[0] as number, row);
+    if (this.nameIndex(name).size === 0) this.byNameCreated.delete(name);
+    this.count(countedFieldsOf(table, row), -1);
+    this.retainedBytesTotal -= table.bytesOf(row);
+    this.byId.remove(row);
+    this.byExternalId.delete(table.externalId(row));
+    table.free(row);
   }
 
-  /** Other jobs of the same task name, newest createdAt first. */
+  /** Other jobs of the same task name, newest createdAt first, as copies. */
   recentOfName(job: Job, limit: number): Job[] {
     const recent: Job[] = [];
     if (this.unbuilt?.nameIndexes === true) this.buildNameIndexes();
     const index = this.byNameCreated.get(job.name);
     if (index === undefined) return recent;
     for (const entry of index.scan('desc')) {
-      if (entry.item !== job) recent.push(entry.item);
+      if (this.table.id(entry.item) !== job.id) recent.push(this.table.read(entry.item));
       if (recent.length >= limit) break;
     }
     return recent;
   }
 
-  /** The jobs in `active`, read from the state index's own partition (alerts look for stuck jobs). */
-  *activeJobs(): Generator<Job> {
+  /** The rows of the jobs in `active`, read from the state index's own partition (alerts look for stuck jobs). */
+  *activeRows(): Generator<number> {
     for (const entry of this.indexes.state.scan('asc', { key: 'active', id: '' })) {
       if (entry.key !== 'active') return;
       yield entry.item;
@@ -256,9 +321,8 @@ export class JobStore {
     const index = this.byNameCreated.get(name);
     if (index === undefined) return null;
     let scanned = 0;
-    for (const entry of index.scan('desc')) {
-      const job = entry.item;
-      if (job.state === 'completed') return job.completedAtMs ?? job.lastEventMs;
+    for (const { item: row } of index.scan('desc')) {
+      if (this.table.stateOf(row) === 'completed') return this.table.completedAtMsOf(row) ?? this.table.lastEventMsOf(row);
       if (++scanned >= scanMax) break;
     }
     return null;
@@ -268,68 +332,77 @@ export class JobStore {
    * The jobs in `states`, oldest createdAt first (ties by id): the eviction's candidates,
    * read without passing the jobs of other states. The store must not change while iterating.
    */
-  oldestOf(states: Iterable<JobState>): IterableIterator<IndexEntry<Job>> {
+  oldestOf(states: Iterable<JobState>): IterableIterator<IndexEntry<number>> {
     if (this.unbuilt !== null) this.buildIndex('createdAt');
     return this.createdByState.scanGroups(states, 'asc');
   }
 
-  /** Every job, in id order (snapshots, counting); the store must not change while iterating. */
-  values(): IterableIterator<Job> {
-    return this.byId.values();
+  /** Every job as a copy, in id order; the store must not change while iterating. */
+  *values(): Generator<Job> {
+    for (const row of this.byId.values()) yield this.table.read(row);
   }
 
-  /** Every job, in id order, as a copied array: what a snapshot captures in the same tick as it fixes its log position. */
-  toArray(): Job[] {
+  /** Every row, in id order, as a copied array: what a snapshot captures in the same tick as it fixes its log position. */
+  rows(): number[] {
     return this.byId.toArray();
   }
 
-  insert(job: Job): void {
-    this.buildAllIndexes(); // before the job is in byId: a build from byId's jobs would index it twice
-    this.byId.insert(job);
-    this.byExternalId.add(job);
-    if (this.deferred !== null) this.deferred.set(job, null);
-    else this.index(job);
+  /** A job's row, made in the table, into the lookups and (now or at the end of a deferral) the indexes. */
+  private insert(row: number): void {
+    this.buildAllIndexes(); // before the row is in byId: a build from byId's rows would index it twice
+    this.byId.insert(row);
+    this.byExternalId.add(row);
+    if (this.deferred !== null) this.deferred.set(row, null);
+    else this.index(row);
   }
 
-  /** A job removed while its index work is deferred is indexed first, so removal finds its entries. */
-  private settleDeferred(job: Job): void {
+  /** A row removed while its index work is deferred is indexed first, so removal finds its entries. */
+  private settleDeferred(row: number): void {
     const deferred = this.deferred;
-    if (deferred === null || !deferred.has(job)) return;
-    const before = deferred.get(job)!;
-    deferred.delete(job);
-    if (before === null) this.index(job);
-    else this.reindex(job, before);
+    if (deferred === null || !deferred.has(row)) return;
+    const before = deferred.get(row)!;
+    deferred.delete(row);
+    if (before === null) this.index(row);
+    else this.reindex(row, before);
   }
 
-  /** Index entries, tallies and byte estimate of a job that has none yet. */
-  private index(job: Job): void {
-    const values = sortValuesOf(job);
+  /** Index entries, tallies and byte estimate of a row that has none yet. */
+  private index(row: number): void {
+    const table = this.table;
+    const values = sortValuesOf(table, row);
+    const counted = countedFieldsOf(table, row);
     JOB_SORT_KEYS.forEach((key, position) => {
-      if (key === 'createdAt') this.createdByState.insert(job.state, job.createdAtMs, job);
-      else this.built[key].insert(values[position] as SortValue, job);
+      if (key === 'createdAt') this.createdByState.insert(counted.state, values[0] as number, row);
+      else this.built[key].insert(values[position] as SortValue, row);
     });
-    this.nameIndex(job.name).insert(job.createdAtMs, job);
-    this.count(job, +1);
-    this.retainedBytesTotal += jobBytes(job);
+    this.nameIndex(counted.name).insert(values[0] as number, row);
+    this.count(counted, +1);
+    this.retainedBytesTotal += table.bytesOf(row);
   }
 
-  /** Recovery: fills an empty store with many jobs, building each index in one ordered pass. */
-  loadAll(jobs: Job[]): void {
+  /**
+   * Recovery: fills an empty store with rows already in its table (a snapshot's, see
+   * JobTable.load), building each index in one ordered pass.
+   */
+  loadAll(rows: number[]): void {
     assert(this.size === 0, 'loadAll fills an empty job store');
-    sortById(jobs, idOf);
-    this.byId.loadSorted(jobs);
-    this.byExternalId = new JobsByKey(externalIdOf, jobs);
-    for (const job of jobs) {
-      this.countInTallies(job, +1);
-      this.retainedBytesTotal += jobBytes(job);
+    const { table, idOf, fields } = this;
+    sortById(rows, idOf);
+    this.byId.loadSorted(rows);
+    this.byExternalId = new JobsByKey((row: number) => table.externalId(row), rows);
+    for (const row of rows) {
+      fields.row = row;
+      this.countInTallies(fields, +1);
+      this.retainedBytesTotal += table.bytesOf(row);
     }
-    this.groups.addAll(jobs);
+    this.groups.addAll(eachRowFields(fields, rows));
     // The sorted indexes were a third of a restart: serving starts without them, and each is
     // built when first read, when anything changes, or by buildNextIndex (the server calls it
-    // while idle after start-up). Until then nothing changes the jobs, so `jobs` stays their
+    // while idle after start-up). Until then nothing changes the jobs, so `rows` stays their
     // id order and their values are what the indexes would have been built from.
-    if (jobs.length > 0) this.unbuilt = { jobsById: jobs, keys: new Set(JOB_SORT_KEYS), nameIndexes: true };
+    if (rows.length > 0) this.unbuilt = { rowsById: rows, keys: new Set(JOB_SORT_KEYS), nameIndexes: true };
   }
+
 
   /** Whether indexes are still to be built after a recovery. */
   get indexesPending(): boolean {
@@ -353,8 +426,10 @@ export class JobStore {
   private buildIndex(key: JobSortKey): void {
     const unbuilt = this.unbuilt!;
     if (!unbuilt.keys.delete(key)) return;
-    const ordered = ascendingOrder(unbuilt.jobsById, JOB_SORT_VALUE[key]);
-    if (key === 'createdAt') this.createdByState.loadAscending(ordered.keys, ordered.items, (job) => job.state);
+    const table = this.table;
+    const valueOf = JOB_SORT_VALUE[key];
+    const ordered = ascendingOrder(unbuilt.rowsById, (row) => valueOf(table, row));
+    if (key === 'createdAt') this.createdByState.loadAscending(ordered.keys, ordered.items, (row) => table.stateOf(row));
     else this.built[key].loadAscending(ordered.keys, ordered.items);
     if (key === 'createdAt' && unbuilt.nameIndexes) {
       unbuilt.nameIndexes = false;
@@ -378,39 +453,41 @@ export class JobStore {
     if (this.unbuilt !== null && this.unbuilt.keys.size === 0 && !this.unbuilt.nameIndexes) this.unbuilt = null;
   }
 
-  /** Per-name indexes from jobs already in (createdAt, id) order: grouping keeps that order. */
-  private loadNameIndexes(byCreatedAt: readonly Job[]): void {
-    const byName = new Map<string, Job[]>();
-    for (const job of byCreatedAt) {
-      const group = byName.get(job.name);
-      if (group === undefined) byName.set(job.name, [job]);
-      else group.push(job);
+  /** Per-name indexes from rows already in (createdAt, id) order: grouping keeps that order. */
+  private loadNameIndexes(byCreatedAt: readonly number[]): void {
+    const table = this.table;
+    const byName = new Map<string, number[]>();
+    for (const row of byCreatedAt) {
+      const name = table.nameOf(row);
+      const group = byName.get(name);
+      if (group === undefined) byName.set(name, [row]);
+      else group.push(row);
     }
     for (const [name, group] of byName) {
-      const index = new SortedIndex<Job>(idOf);
+      const index = new SortedIndex(this.idOf);
       index.loadAscending(
-        group.map((job) => job.createdAtMs),
+        group.map((row) => table.createdAtMsOf(row)),
         group,
       );
       this.byNameCreated.set(name, index);
     }
   }
 
-  private reindexNameCreated(job: Job, before: SortValue[]): void {
+  private reindexNameCreated(row: number, before: SortValue[]): void {
     const oldName = before[1] as string;
     const oldCreated = before[0] as number;
     const oldIndex = this.byNameCreated.get(oldName);
     if (oldIndex !== undefined) {
-      oldIndex.remove(oldCreated, job);
+      oldIndex.remove(oldCreated, row);
       if (oldIndex.size === 0) this.byNameCreated.delete(oldName);
     }
-    this.nameIndex(job.name).insert(job.createdAtMs, job);
+    this.nameIndex(this.table.nameOf(row)).insert(this.table.createdAtMsOf(row), row);
   }
 
-  private nameIndex(name: string): SortedIndex<Job> {
+  private nameIndex(name: string): SortedIndex<number> {
     let index = this.byNameCreated.get(name);
     if (index === undefined) {
-      index = new SortedIndex<Job>(idOf);
+      index = new SortedIndex(this.idOf);
       this.byNameCreated.set(name, index);
     }
     return index;
@@ -419,9 +496,27 @@ export class JobStore {
   /** Jobs matching a filter on the grouped fields, without scanning when the groups allow. */
   countWhere(matches: (fields: GroupFields) => boolean): number {
     if (this.groups.usable) return this.groups.countWhere(matches);
+    const fields = this.fields;
     let count = 0;
-    for (const job of this.byId.values()) if (matches(job)) count++;
+    for (const row of this.byId.values()) {
+      fields.row = row;
+      if (matches(fields)) count++;
+    }
     return count;
+  }
+
+  /** A filter on the grouped fields as a filter of rows. */
+  private rowMatcher(matches: ((fields: GroupFields) => boolean) | undefined): ((row: number) => boolean) | undefined {
+    if (matches === undefined) return undefined;
+    const fields = this.fields;
+    return (row) => {
+      fields.row = row;
+      return matches(fields);
+    };
+  }
+
+  private indexedValuesOf(row: number): IndexedValues {
+    return { sortValues: sortValuesOf(this.table, row), counted: countedFieldsOf(this.table, row), bytes: this.table.bytesOf(row) };
   }
 
   private count(job: CountedFields, delta: number): void {
@@ -445,22 +540,47 @@ interface IndexedValues {
   bytes: number;
 }
 
-function indexedValuesOf(job: Job): IndexedValues {
-  return { sortValues: sortValuesOf(job), counted: countedFieldsOf(job), bytes: jobBytes(job) };
+function countedFieldsOf(table: JobTable, row: number): CountedFields {
+  return { name: table.nameOf(row), state: table.stateOf(row), queue: table.queueOf(row), workerId: table.workerOf(row), framework: table.frameworkOf(row) };
 }
 
-function countedFieldsOf(job: Job): CountedFields {
-  return { name: job.name, state: job.state, queue: job.queue, workerId: job.workerId, framework: job.framework };
+function sameCountedFields(a: CountedFields, b: CountedFields): boolean {
+  return a.name === b.name && a.state === b.state && a.queue === b.queue && a.workerId === b.workerId && a.framework === b.framework;
 }
 
-function sameCountedFields(counted: CountedFields, job: Job): boolean {
-  return (
-    counted.name === job.name &&
-    counted.state === job.state &&
-    counted.queue === job.queue &&
-    counted.workerId === job.workerId &&
-    counted.framework === job.framework
-  );
+/** A row's grouped fields, read from the table when asked: one object reused for every row a filter looks at. */
+class RowFields implements GroupFields {
+  row = 0;
+
+  constructor(private readonly table: JobTable) {}
+
+  get name(): string {
+    return this.table.nameOf(this.row);
+  }
+
+  get state(): JobState {
+    return this.table.stateOf(this.row);
+  }
+
+  get queue(): string | null {
+    return this.table.queueOf(this.row);
+  }
+
+  get workerId(): string | null {
+    return this.table.workerOf(this.row);
+  }
+
+  get framework(): GroupFields['framework'] {
+    return this.table.frameworkOf(this.row);
+  }
+}
+
+/** The reused fields object pointed at each row in turn. */
+function* eachRowFields(fields: RowFields, rows: readonly number[]): Generator<GroupFields> {
+  for (const row of rows) {
+    fields.row = row;
+    yield fields;
+  }
 }
 
 export function isFinished(state: JobState): boolean {

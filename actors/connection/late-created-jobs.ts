@@ -7,49 +7,54 @@
  * Only a reported createdAt can be late: otherwise createdAt is the earliest event time.
  */
 import { SortedIndex } from '../jobs/sorted-index.ts';
-import { stateChangedAtMs, type Job } from './job-record.ts';
+import type { JobTable } from './job-table.ts';
 
 /** When retention judges a job by: the start of its current state (createdAt without history). */
-export function retainedSinceMs(job: Job): number {
-  return stateChangedAtMs(job) ?? job.createdAtMs;
+export function retainedSinceMs(table: JobTable, row: number): number {
+  return table.stateChangedAtMs(row) ?? table.createdAtMsOf(row);
 }
 
+/** Holds rows: the caller deletes a job's row before the row is freed. */
 export class LateCreatedJobs {
-  private readonly index = new SortedIndex<Job>((job) => job.id);
-  /** the key each held job was indexed with, to find it again after the job changed */
-  private readonly keys = new Map<Job, number>();
+  private readonly index: SortedIndex<number>;
+  /** the key each held row was indexed with, to find it again after the job changed */
+  private readonly keys = new Map<number, number>();
+
+  constructor(private readonly table: JobTable) {
+    this.index = new SortedIndex<number>((row) => table.id(row));
+  }
 
   /** how many jobs are held: only the late ones, so the index stays small */
   get size(): number {
     return this.keys.size;
   }
 
-  /** Call after every change of a job (and after loading it), with the job as it is now. */
-  update(job: Job): void {
-    const heldKey = this.keys.get(job);
+  /** Call after every change of a job (and after loading it), with its row as it is now. */
+  update(row: number): void {
+    const heldKey = this.keys.get(row);
     // Stryker disable next-line ConditionalExpression,EqualityOperator: a fast path; a job without a reported createdAt is never late, so going on gives the same answer
-    if (heldKey === undefined && !job.createdAtReported) return; // the common case, no work
-    const sinceMs = retainedSinceMs(job);
-    const late = sinceMs < job.createdAtMs;
+    if (heldKey === undefined && !this.table.createdAtReportedOf(row)) return; // the common case, no work
+    const sinceMs = retainedSinceMs(this.table, row);
+    const late = sinceMs < this.table.createdAtMsOf(row);
     // Stryker disable next-line ConditionalExpression: a fast path; removing and inserting the same key gives the same index
     if (heldKey === sinceMs && late) return;
     // Stryker disable next-line ConditionalExpression: delete() of a job not held does nothing
-    if (heldKey !== undefined) this.delete(job);
+    if (heldKey !== undefined) this.delete(row);
     if (!late) return;
-    this.index.insert(sinceMs, job);
-    this.keys.set(job, sinceMs);
+    this.index.insert(sinceMs, row);
+    this.keys.set(row, sinceMs);
   }
 
-  delete(job: Job): void {
-    const heldKey = this.keys.get(job);
+  delete(row: number): void {
+    const heldKey = this.keys.get(row);
     // Stryker disable next-line ConditionalExpression: removing a job not held finds no entry and changes nothing
     if (heldKey === undefined) return;
-    this.index.remove(heldKey, job);
-    this.keys.delete(job);
+    this.index.remove(heldKey, row);
+    this.keys.delete(row);
   }
 
-  /** The held jobs whose current state began before `cutoffMs`, oldest first. */
-  *retainedBefore(cutoffMs: number): Generator<Job> {
+  /** The rows held whose current state began before `cutoffMs`, oldest first. */
+  *retainedBefore(cutoffMs: number): Generator<number> {
     for (const entry of this.index.scan('asc')) {
       if ((entry.key as number) >= cutoffMs) return;
       yield entry.item;

@@ -67,13 +67,18 @@ export interface RetainedJobFields {
 }
 
 export function jobBytes(job: RetainedJobFields): number {
+  return retainedJobBytes(job.externalId, job.details, job.history.length);
+}
+
+/** `jobBytes` from a job's fields as the job table holds them. */
+export function retainedJobBytes(externalId: string, details: RetainedJobFields['details'], historyLength: number): number {
   return (
     JOB_OVERHEAD_BYTES +
-    job.externalId.length +
-    length(job.details?.error ?? null) +
-    length(job.details?.stacktrace ?? null) +
-    jsonBytes(job.details?.extensions ?? null) +
-    job.history.length * HISTORY_ENTRY_BYTES
+    externalId.length +
+    length(details?.error ?? null) +
+    length(details?.stacktrace ?? null) +
+    jsonBytes(details?.extensions ?? null) +
+    historyLength * HISTORY_ENTRY_BYTES
   );
 }
 

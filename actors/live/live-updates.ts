@@ -83,7 +83,11 @@ export class LiveUpdates implements EngineListener {
       hub.skipUnwatched();
       return;
     }
-    for (const job of changes.jobs) hub.publish('job', toJobListItem(job));
+    for (const ref of changes.jobs) {
+      // a job a later record removed meanwhile is gone: nothing to show
+      const job = actor.jobs.readRef(ref);
+      if (job !== undefined) hub.publish('job', toJobListItem(job));
+    }
     for (const worker of changes.workers) {
       this.announcedOffline.delete(worker);
       hub.publish('worker', toWorkerView(worker, actor, nowMs));

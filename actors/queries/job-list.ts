@@ -6,12 +6,12 @@
  * neither repeat an item nor skip one that existed before the first page.
  */
 import type { ConnectionActor } from '../connection/connection-actor.ts';
-import type { Job } from '../connection/job-record.ts';
+import type { JobStore } from '../connection/job-store.ts';
 import { isSortValueOf, JOB_SORT_VALUE, type JobSortKey } from '../connection/job-sort-keys.ts';
 import { validationError } from '../domain-error.ts';
 import { CursorError, decodeCursor, encodeCursor } from '../jobs/cursor.ts';
 import { mergeScans, takePage } from '../jobs/merge-scans.ts';
-import type { IndexPosition, SortOrder } from '../jobs/sorted-index.ts';
+import type { IndexEntry, IndexPosition, SortOrder } from '../jobs/sorted-index.ts';
 import { toJobListItem, type JobListItem } from '../views/job-view.ts';
 import { countMatching, jobMatcher, type JobFilters } from './job-filter.ts';
 
@@ -27,21 +27,33 @@ export interface JobListPage {
   pagination: { nextCursor: string | null; limit: number; total: number };
 }
 
-const idOf = (job: Job): string => job.id;
+/** A row of one connection's store: the scans of several connections merge into these. */
+interface StoreRow {
+  store: JobStore;
+  row: number;
+}
 
+const idOf = (item: StoreRow): string => item.store.table.id(item.row);
+
+/** A store's scan with each row paired with its store; the scans filter first, so this sees about a page of entries. */
+function* withStore(store: JobStore, scan: IterableIterator<IndexEntry<number>>): Generator<IndexEntry<StoreRow>, void, undefined> {
+  for (const entry of scan) yield { key: entry.key, item: { store, row: entry.item } };
+}
+
+/** Builds the page in one synchronous step: the rows it reads cannot be freed meanwhile. */
 export function listJobs(actors: ConnectionActor[], query: JobListQuery): JobListPage {
   const after = query.cursor === undefined ? undefined : positionOf(query);
   const matches = jobMatcher(query);
   // the scans filter, so a selective filter walks its index without an entry per refused job
-  const scans = actors.map((actor) => actor.jobs.indexes[query.sortBy].scan(query.sortOrder, after, matches ?? undefined));
+  const scans = actors.map((actor) => withStore(actor.jobs, actor.jobs.indexes[query.sortBy].scan(query.sortOrder, after, matches ?? undefined)));
   const page = takePage(mergeScans(scans, query.sortOrder, idOf), () => true, query.limit);
   const last = page.items[page.items.length - 1];
   const nextCursor =
     page.hasMore && last !== undefined
-      ? encodeCursor({ sortBy: query.sortBy, sortOrder: query.sortOrder, key: JOB_SORT_VALUE[query.sortBy](last.item), id: last.item.id })
+      ? encodeCursor({ sortBy: query.sortBy, sortOrder: query.sortOrder, key: JOB_SORT_VALUE[query.sortBy](last.item.store.table, last.item.row), id: idOf(last.item) })
       : null;
   const total = actors.reduce((sum, actor) => sum + countMatching(actor, matches), 0);
-  return { data: page.items.map((entry) => toJobListItem(entry.item)), pagination: { nextCursor, limit: query.limit, total } };
+  return { data: page.items.map(({ item }) => toJobListItem(item.store.read(item.row))), pagination: { nextCursor, limit: query.limit, total } };
 }
 
 function positionOf(query: JobListQuery): IndexPosition {

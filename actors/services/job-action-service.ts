@@ -35,7 +35,7 @@ export class JobActionService {
     const actors = this.connections.readableActors(user, undefined);
     const idsByActor = new Map<ConnectionActor, string[]>();
     for (const id of ids) {
-      const owner = actors.find((actor) => actor.jobs.get(id) !== undefined);
+      const owner = actors.find((actor) => actor.jobs.rowOf(id) >= 0);
       if (owner !== undefined) idsByActor.set(owner, [...(idsByActor.get(owner) ?? []), id]);
     }
     const resultById = new Map<string, ActionResult[]>();

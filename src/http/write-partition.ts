@@ -56,7 +56,7 @@ export function writeTarget(request: Request, pathname: string, engine: Engine, 
 /** The connection holding job `id` in this node's replica; undefined when none does. */
 export function connectionOfJob(engine: Engine, id: string): string | undefined {
   for (const connectionId of engine.connectionIds()) {
-    if (engine.connection(connectionId)?.jobs.get(id) !== undefined) return connectionId;
+    if ((engine.connection(connectionId)?.jobs.rowOf(id) ?? -1) >= 0) return connectionId;
   }
   return undefined;
 }

@@ -20,7 +20,7 @@ function byCreatedAt(store: JobStore, order: SortOrder, after?: IndexPosition): 
 /** A store after random creations, state changes (some older than the job's newest event), createdAt changes and removals. */
 function randomStore(seed: number, groupsMax?: number): JobStore {
   const random = new SeededRandom(seed);
-  const store = new JobStore(groupsMax);
+  const store = new JobStore('c', groupsMax);
   const event = (externalId: string, fields: Partial<JobEvent>): JobEvent => ({
     kind: 'job',
     atMs: T0 + random.int(100) * 1000,
@@ -36,12 +36,12 @@ function randomStore(seed: number, groupsMax?: number): JobStore {
     const roll = random.next();
     if (roll < 0.45 || store.size === 0) {
       const externalId = `job-${created}`;
-      store.applyEvent('c', event(externalId, { newJobId: `id-${String(created++).padStart(4, '0')}` }));
+      store.applyEvent(event(externalId, { newJobId: `id-${String(created++).padStart(4, '0')}` }));
     } else {
       const jobs = [...store.values()];
       const job = jobs[random.int(jobs.length)]!;
-      if (roll < 0.9) store.applyEvent('c', event(job.externalId, roll < 0.6 ? { createdAtMs: T0 + random.int(100) * 1000 } : {}));
-      else store.remove(job);
+      if (roll < 0.9) store.applyEvent(event(job.externalId, roll < 0.6 ? { createdAtMs: T0 + random.int(100) * 1000 } : {}));
+      else store.remove(store.rowOf(job.id));
     }
   }
   return store;
@@ -66,8 +66,8 @@ describe('the createdAt order kept per state', () => {
             for (const matches of filters) {
               const expected = byCreatedAt(store, order, after).filter((job) => matches === undefined || matches(job));
               const listed = [...store.indexes.createdAt.scan(order, after, matches)];
-              expect(listed.map((entry) => entry.item.id)).toEqual(expected.map((job) => job.id));
-              expect(listed.every((entry) => entry.key === entry.item.createdAtMs)).toBe(true);
+              expect(listed.map((entry) => store.table.id(entry.item))).toEqual(expected.map((job) => job.id));
+              expect(listed.every((entry) => entry.key === store.table.createdAtMsOf(entry.item))).toBe(true);
             }
           }
         }
@@ -80,9 +80,9 @@ describe('the createdAt order kept per state', () => {
     for (let seed = 1; seed <= 8; seed++) {
       const store = randomStore(seed);
       const finished = byCreatedAt(store, 'asc').filter((job) => FINISHED_STATES.has(job.state));
-      expect([...store.oldestOf(FINISHED_STATES)].map((entry) => entry.item.id)).toEqual(finished.map((job) => job.id));
+      expect([...store.oldestOf(FINISHED_STATES)].map((entry) => store.table.id(entry.item))).toEqual(finished.map((job) => job.id));
       const queued = byCreatedAt(store, 'asc').filter((job) => job.state === 'queued');
-      expect([...store.oldestOf(['queued'])].map((entry) => entry.item.id)).toEqual(queued.map((job) => job.id));
+      expect([...store.oldestOf(['queued'])].map((entry) => store.table.id(entry.item))).toEqual(queued.map((job) => job.id));
     }
   });
 });

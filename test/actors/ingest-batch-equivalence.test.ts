@@ -93,7 +93,7 @@ describe('an ingest record applied whole equals its events applied one at a time
     );
     whole.evolve(record!);
     const job = actor.jobs.getByExternalId('a')!;
-    const idsIn = (key: 'state' | 'durationMs' | 'worker') => [...actor.jobs.indexes[key].scan('asc')].map((entry) => [entry.key, entry.item.id]);
+    const idsIn = (key: 'state' | 'durationMs' | 'worker') => [...actor.jobs.indexes[key].scan('asc')].map((entry) => [entry.key, actor.jobs.table.id(entry.item)]);
     expect(idsIn('state')).toEqual([['completed', job.id]]);
     expect(idsIn('durationMs')).toEqual([[2_000, job.id]]);
     expect(idsIn('worker')).toEqual([['w1', job.id]]);

@@ -1,7 +1,8 @@
 import { describe, expect, test } from 'bun:test';
-import { fromJobColumns, toJobColumns } from '../../actors/connection/job-columns.ts';
+import { readJobColumns, toJobColumns, type JobColumns } from '../../actors/connection/job-columns.ts';
 import { lastHistoryState, packHistoryEntry } from '../../actors/connection/job-history.ts';
 import type { Job } from '../../actors/connection/job-record.ts';
+import { JobTable } from '../../actors/connection/job-table.ts';
 import { decodeValue, encodeValue } from '../../persistence/record-codec.ts';
 
 /** A job whose state is its history's last, as in the store. */
@@ -31,8 +32,14 @@ function job(overrides: Partial<Job>): Job {
   return made;
 }
 
-const throughBytes = (jobs: Job[]): Job[] =>
-  fromJobColumns(decodeValue(encodeValue(toJobColumns(jobs))) as ReturnType<typeof toJobColumns>, 'c1', (value) => value);
+/** The columns loaded as rows of a job table, and the rows read back. */
+function loaded(columns: JobColumns, table = new JobTable('c1')): Job[] {
+  const typed = readJobColumns(columns);
+  const first = table.load(typed);
+  return Array.from({ length: typed.count }, (_, at) => table.read(first + at));
+}
+
+const throughBytes = (jobs: Job[]): Job[] => loaded(decodeValue(encodeValue(toJobColumns(jobs))) as JobColumns);
 
 describe('job columns', () => {
   test('given jobs with every field set and every nullable field null, then they come back equal through msgpack, in order', () => {
@@ -57,6 +64,9 @@ describe('job columns', () => {
         lastEventMs: 1_700_000_002_000,
       }),
       job({ id: 'x', externalId: '', queue: 'mail', workerId: 'worker-7', name: 'emails.send', history: [packHistoryEntry(-5, 3)] }),
+      job({ id: 'y', externalId: 'only-extensions', details: { error: null, stacktrace: null, extensions: { a: 1 } } }),
+      job({ id: 'z', externalId: 'only-stacktrace', details: { error: null, stacktrace: 'trace', extensions: null } }),
+      job({ id: 'w', externalId: 'only-error', details: { error: 'e', stacktrace: null, extensions: null } }),
     ];
     expect(throughBytes(jobs)).toEqual(jobs);
     expect(throughBytes([])).toEqual([]);
@@ -67,20 +77,27 @@ describe('job columns', () => {
     const columns = toJobColumns([original]);
     original.history.push(packHistoryEntry(2, 3));
     original.name = 'changed';
-    const [restored] = fromJobColumns(columns, 'c1', (value) => value);
+    const [restored] = loaded(columns);
     expect(restored!.history).toEqual([packHistoryEntry(1, 1)]);
     expect(restored!.name).toBe('tasks.add');
   });
 
-  test('given repeated strings, then each is shared through the pool once per chunk', () => {
-    const shared: string[] = [];
-    fromJobColumns(toJobColumns([job({ queue: 'mail' }), job({ queue: 'mail' })]), 'c1', (value) => (shared.push(value), value));
-    expect(shared.sort()).toEqual(['celery', 'mail', 'tasks.add']);
+  test('given repeated strings, then the table holds each once, and chunks loaded one after another append rows', () => {
+    const table = new JobTable('c1');
+    loaded(toJobColumns([job({ queue: 'mail' }), job({ queue: 'mail' })]), table);
+    expect(table.distinctStrings).toBe(3); // celery, tasks.add, mail
+    const second = loaded(toJobColumns([job({ id: 'b', externalId: 'task-2', workerId: 'w1' })]), table);
+    expect(second.map((read) => [read.id, read.workerId])).toEqual([['b', 'w1']]);
+    expect([table.size, table.distinctStrings]).toEqual([3, 4]);
+  });
+
+  test('given a job without history, then loading it fails with a clear error', () => {
+    expect(() => loaded(toJobColumns([job({ history: [] })]))).toThrow('has no history');
   });
 
   test('given columns that disagree on the number of jobs, then reading them fails with a clear error', () => {
     const columns = toJobColumns([job({}), job({})]);
-    expect(() => fromJobColumns({ ...columns, count: 3 }, 'c1', (value) => value)).toThrow('do not agree on 3 jobs');
-    expect(() => fromJobColumns({ ...columns, createdAtMs: new Uint8Array(7) }, 'c1', (value) => value)).toThrow('not whole 8-byte numbers');
+    expect(() => readJobColumns({ ...columns, count: 3 })).toThrow('do not agree on 3 jobs');
+    expect(() => readJobColumns({ ...columns, createdAtMs: new Uint8Array(7) })).toThrow('not whole 8-byte numbers');
   });
 });

@@ -16,12 +16,12 @@ const event = (externalId: string, fields: Partial<JobEvent>): JobEvent => ({
 });
 
 function storeWith(groupsMax?: number) {
-  const store = new JobStore(groupsMax);
-  store.applyEvent('c', event('1', { name: 'tasks.email', queue: 'mail', state: 'failed' }));
-  store.applyEvent('c', event('2', { name: 'tasks.email', queue: 'mail', state: 'completed' }));
-  store.applyEvent('c', event('3', { name: 'reports.daily', queue: 'mail', state: 'failed', workerId: 'w1' }));
-  store.applyEvent('c', event('4', { name: 'tasks.resize', state: 'failed' }));
-  store.applyEvent('c', { ...event('2', { name: 'tasks.email', queue: 'mail', state: 'failed' }), atMs: T0 + 1 });
+  const store = new JobStore('c', groupsMax);
+  store.applyEvent(event('1', { name: 'tasks.email', queue: 'mail', state: 'failed' }));
+  store.applyEvent(event('2', { name: 'tasks.email', queue: 'mail', state: 'completed' }));
+  store.applyEvent(event('3', { name: 'reports.daily', queue: 'mail', state: 'failed', workerId: 'w1' }));
+  store.applyEvent(event('4', { name: 'tasks.resize', state: 'failed' }));
+  store.applyEvent({ ...event('2', { name: 'tasks.email', queue: 'mail', state: 'failed' }), atMs: T0 + 1 });
   return store;
 }
 
@@ -33,7 +33,7 @@ describe('job totals by group', () => {
       expect(store.countWhere((job) => job.state === 'failed' && job.queue === 'mail')).toBe(3);
       expect(store.countWhere((job) => job.name.includes('email'))).toBe(2);
       expect(store.countWhere((job) => job.workerId === 'w1')).toBe(1);
-      store.remove(store.getByExternalId('1')!);
+      store.remove(store.rowOfExternalId('1'));
       expect(store.countWhere((job) => job.name.includes('email') && job.state === 'failed')).toBe(1);
     });
   }
@@ -43,10 +43,10 @@ describe('job totals after a bulk load (recovery)', () => {
   for (const [label, groupsMax] of [['within the bound', undefined], ['past the bound (scan fallback)', 2]] as const) {
     test(`${label}: a store loaded with loadAll counts like the one that built the jobs one by one`, () => {
       const built = storeWith(groupsMax);
-      built.applyEvent('c', event('5', { name: 'tasks.email', queue: 'mail', state: 'failed', workerId: 'w1' }));
-      built.applyEvent('c', event('6', { name: 'tasks.email', queue: 'mail', state: 'failed', workerId: 'w1', framework: 'bullmq' }));
-      const loaded = new JobStore(groupsMax);
-      loaded.loadAll([...built.values()].map((job) => ({ ...job, history: [...job.history] })));
+      built.applyEvent(event('5', { name: 'tasks.email', queue: 'mail', state: 'failed', workerId: 'w1' }));
+      built.applyEvent(event('6', { name: 'tasks.email', queue: 'mail', state: 'failed', workerId: 'w1', framework: 'bullmq' }));
+      const loaded = new JobStore('c', groupsMax);
+      loaded.loadAll([...built.values()].map((job) => loaded.table.insert(job)));
       const filters: Array<(job: GroupFields) => boolean> = [
         (job) => job.state === 'failed',
         (job) => job.state === 'failed' && job.queue === 'mail',

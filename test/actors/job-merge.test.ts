@@ -39,10 +39,10 @@ describe('job merge rules', () => {
 
   test('runs of the same state collapse into their earliest entry; a late event can split a run', () => {
     const actor = ingestAll(new ConnectionActor(CONNECTION, limits), [at(1, { state: 'active' }), at(3, { state: 'active', progress: 0.5 })]);
-    const job = actor.jobs.getByExternalId('task-1')!;
-    expect(collapsedHistory(job)).toEqual([{ state: 'active', atMs: T0 + 1000 }]);
+    const job = () => actor.jobs.getByExternalId('task-1')!;
+    expect(collapsedHistory(job())).toEqual([{ state: 'active', atMs: T0 + 1000 }]);
     ingestAll(actor, [at(2, { state: 'retrying' })]);
-    expect(collapsedHistory(job).map((entry) => entry.state)).toEqual(['active', 'retrying', 'active']);
+    expect(collapsedHistory(job()).map((entry) => entry.state)).toEqual(['active', 'retrying', 'active']);
   });
 
   test('equal timestamps: the later arrival wins', () => {
@@ -72,10 +72,10 @@ describe('job merge rules', () => {
 
   test('durationMs is completedAt - startedAt when both are known', () => {
     const actor = ingestAll(new ConnectionActor(CONNECTION, limits), [at(1, { state: 'active', startedAt: new Date(T0 + 1000).toISOString() })]);
-    const job = actor.jobs.getByExternalId('task-1')!;
-    expect(durationMsOf(job)).toBeNull();
+    const job = () => actor.jobs.getByExternalId('task-1')!;
+    expect(durationMsOf(job())).toBeNull();
     ingestAll(actor, [at(3, { state: 'completed', completedAt: new Date(T0 + 3500).toISOString() })]);
-    expect(durationMsOf(job)).toBe(2500);
+    expect(durationMsOf(job())).toBe(2500);
   });
 
   test('attempt defaults to 1 and takes the newest report', () => {
@@ -88,7 +88,7 @@ describe('job merge rules', () => {
   test('indexes follow every change: sorting by state sees the current state', () => {
     const actor = ingestAll(new ConnectionActor(CONNECTION, limits), [at(1, { state: 'queued' }), at(1, { externalId: 'task-2', state: 'active' })]);
     ingestAll(actor, [at(2, { state: 'failed' })]);
-    const order = [...actor.jobs.indexes.state.scan('asc')].map((entry) => [entry.key, entry.item.externalId]);
+    const order = [...actor.jobs.indexes.state.scan('asc')].map((entry) => [entry.key, actor.jobs.table.externalId(entry.item)]);
     expect(order).toEqual([
       ['active', 'task-2'],
       ['failed', 'task-1'],
@@ -172,5 +172,21 @@ describe('job merge rules', () => {
       expect(actor.jobs.getByExternalId('x')).toBeUndefined(); // the oldest finished job, updated or not
       expect(actor.jobs.getByExternalId('y')?.state).toBe('queued');
     }
+  });
+
+  test("a change set names jobs by ref: a job a later record evicts is not found through it, though its row holds another job", () => {
+    const actor = new ConnectionActor(CONNECTION, { ...limits, maxJobsPerConnection: 1 });
+    const evolveBatch = (batch: unknown[]) => actor.evolve(actor.decideIngest(batch, T0).record!);
+    const first = evolveBatch([at(1, { externalId: 'x', state: 'completed' })]);
+    const [xRef] = [...first.jobs];
+    expect(actor.jobs.readRef(xRef!)?.externalId).toBe('x');
+    const second = evolveBatch([at(2, { externalId: 'y', state: 'queued' })]);
+    expect(actor.jobs.readRef(xRef!)).toBeUndefined();
+    const [yRef] = [...second.jobs];
+    expect(actor.jobs.readRef(yRef!)?.externalId).toBe('y');
+    evolveBatch([at(3, { externalId: 'z', state: 'queued' })]); // takes the row x left
+    expect(actor.jobs.rowOfExternalId('z')).toBe(Number(xRef) % 2 ** 32);
+    expect(actor.jobs.readRef(xRef!)).toBeUndefined();
+    expect(actor.jobs.readRef(yRef!)).toBeUndefined();
   });
 });

@@ -121,13 +121,13 @@ describe('the late-created index', () => {
       jobEvent('c1', CUTOFF_MS, { externalId: 'reported-earlier', createdAt: iso(CUTOFF_MS - 1) }),
       jobEvent('c1', CUTOFF_MS, { externalId: 'unreported' }),
     ]);
-    const index = new LateCreatedJobs();
-    for (const job of actor.jobs.values()) index.update(job);
+    const index = new LateCreatedJobs(actor.jobs.table);
+    for (const job of actor.jobs.values()) index.update(actor.jobs.rowOf(job.id));
     expect(index.size).toBe(1);
-    expect([...index.retainedBefore(CUTOFF_MS)].map((job) => job.externalId)).toEqual(['late']);
+    expect([...index.retainedBefore(CUTOFF_MS)].map((row) => actor.jobs.table.externalId(row))).toEqual(['late']);
     expect([...index.retainedBefore(CUTOFF_MS - 10)]).toEqual([]);
 
-    const late = actor.jobs.getByExternalId('late')!;
+    const late = actor.jobs.rowOfExternalId('late');
     ingest(actor, [jobEvent('c1', CUTOFF_MS + 6_000, { externalId: 'late', state: 'active' })]);
     index.update(late);
     expect(index.size).toBe(0);
@@ -136,8 +136,8 @@ describe('the late-created index', () => {
 
   test('a held job whose state began earlier still is found by its new time; delete lets it go', () => {
     const actor = actorWith([jobEvent('c1', CUTOFF_MS + 100, { externalId: 'late', state: 'active', createdAt: iso(CUTOFF_MS + 5_000) })]);
-    const late = actor.jobs.getByExternalId('late')!;
-    const index = new LateCreatedJobs();
+    const late = actor.jobs.rowOfExternalId('late');
+    const index = new LateCreatedJobs(actor.jobs.table);
     index.update(late);
     expect([...index.retainedBefore(CUTOFF_MS)]).toEqual([]);
     ingest(actor, [jobEvent('c1', CUTOFF_MS - 100, { externalId: 'late', state: 'active', attempt: 2 })]);

@@ -58,14 +58,18 @@ describe('indexes built lazily after a recovery', () => {
     const admin = opened.engine.accounts.userByEmail('admin@example.com')!;
     await opened.actions.bulk(admin, 'revoke', [...jobs.values()].slice(0, 30).map((job) => job.id));
     await workload(opened, apiKey, connectionId, 3);
-    const byId = [...jobs.values()];
+    const { table } = jobs;
+    const byId = jobs.rows();
     for (const key of JOB_SORT_KEYS) {
-      const fresh = ascendingOrder(byId, JOB_SORT_VALUE[key]).items.map((job) => job.id);
-      expect([...jobs.indexes[key].scan('asc')].map((entry) => entry.item.id)).toEqual(fresh);
+      const fresh = ascendingOrder(byId, (row) => JOB_SORT_VALUE[key](table, row)).items.map((row) => table.id(row));
+      expect([...jobs.indexes[key].scan('asc')].map((entry) => table.id(entry.item))).toEqual(fresh);
     }
-    const job = byId[0]!;
-    const sameName = ascendingOrder(byId.filter((other) => other.name === job.name && other !== job), JOB_SORT_VALUE.createdAt).items.reverse();
-    expect(jobs.recentOfName(job, 1_000).map((other) => other.id)).toEqual(sameName.map((other) => other.id));
+    const job = jobs.read(byId[0]!);
+    const sameName = ascendingOrder(
+      byId.filter((other) => table.nameOf(other) === job.name && table.id(other) !== job.id),
+      (row) => table.createdAtMsOf(row),
+    ).items.reverse();
+    expect(jobs.recentOfName(job, 1_000).map((other) => other.id)).toEqual(sameName.map((other) => table.id(other)));
     await opened.store.close();
   });
 });

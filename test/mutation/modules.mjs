@@ -154,8 +154,8 @@ export const MODULES = {
         mutate: [
           block(ACTOR, 'expire(nowMs'),
           block(ACTOR, 'loadJobs('),
-          lines(ACTOR, 'this.lateCreated.update(job);'), // in evolve: every changed job
-          lines(ACTOR, 'this.lateCreated.delete(job);', undefined, 'private enforceJobCap('),
+          lines(ACTOR, 'this.lateCreated.update(this.jobs.table.rowOfRef(ref));'), // in evolve: every changed job
+          lines(ACTOR, 'this.lateCreated.delete(row);', undefined, 'private enforceJobCap('),
           'actors/connection/late-created-jobs.ts',
           block('actors/connection/command-queue.ts', 'expireBefore('),
           lines('actors/engine.ts', "case 'retention':", 'return null;'),
@@ -171,8 +171,12 @@ export const MODULES = {
     ],
   },
   jobStore: {
-    what: "the job store's table of jobs by externalId, its createdAt order kept per state, and the eviction at the job cap that reads it",
+    what: "the job store's rows of columns (the job table, its history column and code table), its table of jobs by externalId, its createdAt order kept per state, and the eviction at the job cap that reads it",
     parts: [
+      {
+        mutate: ['actors/connection/job-table.ts', 'actors/connection/history-column.ts', 'actors/connection/code-table.ts'],
+        tests: ['test/actors/job-table.test.ts', 'test/actors/job-columns.test.ts', 'test/actors/job-merge.test.ts'],
+      },
       {
         mutate: ['actors/connection/jobs-by-key.ts', 'actors/jobs/grouped-index.ts', block(ACTOR, 'private enforceJobCap('), block(ACTOR, 'private collectOldest(')],
         tests: ['test/actors/jobs-by-key.test.ts', 'test/jobs/grouped-index.test.ts', 'test/actors/created-by-state.test.ts', 'test/actors/job-merge.test.ts'],
@@ -213,7 +217,7 @@ export const MODULES = {
           'actors/alerts/alert-measures.ts',
           'actors/alerts/alert-model.ts',
           'actors/alerts/rule-input.ts',
-          block('actors/connection/job-store.ts', '*activeJobs('),
+          block('actors/connection/job-store.ts', '*activeRows('),
           block('actors/connection/job-store.ts', 'lastCompletedAtOfName('),
           block('actors/metrics/queue-metrics.ts', 'finishedWithin('),
         ],

@@ -15,7 +15,7 @@ export function dumpEngine(engine: Engine, nowMs: number) {
     connections[id] = {
       jobs: jobs.map((job) => ({ ...job, recent: actor.jobs.recentOfName(job, 10).map((other) => other.id) })),
       indexes: Object.fromEntries(
-        JOB_SORT_KEYS.flatMap((key) => (['asc', 'desc'] as const).map((order) => [`${key}-${order}`, [...actor.jobs.indexes[key].scan(order)].map((entry) => entry.item.id)])),
+        JOB_SORT_KEYS.flatMap((key) => (['asc', 'desc'] as const).map((order) => [`${key}-${order}`, [...actor.jobs.indexes[key].scan(order)].map((entry) => actor.jobs.table.id(entry.item))])),
       ),
       tallies: { failed: actor.jobs.countWhere((job) => job.state === 'failed'), queued: actor.jobs.queuedPerQueue.get('q1'), active: actor.jobs.activePerWorker.get('w1') },
       workers: [...actor.workers.values()].map((worker) => ({ ...worker, rate: worker.rate.taskRatePerMinute(nowMs) })),

@@ -1,0 +1,387 @@
+/**
+ * A connection's jobs as rows of columns: a job is a row number, its fields live in typed
+ * arrays (times, attempt, progress and retries as doubles, NaN for null; the state and
+ * whether createdAt was reported as bytes; task name, queue, worker and framework as codes
+ * of the connection's code table), its ids and rare details in plain arrays, its history
+ * in one packed column. A million jobs are a few dozen arrays instead of a million objects
+ * (each a 160-byte cell plus its history array), and a snapshot's columns load back by
+ * copying.
+ *
+ * Columns grow by doubling; rows freed by retention and eviction are reused. A reader that
+ * must find a job again later (the live stream, after the batch is durable) keeps its ref:
+ * the row and its generation, which a freed row's next job does not share.
+ *
+ * The merge rules of an event are `mergeEvent`'s: the event with the newest timestamp
+ * decides the state (ties: later arrival); an older event never moves the job backwards but
+ * still lands in the history in timestamp order; scalar fields take a newer non-null value,
+ * and an older event only fills gaps.
+ */
+import type { JobEvent } from '../ingest/normalized-event.ts';
+import { retainedJobBytes } from '../ingest/event-bytes.ts';
+import { JOB_STATES, type Framework, type JobState } from '../ingest/states.ts';
+import { CodeTable, NO_CODE } from './code-table.ts';
+import { HistoryColumn } from './history-column.ts';
+import { entryCode, stateCodeOf } from './job-history.ts';
+import type { Job, JobDetails } from './job-record.ts';
+import type { TypedJobColumns } from './job-columns.ts';
+
+/** Generations kept per row in a ref: a ref outlives at most this many reuses of its row before it could name a later job. */
+const GENERATIONS = 2 ** 20;
+const ROWS_MAX = 2 ** 32;
+const FIRST_CAPACITY = 64;
+
+const NO_DETAILS: JobDetails = { error: null, stacktrace: null, extensions: null };
+
+const orNull = (value: number): number | null => (Number.isNaN(value) ? null : value);
+const orNaN = (value: number | null): number => (value === null ? Number.NaN : value);
+
+export class JobTable {
+  private capacity = 0;
+  /** rows ever used: 0 .. rowsUsed - 1 are live or free */
+  private rowsUsed = 0;
+  private live = 0;
+  private readonly freeRows: number[] = [];
+  private readonly codes = new CodeTable();
+  private readonly history = new HistoryColumn();
+  private ids: Array<string | undefined> = [];
+  private externalIds: Array<string | undefined> = [];
+  /** error, stacktrace and extensions, null for most jobs; replaced whole, never mutated */
+  private details: Array<JobDetails | null> = [];
+  private framework = new Int32Array(0);
+  private name = new Int32Array(0);
+  private queue = new Int32Array(0);
+  private worker = new Int32Array(0);
+  private state = new Uint8Array(0);
+  private createdAtReported = new Uint8Array(0);
+  private createdAtMs = new Float64Array(0);
+  private startedAtMs = new Float64Array(0);
+  private completedAtMs = new Float64Array(0);
+  private attempt = new Float64Array(0);
+  private maxRetries = new Float64Array(0);
+  private progress = new Float64Array(0);
+  private lastEventMs = new Float64Array(0);
+  private generation = new Uint32Array(0);
+
+  constructor(readonly connectionId: string) {}
+
+  /** Jobs held. */
+  get size(): number {
+    return this.live;
+  }
+
+  /** Distinct names, queues, workers and frameworks the jobs hold (for tests of the code table's bound). */
+  get distinctStrings(): number {
+    return this.codes.size;
+  }
+
+  /** A new row for a job first seen in `event` (as created, before the event is merged into it). */
+  create(id: string, event: JobEvent): number {
+    const row = this.allocate();
+    this.ids[row] = id;
+    this.externalIds[row] = event.externalId;
+    this.details[row] = null;
+    this.framework[row] = this.codes.acquire(event.framework);
+    this.name[row] = this.codes.acquire(event.name);
+    this.queue[row] = NO_CODE;
+    this.worker[row] = NO_CODE;
+    this.state[row] = stateCodeOf(event.state);
+    this.createdAtReported[row] = 0;
+    this.createdAtMs[row] = event.atMs;
+    this.startedAtMs[row] = Number.NaN;
+    this.completedAtMs[row] = Number.NaN;
+    this.attempt[row] = 1;
+    this.maxRetries[row] = Number.NaN;
+    this.progress[row] = Number.NaN;
+    this.lastEventMs[row] = Number.NEGATIVE_INFINITY;
+    return row;
+  }
+
+  /** A row holding `job` as it is (a format 1 snapshot's job, or a copy taken earlier). */
+  insert(job: Job): number {
+    const row = this.allocate();
+    this.ids[row] = job.id;
+    this.externalIds[row] = job.externalId;
+    this.details[row] = job.details;
+    this.framework[row] = this.codes.acquire(job.framework);
+    this.name[row] = this.codes.acquire(job.name);
+    this.queue[row] = this.codes.acquire(job.queue);
+    this.worker[row] = this.codes.acquire(job.workerId);
+    this.createdAtReported[row] = job.createdAtReported ? 1 : 0;
+    this.createdAtMs[row] = job.createdAtMs;
+    this.startedAtMs[row] = orNaN(job.startedAtMs);
+    this.completedAtMs[row] = orNaN(job.completedAtMs);
+    this.attempt[row] = job.attempt;
+    this.maxRetries[row] = orNaN(job.maxRetries);
+    this.progress[row] = orNaN(job.progress);
+    this.lastEventMs[row] = job.lastEventMs;
+    this.history.load(row, [job.history.length], Float64Array.from(job.history));
+    this.state[row] = this.stateCodeFromHistory(row);
+    return row;
+  }
+
+  /**
+   * Appends a snapshot's columns as new rows, in column order, copying the number columns
+   * whole; returns the first row (the rows are `first` to `first + columns.count - 1`).
+   */
+  load(columns: TypedJobColumns): number {
+    const count = columns.count;
+    const first = this.rowsUsed;
+    this.ensureCapacity(first + count);
+    this.rowsUsed += count;
+    this.live += count;
+    this.createdAtMs.set(columns.createdAtMs, first);
+    this.startedAtMs.set(columns.startedAtMs, first);
+    this.completedAtMs.set(columns.completedAtMs, first);
+    this.attempt.set(columns.attempt, first);
+    this.maxRetries.set(columns.maxRetries, first);
+    this.progress.set(columns.progress, first);
+    this.lastEventMs.set(columns.lastEventMs, first);
+    this.createdAtReported.set(columns.createdAtReported, first);
+    this.history.load(first, columns.historyLengths, columns.history);
+    const codes = this.codes;
+    const code = (from: number): number => (from === NO_CODE ? NO_CODE : codes.acquire(columns.strings[from]!));
+    let idAt = 0;
+    let externalIdAt = 0;
+    for (let at = 0; at < count; at++) {
+      const row = first + at;
+      this.ids[row] = columns.ids.slice(idAt, (idAt += columns.idLengths[at]!));
+      this.externalIds[row] = columns.externalIds.slice(externalIdAt, (externalIdAt += columns.externalIdLengths[at]!));
+      const error = columns.error[at]!;
+      const stacktrace = columns.stacktrace[at]!;
+      const extensions = columns.extensions[at]!;
+      this.details[row] = error === null && stacktrace === null && extensions === null ? null : { error, stacktrace, extensions };
+      this.framework[row] = code(columns.framework[at]!);
+      this.name[row] = code(columns.name[at]!);
+      this.queue[row] = code(columns.queue[at]!);
+      this.worker[row] = code(columns.workerId[at]!);
+      this.state[row] = this.stateCodeFromHistory(row);
+    }
+    return first;
+  }
+
+  /** Frees a row for reuse; refs to it stop resolving. */
+  free(row: number): void {
+    this.codes.release(this.framework[row]!);
+    this.codes.release(this.name[row]!);
+    this.codes.release(this.queue[row]!);
+    this.codes.release(this.worker[row]!);
+    this.framework[row] = this.name[row] = this.queue[row] = this.worker[row] = NO_CODE;
+    this.ids[row] = undefined;
+    this.externalIds[row] = undefined;
+    this.details[row] = null;
+    this.history.clear(row);
+    // Stryker disable next-line ArithmeticOperator: the wrap only matters after a million reuses of one row
+    this.generation[row] = (this.generation[row]! + 1) % GENERATIONS;
+    this.freeRows.push(row);
+    this.live--;
+  }
+
+  /** Applies an event to a job. Returns true when the event is the newest so far. */
+  merge(row: number, event: JobEvent): boolean {
+    const isNewest = event.atMs >= this.lastEventMs[row]!;
+    this.addHistory(row, event.state, event.atMs);
+    if (event.queue !== undefined && (isNewest || this.queue[row] === NO_CODE)) this.queue[row] = this.recode(this.queue[row]!, event.queue);
+    if (event.workerId !== undefined && (isNewest || this.worker[row] === NO_CODE)) this.worker[row] = this.recode(this.worker[row]!, event.workerId);
+    takeNumber(this.maxRetries, row, event.maxRetries, isNewest);
+    takeNumber(this.progress, row, event.progress, isNewest);
+    takeNumber(this.startedAtMs, row, event.startedAtMs, isNewest);
+    takeNumber(this.completedAtMs, row, event.completedAtMs, isNewest);
+    this.takeDetail(row, 'error', event.error, isNewest);
+    this.takeDetail(row, 'stacktrace', event.stacktrace, isNewest);
+    this.takeDetail(row, 'extensions', event.extensions, isNewest);
+    if (isNewest) {
+      this.name[row] = this.recode(this.name[row]!, event.name);
+      this.framework[row] = this.recode(this.framework[row]!, event.framework);
+      if (event.attempt !== undefined) this.attempt[row] = event.attempt;
+      this.lastEventMs[row] = event.atMs;
+    }
+    this.mergeCreatedAt(row, event, isNewest);
+    return isNewest;
+  }
+
+  /** Records a state at a time; the job's state is always the last entry's. */
+  addHistory(row: number, state: JobState, atMs: number): void {
+    this.history.insert(row, atMs, stateCodeOf(state));
+    this.state[row] = entryCode(this.history.last(row));
+  }
+
+  setLastEventMs(row: number, atMs: number): void {
+    this.lastEventMs[row] = atMs;
+  }
+
+  /** A number that finds this job again while it lives (`rowOfRef`), and never a later job in its row. */
+  refOf(row: number): number {
+    return this.generation[row]! * ROWS_MAX + row;
+  }
+
+  /** The row of a ref, or -1 once its job is gone. */
+  rowOfRef(ref: number): number {
+    const row = ref % ROWS_MAX;
+    return row < this.rowsUsed && this.ids[row] !== undefined && this.generation[row] === (ref - row) / ROWS_MAX ? row : -1;
+  }
+
+  id(row: number): string {
+    return this.ids[row]!;
+  }
+
+  externalId(row: number): string {
+    return this.externalIds[row]!;
+  }
+
+  stateOf(row: number): JobState {
+    return JOB_STATES[this.state[row]!]!;
+  }
+
+  nameOf(row: number): string {
+    return this.codes.stringOf(this.name[row]!)!;
+  }
+
+  frameworkOf(row: number): Framework {
+    return this.codes.stringOf(this.framework[row]!) as Framework;
+  }
+
+  queueOf(row: number): string | null {
+    return this.codes.stringOf(this.queue[row]!);
+  }
+
+  workerOf(row: number): string | null {
+    return this.codes.stringOf(this.worker[row]!);
+  }
+
+  createdAtMsOf(row: number): number {
+    return this.createdAtMs[row]!;
+  }
+
+  createdAtReportedOf(row: number): boolean {
+    return this.createdAtReported[row] === 1;
+  }
+
+  startedAtMsOf(row: number): number | null {
+    return orNull(this.startedAtMs[row]!);
+  }
+
+  completedAtMsOf(row: number): number | null {
+    return orNull(this.completedAtMs[row]!);
+  }
+
+  durationMsOf(row: number): number | null {
+    const duration = this.completedAtMs[row]! - this.startedAtMs[row]!;
+    return Number.isNaN(duration) ? null : duration;
+  }
+
+  lastEventMsOf(row: number): number {
+    return this.lastEventMs[row]!;
+  }
+
+  detailsOf(row: number): JobDetails {
+    return this.details[row] ?? NO_DETAILS;
+  }
+
+  /** When the current state began: the earliest entry of the trailing run of that state. */
+  stateChangedAtMs(row: number): number | null {
+    return this.history.currentRunStartMs(row);
+  }
+
+  /** The estimate of the job's memory the byte budget counts (event-bytes.ts). */
+  bytesOf(row: number): number {
+    return retainedJobBytes(this.externalIds[row]!, this.details[row] ?? null, this.history.length(row));
+  }
+
+  /** The job as an object: a copy, unaffected by later changes to the row. */
+  read(row: number): Job {
+    return {
+      id: this.ids[row]!,
+      connectionId: this.connectionId,
+      externalId: this.externalIds[row]!,
+      framework: this.frameworkOf(row),
+      name: this.nameOf(row),
+      queue: this.queueOf(row),
+      state: this.stateOf(row),
+      createdAtMs: this.createdAtMs[row]!,
+      createdAtReported: this.createdAtReported[row] === 1,
+      startedAtMs: this.startedAtMsOf(row),
+      completedAtMs: this.completedAtMsOf(row),
+      workerId: this.workerOf(row),
+      details: this.details[row] ?? null,
+      attempt: this.attempt[row]!,
+      maxRetries: orNull(this.maxRetries[row]!),
+      progress: orNull(this.progress[row]!),
+      history: this.history.copy(row),
+      lastEventMs: this.lastEventMs[row]!,
+    };
+  }
+
+  private stateCodeFromHistory(row: number): number {
+    if (this.history.length(row) === 0) throw new Error(`job ${this.ids[row]} has no history: every job has at least the event that created it`);
+    return entryCode(this.history.last(row));
+  }
+
+  private recode(held: number, value: string): number {
+    // Stryker disable next-line ConditionalExpression: a fast path; releasing the code and taking it again gives the same code
+    if (this.codes.stringOf(held) === value) return held;
+    this.codes.release(held);
+    return this.codes.acquire(value);
+  }
+
+  private takeDetail<K extends keyof JobDetails>(row: number, key: K, value: JobDetails[K] | undefined, isNewest: boolean): void {
+    const details = this.detailsOf(row);
+    if (value !== undefined && (isNewest || details[key] === null)) this.details[row] = { ...details, [key]: value };
+  }
+
+  private mergeCreatedAt(row: number, event: JobEvent, isNewest: boolean): void {
+    if (event.createdAtMs !== undefined) {
+      if (isNewest || this.createdAtReported[row] === 0) {
+        this.createdAtMs[row] = event.createdAtMs;
+        this.createdAtReported[row] = 1;
+      }
+    } else if (this.createdAtReported[row] === 0 && event.atMs < this.createdAtMs[row]!) {
+      this.createdAtMs[row] = event.atMs;
+    }
+  }
+
+  private allocate(): number {
+    let row = this.freeRows.pop();
+    if (row === undefined) {
+      row = this.rowsUsed++;
+      this.ensureCapacity(this.rowsUsed);
+      this.history.ensureRows(this.rowsUsed);
+    }
+    this.live++;
+    return row;
+  }
+
+  private ensureCapacity(rows: number): void {
+    // Stryker disable next-line ConditionalExpression,EqualityOperator,StringLiteral: a guard for refs (row + generation * 2^32) no test reaches: four billion rows
+    if (rows > ROWS_MAX) throw new Error(`a connection's job table holds at most ${ROWS_MAX} rows`);
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: growing when not needed only copies the columns once more
+    if (rows <= this.capacity) return;
+    let capacity = Math.max(FIRST_CAPACITY, this.capacity);
+    // Stryker disable next-line EqualityOperator: one doubling more only leaves more room
+    while (capacity < rows) capacity *= 2;
+    this.framework = grown(this.framework, new Int32Array(capacity));
+    this.name = grown(this.name, new Int32Array(capacity));
+    this.queue = grown(this.queue, new Int32Array(capacity));
+    this.worker = grown(this.worker, new Int32Array(capacity));
+    this.state = grown(this.state, new Uint8Array(capacity));
+    this.createdAtReported = grown(this.createdAtReported, new Uint8Array(capacity));
+    this.createdAtMs = grown(this.createdAtMs, new Float64Array(capacity));
+    this.startedAtMs = grown(this.startedAtMs, new Float64Array(capacity));
+    this.completedAtMs = grown(this.completedAtMs, new Float64Array(capacity));
+    this.attempt = grown(this.attempt, new Float64Array(capacity));
+    this.maxRetries = grown(this.maxRetries, new Float64Array(capacity));
+    this.progress = grown(this.progress, new Float64Array(capacity));
+    this.lastEventMs = grown(this.lastEventMs, new Float64Array(capacity));
+    this.generation = grown(this.generation, new Uint32Array(capacity));
+    this.capacity = capacity;
+  }
+}
+
+/** A number field takes a newer value, and an older event's value only where it has none. */
+function takeNumber(column: Float64Array, row: number, value: number | undefined, isNewest: boolean): void {
+  if (value !== undefined && (isNewest || Number.isNaN(column[row]!))) column[row] = value;
+}
+
+function grown<A extends Int32Array | Uint8Array | Float64Array | Uint32Array>(from: A, to: A): A {
+  to.set(from as never);
+  return to;
+}
