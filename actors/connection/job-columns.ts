@@ -16,6 +16,7 @@
  * revived id kept that whole string alive. A joined column is a string holding ids only.
  */
 import { detailsOfJob, type Job } from './job-record.ts';
+import { nanForNull } from './nullable-number.ts';
 
 /** Columns as built and read; `JobColumns` is the same with typed arrays as bytes. */
 export interface TypedJobColumns {
@@ -100,7 +101,6 @@ function fromWire(wire: JobColumns): TypedJobColumns {
 
 const NO_STRING = -1;
 
-const numberOrNaN = (value: number | null): number => (value === null ? Number.NaN : value);
 
 /** A copy of `jobs` as they are now: later changes to the jobs do not reach it. */
 export function toJobColumns(jobs: readonly Job[]): JobColumns {
@@ -168,11 +168,11 @@ export function toJobColumns(jobs: readonly Job[]): JobColumns {
     columns.workerId[row] = code(job.workerId);
     columns.createdAtMs[row] = job.createdAtMs;
     columns.createdAtReported[row] = job.createdAtReported ? 1 : 0;
-    columns.startedAtMs[row] = numberOrNaN(job.startedAtMs);
-    columns.completedAtMs[row] = numberOrNaN(job.completedAtMs);
+    columns.startedAtMs[row] = nanForNull(job.startedAtMs);
+    columns.completedAtMs[row] = nanForNull(job.completedAtMs);
     columns.attempt[row] = job.attempt;
-    columns.maxRetries[row] = numberOrNaN(job.maxRetries);
-    columns.progress[row] = numberOrNaN(job.progress);
+    columns.maxRetries[row] = nanForNull(job.maxRetries);
+    columns.progress[row] = nanForNull(job.progress);
     columns.lastEventMs[row] = job.lastEventMs;
     const details = detailsOfJob(job);
     columns.error[row] = details.error;

@@ -21,6 +21,7 @@ import { retainedJobBytes } from '../ingest/event-bytes.ts';
 import { JOB_STATES, type Framework, type JobState } from '../ingest/states.ts';
 import { CodeTable, NO_CODE } from './code-table.ts';
 import { HistoryColumn } from './history-column.ts';
+import { nanForNull, nullForNaN } from './nullable-number.ts';
 import { entryCode, stateCodeOf } from './job-history.ts';
 import type { Job, JobDetails } from './job-record.ts';
 import type { TypedJobColumns } from './job-columns.ts';
@@ -32,8 +33,6 @@ const FIRST_CAPACITY = 64;
 
 const NO_DETAILS: JobDetails = { error: null, stacktrace: null, extensions: null };
 
-const orNull = (value: number): number | null => (Number.isNaN(value) ? null : value);
-const orNaN = (value: number | null): number => (value === null ? Number.NaN : value);
 
 export class JobTable {
   private capacity = 0;
@@ -108,11 +107,11 @@ export class JobTable {
     this.worker[row] = this.codes.acquire(job.workerId);
     this.createdAtReported[row] = job.createdAtReported ? 1 : 0;
     this.createdAtMs[row] = job.createdAtMs;
-    this.startedAtMs[row] = orNaN(job.startedAtMs);
-    this.completedAtMs[row] = orNaN(job.completedAtMs);
+    this.startedAtMs[row] = nanForNull(job.startedAtMs);
+    this.completedAtMs[row] = nanForNull(job.completedAtMs);
     this.attempt[row] = job.attempt;
-    this.maxRetries[row] = orNaN(job.maxRetries);
-    this.progress[row] = orNaN(job.progress);
+    this.maxRetries[row] = nanForNull(job.maxRetries);
+    this.progress[row] = nanForNull(job.progress);
     this.lastEventMs[row] = job.lastEventMs;
     this.history.load(row, [job.history.length], Float64Array.from(job.history));
     this.state[row] = this.stateCodeFromHistory(row);
@@ -257,16 +256,15 @@ export class JobTable {
   }
 
   startedAtMsOf(row: number): number | null {
-    return orNull(this.startedAtMs[row]!);
+    return nullForNaN(this.startedAtMs[row]!);
   }
 
   completedAtMsOf(row: number): number | null {
-    return orNull(this.completedAtMs[row]!);
+    return nullForNaN(this.completedAtMs[row]!);
   }
 
   durationMsOf(row: number): number | null {
-    const duration = this.completedAtMs[row]! - this.startedAtMs[row]!;
-    return Number.isNaN(duration) ? null : duration;
+    return nullForNaN(this.completedAtMs[row]! - this.startedAtMs[row]!);
   }
 
   lastEventMsOf(row: number): number {
@@ -304,8 +302,8 @@ export class JobTable {
       workerId: this.workerOf(row),
       details: this.details[row] ?? null,
       attempt: this.attempt[row]!,
-      maxRetries: orNull(this.maxRetries[row]!),
-      progress: orNull(this.progress[row]!),
+      maxRetries: nullForNaN(this.maxRetries[row]!),
+      progress: nullForNaN(this.progress[row]!),
       history: this.history.copy(row),
       lastEventMs: this.lastEventMs[row]!,
     };

@@ -174,7 +174,7 @@ export const MODULES = {
     what: "the job store's rows of columns (the job table, its history column and code table), its table of jobs by externalId, its createdAt order kept per state, and the eviction at the job cap that reads it",
     parts: [
       {
-        mutate: ['actors/connection/job-table.ts', 'actors/connection/history-column.ts', 'actors/connection/code-table.ts'],
+        mutate: ['actors/connection/job-table.ts', 'actors/connection/history-column.ts', 'actors/connection/code-table.ts', 'actors/connection/nullable-number.ts'],
         tests: ['test/actors/job-table.test.ts', 'test/actors/job-columns.test.ts', 'test/actors/job-merge.test.ts'],
       },
       {
