@@ -44,16 +44,10 @@ export interface PublicChannel {
   deliveries: PublicDeliveryAttempt[];
 }
 
-export interface PublicRule {
+/** A rule as the API shows it: what the user said of it, and its state, times as ISO strings. */
+export interface PublicRule extends RuleInput {
   id: string;
   connectionId: string;
-  name: string;
-  kind: AlertKind;
-  queue: string | null;
-  task: string | null;
-  threshold: number | null;
-  windowSeconds: number;
-  channelIds: string[];
   createdAt: string;
   updatedAt: string;
   status: RuleStatus;

@@ -4,18 +4,8 @@
  * length as chunks arrive, and everything given back once, per connection.
  */
 import { describe, expect, test } from 'bun:test';
-import { DomainError } from '../../actors/domain-error.ts';
+import { refusal } from '../support/refusal.ts';
 import { IN_FLIGHT_DEFAULTS, InFlightLimiter } from '../../src/http/in-flight.ts';
-
-function refusal(run: () => unknown): DomainError {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof DomainError) return error;
-    throw error;
-  }
-  throw new Error('expected a refusal');
-}
 
 describe('in-flight limits per connection', () => {
   test('the defaults: 32 requests and 64 MiB, enough for a dozen bodies of the largest size', () => {

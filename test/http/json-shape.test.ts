@@ -7,6 +7,7 @@
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
 import { DomainError } from '../../actors/domain-error.ts';
+import { refusal } from '../support/refusal.ts';
 import { JSON_SHAPE_LIMITS, JsonShapeScanner, type SplitLimits } from '../../src/http/json-shape.ts';
 import { INGEST_ENVELOPE_BYTES_MAX, readIngestBody } from '../../src/http/ingest-body.ts';
 import { bodyReader } from '../../src/http/read-body.ts';
@@ -19,16 +20,6 @@ function scan(text: string, chunkBytes = 1 << 20, limits = JSON_SHAPE_LIMITS, sp
   const bytes = encode(text);
   for (let at = 0; at < bytes.length; at += chunkBytes) scanner.feed(bytes.subarray(at, at + chunkBytes));
   return scanner;
-}
-
-function refusal(run: () => unknown): DomainError {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof DomainError) return error;
-    throw error;
-  }
-  throw new Error('expected a refusal');
 }
 
 /** The element texts the scanner found in `text`. */

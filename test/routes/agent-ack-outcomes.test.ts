@@ -1,19 +1,9 @@
 import { describe, expect, test } from 'bun:test';
-import { Engine, type EngineRecord, type RecordLog } from '../../actors/engine.ts';
+import type { RecordLog } from '../../actors/engine.ts';
+import { recordingLog, replayedAndRestored } from '../support/recording-log.ts';
 import { testApp, T0 } from '../support/test-app.ts';
 import { jobEvent } from '../support/events.ts';
 
-/** A log that keeps a decoded-like copy of every record, so a second engine can replay them. */
-function recordingLog(): RecordLog & { records: EngineRecord[] } {
-  const records: EngineRecord[] = [];
-  return {
-    records,
-    append: async (record) => {
-      records.push(structuredClone(record) as EngineRecord);
-      return records.length;
-    },
-  };
-}
 
 async function withFailedJobs(count: number, log?: RecordLog) {
   const t = await testApp(log === undefined ? {} : { log });
@@ -109,13 +99,7 @@ describe('agent ack outcomes and the job detail lastCommand', () => {
     const expected = [(await detail(0)).lastCommand, (await detail(1)).lastCommand];
     expect(expected.map((command) => command.status)).toEqual(['failed', 'pending']);
 
-    const fresh = () => new Engine({ clock: t.clock, log: { append: async () => 0 }, limits: t.engine.connection(c.id)!.limits });
-    const replayed = fresh();
-    for (const record of log.records) replayed.evolve(record);
-    const restored = fresh();
-    const restorer = restored.restorer();
-    for (const chunk of t.engine.takeSnapshot().chunks) restorer.restore(structuredClone(chunk));
-    for (const engine of [replayed, restored]) {
+    for (const engine of replayedAndRestored(t.engine, log.records)) {
       const actor = engine.connection(c.id)!;
       expect(actor.commandOutcomes.toSnapshot()).toEqual(t.engine.connection(c.id)!.commandOutcomes.toSnapshot());
       expect(actor.commandOutcomes.ofJob(jobId(0))).toMatchObject({ status: 'failed', reason: 'no arguments', completedAtMs: T0 + 2_000 });

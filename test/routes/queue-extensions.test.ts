@@ -4,26 +4,16 @@
  * stream, counted in the daily bytes, and unchanged after a restart by log or snapshot.
  */
 import { afterEach, describe, expect, test } from 'bun:test';
-import { Engine, type EngineRecord, type RecordLog } from '../../actors/engine.ts';
+import { Engine } from '../../actors/engine.ts';
 import { EVENT_OVERHEAD_BYTES } from '../../actors/ingest/event-bytes.ts';
 import { QueueMetrics } from '../../actors/metrics/queue-metrics.ts';
+import { recordingLog, replayedAndRestored } from '../support/recording-log.ts';
 import { testApp, T0, type TestApp } from '../support/test-app.ts';
 import { queueEvent } from '../support/events.ts';
 import { SseMessageReader } from '../support/sse-message-reader.ts';
 
 const BULLMQ_COUNTS = { waiting: 4, prioritized: 1, delayed: 2, active: 3, failed: 5, completed: 90, paused: 0 };
 
-/** A log that keeps a decoded-like copy of every record, so a second engine can replay them. */
-function recordingLog(): RecordLog & { records: EngineRecord[] } {
-  const records: EngineRecord[] = [];
-  return {
-    records,
-    append: async (record) => {
-      records.push(structuredClone(record) as EngineRecord);
-      return records.length;
-    },
-  };
-}
 
 async function setup(options: Parameters<typeof testApp>[0] = {}) {
   const t = await testApp({ limits: { dailyEventLimit: 0 }, ...options });
@@ -102,13 +92,7 @@ describe('queue_snapshot extensions', () => {
     await send({ name: 'mail', depth: 4, extensions: BULLMQ_COUNTS }, T0 - 1000);
     await send({ name: 'sidekiq', depth: 2, extensions: { latency: 3.25 } }, T0 - 1000);
     await send({ name: 'sidekiq', depth: 2 }, T0);
-    const fresh = () => new Engine({ clock: t.clock, log: { append: async () => 0 }, limits: t.engine.connection(c.id)!.limits });
-    const replayed = fresh();
-    for (const record of log.records) replayed.evolve(record);
-    const restored = fresh();
-    const restorer = restored.restorer();
-    for (const chunk of t.engine.takeSnapshot().chunks) restorer.restore(structuredClone(chunk));
-    for (const engine of [replayed, restored]) {
+    for (const engine of replayedAndRestored(t.engine, log.records)) {
       const actor = engine.connection(c.id)!;
       expect(actor.queues.get('mail')!.extensions).toEqual(BULLMQ_COUNTS);
       expect(actor.queues.get('sidekiq')!.extensions).toEqual({ latency: 3.25 });

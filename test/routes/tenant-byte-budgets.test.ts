@@ -6,18 +6,14 @@
  */
 import { describe, expect, test } from 'bun:test';
 import { ManualClock } from '../../actors/clock.ts';
-import { Engine, type EngineRecord, type RecordLog } from '../../actors/engine.ts';
+import { Engine } from '../../actors/engine.ts';
 import { jobBytes } from '../../actors/ingest/event-bytes.ts';
+import { recordingLog } from '../support/recording-log.ts';
 import { T0, testApp } from '../support/test-app.ts';
 import { jobEvent } from '../support/events.ts';
 
 const DAY_MS = 86_400_000;
 
-/** A log that keeps every record, to replay into a fresh engine. */
-function recordingLog(): RecordLog & { records: EngineRecord[] } {
-  const records: EngineRecord[] = [];
-  return { records, append: async (record) => records.push(structuredClone(record as EngineRecord)) };
-}
 
 async function setup(limits: { connectionMemoryBytesMax?: number; dailyIngestBytesMax?: number }) {
   const log = recordingLog();
