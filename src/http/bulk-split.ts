@@ -13,6 +13,7 @@
 import type { Engine } from '../../actors/engine.ts';
 import { DomainError } from '../../actors/domain-error.ts';
 import { describeError } from '../../persistence/errors.ts';
+import { BULK_BODY_BYTES_MAX } from './read-body.ts';
 import { ACCOUNTS_PARTITION_KEY, connectionOfJob, connectionPartitionKey, textWithin } from './write-partition.ts';
 
 export interface BulkPart {
@@ -30,9 +31,6 @@ export interface BulkSplitOptions {
   /** Sends a part to the writer of `key` (answered here when this node writes it). */
   answerPart(key: string, part: BulkPart): Promise<Response>;
 }
-
-/** Body cap of the bulk routes (src/routes/job-actions.ts): read no more to split it. */
-const BULK_BODY_BYTES_MAX = 64 * 1024;
 
 type Result = { id: string; success: boolean; [field: string]: unknown };
 

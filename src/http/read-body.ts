@@ -17,6 +17,9 @@ const CLOSE = { connection: 'close' };
 /** Login, users, connections: a few short strings, with room for JSON escapes. */
 export const FORM_BODY_BYTES_MAX = 16 * 1024;
 
+/** Bulk revoke and retry: 100 ids of up to 64 characters, with room for escapes. */
+export const BULK_BODY_BYTES_MAX = 64 * 1024;
+
 /**
  * Runs a check made before the body is read; a refusal from it also closes the connection
  * (the unread body is not drained).

@@ -17,6 +17,7 @@
 import type { Engine } from '../../actors/engine.ts';
 import { partitionOf } from '../../actors/partition-of.ts';
 import { bearerToken } from './api-key.ts';
+import { FORM_BODY_BYTES_MAX } from './read-body.ts';
 
 export type WriteTarget = { kind: 'partition'; key: string } | { kind: 'bulk' } | { kind: 'connectionInBody' } | { kind: 'local' };
 
@@ -29,8 +30,6 @@ const JOB_ACTION = /^\/api\/jobs\/([^/]+)\/(?:revoke|retry)$/;
 const BULK_ACTION = /^\/api\/jobs\/bulk\/(?:revoke|retry)$/;
 const ALERT_CREATE = new Set(['/api/alert-rules', '/api/alert-channels']);
 const ALERT_BY_ID = /^\/api\/alert-(rules|channels)\/([^/]+)(?:\/test)?$/;
-/** the alert routes' body cap (src/http/read-body.ts FORM_BODY_BYTES_MAX): no more is read to route one */
-const ALERT_BODY_BYTES_MAX = 16 * 1024;
 
 export function writeTarget(request: Request, pathname: string, engine: Engine, partitions: number): WriteTarget {
   if (request.method === 'POST' && KEYED_PATHS.has(pathname)) {
@@ -76,7 +75,8 @@ function connectionOfAlert(engine: Engine, what: 'rules' | 'channels', id: strin
  */
 export async function connectionKeyOfBody(copy: Request, engine: Engine, partitions: number): Promise<string> {
   try {
-    const text = await textWithin(copy, ALERT_BODY_BYTES_MAX);
+    // the alert routes' cap: no more is read to route one
+    const text = await textWithin(copy, FORM_BODY_BYTES_MAX);
     if (text !== null) {
       const { connectionId } = JSON.parse(text) as { connectionId?: unknown };
       if (typeof connectionId === 'string' && engine.connection(connectionId) !== undefined) return connectionPartitionKey(connectionId, partitions);

@@ -3,12 +3,10 @@ import { Elysia } from 'elysia';
 import type { JobAction } from '../../actors/connection/connection-records.ts';
 import type { AppDeps } from '../app-deps.ts';
 import { dashboardUser, type SessionContext } from '../http/dashboard-auth.ts';
-import { bodyReader } from '../http/read-body.ts';
+import { BULK_BODY_BYTES_MAX, bodyReader } from '../http/read-body.ts';
 import { model, validBody } from '../http/validate.ts';
 
 export const BULK_IDS_MAX = 100;
-/** 100 ids of up to 64 characters, with room for escapes */
-const BULK_BODY_BYTES_MAX = 64 * 1024;
 
 export const BulkBody = model(
   Type.Object({ ids: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: BULK_IDS_MAX }) }),

@@ -5,6 +5,7 @@
  */
 import { expect, test } from 'bun:test';
 import { alertFixture } from '../alerts/alert-fixture.ts';
+import { FORM_BODY_BYTES_MAX } from '../../src/http/read-body.ts';
 import { ACCOUNTS_PARTITION_KEY, connectionKeyOfBody, connectionPartitionKey, writeTarget } from '../../src/http/write-partition.ts';
 
 const PARTITIONS = 16;
@@ -32,6 +33,11 @@ test('alert writes go to the partition of their connection', async () => {
   expect(await bodyKey(JSON.stringify({ connectionId: f.connection.id, name: 'x' }))).toBe(key);
   expect(await bodyKey(JSON.stringify({ connectionId: 'unknown' }))).toBe(ACCOUNTS_PARTITION_KEY);
   expect(await bodyKey('not json')).toBe(ACCOUNTS_PARTITION_KEY);
-  // past the routes' 16 KiB cap it is not read further: the writer refuses it
-  expect(await bodyKey(JSON.stringify({ connectionId: f.connection.id, name: 'x'.repeat(17 * 1024) }))).toBe(ACCOUNTS_PARTITION_KEY);
+  // up to the routes' 16 KiB cap it is read; one byte past it, not further: the writer refuses it
+  const ofBytes = (bytes: number) => {
+    const body = JSON.stringify({ connectionId: f.connection.id, name: '' });
+    return body.replace('"name":""', `"name":"${'x'.repeat(bytes - body.length)}"`);
+  };
+  expect(await bodyKey(ofBytes(FORM_BODY_BYTES_MAX))).toBe(key);
+  expect(await bodyKey(ofBytes(FORM_BODY_BYTES_MAX + 1))).toBe(ACCOUNTS_PARTITION_KEY);
 });
