@@ -96,7 +96,8 @@ export class Normalizer {
     switch (kind) {
       case 'added':
         this.facts.learn(queue, jobId, { name: entry.fields.name || undefined, addedAtMs: atMs });
-        change = (known.delayMs ?? 0) > 0 ? { state: 'scheduled', native: 'delayed' } : { state: 'queued', native: (known.priority ?? 0) > 0 ? 'prioritized' : 'waiting' };
+        // the hash may be read after the job ran: a delay it shows then is a backoff's, not the job's own
+        change = (known.delayMs ?? 0) > 0 && !(known.attemptsMade > 0) ? { state: 'scheduled', native: 'delayed' } : { state: 'queued', native: (known.priority ?? 0) > 0 ? 'prioritized' : 'waiting' };
         break;
       case 'waiting':
         if (stallMove) return null; // the stalled entry after it says it
@@ -162,6 +163,7 @@ export class Normalizer {
 
   /** The attempt a change belongs to, counted from the events seen (the hash's counters move on before the agent reads them). */
   attemptFor(facts, state, kind) {
+    if (kind === 'added') return 1; // a new job: whatever the hash, read later, has counted since
     if (state === 'active' && kind === 'active') {
       if (facts.nextAttempt !== undefined) return facts.nextAttempt;
       if (facts.attempt !== undefined) return facts.attempt;

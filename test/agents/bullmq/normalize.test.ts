@@ -85,6 +85,13 @@ describe('normalize', () => {
     expect(retry.map((event) => event.job.state)).toEqual(['active', 'retrying', 'queued']);
   });
 
+  test('a job whose hash is read after it ran and backed off: added is its first attempt, queued, not scheduled', () => {
+    const n = normalizer();
+    const fresh = new Map([[JobFacts.key('q', '7'), factsFromHash(hash({ name: 'flaky', delay: '2000', atm: '1', attempts: '3', timestamp: String(T0) }))]]);
+    const events: any[] = n.normalizeEntries('q', [entry(T0, { event: 'added', jobId: '7', name: 'flaky' }), entry(T0 + 1, { event: 'active', jobId: '7' })], fresh);
+    expect(events.map((event) => [event.job.state, event.job.attempt])).toEqual([['queued', 1], ['active', 1]]);
+  });
+
   test('progress: a number is a percentage, turned into 0..1; any other value stays in extensions only', () => {
     const n = normalizer();
     const events: any[] = n.normalizeEntries('q', [entry(T0, { event: 'progress', jobId: '9', data: '40' }), entry(T0 + 1, { event: 'progress', jobId: '9', data: '{"step":"upload"}' })]);
