@@ -11,6 +11,7 @@ import type { JobState } from '../ingest/states.ts';
 import { FINISHED_STATES } from '../ingest/states.ts';
 import { ascendingOrder, sortById } from '../jobs/ascending-order.ts';
 import { GroupedIndex } from '../jobs/grouped-index.ts';
+import type { ItemIds } from '../jobs/item-ids.ts';
 import { PartitionedIndex } from '../jobs/partitioned-index.ts';
 import { SortedIndex, type IndexEntry, type IndexPosition, type SortOrder, type SortValue } from '../jobs/sorted-index.ts';
 import type { Job } from './job-record.ts';
@@ -18,7 +19,7 @@ import { JobTable } from './job-table.ts';
 import { JOB_SORT_KEYS, JOB_SORT_VALUE, sortValuesOf, type JobSortKey } from './job-sort-keys.ts';
 import { JobGroups, type GroupFields } from './job-groups.ts';
 import { JobsById } from './jobs-by-id.ts';
-import { JobsByKey } from './jobs-by-key.ts';
+import { JobsByKey, type ItemKeys } from './jobs-by-key.ts';
 import { Tally } from './tally.ts';
 
 export interface JobChange {
@@ -50,7 +51,9 @@ export interface JobIndex<T> {
 
 export class JobStore {
   readonly table: JobTable;
-  private readonly idOf: (row: number) => string;
+  /** rows ordered by id, compared in the table's id column */
+  private readonly ids: ItemIds<number>;
+  private readonly externalIds: ItemKeys<number>;
   private readonly byId: JobsById<number>;
   private byExternalId: JobsByKey<number>;
   /** few-valued keys are partitioned by key (see partitioned-index.ts); times and durations are not */
@@ -85,18 +88,23 @@ export class JobStore {
 
   constructor(connectionId: string, groupsMax?: number) {
     const table = (this.table = new JobTable(connectionId));
-    const idOf = (this.idOf = (row: number): string => table.id(row));
-    this.byId = new JobsById(idOf);
-    this.byExternalId = new JobsByKey((row: number) => table.externalId(row));
+    const ids = (this.ids = {
+      idOf: (row) => table.id(row),
+      compareTo: (row, id) => table.compareIdTo(row, id),
+      compareItems: (a, b) => table.compareIds(a, b),
+    });
+    this.externalIds = { keyOf: (row) => table.externalId(row), hasKey: (row, key) => table.hasExternalId(row, key) };
+    this.byId = new JobsById(ids);
+    this.byExternalId = new JobsByKey(this.externalIds);
     this.built = {
-      name: new PartitionedIndex(idOf),
-      state: new PartitionedIndex(idOf),
-      durationMs: new SortedIndex(idOf),
-      queue: new PartitionedIndex(idOf),
-      startedAt: new SortedIndex(idOf),
-      worker: new PartitionedIndex(idOf),
+      name: new PartitionedIndex(ids),
+      state: new PartitionedIndex(ids),
+      durationMs: new SortedIndex(ids),
+      queue: new PartitionedIndex(ids),
+      startedAt: new SortedIndex(ids),
+      worker: new PartitionedIndex(ids),
     };
-    this.createdByState = new GroupedIndex(idOf);
+    this.createdByState = new GroupedIndex(ids);
     this.fields = new RowFields(table);
     this.groups = new JobGroups(groupsMax);
     const indexes = {} as Record<JobSortKey, JobScans>;
@@ -386,10 +394,10 @@ export class JobStore {
    */
   loadAll(rows: number[]): void {
     assert(this.size === 0, 'loadAll fills an empty job store');
-    const { table, idOf, fields } = this;
-    sortById(rows, idOf);
+    const { table, fields } = this;
+    sortById(rows, this.ids);
     this.byId.loadSorted(rows);
-    this.byExternalId = new JobsByKey((row: number) => table.externalId(row), rows);
+    this.byExternalId = new JobsByKey(this.externalIds, rows);
     for (const row of rows) {
       fields.row = row;
       this.countInTallies(fields, +1);
@@ -464,7 +472,7 @@ export class JobStore {
       else group.push(row);
     }
     for (const [name, group] of byName) {
-      const index = new SortedIndex(this.idOf);
+      const index = new SortedIndex(this.ids);
       index.loadAscending(
         group.map((row) => table.createdAtMsOf(row)),
         group,
@@ -487,7 +495,7 @@ export class JobStore {
   private nameIndex(name: string): SortedIndex<number> {
     let index = this.byNameCreated.get(name);
     if (index === undefined) {
-      index = new SortedIndex(this.idOf);
+      index = new SortedIndex(this.ids);
       this.byNameCreated.set(name, index);
     }
     return index;

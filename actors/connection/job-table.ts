@@ -2,8 +2,8 @@
  * A connection's jobs as rows of columns: a job is a row number, its fields live in typed
  * arrays (times, attempt, progress and retries as doubles, NaN for null; the state and
  * whether createdAt was reported as bytes; task name, queue, worker and framework as codes
- * of the connection's code table), its ids and rare details in plain arrays, its history
- * in one packed column. A million jobs are a few dozen arrays instead of a million objects
+ * of the connection's code table), its id and externalId as bytes in string columns
+ * (string-column.ts), its rare details in a plain array, its history in one packed column. A million jobs are a few dozen arrays instead of a million objects
  * (each a 160-byte cell plus its history array), and a snapshot's columns load back by
  * copying.
  *
@@ -22,6 +22,7 @@ import { JOB_STATES, type Framework, type JobState } from '../ingest/states.ts';
 import { CodeTable, NO_CODE } from './code-table.ts';
 import { HistoryColumn } from './history-column.ts';
 import { nanForNull, nullForNaN } from './nullable-number.ts';
+import { StringColumn } from './string-column.ts';
 import { entryCode, stateCodeOf } from './job-history.ts';
 import type { Job, JobDetails } from './job-record.ts';
 import type { TypedJobColumns } from './job-columns.ts';
@@ -42,8 +43,8 @@ export class JobTable {
   private readonly freeRows: number[] = [];
   private readonly codes = new CodeTable();
   private readonly history = new HistoryColumn();
-  private ids: Array<string | undefined> = [];
-  private externalIds: Array<string | undefined> = [];
+  private readonly ids = new StringColumn();
+  private readonly externalIds = new StringColumn();
   /** error, stacktrace and extensions, null for most jobs; replaced whole, never mutated */
   private details: Array<JobDetails | null> = [];
   private framework = new Int32Array(0);
@@ -76,8 +77,8 @@ export class JobTable {
   /** A new row for a job first seen in `event` (as created, before the event is merged into it). */
   create(id: string, event: JobEvent): number {
     const row = this.allocate();
-    this.ids[row] = id;
-    this.externalIds[row] = event.externalId;
+    this.ids.set(row, id);
+    this.externalIds.set(row, event.externalId);
     this.details[row] = null;
     this.framework[row] = this.codes.acquire(event.framework);
     this.name[row] = this.codes.acquire(event.name);
@@ -98,8 +99,8 @@ export class JobTable {
   /** A row holding `job` as it is (a format 1 snapshot's job, or a copy taken earlier). */
   insert(job: Job): number {
     const row = this.allocate();
-    this.ids[row] = job.id;
-    this.externalIds[row] = job.externalId;
+    this.ids.set(row, job.id);
+    this.externalIds.set(row, job.externalId);
     this.details[row] = job.details;
     this.framework[row] = this.codes.acquire(job.framework);
     this.name[row] = this.codes.acquire(job.name);
@@ -137,14 +138,12 @@ export class JobTable {
     this.lastEventMs.set(columns.lastEventMs, first);
     this.createdAtReported.set(columns.createdAtReported, first);
     this.history.load(first, columns.historyLengths, columns.history);
+    this.ids.setJoined(first, columns.ids, columns.idLengths);
+    this.externalIds.setJoined(first, columns.externalIds, columns.externalIdLengths);
     const codes = this.codes;
     const code = (from: number): number => (from === NO_CODE ? NO_CODE : codes.acquire(columns.strings[from]!));
-    let idAt = 0;
-    let externalIdAt = 0;
     for (let at = 0; at < count; at++) {
       const row = first + at;
-      this.ids[row] = columns.ids.slice(idAt, (idAt += columns.idLengths[at]!));
-      this.externalIds[row] = columns.externalIds.slice(externalIdAt, (externalIdAt += columns.externalIdLengths[at]!));
       const error = columns.error[at]!;
       const stacktrace = columns.stacktrace[at]!;
       const extensions = columns.extensions[at]!;
@@ -165,8 +164,8 @@ export class JobTable {
     this.codes.release(this.queue[row]!);
     this.codes.release(this.worker[row]!);
     this.framework[row] = this.name[row] = this.queue[row] = this.worker[row] = NO_CODE;
-    this.ids[row] = undefined;
-    this.externalIds[row] = undefined;
+    this.ids.clear(row);
+    this.externalIds.clear(row);
     this.details[row] = null;
     this.history.clear(row);
     // Stryker disable next-line ArithmeticOperator: the wrap only matters after a million reuses of one row
@@ -216,15 +215,30 @@ export class JobTable {
   /** The row of a ref, or -1 once its job is gone. */
   rowOfRef(ref: number): number {
     const row = ref % ROWS_MAX;
-    return row < this.rowsUsed && this.ids[row] !== undefined && this.generation[row] === (ref - row) / ROWS_MAX ? row : -1;
+    return row < this.rowsUsed && this.ids.has(row) && this.generation[row] === (ref - row) / ROWS_MAX ? row : -1;
   }
 
   id(row: number): string {
-    return this.ids[row]!;
+    return this.ids.get(row);
+  }
+
+  /** Negative, zero or positive as the row's id sorts before, with or after `id`, without making its string. */
+  compareIdTo(row: number, id: string): number {
+    return this.ids.compareTo(row, id);
+  }
+
+  /** Negative, zero or positive as row a's id sorts before, with or after row b's. */
+  compareIds(a: number, b: number): number {
+    return this.ids.compareRows(a, b);
   }
 
   externalId(row: number): string {
-    return this.externalIds[row]!;
+    return this.externalIds.get(row);
+  }
+
+  /** Whether the row's externalId is `externalId`, without making its string. */
+  hasExternalId(row: number, externalId: string): boolean {
+    return this.externalIds.equals(row, externalId);
   }
 
   stateOf(row: number): JobState {
@@ -282,15 +296,15 @@ export class JobTable {
 
   /** The estimate of the job's memory the byte budget counts (event-bytes.ts). */
   bytesOf(row: number): number {
-    return retainedJobBytes(this.externalIds[row]!, this.details[row] ?? null, this.history.length(row));
+    return retainedJobBytes(this.externalIds.lengthOf(row), this.details[row] ?? null, this.history.length(row));
   }
 
   /** The job as an object: a copy, unaffected by later changes to the row. */
   read(row: number): Job {
     return {
-      id: this.ids[row]!,
+      id: this.ids.get(row),
       connectionId: this.connectionId,
-      externalId: this.externalIds[row]!,
+      externalId: this.externalIds.get(row),
       framework: this.frameworkOf(row),
       name: this.nameOf(row),
       queue: this.queueOf(row),
@@ -310,7 +324,7 @@ export class JobTable {
   }
 
   private stateCodeFromHistory(row: number): number {
-    if (this.history.length(row) === 0) throw new Error(`job ${this.ids[row]} has no history: every job has at least the event that created it`);
+    if (this.history.length(row) === 0) throw new Error(`job ${this.ids.get(row)} has no history: every job has at least the event that created it`);
     return entryCode(this.history.last(row));
   }
 
@@ -370,6 +384,8 @@ export class JobTable {
     this.progress = grown(this.progress, new Float64Array(capacity));
     this.lastEventMs = grown(this.lastEventMs, new Float64Array(capacity));
     this.generation = grown(this.generation, new Uint32Array(capacity));
+    this.ids.ensureRows(capacity);
+    this.externalIds.ensureRows(capacity);
     this.capacity = capacity;
   }
 }

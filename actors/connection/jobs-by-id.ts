@@ -6,15 +6,18 @@
  * entry is one 8-byte slot, and recovery fills blocks from the id-sorted rows.
  */
 import { BlockList } from '../jobs/block-list.ts';
+import { itemIds, type IdsOf, type ItemIds } from '../jobs/item-ids.ts';
 
 const BLOCK_CAPACITY = 500;
 
 export class JobsById<T> {
   // Every entry's key is null: the order is by id alone.
   private readonly list: BlockList<T>;
+  private readonly ids: ItemIds<T>;
 
-  constructor(private readonly idOf: (item: T) => string) {
-    this.list = new BlockList<T>(idOf, BLOCK_CAPACITY, null);
+  constructor(ids: IdsOf<T>) {
+    this.ids = itemIds(ids);
+    this.list = new BlockList<T>(this.ids, BLOCK_CAPACITY, null);
   }
 
   get size(): number {
@@ -38,8 +41,9 @@ export class JobsById<T> {
   loadSorted(items: readonly T[]): void {
     if (this.list.size > 0) throw new Error('JobsById.loadSorted needs an empty set');
     for (let index = 1; index < items.length; index++) {
-      const id = this.idOf(items[index]!);
-      if (this.idOf(items[index - 1]!) >= id) throw new Error(`JobsById.loadSorted: job ${id} is out of id order or repeated`);
+      if (this.ids.compareItems(items[index - 1]!, items[index]!) >= 0) {
+        throw new Error(`JobsById.loadSorted: job ${this.ids.idOf(items[index]!)} is out of id order or repeated`);
+      }
     }
     this.list.fill(new Array(items.length).fill(null), items, 0, items.length);
   }

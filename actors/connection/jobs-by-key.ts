@@ -8,6 +8,15 @@
  * compares keys only when the hashes agree. Keys must be distinct, as externalIds within a
  * connection are.
  */
+/**
+ * How the table reads an item's key: the job store's items are rows whose externalIds sit as
+ * bytes in a column, and a probe compares them in place rather than making a string.
+ */
+export interface ItemKeys<T> {
+  keyOf(item: T): string;
+  hasKey(item: T, key: string): boolean;
+}
+
 const EMPTY = 0;
 const REMOVED = -1;
 const SMALLEST_TABLE = 16;
@@ -24,13 +33,17 @@ export class JobsByKey<T> {
   private live: number;
   /** REMOVED slots: they lengthen probe runs until the table is rebuilt */
   private removedSlots = 0;
+  private readonly keyOf: (item: T) => string;
+  private readonly hasKey: (item: T, key: string) => boolean;
 
   /** The table filled with `items` (a recovery's jobs), sized for them. `hash`: tests make keys collide. */
   constructor(
-    private readonly keyOf: (item: T) => string,
+    keys: ItemKeys<T> | ((item: T) => string),
     items: readonly T[] = [],
     private readonly hash: (key: string) => number = hashOf,
   ) {
+    const keyOf = (this.keyOf = typeof keys === 'function' ? keys : keys.keyOf);
+    this.hasKey = typeof keys === 'function' ? (item, key) => keys(item) === key : keys.hasKey;
     this.rows = items.slice();
     this.live = items.length;
     this.hashes = new Uint32Array(Math.max(SMALLEST_TABLE, items.length));
@@ -113,7 +126,7 @@ export class JobsByKey<T> {
     let at = hash & this.mask;
     for (let slot = this.slots[at]!; slot !== EMPTY; slot = this.slots[at]!) {
       // Stryker disable next-line ConditionalExpression: the hash check only spares comparing keys that differ; a removed slot (-1) reads hashes[-2], which matches no hash
-      if (slot !== REMOVED && this.hashes[slot - 1] === hash && this.keyOf(this.rows[slot - 1]!) === key) return at;
+      if (slot !== REMOVED && this.hashes[slot - 1] === hash && this.hasKey(this.rows[slot - 1]!, key)) return at;
       at = (at + 1) & this.mask;
     }
     return -1;

@@ -67,14 +67,14 @@ export interface RetainedJobFields {
 }
 
 export function jobBytes(job: RetainedJobFields): number {
-  return retainedJobBytes(job.externalId, job.details, job.history.length);
+  return retainedJobBytes(job.externalId.length, job.details, job.history.length);
 }
 
 /** `jobBytes` from a job's fields as the job table holds them. */
-export function retainedJobBytes(externalId: string, details: RetainedJobFields['details'], historyLength: number): number {
+export function retainedJobBytes(externalIdLength: number, details: RetainedJobFields['details'], historyLength: number): number {
   return (
     JOB_OVERHEAD_BYTES +
-    externalId.length +
+    externalIdLength +
     length(details?.error ?? null) +
     length(details?.stacktrace ?? null) +
     jsonBytes(details?.extensions ?? null) +

@@ -7,7 +7,8 @@
  * stable radix sort, which keeps the id order among equal keys (a comparison sort of a
  * million positions was most of a restart); anything else a stable comparison sort.
  */
-import { compareIds, compareSortValues, type SortValue } from './sorted-index.ts';
+import { itemIds, type IdsOf } from './item-ids.ts';
+import { compareSortValues, type SortValue } from './sorted-index.ts';
 
 export interface Ordered<T> {
   keys: SortValue[];
@@ -141,9 +142,10 @@ function sortedOrder<T>(keys: readonly SortValue[], items: readonly T[]): Ordere
 }
 
 /** Sorts by id unless already in order (recovery hands jobs over nearly always in id order). */
-export function sortById<T>(items: T[], idOf: (item: T) => string): T[] {
+export function sortById<T>(items: T[], ids: IdsOf<T>): T[] {
+  const { compareItems } = itemIds(ids);
   for (let index = 1; index < items.length; index++) {
-    if (compareIds(idOf(items[index - 1] as T), idOf(items[index] as T)) > 0) return items.sort((a, b) => compareIds(idOf(a), idOf(b)));
+    if (compareItems(items[index - 1] as T, items[index] as T) > 0) return items.sort(compareItems);
   }
   return items;
 }

@@ -2,7 +2,8 @@
  * The storage behind SortedIndex: a chunked sorted array (see BlockList below).
  */
 import type { IndexEntry, IndexPosition } from './sorted-index.ts';
-import { compareIds, compareSortValues, type SortValue } from './sort-values.ts';
+import { itemIds, type IdsOf, type ItemIds } from './item-ids.ts';
+import { compareSortValues, type SortValue } from './sort-values.ts';
 
 const SMALLEST_BLOCK_ARRAY = 8;
 /**
@@ -52,16 +53,18 @@ export class BlockList<T> {
   private readonly mergeLimit: number;
   private readonly keyed: boolean;
   private readonly onlyKey: SortValue;
+  private readonly ids: ItemIds<T>;
 
   /**
    * `onlyKey`: every entry has this key (a partition of PartitionedIndex, the null list of
    * SortedIndex), so blocks keep no key array: 8 bytes less per entry. Undefined: keys vary.
    */
   constructor(
-    private readonly idOf: (item: T) => string,
+    ids: IdsOf<T>,
     private readonly capacity: number,
     onlyKey?: SortValue,
   ) {
+    this.ids = itemIds(ids);
     this.mergeLimit = capacity >> 1;
     this.keyed = onlyKey === undefined;
     this.onlyKey = onlyKey ?? null;
@@ -108,7 +111,7 @@ export class BlockList<T> {
 
   insert(key: SortValue, item: T): void {
     this.checkKey(key);
-    const id = this.idOf(item);
+    const id = this.ids.idOf(item);
     const blocks = this.blocks;
     this.count++;
     this.version++;
@@ -193,7 +196,7 @@ export class BlockList<T> {
   }
 
   remove(key: SortValue, item: T): boolean {
-    const id = this.idOf(item);
+    const id = this.ids.idOf(item);
     const blocks = this.blocks;
     let b = this.firstBlockReaching(key, id, false);
     const block = blocks[b];
@@ -229,7 +232,7 @@ export class BlockList<T> {
 
     for (;;) {
       if (seenVersion !== this.version) {
-        if (passedAny) resumeAfter = { key: lastKey, id: this.idOf(lastItem) };
+        if (passedAny) resumeAfter = { key: lastKey, id: this.ids.idOf(lastItem) };
         if (resumeAfter === undefined) {
           b = 0;
           offset = 0;
@@ -267,7 +270,7 @@ export class BlockList<T> {
 
     for (;;) {
       if (seenVersion !== this.version) {
-        if (passedAny) resumeBefore = { key: lastKey, id: this.idOf(lastItem) };
+        if (passedAny) resumeBefore = { key: lastKey, id: this.ids.idOf(lastItem) };
         if (resumeBefore === undefined) {
           b = this.blocks.length;
           offset = -1;
@@ -301,7 +304,7 @@ export class BlockList<T> {
     };
     let total = 0;
     let previousKey: SortValue = null;
-    let previousId: string | undefined;
+    let previous: T | undefined;
     this.blocks.forEach((block, b) => {
       const count = block.count;
       if (count === 0) fail(`block ${b} is empty`);
@@ -320,13 +323,13 @@ export class BlockList<T> {
       }
       for (let i = 0; i < count; i++) {
         const key = this.keyAt(block, i);
-        const id = this.idOf(block.items[i] as T);
+        const item = block.items[i] as T;
         if (!keyAllowed(key)) fail(`block ${b} holds key ${String(key)}`);
-        if (previousId !== undefined && (compareSortValues(previousKey, key) || compareIds(previousId, id)) >= 0) {
-          fail(`(${String(key)}, ${id}) at block ${b} offset ${i} is not after (${String(previousKey)}, ${previousId})`);
+        if (previous !== undefined && (compareSortValues(previousKey, key) || this.ids.compareItems(previous, item)) >= 0) {
+          fail(`(${String(key)}, ${this.ids.idOf(item)}) at block ${b} offset ${i} is not after (${String(previousKey)}, ${this.ids.idOf(previous)})`);
         }
         previousKey = key;
-        previousId = id;
+        previous = item;
       }
       total += count;
     });
@@ -352,7 +355,7 @@ export class BlockList<T> {
   /** (key, id) against the entry at `offset` of `block`, ascending. */
   private compareAt(key: SortValue, id: string, block: Block<T>, offset: number): number {
     const byKey = compareSortValues(key, this.keyAt(block, offset));
-    return byKey !== 0 ? byKey : compareIds(id, this.idOf(block.items[offset] as T));
+    return byKey !== 0 ? byKey : -this.ids.compareTo(block.items[offset] as T, id);
   }
 
   /**

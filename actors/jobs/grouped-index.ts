@@ -8,6 +8,7 @@
  * partitions, but an item changing group moves between them (the caller passes the group
  * an entry was inserted with to remove it, since the item may have changed since).
  */
+import { itemIds, type IdsOf, type ItemIds } from './item-ids.ts';
 import { mergeScans } from './merge-scans.ts';
 import { SortedIndex, type IndexEntry, type IndexPosition, type SortedIndexOptions } from './sorted-index.ts';
 import type { SortOrder, SortValue } from './sort-values.ts';
@@ -15,11 +16,14 @@ import type { SortOrder, SortValue } from './sort-values.ts';
 export class GroupedIndex<T, G> {
   private readonly partitions = new Map<G, SortedIndex<T>>();
   private entryCount = 0;
+  private readonly ids: ItemIds<T>;
 
   constructor(
-    private readonly idOf: (item: T) => string,
+    ids: IdsOf<T>,
     private readonly options: SortedIndexOptions = {},
-  ) {}
+  ) {
+    this.ids = itemIds(ids);
+  }
 
   get size(): number {
     return this.entryCount;
@@ -34,7 +38,7 @@ export class GroupedIndex<T, G> {
   insert(group: G, key: SortValue, item: T): void {
     let partition = this.partitions.get(group);
     if (partition === undefined) {
-      partition = new SortedIndex<T>(this.idOf, this.options);
+      partition = new SortedIndex<T>(this.ids, this.options);
       this.partitions.set(group, partition);
     }
     partition.insert(key, item);
@@ -68,7 +72,7 @@ export class GroupedIndex<T, G> {
       lists.items.push(item);
     }
     for (const [group, lists] of grouped) {
-      const partition = new SortedIndex<T>(this.idOf, this.options);
+      const partition = new SortedIndex<T>(this.ids, this.options);
       partition.loadAscending(lists.keys, lists.items);
       this.partitions.set(group, partition);
       this.entryCount += lists.items.length;
@@ -87,7 +91,7 @@ export class GroupedIndex<T, G> {
       const partition = this.partitions.get(group);
       if (partition !== undefined) scans.push(partition.scan(order, after, matches));
     }
-    return mergeScans(scans, order, this.idOf);
+    return mergeScans(scans, order, this.ids.idOf);
   }
 
   // Stryker disable all: a check for tests, which call it on structures that are right

@@ -7,6 +7,7 @@
  * Scans resume from a position like SortedIndex does; a partition created while a scan
  * is running is not visited by that scan (a page is read in one turn, so none is).
  */
+import type { IdsOf } from './item-ids.ts';
 import { SortedIndex, type IndexEntry, type IndexPosition, type SortedIndexOptions } from './sorted-index.ts';
 import { compareSortValues, type SortOrder, type SortValue } from './sort-values.ts';
 
@@ -17,7 +18,7 @@ export class PartitionedIndex<T> {
   private entryCount = 0;
 
   constructor(
-    private readonly idOf: (item: T) => string,
+    private readonly ids: IdsOf<T>,
     private readonly options: SortedIndexOptions = {},
   ) {}
 
@@ -102,7 +103,7 @@ export class PartitionedIndex<T> {
   private partition(key: SortValue): SortedIndex<T> {
     let partition = this.partitions.get(key);
     if (partition === undefined) {
-      partition = new SortedIndex<T>(this.idOf, { ...this.options, onlyKey: key });
+      partition = new SortedIndex<T>(this.ids, { ...this.options, onlyKey: key });
       this.partitions.set(key, partition);
       let at = this.keys.length;
       while (at > 0 && compareSortValues(this.keys[at - 1] as SortValue, key) > 0) at--;

@@ -11,6 +11,7 @@
  */
 
 import { BlockList } from './block-list.ts';
+import type { IdsOf } from './item-ids.ts';
 import type { SortOrder, SortValue } from './sort-values.ts';
 
 export { compareIds, compareInOrder, compareSortValues, type SortOrder, type SortValue } from './sort-values.ts';
@@ -46,14 +47,14 @@ export class SortedIndex<T> {
   private readonly keyed: BlockList<T>;
   private readonly nullKeyed: BlockList<T>;
 
-  constructor(idOf: (item: T) => string, options: SortedIndexOptions = {}) {
+  constructor(ids: IdsOf<T>, options: SortedIndexOptions = {}) {
     const capacity = options.blockCapacity ?? DEFAULT_BLOCK_CAPACITY;
     if (!Number.isSafeInteger(capacity) || capacity < MIN_BLOCK_CAPACITY) {
       throw new Error(`SortedIndex blockCapacity must be an integer >= ${MIN_BLOCK_CAPACITY}, got ${capacity}`);
     }
-    this.keyed = new BlockList(idOf, capacity, options.onlyKey);
+    this.keyed = new BlockList(ids, capacity, options.onlyKey);
     // Its keys are all null: no need to store them.
-    this.nullKeyed = new BlockList(idOf, capacity, null);
+    this.nullKeyed = new BlockList(ids, capacity, null);
   }
 
   /** The caller guarantees that (key, id of item) is not present yet. */

@@ -1,0 +1,224 @@
+/**
+ * One string per row, kept as bytes in one shared buffer rather than as a string each: a
+ * job's id and its externalId. A million 36-character strings cost ~80 bytes each as
+ * JavaScript strings (a cell, the characters behind a header, a slot in an array) and are
+ * two million things for the collector to visit; here each is its characters plus 6 bytes,
+ * and a restart copies a snapshot's joined ids in one pass instead of slicing a string per
+ * row.
+ *
+ * Characters are stored one byte each (every code unit below 256, as ids and nearly every
+ * externalId are). A string with a wider character, or one that would not fit the buffer's
+ * 4 GiB of offsets, is kept whole in a map instead: rare, and correct either way.
+ *
+ * Comparisons read the bytes in place, by UTF-16 code unit as JavaScript's `<` orders
+ * strings, so the indexes' tie-break by id and the externalId lookup make no string.
+ * Freed rows leave their bytes behind until they add up to half the buffer; then the live
+ * strings are copied into a buffer of their size (compaction), in row order.
+ */
+
+/** `length` of a row that holds no string. */
+const NO_STRING = 0xffff;
+/** `length` of a row whose string is kept in `wide`. */
+const WIDE = 0xfffe;
+/** Longer strings go to `wide` (no string the contract allows is this long). */
+const LENGTH_MAX = 0xfffd;
+const OFFSET_LIMIT = 2 ** 32;
+const SMALLEST_BUFFER = 256;
+/** Freed bytes below this never trigger a compaction: a small column is not worth copying. */
+const COMPACT_MIN_BYTES = 64 * 1024;
+
+export class StringColumn {
+  private bytes: Uint8Array<ArrayBuffer> = new Uint8Array(0);
+  /** the same bytes as a Buffer, for its native Latin-1 decoding and encoding */
+  private view: Buffer = Buffer.alloc(0);
+  /** bytes[0 .. used) hold strings, some of them freed */
+  private used = 0;
+  /** bytes of freed strings inside [0, used) */
+  private freed = 0;
+  private start = new Uint32Array(0);
+  private length = new Uint16Array(0);
+  private readonly wide = new Map<number, string>();
+
+  /** Makes rows [0, rows) usable; new rows hold no string. */
+  ensureRows(rows: number): void {
+    if (rows <= this.length.length) return;
+    const start = new Uint32Array(rows);
+    start.set(this.start);
+    const length = new Uint16Array(rows).fill(NO_STRING);
+    length.set(this.length);
+    this.start = start;
+    this.length = length;
+  }
+
+  /** Whether the row holds a string. */
+  has(row: number): boolean {
+    return row < this.length.length && this.length[row] !== NO_STRING;
+  }
+
+  /** Puts `value` into a row that holds no string. */
+  set(row: number, value: string): void {
+    const count = value.length;
+    if (count > LENGTH_MAX || this.used + count > OFFSET_LIMIT || !this.write(value, count)) {
+      this.wide.set(row, value);
+      this.length[row] = WIDE;
+      return;
+    }
+    this.start[row] = this.used;
+    this.length[row] = count;
+    this.used += count;
+  }
+
+  /**
+   * Fills rows [first, first + lengths.length), each holding no string, from one string
+   * holding all of theirs in row order (a snapshot's column): one copy when every character
+   * fits a byte, which is nearly always.
+   */
+  setJoined(first: number, joined: string, lengths: Uint32Array): void {
+    // Stryker disable next-line ConditionalExpression,BooleanLiteral: the row by row path below gives the same rows, only slower
+    if (!WIDE_CHARACTER.test(joined) && this.used + joined.length <= OFFSET_LIMIT && lengths.every((count) => count <= LENGTH_MAX)) {
+      this.reserve(joined.length);
+      this.view.write(joined, this.used, 'latin1');
+      let at = this.used;
+      for (let index = 0; index < lengths.length; index++) {
+        this.start[first + index] = at;
+        this.length[first + index] = lengths[index]!;
+        at += lengths[index]!;
+      }
+      this.used = at;
+      return;
+    }
+    let at = 0;
+    for (let index = 0; index < lengths.length; index++) this.set(first + index, joined.slice(at, (at += lengths[index]!)));
+  }
+
+  /** Empties a row. */
+  clear(row: number): void {
+    const count = this.length[row]!;
+    if (count === NO_STRING) return;
+    this.length[row] = NO_STRING;
+    if (count === WIDE) {
+      this.wide.delete(row);
+      return;
+    }
+    this.freed += count;
+    if (this.freed >= COMPACT_MIN_BYTES && this.freed * 2 >= this.used) this.compact();
+  }
+
+  /** The row's string; the row must hold one. */
+  get(row: number): string {
+    const count = this.length[row]!;
+    if (count === WIDE) return this.wide.get(row)!;
+    const from = this.start[row]!;
+    return this.text(from, from + count);
+  }
+
+  /** Negative, zero or positive as the row's string sorts before, with or after `value`. */
+  compareTo(row: number, value: string): number {
+    const count = this.length[row]!;
+    if (count === WIDE) return compareStrings(this.wide.get(row)!, value);
+    const bytes = this.bytes;
+    const from = this.start[row]!;
+    const shorter = Math.min(count, value.length);
+    for (let at = 0; at < shorter; at++) {
+      const difference = bytes[from + at]! - value.charCodeAt(at);
+      if (difference !== 0) return difference;
+    }
+    return count - value.length;
+  }
+
+  /** Whether the row's string is `value`. */
+  equals(row: number, value: string): boolean {
+    const count = this.length[row]!;
+    if (count === WIDE) return this.wide.get(row) === value;
+    return count === value.length && this.compareTo(row, value) === 0;
+  }
+
+  /** Negative, zero or positive as row a's string sorts before, with or after row b's. */
+  compareRows(a: number, b: number): number {
+    const aCount = this.length[a]!;
+    const bCount = this.length[b]!;
+    if (aCount === WIDE || bCount === WIDE) return compareStrings(this.get(a), this.get(b));
+    const bytes = this.bytes;
+    const aFrom = this.start[a]!;
+    const bFrom = this.start[b]!;
+    const shorter = Math.min(aCount, bCount);
+    for (let at = 0; at < shorter; at++) {
+      const difference = bytes[aFrom + at]! - bytes[bFrom + at]!;
+      if (difference !== 0) return difference;
+    }
+    return aCount - bCount;
+  }
+
+  /** The string's length in characters. */
+  lengthOf(row: number): number {
+    const count = this.length[row]!;
+    return count === WIDE ? this.wide.get(row)!.length : count;
+  }
+
+  /** Bytes the column holds: its buffer, the per-row offsets and lengths (the wide strings are not counted). */
+  get footprintBytes(): number {
+    return this.bytes.byteLength + this.start.byteLength + this.length.byteLength;
+  }
+
+  /** Bytes of freed strings not yet reclaimed (for tests of the compaction bound). */
+  get freedBytes(): number {
+    return this.freed;
+  }
+
+  private text(from: number, to: number): string {
+    return this.view.toString('latin1', from, to);
+  }
+
+  private replaceBytes(bytes: Uint8Array<ArrayBuffer>): void {
+    this.bytes = bytes;
+    this.view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  }
+
+  /** Writes `value` at `used` when every character fits a byte; false (nothing kept) otherwise. */
+  private write(value: string, count: number): boolean {
+    this.reserve(count);
+    const bytes = this.bytes;
+    const from = this.used;
+    for (let at = 0; at < count; at++) {
+      const code = value.charCodeAt(at);
+      if (code > 0xff) return false;
+      bytes[from + at] = code;
+    }
+    return true;
+  }
+
+  /** Room for `count` more bytes after `used`: the buffer grows by half, so copying costs little per byte. */
+  private reserve(count: number): void {
+    const needed = this.used + count;
+    if (needed <= this.bytes.length) return;
+    const size = Math.min(OFFSET_LIMIT, Math.max(SMALLEST_BUFFER, needed, Math.ceil(this.bytes.length * 1.5)));
+    const grown = new Uint8Array(size);
+    grown.set(this.bytes.subarray(0, this.used));
+    this.replaceBytes(grown);
+  }
+
+  /** Copies the live strings into a buffer of their size, in row order. */
+  private compact(): void {
+    const live = this.used - this.freed;
+    const from = this.bytes;
+    const to = new Uint8Array(Math.max(SMALLEST_BUFFER, Math.ceil(live * 1.5)));
+    let at = 0;
+    for (let row = 0; row < this.length.length; row++) {
+      const count = this.length[row]!;
+      if (count === NO_STRING || count === WIDE) continue;
+      const start = this.start[row]!;
+      to.set(from.subarray(start, start + count), at);
+      this.start[row] = at;
+      at += count;
+    }
+    this.replaceBytes(to);
+    this.used = at;
+    this.freed = 0;
+  }
+}
+
+const WIDE_CHARACTER = /[^\u0000-\u00ff]/;
+
+function compareStrings(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
