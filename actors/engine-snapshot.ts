@@ -7,7 +7,9 @@
  * stores a copy of the job as it was, which the chunk producer prefers to the row.
  *
  * Format 2 stores jobs as columns (job-columns.ts); format 1 stored job objects and is
- * still read, so that an upgrade by restart keeps its data.
+ * still read, so that an upgrade by restart keeps its data. Format 4 may store a chunk's
+ * ids as bytes and records how much each connection's job table holds, so that a restart
+ * sizes the table once; a reader of format 3 would misread the first, so the version says it.
  *
  * In cluster mode each partition's owner snapshots only its part (a `SnapshotScope`):
  * the connections of one partition, and the accounts in the accounts partition's own
@@ -21,17 +23,21 @@ import type { Command } from './connection/command-queue.ts';
 import type { CommandOutcome } from './connection/command-outcomes.ts';
 import type { AlertBookSnapshot } from './alerts/alert-book.ts';
 import type { QuotaSnapshot } from './connection/daily-quota.ts';
-import { toJobColumns, type JobColumns } from './connection/job-columns.ts';
+import { toJobColumns, type StoredJobColumns } from './connection/job-columns.ts';
 import type { FormatOneJob, Job } from './connection/job-record.ts';
+import type { JobTableSizes } from './connection/job-table.ts';
 import type { Queue } from './connection/queue-store.ts';
 import type { Worker } from './connection/worker-store.ts';
 import { QueueMetrics } from './metrics/queue-metrics.ts';
 import { WorkerRate } from './metrics/worker-metrics.ts';
 import { inPartition, type PartitionSelector } from './partition-of.ts';
 
-export const SNAPSHOT_FORMAT_VERSION = 3;
-/** Versions `SnapshotRestorer` reads: 1 wrote jobs as objects (`k: 'jobs'`), 1 and 2 kept dedup keys in the connection chunk. */
-const READABLE_FORMAT_VERSIONS: readonly number[] = [1, 2, 3];
+export const SNAPSHOT_FORMAT_VERSION = 4;
+/**
+ * Versions `SnapshotRestorer` reads: 1 wrote jobs as objects (`k: 'jobs'`), 1 and 2 kept
+ * dedup keys in the connection chunk, 1 to 3 had no job table sizes and ids as strings only.
+ */
+const READABLE_FORMAT_VERSIONS: readonly number[] = [1, 2, 3, 4];
 /** Each chunk is copied and encoded in one turn of the event loop: small chunks bound the stall. */
 export const JOBS_PER_CHUNK = 1_000;
 /** 100k dedup keys in one chunk took 40-60 ms to encode at 1M jobs: the stall a snapshot caused. */
@@ -56,12 +62,14 @@ export type SnapshotChunk =
       commandOutcomes?: CommandOutcome[];
       /** absent in snapshots written before alerts existed, and when the connection has none */
       alerts?: AlertBookSnapshot;
+      /** format 4: how much the job table held, so that a restart sizes it once (a hint: the jobColumns chunks are the data) */
+      jobTable?: JobTableSizes;
     }
   /** format 3: the connection's dedup keys, oldest first, in slices after its connection chunk */
   | { k: 'dedupKeys'; connectionId: string; keys: string[] }
   /** format 1 */
   | { k: 'jobs'; connectionId: string; jobs: FormatOneJob[] }
-  | { k: 'jobColumns'; connectionId: string; columns: JobColumns }
+  | { k: 'jobColumns'; connectionId: string; columns: StoredJobColumns }
   /** the last chunk: jobs are indexed in bulk once all have arrived */
   | { k: 'end' };
 
@@ -139,6 +147,7 @@ function connectionChunk(actor: ConnectionActor): SnapshotChunk {
     commands: structuredClone(actor.commands.toSnapshot()),
     commandOutcomes: structuredClone(actor.commandOutcomes.toSnapshot()),
     ...(actor.alerts.isEmpty ? {} : { alerts: actor.alerts.toSnapshot() }),
+    jobTable: actor.jobs.table.sizes(),
   };
 }
 
@@ -183,6 +192,7 @@ export class SnapshotRestorer {
         actor.commands.restore(chunk.commands);
         actor.commandOutcomes.restore(chunk.commandOutcomes ?? []);
         if (chunk.alerts !== undefined) actor.alerts.restore(chunk.alerts);
+        if (chunk.jobTable !== undefined) actor.jobs.table.reserve(chunk.jobTable);
         this.actors.set(chunk.id, actor);
         return;
       }

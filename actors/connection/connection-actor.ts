@@ -20,7 +20,7 @@ import { CommandOutcomes } from './command-outcomes.ts';
 import type { CommandsAckedRecord, ConnectionRecord, IngestRecord, JobAction, JobActionRecord } from './connection-records.ts';
 import { ACTION_RULES, notFound, refusal, type ActionResult } from './job-actions.ts';
 import { isFinished, JobStore, type JobChange } from './job-store.ts';
-import { readJobColumns, type JobColumns } from './job-columns.ts';
+import { readJobColumns, type StoredJobColumns } from './job-columns.ts';
 import { reviveJob, type FormatOneJob, type Job } from './job-record.ts';
 import { LateCreatedJobs, retainedSinceMs } from './late-created-jobs.ts';
 import { QueueStore, type Queue } from './queue-store.ts';
@@ -236,7 +236,7 @@ export class ConnectionActor {
   }
 
   /** A snapshot's job columns (formats 2 and 3) as rows of the job table (indexed by `loadJobs`); returns the rows. */
-  loadJobColumns(columns: JobColumns): number[] {
+  loadJobColumns(columns: StoredJobColumns): number[] {
     const typed = readJobColumns(columns);
     const first = this.jobs.table.load(typed);
     return Array.from({ length: typed.count }, (_, at) => first + at);

@@ -100,11 +100,19 @@ export class HistoryColumn {
     this.lengths[row] = length;
   }
 
-  /** Appends rows `first`.. with `lengths[i]` entries each, taken in order from `packed` (a snapshot's column). */
-  load(first: number, lengths: ArrayLike<number>, packed: Float64Array): void {
+  /**
+   * Appends rows `first`.. with `lengths[i]` entries each, taken in order from `packed` (a
+   * snapshot's column: its entries, or their bytes).
+   */
+  load(first: number, lengths: ArrayLike<number>, packed: Float64Array | Uint8Array): void {
     this.ensureRows(first + lengths.length);
-    this.reserve(packed.length);
-    this.entries.set(packed, this.end);
+    if (packed instanceof Float64Array) {
+      this.reserve(packed.length);
+      this.entries.set(packed, this.end);
+    } else {
+      this.reserve(packed.byteLength / 8);
+      new Uint8Array(this.entries.buffer, this.entries.byteOffset + this.end * 8, packed.byteLength).set(packed);
+    }
     let at = this.end;
     for (let i = 0; i < lengths.length; i++) {
       const row = first + i;
@@ -118,6 +126,21 @@ export class HistoryColumn {
       at += length;
     }
     this.end = at;
+  }
+
+  /** Entries in live slots, the room left in them included: at least what a restart loads back. */
+  get liveEntries(): number {
+    return this.end - this.garbage;
+  }
+
+  /** Room for `rows` rows and `entries` more entries at once (a restart that knows how much it will load). */
+  makeRoom(rows: number, entries: number): void {
+    this.reserve(entries);
+    if (rows > this.starts.length) {
+      this.starts = grown(this.starts, new Uint32Array(rows));
+      this.lengths = grown(this.lengths, new Uint16Array(rows));
+      this.capacities = grown(this.capacities, new Uint16Array(rows));
+    }
   }
 
   /** Entries the column holds room for (live slots, garbage and spare room): for tests of compaction. */

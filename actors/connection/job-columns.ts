@@ -1,5 +1,5 @@
 /**
- * Jobs as columns, the form a snapshot stores them in (snapshot format 2): one typed
+ * Jobs as columns, the form a snapshot stores them in (snapshot formats 2 to 4): one typed
  * array per number field, the ids of a chunk as one string, and the few distinct task
  * names, queues, workers and frameworks as a table of codes. Decoding a column is a copy
  * of bytes instead of an object per job, and the strings that recovery would otherwise
@@ -8,25 +8,32 @@
  *
  * Number columns travel as the bytes of their typed array (platform byte order, little-
  * endian on every machine Bun runs on): msgpackr's own typed-array encoding needs an
- * option that changes other encodings too. Decoding copies them, which also keeps the
- * snapshot file's buffer from being held by views into it.
+ * option that changes other encodings too. Reading them does not copy them out of the
+ * decoded chunk: the job table copies their bytes straight into its own columns (the chunk
+ * is dropped right after, so nothing keeps a view into the snapshot file's buffer). On a
+ * machine where touching fresh memory costs more than copying (page faults in a VM), every
+ * intermediate buffer shows in the restart time.
  *
  * Why ids are joined rather than a string array: msgpackr decodes a run of short strings
  * as slices of one string holding all of them (names, queues, errors...), so every
- * revived id kept that whole string alive. A joined column is a string holding ids only.
+ * revived id kept that whole string alive. Since format 4 the joined ids travel as Latin-1
+ * bytes when every character fits a byte (always for ids, nearly always for externalIds):
+ * the job table keeps them as bytes (string-column.ts), so a restart copies them where it
+ * decoded 72 MB of text at 1M jobs (a quarter of the restore).
  */
 import { detailsOfJob, type Job } from './job-record.ts';
 import { nanForNull } from './nullable-number.ts';
+import { latin1Bytes } from './string-column.ts';
 
 /** Columns as built and read; `JobColumns` is the same with typed arrays as bytes. */
 export interface TypedJobColumns {
   count: number;
-  /** every id, concatenated; idLengths[i] is the length of the i-th */
-  ids: string;
+  /** every id, concatenated, as Latin-1 bytes when every character fits a byte (format 4), else as a string; idLengths[i] is the length of the i-th */
+  ids: string | Uint8Array;
   idLengths: Uint32Array;
-  externalIds: string;
+  externalIds: string | Uint8Array;
   externalIdLengths: Uint32Array;
-  /** the distinct framework, name, queue and worker strings; the columns below index it */
+  /** the distinct framework, name, queue, worker, error and stacktrace strings; the columns below index it */
   strings: string[];
   framework: Int32Array;
   name: Int32Array;
@@ -42,8 +49,9 @@ export interface TypedJobColumns {
   maxRetries: Float64Array;
   progress: Float64Array;
   lastEventMs: Float64Array;
-  error: Array<string | null>;
-  stacktrace: Array<string | null>;
+  /** -1: null (format 4; formats 2 and 3 sent the texts, see StoredJobColumns) */
+  error: Int32Array;
+  stacktrace: Int32Array;
   extensions: Array<Record<string, unknown> | null>;
   /** every job's packed history entries (job-history.ts), concatenated; historyLengths[i] of them belong to the i-th */
   history: Float64Array;
@@ -54,9 +62,12 @@ type TypedKeys = { [K in keyof TypedJobColumns]: TypedJobColumns[K] extends Arra
 
 export type JobColumns = Omit<TypedJobColumns, TypedKeys> & { [K in TypedKeys]: Uint8Array };
 
+/** A chunk's columns as snapshots hold them: formats 2 and 3 sent each job's error and stacktrace as text. */
+export type StoredJobColumns = JobColumns | (Omit<JobColumns, 'error' | 'stacktrace'> & { error: Array<string | null>; stacktrace: Array<string | null> });
+
 const TYPED_KEYS = [
-  'idLengths', 'externalIdLengths', 'framework', 'name', 'queue', 'workerId', 'createdAtMs', 'createdAtReported', 'startedAtMs',
-  'completedAtMs', 'attempt', 'maxRetries', 'progress', 'lastEventMs', 'history', 'historyLengths',
+  'idLengths', 'externalIdLengths', 'framework', 'name', 'queue', 'workerId', 'error', 'stacktrace', 'createdAtMs', 'createdAtReported',
+  'startedAtMs', 'completedAtMs', 'attempt', 'maxRetries', 'progress', 'lastEventMs', 'history', 'historyLengths',
 ] as const satisfies readonly TypedKeys[];
 
 const bytesOf = (array: ArrayBufferView): Uint8Array => new Uint8Array(array.buffer, array.byteOffset, array.byteLength);
@@ -70,32 +81,34 @@ function toWire(typed: TypedJobColumns): JobColumns {
   return wire;
 }
 
-function fromWire(wire: JobColumns): TypedJobColumns {
-  const floats = (bytes: Uint8Array): Float64Array => new Float64Array(ownCopy(bytes));
-  const int32s = (bytes: Uint8Array): Int32Array => new Int32Array(ownCopy(bytes));
+/**
+ * A chunk's columns as the job table loads them: the per-job lengths as numbers, every
+ * other number column still the bytes of its typed array (the table copies them into its own
+ * columns, see `JobTable.load`).
+ */
+export type LoadableJobColumns = Omit<StoredJobColumns, 'idLengths' | 'externalIdLengths' | 'historyLengths'> & {
+  idLengths: Uint32Array;
+  externalIdLengths: Uint32Array;
+  historyLengths: Uint32Array;
+};
+
+/** Bytes per element of each number column, as `toJobColumns` wrote it. */
+const ELEMENT_BYTES: Record<(typeof TYPED_KEYS)[number], number> = {
+  idLengths: 4, externalIdLengths: 4, framework: 4, name: 4, queue: 4, workerId: 4, error: 4, stacktrace: 4, createdAtMs: 8, createdAtReported: 1,
+  startedAtMs: 8, completedAtMs: 8, attempt: 8, maxRetries: 8, progress: 8, lastEventMs: 8, history: 8, historyLengths: 4,
+};
+
+function fromWire(wire: StoredJobColumns): LoadableJobColumns {
+  for (const key of TYPED_KEYS) {
+    const bytes = wire[key];
+    if (bytes instanceof Uint8Array && bytes.length % ELEMENT_BYTES[key] !== 0) throw new Error(`a snapshot's job column of ${bytes.length} bytes is not whole ${ELEMENT_BYTES[key]}-byte numbers`);
+  }
   const uint32s = (bytes: Uint8Array): Uint32Array => new Uint32Array(ownCopy(bytes));
-  const wholeElements = (bytes: Uint8Array, size: number): Uint8Array => {
-    if (bytes.length % size !== 0) throw new Error(`a snapshot's job column of ${bytes.length} bytes is not whole ${size}-byte numbers`);
-    return bytes;
-  };
   return {
     ...wire,
-    idLengths: uint32s(wholeElements(wire.idLengths, 4)),
-    externalIdLengths: uint32s(wholeElements(wire.externalIdLengths, 4)),
-    framework: int32s(wholeElements(wire.framework, 4)),
-    name: int32s(wholeElements(wire.name, 4)),
-    queue: int32s(wholeElements(wire.queue, 4)),
-    workerId: int32s(wholeElements(wire.workerId, 4)),
-    createdAtMs: floats(wholeElements(wire.createdAtMs, 8)),
-    createdAtReported: new Uint8Array(ownCopy(wire.createdAtReported)),
-    startedAtMs: floats(wholeElements(wire.startedAtMs, 8)),
-    completedAtMs: floats(wholeElements(wire.completedAtMs, 8)),
-    attempt: floats(wholeElements(wire.attempt, 8)),
-    maxRetries: floats(wholeElements(wire.maxRetries, 8)),
-    progress: floats(wholeElements(wire.progress, 8)),
-    lastEventMs: floats(wholeElements(wire.lastEventMs, 8)),
-    history: floats(wholeElements(wire.history, 8)),
-    historyLengths: uint32s(wholeElements(wire.historyLengths, 4)),
+    idLengths: uint32s(wire.idLengths),
+    externalIdLengths: uint32s(wire.externalIdLengths),
+    historyLengths: uint32s(wire.historyLengths),
   };
 }
 
@@ -121,7 +134,7 @@ export function toJobColumns(jobs: readonly Job[]): JobColumns {
   for (const job of jobs) historyTotal += job.history.length;
   // One buffer for all number columns, carved in order of alignment: a snapshot makes a
   // thousand chunks, and sixteen buffers each meant sixteen times the allocations.
-  const buffer = new ArrayBuffer((7 * count + historyTotal) * 8 + 7 * count * 4 + count);
+  const buffer = new ArrayBuffer((7 * count + historyTotal) * 8 + 9 * count * 4 + count);
   let at = 0;
   const take = <A extends Float64Array | Uint32Array | Int32Array | Uint8Array>(make: new (buffer: ArrayBuffer, offset: number, length: number) => A, length: number): A => {
     const view = new make(buffer, at, length);
@@ -148,9 +161,9 @@ export function toJobColumns(jobs: readonly Job[]): JobColumns {
     queue: take(Int32Array, count),
     workerId: take(Int32Array, count),
     historyLengths: take(Uint32Array, count),
+    error: take(Int32Array, count),
+    stacktrace: take(Int32Array, count),
     createdAtReported: take(Uint8Array, count),
-    error: new Array<string | null>(count),
-    stacktrace: new Array<string | null>(count),
     extensions: new Array<Record<string, unknown> | null>(count),
   };
   const ids: string[] = new Array<string>(count);
@@ -175,39 +188,45 @@ export function toJobColumns(jobs: readonly Job[]): JobColumns {
     columns.progress[row] = nanForNull(job.progress);
     columns.lastEventMs[row] = job.lastEventMs;
     const details = detailsOfJob(job);
-    columns.error[row] = details.error;
-    columns.stacktrace[row] = details.stacktrace;
+    columns.error[row] = code(details.error);
+    columns.stacktrace[row] = code(details.stacktrace);
     columns.extensions[row] = details.extensions;
     columns.history.set(job.history, historyAt);
     historyAt += job.history.length;
     columns.historyLengths[row] = job.history.length;
   }
-  columns.ids = ids.join('');
-  columns.externalIds = externalIds.join('');
+  columns.ids = joined(ids);
+  columns.externalIds = joined(externalIds);
   return toWire(columns);
 }
 
-/** The columns of a snapshot chunk as typed arrays of their own, checked to agree on the number of jobs. */
-export function readJobColumns(wire: JobColumns): TypedJobColumns {
+/** Strings joined, as Latin-1 bytes when every character fits one. */
+function joined(strings: string[]): string | Uint8Array {
+  const text = strings.join('');
+  return latin1Bytes(text) ?? text;
+}
+
+/** The columns of a snapshot chunk as the job table loads them, checked to agree on the number of jobs. */
+export function readJobColumns(wire: StoredJobColumns): LoadableJobColumns {
   const columns = fromWire(wire);
   checkLengths(columns);
   return columns;
 }
 
 /** A snapshot's frames carry checksums; this catches a writer and a reader that disagree. */
-function checkLengths(columns: TypedJobColumns): void {
-  const perJob = [
-    columns.idLengths, columns.externalIdLengths, columns.framework, columns.name, columns.queue, columns.workerId,
-    columns.createdAtMs, columns.createdAtReported, columns.startedAtMs, columns.completedAtMs, columns.attempt,
-    columns.maxRetries, columns.progress, columns.lastEventMs, columns.error, columns.stacktrace, columns.extensions,
-    columns.historyLengths,
-  ];
+function checkLengths(columns: LoadableJobColumns): void {
+  const perJob = [columns.idLengths, columns.externalIdLengths, columns.historyLengths, columns.extensions];
+  const perJobBytes = TYPED_KEYS.filter((key) => key !== 'history').map((key) => {
+    const column = columns[key];
+    return column instanceof Uint8Array ? column.byteLength / ELEMENT_BYTES[key] : column.length;
+  });
   const sum = (lengths: Uint32Array): number => lengths.reduce((total, length) => total + length, 0);
   if (
     perJob.some((column) => column.length !== columns.count) ||
+    perJobBytes.some((elements) => elements !== columns.count) ||
+    sum(columns.historyLengths) * 8 !== columns.history.byteLength ||
     sum(columns.idLengths) !== columns.ids.length ||
-    sum(columns.externalIdLengths) !== columns.externalIds.length ||
-    sum(columns.historyLengths) !== columns.history.length
+    sum(columns.externalIdLengths) !== columns.externalIds.length
   ) {
     throw new Error(`a snapshot's job columns do not agree on ${columns.count} jobs`);
   }

@@ -93,7 +93,11 @@ export class JobStore {
       compareTo: (row, id) => table.compareIdTo(row, id),
       compareItems: (a, b) => table.compareIds(a, b),
     });
-    this.externalIds = { keyOf: (row) => table.externalId(row), hasKey: (row, key) => table.hasExternalId(row, key) };
+    this.externalIds = {
+      keyOf: (row) => table.externalId(row),
+      hasKey: (row, key) => table.hasExternalId(row, key),
+      hashFrom: (row, start) => table.externalIdHash(row, start),
+    };
     this.byId = new JobsById(ids);
     this.byExternalId = new JobsByKey(this.externalIds);
     this.built = {

@@ -25,7 +25,7 @@ import { nanForNull, nullForNaN } from './nullable-number.ts';
 import { StringColumn } from './string-column.ts';
 import { entryCode, stateCodeOf } from './job-history.ts';
 import type { Job, JobDetails } from './job-record.ts';
-import type { TypedJobColumns } from './job-columns.ts';
+import type { LoadableJobColumns } from './job-columns.ts';
 
 /** Generations kept per row in a ref: a ref outlives at most this many reuses of its row before it could name a later job. */
 const GENERATIONS = 2 ** 20;
@@ -33,6 +33,14 @@ const ROWS_MAX = 2 ** 32;
 const FIRST_CAPACITY = 64;
 
 const NO_DETAILS: JobDetails = { error: null, stacktrace: null, extensions: null };
+
+/** How much a table holds: a snapshot records it so that a restart sizes the table once. */
+export interface JobTableSizes {
+  rows: number;
+  idBytes: number;
+  externalIdBytes: number;
+  historyEntries: number;
+}
 
 
 export class JobTable {
@@ -46,7 +54,15 @@ export class JobTable {
   private readonly ids = new StringColumn();
   private readonly externalIds = new StringColumn();
   /** error, stacktrace and extensions, null for most jobs; replaced whole, never mutated */
-  private details: Array<JobDetails | null> = [];
+  /**
+   * Error texts and stack traces as codes of a table of their own: the same failure's trace
+   * arrives with many jobs, and each copy parsed from a request would otherwise be kept.
+   */
+  private readonly texts = new CodeTable();
+  private error = new Int32Array(0);
+  private stacktrace = new Int32Array(0);
+  /** null for most jobs; replaced whole, never mutated */
+  private extensions: Array<Record<string, unknown> | null> = [];
   private framework = new Int32Array(0);
   private name = new Int32Array(0);
   private queue = new Int32Array(0);
@@ -79,7 +95,8 @@ export class JobTable {
     const row = this.allocate();
     this.ids.set(row, id);
     this.externalIds.set(row, event.externalId);
-    this.details[row] = null;
+    this.error[row] = this.stacktrace[row] = NO_CODE;
+    this.extensions[row] = null;
     this.framework[row] = this.codes.acquire(event.framework);
     this.name[row] = this.codes.acquire(event.name);
     this.queue[row] = NO_CODE;
@@ -101,7 +118,9 @@ export class JobTable {
     const row = this.allocate();
     this.ids.set(row, job.id);
     this.externalIds.set(row, job.externalId);
-    this.details[row] = job.details;
+    this.error[row] = this.texts.acquire(job.details?.error ?? null);
+    this.stacktrace[row] = this.texts.acquire(job.details?.stacktrace ?? null);
+    this.extensions[row] = job.details?.extensions ?? null;
     this.framework[row] = this.codes.acquire(job.framework);
     this.name[row] = this.codes.acquire(job.name);
     this.queue[row] = this.codes.acquire(job.queue);
@@ -119,39 +138,62 @@ export class JobTable {
     return row;
   }
 
+  /** What the table holds now (see JobTableSizes). */
+  sizes(): JobTableSizes {
+    return { rows: this.live, idBytes: this.ids.liveBytes, externalIdBytes: this.externalIds.liveBytes, historyEntries: this.history.liveEntries };
+  }
+
+  /** Room for `sizes` more at once: a restart that knows what it will load grows each column once, not by doubling. */
+  reserve(sizes: JobTableSizes): void {
+    this.ensureCapacity(this.rowsUsed + sizes.rows, true);
+    this.history.makeRoom(this.capacity, sizes.historyEntries);
+    this.ids.reserveBytes(sizes.idBytes);
+    this.externalIds.reserveBytes(sizes.externalIdBytes);
+  }
+
   /**
-   * Appends a snapshot's columns as new rows, in column order, copying the number columns
-   * whole; returns the first row (the rows are `first` to `first + columns.count - 1`).
+   * Appends a snapshot's columns as new rows, in column order, copying the number columns'
+   * bytes into the table's; returns the first row (the rows are `first` to
+   * `first + columns.count - 1`).
    */
-  load(columns: TypedJobColumns): number {
+  load(columns: LoadableJobColumns): number {
     const count = columns.count;
     const first = this.rowsUsed;
     this.ensureCapacity(first + count);
     this.rowsUsed += count;
     this.live += count;
-    this.createdAtMs.set(columns.createdAtMs, first);
-    this.startedAtMs.set(columns.startedAtMs, first);
-    this.completedAtMs.set(columns.completedAtMs, first);
-    this.attempt.set(columns.attempt, first);
-    this.maxRetries.set(columns.maxRetries, first);
-    this.progress.set(columns.progress, first);
-    this.lastEventMs.set(columns.lastEventMs, first);
-    this.createdAtReported.set(columns.createdAtReported, first);
+    copyBytes(this.createdAtMs, first, columns.createdAtMs);
+    copyBytes(this.startedAtMs, first, columns.startedAtMs);
+    copyBytes(this.completedAtMs, first, columns.completedAtMs);
+    copyBytes(this.attempt, first, columns.attempt);
+    copyBytes(this.maxRetries, first, columns.maxRetries);
+    copyBytes(this.progress, first, columns.progress);
+    copyBytes(this.lastEventMs, first, columns.lastEventMs);
+    copyBytes(this.createdAtReported, first, columns.createdAtReported);
+    // the codes of the chunk's own string table, made the table's codes below
+    copyBytes(this.framework, first, columns.framework);
+    copyBytes(this.name, first, columns.name);
+    copyBytes(this.queue, first, columns.queue);
+    copyBytes(this.worker, first, columns.workerId);
     this.history.load(first, columns.historyLengths, columns.history);
     this.ids.setJoined(first, columns.ids, columns.idLengths);
     this.externalIds.setJoined(first, columns.externalIds, columns.externalIdLengths);
-    const codes = this.codes;
+    const { codes, texts } = this;
     const code = (from: number): number => (from === NO_CODE ? NO_CODE : codes.acquire(columns.strings[from]!));
+    const textCode = (from: number): number => (from === NO_CODE ? NO_CODE : texts.acquire(columns.strings[from]!));
+    const { error, stacktrace } = columns;
+    // format 4 sends codes into the chunk's strings; formats 2 and 3 the texts themselves
+    if (error instanceof Uint8Array) copyBytes(this.error, first, error);
+    if (stacktrace instanceof Uint8Array) copyBytes(this.stacktrace, first, stacktrace);
     for (let at = 0; at < count; at++) {
       const row = first + at;
-      const error = columns.error[at]!;
-      const stacktrace = columns.stacktrace[at]!;
-      const extensions = columns.extensions[at]!;
-      this.details[row] = error === null && stacktrace === null && extensions === null ? null : { error, stacktrace, extensions };
-      this.framework[row] = code(columns.framework[at]!);
-      this.name[row] = code(columns.name[at]!);
-      this.queue[row] = code(columns.queue[at]!);
-      this.worker[row] = code(columns.workerId[at]!);
+      this.error[row] = error instanceof Uint8Array ? textCode(this.error[row]!) : texts.acquire(error[at]!);
+      this.stacktrace[row] = stacktrace instanceof Uint8Array ? textCode(this.stacktrace[row]!) : texts.acquire(stacktrace[at]!);
+      this.extensions[row] = columns.extensions[at]!;
+      this.framework[row] = code(this.framework[row]!);
+      this.name[row] = code(this.name[row]!);
+      this.queue[row] = code(this.queue[row]!);
+      this.worker[row] = code(this.worker[row]!);
       this.state[row] = this.stateCodeFromHistory(row);
     }
     return first;
@@ -163,10 +205,12 @@ export class JobTable {
     this.codes.release(this.name[row]!);
     this.codes.release(this.queue[row]!);
     this.codes.release(this.worker[row]!);
-    this.framework[row] = this.name[row] = this.queue[row] = this.worker[row] = NO_CODE;
+    this.texts.release(this.error[row]!);
+    this.texts.release(this.stacktrace[row]!);
+    this.framework[row] = this.name[row] = this.queue[row] = this.worker[row] = this.error[row] = this.stacktrace[row] = NO_CODE;
     this.ids.clear(row);
     this.externalIds.clear(row);
-    this.details[row] = null;
+    this.extensions[row] = null;
     this.history.clear(row);
     // Stryker disable next-line ArithmeticOperator: the wrap only matters after a million reuses of one row
     this.generation[row] = (this.generation[row]! + 1) % GENERATIONS;
@@ -178,18 +222,18 @@ export class JobTable {
   merge(row: number, event: JobEvent): boolean {
     const isNewest = event.atMs >= this.lastEventMs[row]!;
     this.addHistory(row, event.state, event.atMs);
-    if (event.queue !== undefined && (isNewest || this.queue[row] === NO_CODE)) this.queue[row] = this.recode(this.queue[row]!, event.queue);
-    if (event.workerId !== undefined && (isNewest || this.worker[row] === NO_CODE)) this.worker[row] = this.recode(this.worker[row]!, event.workerId);
+    takeCode(this.codes, this.queue, row, event.queue, isNewest);
+    takeCode(this.codes, this.worker, row, event.workerId, isNewest);
+    takeCode(this.texts, this.error, row, event.error, isNewest);
+    takeCode(this.texts, this.stacktrace, row, event.stacktrace, isNewest);
+    if (event.extensions !== undefined && (isNewest || this.extensions[row] === null)) this.extensions[row] = event.extensions;
     takeNumber(this.maxRetries, row, event.maxRetries, isNewest);
     takeNumber(this.progress, row, event.progress, isNewest);
     takeNumber(this.startedAtMs, row, event.startedAtMs, isNewest);
     takeNumber(this.completedAtMs, row, event.completedAtMs, isNewest);
-    this.takeDetail(row, 'error', event.error, isNewest);
-    this.takeDetail(row, 'stacktrace', event.stacktrace, isNewest);
-    this.takeDetail(row, 'extensions', event.extensions, isNewest);
     if (isNewest) {
-      this.name[row] = this.recode(this.name[row]!, event.name);
-      this.framework[row] = this.recode(this.framework[row]!, event.framework);
+      this.name[row] = recode(this.codes, this.name[row]!, event.name);
+      this.framework[row] = recode(this.codes, this.framework[row]!, event.framework);
       if (event.attempt !== undefined) this.attempt[row] = event.attempt;
       this.lastEventMs[row] = event.atMs;
     }
@@ -234,6 +278,11 @@ export class JobTable {
 
   externalId(row: number): string {
     return this.externalIds.get(row);
+  }
+
+  /** FNV-1a over the row's externalId from `start`, without making its string (see jobs-by-key.ts). */
+  externalIdHash(row: number, start: number): number {
+    return this.externalIds.hashFrom(row, start);
   }
 
   /** Whether the row's externalId is `externalId`, without making its string. */
@@ -286,7 +335,7 @@ export class JobTable {
   }
 
   detailsOf(row: number): JobDetails {
-    return this.details[row] ?? NO_DETAILS;
+    return this.detailsOrNull(row) ?? NO_DETAILS;
   }
 
   /** When the current state began: the earliest entry of the trailing run of that state. */
@@ -296,7 +345,7 @@ export class JobTable {
 
   /** The estimate of the job's memory the byte budget counts (event-bytes.ts). */
   bytesOf(row: number): number {
-    return retainedJobBytes(this.externalIds.lengthOf(row), this.details[row] ?? null, this.history.length(row));
+    return retainedJobBytes(this.externalIds.lengthOf(row), this.detailsOrNull(row), this.history.length(row));
   }
 
   /** The job as an object: a copy, unaffected by later changes to the row. */
@@ -314,7 +363,7 @@ export class JobTable {
       startedAtMs: this.startedAtMsOf(row),
       completedAtMs: this.completedAtMsOf(row),
       workerId: this.workerOf(row),
-      details: this.details[row] ?? null,
+      details: this.detailsOrNull(row),
       attempt: this.attempt[row]!,
       maxRetries: nullForNaN(this.maxRetries[row]!),
       progress: nullForNaN(this.progress[row]!),
@@ -328,16 +377,12 @@ export class JobTable {
     return entryCode(this.history.last(row));
   }
 
-  private recode(held: number, value: string): number {
-    // Stryker disable next-line ConditionalExpression: a fast path; releasing the code and taking it again gives the same code
-    if (this.codes.stringOf(held) === value) return held;
-    this.codes.release(held);
-    return this.codes.acquire(value);
-  }
-
-  private takeDetail<K extends keyof JobDetails>(row: number, key: K, value: JobDetails[K] | undefined, isNewest: boolean): void {
-    const details = this.detailsOf(row);
-    if (value !== undefined && (isNewest || details[key] === null)) this.details[row] = { ...details, [key]: value };
+  /** The row's error, stacktrace and extensions; null when all three are. */
+  private detailsOrNull(row: number): JobDetails | null {
+    const error = this.texts.stringOf(this.error[row]!);
+    const stacktrace = this.texts.stringOf(this.stacktrace[row]!);
+    const extensions = this.extensions[row]!;
+    return error === null && stacktrace === null && extensions === null ? null : { error, stacktrace, extensions };
   }
 
   private mergeCreatedAt(row: number, event: JobEvent, isNewest: boolean): void {
@@ -362,18 +407,21 @@ export class JobTable {
     return row;
   }
 
-  private ensureCapacity(rows: number): void {
+  /** Room for `rows` rows: the columns double until they have it, or with `exactly` grow to just that. */
+  private ensureCapacity(rows: number, exactly = false): void {
     // Stryker disable next-line ConditionalExpression,EqualityOperator,StringLiteral: a guard for refs (row + generation * 2^32) no test reaches: four billion rows
     if (rows > ROWS_MAX) throw new Error(`a connection's job table holds at most ${ROWS_MAX} rows`);
     // Stryker disable next-line ConditionalExpression,EqualityOperator: growing when not needed only copies the columns once more
     if (rows <= this.capacity) return;
-    let capacity = Math.max(FIRST_CAPACITY, this.capacity);
+    let capacity = exactly ? rows : Math.max(FIRST_CAPACITY, this.capacity);
     // Stryker disable next-line EqualityOperator: one doubling more only leaves more room
     while (capacity < rows) capacity *= 2;
     this.framework = grown(this.framework, new Int32Array(capacity));
     this.name = grown(this.name, new Int32Array(capacity));
     this.queue = grown(this.queue, new Int32Array(capacity));
     this.worker = grown(this.worker, new Int32Array(capacity));
+    this.error = grown(this.error, new Int32Array(capacity));
+    this.stacktrace = grown(this.stacktrace, new Int32Array(capacity));
     this.state = grown(this.state, new Uint8Array(capacity));
     this.createdAtReported = grown(this.createdAtReported, new Uint8Array(capacity));
     this.createdAtMs = grown(this.createdAtMs, new Float64Array(capacity));
@@ -390,9 +438,27 @@ export class JobTable {
   }
 }
 
+/** The code of `value` in place of `held`. */
+function recode(codes: CodeTable, held: number, value: string | null): number {
+  // Stryker disable next-line ConditionalExpression: a fast path; releasing the code and taking it again gives the same code
+  if (codes.stringOf(held) === value) return held;
+  codes.release(held);
+  return codes.acquire(value);
+}
+
+/** A coded field takes a newer value, and an older event's value only where it has none. */
+function takeCode(codes: CodeTable, column: Int32Array, row: number, value: string | null | undefined, isNewest: boolean): void {
+  if (value !== undefined && (isNewest || column[row] === NO_CODE)) column[row] = recode(codes, column[row]!, value);
+}
+
 /** A number field takes a newer value, and an older event's value only where it has none. */
 function takeNumber(column: Float64Array, row: number, value: number | undefined, isNewest: boolean): void {
   if (value !== undefined && (isNewest || Number.isNaN(column[row]!))) column[row] = value;
+}
+
+/** Copies a snapshot column's bytes into `column` from `row` on (same element type, platform byte order). */
+function copyBytes(column: Float64Array | Int32Array | Uint8Array, row: number, bytes: Uint8Array): void {
+  new Uint8Array(column.buffer, column.byteOffset + row * column.BYTES_PER_ELEMENT, bytes.byteLength).set(bytes);
 }
 
 function grown<A extends Int32Array | Uint8Array | Float64Array | Uint32Array>(from: A, to: A): A {

@@ -15,6 +15,8 @@
 export interface ItemKeys<T> {
   keyOf(item: T): string;
   hasKey(item: T, key: string): boolean;
+  /** FNV-1a over the key's UTF-16 code units from `start`, as `hashOf` computes it, without making the key's string (a restart hashes a million) */
+  hashFrom?(item: T, start: number): number;
 }
 
 const EMPTY = 0;
@@ -33,8 +35,9 @@ export class JobsByKey<T> {
   private live: number;
   /** REMOVED slots: they lengthen probe runs until the table is rebuilt */
   private removedSlots = 0;
-  private readonly keyOf: (item: T) => string;
   private readonly hasKey: (item: T, key: string) => boolean;
+  /** the hash of an item's key */
+  private readonly itemHash: (item: T) => number;
 
   /** The table filled with `items` (a recovery's jobs), sized for them. `hash`: tests make keys collide. */
   constructor(
@@ -42,12 +45,14 @@ export class JobsByKey<T> {
     items: readonly T[] = [],
     private readonly hash: (key: string) => number = hashOf,
   ) {
-    const keyOf = (this.keyOf = typeof keys === 'function' ? keys : keys.keyOf);
+    const keyOf = typeof keys === 'function' ? keys : keys.keyOf;
     this.hasKey = typeof keys === 'function' ? (item, key) => keys(item) === key : keys.hasKey;
+    const hashFrom = typeof keys === 'function' || hash !== hashOf ? undefined : keys.hashFrom;
+    this.itemHash = hashFrom === undefined ? (item) => hash(keyOf(item)) : (item) => hashFrom(item, HASH_START);
     this.rows = items.slice();
     this.live = items.length;
     this.hashes = new Uint32Array(Math.max(SMALLEST_TABLE, items.length));
-    for (let row = 0; row < items.length; row++) this.hashes[row] = hash(keyOf(items[row]!));
+    for (let row = 0; row < items.length; row++) this.hashes[row] = this.itemHash(items[row]!);
     // a load factor of at most a half keeps probe runs short
     this.slots = new Int32Array(tableSizeFor(items.length * 2));
     this.mask = this.slots.length - 1;
@@ -82,7 +87,7 @@ export class JobsByKey<T> {
       grown.set(this.hashes);
       this.hashes = grown;
     }
-    this.hashes[row] = this.hash(this.keyOf(item));
+    this.hashes[row] = this.itemHash(item);
     this.live++;
     this.place(row);
   }
@@ -149,8 +154,10 @@ function tableSizeFor(slots: number): number {
 const HASH_SEED = crypto.getRandomValues(new Uint32Array(1))[0]!;
 
 /** FNV-1a over UTF-16 code units, from a per-process random starting value. */
+const HASH_START = 0x811c9dc5 ^ HASH_SEED;
+
 function hashOf(key: string): number {
-  let hash = 0x811c9dc5 ^ HASH_SEED;
+  let hash = HASH_START;
   // Stryker disable next-line EqualityOperator: one more round (over NaN, i.e. 0) is another hash function, as good
   for (let i = 0; i < key.length; i++) hash = Math.imul(hash ^ key.charCodeAt(i), 0x01000193);
   return hash >>> 0;

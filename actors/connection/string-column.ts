@@ -69,15 +69,16 @@ export class StringColumn {
   }
 
   /**
-   * Fills rows [first, first + lengths.length), each holding no string, from one string
-   * holding all of theirs in row order (a snapshot's column): one copy when every character
-   * fits a byte, which is nearly always.
+   * Fills rows [first, first + lengths.length), each holding no string, from all of their
+   * strings joined in row order (a snapshot's column): Latin-1 bytes, copied as they are, or
+   * a string, whose characters are copied when each fits a byte.
    */
-  setJoined(first: number, joined: string, lengths: Uint32Array): void {
+  setJoined(first: number, joined: string | Uint8Array, lengths: Uint32Array): void {
+    const bytes = typeof joined === 'string' ? latin1Bytes(joined) : joined;
     // Stryker disable next-line ConditionalExpression,BooleanLiteral: the row by row path below gives the same rows, only slower
-    if (!WIDE_CHARACTER.test(joined) && this.used + joined.length <= OFFSET_LIMIT && lengths.every((count) => count <= LENGTH_MAX)) {
-      this.reserve(joined.length);
-      this.view.write(joined, this.used, 'latin1');
+    if (bytes !== null && this.used + bytes.length <= OFFSET_LIMIT && lengths.every((count) => count <= LENGTH_MAX)) {
+      this.reserve(bytes.length);
+      this.bytes.set(bytes, this.used);
       let at = this.used;
       for (let index = 0; index < lengths.length; index++) {
         this.start[first + index] = at;
@@ -87,8 +88,19 @@ export class StringColumn {
       this.used = at;
       return;
     }
+    const text = typeof joined === 'string' ? joined : Buffer.from(joined.buffer, joined.byteOffset, joined.byteLength).toString('latin1');
     let at = 0;
-    for (let index = 0; index < lengths.length; index++) this.set(first + index, joined.slice(at, (at += lengths[index]!)));
+    for (let index = 0; index < lengths.length; index++) this.set(first + index, text.slice(at, (at += lengths[index]!)));
+  }
+
+  /** Makes room for `count` more bytes of strings at once (a restart that knows how many it will load). */
+  reserveBytes(count: number): void {
+    this.reserve(count);
+  }
+
+  /** Bytes of the strings held (freed ones not counted, nor those kept whole): what a restart reserves. */
+  get liveBytes(): number {
+    return this.used - this.freed;
   }
 
   /** Empties a row. */
@@ -147,6 +159,21 @@ export class StringColumn {
       if (difference !== 0) return difference;
     }
     return aCount - bCount;
+  }
+
+  /** FNV-1a over the row's string's code units, from `start` (the hash of a key table, see jobs-by-key.ts). */
+  hashFrom(row: number, start: number): number {
+    const count = this.length[row]!;
+    let hash = start;
+    if (count === WIDE) {
+      const text = this.wide.get(row)!;
+      for (let at = 0; at < text.length; at++) hash = Math.imul(hash ^ text.charCodeAt(at), 0x01000193);
+      return hash >>> 0;
+    }
+    const bytes = this.bytes;
+    const from = this.start[row]!;
+    for (let at = from; at < from + count; at++) hash = Math.imul(hash ^ bytes[at]!, 0x01000193);
+    return hash >>> 0;
   }
 
   /** The string's length in characters. */
@@ -218,6 +245,14 @@ export class StringColumn {
 }
 
 const WIDE_CHARACTER = /[^\u0000-\u00ff]/;
+
+/** `text` as Latin-1 bytes, one per character; null when a character does not fit a byte. */
+export function latin1Bytes(text: string): Uint8Array | null {
+  if (WIDE_CHARACTER.test(text)) return null;
+  const bytes = new Uint8Array(text.length);
+  Buffer.from(bytes.buffer).write(text, 0, 'latin1');
+  return bytes;
+}
 
 function compareStrings(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;

@@ -91,6 +91,23 @@ describe('job columns', () => {
     expect([table.size, table.distinctStrings]).toEqual([3, 4]);
   });
 
+  test('given Latin-1 ids, then they travel as bytes; a wider character makes that column text; a shared error or trace is one string of the chunk', () => {
+    const trace = 'Traceback (most recent call last):\n  File "tasks.py", line 1';
+    const failed = { error: 'boom', stacktrace: trace, extensions: null };
+    const columns = toJobColumns([
+      job({ externalId: 'caf\u00e9', details: failed }),
+      job({ id: '0190a1b2-0000-7000-8000-000000000002', externalId: 'task-2', details: failed }),
+    ]);
+    expect(columns.ids).toBeInstanceOf(Uint8Array);
+    expect(columns.externalIds).toBeInstanceOf(Uint8Array);
+    expect(columns.strings.filter((value) => value === trace)).toHaveLength(1);
+    expect(typeof toJobColumns([job({ externalId: 'ünïcode-😀-id' })]).externalIds).toBe('string');
+    expect(loaded(columns).map((read) => [read.externalId, read.details])).toEqual([
+      ['caf\u00e9', failed],
+      ['task-2', failed],
+    ]);
+  });
+
   test('given a job without history, then loading it fails with a clear error', () => {
     expect(() => loaded(toJobColumns([job({ history: [] })]))).toThrow('has no history');
   });

@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import { JobsByKey } from '../../actors/connection/jobs-by-key.ts';
+import { StringColumn } from '../../actors/connection/string-column.ts';
 import { SeededRandom } from '../../persistence/seeded-random.ts';
 
 interface Item {
@@ -8,6 +9,18 @@ interface Item {
 const keyOf = (item: Item) => item.key;
 
 describe('jobs by key', () => {
+  test('keys read from a string column are hashed from its bytes as from the strings: loaded and added rows are found by their keys', () => {
+    const keys = ['job-1', 'caf\u00e9', 'ünïcode-😀', '', 'x'.repeat(512)];
+    const column = new StringColumn();
+    column.ensureRows(keys.length * 2);
+    keys.forEach((key, row) => column.set(row, key));
+    const fromColumn = { keyOf: (row: number) => column.get(row), hasKey: (row: number, key: string) => column.equals(row, key), hashFrom: (row: number, start: number) => column.hashFrom(row, start) };
+    const table = new JobsByKey(fromColumn, [0, 1, 2]);
+    for (const row of [3, 4]) table.add(row);
+    keys.forEach((key, row) => expect(table.get(key)).toBe(row));
+    expect(table.get('job-2')).toBeUndefined();
+  });
+
   const items: Item[] = Array.from({ length: 5_000 }, (_, i) => ({ key: `job-${i}-${(i * 7919) % 1009}` }));
 
   test('loaded: finds every item by its key and nothing else', () => {

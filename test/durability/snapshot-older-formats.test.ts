@@ -2,7 +2,9 @@
  * Upgrade by restart: a data directory whose snapshot was written in an older format
  * recovers to the same state the old version held. Format 1 stored jobs as objects
  * (before job columns); formats 1 and 2 kept every dedup key in the connection chunk
- * (format 3 slices them into chunks of their own).
+ * (format 3 slices them into chunks of their own); formats 1 to 3 joined a chunk's ids
+ * as strings, sent errors and stack traces as text per job, and did not record the job
+ * table's sizes (format 4 may send ids as Latin-1 bytes, and texts as codes into the chunk's strings).
  */
 import { afterEach, expect, test } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -24,9 +26,43 @@ afterEach(() => {
 /** Format 1 kept a history as `[atMs, stateCode, ...]` pairs. */
 const historyAsPairs = (history: readonly number[]): number[] => history.flatMap((entry) => [entryAtMs(entry), entryCode(entry)]);
 
-/** The chunks formats 1 and 2 wrote: every dedup key in the connection chunk; format 1 also had jobs as plain objects, 1,000 a chunk. */
-function* olderFormatChunks(engine: Engine, version: 1 | 2): Generator<unknown> {
-  const chunks = [...engine.takeSnapshot().chunks];
+const asString = (joined: string | Uint8Array): string => (typeof joined === 'string' ? joined : Buffer.from(joined).toString('latin1'));
+
+/** A column of codes into `strings` (-1: null) as the texts themselves. */
+const asTexts = (codes: Uint8Array | Array<string | null>, strings: string[]): Array<string | null> =>
+  Array.isArray(codes) ? codes : Array.from(new Int32Array(Uint8Array.from(codes).buffer), (code) => (code === -1 ? null : strings[code]!));
+
+/** Chunks as format 3 wrote them: ids joined as strings, errors and stack traces as text, no job table sizes. */
+function formatThree(chunk: SnapshotChunk): SnapshotChunk {
+  if (chunk.k === 'header') return { ...chunk, version: 3 };
+  if (chunk.k === 'jobColumns') {
+    const { columns } = chunk;
+    return {
+      ...chunk,
+      columns: {
+        ...columns,
+        ids: asString(columns.ids),
+        externalIds: asString(columns.externalIds),
+        error: asTexts(columns.error, columns.strings),
+        stacktrace: asTexts(columns.stacktrace, columns.strings),
+      },
+    };
+  }
+  if (chunk.k !== 'connection') return chunk;
+  const { jobTable, ...withoutSizes } = chunk;
+  expect(jobTable?.rows).toBeGreaterThan(0);
+  return withoutSizes;
+}
+
+/** The chunks formats 1 to 3 wrote: format 2 also every dedup key in the connection chunk; format 1 also jobs as plain objects, 1,000 a chunk. */
+function* olderFormatChunks(engine: Engine, version: 1 | 2 | 3): Generator<unknown> {
+  const chunks = [...engine.takeSnapshot().chunks].map(formatThree);
+  if (version === 3) {
+    expect(chunks.some((chunk) => chunk.k === 'jobColumns' && typeof chunk.columns.ids === 'string')).toBe(true);
+    expect(chunks.some((chunk) => chunk.k === 'jobColumns' && Array.isArray(chunk.columns.error) && chunk.columns.error.some((text) => text !== null))).toBe(true);
+    yield* chunks;
+    return;
+  }
   const dedupKeysOf = (connectionId: string): string[] =>
     chunks.flatMap((chunk) => (chunk.k === 'dedupKeys' && chunk.connectionId === connectionId ? chunk.keys : []));
   for (const chunk of chunks) {
@@ -51,7 +87,7 @@ function* olderFormatChunks(engine: Engine, version: 1 | 2): Generator<unknown> 
   }
 }
 
-for (const version of [1, 2] as const) {
+for (const version of [1, 2, 3] as const) {
   test(`given a snapshot in format ${version}, then recovery restores the state it was taken from (dedup keys included), and the next snapshot is the current format`, async () => {
     const dir = mkdtempSync(join(tmpdir(), `jw-format${version}-`));
     dirs.push(dir);

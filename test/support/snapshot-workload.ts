@@ -25,7 +25,7 @@ export async function openAt(dir: string, clock: ManualClock) {
   return { store, engine, accounts, connections, actions: new JobActionService(engine, connections), report };
 }
 
-/** A varied workload: out-of-order job events, workers, queue snapshots, duplicates, actions. */
+/** A varied workload: out-of-order job events, failures with errors and traces, workers, queue snapshots, duplicates, actions. */
 export async function workload(opened: { engine: Engine }, apiKey: string, connectionId: string, round: number) {
   const events: unknown[] = [];
   for (let i = 0; i < 300; i++) {
@@ -43,6 +43,9 @@ export async function workload(opened: { engine: Engine }, apiKey: string, conne
         startedAt: state === 'queued' ? null : iso(atMs - 500),
         completedAt: state === 'completed' || state === 'failed' ? iso(atMs) : null,
         extensions: i % 10 === 0 ? { eta: iso(atMs + 60_000), tags: { round } } : null,
+        // failures share a few errors and traces, as one bug's do; one is not Latin-1
+        error: state === 'failed' || state === 'retrying' ? `ValueError: bad input ${i % 3}` : null,
+        stacktrace: state === 'failed' ? `Traceback (most recent call last):\n  File "tasks.py", line ${i % 4}\n${i % 8 === 0 ? 'ünïcode ✓' : 'ascii'}` : null,
       }),
     );
     if (i % 30 === 0) events.push(workerEvent(connectionId, atMs, { externalId: `w${i % 5}`, state: i % 60 === 0 ? 'online' : 'heartbeat', queues: ['q1'] }));
