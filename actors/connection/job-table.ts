@@ -2,10 +2,11 @@
  * A connection's jobs as rows of columns: a job is a row number, its fields live in typed
  * arrays (times, attempt, progress and retries as doubles, NaN for null; the state and
  * whether createdAt was reported as bytes; task name, queue, worker and framework as codes
- * of the connection's code table), its id and externalId as bytes in string columns
- * (string-column.ts), its rare details in a plain array, its history in one packed column. A million jobs are a few dozen arrays instead of a million objects
- * (each a 160-byte cell plus its history array), and a snapshot's columns load back by
- * copying.
+ * of the connection's code table, error and stack trace as codes of a second one), its id
+ * and externalId as bytes in string columns (string-column.ts), its rare extensions in a
+ * plain array, its history in one packed column. A million jobs are a few dozen arrays
+ * instead of a million objects and two million strings, and a snapshot's columns load back
+ * by copying.
  *
  * Columns grow by doubling; rows freed by retention and eviction are reused. A reader that
  * must find a job again later (the live stream, after the batch is durable) keeps its ref:

@@ -171,7 +171,7 @@ export const MODULES = {
     ],
   },
   jobStore: {
-    what: "the job store's rows of columns (the job table, its history column and code table), its table of jobs by externalId, its createdAt order kept per state, and the eviction at the job cap that reads it",
+    what: "the job store's rows of columns (the job table, its history, code and string columns), its table of jobs by externalId, its createdAt order kept per state, and the eviction at the job cap that reads it",
     parts: [
       {
         mutate: ['actors/connection/job-table.ts', 'actors/connection/history-column.ts', 'actors/connection/code-table.ts', 'actors/connection/nullable-number.ts'],
@@ -180,6 +180,11 @@ export const MODULES = {
       {
         mutate: ['actors/connection/jobs-by-key.ts', 'actors/jobs/grouped-index.ts', block(ACTOR, 'private enforceJobCap('), block(ACTOR, 'private collectOldest(')],
         tests: ['test/actors/jobs-by-key.test.ts', 'test/jobs/grouped-index.test.ts', 'test/actors/created-by-state.test.ts', 'test/actors/job-merge.test.ts'],
+      },
+      {
+        // ids and externalIds as bytes, compared and hashed in place
+        mutate: ['actors/connection/string-column.ts', 'actors/jobs/item-ids.ts'],
+        tests: ['test/actors/string-column.test.ts', 'test/actors/jobs-by-key.test.ts', 'test/jobs/sorted-index.test.ts', 'test/actors/jobs-by-id.test.ts'],
       },
     ],
   },
