@@ -380,6 +380,14 @@ for (const { service, targeted } of ingestPairs) {
 }
 footnotes.push('ingest baseline: Bun.serve that only JSON.parses the same bodies; read baseline: Bun.serve answering a small JSON. Ratios: events/s as % of baseline, latencies as multiples of it.');
 if (loadInfo !== null) footnotes.push(`load phase: ${fmtCount(jobs)} jobs, ${fmtCount(loadInfo.events)} events in ${fmtMs(loadInfo.ms)} (${fmtCount(loadInfo.events / (loadInfo.ms / 1000))} events/s at FSYNC=no, 2 requests in flight; not a target figure).`);
+const memoryNotMet = [memory.loaded, memory.afterRestart].some((rss) => rss !== null && memory.empty !== null && (rss - memory.empty) / jobs >= MEMORY_TARGET_BYTES);
+if (memoryNotMet) {
+  footnotes.push(
+    growthReport !== null
+      ? 'memory per job NOT MET: where the bytes go is in "Restart in-process" under the cost of growth below: heap per job when a restored store can serve (rows and lookups) against every index built, the difference being the sorted indexes. Those are heap figures (typed arrays at their allocated length), the rows above resident ones.'
+      : 'memory per job NOT MET: `npx bun load/store-growth.ts --skip growth,cap` prints heap per job of a restored store with and without its sorted indexes (growth was skipped in this run).',
+  );
+}
 if (restart !== null) {
   footnotes.push(`restart: ${restart.recoveredLine.replace(LOG_PREFIX, '')}; shutdown: ${restart.snapshotLine?.replace(LOG_PREFIX, '') ?? 'no snapshot line'}.`);
   footnotes.push(
