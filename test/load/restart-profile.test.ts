@@ -1,3 +1,7 @@
+/**
+ * The bench's restart profile is read from the restarted service's log lines: recovery's
+ * own total and phases, placed between the spawn and listening by the lines' arrival times.
+ */
 import { describe, expect, test } from 'bun:test';
 import { describeRestartProfile, parsePhases, restartProfile } from '../../load/restart-profile.ts';
 

@@ -1,7 +1,7 @@
 /**
  * What recovery does besides rebuilding the state: it syncs every file it replayed
  * (bytes read back from the page cache may not be on disk yet), reports exactly the
- * lines it logged and how long it took, says "starting empty" only for a directory with
+ * lines it logged, how long it took and where that time went, says "starting empty" only for a directory with
  * no snapshot and no log, and hands the newest segment to the writer to continue in.
  */
 import { afterAll, describe, expect, test } from 'bun:test';
@@ -101,17 +101,15 @@ describe('recovery details', () => {
     const logged: string[] = [];
     const fields: Array<Record<string, unknown> | undefined> = [];
     const restored: unknown[] = [];
-    const { report } = (
-      await recoverDataDir({
-        dir,
-        storage: new FileStorage(),
-        log: (line, lineFields) => {
-          logged.push(line);
-          fields.push(lineFields);
-        },
-        handler: { snapshotChunk: (chunk) => restored.push(chunk), record: () => {} },
-      })
-    );
+    const { report } = await recoverDataDir({
+      dir,
+      storage: new FileStorage(),
+      log: (line, lineFields) => {
+        logged.push(line);
+        fields.push(lineFields);
+      },
+      handler: { snapshotChunk: (chunk) => restored.push(chunk), record: () => {} },
+    });
 
     expect(restored).toEqual([[0, 1, 2]]);
     expect(logged.at(-2)).toMatch(/^recovered from snapshot \S+ \(seq 3\) and 2 log records in \d+ ms; last seq 5$/);
