@@ -23,7 +23,9 @@
  *    readings once ingest has stopped.
  * 3. restart: SIGTERM (shutdown snapshot), start again on the same DATA_DIR, time until
  *    /api/health answers and `recovered:` is logged; the baseline is the same service's
- *    first start on an empty DATA_DIR. Memory per job has the shutdown snapshot's bytes per
+ *    first start on an empty DATA_DIR. A footnote profiles that time from the new process's
+ *    log lines (load/restart-profile.ts): spawn to recovery, recovery's own phases, recovery
+ *    to listening, listening to the first 200. Memory per job has the shutdown snapshot's bytes per
  *    job (the jobs as columns on disk) as its baseline.
  * 4. snapshot stall: the restart sets SNAPSHOT_LOG_MB=1; after ~3 MB of ingest the server's
  *    5-second check writes a snapshot of all jobs while a tight sequential loop of
@@ -52,6 +54,7 @@ import { describeThreadCpu, measureIngest, templatesFor, type IngestResult } fro
 import { summarizeProfile } from './profile.ts';
 import { loadJobs, loadPhaseEnv, measureBaselineGet, measureReads, readScenarios, settledRss, type ReadResult } from './reads.ts';
 import { measureRestart, measureSnapshotStall, type RestartMeasurement, type StallResult } from './restart.ts';
+import { describeRestartProfile } from './restart-profile.ts';
 import { makeTempDir, removeTempDir, serviceFromEnv } from './service.ts';
 import { describeStream, measureStream, streamShape, type StreamLayout, type StreamResult } from './stream.ts';
 import { flag, fmtBytes, fmtCount, fmtMs, machineDescription, note, num, parseArgs, str, table } from './util.ts';
@@ -310,7 +313,7 @@ if (restart !== null) {
     restartBaselineMs === null ? '' : times(restart.restartMs, restartBaselineMs),
     `< 1 s${scale === '' ? '' : '*'}`,
     verdict(restart.restartMs < 1_000),
-    `spawn to /api/health 200 + recovered; shutdown before it ${fmtMs(restart.shutdownMs)}; baseline: the same service's first start, empty DATA_DIR`,
+    `spawn to /api/health 200 + recovered${restart.profile === null ? '' : ` (recovery ${fmtMs(restart.profile.recoveryMs)}; profile below)`}; shutdown before it ${fmtMs(restart.shutdownMs)}; baseline: the same service's first start, empty DATA_DIR`,
   ]);
 }
 if (stall !== null) {
@@ -377,7 +380,22 @@ for (const { service, targeted } of ingestPairs) {
 }
 footnotes.push('ingest baseline: Bun.serve that only JSON.parses the same bodies; read baseline: Bun.serve answering a small JSON. Ratios: events/s as % of baseline, latencies as multiples of it.');
 if (loadInfo !== null) footnotes.push(`load phase: ${fmtCount(jobs)} jobs, ${fmtCount(loadInfo.events)} events in ${fmtMs(loadInfo.ms)} (${fmtCount(loadInfo.events / (loadInfo.ms / 1000))} events/s at FSYNC=no, 2 requests in flight; not a target figure).`);
-if (restart !== null) footnotes.push(`restart: ${restart.recoveredLine.replace(LOG_PREFIX, '')}; shutdown: ${restart.snapshotLine?.replace(LOG_PREFIX, '') ?? 'no snapshot line'}.`);
+const memoryNotMet = [memory.loaded, memory.afterRestart].some((rss) => rss !== null && memory.empty !== null && (rss - memory.empty) / jobs >= MEMORY_TARGET_BYTES);
+if (memoryNotMet) {
+  footnotes.push(
+    growthReport !== null
+      ? 'memory per job NOT MET: where the bytes go is in "Restart in-process" under the cost of growth below: heap per job when a restored store can serve (rows and lookups) against every index built, the difference being the sorted indexes. Those are heap figures (typed arrays at their allocated length), the rows above resident ones.'
+      : 'memory per job NOT MET: `npx bun load/store-growth.ts --skip growth,cap` prints heap per job of a restored store with and without its sorted indexes (growth was skipped in this run).',
+  );
+}
+if (restart !== null) {
+  footnotes.push(`restart: ${restart.recoveredLine.replace(LOG_PREFIX, '')}; shutdown: ${restart.snapshotLine?.replace(LOG_PREFIX, '') ?? 'no snapshot line'}.`);
+  footnotes.push(
+    restart.profile === null
+      ? 'restart profile: not available (the service logged no `recovery phases:` line)'
+      : `restart profile (where spawn to serving went; the service's log lines, timed on arrival): ${describeRestartProfile(restart.profile)}.`,
+  );
+}
 if (stall?.snapshotLine != null) footnotes.push(`stall: ${stall.snapshotLine.replace(/^\S+ /, '')}.`);
 for (const stream of streams) if (stream.skipped === null) footnotes.push(describeStream(stream));
 for (const problem of problems) footnotes.push(`PROBLEM: ${problem}`);

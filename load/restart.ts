@@ -18,6 +18,7 @@
  */
 import { JobGenerator, jobsForEvents } from './events.ts';
 import { loadJobs, loadPhaseEnv, settledRss } from './reads.ts';
+import { describeRestartProfile } from './restart-profile.ts';
 import { serviceFromEnv, type RestartResult, type Service } from './service.ts';
 import { fmtBytes, fmtCount, fmtMs, note, num, parseArgs, sleep } from './util.ts';
 
@@ -124,6 +125,7 @@ if (import.meta.main) {
     const restart = await measureRestart(service);
     console.log(`shutdown (SIGTERM to exit, with its snapshot): ${fmtMs(restart.shutdownMs)}${restart.snapshotLine !== null ? `  [${restart.snapshotLine}]` : ''}`);
     console.log(`restart with ${fmtCount(jobs)} jobs (spawn to /api/health 200 + recovered): ${fmtMs(restart.restartMs)}  [${restart.recoveredLine}]`);
+    if (restart.profile !== null) console.log(`restart profile: ${describeRestartProfile(restart.profile)}`);
     console.log(`resident memory: after load ${fmtBytes(rssLoaded)}, after restart ${fmtBytes(restart.rssAfterRestart)}`);
     const stall = await measureSnapshotStall(service);
     if (stall.problem !== null) console.log(`snapshot stall: not measured: ${stall.problem}`);

@@ -15,6 +15,7 @@ import type { Subprocess } from 'bun';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { restartProfile, type RestartProfile } from './restart-profile.ts';
 import { note, sleep } from './util.ts';
 
 export const REPO_ROOT = resolve(import.meta.dir, '..');
@@ -49,6 +50,8 @@ export interface RestartResult {
   restartMs: number;
   recoveredLine: string;
   snapshotLine: string | null;
+  /** where restartMs went, from the new process's log lines; null when a line it needs is missing */
+  profile: RestartProfile | null;
 }
 
 export interface Service extends Session {
@@ -56,6 +59,8 @@ export interface Service extends Session {
   readonly pid: number | null;
   readonly dataDir: string | null;
   readonly logs: string[];
+  /** performance.now() when each of `logs` arrived, index for index */
+  readonly logArrivalsMs: number[];
   readonly label: string;
   /** spawn until /api/health answered 200 at the first start (an empty data directory unless one was given); null when attached */
   readonly startupMs: number | null;
@@ -252,9 +257,15 @@ export async function startService(options: StartOptions = {}): Promise<Service>
   const ownDataDir = options.dataDir === undefined;
   const dataDir = options.dataDir ?? makeTempDir('jobwatch-load-');
   const logs: string[] = [];
+  const logArrivalsMs: number[] = [];
   const waiters = new Set<() => void>();
   const wake = (): void => {
     for (const waiter of [...waiters]) waiter();
+  };
+  // called right after each push to `logs`, so the two stay index for index
+  const lineArrived = (): void => {
+    logArrivalsMs.push(performance.now());
+    wake();
   };
   let env: Record<string, string> = {
     PORT: '0',
@@ -301,8 +312,8 @@ export async function startService(options: StartOptions = {}): Promise<Service>
     const spawnedAt = performance.now();
     const child = Bun.spawn(cmd, { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' });
     trackChild(child);
-    void pumpLines(child.stdout, logs, options.echo === true, `[${label}]`, wake);
-    void pumpLines(child.stderr, logs, options.echo === true, `[${label}!]`, wake);
+    void pumpLines(child.stdout, logs, options.echo === true, `[${label}]`, lineArrived);
+    void pumpLines(child.stderr, logs, options.echo === true, `[${label}!]`, lineArrived);
     const exitedEarly = child.exited.then((code) => {
       throw new Error(`${label} exited with code ${code} during start-up; last lines:\n${logs.slice(-15).join('\n')}`);
     });
@@ -346,6 +357,7 @@ export async function startService(options: StartOptions = {}): Promise<Service>
     },
     dataDir,
     logs,
+    logArrivalsMs,
     label,
     startupMs,
     rssBytes: () => (current === null ? null : rssOfPid(current.child.pid)),
@@ -361,11 +373,14 @@ export async function startService(options: StartOptions = {}): Promise<Service>
       const recovered = waitForLog(/recovered:/, 120_000, fromStart);
       recovered.catch(() => undefined);
       await waitForHealth(baseUrl, 120_000, 2);
+      const healthyAtMs = performance.now();
       const recoveredLine = await recovered;
       const restartMs = performance.now() - current.spawnedAt;
+      const timedLines = logs.slice(fromStart).map((line, at) => ({ line, atMs: logArrivalsMs[fromStart + at]! }));
+      const profile = restartProfile(timedLines, current.spawnedAt, healthyAtMs);
       // A restart may have a fresh session secret only if the data directory lost it; log in again anyway.
       if (options.noSession !== true) service.cookie = await login(baseUrl, LOAD_ADMIN.email, LOAD_ADMIN.password);
-      return { shutdownMs, restartMs, recoveredLine, snapshotLine };
+      return { shutdownMs, restartMs, recoveredLine, snapshotLine, profile };
     },
     async cleanup() {
       await stop();
@@ -389,6 +404,7 @@ export async function attachService(baseUrl: string, email: string, password: st
     pid: null,
     dataDir: null,
     logs: [],
+    logArrivalsMs: [],
     label: 'attached',
     startupMs: null,
     rssBytes: () => null,

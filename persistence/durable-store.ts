@@ -37,7 +37,7 @@ import type { Storage } from './storage.ts';
  * restart recovers what reached the disk.
  */
 export type { FsyncPolicy, LogWriterObserver } from './log-writer.ts';
-export type { RecoveryHandler, RecoveryReport } from './recovery.ts';
+export type { RecoveryHandler, RecoveryPhase, RecoveryReport } from './recovery.ts';
 export type { SnapshotSource } from './snapshot-file.ts';
 export { DurabilityError, RecoveryRefusedError };
 

@@ -108,6 +108,10 @@ export async function openEngine(config: Config, options: OpenEngineOptions): Pr
     const restorer = engine.restorer();
     const handler: ClusterRecoveryHandler = {
       snapshotChunk: (chunk) => restorer.restore(chunk),
+      snapshotChunkPhases: () => [
+        { name: 'restore', ms: restorer.timings.chunksMs },
+        { name: 'lookups', ms: restorer.timings.lookupsMs },
+      ],
       record: (record) => engine.evolve(record as EngineRecord),
       // cluster mode: several partitions' snapshots, taken at different moments (cluster/cluster-store.ts)
       snapshotsRestored: () => restorer.reconcileWithAccounts({ drop: false }),

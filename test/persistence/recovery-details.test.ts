@@ -1,7 +1,7 @@
 /**
  * What recovery does besides rebuilding the state: it syncs every file it replayed
  * (bytes read back from the page cache may not be on disk yet), reports exactly the
- * lines it logged and how long it took, says "starting empty" only for a directory with
+ * lines it logged, how long it took and where that time went, says "starting empty" only for a directory with
  * no snapshot and no log, and hands the newest segment to the writer to continue in.
  */
 import { afterAll, describe, expect, test } from 'bun:test';
@@ -72,7 +72,7 @@ describe('recovery details', () => {
     const fromLog = await recoverWith(onlyLog);
     expect(fromLog.logged.some((line) => line.includes('starting empty'))).toBe(false);
     expect(fromLog.result.report.lines).toEqual(fromLog.logged);
-    expect(fromLog.logged.at(-1)).toMatch(/^recovered from an empty state \(seq 0\) and 2 log records in \d+ ms; last seq 2$/);
+    expect(fromLog.logged.at(-2)).toMatch(/^recovered from an empty state \(seq 0\) and 2 log records in \d+ ms; last seq 2$/);
 
     const empty = freshDir();
     const fromNothing = await recoverWith(empty);
@@ -88,6 +88,62 @@ describe('recovery details', () => {
     const took = performance.now() - before;
     expect(result.report.durationMs).toBeGreaterThanOrEqual(0);
     expect(result.report.durationMs).toBeLessThanOrEqual(took);
+  });
+
+  test('the summary is followed by its phases, in order, each timed on its own, adding up to no more than the whole', async () => {
+    const dir = freshDir();
+    await history(dir, 3, { snapshot: true });
+    await history(dir, 0); // reopen: the snapshot stays, the log after it is empty...
+    const store = await openDurableStore({ dir, storage: new FileStorage(), fsync: 'no', log: () => {} });
+    await store.recover({ snapshotChunk: () => {}, record: () => {} });
+    for (let n = 4; n <= 5; n++) await store.append({ n }); // ...then two records after it
+    await store.close();
+    const logged: string[] = [];
+    const fields: Array<Record<string, unknown> | undefined> = [];
+    const restored: unknown[] = [];
+    const { report } = await recoverDataDir({
+      dir,
+      storage: new FileStorage(),
+      log: (line, lineFields) => {
+        logged.push(line);
+        fields.push(lineFields);
+      },
+      handler: { snapshotChunk: (chunk) => restored.push(chunk), record: () => {} },
+    });
+
+    expect(restored).toEqual([[0, 1, 2]]);
+    expect(logged.at(-2)).toMatch(/^recovered from snapshot \S+ \(seq 3\) and 2 log records in \d+ ms; last seq 5$/);
+    const phasesLine = logged.at(-1)!;
+    expect(phasesLine).toMatch(/^recovery phases: read \d+ ms, sync \d+ ms, decode \d+ ms, restore \d+ ms, replay \d+ ms$/);
+    const phases = report.phases!;
+    expect(phases.map((phase) => phase.name)).toEqual(['read', 'sync', 'decode', 'restore', 'replay']);
+    for (const phase of phases) expect(phase.ms).toBeGreaterThanOrEqual(0);
+    expect(phases.reduce((sum, phase) => sum + phase.ms, 0)).toBeLessThanOrEqual(report.durationMs);
+    expect(fields.at(-1)).toEqual({
+      phasesMs: Object.fromEntries(phases.map((phase) => [phase.name, Math.round(phase.ms)])),
+      durationMs: Math.round(report.durationMs),
+    });
+  });
+
+  test("a handler that times its own snapshot work names the phases it took in place of 'restore'", async () => {
+    const dir = freshDir();
+    await history(dir, 2, { snapshot: true });
+    const logged: string[] = [];
+    const { report } = await recoverDataDir({
+      dir,
+      storage: new FileStorage(),
+      log: (line) => logged.push(line),
+      handler: {
+        snapshotChunk: () => {},
+        record: () => {},
+        snapshotChunkPhases: () => [
+          { name: 'rows', ms: 1234.4 },
+          { name: 'lookups', ms: 0.6 },
+        ],
+      },
+    });
+    expect(report.phases!.map((phase) => phase.name)).toEqual(['read', 'sync', 'decode', 'rows', 'lookups', 'replay']);
+    expect(logged.at(-1)).toMatch(/^recovery phases: read \d+ ms, sync \d+ ms, decode \d+ ms, rows 1,234 ms, lookups 1 ms, replay \d+ ms$/);
   });
 
   test('with several segments, the writer continues in the newest one, and a reopened store appends there', async () => {
