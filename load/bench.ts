@@ -54,7 +54,7 @@ import { describeThreadCpu, measureIngest, templatesFor, type IngestResult } fro
 import { summarizeProfile } from './profile.ts';
 import { loadJobs, loadPhaseEnv, measureBaselineGet, measureReads, readScenarios, settledRss, type ReadResult } from './reads.ts';
 import { measureRestart, measureSnapshotStall, type RestartMeasurement, type StallResult } from './restart.ts';
-import { describeRestartProfile } from './restart-profile.ts';
+import { describeRestartProfile, firstTouchMsPerMiB } from './restart-profile.ts';
 import { makeTempDir, removeTempDir, serviceFromEnv } from './service.ts';
 import { describeStream, measureStream, streamShape, type StreamLayout, type StreamResult } from './stream.ts';
 import { flag, fmtBytes, fmtCount, fmtMs, machineDescription, note, num, parseArgs, str, table } from './util.ts';
@@ -386,6 +386,19 @@ if (memoryNotMet) {
     growthReport !== null
       ? 'memory per job NOT MET: where the bytes go is in "Restart in-process" under the cost of growth below: heap per job when a restored store can serve (rows and lookups) against every index built, the difference being the sorted indexes. Those are heap figures (typed arrays at their allocated length), the rows above resident ones.'
       : 'memory per job NOT MET: `npx bun load/store-growth.ts --skip growth,cap` prints heap per job of a restored store with and without its sorted indexes (growth was skipped in this run).',
+  );
+}
+if (restart !== null && restart.restartMs >= 1_000 && memory.afterRestart !== null) {
+  const msPerMiB = firstTouchMsPerMiB();
+  const residentMiB = memory.afterRestart / 1024 / 1024;
+  footnotes.push(
+    `restart NOT MET; its floor on this machine: touching fresh memory costs ${msPerMiB.toFixed(2)} ms per MiB here (measured now), so faulting in the restarted service's ${residentMiB.toFixed(0)} MiB resident takes about ${fmtMs(msPerMiB * residentMiB)} before any work: a restart under 1 s at this size needs fewer resident bytes or cheaper page faults (hugepages, bare metal).`,
+  );
+}
+const listsNotMet = reads.some((read) => (read.scenario.kind === 'list' || read.scenario.kind === 'filter') && read.cannon.p99 >= 5);
+if (listsNotMet && readBaseline !== null) {
+  footnotes.push(
+    `job lists NOT MET: the read baseline's own p99 is ${fmtMs(readBaseline.p99)} with the same 4 clients; a page's work in-process is the "list ... p50 / p99" columns of the cost of growth below (milliseconds below 1 at 1M). The rest of a list's p99 over HTTP is waiting behind the other clients' requests and garbage collection pauses, which the service's CPU profile (--profile) shows as time outside the list code.`,
   );
 }
 if (restart !== null) {
