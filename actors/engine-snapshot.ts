@@ -95,7 +95,7 @@ export function takeSnapshot(accounts: AccountsActor, actors: Map<string, Connec
   // Everything but jobs is small: copy it now, synchronously.
   const fixed: SnapshotChunk[] = [{ k: 'header', version: SNAPSHOT_FORMAT_VERSION, takenAtMs }];
   if (scope === undefined || scope.accounts) fixed.push({ k: 'accounts', data: structuredClone(accounts.toSnapshot()) });
-  const jobLists: Array<{ actor: ConnectionActor; rows: number[]; preImages: Map<number, Job> }> = [];
+  const jobLists: Array<{ actor: ConnectionActor; rows: Uint32Array; preImages: Map<number, Job> }> = [];
   for (const actor of actors.values()) {
     if (scope !== undefined && (scope.connections === 'none' || !inPartition(actor.connectionId, scope.connections))) continue;
     fixed.push(connectionChunk(actor));
@@ -123,7 +123,7 @@ export function takeSnapshot(accounts: AccountsActor, actors: Map<string, Connec
       yield* fixed;
       for (const { actor, rows, preImages } of jobLists) {
         for (let start = 0; start < rows.length; start += JOBS_PER_CHUNK) {
-          const chunk = rows.slice(start, start + JOBS_PER_CHUNK).map((row) => preImages.get(row) ?? actor.jobs.read(row));
+          const chunk = Array.from(rows.subarray(start, start + JOBS_PER_CHUNK), (row) => preImages.get(row) ?? actor.jobs.read(row));
           // The columns are a copy: the jobs may change once this turn ends.
           yield { k: 'jobColumns', connectionId: actor.connectionId, columns: toJobColumns(chunk) };
         }

@@ -354,9 +354,13 @@ export class JobStore {
     for (const row of this.byId.values()) yield this.table.read(row);
   }
 
-  /** Every row, in id order, as a copied array: what a snapshot captures in the same tick as it fixes its log position. */
-  rows(): number[] {
-    return this.byId.toArray();
+  /**
+   * Every row, in id order, copied: what a snapshot captures in the same tick as it fixes its
+   * log position. A typed array: copying a million rows into an array took 32-38 ms of that
+   * tick, the snapshot's stall.
+   */
+  rows(): Uint32Array {
+    return this.byId.copyInto(new Uint32Array(this.byId.size));
   }
 
   /** A job's row, made in the table, into the lookups and (now or at the end of a deferral) the indexes. */

@@ -54,7 +54,6 @@ export class JobTable {
   private readonly history = new HistoryColumn();
   private readonly ids = new StringColumn();
   private readonly externalIds = new StringColumn();
-  /** error, stacktrace and extensions, null for most jobs; replaced whole, never mutated */
   /**
    * Error texts and stack traces as codes of a table of their own: the same failure's trace
    * arrives with many jobs, and each copy parsed from a request would otherwise be kept.

@@ -53,9 +53,14 @@ export class JobsById<T> {
     return this.list.items();
   }
 
-  /** In id order, as an array that later changes do not affect (a snapshot's capture). */
+  /** In id order, as an array that later changes do not affect. */
   toArray(): T[] {
     return this.list.toArray();
+  }
+
+  /** In id order, copied into `out` from index 0 (a snapshot's capture). */
+  copyInto<A extends { set(items: ArrayLike<T>, offset: number): void }>(out: A): A {
+    return this.list.copyInto(out);
   }
 
   checkInvariants(): void {

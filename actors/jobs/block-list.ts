@@ -190,6 +190,16 @@ export class BlockList<T> {
     return all;
   }
 
+  /** Every item in ascending order, copied into a typed array from index 0: one native copy per block. */
+  copyInto<A extends { set(items: ArrayLike<T>, offset: number): void }>(out: A): A {
+    let next = 0;
+    for (const block of this.blocks) {
+      out.set(block.count === block.items.length ? (block.items as T[]) : (block.items.slice(0, block.count) as T[]), next);
+      next += block.count;
+    }
+    return out;
+  }
+
   /** Every item in ascending order; the list must not change while this runs. */
   *items(): Generator<T, void, undefined> {
     for (const block of this.blocks) for (let offset = 0; offset < block.count; offset++) yield block.items[offset] as T;

@@ -59,7 +59,7 @@ describe('indexes built lazily after a recovery', () => {
     await opened.actions.bulk(admin, 'revoke', [...jobs.values()].slice(0, 30).map((job) => job.id));
     await workload(opened, apiKey, connectionId, 3);
     const { table } = jobs;
-    const byId = jobs.rows();
+    const byId = [...jobs.rows()];
     for (const key of JOB_SORT_KEYS) {
       const fresh = ascendingOrder(byId, (row) => JOB_SORT_VALUE[key](table, row)).items.map((row) => table.id(row));
       expect([...jobs.indexes[key].scan('asc')].map((entry) => table.id(entry.item))).toEqual(fresh);
