@@ -32,6 +32,16 @@ export class FileStorage implements Storage {
     return readFile(path);
   }
 
+  /**
+   * Mapped: a 225 MB snapshot read into a new buffer cost ~0.8 s of page faults on a VM
+   * (every page of fresh memory faults once), mapped and checked 0.26-0.42 s against
+   * 0.75-3.5 s read and checked. An empty file cannot be mapped, and has nothing to map.
+   */
+  async readFinishedFile(path: string): Promise<Uint8Array> {
+    if ((await stat(path)).size === 0) return new Uint8Array(0);
+    return Bun.mmap(path, { shared: false });
+  }
+
   async openAppend(path: string): Promise<StorageFile> {
     return new AppendFileHandle(await openPrivate(path, 'a'));
   }

@@ -58,6 +58,12 @@ export class RecordingStorage implements Storage {
     return this.inner.readFile(path);
   }
 
+  /** Recorded as a read: to the sequence of operations, mapping a file is reading it. */
+  async readFinishedFile(path: string): Promise<Uint8Array> {
+    this.record({ name: 'readFile', path });
+    return this.inner.readFinishedFile(path);
+  }
+
   async openAppend(path: string): Promise<StorageFile> {
     this.record({ name: 'openAppend', path });
     return new RecordingFile(this, path, await this.inner.openAppend(path));

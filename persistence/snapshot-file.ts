@@ -87,7 +87,7 @@ export type SnapshotReadResult =
  * damaged file is never half-loaded. Chunk payloads stay encoded until they are used.
  */
 export async function readSnapshotFile(storage: Storage, path: string, seq: number): Promise<SnapshotReadResult> {
-  const bytes = await storage.readFile(path);
+  const bytes = await storage.readFinishedFile(path);
   const payloads: Uint8Array[] = [];
   for (let offset = 0; offset < bytes.length; ) {
     const outcome = readFrame(bytes, offset, SNAPSHOT_MAGIC, payloads.length);

@@ -24,6 +24,13 @@ export interface Storage {
   list(dir: string): Promise<string[]>;
   exists(path: string): Promise<boolean>;
   readFile(path: string): Promise<Uint8Array>;
+  /**
+   * The bytes of a file nobody changes any more (a finished snapshot: written under another
+   * name, then renamed), possibly mapped rather than read: its pages then come from the page
+   * cache as they are touched, with no buffer of the file's size to fill first. The file may
+   * be removed while the bytes are in use; it must not be truncated or rewritten.
+   */
+  readFinishedFile(path: string): Promise<Uint8Array>;
   /** Opens for appending, creating the file when missing. */
   openAppend(path: string): Promise<StorageFile>;
   truncate(path: string, sizeBytes: number): Promise<void>;
