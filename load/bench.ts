@@ -287,7 +287,7 @@ if (memory.empty !== null && memory.loaded !== null) {
   // the target holds after loading and after a restart alike: one row each
   const perJobRows: Array<[string, number | null, string]> = [
     ['after loading', (memory.loaded - memory.empty) / jobs, `RSS empty ${fmtBytes(memory.empty)}, loaded ${fmtBytes(memory.loaded)}`],
-    ['after a restart', memory.afterRestart === null ? null : (memory.afterRestart - memory.empty) / jobs, `RSS after restart ${memory.afterRestart === null ? 'not measured' : fmtBytes(memory.afterRestart)}`],
+    ['after a restart', memory.afterRestart === null ? null : (memory.afterRestart - memory.empty) / jobs, `RSS after restart, every index built by reading it, ${memory.afterRestart === null ? 'not measured' : fmtBytes(memory.afterRestart)}`],
   ];
   for (const [when, perJob, detail] of perJobRows) {
     if (perJob === null) continue;

@@ -88,6 +88,17 @@ interface JobPage {
   pagination: { nextCursor: string | null; total: number };
 }
 
+/**
+ * Reads that build every sorted index a restart left for later (the service builds them when
+ * first read, or while idle): a list by each sort key, and a job's detail for the per-name
+ * index. Memory "after a restart" must count them, as memory after loading does.
+ */
+export async function buildEveryIndex(session: Session): Promise<void> {
+  for (const sortBy of JOB_SORT_KEYS) await getJson<JobPage>(session, `/api/jobs?limit=1&sortBy=${sortBy}`);
+  const [first] = (await getJson<JobPage>(session, '/api/jobs?limit=1')).data;
+  if (first !== undefined) await getJson<unknown>(session, `/api/jobs/${first.id}`);
+}
+
 export interface ReadScenario {
   label: string;
   path: string;

@@ -17,7 +17,7 @@
  * as the reference (the loop's own noise).
  */
 import { JobGenerator, jobsForEvents } from './events.ts';
-import { loadJobs, loadPhaseEnv, settledRss } from './reads.ts';
+import { buildEveryIndex, loadJobs, loadPhaseEnv, settledRss } from './reads.ts';
 import { describeRestartProfile } from './restart-profile.ts';
 import { serviceFromEnv, type RestartResult, type Service } from './service.ts';
 import { fmtBytes, fmtCount, fmtMs, note, num, parseArgs, sleep } from './util.ts';
@@ -110,6 +110,7 @@ export interface RestartMeasurement extends RestartResult {
 /** SIGTERM, start again on the same data directory (with SNAPSHOT_LOG_MB=1 for the stall measurement). */
 export async function measureRestart(service: Service): Promise<RestartMeasurement> {
   const result = await service.restart({ SNAPSHOT_LOG_MB: '1' });
+  await buildEveryIndex(service);
   const rssAfterRestart = await settledRss(service, 2_000);
   return { ...result, rssAfterRestart };
 }

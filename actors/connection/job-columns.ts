@@ -22,6 +22,7 @@
  * decoded 72 MB of text at 1M jobs (a quarter of the restore).
  */
 import { detailsOfJob, type Job } from './job-record.ts';
+import { jsonText } from '../ingest/event-bytes.ts';
 import { nanForNull } from './nullable-number.ts';
 import { latin1Bytes } from './string-column.ts';
 
@@ -52,7 +53,8 @@ export interface TypedJobColumns {
   /** -1: null (format 4; formats 2 and 3 sent the texts, see StoredJobColumns) */
   error: Int32Array;
   stacktrace: Int32Array;
-  extensions: Array<Record<string, unknown> | null>;
+  /** as JSON text (format 4; formats 2 and 3 sent the objects, see StoredJobColumns) */
+  extensions: Array<string | null>;
   /** every job's packed history entries (job-history.ts), concatenated; historyLengths[i] of them belong to the i-th */
   history: Float64Array;
   historyLengths: Uint32Array;
@@ -62,8 +64,14 @@ type TypedKeys = { [K in keyof TypedJobColumns]: TypedJobColumns[K] extends Arra
 
 export type JobColumns = Omit<TypedJobColumns, TypedKeys> & { [K in TypedKeys]: Uint8Array };
 
-/** A chunk's columns as snapshots hold them: formats 2 and 3 sent each job's error and stacktrace as text. */
-export type StoredJobColumns = JobColumns | (Omit<JobColumns, 'error' | 'stacktrace'> & { error: Array<string | null>; stacktrace: Array<string | null> });
+/** A chunk's columns as snapshots hold them: formats 2 and 3 sent each job's error and stacktrace as text, and its extensions as an object. */
+export type StoredJobColumns =
+  | JobColumns
+  | (Omit<JobColumns, 'error' | 'stacktrace' | 'extensions'> & {
+      error: Array<string | null>;
+      stacktrace: Array<string | null>;
+      extensions: Array<Record<string, unknown> | null>;
+    });
 
 const TYPED_KEYS = [
   'idLengths', 'externalIdLengths', 'framework', 'name', 'queue', 'workerId', 'error', 'stacktrace', 'createdAtMs', 'createdAtReported',
@@ -164,7 +172,7 @@ export function toJobColumns(jobs: readonly Job[]): JobColumns {
     error: take(Int32Array, count),
     stacktrace: take(Int32Array, count),
     createdAtReported: take(Uint8Array, count),
-    extensions: new Array<Record<string, unknown> | null>(count),
+    extensions: new Array<string | null>(count),
   };
   const ids: string[] = new Array<string>(count);
   const externalIds: string[] = new Array<string>(count);
@@ -190,7 +198,7 @@ export function toJobColumns(jobs: readonly Job[]): JobColumns {
     const details = detailsOfJob(job);
     columns.error[row] = code(details.error);
     columns.stacktrace[row] = code(details.stacktrace);
-    columns.extensions[row] = details.extensions;
+    columns.extensions[row] = details.extensions === null ? null : jsonText(details.extensions);
     columns.history.set(job.history, historyAt);
     historyAt += job.history.length;
     columns.historyLengths[row] = job.history.length;

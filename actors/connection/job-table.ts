@@ -3,8 +3,8 @@
  * arrays (times, attempt, progress and retries as doubles, NaN for null; the state and
  * whether createdAt was reported as bytes; task name, queue, worker and framework as codes
  * of the connection's code table, error and stack trace as codes of a second one), its id
- * and externalId as bytes in string columns (string-column.ts), its rare extensions in a
- * plain array, its history in one packed column. A million jobs are a few dozen arrays
+ * and externalId as bytes in string columns (string-column.ts), its rare extensions as
+ * their JSON text in a third, its history in one packed column. A million jobs are a few dozen arrays
  * instead of a million objects and two million strings, and a snapshot's columns load back
  * by copying.
  *
@@ -18,7 +18,7 @@
  * and an older event only fills gaps.
  */
 import type { JobEvent } from '../ingest/normalized-event.ts';
-import { retainedJobBytes } from '../ingest/event-bytes.ts';
+import { jsonText, retainedJobBytes } from '../ingest/event-bytes.ts';
 import { JOB_STATES, type Framework, type JobState } from '../ingest/states.ts';
 import { CodeTable, NO_CODE } from './code-table.ts';
 import { HistoryColumn } from './history-column.ts';
@@ -61,8 +61,12 @@ export class JobTable {
   private readonly texts = new CodeTable();
   private error = new Int32Array(0);
   private stacktrace = new Int32Array(0);
-  /** null for most jobs; replaced whole, never mutated */
-  private extensions: Array<Record<string, unknown> | null> = [];
+  /**
+   * Extensions as their JSON text, no string for most jobs: parsed objects cost ~470 B a job
+   * that has them (measured at 1M jobs, a tenth of them with a small object), held cells
+   * among the request's garbage, and were most of a restart's decoding.
+   */
+  private readonly extensions = new StringColumn();
   private framework = new Int32Array(0);
   private name = new Int32Array(0);
   private queue = new Int32Array(0);
@@ -96,7 +100,6 @@ export class JobTable {
     this.ids.set(row, id);
     this.externalIds.set(row, event.externalId);
     this.error[row] = this.stacktrace[row] = NO_CODE;
-    this.extensions[row] = null;
     this.framework[row] = this.codes.acquire(event.framework);
     this.name[row] = this.codes.acquire(event.name);
     this.queue[row] = NO_CODE;
@@ -120,7 +123,7 @@ export class JobTable {
     this.externalIds.set(row, job.externalId);
     this.error[row] = this.texts.acquire(job.details?.error ?? null);
     this.stacktrace[row] = this.texts.acquire(job.details?.stacktrace ?? null);
-    this.extensions[row] = job.details?.extensions ?? null;
+    this.setExtensions(row, job.details?.extensions ?? null);
     this.framework[row] = this.codes.acquire(job.framework);
     this.name[row] = this.codes.acquire(job.name);
     this.queue[row] = this.codes.acquire(job.queue);
@@ -189,7 +192,9 @@ export class JobTable {
       const row = first + at;
       this.error[row] = error instanceof Uint8Array ? textCode(this.error[row]!) : texts.acquire(error[at]!);
       this.stacktrace[row] = stacktrace instanceof Uint8Array ? textCode(this.stacktrace[row]!) : texts.acquire(stacktrace[at]!);
-      this.extensions[row] = columns.extensions[at]!;
+      const extensions = columns.extensions[at]!;
+      // format 4 sends the JSON text, formats 2 and 3 the object
+      if (extensions !== null) this.extensions.set(row, typeof extensions === 'string' ? extensions : jsonText(extensions));
       this.framework[row] = code(this.framework[row]!);
       this.name[row] = code(this.name[row]!);
       this.queue[row] = code(this.queue[row]!);
@@ -210,7 +215,7 @@ export class JobTable {
     this.framework[row] = this.name[row] = this.queue[row] = this.worker[row] = this.error[row] = this.stacktrace[row] = NO_CODE;
     this.ids.clear(row);
     this.externalIds.clear(row);
-    this.extensions[row] = null;
+    this.extensions.clear(row);
     this.history.clear(row);
     // Stryker disable next-line ArithmeticOperator: the wrap only matters after a million reuses of one row
     this.generation[row] = (this.generation[row]! + 1) % GENERATIONS;
@@ -226,7 +231,7 @@ export class JobTable {
     takeCode(this.codes, this.worker, row, event.workerId, isNewest);
     takeCode(this.texts, this.error, row, event.error, isNewest);
     takeCode(this.texts, this.stacktrace, row, event.stacktrace, isNewest);
-    if (event.extensions !== undefined && (isNewest || this.extensions[row] === null)) this.extensions[row] = event.extensions;
+    if (event.extensions !== undefined && (isNewest || !this.extensions.has(row))) this.setExtensions(row, event.extensions);
     takeNumber(this.maxRetries, row, event.maxRetries, isNewest);
     takeNumber(this.progress, row, event.progress, isNewest);
     takeNumber(this.startedAtMs, row, event.startedAtMs, isNewest);
@@ -345,7 +350,12 @@ export class JobTable {
 
   /** The estimate of the job's memory the byte budget counts (event-bytes.ts). */
   bytesOf(row: number): number {
-    return retainedJobBytes(this.externalIds.lengthOf(row), this.detailsOrNull(row), this.history.length(row));
+    const characters =
+      this.externalIds.lengthOf(row) +
+      (this.texts.stringOf(this.error[row]!)?.length ?? 0) +
+      (this.texts.stringOf(this.stacktrace[row]!)?.length ?? 0) +
+      (this.extensions.has(row) ? this.extensions.lengthOf(row) : 0);
+    return retainedJobBytes(characters, this.history.length(row));
   }
 
   /** The job as an object: a copy, unaffected by later changes to the row. */
@@ -381,8 +391,13 @@ export class JobTable {
   private detailsOrNull(row: number): JobDetails | null {
     const error = this.texts.stringOf(this.error[row]!);
     const stacktrace = this.texts.stringOf(this.stacktrace[row]!);
-    const extensions = this.extensions[row]!;
+    const extensions = this.extensions.has(row) ? (JSON.parse(this.extensions.get(row)) as Record<string, unknown>) : null;
     return error === null && stacktrace === null && extensions === null ? null : { error, stacktrace, extensions };
+  }
+
+  private setExtensions(row: number, extensions: Record<string, unknown> | null): void {
+    this.extensions.clear(row);
+    if (extensions !== null) this.extensions.set(row, jsonText(extensions));
   }
 
   private mergeCreatedAt(row: number, event: JobEvent, isNewest: boolean): void {
@@ -434,6 +449,7 @@ export class JobTable {
     this.generation = grown(this.generation, new Uint32Array(capacity));
     this.ids.ensureRows(capacity);
     this.externalIds.ensureRows(capacity);
+    this.extensions.ensureRows(capacity);
     this.capacity = capacity;
   }
 }

@@ -15,22 +15,27 @@ export const JOB_OVERHEAD_BYTES = 700;
 /** one state-history entry (stored as one double since history packing; the budget kept its earlier two) */
 export const HISTORY_ENTRY_BYTES = 16;
 
-// Each extensions/metadata object is measured once: decide measures it, and evolve (same object on the live path) reuses it.
-const serializedSizes = new WeakMap<object, number>();
+// Each extensions/metadata object is serialized once: the validator serializes it to check its
+// size, decide measures it, and evolve (same object on the live path) keeps the text.
+const serializedTexts = new WeakMap<object, string>();
 
 /** For the validator, which serializes the object anyway to check its size limit. */
-export function rememberJsonBytes(value: object, size: number): void {
-  serializedSizes.set(value, size);
+export function rememberJson(value: object, text: string): void {
+  serializedTexts.set(value, text);
 }
 
 export function jsonBytes(value: Record<string, unknown> | null | undefined): number {
-  if (value == null) return 0;
-  let size = serializedSizes.get(value);
-  if (size === undefined) {
-    size = JSON.stringify(value).length;
-    serializedSizes.set(value, size);
+  return value == null ? 0 : jsonText(value).length;
+}
+
+/** The object as JSON, made once per object: the job table keeps extensions as this text. */
+export function jsonText(value: Record<string, unknown>): string {
+  let text = serializedTexts.get(value);
+  if (text === undefined) {
+    text = JSON.stringify(value);
+    serializedTexts.set(value, text);
   }
-  return size;
+  return text;
 }
 
 const length = (value: string | null | undefined): number => (value == null ? 0 : value.length);
@@ -67,19 +72,13 @@ export interface RetainedJobFields {
 }
 
 export function jobBytes(job: RetainedJobFields): number {
-  return retainedJobBytes(job.externalId.length, job.details, job.history.length);
+  const details = job.details;
+  return retainedJobBytes(job.externalId.length + length(details?.error ?? null) + length(details?.stacktrace ?? null) + jsonBytes(details?.extensions ?? null), job.history.length);
 }
 
-/** `jobBytes` from a job's fields as the job table holds them. */
-export function retainedJobBytes(externalIdLength: number, details: RetainedJobFields['details'], historyLength: number): number {
-  return (
-    JOB_OVERHEAD_BYTES +
-    externalIdLength +
-    length(details?.error ?? null) +
-    length(details?.stacktrace ?? null) +
-    jsonBytes(details?.extensions ?? null) +
-    historyLength * HISTORY_ENTRY_BYTES
-  );
+/** `jobBytes` from what the job table holds: the characters of its externalId, error, stacktrace and extensions' JSON, and its history's length. */
+export function retainedJobBytes(characters: number, historyLength: number): number {
+  return JOB_OVERHEAD_BYTES + characters + historyLength * HISTORY_ENTRY_BYTES;
 }
 
 /**

@@ -2,7 +2,7 @@
  * Limits for client-controlled free-form objects (`extensions`, worker `metadata`):
  * at most 64 KB serialized, 8 levels deep, and no prototype-polluting keys.
  */
-import { rememberJsonBytes } from './event-bytes.ts';
+import { rememberJson } from './event-bytes.ts';
 
 export const JSON_OBJECT_BYTES_MAX = 64 * 1024;
 export const JSON_OBJECT_DEPTH_MAX = 8;
@@ -13,7 +13,7 @@ export function jsonObjectProblem(value: Record<string, unknown>): string | null
   const shapeProblem = walk(value, 1);
   if (shapeProblem !== null) return shapeProblem;
   const serialized = JSON.stringify(value);
-  rememberJsonBytes(value, serialized.length);
+  rememberJson(value, serialized);
   const bytes = Buffer.byteLength(serialized);
   if (bytes > JSON_OBJECT_BYTES_MAX) return `must be at most ${JSON_OBJECT_BYTES_MAX} bytes serialized, got ${bytes}`;
   return null;

@@ -11,7 +11,8 @@ import {
   jobBytes,
   jobGrowthBytes,
   jsonBytes,
-  rememberJsonBytes,
+  jsonText,
+  rememberJson,
 } from '../../actors/ingest/event-bytes.ts';
 import type { JobEvent } from '../../actors/ingest/normalized-event.ts';
 import { sha256Hex } from '../../actors/accounts/secrets.ts';
@@ -59,14 +60,15 @@ describe('byte estimates', () => {
     expect(jobGrowthBytes(event, false)).toBe(large + 16);
   });
 
-  test('an object is measured once: a remembered size is used as is; null and undefined weigh nothing', () => {
+  test('an object is serialized once: a remembered text is used as is; null and undefined weigh nothing', () => {
     const measured = { a: 'bc' };
     expect(jsonBytes(measured)).toBe(JSON.stringify(measured).length);
     measured.a = 'a much longer value now';
     expect(jsonBytes(measured)).toBe(JSON.stringify({ a: 'bc' }).length);
     const remembered = { x: 1 };
-    rememberJsonBytes(remembered, 999);
-    expect(jsonBytes(remembered)).toBe(999);
+    rememberJson(remembered, '{"x":1,"kept":"as remembered"}');
+    expect(jsonBytes(remembered)).toBe('{"x":1,"kept":"as remembered"}'.length);
+    expect(jsonText(remembered)).toBe('{"x":1,"kept":"as remembered"}');
     expect(jsonBytes(null)).toBe(0);
     expect(jsonBytes(undefined)).toBe(0);
   });

@@ -3,7 +3,7 @@
  * recovers to the same state the old version held. Format 1 stored jobs as objects
  * (before job columns); formats 1 and 2 kept every dedup key in the connection chunk
  * (format 3 slices them into chunks of their own); formats 1 to 3 joined a chunk's ids
- * as strings, sent errors and stack traces as text per job, and did not record the job
+ * as strings, sent errors and stack traces as text per job and extensions as objects, and did not record the job
  * table's sizes (format 4 may send ids as Latin-1 bytes, and texts as codes into the chunk's strings).
  */
 import { afterEach, expect, test } from 'bun:test';
@@ -45,6 +45,7 @@ function formatThree(chunk: SnapshotChunk): SnapshotChunk {
         externalIds: asString(columns.externalIds),
         error: asTexts(columns.error, columns.strings),
         stacktrace: asTexts(columns.stacktrace, columns.strings),
+        extensions: columns.extensions.map((extensions) => (typeof extensions === 'string' ? (JSON.parse(extensions) as Record<string, unknown>) : extensions)),
       },
     };
   }
