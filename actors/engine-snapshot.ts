@@ -8,8 +8,9 @@
  *
  * Format 2 stores jobs as columns (job-columns.ts); format 1 stored job objects and is
  * still read, so that an upgrade by restart keeps its data. Format 4 may store a chunk's
- * ids as bytes and records how much each connection's job table holds, so that a restart
- * sizes the table once; a reader of format 3 would misread the first, so the version says it.
+ * ids as bytes, stores errors and traces as codes into the chunk's strings and extensions as
+ * JSON text, and records how much each connection's job table holds, so that a restart sizes
+ * the table once (job-columns.ts); a reader of format 3 would misread it, so the version says it.
  *
  * In cluster mode each partition's owner snapshots only its part (a `SnapshotScope`):
  * the connections of one partition, and the accounts in the accounts partition's own
