@@ -41,6 +41,8 @@ export interface JobTableSizes {
   idBytes: number;
   externalIdBytes: number;
   historyEntries: number;
+  /** absent in snapshots written before extensions were kept as text */
+  extensionBytes?: number;
 }
 
 
@@ -143,7 +145,13 @@ export class JobTable {
 
   /** What the table holds now (see JobTableSizes). */
   sizes(): JobTableSizes {
-    return { rows: this.live, idBytes: this.ids.liveBytes, externalIdBytes: this.externalIds.liveBytes, historyEntries: this.history.liveEntries };
+    return {
+      rows: this.live,
+      idBytes: this.ids.liveBytes,
+      externalIdBytes: this.externalIds.liveBytes,
+      historyEntries: this.history.liveEntries,
+      extensionBytes: this.extensions.liveBytes,
+    };
   }
 
   /** Room for `sizes` more at once: a restart that knows what it will load grows each column once, not by doubling. */
@@ -152,6 +160,7 @@ export class JobTable {
     this.history.makeRoom(this.capacity, sizes.historyEntries);
     this.ids.reserveBytes(sizes.idBytes);
     this.externalIds.reserveBytes(sizes.externalIdBytes);
+    this.extensions.reserveBytes(sizes.extensionBytes ?? 0);
   }
 
   /**

@@ -233,6 +233,35 @@ describe('the job table', () => {
     expect(copy.read(again)).toEqual(table.read(rows[299]!));
     expect(copy.stateOf(again)).toBe('completed');
   });
+
+  test('given jobs with extensions, then its sizes count their rows, id, externalId and extension characters and history; freed rows leave them', () => {
+    const table = new JobTable('c1');
+    const extensions = { eta: 'soon', tags: ['a', 1] };
+    const rows = ['id-1', 'id-22'].map((id, i) => table.create(id, event({ externalId: `external-${i}` })));
+    table.merge(rows[0]!, event({ externalId: 'external-0', extensions }));
+    table.merge(rows[1]!, event({ externalId: 'external-1', atMs: T + 1, state: 'active' }));
+    const sizes = table.sizes();
+    expect([sizes.rows, sizes.idBytes, sizes.externalIdBytes, sizes.extensionBytes]).toEqual([2, 9, 20, JSON.stringify(extensions).length]);
+    expect(sizes.historyEntries).toBeGreaterThanOrEqual(2);
+    expect(table.detailsOf(rows[0]!).extensions).toEqual(extensions);
+    table.free(rows[0]!);
+    expect(table.sizes()).toMatchObject({ rows: 1, idBytes: 5, externalIdBytes: 10, extensionBytes: 0 });
+  });
+
+  test('given room reserved for the sizes a snapshot recorded, then rows loaded or created after it read as without it', () => {
+    const source = new JobTable('c1');
+    for (let i = 0; i < 100; i++) {
+      const created = event({ externalId: `e${i}`, atMs: T + i, extensions: i % 10 === 0 ? { n: i } : undefined });
+      source.merge(source.create(`id-${i}`, created), created);
+    }
+    const reserved = new JobTable('c1');
+    reserved.reserve(source.sizes());
+    const plain = new JobTable('c1');
+    for (let i = 0; i < 150; i++) {
+      const job = i < 100 ? source.read(i) : { ...source.read(0), id: `id-${i}`, externalId: `e${i}` };
+      expect(reserved.read(reserved.insert(job))).toEqual(plain.read(plain.insert(job)));
+    }
+  });
 });
 
 /** The merge rules as the decisions state them, on a plain object: the oracle for the table's rows. */
