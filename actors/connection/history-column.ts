@@ -110,6 +110,7 @@ export class HistoryColumn {
       this.reserve(packed.length);
       this.entries.set(packed, this.end);
     } else {
+      // Stryker disable next-line ArithmeticOperator: more room than the entries need is only more room
       this.reserve(packed.byteLength / 8);
       new Uint8Array(this.entries.buffer, this.entries.byteOffset + this.end * 8, packed.byteLength).set(packed);
     }
@@ -130,12 +131,15 @@ export class HistoryColumn {
 
   /** Entries in live slots, the room left in them included: at least what a restart loads back. */
   get liveEntries(): number {
+    // Stryker disable next-line ArithmeticOperator: a restart's sizing hint; more room only grows the column sooner
     return this.end - this.garbage;
   }
 
   /** Room for `rows` rows and `entries` more entries at once (a restart that knows how much it will load). */
+  // Stryker disable next-line BlockStatement: sizing only; the per-row arrays and the column grow when rows come either way
   makeRoom(rows: number, entries: number): void {
     this.reserve(entries);
+    // Stryker disable next-line ConditionalExpression,EqualityOperator,BlockStatement: sizing only, as above
     if (rows > this.starts.length) {
       this.starts = grown(this.starts, new Uint32Array(rows));
       this.lengths = grown(this.lengths, new Uint16Array(rows));

@@ -155,11 +155,14 @@ export class JobTable {
   }
 
   /** Room for `sizes` more at once: a restart that knows what it will load grows each column once, not by doubling. */
+  // Stryker disable next-line BlockStatement,ArithmeticOperator,BooleanLiteral,LogicalOperator: sizing only; the columns grow when rows come either way
   reserve(sizes: JobTableSizes): void {
+    // Stryker disable next-line ArithmeticOperator,BooleanLiteral: sizing only, as above
     this.ensureCapacity(this.rowsUsed + sizes.rows, true);
     this.history.makeRoom(this.capacity, sizes.historyEntries);
     this.ids.reserveBytes(sizes.idBytes);
     this.externalIds.reserveBytes(sizes.externalIdBytes);
+    // Stryker disable next-line LogicalOperator: sizing only, as above
     this.extensions.reserveBytes(sizes.extensionBytes ?? 0);
   }
 
@@ -432,6 +435,7 @@ export class JobTable {
   }
 
   /** Room for `rows` rows: the columns double until they have it, or with `exactly` grow to just that. */
+  // Stryker disable next-line BooleanLiteral: sizing only: exact room is room enough
   private ensureCapacity(rows: number, exactly = false): void {
     // Stryker disable next-line ConditionalExpression,EqualityOperator,StringLiteral: a guard for refs (row + generation * 2^32) no test reaches: four billion rows
     if (rows > ROWS_MAX) throw new Error(`a connection's job table holds at most ${ROWS_MAX} rows`);

@@ -86,8 +86,10 @@ describe('job columns', () => {
     const table = new JobTable('c1');
     loaded(toJobColumns([job({ queue: 'mail' }), job({ queue: 'mail' })]), table);
     expect(table.distinctStrings).toBe(3); // celery, tasks.add, mail
-    const second = loaded(toJobColumns([job({ id: 'b', externalId: 'task-2', workerId: 'w1' })]), table);
-    expect(second.map((read) => [read.id, read.workerId])).toEqual([['b', 'w1']]);
+    // the second chunk's rows, history included, land after the first's
+    const later = job({ id: 'b', externalId: 'task-2', workerId: 'w1', history: [packHistoryEntry(1_700_000_000_000, 1), packHistoryEntry(1_700_000_000_500, 3)] });
+    const second = loaded(toJobColumns([later]), table);
+    expect(second).toEqual([later]);
     expect([table.size, table.distinctStrings]).toEqual([3, 4]);
   });
 
