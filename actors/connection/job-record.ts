@@ -81,7 +81,8 @@ export function detailsOf(error: string | null, stacktrace: string | null, exten
   return error === null && stacktrace === null && extensions === null ? null : { error, stacktrace, extensions };
 }
 
-const NO_DETAILS: JobDetails = { error: null, stacktrace: null, extensions: null };
+/** Details with every field null: what a job without details reads as. */
+export const NO_DETAILS: JobDetails = Object.freeze({ error: null, stacktrace: null, extensions: null });
 
 /** A job's details, all fields null when it has none. */
 export function detailsOfJob(job: Job): JobDetails {

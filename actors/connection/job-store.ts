@@ -11,7 +11,6 @@ import type { JobState } from '../ingest/states.ts';
 import { FINISHED_STATES } from '../ingest/states.ts';
 import { ascendingOrder, sortById } from '../jobs/ascending-order.ts';
 import { GroupedIndex } from '../jobs/grouped-index.ts';
-import type { ItemIds } from '../jobs/item-ids.ts';
 import { PartitionedIndex } from '../jobs/partitioned-index.ts';
 import { SortedIndex, type IndexEntry, type IndexPosition, type SortOrder, type SortValue } from '../jobs/sorted-index.ts';
 import type { Job } from './job-record.ts';
@@ -19,7 +18,7 @@ import { JobTable } from './job-table.ts';
 import { JOB_SORT_KEYS, JOB_SORT_VALUE, sortValuesOf, type JobSortKey } from './job-sort-keys.ts';
 import { JobGroups, type GroupFields } from './job-groups.ts';
 import { JobsById } from './jobs-by-id.ts';
-import { JobsByKey, type ItemKeys } from './jobs-by-key.ts';
+import { JobsByKey } from './jobs-by-key.ts';
 import { Tally } from './tally.ts';
 
 export interface JobChange {
@@ -51,9 +50,6 @@ export interface JobIndex<T> {
 
 export class JobStore {
   readonly table: JobTable;
-  /** rows ordered by id, compared in the table's id column */
-  private readonly ids: ItemIds<number>;
-  private readonly externalIds: ItemKeys<number>;
   private readonly byId: JobsById<number>;
   private byExternalId: JobsByKey<number>;
   /** few-valued keys are partitioned by key (see partitioned-index.ts); times and durations are not */
@@ -88,18 +84,9 @@ export class JobStore {
 
   constructor(connectionId: string, groupsMax?: number) {
     const table = (this.table = new JobTable(connectionId));
-    const ids = (this.ids = {
-      idOf: (row) => table.id(row),
-      compareTo: (row, id) => table.compareIdTo(row, id),
-      compareItems: (a, b) => table.compareIds(a, b),
-    });
-    this.externalIds = {
-      keyOf: (row) => table.externalId(row),
-      hasKey: (row, key) => table.hasExternalId(row, key),
-      hashFrom: (row, start) => table.externalIdHash(row, start),
-    };
+    const ids = table.idOrder;
     this.byId = new JobsById(ids);
-    this.byExternalId = new JobsByKey(this.externalIds);
+    this.byExternalId = new JobsByKey(table.externalIdKeys);
     this.built = {
       name: new PartitionedIndex(ids),
       state: new PartitionedIndex(ids),
@@ -403,9 +390,9 @@ export class JobStore {
   loadAll(rows: number[]): void {
     assert(this.size === 0, 'loadAll fills an empty job store');
     const { table, fields } = this;
-    sortById(rows, this.ids);
+    sortById(rows, table.idOrder);
     this.byId.loadSorted(rows);
-    this.byExternalId = new JobsByKey(this.externalIds, rows);
+    this.byExternalId = new JobsByKey(table.externalIdKeys, rows);
     for (const row of rows) {
       fields.row = row;
       this.countInTallies(fields, +1);
@@ -480,7 +467,7 @@ export class JobStore {
       else group.push(row);
     }
     for (const [name, group] of byName) {
-      const index = new SortedIndex(this.ids);
+      const index = new SortedIndex(this.table.idOrder);
       index.loadAscending(
         group.map((row) => table.createdAtMsOf(row)),
         group,
@@ -503,7 +490,7 @@ export class JobStore {
   private nameIndex(name: string): SortedIndex<number> {
     let index = this.byNameCreated.get(name);
     if (index === undefined) {
-      index = new SortedIndex(this.ids);
+      index = new SortedIndex(this.table.idOrder);
       this.byNameCreated.set(name, index);
     }
     return index;

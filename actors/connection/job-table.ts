@@ -18,14 +18,16 @@
  * and an older event only fills gaps.
  */
 import type { JobEvent } from '../ingest/normalized-event.ts';
-import { jsonText, retainedJobBytes } from '../ingest/event-bytes.ts';
+import { jsonText, rememberJson, retainedJobBytes } from '../ingest/event-bytes.ts';
 import { JOB_STATES, type Framework, type JobState } from '../ingest/states.ts';
 import { CodeTable, NO_CODE } from './code-table.ts';
 import { HistoryColumn } from './history-column.ts';
 import { nanForNull, nullForNaN } from './nullable-number.ts';
 import { StringColumn } from './string-column.ts';
+import type { ItemIds } from '../jobs/item-ids.ts';
+import type { ItemKeys } from './jobs-by-key.ts';
 import { entryCode, stateCodeOf } from './job-history.ts';
-import type { Job, JobDetails } from './job-record.ts';
+import { NO_DETAILS, type Job, type JobDetails } from './job-record.ts';
 import type { LoadableJobColumns } from './job-columns.ts';
 
 /** Generations kept per row in a ref: a ref outlives at most this many reuses of its row before it could name a later job. */
@@ -33,7 +35,6 @@ const GENERATIONS = 2 ** 20;
 const ROWS_MAX = 2 ** 32;
 const FIRST_CAPACITY = 64;
 
-const NO_DETAILS: JobDetails = { error: null, stacktrace: null, extensions: null };
 
 /** How much a table holds: a snapshot records it so that a restart sizes the table once. */
 export interface JobTableSizes {
@@ -283,29 +284,23 @@ export class JobTable {
     return this.ids.get(row);
   }
 
-  /** Negative, zero or positive as the row's id sorts before, with or after `id`, without making its string. */
-  compareIdTo(row: number, id: string): number {
-    return this.ids.compareTo(row, id);
-  }
-
-  /** Negative, zero or positive as row a's id sorts before, with or after row b's. */
-  compareIds(a: number, b: number): number {
-    return this.ids.compareRows(a, b);
-  }
+  /** Rows in the order of their ids, compared in the id column without making a string: what every index of rows breaks ties by. */
+  readonly idOrder: ItemIds<number> = {
+    idOf: (row) => this.ids.get(row),
+    compareTo: (row, id) => this.ids.compareTo(row, id),
+    compareItems: (a, b) => this.ids.compareRows(a, b),
+  };
 
   externalId(row: number): string {
     return this.externalIds.get(row);
   }
 
-  /** FNV-1a over the row's externalId from `start`, without making its string (see jobs-by-key.ts). */
-  externalIdHash(row: number, start: number): number {
-    return this.externalIds.hashFrom(row, start);
-  }
-
-  /** Whether the row's externalId is `externalId`, without making its string. */
-  hasExternalId(row: number, externalId: string): boolean {
-    return this.externalIds.equals(row, externalId);
-  }
+  /** Rows by their externalId, compared and hashed in the column without making a string: the lookup by externalId. */
+  readonly externalIdKeys: ItemKeys<number> = {
+    keyOf: (row) => this.externalIds.get(row),
+    hasKey: (row, key) => this.externalIds.equals(row, key),
+    hashFrom: (row, start) => this.externalIds.hashFrom(row, start),
+  };
 
   stateOf(row: number): JobState {
     return JOB_STATES[this.state[row]!]!;
@@ -403,8 +398,16 @@ export class JobTable {
   private detailsOrNull(row: number): JobDetails | null {
     const error = this.texts.stringOf(this.error[row]!);
     const stacktrace = this.texts.stringOf(this.stacktrace[row]!);
-    const extensions = this.extensions.has(row) ? (JSON.parse(this.extensions.get(row)) as Record<string, unknown>) : null;
+    const extensions = this.extensions.has(row) ? this.parsedExtensions(row) : null;
     return error === null && stacktrace === null && extensions === null ? null : { error, stacktrace, extensions };
+  }
+
+  /** The row's extensions as an object that knows its text: a snapshot writing it back as JSON does not serialize it again. */
+  private parsedExtensions(row: number): Record<string, unknown> {
+    const text = this.extensions.get(row);
+    const parsed = JSON.parse(text) as Record<string, unknown>;
+    rememberJson(parsed, text);
+    return parsed;
   }
 
   private setExtensions(row: number, extensions: Record<string, unknown> | null): void {

@@ -53,11 +53,6 @@ export class JobsById<T> {
     return this.list.items();
   }
 
-  /** In id order, as an array that later changes do not affect. */
-  toArray(): T[] {
-    return this.list.toArray();
-  }
-
   /** In id order, copied into `out` from index 0 (a snapshot's capture). */
   copyInto<A extends { set(items: ArrayLike<T>, offset: number): void }>(out: A): A {
     return this.list.copyInto(out);

@@ -21,7 +21,7 @@ export class LateCreatedJobs {
   private readonly keys = new Map<number, number>();
 
   constructor(private readonly table: JobTable) {
-    this.index = new SortedIndex<number>((row) => table.id(row));
+    this.index = new SortedIndex<number>(table.idOrder);
   }
 
   /** how many jobs are held: only the late ones, so the index stays small */

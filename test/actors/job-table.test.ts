@@ -4,7 +4,8 @@ import { HistoryColumn } from '../../actors/connection/history-column.ts';
 import { collapseHistory, currentRunStartMs, entryAtMs, HISTORY_ENTRIES_MAX, lastHistoryState, packHistoryEntry, stateCodeOf } from '../../actors/connection/job-history.ts';
 import type { Job } from '../../actors/connection/job-record.ts';
 import { JobTable } from '../../actors/connection/job-table.ts';
-import { JOB_OVERHEAD_BYTES, HISTORY_ENTRY_BYTES } from '../../actors/ingest/event-bytes.ts';
+import { JOB_OVERHEAD_BYTES, HISTORY_ENTRY_BYTES, jsonText } from '../../actors/ingest/event-bytes.ts';
+import { JSON_OBJECT_BYTES_MAX } from '../../actors/ingest/json-object-limits.ts';
 import type { JobEvent } from '../../actors/ingest/normalized-event.ts';
 import { SeededRandom } from '../../persistence/seeded-random.ts';
 
@@ -246,6 +247,24 @@ describe('the job table', () => {
     expect(table.detailsOf(rows[0]!).extensions).toEqual(extensions);
     table.free(rows[0]!);
     expect(table.sizes()).toMatchObject({ rows: 1, idBytes: 5, externalIdBytes: 10, extensionBytes: 0 });
+  });
+
+  test('given extensions as large as the contract allows (64 KiB serialized, past what the column keeps as bytes), then they read back whole; a read copy knows its text', () => {
+    const table = new JobTable('c1');
+    const largest = { note: 'x'.repeat(JSON_OBJECT_BYTES_MAX - '{"note":""}'.length) };
+    expect(JSON.stringify(largest).length).toBe(JSON_OBJECT_BYTES_MAX);
+    const small = { eta: 'soon' };
+    const rows = [largest, small].map((extensions, i) => {
+      const created = event({ externalId: `e${i}`, extensions });
+      const row = table.create(`id-${i}`, created);
+      table.merge(row, created);
+      return row;
+    });
+    expect(rows.map((row) => table.read(row).details?.extensions)).toEqual([largest, small]);
+    // the copy's object carries the text it was parsed from: a snapshot writes that text, not a new one
+    const read = table.read(rows[1]!).details!.extensions!;
+    read.eta = 'changed after the read';
+    expect(jsonText(read)).toBe('{"eta":"soon"}');
   });
 
   test('given room reserved for the sizes a snapshot recorded, then rows loaded or created after it read as without it', () => {
