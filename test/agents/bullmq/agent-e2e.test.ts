@@ -131,6 +131,20 @@ describe('jobwatch-bullmq against a real BullMQ app', () => {
     expect(jobs[`mail:${sharedMail}`].id).not.toBe(jobs[`reports:${sharedReports}`].id);
   }, TEST_MS);
 
+  test('a delayed job shows when it will run while it waits, in its detail and on the scheduled list', async () => {
+    const beforeMs = Date.now();
+    const [waiting] = await produce(redis.url, [{ queue: 'mail', name: 'send-in-a-while', data: {}, opts: { delay: 12_000 } }]);
+    const afterMs = Date.now();
+    const { [`mail:${waiting}`]: scheduled } = await untilStates({ [`mail:${waiting}`]: 'scheduled' });
+    expect(scheduled.scheduledFor).not.toBeNull();
+    // BullMQ's time: Redis's clock when the job was added, plus its delay (Redis runs on this machine)
+    expect(Date.parse(scheduled.scheduledFor)).toBeGreaterThanOrEqual(beforeMs + 12_000 - 1_000);
+    expect(Date.parse(scheduled.scheduledFor)).toBeLessThanOrEqual(afterMs + 12_000 + 1_000);
+    expect(historyOf(scheduled)).toEqual(['scheduled']);
+    const list = await getJson(service.baseUrl, '/api/jobs?framework=bullmq&state=scheduled&limit=100', cookie);
+    expect(list.body.data.find((job: any) => job.externalId === `mail:${waiting}`)?.scheduledFor).toBe(scheduled.scheduledFor);
+  }, TEST_MS);
+
   test('workers come from the Redis client list and queues from the state sets', async () => {
     // one BullMQ Worker per queue in the app's worker process
     const workers = await eventually('three bullmq workers', async () => {
