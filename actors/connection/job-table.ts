@@ -266,8 +266,11 @@ export class JobTable {
     this.state[row] = entryCode(this.history.last(row));
   }
 
-  setLastEventMs(row: number, atMs: number): void {
-    this.lastEventMs[row] = atMs;
+  /** Takes back an entry `addHistory` made (a revoke or retry that did not happen); false when it is no longer there. */
+  removeHistory(row: number, state: JobState, atMs: number): boolean {
+    if (!this.history.remove(row, atMs, stateCodeOf(state))) return false;
+    this.state[row] = entryCode(this.history.last(row));
+    return true;
   }
 
   /** A number that finds this job again while it lives (`rowOfRef`), and never a later job in its row. */
