@@ -41,8 +41,8 @@ export interface ActionTarget {
 export function actionAvailability(action: JobAction, job: ActionTarget): ActionAvailability {
   const rule = ACTION_RULES[action];
   const pending = job.lastCommand?.status === 'pending' ? job.lastCommand : null;
-  if (pending !== null) return notAvailable(`the ${pending.type} asked for is waiting for the agent`);
-  if (!rule.from.has(job.state as JobState)) return notAvailable(`only ${[...rule.from].join(' or ')} jobs can be ${rule.verb}; this one is ${job.state}`);
+  if (pending !== null) return notAvailable(`a ${pending.type} is waiting for the agent`);
+  if (!rule.from.has(job.state as JobState)) return notAvailable(`only ${[...rule.from].join(' or ')} jobs can be ${rule.verb}`);
   const limit = JOB_SYSTEM_LIMITS[job.framework as Framework]?.[action]?.[job.state as JobState];
   return limit === undefined ? { available: true, reason: null } : notAvailable(limit);
 }

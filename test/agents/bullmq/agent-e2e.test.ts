@@ -66,7 +66,9 @@ async function action(jobId: string, kind: 'revoke' | 'retry') {
   expect(response.status).toBe(200);
 }
 
-const historyOf = (job: any) => job.stateHistory.map((entry: any) => entry.state);
+/** The states a job went through (an entry with a note, a revoke's or retry's, may repeat the state before it). */
+const historyOf = (job: any): string[] => job.stateHistory.map((entry: any) => entry.state).filter((state: string, index: number, all: string[]) => state !== all[index - 1]);
+const notesOf = (job: any): string[] => job.stateHistory.flatMap((entry: any) => (entry.note === undefined ? [] : [entry.note]));
 
 beforeAll(async () => {
   stack = await startStack('e2e', { QUEUES: 'mail,reports,trimmed', WORKER_NAME: 'w1', CONCURRENCY: '5' }, (redisUrl) =>
@@ -192,8 +194,11 @@ describe('jobwatch-bullmq against a real BullMQ app', () => {
     const outcome = await eventually('the running job\'s revoke acknowledged', async () => (await detail(`mail:${running}`))?.lastCommand?.status === 'failed' && (await detail(`mail:${running}`)), 20_000, agentLog);
     expect(outcome.lastCommand.reason).toContain('cannot be cancelled from outside its worker');
     expect((await detail(waiting.externalId)).lastCommand).toMatchObject({ type: 'revoke', status: 'done' });
-    // the job ran on in BullMQ: jobwatch shows it completing after its revoke
-    await untilStates({ [`mail:${running}`]: 'completed', [waiting.externalId]: 'cancelled', [prioritized.externalId]: 'cancelled' });
+    // the job ran on in BullMQ, and jobwatch shows what BullMQ did: never cancelled, the refusal in its history
+    const ended = await untilStates({ [`mail:${running}`]: 'completed', [waiting.externalId]: 'cancelled', [prioritized.externalId]: 'cancelled' });
+    expect(historyOf(ended[`mail:${running}`])).toEqual(['queued', 'active', 'completed']);
+    expect(notesOf(ended[`mail:${running}`])).toEqual(['revoke requested', `revoke refused: ${outcome.lastCommand.reason}`]);
+    expect(historyOf(ended[waiting.externalId])).toEqual(['queued', 'cancelled']);
   }, TEST_MS);
 
   test('retry re-queues a failed job in BullMQ, which runs it again', async () => {
