@@ -193,12 +193,20 @@ describe('dashboard in Chromium', () => {
   test('the queues page draws a chart per queue', async () => {
     await page.goto('/queues?range=1h');
     await page.getByRole('region', { name: 'Queue billing' }).waitFor();
-    const charts = page.locator('[data-testid="queue-chart"] canvas');
+    const charts = page.locator('[data-testid="queue-chart"] svg');
     await charts.first().waitFor();
     expect(await charts.count()).toBe(await page.locator('.queue-card').count());
-    const size = await charts.first().evaluate((canvas) => ({ width: (canvas as HTMLCanvasElement).width, height: (canvas as HTMLCanvasElement).height }));
-    expect(size.width).toBeGreaterThan(100);
-    expect(size.height).toBeGreaterThan(50);
+    const billing = page.getByRole('region', { name: 'Queue billing' });
+    const chart = billing.locator('[data-testid="queue-chart"] svg');
+    const size = await chart.boundingBox();
+    expect(size!.width).toBeGreaterThan(100);
+    expect(size!.height).toBeGreaterThan(50);
+    // the chart draws what the health bar counts, and its steps rise where jobs finished
+    const counted = (await billing.locator('.health').getAttribute('aria-label'))!.match(/(\d+) succeeded, (\d+) failed/)!;
+    expect(await chart.getAttribute('aria-label')).toContain(`${counted[1]} succeeded, ${counted[2]} failed`);
+    expect(Number(counted[1])).toBeGreaterThan(0);
+    const rise = await chart.locator('.succeeded .edge').evaluate((path) => (path as SVGPathElement).getBBox().height);
+    expect(rise).toBeGreaterThan(10);
     await screenshot(page, 'queues-light');
   }, TEST_TIMEOUT_MS);
 
@@ -263,7 +271,7 @@ describe('dashboard in Chromium', () => {
       await view.page.locator('tbody tr').first().getByRole('link').first().click();
       await view.page.getByRole('list', { name: 'State history' }).waitFor();
       await screenshot(view.page, `job-detail-${suffix}`);
-      for (const [path, ready] of [['/queues', '.queue-card canvas'], ['/workers', 'tbody tr'], ['/connections', 'tbody tr'], ['/users', 'form']] as const) {
+      for (const [path, ready] of [['/queues', '.queue-card svg'], ['/workers', 'tbody tr'], ['/connections', 'tbody tr'], ['/users', 'form']] as const) {
         await view.page.goto(path);
         await view.page.locator(ready).first().waitFor();
         await screenshot(view.page, `${path.slice(1)}-${suffix}`);
