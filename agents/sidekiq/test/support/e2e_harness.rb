@@ -108,6 +108,17 @@ module E2E
       parsed
     end
 
+    # Sends events as any holder of the connection's API key can.
+    def ingest(api_key, events)
+      request = Net::HTTP::Post.new("/api/ingest")
+      request["Authorization"] = "Bearer #{api_key}"
+      request["Content-Type"] = "application/json"
+      request.body = JSON.generate("events" => events)
+      reply = Net::HTTP.start(@uri.host, @uri.port, open_timeout: 5, read_timeout: 15) { |http| http.request(request) }
+      raise "POST /api/ingest: #{reply.code} #{reply.body[0, 500]}" unless reply.code == "200"
+      JSON.parse(reply.body)
+    end
+
     def jobs(**filters)
       query = URI.encode_www_form({ limit: 100 }.merge(filters))
       call("GET", "/api/jobs?#{query}")["data"]
