@@ -45,7 +45,7 @@ describe('spool files', () => {
     expect(modeOf(dir)).toBe(0o700);
     expect(modeOf(join(dir, '..'))).toBe(0o700);
     const [file] = readdirSync(dir);
-    expect(modeOf(join(dir, file))).toBe(0o600);
+    expect(modeOf(join(dir, file!))).toBe(0o600);
     expect(spool.events).toBe(1);
   });
 
