@@ -21,19 +21,49 @@ const FORBIDDEN = new Set(FORBIDDEN_KEYS);
  */
 export function boundJson(value, bounds = AGENT_BOUNDS) {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return {};
-  return fitBytes(/** @type {Record<string, unknown>} */ (boundValue(value, 1, bounds)), bounds);
+  const size = { most: 0 };
+  const bounded = /** @type {Record<string, unknown>} */ (boundValue(value, 1, bounds, size));
+  // the usual extensions are far below the bound: no need to serialize them to know it
+  return size.most <= bounds.bytesMax ? bounded : fitBytes(bounded, bounds);
 }
 
-/** A single value as it would sit inside an object at `depth` (the object itself being level 1). */
-export function boundValue(value, depth, bounds = AGENT_BOUNDS) {
-  if (value === null || typeof value === 'boolean') return value;
-  if (typeof value === 'number') return Number.isFinite(value) ? value : null;
-  if (typeof value === 'string') return cutMarked(value, bounds.stringChars);
-  if (typeof value !== 'object') return value === undefined || typeof value === 'function' ? null : cutMarked(String(value), bounds.stringChars);
-  if (depth > bounds.depthMax) return truncatedMark(`deeper than ${bounds.depthMax} levels`);
+/**
+ * A single value as it would sit inside an object at `depth` (the object itself being
+ * level 1). `size.most` grows by at most what the result takes serialized (a string's
+ * UTF-16 unit is at most 6 bytes, escaped; a number at most 24 characters).
+ */
+export function boundValue(value, depth, bounds = AGENT_BOUNDS, size = { most: 0 }) {
+  if (value === null || typeof value === 'boolean') {
+    size.most += 5;
+    return value;
+  }
+  if (typeof value === 'number') {
+    size.most += 24;
+    return Number.isFinite(value) ? value : null;
+  }
+  if (typeof value === 'string' || (typeof value !== 'object' && value !== undefined && typeof value !== 'function')) {
+    const text = cutMarked(String(value), bounds.stringChars);
+    size.most += 2 + 6 * text.length;
+    return text;
+  }
+  if (typeof value !== 'object') {
+    size.most += 4;
+    return null;
+  }
+  if (depth > bounds.depthMax) {
+    size.most += 300; // a mark, with room to spare
+    return truncatedMark(`deeper than ${bounds.depthMax} levels`);
+  }
+  size.most += 2;
   if (Array.isArray(value)) {
-    const kept = value.slice(0, bounds.arrayItemsMax).map((item) => boundValue(item, depth + 1, bounds));
-    if (value.length > bounds.arrayItemsMax) kept.push(truncatedMark(`${value.length - bounds.arrayItemsMax} more items`));
+    const kept = value.slice(0, bounds.arrayItemsMax).map((item) => {
+      size.most += 1;
+      return boundValue(item, depth + 1, bounds, size);
+    });
+    if (value.length > bounds.arrayItemsMax) {
+      kept.push(truncatedMark(`${value.length - bounds.arrayItemsMax} more items`));
+      size.most += 300; // a mark, with room to spare
+    }
     return kept;
   }
   /** @type {Record<string, unknown>} */
@@ -46,9 +76,14 @@ export function boundValue(value, depth, bounds = AGENT_BOUNDS) {
       continue;
     }
     kept += 1;
-    out[cutMarked(key, bounds.keyChars)] = boundValue(item, depth + 1, bounds);
+    const name = cutMarked(key, bounds.keyChars);
+    size.most += 4 + 6 * name.length;
+    out[name] = boundValue(item, depth + 1, bounds, size);
   }
-  if (left > 0) out[TRUNCATED_MARK] = `${left} keys left out`;
+  if (left > 0) {
+    out[TRUNCATED_MARK] = `${left} keys left out`;
+    size.most += 300; // a mark, with room to spare
+  }
   return out;
 }
 
