@@ -78,7 +78,16 @@ describe('the BullMQ agent acts only on what it watches', () => {
     const job = await eventually('the watched job listed', async () => (await listedJobs(stack.service.baseUrl, stack.cookie)).get('evil-q:mine-1'), 20_000, agentLog);
     expect((await fetch(`${stack.service.baseUrl}/api/jobs/${job.id}/revoke`, { method: 'POST', headers: { cookie: stack.cookie } })).status).toBe(200);
     await eventually('the watched job removed from BullMQ', async () => (await stack.redis.cli('EXISTS', 'bull:evil-q:mine-1')) === '0', 20_000, agentLog);
-    const detail = await jobDetail(stack.service.baseUrl, stack.cookie, 'evil-q:mine-1');
-    expect(detail.lastCommand).toMatchObject({ type: 'revoke', status: 'done' });
+    // the agent acknowledges after the removal: the outcome follows
+    const command = await eventually(
+      'the revoke acknowledged',
+      async () => {
+        const last = (await jobDetail(stack.service.baseUrl, stack.cookie, 'evil-q:mine-1'))?.lastCommand;
+        return last?.status === 'done' && last;
+      },
+      20_000,
+      agentLog,
+    );
+    expect(command.type).toBe('revoke');
   }, TEST_MS);
 });
