@@ -222,6 +222,9 @@ module E2E
       argv = ["ruby", File.join(AGENT, "bin", "jobwatch-sidekiq"), "--redis", @redis_url, "--url", @jobwatch_base, "--api-key", @api_key,
               "--spool-dir", @spool_dir, "--poll-interval", "1", "--process-stale", "8", "--command-interval", "0.5"]
       @collector = spawn("collector", argv, {})
+      # its first delivery: a test's job pushed before the collector is up can run and finish
+      # before its first events are read, and a test waiting to see it active would miss it
+      E2E.wait_for("the collector to deliver to jobwatch", timeout_s: 60) { @collector.output.include?("the API key belongs to connection") }
     end
 
     # The Sidekiq process record of a pid, once its first heartbeat is in Redis.
