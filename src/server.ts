@@ -99,7 +99,7 @@ export async function startService(config: Config, log: LogLine, timers: Service
     log,
     onStreamEnd: (reason) => observer.streamEnded(reason),
   });
-  const alerts = new AlertService(engine);
+  const alerts = new AlertService(engine, config.publicUrl);
   const alertDelivery = createAlertEdge({ engine, alerts, config, observer, log, writes: mode.evaluatesAlertsOf(opened) });
   metrics?.service.watch({
     alertsFiring: () => alerts.firingCount(),

@@ -10,6 +10,7 @@ import type { RuleInput } from '../../actors/alerts/rule-input.ts';
 import { validationError } from '../../actors/domain-error.ts';
 import { checkWebhookTarget, WebhookRefusal } from '../alerts/webhook-guard.ts';
 import type { AppDeps } from '../app-deps.ts';
+import { reachedAddress } from '../http/client-address.ts';
 import { dashboardUser, type SessionContext } from '../http/dashboard-auth.ts';
 import { bodyReader, FORM_BODY_BYTES_MAX } from '../http/read-body.ts';
 import { model, validBody, validQuery } from '../http/validate.ts';
@@ -109,7 +110,9 @@ export function alertRoutes(deps: AppDeps) {
           if (error instanceof WebhookRefusal) throw validationError('url', error.message);
           throw error;
         }
-        const created = await alerts.createChannel(owner, input.connectionId, { name: input.name, url: input.url, format: input.format });
+        // the links its notices carry point where this (signed-in, same-origin) request came in
+        const dashboardUrl = reachedAddress(context.request, context.server, deps.config);
+        const created = await alerts.createChannel(owner, input.connectionId, { name: input.name, url: input.url, format: input.format, dashboardUrl });
         context.set.status = 201;
         return created;
       },
