@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, getJson, ingest, login, startService, type ServiceProcess } from '../../blackbox/service-process.ts';
 import { jobEvent } from '../../support/events.ts';
 import { eventually, produce, startAgent, startStack, startWorker, type RedisServer, type Stack } from './harness.ts';
+import { hostname } from 'node:os';
 
 const TEST_MS = 60_000;
 let dir: string;
@@ -144,6 +145,8 @@ describe('jobwatch-bullmq against a real BullMQ app', () => {
     const mailWorker = workers.find((w: any) => w.queues[0] === 'mail');
     expect(mailWorker.state).not.toBe('offline');
     expect(mailWorker.metadata.workerName).toBe('w1');
+    // the worker and the agent both reach Redis over loopback: the worker runs here, named by this host
+    expect(mailWorker.hostname).toBe(hostname());
     expect(mailWorker.processedTotal).toBeGreaterThan(0);
     // a waiting and a prioritized job in a queue nobody consumes: depth 2, no consumers
     await produce(redis.url, [{ queue: 'parked', name: 'nobody-runs-me', data: {} }, { queue: 'parked', name: 'urgent', opts: { priority: 5 } }]);
