@@ -1,7 +1,12 @@
 /** Succeeded and failed jobs per health bucket over time, drawn by uPlot in the theme's colours. */
 import { useEffect, useRef } from 'preact/hooks';
-import uPlot from 'uplot';
+import type UPlot from 'uplot';
 import type { QueueView } from '../api/types.ts';
+import './queue-chart.css';
+
+/** uPlot's own build, loaded by the page before this bundle (ui/build.ts): the global it defines. */
+declare const uPlot: typeof UPlot;
+type uPlot = UPlot;
 
 type Bucket = NonNullable<QueueView['healthBar']>['buckets'][number];
 
@@ -48,7 +53,7 @@ export function QueueChart({ buckets, title }: { buckets: Bucket[]; title: strin
     plot.current?.setData(chartData(buckets));
   }, [buckets]);
   return (
-    <figure class="chart">
+    <figure class="chart card">
       <figcaption class="chart-title">{title}</figcaption>
       <div ref={box} data-testid="queue-chart" />
     </figure>

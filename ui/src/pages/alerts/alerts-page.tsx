@@ -92,7 +92,8 @@ export function AlertsPage() {
   const channelNames = new Map((loaded?.channels ?? []).map((channel) => [channel.id, channel.name]));
   const columns: Column<PublicRule>[] = [
     { id: 'name', label: 'Rule', cell: (rule) => <strong>{rule.name}</strong> },
-    { id: 'condition', label: 'Condition', cell: (rule) => <><span class="badge">{rule.kind.replace('_', ' ')}</span> {rule.condition}</> },
+    // the condition in words already names what it measures ("failure rate > 20% …", "depth > 10 …")
+    { id: 'condition', label: 'Condition', cell: (rule) => rule.condition },
     {
       id: 'state',
       label: 'State',

@@ -55,6 +55,11 @@ export function RuleForm(props: { rule: PublicRule | null; connections: PublicCo
   const d = draft.value;
   const fields = KIND_FIELDS[d.kind];
   const set = (changes: Partial<Draft>) => (draft.value = { ...draft.value, ...changes });
+  // every named field is the draft's field of that name; a new connection has other channels
+  const onInput = (event: Event) => {
+    const { name, value } = event.target as HTMLInputElement;
+    if (name in d) set({ [name]: value, ...(name === 'connectionId' ? { channelIds: [] } : {}) });
+  };
 
   useEffect(() => {
     if (d.connectionId === '') return;
@@ -97,11 +102,11 @@ export function RuleForm(props: { rule: PublicRule | null; connections: PublicCo
   const channels = props.channels.filter((channel) => channel.connectionId === d.connectionId);
   const toggleChannel = (id: string) => set({ channelIds: d.channelIds.includes(id) ? d.channelIds.filter((other) => other !== id) : [...d.channelIds, id] });
   return (
-    <form class="card rule-form" onSubmit={onSubmit} aria-label={props.rule === null ? 'New rule' : `Edit ${props.rule.name}`}>
+    <form class="card rule-form" onSubmit={onSubmit} onInput={onInput} aria-label={props.rule === null ? 'New rule' : `Edit ${props.rule.name}`}>
       <h2 class="wide">{props.rule === null ? 'New rule' : `Edit ${props.rule.name}`}</h2>
       <label>
         <span>Connection</span>
-        <select name="connectionId" value={d.connectionId} disabled={props.rule !== null} onChange={(e) => set({ connectionId: e.currentTarget.value, channelIds: [] })}>
+        <select name="connectionId" value={d.connectionId} disabled={props.rule !== null}>
           {props.connections.map((connection) => (
             <option key={connection.id} value={connection.id}>
               {connection.name}
@@ -111,11 +116,11 @@ export function RuleForm(props: { rule: PublicRule | null; connections: PublicCo
       </label>
       <label>
         <span>Name</span>
-        <input name="name" required maxLength={100} value={d.name} onInput={(e) => set({ name: e.currentTarget.value })} />
+        <input name="name" required maxLength={100} value={d.name} />
       </label>
       <label>
         <span>Kind</span>
-        <select name="kind" value={d.kind} onChange={(e) => set({ kind: e.currentTarget.value as AlertKind })}>
+        <select name="kind" value={d.kind}>
           {ALERT_KINDS.map((kind) => (
             <option key={kind} value={kind}>
               {kind.replace('_', ' ')}
@@ -126,24 +131,24 @@ export function RuleForm(props: { rule: PublicRule | null; connections: PublicCo
       {fields.queue !== 'refused' && (
         <label>
           <span>Queue (optional)</span>
-          <input name="queue" maxLength={255} value={d.queue} onInput={(e) => set({ queue: e.currentTarget.value })} />
+          <input name="queue" maxLength={255} value={d.queue} />
         </label>
       )}
       {fields.task !== 'refused' && (
         <label>
           <span>Task{fields.task === 'optional' ? ' (optional)' : ''}</span>
-          <input name="task" maxLength={255} required={fields.task === 'required'} value={d.task} onInput={(e) => set({ task: e.currentTarget.value })} />
+          <input name="task" maxLength={255} required={fields.task === 'required'} value={d.task} />
         </label>
       )}
       {fields.threshold === 'required' && (
         <label>
           <span>{d.kind === 'failure_rate' ? 'Threshold (%)' : 'Threshold (jobs)'}</span>
-          <input name="threshold" type="number" required min={0} max={d.kind === 'failure_rate' ? 99.9 : undefined} step={d.kind === 'failure_rate' ? 0.1 : 1} value={d.threshold} onInput={(e) => set({ threshold: e.currentTarget.value })} />
+          <input name="threshold" type="number" required min={0} max={d.kind === 'failure_rate' ? 99.9 : undefined} step={d.kind === 'failure_rate' ? 0.1 : 1} value={d.threshold} />
         </label>
       )}
       <label>
         <span>Window (minutes)</span>
-        <input name="windowMinutes" type="number" required min={0.5} max={10080} step="any" value={d.windowMinutes} onInput={(e) => set({ windowMinutes: e.currentTarget.value })} />
+        <input name="windowMinutes" type="number" required min={0.5} max={10080} step="any" value={d.windowMinutes} />
       </label>
       <fieldset class="wide">
         <legend>Notify</legend>

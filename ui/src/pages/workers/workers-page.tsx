@@ -15,8 +15,10 @@ import { relativeTime } from '../../lib/time.ts';
 import { useLiveReload } from '../../lib/use-live-reload.ts';
 import { navigate, route, withQuery } from '../../router.ts';
 import { connections } from '../../session.ts';
+import { workerTitle } from './worker-title.ts';
 
 const WORKER_STATES = ['online', 'busy', 'idle', 'offline'] as const;
+
 const SORT_KEYS = ['hostname', 'state', 'activeJobs', 'lastHeartbeat', 'taskRate'];
 
 const COLUMNS: Column<WorkerView>[] = [
@@ -27,8 +29,8 @@ const COLUMNS: Column<WorkerView>[] = [
     class: 'col-task',
     cell: (w) => (
       <>
-        <Link href={`/jobs?worker=${encodeURIComponent(w.externalId)}`}>{w.hostname}</Link>
-        <small class="muted mono ellipsis">{w.externalId}{w.pid === null ? '' : ` · pid ${w.pid}`}</small>
+        <Link href={`/jobs?worker=${encodeURIComponent(w.externalId)}`}>{workerTitle(w)}</Link>
+        <small class="muted mono ellipsis">{w.externalId}</small>
       </>
     ),
   },
