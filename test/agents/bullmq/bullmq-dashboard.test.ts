@@ -72,7 +72,7 @@ describe('dashboard with BullMQ data', () => {
     await page.goto('/queues');
     const invoices = page.locator('table[aria-label="Queues"] tbody tr', { hasText: 'invoices' });
     // the agent's snapshot of BullMQ's own lists: charge-card failed for good and stays in the failed set
-    await page.waitForFunction(() => [...document.querySelectorAll('table[aria-label="Queues"] tbody tr')].some((row) => row.textContent!.includes('invoices') && row.querySelector('small')?.textContent === '0 waiting · 0 delayed · 1 failed'), undefined, { timeout: 20_000 });
+    await invoices.locator('small', { hasText: '1 failed' }).waitFor({ timeout: 20_000 });
     expect(await invoices.locator('small').textContent()).toBe('0 waiting · 0 delayed · 1 failed');
     expect(await page.locator('table[aria-label="Queues"] tbody tr', { hasText: 'emails' }).locator('small').textContent()).toBe('0 waiting · 0 delayed · 0 failed');
     await screenshot(page, 'bullmq-queues');
