@@ -16,8 +16,6 @@ const FOLDERS = ['src', 'actors', 'persistence', 'cluster', 'ui/src', 'agents/bu
 
 /** `file:function` -> its length when this test began; split them by concept, not by cutting lines. */
 const OVER_THE_LIMIT: Record<string, number> = {
-  'ui/src/pages/alerts/alerts-page.tsx:AlertsPage': 178,
-  'ui/src/pages/alerts/rule-form.tsx:RuleForm': 143,
   'load/service.ts:startService': 138,
   'load/stream.ts:measureStream': 137,
   'load/stream.ts:runSubscribers': 102,
