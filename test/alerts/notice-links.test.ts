@@ -113,6 +113,21 @@ describe('notice links', () => {
     }
   });
 
+  test('a snapshot written before channels kept the address restores them with relative links', async () => {
+    const f = await alertFixture({ alerts: { allowPrivate: true } });
+    await f.t.request('POST', '/api/alert-channels', {
+      body: { connectionId: f.connection.id, name: 'ops', url: 'http://hooks.example.com/x', format: 'json' },
+      headers: { cookie: f.cookie, host: 'jobs.example.test' },
+    });
+    const engine = f.restored((chunk) => {
+      if (chunk.k === 'connection') for (const channel of chunk.alerts?.channels ?? []) delete channel.dashboardUrl;
+      return chunk;
+    });
+    const [channel] = [...engine.connection(f.connection.id)!.alerts.channels.values()];
+    expect(channel!.dashboardUrl).toBeUndefined();
+    expect(linkBaseOf(channel!, null)).toBeNull();
+  });
+
   test('a channel created before the address was kept links relatively, unless PUBLIC_URL is set', () => {
     expect(linkBaseOf({}, null)).toBeNull();
     expect(linkBaseOf({}, 'https://jobwatch.example.com')).toBe('https://jobwatch.example.com');
