@@ -11,7 +11,8 @@
 // over loopback, that machine is the agent's and its host name is the worker's. A pid is
 // not in Redis at all: name workers `${os.hostname()}:${process.pid}` to see it.
 import { hostname as localHostname } from 'node:os';
-import { cut, EXTERNAL_ID_CHARS, HOSTNAME_CHARS, isoFromMs, QUEUE_CHARS } from './limits.js';
+import { boundJson } from './bound-json.js';
+import { cutMarked, EXTERNAL_ID_CHARS, HOSTNAME_CHARS, isoFromMs, QUEUE_CHARS } from './limits.js';
 import { logger } from './log.js';
 
 const log = logger('workers');
@@ -73,12 +74,12 @@ const isLoopback = (ip) => /^(::ffff:)?127\./.test(ip) || ip === '::1';
 export function workerHostname(workerAddr, agentAddr, thisHost = localHostname()) {
   const ip = ipOf(workerAddr) || 'unknown';
   const here = agentAddr !== null && isLoopback(ip) && isLoopback(ipOf(agentAddr));
-  return cut(here ? thisHost : ip, HOSTNAME_CHARS);
+  return cutMarked(here ? thisHost : ip, HOSTNAME_CHARS);
 }
 
 /** The worker's jobwatch id: its name (or queue) and the address of its connection. */
 export function workerExternalId(client) {
-  return cut(`${client.workerName ?? client.queue}@${client.addr}`, EXTERNAL_ID_CHARS);
+  return cutMarked(`${client.workerName ?? client.queue}@${client.addr}`, EXTERNAL_ID_CHARS);
 }
 
 export class WorkerMonitor {
@@ -139,8 +140,8 @@ export class WorkerMonitor {
       externalId: id,
       hostname: workerHostname(client.addr, this.agentAddr),
       state: kind,
-      queues: [cut(client.queue, QUEUE_CHARS)],
-      metadata: { redisClientId: client.clientId, addr: client.addr, workerName: client.workerName, connectedS: client.ageS, idleS: client.idleS },
+      queues: [cutMarked(client.queue, QUEUE_CHARS)],
+      metadata: boundJson({ redisClientId: client.clientId, addr: client.addr, workerName: client.workerName, connectedS: client.ageS, idleS: client.idleS }),
     };
     if (kind === 'offline') {
       worker.activeJobs = 0;
