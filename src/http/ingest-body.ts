@@ -13,8 +13,8 @@ import type { ConnectionActor } from '../../actors/connection/connection-actor.t
 import { DomainError } from '../../actors/domain-error.ts';
 import type { EventVerdict } from '../../actors/ingest/validate-event.ts';
 import type { BodyReader, BodyWatcher } from './read-body.ts';
-import { notJson, parseJson, requireJsonContentType } from './read-body.ts';
-import { JsonShapeScanner, JSON_SHAPE_LIMITS, type SplitArray } from './json-shape.ts';
+import { declaredLength, notJson, parseJson, requireJsonContentType } from './read-body.ts';
+import { envelopeRefusal, JsonShapeScanner, JSON_SHAPE_LIMITS, type SplitArray } from './json-shape.ts';
 import { TurnSlices } from './turn-slices.ts';
 
 /**
@@ -60,7 +60,15 @@ export async function readIngestBody(
   wholeParse: WholeParseLimits = WHOLE_PARSE,
 ): Promise<IngestBody> {
   requireJsonContentType(request);
-  const scanner = new JsonShapeScanner(JSON_SHAPE_LIMITS, { key: 'events', elementBytesMax: INGEST_EVENT_BYTES_MAX, elementMembersMax: INGEST_EVENT_MEMBERS_MAX });
+  // a body longer than a whole parse takes is parsed in pieces: its envelope limit holds from its first byte
+  const declared = declaredLength(request);
+  const scanner = new JsonShapeScanner(JSON_SHAPE_LIMITS, {
+    key: 'events',
+    elementBytesMax: INGEST_EVENT_BYTES_MAX,
+    elementMembersMax: INGEST_EVENT_MEMBERS_MAX,
+    envelopeBytesMax: INGEST_ENVELOPE_BYTES_MAX,
+    envelopeCheckedFrom: declared !== null && declared > wholeParse.bytesMax ? 0 : wholeParse.bytesMax + 1,
+  });
   const bytes = await reader.bytes(request, maxBytes, [...watchers, scanner]);
   const split = scanner.splitArray();
   if (bytes.length <= wholeParse.bytesMax && scanner.members <= wholeParse.membersMax) {
@@ -72,11 +80,9 @@ export async function readIngestBody(
     return { body, refusedEvents };
   }
   if (split === null) throw new DomainError('VALIDATION_ERROR', 'request body failed schema validation', { events: ['is required and must be an array'] });
-  // counted by the scanner as the bytes arrived: a walk over 5 MB held the event loop 30-60 ms
-  if (scanner.outsideContentBytes > INGEST_ENVELOPE_BYTES_MAX) {
-    const problem = `must carry at most ${INGEST_ENVELOPE_BYTES_MAX} bytes besides its events`;
-    throw new DomainError('VALIDATION_ERROR', `request body ${problem}`, { body: [problem] });
-  }
+  // counted by the scanner as the bytes arrived (a walk over 5 MB held the event loop 30-60 ms); a
+  // body over it was refused then if it was sure to come here, else (many members in few bytes) now
+  if (scanner.outsideContentBytes > INGEST_ENVELOPE_BYTES_MAX) throw envelopeRefusal(INGEST_ENVELOPE_BYTES_MAX);
   return { body: await parseInSlices(bytes, split), refusedEvents: split.refused };
 }
 

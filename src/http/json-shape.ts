@@ -14,8 +14,8 @@
  * A structure limit broken inside one event (too deep, too many members in one object or
  * array) refuses that event only: the scan goes on counting its depth without keeping its
  * levels, the event is never parsed, and the others are taken. An event's bytes and values
- * (`elementBytesMax`, `elementMembersMax`) stay limits of the body: they are what bound the
- * walk of such an event and end a hostile body early.
+ * (`elementBytesMax`, `elementMembersMax`) and the hostile depth stay limits of the body:
+ * they are what bound the walk of such an event and end a hostile body early.
  * It does not check the grammar: `JSON.parse` of the pieces does, and the pieces are cut
  * only at the array's own brackets and commas, so they are valid exactly when the whole is.
  */
@@ -23,8 +23,17 @@ import { DomainError } from '../../actors/domain-error.ts';
 import { JSON_OBJECT_BYTES_MAX, JSON_OBJECT_DEPTH_MAX } from '../../actors/ingest/json-object-limits.ts';
 
 export interface JsonShapeLimits {
-  /** containers inside containers, the outermost being level 1 */
+  /**
+   * Containers inside containers, the outermost being level 1. Deeper inside an element of
+   * the split array refuses that element; anywhere else, the body.
+   */
   depthMax: number;
+  /**
+   * Deeper than this the body is refused wherever it is: no value a job system holds
+   * nests so deep, only a hostile body, whose walk then ends at once (counting an event's
+   * levels up to its values limit held the event loop about 14 ms a body).
+   */
+  hostileDepthMax: number;
   /** members of one object */
   objectMembersMax: number;
   /** elements of one array */
@@ -40,6 +49,7 @@ export interface JsonShapeLimits {
  */
 export const JSON_SHAPE_LIMITS: JsonShapeLimits = {
   depthMax: 4 * JSON_OBJECT_DEPTH_MAX,
+  hostileDepthMax: 32 * JSON_OBJECT_DEPTH_MAX,
   objectMembersMax: JSON_OBJECT_BYTES_MAX / 4,
   arrayElementsMax: JSON_OBJECT_BYTES_MAX,
 };
@@ -51,6 +61,13 @@ export interface SplitLimits {
   elementBytesMax: number;
   /** members of all objects and arrays inside one element together (its commas and containers) */
   elementMembersMax: number;
+  /**
+   * Content the body may carry outside the array, enforced once `envelopeCheckedFrom` bytes
+   * have arrived (from where the body is sure to be parsed in pieces): past it the body is
+   * refused at once, the rest unread. Absent: only counted (`outsideContentBytes`).
+   */
+  envelopeBytesMax?: number;
+  envelopeCheckedFrom?: number;
 }
 
 /** Where the top-level array's elements are: byte offsets into the body. */
@@ -148,6 +165,8 @@ export class JsonShapeScanner {
     this.offset += length;
     // an element's size is checked as it grows (per chunk), not only at its end
     if (this.splitting !== null && this.offset - this.elementStart > this.splitLimits!.elementBytesMax) this.elementTooLarge();
+    const envelopeBytesMax = this.splitLimits?.envelopeBytesMax;
+    if (envelopeBytesMax !== undefined && this.outsideBytes > envelopeBytesMax && this.offset >= (this.splitLimits!.envelopeCheckedFrom ?? 0)) throw envelopeRefusal(envelopeBytesMax);
   }
 
   /** The top-level split array, when the body had one (the last, as JSON.parse keeps the last of a repeated key). */
@@ -269,8 +288,9 @@ export class JsonShapeScanner {
     const depth = this.depth + 1;
     this.membersSeen++;
     if (depth > this.limits.depthMax) {
-      // inside an event, past the levels kept: only the depth is counted from here (the event's values bound it)
+      // inside an event, past the levels kept: only the depth is counted from here
       if (!this.insideElement()) throw shapeError(`must not nest more than ${this.limits.depthMax} levels deep`);
+      if (depth > this.limits.hostileDepthMax) throw shapeError(`must not nest more than ${this.limits.hostileDepthMax} levels deep anywhere (an event deeper than ${this.limits.depthMax - 2} levels is refused on its own)`);
       this.refuseElement(`must not nest more than ${this.limits.depthMax - 2} levels deep (the event itself is level 1)`);
       this.depth = depth;
       this.countElementMember();
@@ -391,6 +411,11 @@ function keyText(bytes: number[]): string | null {
   } catch {
     return null;
   }
+}
+
+/** A body carrying more than `bytesMax` of content besides the split array. */
+export function envelopeRefusal(bytesMax: number): DomainError {
+  return shapeError(`must carry at most ${bytesMax} bytes besides its events`);
 }
 
 function shapeError(problem: string, field = 'body'): DomainError {

@@ -68,7 +68,7 @@ describe('structure limits', () => {
     const inside = `"${'[{,'.repeat(JSON_SHAPE_LIMITS.objectMembersMax)}\\"[[[\\\\"`;
     expect(() => scan(`{"a":${inside},"b":[${inside}]}`, 7)).not.toThrow();
     // a quote after an even run of backslashes ends the string: what follows is structure again
-    const limits = { ...JSON_SHAPE_LIMITS, depthMax: 2 };
+    const limits = { ...JSON_SHAPE_LIMITS, depthMax: 2, hostileDepthMax: 2 };
     expect(() => scan('["\\\\"]', 1, limits)).not.toThrow();
     expect(() => scan('["\\\\",[[1]]]', 1, limits)).toThrow(/levels deep/);
   });
@@ -215,10 +215,15 @@ describe('a structure limit broken inside one event refuses that event only', ()
     expect(error.details).toEqual({ body: [`must not nest more than ${JSON_SHAPE_LIMITS.depthMax} levels deep`] });
   });
 
-  test('an event that nests without end is still bounded: past its values the body is refused, the rest unread', () => {
+  test('an event that nests without end is still bounded: past the hostile depth the body is refused, the rest unread', () => {
     const scanner = new JsonShapeScanner(JSON_SHAPE_LIMITS, SPLIT);
-    const head = encode('{"events":[' + '['.repeat(SPLIT.elementMembersMax + 1));
-    expect(() => scanner.feed(head)).toThrow(`event 0 must not hold more than ${SPLIT.elementMembersMax} values`);
+    const head = encode('{"events":[{"a":' + '['.repeat(JSON_SHAPE_LIMITS.hostileDepthMax));
+    expect(() => scanner.feed(head)).toThrow(`must not nest more than ${JSON_SHAPE_LIMITS.hostileDepthMax} levels deep anywhere`);
+    // at the hostile depth it is the event's refusal only
+    expect(scan(`{"events":[${deep(JSON_SHAPE_LIMITS.hostileDepthMax - 2)}]}`).splitArray()!.refused.size).toBe(1);
+    // and past its values, whatever its depth
+    const wide = new JsonShapeScanner(JSON_SHAPE_LIMITS, SPLIT);
+    expect(() => wide.feed(encode('{"events":[[' + '[0],'.repeat(SPLIT.elementMembersMax)))).toThrow(`event 0 must not hold more than ${SPLIT.elementMembersMax} values`);
   });
 
   test('the refused event is null in the body read, and named with what it broke, whether the body is parsed whole or event by event', async () => {
@@ -250,5 +255,26 @@ describe('content outside the events array is counted as the bytes arrive', () =
   test('a long string counts with its length, whitespace inside it too; a replaced events array counts as the envelope\'s', () => {
     expect(scan(`{"padding":"${' '.repeat(100_000)}","events":[1]}`, 4096).outsideContentBytes).toBe(envelopeOf({ padding: ' '.repeat(100_000) }));
     expect(scan('  {  "events" : [1,2] ,\n"events":[3]  }  ').outsideContentBytes).toBe('{"events":[1,2],"events":[]}'.length - 2);
+  });
+
+  test('a body sure to be parsed in pieces is refused once its envelope passes the limit, the rest unread', async () => {
+    const reader = bodyReader({ config: { bodyTimeoutMs: 10_000 } as never, logError: () => undefined });
+    const text = JSON.stringify({ events: [1], note: 'x'.repeat(5 * INGEST_ENVELOPE_BYTES_MAX) });
+    const bytes = encode(text);
+    let pulled = 0;
+    const streamed = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (pulled >= bytes.length) return controller.close();
+        controller.enqueue(bytes.slice(pulled, pulled + 4096));
+        pulled += 4096;
+      },
+    });
+    const declared = new Request('http://localhost/api/ingest', { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(bytes.length) }, body: streamed });
+    const wholeParse = { bytesMax: 2 * INGEST_ENVELOPE_BYTES_MAX, membersMax: 1 << 20 };
+    const error = (await readIngestBody(reader, declared, 1 << 22, [], wholeParse).catch((caught: unknown) => caught)) as DomainError;
+    expect(error.details).toEqual({ body: [`must carry at most ${INGEST_ENVELOPE_BYTES_MAX} bytes besides its events`] });
+    expect(error.headers).toEqual({ connection: 'close' });
+    // declared longer than a whole parse takes: refused as soon as the count passed the limit
+    expect(pulled).toBeLessThan(INGEST_ENVELOPE_BYTES_MAX + 3 * 4096);
   });
 });
