@@ -190,39 +190,55 @@ function applySnapshot(dir: string, base: RecoveryBase, handler: RecoveryHandler
   let restoreMs = 0;
   const { chunkPayloads, chunkOffsets } = base;
   for (const [index, payload] of chunkPayloads.entries()) {
-    const where = `snapshot ${base.path} chunk ${index + 1} of ${chunkPayloads.length} (frame at offset ${chunkOffsets[index]})`;
     const decodeStartedAtMs = performance.now();
-    const chunk = readBack(dir, where, () => decodeValue(payload), base.path!);
-    const restoreStartedAtMs = performance.now();
-    readBack(dir, where, () => handler.snapshotChunk(chunk), base.path!);
+    let restoreStartedAtMs = decodeStartedAtMs;
+    try {
+      const chunk = decodeValue(payload);
+      restoreStartedAtMs = performance.now();
+      handler.snapshotChunk(chunk);
+    } catch (error) {
+      throw unreadable(dir, error, `snapshot ${base.path} chunk ${index + 1} of ${chunkPayloads.length} (frame at offset ${chunkOffsets[index]})`, snapshotRemedy(base.path!));
+    }
     decodeMs += restoreStartedAtMs - decodeStartedAtMs;
     restoreMs += performance.now() - restoreStartedAtMs;
   }
   if (base.path !== undefined && handler.snapshotEnded !== undefined) {
     const startedAtMs = performance.now();
-    readBack(dir, `snapshot ${base.path}`, () => handler.snapshotEnded!(), base.path);
+    try {
+      handler.snapshotEnded();
+    } catch (error) {
+      throw unreadable(dir, error, `snapshot ${base.path}`, snapshotRemedy(base.path));
+    }
     restoreMs += performance.now() - startedAtMs;
   }
   return { decodeMs, restoreMs };
 }
 
 /**
- * Runs one step of reading back a stored value; a failure (msgpack's, or the handler's
- * refusal of what it found) becomes the refusal to start, naming where it was and what the
- * operator can do. Nothing has changed on disk at this point.
+ * The refusal to start for a stored value that could not be read back: msgpack's failure,
+ * or the handler's refusal of what it found (its shape). It names where the value is and
+ * what the operator can do; nothing has changed on disk at this point.
  */
-function readBack<T>(dir: string, where: string, step: () => T, file: string): T {
-  try {
-    return step();
-  } catch (error) {
-    const what = error instanceof Error && error.name === 'ShapeError' ? error.message : `it could not be read (${describeError(error)})`;
-    throw new RecoveryRefusedError(
-      `refusing to start from data directory ${dir}: ${where}: ${what}. ` +
-        `To start: restore ${file} from a backup, or move it out of the directory if what is left holds everything ` +
-        '(the verify command, `npm run cli -- verify`, reads the directory without starting and says what it holds). Nothing in the directory was changed.',
-      { cause: error },
-    );
-  }
+function unreadable(dir: string, error: unknown, where: string, remedy: string): RecoveryRefusedError {
+  const what = error instanceof Error && error.name === 'ShapeError' ? error.message : `it could not be read (${describeError(error)})`;
+  return new RecoveryRefusedError(`refusing to start from data directory ${dir}: ${where}: ${what}. To start: ${remedy}. Nothing in the directory was changed.`, { cause: error });
+}
+
+/** What an operator can do about a snapshot that cannot be loaded. */
+function snapshotRemedy(path: string): string {
+  return (
+    `restore ${path} from a backup; or move it out of the directory, and a start recovers from an older snapshot or the log if they hold ` +
+    'every record it covers (`npm run cli -- verify` reads the directory without starting and says whether they do)'
+  );
+}
+
+/** What an operator can do about a log record that cannot be applied: everything from it on is lost without a backup. */
+function recordRemedy(segment: SegmentFile, seq: number, offset: number, laterSegments: readonly SegmentFile[]): string {
+  const alsoMove = laterSegments.length > 0 ? ` and move ${laterSegments.map((each) => each.path).join(', ')} out of the directory` : '';
+  return (
+    `restore ${segment.path} from a backup; or, to accept losing every record from seq ${seq} on, ` +
+    `cut the file at the record (truncate -s ${offset} ${segment.path})${alsoMove}`
+  );
 }
 
 function refusalMessage(dir: string, assessment: RecoveryAssessment): string {
@@ -283,7 +299,7 @@ async function replayLog(
   const progress = new ReplayProgress(params, log.intactBytes, say, startedAtMs);
   const totals: ReplayTotals = { recordsReplayed: 0, replayedBytes: 0, lastSegmentLastSeq: undefined, lastSegmentSizeBytes: 0 };
   let bytesBefore = 0; // of the segments already read
-  for (const segment of log.segments) {
+  for (const [index, segment] of log.segments.entries()) {
     const whole = await storage.readFile(segment.path);
     // a torn tail is cut once everything was read: its records end where the tear begins
     const bytes = log.tornTail?.segment.path === segment.path ? whole.subarray(0, log.tornTail.offset) : whole;
@@ -294,9 +310,12 @@ async function replayLog(
       invariant(outcome.kind === 'ok', `${segment.path} changed between assessment and replay (${outcome.kind} at ${offset})`);
       // Stryker disable next-line ConditionalExpression,EqualityOperator: the writer rotates before every snapshot, so no replayed segment holds a record at or below the base
       if (outcome.seq > baseSeq) {
-        const where = `log segment ${segment.path} record seq ${outcome.seq} (frame at offset ${offset})`;
-        const record = readBack(params.dir, where, () => decodeValue(outcome.payload), segment.path);
-        readBack(params.dir, where, () => params.handler.record(record, outcome.seq), segment.path);
+        try {
+          params.handler.record(decodeValue(outcome.payload), outcome.seq);
+        } catch (error) {
+          const where = `log segment ${segment.path} record seq ${outcome.seq} (frame at offset ${offset})`;
+          throw unreadable(params.dir, error, where, recordRemedy(segment, outcome.seq, offset, log.segments.slice(index + 1)));
+        }
         totals.recordsReplayed += 1;
         totals.replayedBytes += FRAME_HEADER_BYTES + outcome.payload.length;
         progress.replayed(totals.recordsReplayed, outcome.seq, bytesBefore + outcome.nextOffset);

@@ -17,15 +17,14 @@ export const ACCOUNTS_MARK = 'accounts';
  * first user is durable.
  */
 export async function keepAccountsMark(engine: Engine, store: Required<Pick<DurableStore, 'mark'>>, marks: readonly string[], dataDir: string, log: LogLine): Promise<void> {
-  const marked = marks.includes(ACCOUNTS_MARK);
-  if (marked && engine.accounts.users.size === 0) {
+  const problem = lostAccountsProblem(engine, marks);
+  if (problem !== null) {
     throw new RecoveryRefusedError(
-      `refusing to start from data directory ${dataDir}: it held accounts (its manifest.json is marked '${ACCOUNTS_MARK}'), but recovery found no user: ` +
-        'the snapshot or log segments that held them are gone or were emptied. To start: restore the data directory from a backup ' +
+      `refusing to start from data directory ${dataDir}: ${problem}. To start: restore the data directory from a backup ` +
         '(`npm run cli -- verify` says what it holds); to start over as a new installation, move the whole directory aside. No admin was created.',
     );
   }
-  if (marked) return;
+  if (marks.includes(ACCOUNTS_MARK)) return;
   let marking: Promise<void> | null = null;
   const markOnce = (): void => {
     if (marking !== null || engine.accounts.users.size === 0) return;
@@ -37,4 +36,13 @@ export async function keepAccountsMark(engine: Engine, store: Required<Pick<Dura
   engine.listen({ accountsChanged: markOnce });
   markOnce();
   await marking;
+}
+
+/** Why the recovered state cannot be the directory's (its accounts are gone), or null. */
+export function lostAccountsProblem(engine: Engine, marks: readonly string[]): string | null {
+  if (!marks.includes(ACCOUNTS_MARK) || engine.accounts.users.size > 0) return null;
+  return (
+    `it held accounts (its manifest.json is marked '${ACCOUNTS_MARK}'), but recovery found no user: ` +
+    'the snapshot or log segments that held them are gone or were emptied'
+  );
 }

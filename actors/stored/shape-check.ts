@@ -20,8 +20,22 @@ export function shapeCheck<T extends TSchema>(what: string, schema: T): (value: 
     if (compiled.Check(value)) return value;
     const first = compiled.Errors(value).First();
     const where = first === undefined || first.path === '' ? '' : ` at ${first.path}`;
-    throw new ShapeError(`${what}${where}: ${(first?.message ?? 'unexpected value').toLowerCase()}, found ${describeValue(first === undefined ? value : first.value)}`);
+    const expected = first === undefined ? 'expected another value' : expectation(first.schema, first.message);
+    throw new ShapeError(`${what}${where}: ${expected}, found ${describeValue(first === undefined ? value : first.value)}`);
   };
+}
+
+/**
+ * TypeBox's words for what a schema wanted; a union of literals is spelled out ("one of
+ * 'queued', 'active'"), and a kind of our own by its title.
+ */
+function expectation(schema: TSchema, message: string): string {
+  if (typeof schema.title === 'string' && message.startsWith('Expected kind')) return `expected ${schema.title}`;
+  const options = (schema as { anyOf?: Array<{ const?: unknown }> }).anyOf;
+  if (options !== undefined && options.length > 0 && options.every((option) => option.const !== undefined)) {
+    return `expected one of ${options.map((option) => JSON.stringify(option.const)).join(', ')}`;
+  }
+  return message.charAt(0).toLowerCase() + message.slice(1);
 }
 
 /** A short description of a found value: its type, and a short one's text. */

@@ -16,7 +16,7 @@ export const text = () => Type.String();
  * queue never snapshotted), which TypeBox's own number refuses.
  */
 TypeRegistry.Set('StoredNumber', (_schema, value) => typeof value === 'number');
-export const number = () => Type.Unsafe<number>({ [Kind]: 'StoredNumber' });
+export const number = () => Type.Unsafe<number>({ [Kind]: 'StoredNumber', title: 'number' });
 export const freeObject = () => Type.Object({});
 
 const framework = literals(FRAMEWORKS);
