@@ -11,6 +11,10 @@
  * ids as bytes, stores errors and traces as codes into the chunk's strings and extensions as
  * JSON text, and records how much each connection's job table holds, so that a restart sizes
  * the table once (job-columns.ts); a reader of format 3 would misread it, so the version says it.
+ * Format 5 keeps each job's last few commands (not only its latest), each with where its
+ * state entry stands and the state before it, so that a refused one can be withdrawn after a
+ * restart; a reader of format 4 would keep one command per job and lose that.
+ * The job columns are format 4's.
  *
  * In cluster mode each partition's owner snapshots only its part (a `SnapshotScope`):
  * the connections of one partition, and the accounts in the accounts partition's own
@@ -35,12 +39,13 @@ import { inPartition, type PartitionSelector } from './partition-of.ts';
 import { checkChunkShape } from './stored/chunk-shapes.ts';
 import { ShapeError } from './stored/shape-check.ts';
 
-export const SNAPSHOT_FORMAT_VERSION = 4;
+export const SNAPSHOT_FORMAT_VERSION = 5;
 /**
  * Versions `SnapshotRestorer` reads: 1 wrote jobs as objects (`k: 'jobs'`), 1 and 2 kept
- * dedup keys in the connection chunk, 1 to 3 had no job table sizes and ids as strings only.
+ * dedup keys in the connection chunk, 1 to 3 had no job table sizes and ids as strings only,
+ * 1 to 4 kept one command outcome per job, without its entry time and prior state.
  */
-const READABLE_FORMAT_VERSIONS: readonly number[] = [1, 2, 3, 4];
+const READABLE_FORMAT_VERSIONS: readonly number[] = [1, 2, 3, 4, 5];
 /** Each chunk is copied and encoded in one turn of the event loop: small chunks bound the stall. */
 export const JOBS_PER_CHUNK = 1_000;
 /** 100k dedup keys in one chunk took 40-60 ms to encode at 1M jobs: the stall a snapshot caused. */
@@ -61,8 +66,8 @@ export type SnapshotChunk =
       workers: PlainWorker[];
       queues: PlainQueue[];
       commands: Command[];
-      /** absent in snapshots written before command outcomes existed */
-      commandOutcomes?: CommandOutcome[];
+      /** absent in snapshots written before command outcomes existed; formats 1 to 4: one per job, without entryAtMs and priorState */
+      commandOutcomes?: Array<Omit<CommandOutcome, 'entryAtMs' | 'priorState'> & Partial<CommandOutcome>>;
       /** absent in snapshots written before alerts existed, and when the connection has none */
       alerts?: AlertBookSnapshot;
       /** format 4: how much the job table held, so that a restart sizes it once (a hint: the jobColumns chunks are the data) */

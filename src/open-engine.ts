@@ -153,6 +153,7 @@ export function engineLimitsOf(config: Config): ConnectionLimits {
     dedupKeysMax: config.dedupKeysMax,
     maxJobsPerConnection: config.maxJobsPerConnection,
     retentionMs: config.retentionMs,
+    commandConfirmMs: config.commandConfirmMs,
     ...config.tenantLimits,
   };
 }

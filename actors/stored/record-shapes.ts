@@ -39,6 +39,7 @@ const RECORD_SHAPES: Record<EngineRecord['t'], TSchema> = {
     failed: Type.Optional(Type.Array(Type.Object({ id: text(), reason: nullable(text()) }))),
     atMs: Type.Optional(number()),
   }),
+  'commands.expired': Type.Object({ connectionId: text(), atMs: number(), ids: Type.Array(text()) }),
   retention: Type.Object({ atMs: number(), partition: Type.Optional(number()), partitions: Type.Optional(number()) }),
   'log.keepalive': Type.Object({ atMs: number() }),
   'alert.channel.created': Type.Object({ connectionId: text(), channel: AlertChannelShape }),

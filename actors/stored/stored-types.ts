@@ -193,10 +193,13 @@ export const CommandOutcomeShape = Type.Object({
   jobId: text(),
   commandId: text(),
   type: jobAction,
-  status: literals(['pending', 'done', 'failed'] as const),
+  status: literals(['pending', 'done', 'failed', 'expired'] as const),
   reason: nullable(text()),
   createdAtMs: number(),
   completedAtMs: nullable(number()),
+  // format 5 on
+  entryAtMs: Type.Optional(number()),
+  priorState: Type.Optional(nullable(literals(JOB_STATES))),
 });
 
 export { jobAction };
