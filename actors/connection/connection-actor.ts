@@ -301,7 +301,10 @@ export class ConnectionActor {
       if (command === undefined) return;
       this.commandOutcomes.completed(command.jobId, commandId, status, reason, atMs);
       const row = this.jobs.rowOf(command.jobId);
-      if (row >= 0) changes.jobs.add(this.jobs.refOf(row)); // so a watching dashboard refetches the detail
+      if (row < 0) return;
+      // the job system ran it once more because of jobwatch: the detail says so beside the attempt
+      if (command.type === 'retry' && status === 'done') this.jobs.countManualRetry(row);
+      changes.jobs.add(this.jobs.refOf(row)); // so a watching dashboard refetches the detail
     };
     for (const id of record.ids) complete(id, 'done', null);
     for (const { id, reason } of record.failed ?? []) complete(id, 'failed', reason);

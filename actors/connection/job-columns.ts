@@ -50,6 +50,8 @@ export interface TypedJobColumns {
   maxRetries: Float64Array;
   progress: Float64Array;
   lastEventMs: Float64Array;
+  /** format 5 on: runs added by hand (absent before: none) */
+  manualRetries: Uint16Array;
   /** -1: null (format 4; formats 2 and 3 sent the texts, see StoredJobColumns) */
   error: Int32Array;
   stacktrace: Int32Array;
@@ -64,10 +66,14 @@ type TypedKeys = { [K in keyof TypedJobColumns]: TypedJobColumns[K] extends Arra
 
 export type JobColumns = Omit<TypedJobColumns, TypedKeys> & { [K in TypedKeys]: Uint8Array };
 
-/** A chunk's columns as snapshots hold them: formats 2 and 3 sent each job's error and stacktrace as text, and its extensions as an object. */
+/**
+ * A chunk's columns as snapshots hold them: formats 2 to 4 had no runs added by hand;
+ * formats 2 and 3 sent each job's error and stacktrace as text, and its extensions as an object.
+ */
 export type StoredJobColumns =
   | JobColumns
-  | (Omit<JobColumns, 'error' | 'stacktrace' | 'extensions'> & {
+  | Omit<JobColumns, 'manualRetries'>
+  | (Omit<JobColumns, 'error' | 'stacktrace' | 'extensions' | 'manualRetries'> & {
       error: Array<string | null>;
       stacktrace: Array<string | null>;
       extensions: Array<Record<string, unknown> | null>;
@@ -75,7 +81,7 @@ export type StoredJobColumns =
 
 const TYPED_KEYS = [
   'idLengths', 'externalIdLengths', 'framework', 'name', 'queue', 'workerId', 'error', 'stacktrace', 'createdAtMs', 'createdAtReported',
-  'startedAtMs', 'completedAtMs', 'attempt', 'maxRetries', 'progress', 'lastEventMs', 'history', 'historyLengths',
+  'startedAtMs', 'completedAtMs', 'attempt', 'maxRetries', 'progress', 'lastEventMs', 'manualRetries', 'history', 'historyLengths',
 ] as const satisfies readonly TypedKeys[];
 
 const bytesOf = (array: ArrayBufferView): Uint8Array => new Uint8Array(array.buffer, array.byteOffset, array.byteLength);
@@ -94,7 +100,8 @@ function toWire(typed: TypedJobColumns): JobColumns {
  * other number column still the bytes of its typed array (the table copies them into its own
  * columns, see `JobTable.load`).
  */
-export type LoadableJobColumns = Omit<StoredJobColumns, 'idLengths' | 'externalIdLengths' | 'historyLengths'> & {
+export type LoadableJobColumns = DistributiveOmit<StoredJobColumns, 'idLengths' | 'externalIdLengths' | 'historyLengths'> & {
+  manualRetries?: Uint8Array;
   idLengths: Uint32Array;
   externalIdLengths: Uint32Array;
   historyLengths: Uint32Array;
@@ -103,12 +110,14 @@ export type LoadableJobColumns = Omit<StoredJobColumns, 'idLengths' | 'externalI
 /** Bytes per element of each number column, as `toJobColumns` wrote it. */
 const ELEMENT_BYTES: Record<(typeof TYPED_KEYS)[number], number> = {
   idLengths: 4, externalIdLengths: 4, framework: 4, name: 4, queue: 4, workerId: 4, error: 4, stacktrace: 4, createdAtMs: 8, createdAtReported: 1,
-  startedAtMs: 8, completedAtMs: 8, attempt: 8, maxRetries: 8, progress: 8, lastEventMs: 8, history: 8, historyLengths: 4,
+  startedAtMs: 8, completedAtMs: 8, attempt: 8, maxRetries: 8, progress: 8, lastEventMs: 8, manualRetries: 2, history: 8, historyLengths: 4,
 };
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 function fromWire(wire: StoredJobColumns): LoadableJobColumns {
   for (const key of TYPED_KEYS) {
-    const bytes = wire[key];
+    const bytes = (wire as Partial<JobColumns>)[key];
     if (bytes instanceof Uint8Array && bytes.length % ELEMENT_BYTES[key] !== 0) throw new Error(`a snapshot's job column of ${bytes.length} bytes is not whole ${ELEMENT_BYTES[key]}-byte numbers`);
   }
   const uint32s = (bytes: Uint8Array): Uint32Array => new Uint32Array(ownCopy(bytes));
@@ -142,9 +151,9 @@ export function toJobColumns(jobs: readonly Job[]): JobColumns {
   for (const job of jobs) historyTotal += job.history.length;
   // One buffer for all number columns, carved in order of alignment: a snapshot makes a
   // thousand chunks, and sixteen buffers each meant sixteen times the allocations.
-  const buffer = new ArrayBuffer((7 * count + historyTotal) * 8 + 9 * count * 4 + count);
+  const buffer = new ArrayBuffer((7 * count + historyTotal) * 8 + 9 * count * 4 + 2 * count + count);
   let at = 0;
-  const take = <A extends Float64Array | Uint32Array | Int32Array | Uint8Array>(make: new (buffer: ArrayBuffer, offset: number, length: number) => A, length: number): A => {
+  const take = <A extends Float64Array | Uint32Array | Int32Array | Uint16Array | Uint8Array>(make: new (buffer: ArrayBuffer, offset: number, length: number) => A, length: number): A => {
     const view = new make(buffer, at, length);
     at += view.byteLength;
     return view;
@@ -171,6 +180,7 @@ export function toJobColumns(jobs: readonly Job[]): JobColumns {
     historyLengths: take(Uint32Array, count),
     error: take(Int32Array, count),
     stacktrace: take(Int32Array, count),
+    manualRetries: take(Uint16Array, count),
     createdAtReported: take(Uint8Array, count),
     extensions: new Array<string | null>(count),
   };
@@ -195,6 +205,7 @@ export function toJobColumns(jobs: readonly Job[]): JobColumns {
     columns.maxRetries[row] = nanForNull(job.maxRetries);
     columns.progress[row] = nanForNull(job.progress);
     columns.lastEventMs[row] = job.lastEventMs;
+    columns.manualRetries[row] = job.manualRetries;
     const details = detailsOfJob(job);
     columns.error[row] = code(details.error);
     columns.stacktrace[row] = code(details.stacktrace);
@@ -224,8 +235,8 @@ export function readJobColumns(wire: StoredJobColumns): LoadableJobColumns {
 /** A snapshot's frames carry checksums; this catches a writer and a reader that disagree. */
 function checkLengths(columns: LoadableJobColumns): void {
   const perJob = [columns.idLengths, columns.externalIdLengths, columns.historyLengths, columns.extensions];
-  const perJobBytes = TYPED_KEYS.filter((key) => key !== 'history').map((key) => {
-    const column = columns[key];
+  const perJobBytes = TYPED_KEYS.filter((key) => key !== 'history' && (key !== 'manualRetries' || columns.manualRetries !== undefined)).map((key) => {
+    const column = columns[key]!;
     return column instanceof Uint8Array ? column.byteLength / ELEMENT_BYTES[key] : column.length;
   });
   const sum = (lengths: Uint32Array): number => lengths.reduce((total, length) => total + length, 0);

@@ -38,6 +38,8 @@ export interface Job {
   details: JobDetails | null;
   attempt: number;
   maxRetries: number | null;
+  /** runs added by a retry from jobwatch that the agent reported carried out (beyond the job system's own retries) */
+  manualRetries: number;
   progress: number | null;
   /** every event's state and time, timestamp-ordered, packed (raw, not collapsed; see job-history.ts) */
   history: CompactHistory;
@@ -67,6 +69,7 @@ export function reviveJob(plain: FormatOneJob): Job {
     details: detailsOf(plain.error, plain.stacktrace, plain.extensions),
     attempt: plain.attempt,
     maxRetries: plain.maxRetries,
+    manualRetries: 0,
     progress: plain.progress,
     history,
     lastEventMs: plain.lastEventMs,
@@ -74,7 +77,7 @@ export function reviveJob(plain: FormatOneJob): Job {
 }
 
 /** A job as snapshot format 1 stored it: its own fields for the details, history as pairs. */
-export type FormatOneJob = Omit<Job, 'details'> & JobDetails;
+export type FormatOneJob = Omit<Job, 'details' | 'manualRetries'> & JobDetails;
 
 /** The details object for these values; null when all are null. */
 export function detailsOf(error: string | null, stacktrace: string | null, extensions: Record<string, unknown> | null): JobDetails | null {
@@ -95,7 +98,17 @@ export function collapsedHistory(job: Job): HistoryEntry[] {
 }
 
 export function durationMsOf(job: Job): number | null {
-  return job.startedAtMs !== null && job.completedAtMs !== null ? job.completedAtMs - job.startedAtMs : null;
+  return runDurationMs(job.state, job.startedAtMs, job.completedAtMs);
+}
+
+/**
+ * How long the current run took: its completedAt minus its startedAt. Null while it runs
+ * (`active`), while either is unknown, and when the completion came before the start: then
+ * it is an earlier run's (a late event of it), never a negative duration.
+ */
+export function runDurationMs(state: JobState, startedAtMs: number | null, completedAtMs: number | null): number | null {
+  if (state === 'active' || startedAtMs === null || completedAtMs === null || completedAtMs < startedAtMs) return null;
+  return completedAtMs - startedAtMs;
 }
 
 /** When the current state began: the earliest entry of the trailing run of that state. */

@@ -204,6 +204,11 @@ export class JobStore {
     });
   }
 
+  /** A retry from jobwatch that the agent carried out: one run more, added by hand. */
+  countManualRetry(row: number): void {
+    this.change(row, () => this.table.addManualRetry(row));
+  }
+
   /**
    * Runs `apply` with the index work of its changes deferred: each job it creates or
    * changes is indexed, tallied and counted once, when `apply` returns, with the values it

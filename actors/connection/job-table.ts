@@ -15,7 +15,9 @@
  * The merge rules of an event are `mergeEvent`'s: the event with the newest timestamp
  * decides the state (ties: later arrival); an older event never moves the job backwards but
  * still lands in the history in timestamp order; scalar fields take a newer non-null value,
- * and an older event only fills gaps.
+ * and an older event only fills gaps. What belongs to one run (start, completion, worker,
+ * progress, error and trace) is emptied when the newest event begins another
+ * (`beginsNewRun`), and a late event of an earlier attempt fills none of it.
  */
 import type { JobEvent } from '../ingest/normalized-event.ts';
 import { jsonText, rememberJson, retainedJobBytes } from '../ingest/event-bytes.ts';
@@ -27,7 +29,7 @@ import { StringColumn } from './string-column.ts';
 import type { ItemIds } from '../jobs/item-ids.ts';
 import type { ItemKeys } from './jobs-by-key.ts';
 import { entryCode, stateCodeOf } from './job-history.ts';
-import { NO_DETAILS, type Job, type JobDetails } from './job-record.ts';
+import { NO_DETAILS, runDurationMs, type Job, type JobDetails } from './job-record.ts';
 import type { LoadableJobColumns } from './job-columns.ts';
 
 /** Generations kept per row in a ref: a ref outlives at most this many reuses of its row before it could name a later job. */
@@ -83,6 +85,8 @@ export class JobTable {
   private maxRetries = new Float64Array(0);
   private progress = new Float64Array(0);
   private lastEventMs = new Float64Array(0);
+  /** runs added by hand (a retry the agent carried out); saturates at 65,535 */
+  private manualRetries = new Uint16Array(0);
   private generation = new Uint32Array(0);
 
   constructor(readonly connectionId: string) {}
@@ -116,6 +120,7 @@ export class JobTable {
     this.maxRetries[row] = Number.NaN;
     this.progress[row] = Number.NaN;
     this.lastEventMs[row] = Number.NEGATIVE_INFINITY;
+    this.manualRetries[row] = 0;
     return row;
   }
 
@@ -139,6 +144,7 @@ export class JobTable {
     this.maxRetries[row] = nanForNull(job.maxRetries);
     this.progress[row] = nanForNull(job.progress);
     this.lastEventMs[row] = job.lastEventMs;
+    this.manualRetries[row] = job.manualRetries;
     this.history.load(row, [job.history.length], Float64Array.from(job.history));
     this.state[row] = this.stateCodeFromHistory(row);
     return row;
@@ -186,6 +192,9 @@ export class JobTable {
     copyBytes(this.progress, first, columns.progress);
     copyBytes(this.lastEventMs, first, columns.lastEventMs);
     copyBytes(this.createdAtReported, first, columns.createdAtReported);
+    // format 5 on; older formats knew no runs added by hand
+    if (columns.manualRetries !== undefined) copyBytes(this.manualRetries, first, columns.manualRetries);
+    else this.manualRetries.fill(0, first, first + count);
     // the codes of the chunk's own string table, made the table's codes below
     copyBytes(this.framework, first, columns.framework);
     copyBytes(this.name, first, columns.name);
@@ -239,24 +248,65 @@ export class JobTable {
   /** Applies an event to a job. Returns true when the event is the newest so far. */
   merge(row: number, event: JobEvent): boolean {
     const isNewest = event.atMs >= this.lastEventMs[row]!;
+    const beginsRun = isNewest && this.beginsNewRun(row, event);
+    if (beginsRun) this.clearRun(row);
+    // an event of an earlier attempt (late, or overtaken by the next attempt's) fills nothing of the current run
+    const ofCurrentRun = beginsRun || !this.isOfEarlierRun(row, event);
     this.addHistory(row, event.state, event.atMs);
     takeCode(this.codes, this.queue, row, event.queue, isNewest);
-    takeCode(this.codes, this.worker, row, event.workerId, isNewest);
-    takeCode(this.texts, this.error, row, event.error, isNewest);
-    takeCode(this.texts, this.stacktrace, row, event.stacktrace, isNewest);
+    if (ofCurrentRun) {
+      takeCode(this.codes, this.worker, row, event.workerId, isNewest);
+      takeCode(this.texts, this.error, row, event.error, isNewest);
+      takeCode(this.texts, this.stacktrace, row, event.stacktrace, isNewest);
+      takeNumber(this.progress, row, event.progress, isNewest);
+      takeNumber(this.startedAtMs, row, event.startedAtMs, isNewest);
+      takeNumber(this.completedAtMs, row, event.completedAtMs, isNewest);
+      if (isNewest && event.attempt !== undefined) this.attempt[row] = event.attempt;
+    }
     if (event.extensions !== undefined && (isNewest || !this.extensions.has(row))) this.setExtensions(row, event.extensions);
     takeNumber(this.maxRetries, row, event.maxRetries, isNewest);
-    takeNumber(this.progress, row, event.progress, isNewest);
-    takeNumber(this.startedAtMs, row, event.startedAtMs, isNewest);
-    takeNumber(this.completedAtMs, row, event.completedAtMs, isNewest);
     if (isNewest) {
       this.name[row] = recode(this.codes, this.name[row]!, event.name);
       this.framework[row] = recode(this.codes, this.framework[row]!, event.framework);
-      if (event.attempt !== undefined) this.attempt[row] = event.attempt;
       this.lastEventMs[row] = event.atMs;
     }
     this.mergeCreatedAt(row, event, isNewest);
     return isNewest;
+  }
+
+  /**
+   * Whether the newest event belongs to a run after the one the row holds: it names a later
+   * attempt, or it started after the held run completed (a job system that retries without
+   * counting attempts). A job's first event begins nothing: there is no run before it.
+   */
+  private beginsNewRun(row: number, event: JobEvent): boolean {
+    if (this.history.length(row) === 0) return false;
+    if (event.attempt !== undefined && event.attempt > this.attempt[row]!) return true;
+    const completedAtMs = this.completedAtMs[row]!;
+    return event.startedAtMs !== undefined && event.startedAtMs > completedAtMs;
+  }
+
+  /** An event that names an earlier attempt than the row's: what it reports is that attempt's, not the current run's. */
+  private isOfEarlierRun(row: number, event: JobEvent): boolean {
+    return event.attempt !== undefined && event.attempt < this.attempt[row]!;
+  }
+
+  /**
+   * Empties what belongs to one run (its start and completion, worker, progress, error and
+   * trace), so that a new run shows none of the last one's: no negative duration while it
+   * runs, no earlier error on a job that then succeeds.
+   */
+  private clearRun(row: number): void {
+    this.codes.release(this.worker[row]!);
+    this.texts.release(this.error[row]!);
+    this.texts.release(this.stacktrace[row]!);
+    this.worker[row] = this.error[row] = this.stacktrace[row] = NO_CODE;
+    this.startedAtMs[row] = this.completedAtMs[row] = this.progress[row] = Number.NaN;
+  }
+
+  /** One more run added by hand: a retry the agent reported carried out. */
+  addManualRetry(row: number): void {
+    this.manualRetries[row] = Math.min(0xffff, this.manualRetries[row]! + 1);
   }
 
   /** Records a state at a time; the job's state is always the last entry's. */
@@ -339,7 +389,11 @@ export class JobTable {
   }
 
   durationMsOf(row: number): number | null {
-    return nullForNaN(this.completedAtMs[row]! - this.startedAtMs[row]!);
+    return runDurationMs(this.stateOf(row), this.startedAtMsOf(row), this.completedAtMsOf(row));
+  }
+
+  manualRetriesOf(row: number): number {
+    return this.manualRetries[row]!;
   }
 
   lastEventMsOf(row: number): number {
@@ -386,6 +440,7 @@ export class JobTable {
       progress: nullForNaN(this.progress[row]!),
       history: this.history.copy(row),
       lastEventMs: this.lastEventMs[row]!,
+      manualRetries: this.manualRetries[row]!,
     };
   }
 
@@ -462,6 +517,7 @@ export class JobTable {
     this.maxRetries = grown(this.maxRetries, new Float64Array(capacity));
     this.progress = grown(this.progress, new Float64Array(capacity));
     this.lastEventMs = grown(this.lastEventMs, new Float64Array(capacity));
+    this.manualRetries = grown(this.manualRetries, new Uint16Array(capacity));
     this.generation = grown(this.generation, new Uint32Array(capacity));
     this.ids.ensureRows(capacity);
     this.externalIds.ensureRows(capacity);
@@ -489,11 +545,11 @@ function takeNumber(column: Float64Array, row: number, value: number | undefined
 }
 
 /** Copies a snapshot column's bytes into `column` from `row` on (same element type, platform byte order). */
-function copyBytes(column: Float64Array | Int32Array | Uint8Array, row: number, bytes: Uint8Array): void {
+function copyBytes(column: Float64Array | Int32Array | Uint16Array | Uint8Array, row: number, bytes: Uint8Array): void {
   new Uint8Array(column.buffer, column.byteOffset + row * column.BYTES_PER_ELEMENT, bytes.byteLength).set(bytes);
 }
 
-function grown<A extends Int32Array | Uint8Array | Float64Array | Uint32Array>(from: A, to: A): A {
+function grown<A extends Int32Array | Uint8Array | Uint16Array | Float64Array | Uint32Array>(from: A, to: A): A {
   to.set(from as never);
   return to;
 }

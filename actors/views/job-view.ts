@@ -37,6 +37,8 @@ export interface JobDetail extends JobListItem {
   previousState: string | null;
   attempt: number;
   maxRetries: number | null;
+  /** runs added by a retry from jobwatch that the agent carried out, beyond the job system's own retries */
+  manualRetries: number;
   progress: number | null;
   args: null;
   result: null;
@@ -90,6 +92,7 @@ export function toJobDetail(job: Job, recent: Job[], lastCommand: CommandOutcome
     previousState: history.length >= 2 ? history[history.length - 2]!.state : null,
     attempt: job.attempt,
     maxRetries: job.maxRetries,
+    manualRetries: job.manualRetries,
     progress: job.progress,
     args: null,
     result: null,

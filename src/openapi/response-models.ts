@@ -45,9 +45,9 @@ export const JobListItem = closed({
   createdAt: time(),
   startedAt: nullable(time()),
   completedAt: nullable(time()),
-  durationMs: nullable(Type.Integer()),
+  durationMs: nullable(Type.Integer({ minimum: 0, description: "the current run's completedAt minus its startedAt; null while it runs or either is unknown" })),
   workerId: nullable(Type.String()),
-  error: nullable(Type.String()),
+  error: nullable(Type.String({ description: "the current run's error: a run that began since leaves the earlier one's out" })),
 });
 
 const RecentExecution = closed({
@@ -57,7 +57,7 @@ const RecentExecution = closed({
   createdAt: time(),
   startedAt: nullable(time()),
   completedAt: nullable(time()),
-  durationMs: nullable(Type.Integer()),
+  durationMs: nullable(Type.Integer({ minimum: 0 })),
   error: nullable(Type.String()),
 });
 
@@ -77,8 +77,12 @@ export const JobDetail = closed({
   ...JobListItem.properties,
   tags: freeObject('`extensions.tags` when it is an object'),
   previousState: nullable(literals(JOB_STATES)),
-  attempt: Type.Integer({ minimum: 1 }),
+  attempt: Type.Integer({ minimum: 1, description: 'the current run, 1 for the first; runs added by hand count too' }),
   maxRetries: nullable(count()),
+  manualRetries: Type.Integer({
+    minimum: 0,
+    description: "runs added by a retry from jobwatch that the agent reported carried out: the job system's retry limit (`maxRetries`) does not count them",
+  }),
   progress: nullable(Type.Number({ minimum: 0, maximum: 1 })),
   args: Type.Null({ description: 'always null in V0' }),
   result: Type.Null({ description: 'always null in V0' }),

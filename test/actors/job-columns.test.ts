@@ -26,6 +26,7 @@ function job(overrides: Partial<Job>): Job {
     progress: null,
     history: [packHistoryEntry(1_700_000_000_000, 1)],
     lastEventMs: 1_700_000_000_000,
+    manualRetries: 0,
     ...overrides,
   };
   made.state = lastHistoryState(made.history);
@@ -62,6 +63,7 @@ describe('job columns', () => {
         progress: 0.25,
         history: [packHistoryEntry(1_700_000_000_000, 1), packHistoryEntry(1_700_000_001_000, 3), packHistoryEntry(1_700_000_002_000, 5)],
         lastEventMs: 1_700_000_002_000,
+        manualRetries: 2,
       }),
       job({ id: 'x', externalId: '', queue: 'mail', workerId: 'worker-7', name: 'emails.send', history: [packHistoryEntry(-5, 3)] }),
       job({ id: 'y', externalId: 'only-extensions', details: { error: null, stacktrace: null, extensions: { a: 1 } } }),

@@ -155,6 +155,7 @@ describe('the job table', () => {
       progress: null,
       history: [],
       lastEventMs: Number.NEGATIVE_INFINITY,
+      manualRetries: 0,
     });
   });
 
@@ -286,18 +287,33 @@ describe('the job table', () => {
 /** The merge rules as the decisions state them, on a plain object: the oracle for the table's rows. */
 function referenceMerge(job: Job, event: JobEvent): void {
   const isNewest = event.atMs >= job.lastEventMs;
+  // a new run: a later attempt, or a start after the held run completed; it keeps nothing of the last run
+  const newRun =
+    isNewest &&
+    job.history.length > 0 &&
+    ((event.attempt !== undefined && event.attempt > job.attempt) || (event.startedAtMs !== undefined && job.completedAtMs !== null && event.startedAtMs > job.completedAtMs));
+  if (newRun) {
+    Object.assign(job, { workerId: null, progress: null, startedAtMs: null, completedAtMs: null });
+    const extensions = job.details?.extensions ?? null;
+    job.details = extensions === null ? null : { error: null, stacktrace: null, extensions };
+  }
+  // an event of an earlier attempt says nothing of the current run, even when it is the newest
+  const ofThisRun = newRun || event.attempt === undefined || event.attempt >= job.attempt;
   referenceInsert(job.history, event.atMs, stateCodeOf(event.state));
   job.state = lastHistoryState(job.history);
   const take = <K extends 'queue' | 'workerId' | 'maxRetries' | 'progress' | 'startedAtMs' | 'completedAtMs'>(key: K, value: Job[K] | undefined): void => {
     if (value !== undefined && (isNewest || job[key] === null)) job[key] = value;
   };
   take('queue', event.queue);
-  take('workerId', event.workerId);
   take('maxRetries', event.maxRetries);
-  take('progress', event.progress);
-  take('startedAtMs', event.startedAtMs);
-  take('completedAtMs', event.completedAtMs);
+  if (ofThisRun) {
+    take('workerId', event.workerId);
+    take('progress', event.progress);
+    take('startedAtMs', event.startedAtMs);
+    take('completedAtMs', event.completedAtMs);
+  }
   for (const key of ['error', 'stacktrace', 'extensions'] as const) {
+    if (key !== 'extensions' && !ofThisRun) continue;
     const details = job.details ?? { error: null, stacktrace: null, extensions: null };
     const value = event[key];
     if (value !== undefined && (isNewest || details[key] === null)) job.details = { ...details, [key]: value };
@@ -305,7 +321,7 @@ function referenceMerge(job: Job, event: JobEvent): void {
   if (isNewest) {
     job.name = event.name;
     job.framework = event.framework;
-    if (event.attempt !== undefined) job.attempt = event.attempt;
+    if (event.attempt !== undefined && ofThisRun) job.attempt = event.attempt;
     job.lastEventMs = event.atMs;
   }
   if (event.createdAtMs !== undefined) {
@@ -369,7 +385,9 @@ describe('the job table against the merge rules', () => {
         expect(table.read(row)).toEqual(expected);
         expect([table.stateChangedAtMs(row), table.durationMsOf(row), table.createdAtReportedOf(row)]).toEqual([
           currentRunStartMs(expected.history),
-          expected.startedAtMs !== null && expected.completedAtMs !== null ? expected.completedAtMs - expected.startedAtMs : null,
+          expected.state !== 'active' && expected.startedAtMs !== null && expected.completedAtMs !== null && expected.completedAtMs >= expected.startedAtMs
+            ? expected.completedAtMs - expected.startedAtMs
+            : null,
           expected.createdAtReported,
         ]);
       }

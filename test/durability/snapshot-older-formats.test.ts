@@ -4,7 +4,8 @@
  * (before job columns); formats 1 and 2 kept every dedup key in the connection chunk
  * (format 3 slices them into chunks of their own); formats 1 to 3 joined a chunk's ids
  * as strings, sent errors and stack traces as text per job and extensions as objects, and did not record the job
- * table's sizes (format 4 may send ids as Latin-1 bytes, and texts as codes into the chunk's strings).
+ * table's sizes (format 4 may send ids as Latin-1 bytes, and texts as codes into the chunk's strings);
+ * formats 1 to 4 had no runs added by hand (format 5), which read as none.
  */
 import { afterEach, expect, test } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -14,6 +15,7 @@ import { ManualClock } from '../../actors/clock.ts';
 import { entryAtMs, entryCode } from '../../actors/connection/job-history.ts';
 import type { Engine } from '../../actors/engine.ts';
 import { SNAPSHOT_FORMAT_VERSION, type SnapshotChunk } from '../../actors/engine-snapshot.ts';
+import type { JobColumns } from '../../actors/connection/job-columns.ts';
 import { dumpEngine } from '../support/engine-dump.ts';
 import { openAt, workload } from '../support/snapshot-workload.ts';
 import { T0 } from '../support/test-app.ts';
@@ -32,8 +34,18 @@ const asString = (joined: string | Uint8Array): string => (typeof joined === 'st
 const asTexts = (codes: Uint8Array | Array<string | null>, strings: string[]): Array<string | null> =>
   Array.isArray(codes) ? codes : Array.from(new Int32Array(Uint8Array.from(codes).buffer), (code) => (code === -1 ? null : strings[code]!));
 
+/** Chunks as format 4 wrote them: no runs added by hand. */
+function formatFour(chunk: SnapshotChunk): SnapshotChunk {
+  if (chunk.k === 'header') return { ...chunk, version: 4 };
+  if (chunk.k !== 'jobColumns') return chunk;
+  const { manualRetries, ...columns } = chunk.columns as JobColumns;
+  expect(manualRetries).toBeInstanceOf(Uint8Array);
+  return { ...chunk, columns };
+}
+
 /** Chunks as format 3 wrote them: ids joined as strings, errors and stack traces as text, no job table sizes. */
 function formatThree(chunk: SnapshotChunk): SnapshotChunk {
+  chunk = formatFour(chunk);
   if (chunk.k === 'header') return { ...chunk, version: 3 };
   if (chunk.k === 'jobColumns') {
     const { columns } = chunk;
@@ -55,8 +67,12 @@ function formatThree(chunk: SnapshotChunk): SnapshotChunk {
   return withoutSizes;
 }
 
-/** The chunks formats 1 to 3 wrote: format 2 also every dedup key in the connection chunk; format 1 also jobs as plain objects, 1,000 a chunk. */
-function* olderFormatChunks(engine: Engine, version: 1 | 2 | 3): Generator<unknown> {
+/** The chunks formats 1 to 4 wrote: format 2 also every dedup key in the connection chunk; format 1 also jobs as plain objects, 1,000 a chunk. */
+function* olderFormatChunks(engine: Engine, version: 1 | 2 | 3 | 4): Generator<unknown> {
+  if (version === 4) {
+    yield* [...engine.takeSnapshot().chunks].map(formatFour);
+    return;
+  }
   const chunks = [...engine.takeSnapshot().chunks].map(formatThree);
   if (version === 3) {
     expect(chunks.some((chunk) => chunk.k === 'jobColumns' && typeof chunk.columns.ids === 'string')).toBe(true);
@@ -74,7 +90,7 @@ function* olderFormatChunks(engine: Engine, version: 1 | 2 | 3): Generator<unkno
     else if (chunk.k === 'end' && version === 1) {
       for (const connectionId of engine.connectionIds()) {
         // format 1's job: error, stacktrace and extensions as fields of their own
-        const jobs = [...engine.connection(connectionId)!.jobs.values()].map(({ details, ...job }) => ({
+        const jobs = [...engine.connection(connectionId)!.jobs.values()].map(({ details, manualRetries: _none, ...job }) => ({
           ...job,
           error: details?.error ?? null,
           stacktrace: details?.stacktrace ?? null,
@@ -88,7 +104,7 @@ function* olderFormatChunks(engine: Engine, version: 1 | 2 | 3): Generator<unkno
   }
 }
 
-for (const version of [1, 2, 3] as const) {
+for (const version of [1, 2, 3, 4] as const) {
   test(`given a snapshot in format ${version}, then recovery restores the state it was taken from (dedup keys included), and the next snapshot is the current format`, async () => {
     const dir = mkdtempSync(join(tmpdir(), `jw-format${version}-`));
     dirs.push(dir);

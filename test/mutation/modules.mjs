@@ -251,6 +251,10 @@ export const MODULES = {
       { mutate: [lines('src/routes/ingest.ts', 'const actor = connectionActorForKey', 'ticket?.release()')], tests: ['test/routes/heavy-bodies.test.ts'] },
     ],
   },
+  dashboard: {
+    what: "the dashboard's words for what a job did: its attempts, the retry limit and the runs added by hand",
+    parts: [{ mutate: ['ui/src/lib/attempts.ts'], tests: ['test/ui/format.test.ts'] }],
+  },
   'bullmq-agent': {
     what: "the BullMQ agent's mapping of stream entries to jobwatch events, its settings, spool, checkpoints, delivery and gap rule",
     parts: [

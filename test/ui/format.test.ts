@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import { ApiError, envelopeError, messageOf, queryString } from '../../ui/src/api/client.ts';
+import { attemptText, retryLimitText } from '../../ui/src/lib/attempts.ts';
 import { relativeTime, shortDuration } from '../../ui/src/lib/time.ts';
 
 describe('times', () => {
@@ -35,5 +36,19 @@ describe('API errors in words', () => {
   test('query strings carry only the set values', () => {
     expect(queryString({ state: 'failed', search: '', queue: undefined, limit: 50, cursor: null })).toBe('?state=failed&limit=50');
     expect(queryString({})).toBe('');
+  });
+});
+
+describe('attempts in words', () => {
+  test('a run added by hand is said beside the attempt, never as "attempt 3 of 2"', () => {
+    expect(attemptText({ attempt: 3, maxRetries: 1, manualRetries: 1 })).toBe('3 (1 run added by hand)');
+    expect(attemptText({ attempt: 4, maxRetries: 0, manualRetries: 3 })).toBe('4 (3 runs added by hand)');
+    expect(attemptText({ attempt: 2, maxRetries: 1, manualRetries: 0 })).toBe('2');
+  });
+  test("the retry limit is the job system's, in retries and attempts", () => {
+    expect(retryLimitText(1)).toBe('1 retry (2 attempts)');
+    expect(retryLimitText(3)).toBe('3 retries (4 attempts)');
+    expect(retryLimitText(0)).toBe('none (1 attempt)');
+    expect(retryLimitText(null)).toBeNull();
   });
 });

@@ -13,7 +13,8 @@ const ALLOWED_FROM: Record<JobAction, readonly string[]> = { revoke: ['queued', 
 
 export function JobActionButtons({ job, onChanged }: { job: JobDetail; onChanged: () => void }) {
   const asking = useSignal<JobAction | null>(null);
-  const outcome = useSignal<string | null>(null);
+  /** what the service answered, said only while the job is still in the state it answered: the job system moves it on */
+  const outcome = useSignal<{ text: string; state: string } | null>(null);
   const error = useSignal<unknown>(null);
   const run = async (action: JobAction) => {
     asking.value = null;
@@ -21,7 +22,9 @@ export function JobActionButtons({ job, onChanged }: { job: JobDetail; onChanged
     outcome.value = null;
     try {
       const result = await actOnJob(action, job.id);
-      outcome.value = result.success ? `${ACTION_LABEL[action]} accepted: the job is now ${result.state}; the agent carries it out.` : result.error;
+      outcome.value = result.success
+        ? { text: `${ACTION_LABEL[action]} accepted: the job is now ${result.state}; the agent carries it out.`, state: result.state }
+        : { text: result.error, state: job.state };
       onChanged();
     } catch (failure) {
       error.value =
@@ -44,9 +47,9 @@ export function JobActionButtons({ job, onChanged }: { job: JobDetail; onChanged
           {ACTION_LABEL[action]}
         </button>
       ))}
-      {outcome.value && (
+      {outcome.value && outcome.value.state === job.state && (
         <span role="status" class="muted">
-          {outcome.value}
+          {outcome.value.text}
         </span>
       )}
       <ErrorText error={error.value} />

@@ -5,6 +5,7 @@ import { CopyButton } from '../../components/copy-button.tsx';
 import { JsonView } from '../../components/json-view.tsx';
 import { Link } from '../../components/link.tsx';
 import { TimeText } from '../../components/time-text.tsx';
+import { attemptText, retryLimitText } from '../../lib/attempts.ts';
 import { shortDuration } from '../../lib/time.ts';
 
 const none = <span class="muted">–</span>;
@@ -19,8 +20,8 @@ export function JobFields({ job, connectionName }: { job: JobDetail; connectionN
     ['Queue', job.queue === null ? none : <Link href={`/jobs?queue=${encodeURIComponent(job.queue)}`}>{job.queue}</Link>],
     ['Worker', job.workerId === null ? none : <Link href={`/jobs?worker=${encodeURIComponent(job.workerId)}`}>{job.workerId}</Link>],
     ['Previous state', text(job.previousState)],
-    ['Attempt', `${job.attempt}${job.maxRetries === null ? '' : ` of ${job.maxRetries + 1}`}`],
-    ['Max retries', text(job.maxRetries)],
+    ['Attempt', attemptText(job)],
+    ['Retry limit', text(retryLimitText(job.maxRetries))],
     ['Progress', job.progress === null ? none : `${Math.round(job.progress * 100)} %`],
     ['Created', <TimeText iso={job.createdAt} />],
     ['State changed', <TimeText iso={job.stateChangedAt} />],
