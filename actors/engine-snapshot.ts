@@ -12,6 +12,10 @@
  * JSON text, and records how much each connection's job table holds, so that a restart sizes
  * the table once (job-columns.ts); a reader of format 3 would misread it, so the version says it.
  * Format 5 adds each job's runs added by hand (a column a reader of format 4 would drop).
+ * Format 6 writes every column of the column list (job-column-list.ts): the typed ones as
+ * before, each text column (extensions, arguments, result, progress object, log, earlier
+ * attempts) as its texts' UTF-8 bytes joined with their lengths; a chunk is cut at
+ * JOBS_PER_CHUNK jobs or CHUNK_TEXT_BYTES_MAX of their texts, whichever comes first.
  *
  * In cluster mode each partition's owner snapshots only its part (a `SnapshotScope`):
  * the connections of one partition, and the accounts in the accounts partition's own
@@ -25,7 +29,7 @@ import type { Command } from './connection/command-queue.ts';
 import type { CommandOutcome } from './connection/command-outcomes.ts';
 import type { AlertBookSnapshot } from './alerts/alert-book.ts';
 import type { QuotaSnapshot } from './connection/daily-quota.ts';
-import { toJobColumns, type StoredJobColumns } from './connection/job-columns.ts';
+import { textBytesOfJob, toJobColumns, type StoredJobColumns } from './connection/job-columns.ts';
 import type { FormatOneJob, Job } from './connection/job-record.ts';
 import type { JobTableSizes } from './connection/job-table.ts';
 import type { Queue } from './connection/queue-store.ts';
@@ -34,15 +38,21 @@ import { QueueMetrics } from './metrics/queue-metrics.ts';
 import { WorkerRate } from './metrics/worker-metrics.ts';
 import { inPartition, type PartitionSelector } from './partition-of.ts';
 
-export const SNAPSHOT_FORMAT_VERSION = 5;
+export const SNAPSHOT_FORMAT_VERSION = 6;
 /**
  * Versions `SnapshotRestorer` reads: 1 wrote jobs as objects (`k: 'jobs'`), 1 and 2 kept
  * dedup keys in the connection chunk, 1 to 3 had no job table sizes and ids as strings only,
- * 1 to 4 no count of the runs added by hand.
+ * 1 to 4 no count of the runs added by hand, 1 to 5 no other column of the column list
+ * (job-column-list.ts) added since, and extensions outside the text columns.
  */
-const READABLE_FORMAT_VERSIONS: readonly number[] = [1, 2, 3, 4, 5];
+const READABLE_FORMAT_VERSIONS: readonly number[] = [1, 2, 3, 4, 5, 6];
 /** Each chunk is copied and encoded in one turn of the event loop: small chunks bound the stall. */
 export const JOBS_PER_CHUNK = 1_000;
+/**
+ * A chunk's texts (arguments, results, logs) stop it early: a thousand jobs with 256 KiB
+ * logs would be a quarter of a gigabyte in one turn. A job larger than this alone is a chunk.
+ */
+export const CHUNK_TEXT_BYTES_MAX = 4 * 1024 * 1024;
 /** 100k dedup keys in one chunk took 40-60 ms to encode at 1M jobs: the stall a snapshot caused. */
 export const DEDUP_KEYS_PER_CHUNK = 5_000;
 
@@ -125,11 +135,19 @@ export function takeSnapshot(accounts: AccountsActor, actors: Map<string, Connec
     try {
       yield* fixed;
       for (const { actor, rows, preImages } of jobLists) {
-        for (let start = 0; start < rows.length; start += JOBS_PER_CHUNK) {
-          const chunk = Array.from(rows.subarray(start, start + JOBS_PER_CHUNK), (row) => preImages.get(row) ?? actor.jobs.read(row));
+        let chunk: Job[] = [];
+        let textBytes = 0;
+        for (const row of rows) {
+          const job = preImages.get(row) ?? actor.jobs.read(row);
+          chunk.push(job);
+          textBytes += textBytesOfJob(job);
+          if (chunk.length < JOBS_PER_CHUNK && textBytes < CHUNK_TEXT_BYTES_MAX) continue;
           // The columns are a copy: the jobs may change once this turn ends.
           yield { k: 'jobColumns', connectionId: actor.connectionId, columns: toJobColumns(chunk) };
+          chunk = [];
+          textBytes = 0;
         }
+        if (chunk.length > 0) yield { k: 'jobColumns', connectionId: actor.connectionId, columns: toJobColumns(chunk) };
       }
       yield { k: 'end' };
     } finally {

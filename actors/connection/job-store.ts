@@ -20,6 +20,7 @@ import { JobGroups, type GroupFields } from './job-groups.ts';
 import { JobsById } from './jobs-by-id.ts';
 import { JobsByKey } from './jobs-by-key.ts';
 import { Tally } from './tally.ts';
+import type { PayloadLimits } from '../ingest/job-payload.ts';
 
 export interface JobChange {
   row: number;
@@ -82,8 +83,8 @@ export class JobStore {
   /** inside deferIndexing: each touched row and its indexed values before (null: created inside) */
   private deferred: Map<number, IndexedValues | null> | null = null;
 
-  constructor(connectionId: string, groupsMax?: number) {
-    const table = (this.table = new JobTable(connectionId));
+  constructor(connectionId: string, groupsMax?: number, logLimits?: Pick<PayloadLimits, 'logBytesMax' | 'logLinesMax'>) {
+    const table = (this.table = new JobTable(connectionId, logLimits));
     const ids = table.idOrder;
     this.byId = new JobsById(ids);
     this.byExternalId = new JobsByKey(table.externalIdKeys);
@@ -167,15 +168,20 @@ export class JobStore {
     return this.table.read(row);
   }
 
+  /** A copy of a held row's job as a list shows it: without the texts only its detail shows (JobTable.readListed). */
+  readListed(row: number): Job {
+    return this.table.readListed(row);
+  }
+
   /** A number naming the row's job that no later job in the row shares (the live stream's change sets). */
   refOf(row: number): number {
     return this.table.refOf(row);
   }
 
-  /** A copy of the job a ref names, or undefined once it is gone. */
-  readRef(ref: number): Job | undefined {
+  /** A copy of the job a ref names as a list shows it, or undefined once it is gone. */
+  readRefListed(ref: number): Job | undefined {
     const row = this.table.rowOfRef(ref);
-    return row < 0 ? undefined : this.table.read(row);
+    return row < 0 ? undefined : this.table.readListed(row);
   }
 
   applyEvent(event: JobEvent): JobChange {
@@ -295,14 +301,14 @@ export class JobStore {
     table.free(row);
   }
 
-  /** Other jobs of the same task name, newest createdAt first, as copies. */
+  /** Other jobs of the same task name, newest createdAt first, as copies a list shows. */
   recentOfName(job: Job, limit: number): Job[] {
     const recent: Job[] = [];
     if (this.unbuilt?.nameIndexes === true) this.buildNameIndexes();
     const index = this.byNameCreated.get(job.name);
     if (index === undefined) return recent;
     for (const entry of index.scan('desc')) {
-      if (this.table.id(entry.item) !== job.id) recent.push(this.table.read(entry.item));
+      if (this.table.id(entry.item) !== job.id) recent.push(this.table.readListed(entry.item));
       if (recent.length >= limit) break;
     }
     return recent;

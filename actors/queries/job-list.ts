@@ -53,7 +53,7 @@ export function listJobs(actors: ConnectionActor[], query: JobListQuery): JobLis
       ? encodeCursor({ sortBy: query.sortBy, sortOrder: query.sortOrder, key: JOB_SORT_VALUE[query.sortBy](last.item.store.table, last.item.row), id: idOf(last.item) })
       : null;
   const total = actors.reduce((sum, actor) => sum + countMatching(actor, matches), 0);
-  return { data: page.items.map(({ item }) => toJobListItem(item.store.read(item.row))), pagination: { nextCursor, limit: query.limit, total } };
+  return { data: page.items.map(({ item }) => toJobListItem(item.store.readListed(item.row))), pagination: { nextCursor, limit: query.limit, total } };
 }
 
 function positionOf(query: JobListQuery): IndexPosition {

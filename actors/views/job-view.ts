@@ -1,7 +1,9 @@
 /** The Job list item and Job detail shapes of the interface, built from a stored job. */
 import { isoOrNull } from '../clock.ts';
+import { parseAttempts } from '../connection/attempt-history.ts';
 import type { CommandOutcome } from '../connection/command-outcomes.ts';
-import { collapsedHistory, detailsOfJob, durationMsOf, stateChangedAtMs, type Job } from '../connection/job-record.ts';
+import { collapsedHistory, durationMsOf, stateChangedAtMs, type Job } from '../connection/job-record.ts';
+import { readPayloadText } from '../ingest/job-payload.ts';
 
 export interface JobListItem {
   id: string;
@@ -19,6 +21,26 @@ export interface JobListItem {
   durationMs: number | null;
   workerId: string | null;
   error: string | null;
+  /** how far the current run is, 0 to 1 (reported, or read from a progress object); beyond V0 */
+  progress: number | null;
+}
+
+/** One run of a job, as the detail lists them, oldest first, the current run last. */
+export interface AttemptView {
+  attempt: number;
+  /** the state the run reached (a run that failed and was retried: `failed`); the current run's is the job's */
+  state: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+  workerId: string | null;
+  error: string | null;
+  stacktrace: string | null;
+}
+
+/** A payload field kept cut: its value is the head of its JSON text, and the whole was this many bytes. */
+export interface CutField {
+  field: 'args' | 'result' | 'progressData';
+  bytes: number;
 }
 
 export interface RecentExecution {
@@ -39,9 +61,15 @@ export interface JobDetail extends JobListItem {
   maxRetries: number | null;
   /** runs added by a retry from jobwatch that the agent carried out, beyond the job system's own retries */
   manualRetries: number;
-  progress: number | null;
-  args: null;
-  result: null;
+  /** progress reported as an object, as it came (masked); null when a number or nothing was reported */
+  progressData: unknown;
+  args: unknown;
+  result: unknown;
+  /** the job's log lines, oldest first, the newest kept */
+  logs: string[];
+  attempts: AttemptView[];
+  /** payload fields kept cut (their value is then the head of their JSON text) */
+  truncated: CutField[];
   stacktrace: string | null;
   parentId: string | null;
   rootId: string | null;
@@ -71,21 +99,29 @@ export function toJobListItem(job: Job): JobListItem {
     queue: job.queue,
     state: job.state,
     stateChangedAt: isoOrNull(stateChangedAtMs(job)),
-    scheduledFor: isoTimeOrNull(job.details?.extensions?.eta),
+    scheduledFor: isoTimeOrNull(extensionsOf(job).eta),
     createdAt: new Date(job.createdAtMs).toISOString(),
     startedAt: isoOrNull(job.startedAtMs),
     completedAt: isoOrNull(job.completedAtMs),
     durationMs: durationMsOf(job),
     workerId: job.workerId,
-    error: detailsOfJob(job).error,
+    error: job.error,
+    progress: job.progress,
   };
 }
 
 export function toJobDetail(job: Job, recent: Job[], lastCommand: CommandOutcome | undefined): JobDetail {
   const history = collapsedHistory(job);
-  const details = detailsOfJob(job);
-  const extensions = details.extensions ?? {};
+  const extensions = extensionsOf(job);
   const tags = extensions.tags;
+  const truncated: CutField[] = [];
+  const payload = (field: CutField['field']): unknown => {
+    const text = job[field];
+    if (text === null) return null;
+    const { value, cutFromBytes } = readPayloadText(text);
+    if (cutFromBytes !== null) truncated.push({ field, bytes: cutFromBytes });
+    return value;
+  };
   return {
     ...toJobListItem(job),
     tags: tags !== null && typeof tags === 'object' && !Array.isArray(tags) ? (tags as Record<string, unknown>) : {},
@@ -94,9 +130,13 @@ export function toJobDetail(job: Job, recent: Job[], lastCommand: CommandOutcome
     maxRetries: job.maxRetries,
     manualRetries: job.manualRetries,
     progress: job.progress,
-    args: null,
-    result: null,
-    stacktrace: details.stacktrace,
+    progressData: payload('progressData'),
+    args: payload('args'),
+    result: payload('result'),
+    logs: job.logs === null ? [] : (JSON.parse(job.logs) as string[]),
+    attempts: attemptsOf(job),
+    truncated,
+    stacktrace: job.stacktrace,
     parentId: stringOrNull(extensions.parentId),
     rootId: stringOrNull(extensions.rootId),
     extensions,
@@ -109,7 +149,7 @@ export function toJobDetail(job: Job, recent: Job[], lastCommand: CommandOutcome
       startedAt: isoOrNull(other.startedAtMs),
       completedAt: isoOrNull(other.completedAtMs),
       durationMs: durationMsOf(other),
-      error: detailsOfJob(other).error,
+      error: other.error,
     })),
     lastCommand:
       lastCommand === undefined
@@ -123,6 +163,25 @@ export function toJobDetail(job: Job, recent: Job[], lastCommand: CommandOutcome
             completedAt: isoOrNull(lastCommand.completedAtMs),
           },
   };
+}
+
+/** Every run of the job: the earlier ones as kept when each ended, then the current one. */
+function attemptsOf(job: Job): AttemptView[] {
+  const earlier = parseAttempts(job.attempts).map((run) => ({
+    attempt: run.attempt,
+    state: run.state,
+    startedAt: isoOrNull(run.startedAtMs),
+    finishedAt: isoOrNull(run.finishedAtMs),
+    workerId: run.workerId,
+    error: run.error,
+    stacktrace: run.stacktrace,
+  }));
+  const current = { attempt: job.attempt, state: job.state, startedAt: isoOrNull(job.startedAtMs), finishedAt: isoOrNull(job.completedAtMs), workerId: job.workerId, error: job.error, stacktrace: job.stacktrace };
+  return [...earlier, current];
+}
+
+function extensionsOf(job: Job): Record<string, unknown> {
+  return job.extensions === null ? {} : (JSON.parse(job.extensions) as Record<string, unknown>);
 }
 
 function stringOrNull(value: unknown): string | null {

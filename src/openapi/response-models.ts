@@ -47,7 +47,8 @@ export const JobListItem = closed({
   completedAt: nullable(time()),
   durationMs: nullable(Type.Integer({ minimum: 0, description: "the current run's completedAt minus its startedAt; null while it runs or either is unknown" })),
   workerId: nullable(Type.String()),
-  error: nullable(Type.String({ description: "the current run's error: a run that began since leaves the earlier one's out" })),
+  error: nullable(Type.String({ description: "the current run's error: an earlier run's is in the detail's `attempts`" })),
+  progress: nullable(Type.Number({ minimum: 0, maximum: 1, description: "how far the current run is (reported, or read from a progress object's `percent`, `progress` or done-of-`total`); beyond V0" })),
 });
 
 const RecentExecution = closed({
@@ -83,9 +84,27 @@ export const JobDetail = closed({
     minimum: 0,
     description: "runs added by a retry from jobwatch that the agent reported carried out: the job system's retry limit (`maxRetries`) does not count them",
   }),
-  progress: nullable(Type.Number({ minimum: 0, maximum: 1 })),
-  args: Type.Null({ description: 'always null in V0' }),
-  result: Type.Null({ description: 'always null in V0' }),
+  progressData: Type.Unknown({ description: 'progress reported as an object, as it came (masked); null when a number or nothing was reported' }),
+  args: Type.Unknown({
+    description: "what the job was called with, any JSON, as the agent sent it: values under secret-looking keys masked, cut past the service's size (see `truncated`); null when not sent (V0 said always null)",
+  }),
+  result: Type.Unknown({ description: "the current run's result, any JSON, masked and cut like `args`; null when not sent" }),
+  logs: Type.Array(Type.String(), { description: "the job's log lines, oldest first; the newest are kept within JOB_LOG_LINES and JOB_LOG_KB" }),
+  attempts: Type.Array(
+    closed({
+      attempt: Type.Integer({ minimum: 0 }),
+      state: literals(JOB_STATES),
+      startedAt: nullable(time()),
+      finishedAt: nullable(time()),
+      workerId: nullable(Type.String()),
+      error: nullable(Type.String()),
+      stacktrace: nullable(Type.String()),
+    }),
+    { description: "every run of the job, oldest first, the current one last (its state is the job's); a run that failed and was retried reads `failed`" },
+  ),
+  truncated: Type.Array(closed({ field: literals(['args', 'result', 'progressData'] as const), bytes: count() }), {
+    description: 'payload fields kept cut: the value is then the head of the JSON text (a string), and `bytes` what the whole text was',
+  }),
   stacktrace: nullable(Type.String()),
   parentId: nullable(Type.String()),
   rootId: nullable(Type.String()),

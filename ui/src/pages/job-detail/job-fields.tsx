@@ -31,8 +31,6 @@ export function JobFields({ job, connectionName }: { job: JobDetail; connectionN
     ['Duration', job.durationMs === null ? none : shortDuration(job.durationMs)],
     ['Parent', job.parentId === null ? none : <span class="mono">{job.parentId}</span>],
     ['Root', job.rootId === null ? none : <span class="mono">{job.rootId}</span>],
-    ['Arguments', text(job.args)],
-    ['Result', text(job.result)],
     ['Tags', <JsonView value={job.tags} />],
   ];
   return (
