@@ -256,7 +256,7 @@ export const MODULES = {
     parts: [{ mutate: ['ui/src/lib/attempts.ts'], tests: ['test/ui/format.test.ts'] }],
   },
   'bullmq-agent': {
-    what: "the BullMQ agent's mapping of stream entries to jobwatch events, its settings, spool, checkpoints, delivery and gap rule",
+    what: "the BullMQ agent's mapping of stream entries to jobwatch events, its settings, spool, checkpoints, delivery and gap rule, what it bounds, files and logs, and what a command may name",
     parts: [
       {
         mutate: ['agents/bullmq/src/normalize.js', 'agents/bullmq/src/job-facts.js', 'agents/bullmq/src/config.js'],
@@ -264,7 +264,17 @@ export const MODULES = {
       },
       {
         mutate: ['agents/bullmq/src/spool.js', 'agents/bullmq/src/checkpoint.js', 'agents/bullmq/src/deliver.js', 'agents/bullmq/src/workers.js', 'agents/bullmq/src/discover.js', 'agents/bullmq/src/event-reader.js'],
-        tests: ['test/agents/bullmq/delivery.test.ts', 'test/agents/bullmq/event-reader.test.ts'],
+        tests: ['test/agents/bullmq/delivery.test.ts', 'test/agents/bullmq/event-reader.test.ts', 'test/agents/bullmq/refused-batches.test.ts'],
+      },
+      {
+        mutate: [
+          'agents/bullmq/src/bound-json.js',
+          'agents/bullmq/src/limits.js',
+          'agents/bullmq/src/private-files.js',
+          'agents/bullmq/src/log.js',
+          lines('agents/bullmq/src/commands.js', 'export function targetOf', 'return { queue, jobId };'),
+        ],
+        tests: ['test/agents/agent-ingest-limits.test.ts', 'test/agents/bullmq/spool-modes-and-log.test.ts', 'test/agents/bullmq/command-target.test.ts', 'test/agents/bullmq/delivery.test.ts'],
       },
     ],
   },

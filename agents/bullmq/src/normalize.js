@@ -7,7 +7,8 @@
 // queued (the stall in extensions), removed while pending -> cancelled. Every event is
 // timed by its stream id, which is Redis's clock. A job's externalId is
 // `<queue>:<job id>`: BullMQ ids repeat across queues.
-import { cut, ERROR_CHARS, EXTERNAL_ID_CHARS, isoFromMs, msOfStreamId, NAME_CHARS, QUEUE_CHARS, STACKTRACE_CHARS, WORKER_ID_CHARS } from './limits.js';
+import { boundJson } from './bound-json.js';
+import { cutMarked, ERROR_CHARS, EXTERNAL_ID_CHARS, isoFromMs, msOfStreamId, NAME_CHARS, QUEUE_CHARS, STACKTRACE_CHARS, WORKER_ID_CHARS } from './limits.js';
 
 export const UNKNOWN_NAME = 'unknown';
 const PROGRESS_EXTENSION_CHARS_MAX = 4096;
@@ -33,7 +34,7 @@ export function wantsFacts(fields, known) {
 
 /** @param {string} queue @param {string} jobId */
 export function externalIdOf(queue, jobId) {
-  return cut(`${queue}:${jobId}`, EXTERNAL_ID_CHARS);
+  return cutMarked(`${queue}:${jobId}`, EXTERNAL_ID_CHARS);
 }
 
 /** BullMQ progress (a number, by convention 0..100, or any JSON) as jobwatch's 0..1, or null. */
@@ -132,7 +133,8 @@ export class Normalizer {
           value = entry.fields.data;
         }
         const fraction = progressFraction(value);
-        // any JSON is allowed as BullMQ progress; a large one stays out (jobwatch caps extensions at 64 KB)
+        // any JSON is allowed as BullMQ progress; a large one stays out (a progress event can come many times a second),
+        // a small one is bounded with the other extensions (40 nested arrays are 80 characters)
         const small = (entry.fields.data ?? '').length <= PROGRESS_EXTENSION_CHARS_MAX;
         change = { state: 'active', native: 'active', extensions: small ? { progress: value } : { progressTooLarge: true } };
         if (fraction !== null) change.progress = fraction;
@@ -191,18 +193,18 @@ export class Normalizer {
     this.trackActive(queue, jobId, change.state, facts.processedBy);
     const job = {
       externalId: externalIdOf(queue, jobId),
-      name: cut(facts.name || UNKNOWN_NAME, NAME_CHARS),
-      queue: cut(queue, QUEUE_CHARS),
+      name: cutMarked(facts.name || UNKNOWN_NAME, NAME_CHARS),
+      queue: cutMarked(queue, QUEUE_CHARS),
       state: change.state,
       attempt,
     };
     if (facts.attempts !== undefined) job.maxRetries = Math.max(0, facts.attempts - 1);
     if (change.progress !== undefined) job.progress = change.progress;
     const workerId = ['active', 'completed', 'failed', 'retrying'].includes(change.state) ? this.workerIdOf(queue, facts.processedBy) : undefined;
-    if (workerId) job.workerId = cut(workerId, WORKER_ID_CHARS);
+    if (workerId) job.workerId = cutMarked(workerId, WORKER_ID_CHARS);
     if (change.error !== undefined) {
-      job.error = cut(change.error, ERROR_CHARS);
-      if (facts.stacktrace) job.stacktrace = cut(facts.stacktrace, STACKTRACE_CHARS);
+      job.error = cutMarked(change.error, ERROR_CHARS);
+      if (facts.stacktrace) job.stacktrace = cutMarked(facts.stacktrace, STACKTRACE_CHARS);
     }
     const createdAtMs = facts.addedAtMs ?? facts.createdAtMs;
     if (createdAtMs !== undefined) job.createdAt = isoFromMs(createdAtMs);
@@ -225,7 +227,8 @@ export class Normalizer {
     if (facts.processedBy) extensions.processedBy = facts.processedBy;
     // kept on every later event: jobwatch shows the latest extensions, and `eta` is its scheduledFor
     if (facts.etaMs !== undefined) extensions.eta = isoFromMs(facts.etaMs);
-    return { ...extensions, ...(change.extensions ?? {}) };
+    // ids, names and progress are the app's: bounded, so no value of one job can get the event refused
+    return boundJson({ ...extensions, ...(change.extensions ?? {}) });
   }
 
   trackActive(queue, jobId, state, processedBy) {

@@ -4,7 +4,8 @@
 // agent reads CLIENT LIST every couple of seconds, sends a heartbeat for each such
 // connection (jobwatch calls a worker offline after 6 s of silence) and `offline` for
 // one that disappeared (a worker closed, or killed: Redis drops its socket).
-import { cut, EXTERNAL_ID_CHARS, HOSTNAME_CHARS, isoFromMs, QUEUE_CHARS } from './limits.js';
+import { boundJson } from './bound-json.js';
+import { cutMarked, EXTERNAL_ID_CHARS, HOSTNAME_CHARS, isoFromMs, QUEUE_CHARS } from './limits.js';
 import { logger } from './log.js';
 
 const log = logger('workers');
@@ -50,7 +51,7 @@ export function parseWorkerClients(list, prefix) {
 
 /** The worker's jobwatch id: its name (or queue) and the address of its connection. */
 export function workerExternalId(client) {
-  return cut(`${client.workerName ?? client.queue}@${client.addr}`, EXTERNAL_ID_CHARS);
+  return cutMarked(`${client.workerName ?? client.queue}@${client.addr}`, EXTERNAL_ID_CHARS);
 }
 
 export class WorkerMonitor {
@@ -106,10 +107,10 @@ export class WorkerMonitor {
   event(id, client, kind, now, clients) {
     const worker = {
       externalId: id,
-      hostname: cut(client.addr.slice(0, Math.max(0, client.addr.lastIndexOf(':'))) || client.addr || 'unknown', HOSTNAME_CHARS),
+      hostname: cutMarked(client.addr.slice(0, Math.max(0, client.addr.lastIndexOf(':'))) || client.addr || 'unknown', HOSTNAME_CHARS),
       state: kind,
-      queues: [cut(client.queue, QUEUE_CHARS)],
-      metadata: { redisClientId: client.clientId, addr: client.addr, workerName: client.workerName, connectedS: client.ageS, idleS: client.idleS },
+      queues: [cutMarked(client.queue, QUEUE_CHARS)],
+      metadata: boundJson({ redisClientId: client.clientId, addr: client.addr, workerName: client.workerName, connectedS: client.ageS, idleS: client.idleS }),
     };
     if (kind === 'offline') {
       worker.activeJobs = 0;

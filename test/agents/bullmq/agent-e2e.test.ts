@@ -5,10 +5,11 @@
  * build on each other in order (restarts and outages in the later ones).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, getJson, ingest, login, startService, type ServiceProcess } from '../../blackbox/service-process.ts';
 import { jobEvent } from '../../support/events.ts';
-import { eventually, produce, startAgent, startStack, startWorker, type RedisServer, type Stack } from './harness.ts';
+import { eventually, jobDetail, listedJobs, produce, startAgent, startStack, startWorker, type RedisServer, type Stack } from './harness.ts';
 
 const TEST_MS = 60_000;
 let dir: string;
@@ -24,24 +25,8 @@ let servicePort: number;
 const agentLog = () => agent?.output ?? '';
 const runAgent = () => startAgent({ redisUrl: redis.url, jobwatchUrl: service.baseUrl, apiKey: connection.apiKey, spoolDir: join(dir, 'spool') });
 
-async function bullmqJobs(): Promise<Map<string, any>> {
-  const { status, body } = await getJson(service.baseUrl, '/api/jobs?framework=bullmq&limit=100', cookie);
-  if (status !== 200) throw new Error(`GET /api/jobs -> ${status}`);
-  const all = new Map<string, any>(body.data.map((job: any) => [job.externalId, job]));
-  let cursor = body.pagination.nextCursor;
-  while (cursor) {
-    const next = await getJson(service.baseUrl, `/api/jobs?framework=bullmq&limit=100&cursor=${encodeURIComponent(cursor)}`, cookie);
-    for (const job of next.body.data) all.set(job.externalId, job);
-    cursor = next.body.pagination.nextCursor;
-  }
-  return all;
-}
-
-async function detail(externalId: string): Promise<any> {
-  const job = (await bullmqJobs()).get(externalId);
-  if (!job) return null;
-  return (await getJson(service.baseUrl, `/api/jobs/${job.id}`, cookie)).body;
-}
+const bullmqJobs = () => listedJobs(service.baseUrl, cookie);
+const detail = (externalId: string) => jobDetail(service.baseUrl, cookie, externalId);
 
 /** Waits until each job is in jobwatch in the given state; returns their details. */
 async function untilStates(expected: Record<string, string>, timeoutMs = 25_000): Promise<Record<string, any>> {
@@ -284,5 +269,45 @@ describe('jobwatch-bullmq against a real BullMQ app', () => {
     } finally {
       await rescuer.stop();
     }
+  }, TEST_MS);
+
+  test('a job whose progress is 40 nested arrays, among 95 others: every job is shown finished, nothing refused or dropped', async () => {
+    const bulkWorker = await startWorker(redis.url, dir, { QUEUES: 'bulk', WORKER_NAME: 'bulk', CONCURRENCY: '10' });
+    try {
+      let nested: unknown = 1;
+      for (let level = 0; level < 40; level++) nested = [nested];
+      const ids = await produce(redis.url, Array.from({ length: 96 }, (_, n) => ({ queue: 'bulk', name: n === 48 ? 'deep-progress' : `bulk-${n}`, data: n === 48 ? { progress: [nested], stepMs: 0 } : {} })));
+      await untilStates(Object.fromEntries(ids.map((id) => [`bulk:${id}`, 'completed'])), 40_000);
+      expect(agent.output).not.toMatch(/refused|dropped/);
+    } finally {
+      await bulkWorker.stop();
+    }
+  }, TEST_MS);
+
+  test('a queue name that would forge a log line is written escaped', async () => {
+    // BullMQ refuses ':' in a queue name, not a newline or an escape sequence
+    const forged = 'forge\nFORGED ERROR jobwatch refused every event\u001b[0m';
+    await produce(redis.url, [{ queue: forged, name: 'nobody-runs-me' }]);
+    await agent.waitFor(/found 1 new queue under prefix bull: forge\\nFORGED ERROR jobwatch refused every event\\x1b\[0m/);
+    expect(agent.output.split('\n').filter((line) => line.startsWith('FORGED'))).toEqual([]);
+  }, TEST_MS);
+
+  test('a queue whose name is longer than jobwatch keeps is not watched, and the log says so once', async () => {
+    const long = `long-${'q'.repeat(300)}`;
+    await produce(redis.url, [{ queue: long, name: 'too-long-queue' }]);
+    await agent.waitFor(/queue "long-q+"\.\.\. \(305 characters\) under prefix bull is not watched: jobwatch keeps queue names of at most 255 characters/);
+    await Bun.sleep(2500); // two more scans
+    expect(agent.output.match(/\(305 characters\)/g)).toHaveLength(1);
+    expect((await bullmqJobs()).has(`${long}:1`)).toBe(false);
+  }, TEST_MS);
+
+  test('the spool directory and its files are the agent\'s alone (0700, 0600)', async () => {
+    const spool = join(dir, 'spool');
+    await eventually('the status file written', async () => existsSync(join(spool, 'status-bull.json')));
+    const modeOf = (path: string) => statSync(path).mode & 0o777;
+    expect(modeOf(spool)).toBe(0o700);
+    expect(modeOf(join(spool, 'batches'))).toBe(0o700);
+    expect(modeOf(join(spool, 'checkpoints-bull.json'))).toBe(0o600);
+    expect(modeOf(join(spool, 'status-bull.json'))).toBe(0o600);
   }, TEST_MS);
 });

@@ -167,6 +167,61 @@ class SidekiqEndToEndTest < Minitest::Test
     assert_equal %w[queued active failed retrying queued active completed], history(done)
   end
 
+  def test_a_job_whose_retry_option_is_40_nested_arrays_costs_no_event_of_the_20_jobs_around_it
+    nested = 1
+    40.times { nested = [nested] }
+    before = Array.new(10) { |i| SucceedJob.perform_async(i) }
+    deep = SucceedJob.set(retry: nested).perform_async("deep") # the app's value, copied into the job's extensions
+    after = Array.new(10) { |i| SucceedJob.perform_async(i) }
+    jids = before + [deep] + after
+    E2E.wait_for("all 21 jobs completed in jobwatch", timeout_s: 30) { (jids - @api.jobs(state: "completed").map { |job| job["externalId"] }).empty? }
+    kept = @api.job(deep)["extensions"]["retry"]
+    7.times { kept = kept[0] }
+    assert_equal "…[truncated: deeper than 8 levels]", kept
+    refute_match(/refused|dropped/, @cluster.collector.output)
+  end
+
+  def test_a_revoke_outside_what_the_collector_watches_or_reported_is_refused_and_touches_nothing
+    # a list that looks like a Sidekiq queue but is none of Sidekiq's (not in its `queues` set)
+    Sidekiq.redis { |conn| conn.lpush("queue:secret", JSON.generate("class" => "SucceedJob", "args" => [1], "jid" => "secret-1", "queue" => "secret")) }
+    forged = { "secret-1" => "secret", "never-seen-1" => "default", "forged\nFORGED line: the collector stopped" => "default" }
+    forged.each do |jid, queue|
+      event = { "type" => "job_state_change", "timestamp" => Time.now.utc.iso8601(3), "framework" => "sidekiq", "connectionId" => connection_id,
+                "job" => { "externalId" => jid, "name" => "SucceedJob", "queue" => queue, "state" => "queued" } }
+      assert_equal 1, @api.ingest(@cluster.api_key, [event])["accepted"]
+      job = E2E.wait_for("the forged job #{jid.inspect} listed") { @api.job(jid) }
+      @api.call("POST", "/api/jobs/#{job["id"]}/revoke")
+    end
+    secret = E2E.wait_for("the revoke in an unwatched queue refused") { command_status("secret-1", "failed") }
+    assert_match(/queue "secret" is not one of Sidekiq's queues \(in its `queues` set or consumed by a live process\)/, secret["lastCommand"]["reason"])
+    assert_equal 1, Sidekiq.redis { |conn| conn.llen("queue:secret") }
+    unseen = E2E.wait_for("the revoke of a job nobody has refused") { command_status("never-seen-1", "failed") }
+    assert_match(/not a job this collector reported, and Sidekiq has no job "never-seen-1"/, unseen["lastCommand"]["reason"])
+    assert_equal 0, Sidekiq.redis { |conn| conn.exists("jobwatch:sidekiq:revoked:never-seen-1") }
+    E2E.wait_for("the revoke of an id with a newline refused") { command_status(forged.keys.last, "failed") }
+    assert_includes @cluster.collector.output, "revoke of job forged\\nFORGED line: the collector stopped -> failed"
+    assert_empty @cluster.collector.output.lines.grep(/\AFORGED/)
+  end
+
+  def test_retry_of_a_job_whose_jid_holds_glob_characters_finds_it_literally
+    flag = File.join(@cluster.tmp, "flag-glob-#{rand(1 << 30)}")
+    jid = "glob[1]*?\\#{rand(1 << 30)}"
+    Sidekiq::Client.push("class" => NeedsFileJob, "args" => [flag], "jid" => jid)
+    job = wait_state(jid, "failed")
+    E2E.wait_for("the job in Sidekiq's dead set") { Sidekiq::DeadSet.new.any? { |entry| entry.jid == jid } }
+    File.write(flag, "")
+    @api.call("POST", "/api/jobs/#{job["id"]}/retry")
+    done = wait_state(jid, "completed")
+    assert_equal %w[retry done], [done["lastCommand"]["type"], done["lastCommand"]["status"]]
+  end
+
+  def test_the_spool_directory_is_the_collectors_alone
+    wait_state(SucceedJob.perform_async("checkpointed"), "completed")
+    E2E.wait_for("the stream checkpoint written") { File.exist?(File.join(@cluster.spool_dir, "stream-checkpoint.json")) }
+    assert_equal 0o700, File.stat(@cluster.spool_dir).mode & 0o777
+    assert_equal 0o600, File.stat(File.join(@cluster.spool_dir, "stream-checkpoint.json")).mode & 0o777
+  end
+
   def test_queue_snapshots_report_depth_and_consumers
     3.times { SucceedJob.set(queue: "idle-queue").perform_async(1) }
     queue = E2E.wait_for("the idle queue with depth 3") { @api.queues.find { |q| q["name"] == "idle-queue" && q["depth"] == 3 } }
@@ -182,6 +237,10 @@ class SidekiqEndToEndTest < Minitest::Test
       job = @api.job(jid)
       job if job && job["state"] == state
     end
+  end
+
+  def connection_id
+    @connection_id ||= @api.call("GET", "/api/connections")["data"].find { |connection| connection["name"] == "sidekiq-e2e" }["id"]
   end
 
   def command_status(jid, status)
