@@ -31,10 +31,14 @@ export interface JobChange {
   isNewest: boolean;
 }
 
-/** What readers of the store's indexes get: a size and scans of rows in a listing order, optionally filtered. */
+/**
+ * What readers of the store's indexes get: a size and scans of rows in a listing order,
+ * optionally filtered by the grouped fields (`matches`, which the groups can answer without
+ * a row) and then by the row itself (`rowMatches`, e.g. what the job was called with).
+ */
 export interface JobScans {
   readonly size: number;
-  scan(order: SortOrder, after?: IndexPosition, matches?: (fields: GroupFields) => boolean): IterableIterator<IndexEntry<number>>;
+  scan(order: SortOrder, after?: IndexPosition, matches?: (fields: GroupFields) => boolean, rowMatches?: (row: number) => boolean): IterableIterator<IndexEntry<number>>;
 }
 
 /** The sort keys kept in one index each; createdAt is kept per state (see createdByState). */
@@ -105,9 +109,9 @@ export class JobStore {
       get size() {
         return createdByState.size;
       },
-      scan: (order, after, matches) => {
+      scan: (order, after, matches, rowMatches) => {
         const states = matches !== undefined && groups.usable ? groups.statesWhere(matches) : createdByState.groups;
-        return createdByState.scanGroups(states, order, after, this.rowMatcher(matches));
+        return createdByState.scanGroups(states, order, after, this.rowMatcher(matches, rowMatches));
       },
     };
     for (const key of JOB_SORT_KEYS) {
@@ -119,7 +123,7 @@ export class JobStore {
               get size() {
                 return built.size;
               },
-              scan: (order, after, matches) => built.scan(order, after, this.rowMatcher(matches)),
+              scan: (order, after, matches, rowMatches) => built.scan(order, after, this.rowMatcher(matches, rowMatches)),
             };
       Object.defineProperty(indexes, key, {
         enumerable: true,
@@ -519,14 +523,25 @@ export class JobStore {
     return count;
   }
 
-  /** A filter on the grouped fields as a filter of rows. */
-  private rowMatcher(matches: ((fields: GroupFields) => boolean) | undefined): ((row: number) => boolean) | undefined {
-    if (matches === undefined) return undefined;
+  /** A filter on the grouped fields, then on the row, as a filter of rows. */
+  private rowMatcher(matches: ((fields: GroupFields) => boolean) | undefined, rowMatches?: (row: number) => boolean): ((row: number) => boolean) | undefined {
+    if (matches === undefined) return rowMatches;
     const fields = this.fields;
     return (row) => {
       fields.row = row;
-      return matches(fields);
+      return matches(fields) && (rowMatches === undefined || rowMatches(row));
     };
+  }
+
+  /** Whether a held row's grouped fields pass a filter of them. */
+  rowHasFields(row: number, matches: (fields: GroupFields) => boolean): boolean {
+    this.fields.row = row;
+    return matches(this.fields);
+  }
+
+  /** Rows 0 .. rowSpan - 1 are every row the store's table has used (held or free): the size of a set of rows by number. */
+  get rowSpan(): number {
+    return this.table.rowSpan;
   }
 
   private indexedValuesOf(row: number): IndexedValues {

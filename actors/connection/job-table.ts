@@ -117,6 +117,11 @@ export class JobTable {
     return this.live;
   }
 
+  /** Rows ever used, held or free: every row number is below it. */
+  get rowSpan(): number {
+    return this.rowsUsed;
+  }
+
   /** Distinct names, queues, workers and frameworks the jobs hold (for tests of the code table's bound). */
   get distinctStrings(): number {
     return this.codeTables.names.size;

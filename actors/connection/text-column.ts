@@ -133,11 +133,12 @@ export class TextColumn {
 
   /**
    * Calls `visit` once for each row whose text contains `needle` (UTF-8, no 0 byte), in
-   * buffer order, with one native scan of the buffer window by window. Between windows it
-   * asks `stop`; returns false when it stopped before the end (the rows visited are then
-   * those of the part searched).
+   * buffer order, with one native scan of the buffer window by window; `visit` is given
+   * where the match is (`byteAt` reads around it) and may refuse it by returning false, and
+   * the rest of the row's text is then searched on. Between windows it asks `stop`; returns
+   * false when it stopped before the end (the rows visited are then those of the part searched).
    */
-  findRows(needle: Uint8Array, visit: (row: number) => void, stop: () => boolean = () => false): boolean {
+  findRows(needle: Uint8Array, visit: (row: number, at: number) => boolean | void, stop: () => boolean = () => false): boolean {
     assert(needle.length > 0 && needle.indexOf(0) < 0, 'a text column is searched for a non-empty needle without a 0 byte');
     const bytes = this.bytes;
     const used = this.used;
@@ -162,7 +163,10 @@ export class TextColumn {
           continue;
         }
         const row = rowOfHeader(bytes, header);
-        if (this.start[row] === header) visit(row);
+        if (this.start[row] === header && visit(row, at) === false) {
+          from = found + 1; // refused: a later match in the same text may still do
+          continue;
+        }
         decidedTo = this.endOf(header);
         from = decidedTo - pos;
       }
@@ -192,6 +196,11 @@ export class TextColumn {
     assert(live === rowsWithText && live === this.texts, `a text column has ${rowsWithText} rows with a text and counts ${this.texts}, but ${live} live texts in its buffer`);
     assert(liveBytes === this.used - this.freed, `a text column counts ${this.used - this.freed} live bytes, its buffer holds ${liveBytes}`);
     assert(this.bytes.subarray(this.used).every((byte) => byte === 0), 'a text column has bytes past its end');
+  }
+
+  /** The byte at a buffer offset (a match's surroundings, for `findRows`'s visitor); 0 past the texts. */
+  byteAt(offset: number): number {
+    return offset < this.used ? this.bytes[offset]! : 0;
   }
 
   /** Rows holding a text. */

@@ -161,9 +161,23 @@ export const Worker = closed({
 const PagePagination = closed({ page: Type.Integer({ minimum: 1 }), limit: Type.Integer({ minimum: 1 }), total: count(), totalPages: count() });
 const pageOf = <T extends TSchema>(item: T) => closed({ data: Type.Array(item), pagination: PagePagination });
 
+const PayloadScan = closed(
+  {
+    partial: Type.Boolean({ description: "the search's time budget ran out before the page was full: `nextCursor` goes on from the row it reached" }),
+    examined: count(),
+    totalExact: Type.Boolean({ description: 'whether `total` counted every match; else it is an upper bound' }),
+  },
+  'Present only for a search by `args` or `data.<path>`: how its scan went',
+);
+
 export const JobPage = closed({
   data: Type.Array(JobListItem),
-  pagination: closed({ nextCursor: nullable(Type.String({ description: 'pass as `cursor` for the next page; null: no more' })), limit: Type.Integer({ minimum: 1 }), total: count() }),
+  pagination: closed({
+    nextCursor: nullable(Type.String({ description: 'pass as `cursor` for the next page; null: no more' })),
+    limit: Type.Integer({ minimum: 1 }),
+    total: count(),
+    scan: Type.Optional(PayloadScan),
+  }),
 });
 export const QueuePage = pageOf(Queue);
 export const WorkerPage = pageOf(Worker);

@@ -7,7 +7,11 @@ const bytes = (text: string): Uint8Array => new Uint8Array(Buffer.from(text));
 /** Every row whose text holds `needle`, as the column's search finds them. */
 function found(column: TextColumn, needle: string): number[] {
   const rows: number[] = [];
-  expect(column.findRows(bytes(needle), (row) => rows.push(row))).toBe(true);
+  expect(
+    column.findRows(bytes(needle), (row) => {
+      rows.push(row);
+    }),
+  ).toBe(true);
   return rows.sort((a, b) => a - b);
 }
 
@@ -66,7 +70,15 @@ describe('the text column', () => {
     expect(found(column, 'pp')).toHaveLength(80);
     let checks = 0;
     const partial: number[] = [];
-    expect(column.findRows(bytes('needle-here'), (row) => partial.push(row), () => ++checks >= 1)).toBe(false);
+    expect(
+      column.findRows(
+        bytes('needle-here'),
+        (row) => {
+          partial.push(row);
+        },
+        () => ++checks >= 1,
+      ),
+    ).toBe(false);
     expect(partial.length).toBeGreaterThan(0);
     expect(partial.length).toBeLessThan(40);
   });
@@ -96,6 +108,23 @@ describe('the text column', () => {
       // freed bytes are reclaimed once they are half of what is used
       expect(column.freedBytes).toBeLessThanOrEqual(Math.max(64 * 1024, live));
     }
+  });
+
+  test('a visitor may refuse a match (by what follows it): the rest of that text is searched on, and a later match there counts', () => {
+    const column = new TextColumn();
+    column.ensureRows(3);
+    column.set(0, '{"id":421,"other":{"id":42}}');
+    column.set(1, '{"id":4200}');
+    column.set(2, '{"id":42}');
+    const rows: number[] = [];
+    const complete = column.findRows(bytes('"id":42'), (row, at) => {
+      const next = column.byteAt(at + '"id":42'.length);
+      if (next !== 0x2c && next !== 0x7d) return false;
+      rows.push(row);
+      return true;
+    });
+    expect([complete, rows]).toEqual([true, [0, 2]]);
+    expect(column.byteAt(1_000_000)).toBe(0);
   });
 
   test('rows set from bytes (a snapshot) read as rows set from text', () => {

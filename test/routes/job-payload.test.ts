@@ -169,4 +169,32 @@ describe('arguments, results, logs and progress of a job', () => {
       jobs.table.checkInvariants();
     }
   });
+
+  test('GET /api/jobs?args= and ?data.<path>= find jobs by their arguments, combined with other filters, the total counted; bad terms are a 400 naming them', async () => {
+    const { t, c, send, listed } = await withConnection();
+    await send([
+      at(c, 1, { externalId: 'a', state: 'failed', args: { userId: 42, email: 'ada@example.com' } }),
+      at(c, 2, { externalId: 'b', state: 'completed', args: { userId: 7, email: 'bob@example.com' } }),
+      at(c, 3, { externalId: 'c', state: 'failed', args: { args: [1], kwargs: { invoice_id: 'INV-7' } } }),
+      at(c, 4, { externalId: 'd', state: 'failed', args: { userId: '42' } }),
+    ]);
+    const ids = (page: { data: Array<{ externalId: string }> }) => page.data.map((job) => job.externalId);
+    const byData = await listed('&data.userId=42&sortBy=createdAt&sortOrder=asc');
+    expect(ids(byData)).toEqual(['a', 'd']);
+    expect(byData.pagination).toEqual({ nextCursor: null, limit: 100, total: 2, scan: { partial: false, examined: expect.any(Number), totalExact: true } });
+    expect(ids(await listed(`&args=${encodeURIComponent('@example.com')}&state=completed`))).toEqual(['b']);
+    expect(ids(await listed('&kwargs.invoice_id=INV-7'))).toEqual(['c']);
+    expect(ids(await listed('&data.userId=42&state=completed'))).toEqual([]);
+    const cookie = await t.login();
+    // a page of one, then its cursor
+    const page = async (cursor?: string) =>
+      (await t.request('GET', `/api/jobs?args=example.com&limit=1&sortBy=createdAt&sortOrder=desc${cursor === undefined ? '' : `&cursor=${encodeURIComponent(cursor)}`}`, { headers: { cookie } })).json;
+    const first = await page();
+    const second = await page(first.pagination.nextCursor);
+    expect([ids(first), ids(second), second.pagination.nextCursor]).toEqual([['b'], ['a'], null]);
+    const refused = await t.request('GET', '/api/jobs?data.a..b=1', { headers: { cookie } });
+    expect(refused.status).toBe(400);
+    expect(refused.json.error).toMatchObject({ code: 'VALIDATION_ERROR', details: { 'data.a..b': [expect.stringContaining('path of 1 to 16 keys')] } });
+    expect((await t.request('GET', '/api/jobs?args=', { headers: { cookie } })).status).toBe(400);
+  });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import { ApiError, envelopeError, messageOf, queryString } from '../../ui/src/api/client.ts';
 import { attemptText, retryLimitText } from '../../ui/src/lib/attempts.ts';
+import { percentText, progressNote } from '../../ui/src/lib/progress.ts';
 import { relativeTime, shortDuration } from '../../ui/src/lib/time.ts';
 
 describe('times', () => {
@@ -50,5 +51,17 @@ describe('attempts in words', () => {
     expect(retryLimitText(3)).toBe('3 retries (4 attempts)');
     expect(retryLimitText(0)).toBe('none (1 attempt)');
     expect(retryLimitText(null)).toBeNull();
+  });
+});
+
+describe('progress in words', () => {
+  test('a fraction as a whole percentage; none without one', () => {
+    expect([percentText(0), percentText(0.354), percentText(1), percentText(null)]).toEqual(['0 %', '35 %', '100 %', null]);
+  });
+  test("a progress object's stage, step, status or message, in that order, when it is text or a number", () => {
+    expect(progressNote({ percent: 50, stage: 'upload', message: 'x' })).toBe('upload');
+    expect(progressNote({ step: 3 })).toBe('3');
+    expect(progressNote({ status: { nested: true }, message: 'half way' })).toBe('half way');
+    expect([progressNote({ percent: 5 }), progressNote(null), progressNote([1]), progressNote('text')]).toEqual([null, null, null, null]);
   });
 });

@@ -6,6 +6,7 @@ import { JsonView } from '../../components/json-view.tsx';
 import { Link } from '../../components/link.tsx';
 import { TimeText } from '../../components/time-text.tsx';
 import { attemptText, retryLimitText } from '../../lib/attempts.ts';
+import { percentText } from '../../lib/progress.ts';
 import { shortDuration } from '../../lib/time.ts';
 
 const none = <span class="muted">–</span>;
@@ -22,7 +23,7 @@ export function JobFields({ job, connectionName }: { job: JobDetail; connectionN
     ['Previous state', text(job.previousState)],
     ['Attempt', attemptText(job)],
     ['Retry limit', text(retryLimitText(job.maxRetries))],
-    ['Progress', job.progress === null ? none : `${Math.round(job.progress * 100)} %`],
+    ['Progress', text(percentText(job.progress))],
     ['Created', <TimeText iso={job.createdAt} />],
     ['State changed', <TimeText iso={job.stateChangedAt} />],
     ['Scheduled for', <TimeText iso={job.scheduledFor} />],
