@@ -11,11 +11,15 @@
  * ids as bytes, stores errors and traces as codes into the chunk's strings and extensions as
  * JSON text, and records how much each connection's job table holds, so that a restart sizes
  * the table once (job-columns.ts); a reader of format 3 would misread it, so the version says it.
- * Format 5 adds each job's runs added by hand (a column a reader of format 4 would drop).
+ * Format 5 keeps each job's last few commands (not only its latest), each with where its
+ * state entry stands and the state before it, so that a refused one can be withdrawn after a
+ * restart; a reader of format 4 would keep one command per job and lose that.
+ * The job columns are format 4's.
  * Format 6 writes every column of the column list (job-column-list.ts): the typed ones as
- * before, each text column (extensions, arguments, result, progress object, log, earlier
- * attempts) as its texts' UTF-8 bytes joined with their lengths; a chunk is cut at
- * JOBS_PER_CHUNK jobs or CHUNK_TEXT_BYTES_MAX of their texts, whichever comes first.
+ * before (with each job's runs added by hand, new), each text column (extensions,
+ * arguments, result, progress object, log, earlier attempts) as its texts' UTF-8 bytes joined
+ * with their lengths; a chunk is cut at JOBS_PER_CHUNK jobs or CHUNK_TEXT_BYTES_MAX of their
+ * texts, whichever comes first.
  *
  * In cluster mode each partition's owner snapshots only its part (a `SnapshotScope`):
  * the connections of one partition, and the accounts in the accounts partition's own
@@ -42,8 +46,9 @@ export const SNAPSHOT_FORMAT_VERSION = 6;
 /**
  * Versions `SnapshotRestorer` reads: 1 wrote jobs as objects (`k: 'jobs'`), 1 and 2 kept
  * dedup keys in the connection chunk, 1 to 3 had no job table sizes and ids as strings only,
- * 1 to 4 no count of the runs added by hand, 1 to 5 no other column of the column list
- * (job-column-list.ts) added since, and extensions outside the text columns.
+ * 1 to 4 kept one command outcome per job, without its entry time and prior state, 1 to 5 had
+ * no column of the column list (job-column-list.ts) added since format 4's (runs added by
+ * hand, the texts beyond extensions) and extensions outside the text columns.
  */
 const READABLE_FORMAT_VERSIONS: readonly number[] = [1, 2, 3, 4, 5, 6];
 /** Each chunk is copied and encoded in one turn of the event loop: small chunks bound the stall. */
@@ -71,8 +76,8 @@ export type SnapshotChunk =
       workers: PlainWorker[];
       queues: PlainQueue[];
       commands: Command[];
-      /** absent in snapshots written before command outcomes existed */
-      commandOutcomes?: CommandOutcome[];
+      /** absent in snapshots written before command outcomes existed; formats 1 to 4: one per job, without entryAtMs and priorState */
+      commandOutcomes?: Array<Omit<CommandOutcome, 'entryAtMs' | 'priorState'> & Partial<CommandOutcome>>;
       /** absent in snapshots written before alerts existed, and when the connection has none */
       alerts?: AlertBookSnapshot;
       /** format 4: how much the job table held, so that a restart sizes it once (a hint: the jobColumns chunks are the data) */

@@ -25,6 +25,7 @@ import { observeAll } from '../persistence/log-writer.ts';
 import { serviceModeFor } from './service/service-mode.ts';
 import { SnapshotSchedule } from './service/snapshot-schedule.ts';
 import { startRetentionTimer } from './service/retention-timer.ts';
+import { startCommandDeadlineTimer } from './service/command-deadline-timer.ts';
 import { firstAdminMaker } from './service/admin-bootstrap.ts';
 import { backupTaker } from './service/backup.ts';
 
@@ -100,7 +101,7 @@ export async function startService(config: Config, log: LogLine, timers: Service
     onStreamEnd: (reason) => observer.streamEnded(reason),
   });
   const alerts = new AlertService(engine);
-  const alertDelivery = createAlertEdge({ engine, alerts, config, observer, log, writes: mode.evaluatesAlertsOf(opened) });
+  const alertDelivery = createAlertEdge({ engine, alerts, config, observer, log, writes: mode.writesConnectionsOf(opened) });
   metrics?.service.watch({
     alertsFiring: () => alerts.firingCount(),
     connections: () => [...engine.connectionIds()].flatMap((id) => engine.connection(id) ?? []),
@@ -128,13 +129,13 @@ export async function startService(config: Config, log: LogLine, timers: Service
   log(metrics === undefined ? 'metrics off (set METRICS_TOKEN to serve GET /metrics)' : 'metrics at GET /metrics (bearer METRICS_TOKEN)');
 
   snapshots.start(timers.snapshotCheckIntervalMs, () => engine.halted);
-  const stopRetention = startRetentionTimer(engine, (atMs) => mode.retentionRecords(opened, atMs), timers.retentionIntervalMs, log);
+  const stopTimers = [startRetentionTimer(engine, (atMs) => mode.retentionRecords(opened, atMs), timers.retentionIntervalMs, log), startCommandDeadlineTimer(engine, mode.writesConnectionsOf(opened), config.commandConfirmMs, log)];
   alertDelivery.runner.start();
   log(`alerts evaluated every ${config.alertEvalMs / 1000} s${config.alertWebhookAllowPrivate ? '; webhooks may reach private addresses (ALERT_WEBHOOK_ALLOW_PRIVATE=true)' : ''}`);
 
   const stop = async (): Promise<void> => {
     snapshots.stopTimer();
-    stopRetention();
+    for (const stopTimer of stopTimers) stopTimer();
     await alertDelivery.runner.stop();
     // Streams first: open streams would keep the server from stopping; in-flight writes still finish.
     live.close();

@@ -40,11 +40,13 @@ export type NullStored = 'NaN' | 'code -1' | 'no text' | 'never';
  * - `append`: the event's lines are added after the held ones (the job's log and its count);
  * - `progress`: a number and an object together, the newer report replacing both (or
  *   filling them when neither is known), emptied when a new run begins;
+ * - `extensions`: as `newestOrFill`, but two events of one instant complement each other key
+ *   by key (BullMQ writes a job's `added` and `delayed` in one millisecond);
  * - a name of its own: a rule written out in `JobTable.merge` (createdAt, attempt,
  *   the time of the newest event), or `none` when no event sets it (it is set by an action
  *   or when a run ends).
  */
-export type MergeRule = 'newest' | 'newestOrFill' | 'run' | 'append' | 'progress' | 'createdAt' | 'attempt' | 'newestTime' | 'none';
+export type MergeRule = 'newest' | 'newestOrFill' | 'extensions' | 'run' | 'append' | 'progress' | 'createdAt' | 'attempt' | 'newestTime' | 'none';
 
 export interface ColumnSpec {
   array: ColumnArray;
@@ -75,7 +77,7 @@ export const JOB_COLUMNS = {
   lastEventMs: { array: 'Float64Array', null: 'never', initial: Number.NEGATIVE_INFINITY, merge: 'newestTime', about: 'the time of the newest event applied' },
   manualRetries: { array: 'Uint16Array', null: 'never', initial: 0, merge: 'none', about: 'runs added by a retry from jobwatch that the agent carried out' },
   logLines: { array: 'Uint16Array', null: 'never', initial: 0, merge: 'append', about: 'how many lines `logs` holds' },
-  extensions: { array: 'TextColumn', null: 'no text', merge: 'newestOrFill', about: 'framework-specific data, a JSON object' },
+  extensions: { array: 'TextColumn', null: 'no text', merge: 'extensions', about: 'framework-specific data, a JSON object' },
   args: { array: 'TextColumn', null: 'no text', merge: 'newestOrFill', about: "the job's arguments (any JSON), redacted and capped on ingest" },
   result: { array: 'TextColumn', null: 'no text', merge: 'run', about: "the current run's result (any JSON), redacted and capped on ingest" },
   progressData: { array: 'TextColumn', null: 'no text', merge: 'progress', about: 'progress reported as an object, as it came (redacted)' },

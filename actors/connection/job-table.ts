@@ -21,6 +21,7 @@
  */
 import type { JobEvent } from '../ingest/normalized-event.ts';
 import { jsonText, retainedJobBytes } from '../ingest/event-bytes.ts';
+import { JSON_OBJECT_BYTES_MAX } from '../ingest/json-object-limits.ts';
 import { appendedLog, PAYLOAD_LIMIT_DEFAULTS, type PayloadLimits } from '../ingest/job-payload.ts';
 import { JOB_STATES, type Framework, type JobState } from '../ingest/states.ts';
 import { assert } from '../domain-error.ts';
@@ -75,9 +76,8 @@ const NEWEST_OR_FILL_COLUMNS = columnsWhere('newestOrFill');
 const NEWEST_COLUMNS = columnsWhere('newest');
 const CODE_COLUMNS = TYPED_COLUMNS.filter((name) => codesOf(name) !== undefined);
 
-/** An event's value for a column, as the column keeps it (extensions arrive as an object). */
+/** An event's value for a column, as the column keeps it (texts as their JSON text). */
 function eventValueOf(event: JobEvent, name: JobColumnName): string | number | undefined {
-  if (name === 'extensions') return event.extensions === undefined ? undefined : jsonText(event.extensions);
   return (event as unknown as Record<string, string | number | undefined>)[name];
 }
 
@@ -270,6 +270,7 @@ export class JobTable {
     const ofCurrentRun = beginsRun || !this.isOfEarlierRun(row, event);
     this.addHistory(row, event.state, event.atMs);
     for (const name of NEWEST_OR_FILL_COLUMNS) this.take(name, row, eventValueOf(event, name), isNewest);
+    this.take('extensions', row, this.extensionsAfter(row, event), isNewest);
     if (ofCurrentRun) {
       for (const name of RUN_COLUMNS) this.take(name, row, eventValueOf(event, name), isNewest);
       this.takeProgress(row, event, isNewest);
@@ -403,8 +404,11 @@ export class JobTable {
     this.state[row] = entryCode(this.history.last(row));
   }
 
-  setLastEventMs(row: number, atMs: number): void {
-    this.columns.lastEventMs[row] = atMs;
+  /** Takes back an entry `addHistory` made (a revoke or retry that did not happen); false when it is no longer there. */
+  removeHistory(row: number, state: JobState, atMs: number): boolean {
+    if (!this.history.remove(row, atMs, stateCodeOf(state))) return false;
+    this.state[row] = entryCode(this.history.last(row));
+    return true;
   }
 
   /** A number that finds this job again while it lives (`rowOfRef`), and never a later job in its row. */
@@ -585,6 +589,23 @@ export class JobTable {
   private stateCodeFromHistory(row: number): number {
     if (this.history.length(row) === 0) throw new Error(`job ${this.ids.get(row)} has no history: every job has at least the event that created it`);
     return entryCode(this.history.last(row));
+  }
+
+  /**
+   * What an event's extensions leave on the row: a newer event's replace the row's whole; at
+   * one instant (the row's newest event has the same timestamp) the two complement each
+   * other, key by key with the later arrival's value, unless together they pass the size
+   * limit of one object. Two entries written in one millisecond (BullMQ's `added` and
+   * `delayed`) then keep what each said.
+   */
+  private extensionsAfter(row: number, event: JobEvent): string | undefined {
+    const extensions = event.extensions;
+    if (extensions === undefined) return undefined;
+    const held = this.texts.extensions;
+    if (event.atMs !== this.columns.lastEventMs[row] || !held.has(row)) return jsonText(extensions);
+    const merged = { ...(JSON.parse(held.get(row)) as Record<string, unknown>), ...extensions };
+    const text = jsonText(merged);
+    return Buffer.byteLength(text) > JSON_OBJECT_BYTES_MAX ? jsonText(extensions) : text;
   }
 
   private mergeCreatedAt(row: number, event: JobEvent, isNewest: boolean): void {

@@ -57,6 +57,7 @@ const SORTED_CANDIDATES_MAX = 5_000;
 
 /** A row of one connection's store: the scans of several connections merge into these. */
 interface StoreRow {
+  actor: ConnectionActor;
   store: JobStore;
   row: number;
 }
@@ -64,8 +65,9 @@ interface StoreRow {
 const idOf = (item: StoreRow): string => item.store.table.id(item.row);
 
 /** A store's scan with each row paired with its store; the scans filter first, so this sees about a page of entries. */
-function* withStore(store: JobStore, scan: IterableIterator<IndexEntry<number>>): Generator<IndexEntry<StoreRow>, void, undefined> {
-  for (const entry of scan) yield { key: entry.key, item: { store, row: entry.item } };
+function* withStore(actor: ConnectionActor, scan: IterableIterator<IndexEntry<number>>): Generator<IndexEntry<StoreRow>, void, undefined> {
+  const store = actor.jobs;
+  for (const entry of scan) yield { key: entry.key, item: { actor, store, row: entry.item } };
 }
 
 /** Builds the page in one synchronous step: the rows it reads cannot be freed meanwhile. */
@@ -74,7 +76,7 @@ export function listJobs(actors: ConnectionActor[], query: JobListQuery, payload
   const after = query.cursor === undefined ? undefined : positionOf(query);
   const matches = jobMatcher(query);
   // the scans filter, so a selective filter walks its index without an entry per refused job
-  const scans = actors.map((actor) => withStore(actor.jobs, actor.jobs.indexes[query.sortBy].scan(query.sortOrder, after, matches ?? undefined)));
+  const scans = actors.map((actor) => withStore(actor, actor.jobs.indexes[query.sortBy].scan(query.sortOrder, after, matches ?? undefined)));
   const page = takePage(mergeScans(scans, query.sortOrder, idOf), () => true, query.limit);
   const last = page.items[page.items.length - 1];
   const nextCursor =
@@ -82,7 +84,13 @@ export function listJobs(actors: ConnectionActor[], query: JobListQuery, payload
       ? encodeCursor({ sortBy: query.sortBy, sortOrder: query.sortOrder, key: JOB_SORT_VALUE[query.sortBy](last.item.store.table, last.item.row), id: idOf(last.item) })
       : null;
   const total = actors.reduce((sum, actor) => sum + countMatching(actor, matches), 0);
-  return { data: page.items.map(({ item }) => toJobListItem(item.store.readListed(item.row))), pagination: { nextCursor, limit: query.limit, total } };
+  return { data: page.items.map(({ item }) => listItemOf(item.actor, item.row)), pagination: { nextCursor, limit: query.limit, total } };
+}
+
+/** A row's job as a list shows it, with its latest command. */
+function listItemOf(actor: ConnectionActor, row: number) {
+  const job = actor.jobs.readListed(row);
+  return toJobListItem(job, actor.commandOutcomes.ofJob(job.id));
 }
 
 /**
@@ -94,14 +102,14 @@ function searchJobs(actors: ConnectionActor[], query: JobListQuery, payload: Pay
   const after = query.cursor === undefined ? undefined : positionOf(query);
   const matches = jobMatcher(query);
   const budget = new ScanBudget(options.scanBudgetMs ?? PAYLOAD_SCAN_BUDGET_MS, options.now);
-  const searches = actors.map((actor) => new StoreSearch(actor.jobs, payload, budget));
+  const searches = actors.map((actor) => new StoreSearch(actor, payload, budget));
   const marked = searches.map((search) => search.markCandidates());
   if (marked.every((complete) => complete)) {
     const few = fewCandidates(searches, matches, options.sortedCandidatesMax ?? SORTED_CANDIDATES_MAX);
     if (few !== null) return sortedPage(few, query, after);
   }
   const searchOf = new Map(searches.map((search) => [search.store, search]));
-  const scans = searches.map((search) => withStore(search.store, search.store.indexes[query.sortBy].scan(query.sortOrder, after, matches ?? undefined, search.rowTest)));
+  const scans = searches.map((search) => withStore(search.actor, search.store.indexes[query.sortBy].scan(query.sortOrder, after, matches ?? undefined, search.rowTest)));
   const items: IndexEntry<StoreRow>[] = [];
   let hasMore = false;
   let stoppedAt: IndexEntry<StoreRow> | null = null;
@@ -129,7 +137,7 @@ function searchJobs(actors: ConnectionActor[], query: JobListQuery, payload: Pay
       : null;
   const { total, totalExact } = payloadTotal(actors, searches, marked, matches, payload, budget);
   return {
-    data: items.map(({ item }) => toJobListItem(item.store.readListed(item.row))),
+    data: items.map(({ item }) => listItemOf(item.actor, item.row)),
     pagination: { nextCursor, limit: query.limit, total, scan: { partial: stoppedAt !== null, examined: budget.examined, totalExact } },
   };
 }
@@ -161,14 +169,14 @@ function sortedPage(candidates: Candidate[], query: JobListQuery, after: IndexPo
   const valueOf = JOB_SORT_VALUE[query.sortBy];
   const found = candidates
     .filter(({ search, row }) => search.matches(row))
-    .map(({ search, row }) => ({ store: search.store, row, key: valueOf(search.store.table, row), id: search.store.table.id(row) }));
+    .map(({ search, row }) => ({ actor: search.actor, row, key: valueOf(search.store.table, row), id: search.store.table.id(row) }));
   found.sort((a, b) => compareInOrder(query.sortOrder, a.key, a.id, b.key, b.id));
   const rest = after === undefined ? found : found.filter((job) => compareInOrder(query.sortOrder, job.key, job.id, after.key, after.id) > 0);
   const page = rest.slice(0, query.limit);
   const last = page[page.length - 1];
   const nextCursor = rest.length > query.limit && last !== undefined ? encodeCursor({ sortBy: query.sortBy, sortOrder: query.sortOrder, key: last.key, id: last.id }) : null;
   return {
-    data: page.map((job) => toJobListItem(job.store.readListed(job.row))),
+    data: page.map((job) => listItemOf(job.actor, job.row)),
     pagination: { nextCursor, limit: query.limit, total: found.length, scan: { partial: false, examined: candidates.length, totalExact: true } },
   };
 }

@@ -17,6 +17,7 @@
  * the page says the scan was partial, with a cursor to go on from there.
  */
 import { assert, validationError } from '../domain-error.ts';
+import type { ConnectionActor } from '../connection/connection-actor.ts';
 import type { JobStore } from '../connection/job-store.ts';
 import { CUT_MARK } from '../ingest/job-payload.ts';
 
@@ -134,11 +135,14 @@ export class StoreSearch {
   readonly stoppedAt = new Set<number>();
   readonly matched = new Set<number>();
 
+  readonly store: JobStore;
+
   constructor(
-    readonly store: JobStore,
+    readonly actor: ConnectionActor,
     private readonly query: PayloadQuery,
     private readonly budget: ScanBudget,
   ) {
+    this.store = actor.jobs;
     const groups: Needle[][] = [...(query.contains === undefined ? [] : [[{ text: query.contains, delimited: false }]]), ...query.fields.map(needlesOf)];
     this.needles = groups.map((group) => group.map((needle) => ({ bytes: utf8(needle.text), delimited: needle.delimited })));
   }

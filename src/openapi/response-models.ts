@@ -32,6 +32,21 @@ export const Usage = closed(
   "Today's accepted events of the connection",
 );
 
+const LastCommand = closed(
+  {
+    id: Type.String(),
+    type: literals(['revoke', 'retry'] as const),
+    status: literals(['pending', 'done', 'failed', 'expired'] as const, {
+      description:
+        '`pending`: the agent has not reported (the job shows what the contract answered); `done`: carried out; `failed`: the job system refused it (`reason` says why) and `expired`: no outcome came within the wait, both withdrawn: the job shows what the job system reported',
+    }),
+    reason: nullable(Type.String()),
+    createdAt: time(),
+    completedAt: nullable(time()),
+  },
+  "The job's latest revoke or retry command and what became of it",
+);
+
 export const JobListItem = closed({
   id: Type.String(),
   externalId: Type.String(),
@@ -48,8 +63,11 @@ export const JobListItem = closed({
   durationMs: nullable(Type.Integer({ minimum: 0, description: "the current run's completedAt minus its startedAt; null while it runs or either is unknown" })),
   workerId: nullable(Type.String()),
   error: nullable(Type.String({ description: "the current run's error: an earlier run's is in the detail's `attempts`" })),
+  lastCommand: nullable(LastCommand),
   progress: nullable(Type.Number({ minimum: 0, maximum: 1, description: "how far the current run is (reported, or read from a progress object's `percent`, `progress` or done-of-`total`); beyond V0" })),
 });
+
+const ActionAvailability = closed({ available: Type.Boolean(), reason: nullable(Type.String({ description: 'why not, when not available' })) });
 
 const RecentExecution = closed({
   id: Type.String(),
@@ -61,18 +79,6 @@ const RecentExecution = closed({
   durationMs: nullable(Type.Integer({ minimum: 0 })),
   error: nullable(Type.String()),
 });
-
-const LastCommand = closed(
-  {
-    id: Type.String(),
-    type: literals(['revoke', 'retry'] as const),
-    status: literals(['pending', 'done', 'failed'] as const),
-    reason: nullable(Type.String()),
-    createdAt: time(),
-    completedAt: nullable(time()),
-  },
-  "The job's latest revoke or retry command and what the agent did with it",
-);
 
 export const JobDetail = closed({
   ...JobListItem.properties,
@@ -109,9 +115,18 @@ export const JobDetail = closed({
   parentId: nullable(Type.String()),
   rootId: nullable(Type.String()),
   extensions: freeObject('Framework-specific data, as ingested'),
-  stateHistory: Type.Array(closed({ state: literals(JOB_STATES), timestamp: time() })),
+  stateHistory: Type.Array(
+    closed({
+      state: literals(JOB_STATES),
+      timestamp: time(),
+      note: Type.Optional(Type.String({ description: 'on the entries of a revoke or retry: `revoke requested`, `revoke refused: <reason>`, `revoke expired unconfirmed` (and `retry ...`)' })),
+    }),
+  ),
   recentExecutions: Type.Array(RecentExecution, { maxItems: 10 }),
-  lastCommand: nullable(LastCommand),
+  actions: closed(
+    { revoke: ActionAvailability, retry: ActionAvailability },
+    'Whether each action can work for this job now: the state rule and what its job system can do (a refused one is still answered as the contract says)',
+  ),
 });
 
 const HealthBar = closed({

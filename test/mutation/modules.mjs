@@ -157,7 +157,7 @@ export const MODULES = {
           lines(ACTOR, 'this.lateCreated.update(this.jobs.table.rowOfRef(ref));'), // in evolve: every changed job
           lines(ACTOR, 'this.lateCreated.delete(row);', undefined, 'private enforceJobCap('),
           'actors/connection/late-created-jobs.ts',
-          block('actors/connection/command-queue.ts', 'expireBefore('),
+          block('actors/connection/command-queue.ts', 'createdBefore('),
           lines('actors/engine.ts', "case 'retention':", 'return null;'),
           'src/service/snapshot-schedule.ts',
           'src/service/retention-timer.ts',
@@ -168,6 +168,28 @@ export const MODULES = {
         // direct tests of the actor; the service test for the timers as the running server wires them
         tests: ['test/actors/retention-late-created.test.ts', 'test/durability/partition-snapshots.test.ts', 'test/server/service-timers.test.ts'],
       },
+    ],
+  },
+  jobActions: {
+    what: 'revoke and retry after the answer: what a job shows while its command is pending, the withdrawal of one refused or unconfirmed, the commands kept per job and their notes in the history, where each action can work',
+    parts: [
+      {
+        mutate: [
+          'actors/connection/command-outcomes.ts',
+          'actors/connection/action-availability.ts',
+          'actors/connection/job-actions.ts',
+          'actors/views/state-history.ts',
+          block(ACTOR, 'decideCommandExpiry('),
+          block(ACTOR, 'private applyJobAction('),
+          block(ACTOR, 'private applyAck('),
+          block(ACTOR, 'private settle('),
+          block(ACTOR, 'private settleOutcome('),
+          block('actors/connection/job-store.ts', 'withdrawAction('),
+          block('actors/connection/command-queue.ts', 'push('),
+        ],
+        tests: ['test/actors/command-withdrawal.test.ts', 'test/durability/snapshot-command-trail.test.ts', 'test/routes/job-action-truth.test.ts', 'test/routes/agent-ack-outcomes.test.ts'],
+      },
+      { mutate: ['src/service/command-deadline-timer.ts'], tests: ['test/server/service-timers.test.ts'] },
     ],
   },
   jobStore: {

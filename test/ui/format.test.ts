@@ -3,6 +3,7 @@ import { ApiError, envelopeError, messageOf, queryString } from '../../ui/src/ap
 import { attemptText, retryLimitText } from '../../ui/src/lib/attempts.ts';
 import { percentText, progressNote } from '../../ui/src/lib/progress.ts';
 import { relativeTime, shortDuration } from '../../ui/src/lib/time.ts';
+import { axisMax } from '../../ui/src/lib/axis.ts';
 
 describe('times', () => {
   const now = Date.parse('2026-11-21T10:00:00.000Z');
@@ -63,5 +64,11 @@ describe('progress in words', () => {
     expect(progressNote({ step: 3 })).toBe('3');
     expect(progressNote({ status: { nested: true }, message: 'half way' })).toBe('half way');
     expect([progressNote({ percent: 5 }), progressNote(null), progressNote([1]), progressNote('text')]).toEqual([null, null, null, null]);
+  });
+});
+
+describe('the queue chart', () => {
+  test('its y axis tops out at the largest count or just above, a number whose half is whole', () => {
+    expect([0, 1, 2, 3, 5, 6, 7, 11, 45, 150, 999, 1000].map(axisMax)).toEqual([2, 2, 2, 4, 6, 6, 10, 20, 60, 200, 1000, 1000]);
   });
 });

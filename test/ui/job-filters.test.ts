@@ -19,6 +19,7 @@ const job = (id: string, fields: Partial<JobListItem> = {}): JobListItem => ({
   workerId: null,
   error: null,
   progress: null,
+  lastCommand: null,
   ...fields,
 });
 

@@ -73,7 +73,8 @@ export class Normalizer {
     }
     const out = [];
     entries.forEach((entry, index) => {
-      const event = this.normalizeEntry(queue, entry, isStallMove(entry, entries[index + 1]));
+      const next = entries[index + 1];
+      const event = this.normalizeEntry(queue, entry, isStallMove(entry, next), isDelayedAdd(entry, next));
       if (event) out.push(event);
     });
     return out;
@@ -82,8 +83,9 @@ export class Normalizer {
   /**
    * @param {string} queue @param {{id: string, fields: Record<string, string>}} entry
    * @param {boolean} stallMove the entry is the move back to waiting that a stall entry right after it explains
+   * @param {boolean} delayedAdd the entry adds a job whose `delayed` entry, with its time, comes right after it
    */
-  normalizeEntry(queue, entry, stallMove = false) {
+  normalizeEntry(queue, entry, stallMove = false, delayedAdd = false) {
     const { event: kind, jobId } = entry.fields;
     const atMs = msOfStreamId(entry.id);
     if (!kind || !jobId || QUEUE_LEVEL.has(kind)) {
@@ -97,6 +99,7 @@ export class Normalizer {
     switch (kind) {
       case 'added':
         this.facts.learn(queue, jobId, { name: entry.fields.name || undefined, addedAtMs: atMs });
+        if (delayedAdd) return null; // the delayed entry says it, with when the job runs
         // the hash may be read after the job ran: a delay it shows then is a backoff's, not the job's own
         change = (known.delayMs ?? 0) > 0 && !(known.attemptsMade > 0) ? { state: 'scheduled', native: 'delayed' } : { state: 'queued', native: (known.priority ?? 0) > 0 ? 'prioritized' : 'waiting' };
         break;
@@ -251,6 +254,16 @@ export class Normalizer {
   envelope(type, atMs, key, payload) {
     return { type, timestamp: isoFromMs(atMs), framework: 'bullmq', connectionId: this.connectionId, [key]: payload };
   }
+}
+
+/**
+ * BullMQ adds a delayed job with "added" and then "delayed" (which carries when it runs) in
+ * one script, so the two are adjacent in the stream; one scheduled event, the second's, says
+ * both. Split across two reads, both are sent, and jobwatch keeps what each says.
+ * @param {{fields: Record<string, string>}} entry @param {{fields: Record<string, string>} | undefined} next
+ */
+function isDelayedAdd(entry, next) {
+  return entry.fields.event === 'added' && next?.fields.event === 'delayed' && next.fields.jobId === entry.fields.jobId;
 }
 
 /**

@@ -51,7 +51,9 @@ async function action(jobId: string, kind: 'revoke' | 'retry') {
   expect(response.status).toBe(200);
 }
 
-const historyOf = (job: any) => job.stateHistory.map((entry: any) => entry.state);
+/** The states a job went through (an entry with a note, a revoke's or retry's, may repeat the state before it). */
+const historyOf = (job: any): string[] => job.stateHistory.map((entry: any) => entry.state).filter((state: string, index: number, all: string[]) => state !== all[index - 1]);
+const notesOf = (job: any): string[] => job.stateHistory.flatMap((entry: any) => (entry.note === undefined ? [] : [entry.note]));
 
 beforeAll(async () => {
   stack = await startStack('e2e', { QUEUES: 'mail,reports,trimmed', WORKER_NAME: 'w1', CONCURRENCY: '5' }, (redisUrl) =>
@@ -116,6 +118,20 @@ describe('jobwatch-bullmq against a real BullMQ app', () => {
     expect(jobs[`mail:${sharedMail}`].id).not.toBe(jobs[`reports:${sharedReports}`].id);
   }, TEST_MS);
 
+  test('a delayed job shows when it will run while it waits, in its detail and on the scheduled list', async () => {
+    const beforeMs = Date.now();
+    const [waiting] = await produce(redis.url, [{ queue: 'mail', name: 'send-in-a-while', data: {}, opts: { delay: 12_000 } }]);
+    const afterMs = Date.now();
+    const { [`mail:${waiting}`]: scheduled } = await untilStates({ [`mail:${waiting}`]: 'scheduled' });
+    expect(scheduled.scheduledFor).not.toBeNull();
+    // BullMQ's time: Redis's clock when the job was added, plus its delay (Redis runs on this machine)
+    expect(Date.parse(scheduled.scheduledFor)).toBeGreaterThanOrEqual(beforeMs + 12_000 - 1_000);
+    expect(Date.parse(scheduled.scheduledFor)).toBeLessThanOrEqual(afterMs + 12_000 + 1_000);
+    expect(historyOf(scheduled)).toEqual(['scheduled']);
+    const list = await getJson(service.baseUrl, '/api/jobs?framework=bullmq&state=scheduled&limit=100', cookie);
+    expect(list.body.data.find((job: any) => job.externalId === `mail:${waiting}`)?.scheduledFor).toBe(scheduled.scheduledFor);
+  }, TEST_MS);
+
   test('workers come from the Redis client list and queues from the state sets', async () => {
     // one BullMQ Worker per queue in the app's worker process
     const workers = await eventually('three bullmq workers', async () => {
@@ -163,8 +179,11 @@ describe('jobwatch-bullmq against a real BullMQ app', () => {
     const outcome = await eventually('the running job\'s revoke acknowledged', async () => (await detail(`mail:${running}`))?.lastCommand?.status === 'failed' && (await detail(`mail:${running}`)), 20_000, agentLog);
     expect(outcome.lastCommand.reason).toContain('cannot be cancelled from outside its worker');
     expect((await detail(waiting.externalId)).lastCommand).toMatchObject({ type: 'revoke', status: 'done' });
-    // the job ran on in BullMQ: jobwatch shows it completing after its revoke
-    await untilStates({ [`mail:${running}`]: 'completed', [waiting.externalId]: 'cancelled', [prioritized.externalId]: 'cancelled' });
+    // the job ran on in BullMQ, and jobwatch shows what BullMQ did: never cancelled, the refusal in its history
+    const ended = await untilStates({ [`mail:${running}`]: 'completed', [waiting.externalId]: 'cancelled', [prioritized.externalId]: 'cancelled' });
+    expect(historyOf(ended[`mail:${running}`])).toEqual(['queued', 'active', 'completed']);
+    expect(notesOf(ended[`mail:${running}`])).toEqual(['revoke requested', `revoke refused: ${outcome.lastCommand.reason}`]);
+    expect(historyOf(ended[waiting.externalId])).toEqual(['queued', 'cancelled']);
   }, TEST_MS);
 
   test('retry re-queues a failed job in BullMQ, which runs it again', async () => {

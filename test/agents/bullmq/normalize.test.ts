@@ -61,8 +61,14 @@ describe('normalize', () => {
     const n = normalizer();
     const fresh = new Map([[JobFacts.key('q', '2'), factsFromHash(hash({ name: 'later', delay: '60000', timestamp: String(T0) }))]]);
     const events: any[] = n.normalizeEntries('q', [entry(T0, { event: 'added', jobId: '2', name: 'later' }), entry(T0, { event: 'delayed', jobId: '2', delay: String(T0 + 60000) })], fresh);
-    expect(events.map((event) => event.job.state)).toEqual(['scheduled', 'scheduled']);
-    expect(events[1].job.extensions.eta).toBe(new Date(T0 + 60000).toISOString());
+    // "added" and "delayed" come from one script: one event says both, with the time and the name
+    expect(events.map((event) => event.job.state)).toEqual(['scheduled']);
+    expect(events[0].job).toMatchObject({ name: 'later', attempt: 1, createdAt: new Date(T0).toISOString() });
+    expect(events[0].job.extensions.eta).toBe(new Date(T0 + 60000).toISOString());
+    // split across two reads, each entry is an event: the second adds the time
+    const m = normalizer();
+    const split: any[] = [...m.normalizeEntries('q', [entry(T0, { event: 'added', jobId: '2', name: 'later' })], fresh), ...m.normalizeEntries('q', [entry(T0, { event: 'delayed', jobId: '2', delay: String(T0 + 60000) })])];
+    expect(split.map((event) => [event.job.state, event.job.extensions.eta ?? null])).toEqual([['scheduled', null], ['scheduled', new Date(T0 + 60000).toISOString()]]);
     const started: any = n.normalizeEntries('q', [entry(T0 + 60001, { event: 'active', jobId: '2' })])[0];
     expect(started.job.extensions.eta).toBe(new Date(T0 + 60000).toISOString()); // jobwatch keeps showing when it was scheduled for
     const removed: any[] = n.normalizeEntries('q', [entry(T0 + 5, { event: 'removed', jobId: '2', prev: 'waiting' }), entry(T0 + 6, { event: 'removed', jobId: '3', prev: 'completed' })]);

@@ -135,19 +135,27 @@ class SidekiqEndToEndTest < Minitest::Test
     E2E.wait_for("Sidekiq's deletion recorded") { (@api.job(jid)["extensions"]["reason"] || "").include?("deleted from Sidekiq queue parked") }
   end
 
-  def test_revoke_of_a_running_job_is_refused_with_the_reason_and_its_retry_does_not_run
-    jid = SlowFailJob.perform_async(2)
+  def test_revoke_of_a_running_job_is_refused_the_job_shows_active_again_with_the_reason_and_its_retry_does_not_run
+    jid = SlowFailJob.perform_async(6)
     job = wait_state(jid, "active")
-    @api.call("POST", "/api/jobs/#{job["id"]}/revoke")
+    # not offered: open-source Sidekiq cannot stop a running job; the contract's answer still stands if asked
+    assert_equal({ "available" => false, "reason" => "open-source Sidekiq cannot stop a running job safely" }, job["actions"]["revoke"])
+    assert_equal "cancelled", @api.call("POST", "/api/jobs/#{job["id"]}/revoke")["state"]
     detail = E2E.wait_for("the revoke acknowledged failed") { command_status(jid, "failed") }
-    assert_match(/cannot stop a running job safely/, detail["lastCommand"]["reason"])
+    reason = detail["lastCommand"]["reason"]
+    assert_match(/cannot stop a running job safely/, reason)
+    # the run goes on: jobwatch shows what Sidekiq does, with the refusal in the history
+    assert_equal "active", detail["state"]
+    assert_equal ["queued", "active", "active (revoke requested)", "active (revoke refused: #{reason})"], history(detail, notes: true)
+    listed = @api.jobs(state: "active").find { |item| item["externalId"] == jid }
+    assert_equal({ "type" => "revoke", "status" => "failed" }, listed["lastCommand"].slice("type", "status"))
     # the run fails, Sidekiq schedules its retry, and the middleware skips it before it starts
-    skipped = E2E.wait_for("the retry skipped as revoked", timeout_s: 20) do
+    skipped = E2E.wait_for("the retry skipped as revoked", timeout_s: 30) do
       found = @api.job(jid)
       found if found["state"] == "cancelled" && found["extensions"]["reason"] == "revoked from jobwatch before it started"
     end
-    # jobwatch showed cancelled at once; the run then failed, and its retry was skipped
-    assert_equal %w[queued active cancelled retrying queued cancelled], history(skipped)
+    assert_equal %w[queued active retrying queued cancelled], history(skipped)
+    assert_equal ["revoke requested", "revoke refused: #{reason}"], skipped["stateHistory"].filter_map { |entry| entry["note"] }
     sleep 1
     assert_nil Sidekiq::RetrySet.new.find_job(jid)
     assert_nil Sidekiq::DeadSet.new.find_job(jid)
@@ -248,8 +256,11 @@ class SidekiqEndToEndTest < Minitest::Test
     job if job && job["lastCommand"] && job["lastCommand"]["status"] == status
   end
 
-  def history(job)
-    job["stateHistory"].map { |entry| entry["state"] }
+  # The states the job went through (an entry with a note may repeat the state before it); with `notes`,
+  # every entry, those of its revokes and retries as "state (note)".
+  def history(job, notes: false)
+    return job["stateHistory"].map { |entry| entry["note"] ? "#{entry["state"]} (#{entry["note"]})" : entry["state"] } if notes
+    job["stateHistory"].map { |entry| entry["state"] }.chunk_while { |a, b| a == b }.map(&:first)
   end
 
   def iso_s(text)
