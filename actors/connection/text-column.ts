@@ -200,7 +200,7 @@ export class TextColumn {
 
   /** The byte at a buffer offset (a match's surroundings, for `findRows`'s visitor); 0 past the texts. */
   byteAt(offset: number): number {
-    return offset < this.used ? this.bytes[offset]! : 0;
+    return offset >= 0 && offset < this.used ? this.bytes[offset]! : 0;
   }
 
   /** Rows holding a text. */

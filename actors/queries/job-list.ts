@@ -50,8 +50,6 @@ export interface JobListOptions {
 
 /** A search by payload answers within this, or returns what it found with a cursor to go on. */
 export const PAYLOAD_SCAN_BUDGET_MS = 120;
-/** Matches a total verifies one by one (a field term parses each job's arguments); past it the total is an upper bound. */
-const TOTAL_VERIFIED_MAX = 5_000;
 /** Up to this many candidates a page is sorted from them; more, and the index is walked. */
 const SORTED_CANDIDATES_MAX = 5_000;
 
@@ -135,7 +133,7 @@ function searchJobs(actors: ConnectionActor[], query: JobListQuery, payload: Pay
     last !== undefined
       ? encodeCursor({ sortBy: query.sortBy, sortOrder: query.sortOrder, key: JOB_SORT_VALUE[query.sortBy](last.item.store.table, last.item.row), id: idOf(last.item) })
       : null;
-  const { total, totalExact } = payloadTotal(actors, searches, marked, matches, payload, budget);
+  const { total, totalExact } = payloadTotal(actors, searches, marked, matches, payload);
   return {
     data: items.map(({ item }) => listItemOf(item.actor, item.row)),
     pagination: { nextCursor, limit: query.limit, total, scan: { partial: stoppedAt !== null, examined: budget.examined, totalExact } },
@@ -182,29 +180,19 @@ function sortedPage(candidates: Candidate[], query: JobListQuery, after: IndexPo
 }
 
 /**
- * Every match counted when the texts were scanned in time: the rows marked are exactly those
- * whose arguments hold the pieces searched for, so a search by `args` alone counts them; a
- * field term also parses each (at most TOTAL_VERIFIED_MAX, within the budget). Otherwise an
- * upper bound, said so.
+ * What a walked search can say of its total: the jobs marked that the other filters keep.
+ * They are exactly the matches of an `args` search; for a field term, where the texts hold
+ * the value as that key's but not every one at the path asked for, an upper bound (a walk
+ * means more candidates than a page sorted from them checks one by one). When the scan of
+ * the texts ran out of budget, the jobs the other filters keep: an upper bound too.
  */
-function payloadTotal(actors: ConnectionActor[], searches: StoreSearch[], marked: boolean[], matches: ReturnType<typeof jobMatcher>, payload: PayloadQuery, budget: ScanBudget): { total: number; totalExact: boolean } {
+function payloadTotal(actors: ConnectionActor[], searches: StoreSearch[], marked: boolean[], matches: ReturnType<typeof jobMatcher>, payload: PayloadQuery): { total: number; totalExact: boolean } {
   if (marked.some((complete) => !complete)) return { total: actors.reduce((sum, actor) => sum + countMatching(actor, matches), 0), totalExact: false };
-  const verify = payload.fields.length > 0;
   let candidates = 0;
-  let verified = 0;
-  let checked = 0;
-  let exact = true;
   for (const search of searches) {
-    for (const row of search.markedRows()) {
-      if (matches !== null && !search.store.rowHasFields(row, matches)) continue;
-      candidates++;
-      if (!verify || !exact) continue;
-      if (++checked > TOTAL_VERIFIED_MAX || (checked % 1024 === 0 && budget.spent)) exact = false;
-      else if (search.matches(row)) verified++;
-    }
+    for (const row of search.markedRows()) if (matches === null || search.store.rowHasFields(row, matches)) candidates++;
   }
-  if (!verify) return { total: candidates, totalExact: true };
-  return exact ? { total: verified, totalExact: true } : { total: candidates, totalExact: false };
+  return { total: candidates, totalExact: payload.fields.length === 0 };
 }
 
 function positionOf(query: JobListQuery): IndexPosition {

@@ -5,11 +5,12 @@
  * filter and sort of the job list, paged by cursor.
  *
  * How, per connection: first one native scan of the connection's argument texts per
- * needle (text-column.ts) marks the rows whose text holds it; a field term's needle is
- * `"<last key>":<value>` as the service's compact JSON writes it, so it finds every row that
- * can match. Then the list's index is walked in its order, and each row the groups' filter
- * keeps is taken when it is marked and, for a field term, when its JSON parsed has the
- * value at the path. At a million 200-byte argument texts a scan takes a few tens of ms.
+ * needle (text-column.ts) marks the rows whose text holds it; a field term's needle is the
+ * value's text, kept where it stands as the last key's value (needlesOf), so it marks every
+ * row that can match. Few marked rows are checked whole and sorted (job-list.ts); many are
+ * taken as a walk of the list's index in its order meets them, each checked (for a field
+ * term, its JSON parsed has the value at the path). At a million 200-byte argument texts a
+ * scan takes a few tens of ms on an idle core.
  *
  * Never unbounded: the whole search has a time budget. A scan of the texts that runs past
  * it is abandoned, and the walk then tests each row's text on its own (slower, and
@@ -86,31 +87,43 @@ export class ScanBudget {
 
 const utf8 = (text: string): Uint8Array => new Uint8Array(Buffer.from(text, 'utf8'));
 
-/** A piece a matching job's arguments hold; `delimited`: it must end where the JSON value ends (followed by `,`, `}` or `]`). */
+/**
+ * A piece a matching job's arguments hold, and where it must stand to count (null:
+ * anywhere): right after one of `before` and right before a quote, or the end of a JSON
+ * value (`,`, `}`, `]`).
+ */
 export interface Needle {
   text: string;
-  delimited: boolean;
+  places: Array<{ before: string[]; after: 'quote' | 'valueEnd' }> | null;
 }
 
 /**
- * The needles a field term's rows all contain, any one of them: the last key and the value
- * as compact JSON writes it (a string, and when the value reads as a number, true, false
- * or null, that too, which must end there: `"userId":42` is not `"userId":421`); for an
- * array index, the value alone.
+ * What a field term's rows hold, as the service's compact JSON writes it: the value's text
+ * (a string's escaped characters), standing as the last key's value: quoted after
+ * `"<key>":"`, or, when the value reads as a number, true, false or null, bare after
+ * `"<key>":` and ending there (`"userId":42` is not `"userId":421`). One needle, so one
+ * scan, finds both; a number written otherwise than JSON writes it (`42.0`) adds its JSON
+ * form (`42`). For an array index the value stands after `[` or `,` instead.
  */
 export function needlesOf(term: FieldTerm): Needle[] {
-  const forms: Needle[] = [{ text: JSON.stringify(term.value), delimited: false }];
-  const number = Number(term.value);
-  if (term.value.trim() !== '' && Number.isFinite(number)) forms.push({ text: JSON.stringify(number), delimited: true });
-  if (term.value === 'true' || term.value === 'false' || term.value === 'null') forms.push({ text: term.value, delimited: true });
   const last = term.path[term.path.length - 1]!;
-  if (/^\d+$/.test(last)) return forms;
-  const key = `${JSON.stringify(last)}:`;
-  return forms.map((form) => ({ ...form, text: key + form.text }));
+  const isIndex = /^\d+$/.test(last);
+  const key = JSON.stringify(last);
+  const quoted = { before: isIndex ? ['["', ',"'] : [`${key}:"`], after: 'quote' as const };
+  const bare = { before: isIndex ? ['[', ','] : [`${key}:`], after: 'valueEnd' as const };
+  const content = JSON.stringify(term.value).slice(1, -1);
+  if (content === '') return [{ text: isIndex ? '""' : `${key}:""`, places: null }];
+  const number = Number(term.value);
+  const isNumber = term.value.trim() !== '' && Number.isFinite(number);
+  const isLiteral = term.value === 'true' || term.value === 'false' || term.value === 'null';
+  const needles: Needle[] = [{ text: content, places: isLiteral || (isNumber && String(number) === term.value) ? [quoted, bare] : [quoted] }];
+  if (isNumber && String(number) !== term.value) needles.push({ text: String(number), places: [bare] });
+  return needles;
 }
 
 /** Bytes that end a JSON value in compact JSON: `,`, `}`, `]`. */
 const VALUE_ENDS = new Set([0x2c, 0x7d, 0x5d]);
+const QUOTE = 0x22;
 
 /** Whether `value` at `path` of the parsed arguments equals the term's value: a string as it is, anything else as its JSON. */
 export function fieldMatches(args: unknown, term: FieldTerm): boolean {
@@ -130,7 +143,7 @@ export class StoreSearch {
   /** rows whose text holds every term's needle; null when the scan ran out of budget */
   private marked: Uint8Array | null = null;
   /** every term is one group of needles, any of which may hold; each group must */
-  private readonly needles: Array<Array<{ bytes: Uint8Array; delimited: boolean }>>;
+  private readonly needles: Array<Array<{ bytes: Uint8Array; places: Array<{ before: Uint8Array[]; after: 'quote' | 'valueEnd' }> | null }>>;
   /** rows surfaced to the walk because the budget ran out (they are not matches unless `matched` holds them) */
   readonly stoppedAt = new Set<number>();
   readonly matched = new Set<number>();
@@ -143,8 +156,10 @@ export class StoreSearch {
     private readonly budget: ScanBudget,
   ) {
     this.store = actor.jobs;
-    const groups: Needle[][] = [...(query.contains === undefined ? [] : [[{ text: query.contains, delimited: false }]]), ...query.fields.map(needlesOf)];
-    this.needles = groups.map((group) => group.map((needle) => ({ bytes: utf8(needle.text), delimited: needle.delimited })));
+    const groups: Needle[][] = [...(query.contains === undefined ? [] : [[{ text: query.contains, places: null }]]), ...query.fields.map(needlesOf)];
+    this.needles = groups.map((group) =>
+      group.map((needle) => ({ bytes: utf8(needle.text), places: needle.places?.map((place) => ({ before: place.before.map(utf8), after: place.after })) ?? null })),
+    );
   }
 
   /** Marks the rows whose arguments hold every term's needles, with one scan of the texts per needle; false when the budget ran out first. */
@@ -154,15 +169,20 @@ export class StoreSearch {
     for (const group of this.needles) {
       const found = new Uint8Array(this.store.rowSpan);
       for (const needle of group) {
-        const visit = needle.delimited
-          ? (row: number, at: number): boolean => {
-              if (!VALUE_ENDS.has(column.byteAt(at + needle.bytes.length))) return false;
-              found[row] = 1;
-              return true;
-            }
-          : (row: number): void => {
-              found[row] = 1;
-            };
+        const places = needle.places;
+        const visit =
+          places === null
+            ? (row: number): void => {
+                found[row] = 1;
+              }
+            : (row: number, at: number): boolean => {
+                const next = column.byteAt(at + needle.bytes.length);
+                const stands = places.some(
+                  (place) => (place.after === 'quote' ? next === QUOTE : VALUE_ENDS.has(next)) && place.before.some((before) => before.every((byte, index) => column.byteAt(at - before.length + index) === byte)),
+                );
+                if (stands) found[row] = 1;
+                return stands;
+              };
         if (!column.findRows(needle.bytes, visit, () => this.budget.spent)) return false;
       }
       if (marked === null) marked = found;
