@@ -15,6 +15,11 @@
  * state entry stands and the state before it, so that a refused one can be withdrawn after a
  * restart; a reader of format 4 would keep one command per job and lose that.
  * The job columns are format 4's.
+ * Format 6 writes every column of the column list (job-column-list.ts): the typed ones as
+ * before (with each job's runs added by hand, new), each text column (extensions,
+ * arguments, result, progress object, log, earlier attempts) as its texts' UTF-8 bytes joined
+ * with their lengths; a chunk is cut at JOBS_PER_CHUNK jobs or CHUNK_TEXT_BYTES_MAX of their
+ * texts, whichever comes first.
  *
  * In cluster mode each partition's owner snapshots only its part (a `SnapshotScope`):
  * the connections of one partition, and the accounts in the accounts partition's own
@@ -28,7 +33,7 @@ import type { Command } from './connection/command-queue.ts';
 import type { CommandOutcome } from './connection/command-outcomes.ts';
 import type { AlertBookSnapshot } from './alerts/alert-book.ts';
 import type { QuotaSnapshot } from './connection/daily-quota.ts';
-import { toJobColumns, type StoredJobColumns } from './connection/job-columns.ts';
+import { textBytesOfJob, toJobColumns, type StoredJobColumns } from './connection/job-columns.ts';
 import type { FormatOneJob, Job } from './connection/job-record.ts';
 import type { JobTableSizes } from './connection/job-table.ts';
 import type { Queue } from './connection/queue-store.ts';
@@ -39,15 +44,22 @@ import { inPartition, type PartitionSelector } from './partition-of.ts';
 import { checkChunkShape } from './stored/chunk-shapes.ts';
 import { ShapeError } from './stored/shape-check.ts';
 
-export const SNAPSHOT_FORMAT_VERSION = 5;
+export const SNAPSHOT_FORMAT_VERSION = 6;
 /**
  * Versions `SnapshotRestorer` reads: 1 wrote jobs as objects (`k: 'jobs'`), 1 and 2 kept
  * dedup keys in the connection chunk, 1 to 3 had no job table sizes and ids as strings only,
- * 1 to 4 kept one command outcome per job, without its entry time and prior state.
+ * 1 to 4 kept one command outcome per job, without its entry time and prior state, 1 to 5 had
+ * no column of the column list (job-column-list.ts) added since format 4's (runs added by
+ * hand, the texts beyond extensions) and extensions outside the text columns.
  */
-const READABLE_FORMAT_VERSIONS: readonly number[] = [1, 2, 3, 4, 5];
+const READABLE_FORMAT_VERSIONS: readonly number[] = [1, 2, 3, 4, 5, 6];
 /** Each chunk is copied and encoded in one turn of the event loop: small chunks bound the stall. */
 export const JOBS_PER_CHUNK = 1_000;
+/**
+ * A chunk's texts (arguments, results, logs) stop it early: a thousand jobs with 256 KiB
+ * logs would be a quarter of a gigabyte in one turn. A job larger than this alone is a chunk.
+ */
+export const CHUNK_TEXT_BYTES_MAX = 4 * 1024 * 1024;
 /** 100k dedup keys in one chunk took 40-60 ms to encode at 1M jobs: the stall a snapshot caused. */
 export const DEDUP_KEYS_PER_CHUNK = 5_000;
 
@@ -130,11 +142,19 @@ export function takeSnapshot(accounts: AccountsActor, actors: Map<string, Connec
     try {
       yield* fixed;
       for (const { actor, rows, preImages } of jobLists) {
-        for (let start = 0; start < rows.length; start += JOBS_PER_CHUNK) {
-          const chunk = Array.from(rows.subarray(start, start + JOBS_PER_CHUNK), (row) => preImages.get(row) ?? actor.jobs.read(row));
+        let chunk: Job[] = [];
+        let textBytes = 0;
+        for (const row of rows) {
+          const job = preImages.get(row) ?? actor.jobs.read(row);
+          chunk.push(job);
+          textBytes += textBytesOfJob(job);
+          if (chunk.length < JOBS_PER_CHUNK && textBytes < CHUNK_TEXT_BYTES_MAX) continue;
           // The columns are a copy: the jobs may change once this turn ends.
           yield { k: 'jobColumns', connectionId: actor.connectionId, columns: toJobColumns(chunk) };
+          chunk = [];
+          textBytes = 0;
         }
+        if (chunk.length > 0) yield { k: 'jobColumns', connectionId: actor.connectionId, columns: toJobColumns(chunk) };
       }
       yield { k: 'end' };
     } finally {

@@ -28,12 +28,15 @@ import { StringPool } from './string-pool.ts';
 import { livenessMs, WorkerStore, type Worker } from './worker-store.ts';
 import { tenantLimitsOf, type TenantLimits } from './tenant-limits.ts';
 import { AlertBook } from '../alerts/alert-book.ts';
+import { PAYLOAD_LIMIT_DEFAULTS, PayloadRules, type PayloadLimits } from '../ingest/job-payload.ts';
 
 export interface ConnectionLimits extends Partial<TenantLimits> {
   dailyEventLimit: number;
   dedupKeysMax: number;
   maxJobsPerConnection: number;
   retentionMs: number;
+  /** caps and redaction of what jobs were called with (job-payload.ts); the defaults where left out */
+  payload?: Partial<PayloadLimits>;
   /** how long a revoke or retry waits for the agent's outcome before it is withdrawn (COMMAND_CONFIRM_SECONDS); default COMMAND_CONFIRM_DEFAULT_MS */
   commandConfirmMs?: number;
 }
@@ -88,12 +91,15 @@ export class ConnectionActor {
   /** what retention's createdAt scan cannot find (see late-created-jobs.ts) */
   private readonly lateCreated: LateCreatedJobs;
   readonly tenantLimits: TenantLimits;
+  /** how arguments, results, progress objects and log lines are masked and capped on ingest */
+  readonly payloadRules: PayloadRules;
 
   constructor(
     readonly connectionId: string,
     readonly limits: ConnectionLimits,
   ) {
-    this.jobs = new JobStore(connectionId);
+    this.payloadRules = new PayloadRules({ ...PAYLOAD_LIMIT_DEFAULTS, ...limits.payload });
+    this.jobs = new JobStore(connectionId, undefined, this.payloadRules.limits);
     this.lateCreated = new LateCreatedJobs(this.jobs.table);
     this.tenantLimits = tenantLimitsOf(limits);
     this.quota = new DailyQuota(limits.dailyEventLimit);
@@ -121,7 +127,7 @@ export class ConnectionActor {
   /** One event checked on its own, as `decideIngest` checks it; the route may do so ahead, in slices. */
   validateIngestEvent(raw: unknown, nowMs: number): EventVerdict {
     // Decided with the injected clock, so replay never depends on when it runs.
-    return validateEvent(raw, this.connectionId, nowMs + this.tenantLimits.clockSkewToleranceMs);
+    return validateEvent(raw, this.connectionId, nowMs + this.tenantLimits.clockSkewToleranceMs, this.payloadRules);
   }
 
   /** `verdicts`: each event already checked by `validateIngestEvent` (same order); absent, they are checked here. */
@@ -339,7 +345,11 @@ export class ConnectionActor {
     const row = this.jobs.rowOf(command.jobId);
     if (row < 0) return;
     changes.jobs.add(this.jobs.refOf(row)); // so a watching dashboard refetches the job
-    if (status === 'done') return;
+    if (status === 'done') {
+      // the job system ran it once more because of jobwatch: the detail says so beside the attempt
+      if (command.type === 'retry') this.jobs.countManualRetry(row);
+      return;
+    }
     const table = this.jobs.table;
     const stateBefore = table.stateOf(row);
     if (!this.jobs.withdrawAction(row, ACTION_RULES[command.type].to, outcome?.entryAtMs ?? command.createdAtMs)) return;

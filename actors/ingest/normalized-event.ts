@@ -27,6 +27,15 @@ export interface JobEvent {
   startedAtMs?: number;
   completedAtMs?: number;
   extensions?: Record<string, unknown>;
+  /** the arguments as kept: JSON text, masked and cut on ingest (job-payload.ts) */
+  args?: string;
+  /** the run's result as kept: JSON text, masked and cut on ingest */
+  result?: string;
+  /** progress reported as an object: its JSON text, masked and cut; `progress` is then what it says as a fraction, if it does */
+  progressData?: string;
+  /** lines to append to the job's log, as a JSON array of strings, and how many */
+  logs?: string;
+  logLineCount?: number;
 }
 
 export interface WorkerEvent {

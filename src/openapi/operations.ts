@@ -178,7 +178,11 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     summary: 'List jobs (cursor pages)',
     description:
       "Jobs of every connection the user owns; `connectionId` narrows it (another tenant's id gives an empty page). `search` matches the task name, " +
-      'case-insensitive. Ties sort by id; nulls last in both orders. A `cursor` is opaque and bound to its `sortBy` and `sortOrder`.',
+      'case-insensitive. Ties sort by id; nulls last in both orders. A `cursor` is opaque and bound to its `sortBy` and `sortOrder`. ' +
+      'Search by what jobs were called with: `args` finds a piece of the arguments\' JSON text (case-sensitive, quotes included: `args={"userId":42`), ' +
+      'and `data.<path>=<value>` a field of the arguments equal to a value (`data.userId=42`, `data.items.0.sku=A-1`; `kwargs.<path>` is short for `data.kwargs.<path>`, ' +
+      'Celery\'s keyword arguments), at most 4 such fields; combined with every other filter and sort. Such a search has a time budget: past it, the page ends ' +
+      'at the row it reached, `pagination.scan.partial` is true and `nextCursor` goes on from there; `pagination.scan.totalExact` says whether `total` counted every match.',
     auth: 'session',
     query: partial(JobListParams.schema),
     success: { 200: { description: 'A page of jobs', json: Reply.JobPage } },

@@ -4,6 +4,7 @@ import { JOB_SORT_KEYS } from '../../actors/connection/job-sort-keys.ts';
 import { DomainError } from '../../actors/domain-error.ts';
 import { JOB_STATES } from '../../actors/ingest/states.ts';
 import { listJobs } from '../../actors/queries/job-list.ts';
+import { PAYLOAD_TEXT_CHARS_MAX, payloadQueryOf } from '../../actors/queries/payload-search.ts';
 import { toJobDetail } from '../../actors/views/job-view.ts';
 import type { AppDeps } from '../app-deps.ts';
 import { dashboardUser } from '../http/dashboard-auth.ts';
@@ -15,6 +16,7 @@ export const JobListParams = model(
     cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 1000 })),
     limit: limitParam(),
     search: Type.Optional(Type.String({ maxLength: 500 })),
+    args: Type.Optional(Type.String({ minLength: 1, maxLength: PAYLOAD_TEXT_CHARS_MAX, description: "a piece of the arguments' JSON text (case-sensitive); see also `data.<path>`" })),
     state: Type.Optional(literals(JOB_STATES)),
     queue: Type.Optional(Type.String({ maxLength: 255 })),
     worker: Type.Optional(Type.String({ maxLength: 512 })),
@@ -33,7 +35,7 @@ export function jobReadRoutes({ accounts, connections }: AppDeps) {
     .get('/api/jobs', (context) => {
       const user = dashboardUser(accounts, context);
       const query = validQuery(JobListParams, context.query);
-      return listJobs(connections.readableActors(user, query.connectionId), query);
+      return listJobs(connections.readableActors(user, query.connectionId), query, payloadQueryOf(context.query));
     })
     .get('/api/jobs/:id', (context) => {
       const user = dashboardUser(accounts, context);

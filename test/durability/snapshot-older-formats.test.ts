@@ -4,7 +4,8 @@
  * (before job columns); formats 1 and 2 kept every dedup key in the connection chunk
  * (format 3 slices them into chunks of their own); formats 1 to 3 joined a chunk's ids
  * as strings, sent errors and stack traces as text per job and extensions as objects, and did not record the job
- * table's sizes (format 4 may send ids as Latin-1 bytes, and texts as codes into the chunk's strings).
+ * table's sizes (format 4 may send ids as Latin-1 bytes, and texts as codes into the chunk's strings);
+ * formats 1 to 4 had no runs added by hand (format 5), which read as none.
  */
 import { afterEach, expect, test } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -14,6 +15,7 @@ import { ManualClock } from '../../actors/clock.ts';
 import { entryAtMs, entryCode } from '../../actors/connection/job-history.ts';
 import type { Engine } from '../../actors/engine.ts';
 import { SNAPSHOT_FORMAT_VERSION, type SnapshotChunk } from '../../actors/engine-snapshot.ts';
+import type { JobColumns } from '../../actors/connection/job-columns.ts';
 import { dumpEngine } from '../support/engine-dump.ts';
 import { openAt, workload } from '../support/snapshot-workload.ts';
 import { T0 } from '../support/test-app.ts';
@@ -32,8 +34,43 @@ const asString = (joined: string | Uint8Array): string => (typeof joined === 'st
 const asTexts = (codes: Uint8Array | Array<string | null>, strings: string[]): Array<string | null> =>
   Array.isArray(codes) ? codes : Array.from(new Int32Array(Uint8Array.from(codes).buffer), (code) => (code === -1 ? null : strings[code]!));
 
-/** Chunks as format 3 wrote them: ids joined as strings, errors and stack traces as text, no job table sizes. */
+/** Columns and texts format 6 added (job-column-list.ts): a job restored from an older format has none of them. */
+const SINCE_FORMAT_6 = ['manualRetries', 'logLines', 'args', 'result', 'progressData', 'logs', 'attempts'] as const;
+
+/** The texts of a format 6 text column, one per job (null: none). */
+function textsOf(joined: { bytes: Uint8Array; lengths: Uint8Array }): Array<string | null> {
+  let at = 0;
+  return Array.from(new Int32Array(Uint8Array.from(joined.lengths).buffer), (length) => {
+    if (length < 0) return null;
+    const text = Buffer.from(joined.bytes.subarray(at, at + length)).toString('utf8');
+    at += length;
+    return text;
+  });
+}
+
+/** Chunks as format 5 wrote them (its job columns were format 4's): extensions as an array of texts, no column of the list added since, the job table's extension characters. */
+function formatFive(chunk: SnapshotChunk): SnapshotChunk {
+  if (chunk.k === 'header') return { ...chunk, version: 5 };
+  if (chunk.k === 'connection') {
+    const { textBytes, ...sizes } = chunk.jobTable!;
+    expect(textBytes?.extensions).toBeGreaterThan(0);
+    return { ...chunk, jobTable: { ...sizes, extensionBytes: textBytes!.extensions! } };
+  }
+  if (chunk.k !== 'jobColumns') return chunk;
+  const { texts, logLines, manualRetries, ...columns } = chunk.columns as JobColumns;
+  expect([logLines, manualRetries].every((column) => column instanceof Uint8Array)).toBe(true);
+  return { ...chunk, columns: { ...columns, extensions: textsOf(texts.extensions) } };
+}
+
+/** Chunks as format 4 wrote them: its job columns were format 5's (its command outcomes one per job, which these tests do not make). */
+function formatFour(chunk: SnapshotChunk): SnapshotChunk {
+  chunk = formatFive(chunk);
+  return chunk.k === 'header' ? { ...chunk, version: 4 } : chunk;
+}
+
+/** Chunks as format 3 wrote them: ids joined as strings, errors and stack traces as text, extensions as objects, no job table sizes. */
 function formatThree(chunk: SnapshotChunk): SnapshotChunk {
+  chunk = formatFour(chunk);
   if (chunk.k === 'header') return { ...chunk, version: 3 };
   if (chunk.k === 'jobColumns') {
     const { columns } = chunk;
@@ -45,7 +82,7 @@ function formatThree(chunk: SnapshotChunk): SnapshotChunk {
         externalIds: asString(columns.externalIds),
         error: asTexts(columns.error, columns.strings),
         stacktrace: asTexts(columns.stacktrace, columns.strings),
-        extensions: columns.extensions.map((extensions) => (typeof extensions === 'string' ? (JSON.parse(extensions) as Record<string, unknown>) : extensions)),
+        extensions: columns.extensions!.map((extensions) => (typeof extensions === 'string' ? (JSON.parse(extensions) as Record<string, unknown>) : extensions)),
       },
     };
   }
@@ -55,8 +92,24 @@ function formatThree(chunk: SnapshotChunk): SnapshotChunk {
   return withoutSizes;
 }
 
-/** The chunks formats 1 to 3 wrote: format 2 also every dedup key in the connection chunk; format 1 also jobs as plain objects, 1,000 a chunk. */
-function* olderFormatChunks(engine: Engine, version: 1 | 2 | 3): Generator<unknown> {
+/** A dump without what a format before `version` 6 could not hold: those fields of each job, and the bytes they counted. */
+function asOlderFormatHeld(dump: ReturnType<typeof dumpEngine>, version: number): ReturnType<typeof dumpEngine> {
+  const dropped: string[] = version < 6 ? [...SINCE_FORMAT_6] : [];
+  const connections = Object.fromEntries(
+    Object.entries(dump.connections).map(([id, connection]) => {
+      const { jobs, retainedBytes: _bytes, ...rest } = connection as { jobs: Array<Record<string, unknown>>; retainedBytes: number };
+      return [id, { ...rest, jobs: jobs.map((job) => Object.fromEntries(Object.entries(job).filter(([key]) => !dropped.includes(key)))) }];
+    }),
+  );
+  return { ...dump, connections };
+}
+
+/** The chunks formats 1 to 5 wrote: format 2 also every dedup key in the connection chunk; format 1 also jobs as plain objects, 1,000 a chunk. */
+function* olderFormatChunks(engine: Engine, version: 1 | 2 | 3 | 4 | 5): Generator<unknown> {
+  if (version >= 4) {
+    yield* [...engine.takeSnapshot().chunks].map(version === 4 ? formatFour : formatFive);
+    return;
+  }
   const chunks = [...engine.takeSnapshot().chunks].map(formatThree);
   if (version === 3) {
     expect(chunks.some((chunk) => chunk.k === 'jobColumns' && typeof chunk.columns.ids === 'string')).toBe(true);
@@ -73,12 +126,10 @@ function* olderFormatChunks(engine: Engine, version: 1 | 2 | 3): Generator<unkno
     else if (chunk.k === 'jobColumns' && version === 1) continue;
     else if (chunk.k === 'end' && version === 1) {
       for (const connectionId of engine.connectionIds()) {
-        // format 1's job: error, stacktrace and extensions as fields of their own
-        const jobs = [...engine.connection(connectionId)!.jobs.values()].map(({ details, ...job }) => ({
+        // format 1's job: extensions as an object, none of the fields added since
+        const jobs = [...engine.connection(connectionId)!.jobs.values()].map(({ manualRetries: _manual, logLines: _lines, args: _args, result: _result, progressData: _data, logs: _logs, attempts: _attempts, state: _state, ...job }) => ({
           ...job,
-          error: details?.error ?? null,
-          stacktrace: details?.stacktrace ?? null,
-          extensions: details?.extensions ?? null,
+          extensions: job.extensions === null ? null : (JSON.parse(job.extensions) as Record<string, unknown>),
           history: historyAsPairs(job.history),
         }));
         for (let start = 0; start < jobs.length; start += 1000) yield { k: 'jobs', connectionId, jobs: jobs.slice(start, start + 1000) };
@@ -88,7 +139,7 @@ function* olderFormatChunks(engine: Engine, version: 1 | 2 | 3): Generator<unkno
   }
 }
 
-for (const version of [1, 2, 3] as const) {
+for (const version of [1, 2, 3, 4, 5] as const) {
   test(`given a snapshot in format ${version}, then recovery restores the state it was taken from (dedup keys included), and the next snapshot is the current format`, async () => {
     const dir = mkdtempSync(join(tmpdir(), `jw-format${version}-`));
     dirs.push(dir);
@@ -100,14 +151,14 @@ for (const version of [1, 2, 3] as const) {
     await workload(live, apiKey, connection.id, 1);
     await workload(live, other.apiKey, other.connection.id, 2);
     await live.store.writeSnapshot({ chunks: olderFormatChunks(live.engine, version) });
-    const expected = dumpEngine(live.engine, clock.nowMs());
+    const expected = asOlderFormatHeld(dumpEngine(live.engine, clock.nowMs()), version);
     expect((expected.connections[connection.id] as { dedup: string[] }).dedup.length).toBeGreaterThan(0);
     await live.store.close();
 
     const upgraded = await openAt(dir, clock);
     expect(upgraded.report.snapshotSeq).toBeGreaterThan(0);
     expect(upgraded.report.recordsReplayed).toBe(0);
-    expect(dumpEngine(upgraded.engine, clock.nowMs())).toEqual(expected);
+    expect(asOlderFormatHeld(dumpEngine(upgraded.engine, clock.nowMs()), version)).toEqual(expected);
     const kinds = [...upgraded.engine.takeSnapshot().chunks].map((chunk) => (chunk.k === 'header' ? `header ${chunk.version}` : chunk.k));
     expect(kinds).toContain(`header ${SNAPSHOT_FORMAT_VERSION}`);
     expect(kinds).toContain('jobColumns');

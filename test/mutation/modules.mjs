@@ -212,6 +212,24 @@ export const MODULES = {
         mutate: ['actors/connection/string-column.ts', 'actors/jobs/item-ids.ts'],
         tests: ['test/actors/string-column.test.ts', 'test/actors/jobs-by-key.test.ts', 'test/jobs/sorted-index.test.ts', 'test/actors/jobs-by-id.test.ts'],
       },
+      {
+        // the declared column list, JSON texts in one buffer, a job's earlier attempts, and the snapshot's columns
+        mutate: ['actors/connection/job-column-list.ts', 'actors/connection/text-column.ts', 'actors/connection/attempt-history.ts', 'actors/connection/job-columns.ts'],
+        tests: ['test/actors/text-column.test.ts', 'test/actors/job-table.test.ts', 'test/actors/job-columns.test.ts', 'test/actors/job-merge.test.ts'],
+      },
+    ],
+  },
+  payload: {
+    what: 'what jobs were called with: masking by key, caps, log lines and progress objects on ingest, and the search by payload',
+    parts: [
+      {
+        mutate: ['actors/ingest/redaction.ts', 'actors/ingest/job-payload.ts'],
+        tests: ['test/actors/job-payload.test.ts', 'test/actors/job-table.test.ts', 'test/routes/job-payload.test.ts'],
+      },
+      {
+        mutate: ['actors/queries/payload-search.ts', lines('actors/queries/job-list.ts', 'function searchJobs(', 'function positionOf(')],
+        tests: ['test/jobs/payload-search.test.ts', 'test/routes/job-payload.test.ts'],
+      },
     ],
   },
   partitions: {
@@ -302,6 +320,10 @@ export const MODULES = {
         tests: ['test/durability/damaged-snapshot.test.ts', 'test/cli/verify.test.ts'],
       },
     ],
+  },
+  dashboard: {
+    what: "the dashboard's words for what a job did: its attempts, the retry limit and the runs added by hand, its progress",
+    parts: [{ mutate: ['ui/src/lib/attempts.ts', 'ui/src/lib/progress.ts'], tests: ['test/ui/format.test.ts'] }],
   },
   'bullmq-agent': {
     what: "the BullMQ agent's mapping of stream entries to jobwatch events, its settings, spool, checkpoints, delivery and gap rule, what it bounds, files and logs, and what a command may name",

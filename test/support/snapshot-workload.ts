@@ -26,7 +26,7 @@ export async function openAt(dir: string, clock: ManualClock) {
   return { store, engine, accounts, connections, actions: new JobActionService(engine, connections), report };
 }
 
-/** A varied workload: out-of-order job events, failures with errors and traces, workers, queue snapshots, duplicates, actions. */
+/** A varied workload: out-of-order job events, failures with errors and traces, arguments, results, logs and progress objects, workers, queue snapshots, duplicates, actions. */
 export async function workload(opened: { engine: Engine }, apiKey: string, connectionId: string, round: number) {
   const events: unknown[] = [];
   for (let i = 0; i < 300; i++) {
@@ -47,6 +47,11 @@ export async function workload(opened: { engine: Engine }, apiKey: string, conne
         // failures share a few errors and traces, as one bug's do; one is not Latin-1
         error: state === 'failed' || state === 'retrying' ? `ValueError: bad input ${i % 3}` : null,
         stacktrace: state === 'failed' ? `Traceback (most recent call last):\n  File "tasks.py", line ${i % 4}\n${i % 8 === 0 ? 'ünïcode ✓' : 'ascii'}` : null,
+        // what the job was called with and gave back, its log and progress as an object (the column list's texts)
+        args: i % 3 === 0 ? { args: [i, 'x'], kwargs: { invoice_id: `INV-${i}`, password: 'hunter2', name: i % 6 === 0 ? 'Jürgen ✓' : 'plain' } } : null,
+        result: state === 'completed' && i % 2 === 0 ? { ok: true, n: i } : null,
+        logs: i % 7 === 0 ? [`line ${i} of round ${round}`, 'ünïcode line'] : null,
+        progress: state === 'active' && i % 4 === 1 ? { percent: i % 100, stage: 'upload' } : null,
       }),
     );
     if (i % 30 === 0) events.push(workerEvent(connectionId, atMs, { externalId: `w${i % 5}`, state: i % 60 === 0 ? 'online' : 'heartbeat', queues: ['q1'] }));

@@ -74,6 +74,8 @@ def test_tasks_that_succeed_fail_and_retry_show_celerys_states_and_durations(clu
 
     retried = wait_for(lambda: finished(cluster, flaky.id, "completed"), 10, "the flaky task completed on its second attempt")
     assert retried["attempt"] == 2
+    # the run that succeeded had no error: the first run's is not the job's current error
+    assert retried["error"] is None and retried["stacktrace"] is None and retried["durationMs"] >= 0
     states = [h["state"] for h in retried["stateHistory"]]
     # Celery publishes the retry's message (task-received, an ETA: scheduled) before the
     # pool reports task-retried, so the two can come in either order.
@@ -127,6 +129,8 @@ def test_retry_from_jobwatch_resends_the_task_with_its_arguments(cluster, tmp_pa
     assert cluster.jobwatch.call("POST", f"/api/jobs/{job['id']}/retry")["state"] == "retrying"
     again = wait_for(lambda: finished(cluster, result.id, "completed"), 15, "the retried task completed in Celery")
     assert again["attempt"] == 2 and again["lastCommand"]["status"] == "done" and again["lastCommand"]["type"] == "retry"
+    # one run added by hand; the second run's duration and no error of the first
+    assert again["manualRetries"] == 1 and again["error"] is None and 0 <= again["durationMs"] < 15000
     assert cluster.app.app.AsyncResult(result.id).get(timeout=5) == "flag found"
 
 

@@ -74,6 +74,19 @@ def test_retries_count_attempts_and_a_new_delivery_forgets_the_old_start():
     assert ran["job"]["startedAt"] == "2026-11-21T10:00:04.000Z" and ran["job"]["attempt"] == 2
 
 
+def test_a_retry_reported_after_its_resend_belongs_to_the_run_that_raised_it():
+    # Celery publishes the retry's message (task-sent, task-received with retries + 1) before the pool reports task-retried
+    n = Normalizer(CONN)
+    n.normalize(task("received", name="app.flaky", retries=0, at=T))
+    n.normalize(task("started", at=T + 1))
+    [resent] = n.normalize(task("sent", name="app.flaky", retries=1, at=T + 2, hostname="w1@host"))
+    [received] = n.normalize(task("received", name="app.flaky", retries=1, at=T + 2.1))
+    [retried] = n.normalize(task("retried", at=T + 2.2, exception="Retry in 1s"))
+    [started] = n.normalize(task("started", at=T + 3))
+    assert [resent["job"]["attempt"], received["job"]["attempt"], retried["job"]["attempt"], started["job"]["attempt"]] == [2, 2, 1, 2]
+    assert retried["job"]["error"] == "Retry in 1s"
+
+
 def test_events_for_a_task_whose_name_is_not_known_yet_wait_for_it():
     clock = FakeClock()
     n = Normalizer(CONN, clock=clock)

@@ -202,6 +202,33 @@ describe('jobwatch-bullmq against a real BullMQ app', () => {
     expect(jobs[`mail:${once}`].attempt).toBe(2);
   }, TEST_MS);
 
+  test('a retried job running again has no duration while it runs (never a negative one), and the list shows no earlier run\'s error', async () => {
+    const [slow] = await produce(redis.url, [{ queue: 'mail', name: 'fails-then-runs-slowly', data: { failAttempts: 1, sleepMs: 2500 }, opts: { attempts: 1 } }]);
+    const externalId = `mail:${slow}`;
+    const failed = (await untilStates({ [externalId]: 'failed' }))[externalId];
+    expect(failed).toMatchObject({ attempt: 1, maxRetries: 0, manualRetries: 0, error: 'planned failure 1' });
+    expect(failed.durationMs).toBeGreaterThanOrEqual(2400);
+    await action(failed.id, 'retry');
+    // the second run sleeps 2.5 s: caught while it runs, as the list and the detail show it
+    const running = await eventually(
+      'the second run active',
+      async () => {
+        const job = (await bullmqJobs()).get(externalId);
+        return job?.state === 'active' && historyOf(await detail(externalId)).includes('retrying') && job;
+      },
+      20_000,
+      agentLog,
+    );
+    expect(running).toMatchObject({ durationMs: null, completedAt: null, error: null });
+    expect(Date.parse(running.startedAt)).toBeGreaterThan(Date.parse(failed.completedAt));
+    const done = (await untilStates({ [externalId]: 'completed' }))[externalId];
+    const listed = (await bullmqJobs()).get(externalId);
+    expect(listed.error).toBeNull();
+    expect(done).toMatchObject({ attempt: 2, maxRetries: 0, manualRetries: 1, error: null, stacktrace: null });
+    expect(done.durationMs).toBeGreaterThanOrEqual(2400);
+    expect(done.durationMs).toBe(Date.parse(done.completedAt) - Date.parse(done.startedAt));
+  }, TEST_MS);
+
   test('stopped and restarted, the agent resumes from its checkpoint: nothing missing, nothing reconciled', async () => {
     expect(await agent.stop()).toBe(0);
     const ids = await produce(redis.url, Array.from({ length: 5 }, (_, n) => ({ queue: 'mail', name: `while-away-${n}`, data: {} })));

@@ -167,6 +167,8 @@ class Normalizer:
             self.facts.get(task_id).pop("started_at", None)
         if kind == "task-started":
             facts["started_at"] = timestamp
+            # the run now starting is the attempt last received: a retry it raises is that attempt's
+            facts["run_retries"] = self.facts.get(task_id).get("retries", 0)
         if kind in FROM_WORKER and event.get("hostname"):
             facts["worker"] = event["hostname"]
         known = self.facts.learn(task_id, **facts)
@@ -196,8 +198,12 @@ class Normalizer:
             job["queue"] = cut_marked(facts["queue"], limits.QUEUE_CHARS)
         if kind in FROM_WORKER and isinstance(facts.get("worker"), str):
             job["workerId"] = cut_marked(facts["worker"], limits.WORKER_ID_CHARS)
-        if isinstance(facts.get("retries"), int) and facts["retries"] >= 0:
-            job["attempt"] = facts["retries"] + 1
+        retries = facts.get("retries")
+        if kind == "task-retried" and isinstance(facts.get("run_retries"), int):
+            # the retry's message (task-sent, task-received with retries + 1) can arrive first
+            retries = facts["run_retries"]
+        if isinstance(retries, int) and retries >= 0:
+            job["attempt"] = retries + 1
         if kind in ("task-failed", "task-retried"):
             job["error"] = cut_marked(str(event.get("exception") or ""), limits.ERROR_CHARS)
             if event.get("traceback"):

@@ -13,7 +13,8 @@ import { ErrorText } from '../../components/error-text.tsx';
 
 export function JobActionButtons({ job, onChanged }: { job: JobDetail; onChanged: () => void }) {
   const asking = useSignal<JobAction | null>(null);
-  const outcome = useSignal<string | null>(null);
+  /** what the service answered, said only while the job is still in the state it answered: the job system moves it on */
+  const outcome = useSignal<{ text: string; state: string } | null>(null);
   const error = useSignal<unknown>(null);
   const run = async (action: JobAction) => {
     asking.value = null;
@@ -21,7 +22,8 @@ export function JobActionButtons({ job, onChanged }: { job: JobDetail; onChanged
     outcome.value = null;
     try {
       const result = await actOnJob(action, job.id);
-      outcome.value = result.success ? `${requestNote(action)}, waiting for the agent.` : result.error;
+      // said only while the job is in the state the service answered: the job system moves it on
+      outcome.value = result.success ? { text: `${requestNote(action)}, waiting for the agent.`, state: result.state } : { text: result.error, state: job.state };
       onChanged();
     } catch (failure) {
       error.value =
@@ -47,9 +49,9 @@ export function JobActionButtons({ job, onChanged }: { job: JobDetail; onChanged
         </button>
       ))}
       {actions.map(({ action, reason }) => reason && <small key={action} class="hint why">{ACTION_LABEL[action]}: {reason}</small>)}
-      {outcome.value && (
+      {outcome.value && outcome.value.state === job.state && (
         <span role="status" class="muted">
-          {outcome.value}
+          {outcome.value.text}
         </span>
       )}
       <ErrorText error={error.value} />
