@@ -13,8 +13,11 @@ import { FIELD_LIMITS } from '../../actors/ingest/event-schema.ts';
 import { JSON_OBJECT_BYTES_MAX, JSON_OBJECT_DEPTH_MAX, jsonObjectProblem } from '../../actors/ingest/json-object-limits.ts';
 import { INGEST_BODY_BYTES_MAX, INGEST_EVENTS_MAX } from '../../src/routes/ingest.ts';
 import { JSON_SHAPE_LIMITS } from '../../src/http/json-shape.ts';
-import { boundJson } from '../../agents/bullmq/src/bound-json.js';
+import { LOG_LINE_CHARS_MAX, LOG_LINES_PER_EVENT_MAX, PAYLOAD_LIMIT_DEFAULTS, PROGRESS_DATA_BYTES_MAX } from '../../actors/ingest/job-payload.ts';
+import { DEFAULT_REDACT_KEYS, REDACTED } from '../../actors/ingest/redaction.ts';
+import { boundJson, boundPayload } from '../../agents/bullmq/src/bound-json.js';
 import * as bullmq from '../../agents/bullmq/src/limits.js';
+import { DEFAULT_REDACT_KEYS as BULLMQ_REDACT_KEYS, REDACTED as BULLMQ_REDACTED, Redactor } from '../../agents/bullmq/src/redaction.js';
 
 const AGENTS = join(import.meta.dir, '..', '..', 'agents');
 const limits = JSON.parse(readFileSync(join(AGENTS, 'ingest-limits.json'), 'utf8'));
@@ -46,6 +49,39 @@ describe('agents/ingest-limits.json', () => {
     expect(4 + bounds.depthMax).toBeLessThan(JSON_SHAPE_LIMITS.depthMax);
   });
 
+  test("its job payload limits are the service's defaults, and its default key patterns the service's", () => {
+    const { redactKeys, redacted, ...sizes } = limits.jobPayload;
+    expect(sizes).toEqual({
+      argsBytesMax: PAYLOAD_LIMIT_DEFAULTS.argsBytesMax,
+      resultBytesMax: PAYLOAD_LIMIT_DEFAULTS.resultBytesMax,
+      progressBytesMax: PROGRESS_DATA_BYTES_MAX,
+      logBytesMax: PAYLOAD_LIMIT_DEFAULTS.logBytesMax,
+      logLinesMax: PAYLOAD_LIMIT_DEFAULTS.logLinesMax,
+      logLinesPerEventMax: LOG_LINES_PER_EVENT_MAX,
+      logLineCharsMax: LOG_LINE_CHARS_MAX,
+    });
+    expect(redactKeys).toEqual([...DEFAULT_REDACT_KEYS]);
+    expect(redactKeys).toEqual([...PAYLOAD_LIMIT_DEFAULTS.redactKeys]);
+    expect(redacted).toBe(REDACTED);
+  });
+
+  test("the agents' payload bounds keep a job's values whole at the service: within its caps, its levels and its lines", () => {
+    const bounds = limits.payloadBounds;
+    const service = limits.jobPayload;
+    // bytes with room for another serializer's figures; jobwatch would keep a cut head past its caps
+    expect(bounds.bytesMax).toBeLessThan(Math.min(service.argsBytesMax, service.resultBytesMax) - 4096);
+    expect(bounds.progressBytesMax).toBeLessThan(service.progressBytesMax - 1024);
+    expect(bounds.logLinesPerEventMax).toBeLessThanOrEqual(service.logLinesPerEventMax);
+    expect(bounds.logLineChars).toBeLessThanOrEqual(service.logLineCharsMax);
+    expect(bounds.logBytesPerEventMax).toBeLessThanOrEqual(service.logBytesMax);
+    // body, events, event, job, then the value's own levels
+    expect(4 + bounds.depthMax).toBeLessThan(JSON_SHAPE_LIMITS.depthMax);
+    expect(bounds.objectKeysMax).toBeLessThan(JSON_SHAPE_LIMITS.objectMembersMax);
+    expect(bounds.arrayItemsMax).toBeLessThan(JSON_SHAPE_LIMITS.arrayElementsMax);
+    // a progress object is bounded with agentBounds' levels: jobwatch checks it as free-form JSON
+    expect(limits.agentBounds.depthMax).toBeLessThanOrEqual(JSON_OBJECT_DEPTH_MAX);
+  });
+
   test("the BullMQ agent's constants are the file's", () => {
     expect({
       externalIdChars: bullmq.EXTERNAL_ID_CHARS,
@@ -60,6 +96,15 @@ describe('agents/ingest-limits.json', () => {
     expect(bullmq.FORBIDDEN_KEYS).toEqual(limits.freeFormObject.forbiddenKeys);
     expect({ eventsMax: bullmq.INGEST_EVENTS_MAX, bodyBytesMax: bullmq.INGEST_BODY_BYTES_MAX }).toEqual(limits.request);
     expect({ ...bullmq.AGENT_BOUNDS, truncatedMark: bullmq.TRUNCATED_MARK }).toEqual(limits.agentBounds);
+    expect({
+      ...bullmq.PAYLOAD_BOUNDS,
+      progressBytesMax: bullmq.PROGRESS_BYTES_MAX,
+      logLinesPerEventMax: bullmq.LOG_LINES_PER_EVENT_MAX,
+      logBytesPerEventMax: bullmq.LOG_BYTES_PER_EVENT_MAX,
+      logLineChars: bullmq.LOG_LINE_CHARS,
+    }).toEqual(limits.payloadBounds);
+    expect([...BULLMQ_REDACT_KEYS]).toEqual(limits.jobPayload.redactKeys);
+    expect(BULLMQ_REDACTED).toBe(limits.jobPayload.redacted);
   });
 });
 
@@ -67,6 +112,12 @@ describe('the bounding rule (BullMQ agent)', () => {
   for (const each of cases.cases) {
     test(each.name, () => {
       expect(boundJson(each.input, { ...cases.bounds, ...(each.bounds ?? {}) })).toEqual(each.expected);
+    });
+  }
+
+  for (const each of cases.payloadCases) {
+    test(`a job's value: ${each.name}`, () => {
+      expect(boundPayload(each.input, { ...cases.payloadBounds, ...(each.bounds ?? {}) }, new Redactor())).toEqual(each.expected);
     });
   }
 

@@ -11,7 +11,8 @@ export const JOBS_REMEMBERED_MAX = 200_000;
  * @typedef {{name?: string, createdAtMs?: number, attempts?: number, delayMs?: number, priority?: number, attemptsMade?: number,
  *   attemptsStarted?: number, processedOnMs?: number, finishedOnMs?: number, processedBy?: string, failedReason?: string,
  *   stacktrace?: string, progress?: unknown, parentKey?: string, schedulerId?: string, stalledCount?: number,
- *   addedAtMs?: number, etaMs?: number, startedAtMs?: number, attempt?: number, exists?: boolean}} Facts
+ *   addedAtMs?: number, etaMs?: number, startedAtMs?: number, attempt?: number, exists?: boolean,
+ *   dataRead?: boolean, logCount?: number, logSha?: string}} Facts (the last three: what job-payloads.js read of the job so far)
  */
 
 /** Facts from an HMGET reply in FACT_FIELDS order (null when the hash does not exist). @param {(string | null)[]} values */

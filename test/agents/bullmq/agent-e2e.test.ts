@@ -122,6 +122,40 @@ describe('jobwatch-bullmq against a real BullMQ app', () => {
     expect(jobs[`mail:${sharedMail}`].id).not.toBe(jobs[`reports:${sharedReports}`].id);
   }, TEST_MS);
 
+  test("a job's data, return value, progress object and log lines reach its detail with secrets masked by the agent; a log BullMQ trims (keepLogs) is followed without a line lost or repeated", async () => {
+    const [report, tailed] = await produce(redis.url, [
+      {
+        queue: 'reports',
+        name: 'export-report',
+        data: {
+          userId: 42,
+          account: { owner: 'ada', credentials: [{ password: 'hunter2', apiKey: 'k-1' }] },
+          steps: [
+            { log: 'loading rows', progress: { stage: 'load', percent: 25 } },
+            { log: 'rendering', progress: { stage: 'render', percent: 75, auth: { token: 'tok-9' } } },
+          ],
+          stepMs: 150,
+          returnValue: { url: 'https://files.example/r.pdf', rows: 120, signature: { secret: 's3' } },
+        },
+      },
+      { queue: 'reports', name: 'tail-logs', data: { steps: [1, 2, 3, 4, 5, 6].map((n) => ({ log: `line ${n}`, progress: n * 10 })), stepMs: 150 }, opts: { keepLogs: 3 } },
+    ]);
+    const jobs = await untilStates({ [`reports:${report}`]: 'completed', [`reports:${tailed}`]: 'completed' });
+    const exported = jobs[`reports:${report}`];
+    // jobwatch masks nothing here (REDACT_KEYS=none): the agent did, at every depth
+    expect(exported.args).toMatchObject({ userId: 42, account: { owner: 'ada', credentials: [{ password: '[redacted]', apiKey: '[redacted]' }] } });
+    expect(exported.args.steps[1].progress.auth).toEqual({ token: '[redacted]' });
+    expect(exported.result).toEqual({ url: 'https://files.example/r.pdf', rows: 120, signature: { secret: '[redacted]' } });
+    expect(exported.progressData).toEqual({ stage: 'render', percent: 75, auth: { token: '[redacted]' } });
+    expect(exported.progress).toBe(0.75);
+    expect(exported.logs).toEqual(['loading rows', 'rendering']);
+    expect(exported.truncated).toEqual([]);
+    expect(JSON.stringify(exported)).not.toMatch(/hunter2|k-1|tok-9|"s3"/);
+    // BullMQ kept only the last 3 lines; the agent read them as they came, each once
+    expect(await redis.cli('LRANGE', `bull:reports:${tailed}:logs`, '0', '-1')).toBe('line 4\nline 5\nline 6');
+    expect(jobs[`reports:${tailed}`].logs).toEqual(['line 1', 'line 2', 'line 3', 'line 4', 'line 5', 'line 6']);
+  }, TEST_MS);
+
   test('a delayed job shows when it will run while it waits, in its detail and on the scheduled list', async () => {
     const beforeMs = Date.now();
     const [waiting] = await produce(redis.url, [{ queue: 'mail', name: 'send-in-a-while', data: {}, opts: { delay: 12_000 } }]);

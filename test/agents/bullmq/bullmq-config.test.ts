@@ -10,6 +10,15 @@ describe('config', () => {
     expect(config).toMatchObject({ redisUrl: 'redis://localhost:6379', url: 'http://localhost:3000', apiKey: 'sk_test', prefix: 'bull', queues: [], batchSize: 1000, spoolDir: './jobwatch-spool' });
     expect(config.flushIntervalMs).toBe(250);
     expect(config.workerIntervalMs).toBe(2000);
+    expect(config.redactKeys).toEqual(['password', 'passwd', 'secret', 'token', 'api_key', 'apikey', 'authorization', 'cookie', 'credit_card', 'card_number', 'ssn']);
+    expect(config.omitArgs).toEqual([]);
+  });
+
+  test('--redact-keys replaces the key patterns (none for none); --omit-args adds up, repeated or comma-separated, or comes from JOBWATCH_OMIT_ARGS', () => {
+    expect((loadConfig(['--redact-keys', 'pin, iban'], REQUIRED) as any).redactKeys).toEqual(['pin', 'iban']);
+    expect((loadConfig([], { ...REQUIRED, JOBWATCH_REDACT_KEYS: 'NONE' }) as any).redactKeys).toEqual([]);
+    expect((loadConfig(['--omit-args', 'charge-card', '--omit-args=billing.*,refund'], REQUIRED) as any).omitArgs).toEqual(['charge-card', 'billing.*', 'refund']);
+    expect((loadConfig([], { ...REQUIRED, JOBWATCH_OMIT_ARGS: 'a,b' }) as any).omitArgs).toEqual(['a', 'b']);
   });
 
   test('flags win over the environment, in both --flag value and --flag=value forms', () => {
@@ -35,5 +44,8 @@ describe('config', () => {
     expect(failure(['--queues', 'a:b'], REQUIRED)).toContain("cannot contain ':'");
     expect(failure(['--nope'], REQUIRED)).toContain('unknown argument');
     expect(failure(['--prefix'], REQUIRED)).toContain('--prefix needs a value');
+    expect(failure(['--redact-keys', 'pass word'], REQUIRED)).toContain('--redact-keys: "pass word" is not a key pattern');
+    expect(failure(['--redact-keys', ','], REQUIRED)).toContain('--redact-keys: name 1 to 100 key patterns');
+    expect(failure(['--omit-args', 'x'.repeat(1025)], REQUIRED)).toContain("--omit-args: \"xxxx");
   });
 });

@@ -144,7 +144,11 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
-/** Redis, jobwatch with a signed-in admin and a connection, the app's worker and the agent (with `agentArgs` besides the usual ones). */
+/**
+ * Redis, jobwatch with a signed-in admin and a connection, the app's worker and the agent
+ * (with `agentArgs` besides the usual ones). jobwatch masks no key (`REDACT_KEYS=none`),
+ * so what a test finds masked the agent masked.
+ */
 export async function startStack(
   label: string,
   workerEnv: Record<string, string>,
@@ -154,7 +158,7 @@ export async function startStack(
   const dir = tempDir(label);
   const dataDir = makeDataDir(`bullmq-${label}`);
   const redis = await startRedis(dir);
-  const service = await startService({ dataDir, env: { ADMIN_EMAIL, ADMIN_PASSWORD } });
+  const service = await startService({ dataDir, env: { ADMIN_EMAIL, ADMIN_PASSWORD, REDACT_KEYS: 'none' } });
   const cookie = await login(service.baseUrl, ADMIN_EMAIL, ADMIN_PASSWORD);
   const connection = await createConnection(service.baseUrl, cookie, `bullmq-${label}`);
   const worker = await startWorker(redis.url, dir, workerEnv);

@@ -1,7 +1,8 @@
 /** BullMQ stream entries -> jobwatch events: the state mapping, attempts, errors, Redis-clock timestamps. */
 import { describe, expect, test } from 'bun:test';
 import { factsFromHash, FACT_FIELDS, JobFacts } from '../../../agents/bullmq/src/job-facts.js';
-import { Normalizer, progressFraction } from '../../../agents/bullmq/src/normalize.js';
+import { Normalizer, payloadWanted, progressFraction } from '../../../agents/bullmq/src/normalize.js';
+import { PayloadFields } from '../../../agents/bullmq/src/payload-fields.js';
 import { jsonObjectProblem } from '../../../actors/ingest/json-object-limits.ts';
 
 const CONNECTION = '0190b6d6-0000-7000-8000-000000000001';
@@ -10,9 +11,18 @@ let seq = 0;
 const entry = (ms: number, fields: Record<string, string>) => ({ id: `${ms}-${seq++}`, fields });
 const hash = (values: Record<string, string>) => FACT_FIELDS.map((field) => values[field] ?? null);
 
-function normalizer() {
-  return new Normalizer(CONNECTION, new JobFacts(), (_queue: string, name: string | undefined) => (name ? `${name}@host` : undefined));
+function normalizer(payloads = new PayloadFields()) {
+  return new Normalizer(CONNECTION, new JobFacts(), (_queue: string, name: string | undefined) => (name ? `${name}@host` : undefined), payloads);
 }
+/** What job-payloads.js read of a job: its data (JSON text, or only its size when too large) and new log lines. */
+const read = (data: string | null, lines: string[] = [], extra: Record<string, unknown> = {}) => ({
+  dataBytes: data === null ? 0 : Buffer.byteLength(data),
+  data,
+  returnvalueBytes: 0,
+  returnvalue: null,
+  logs: { count: lines.length, skipped: 0, sha: 'sha', lines },
+  ...extra,
+});
 
 describe('normalize', () => {
   test('a job that fails once, waits for its backoff, and completes: queued, active, retrying with its error, active, completed', () => {
@@ -99,16 +109,62 @@ describe('normalize', () => {
     expect(events.map((event) => [event.job.state, event.job.attempt])).toEqual([['queued', 1], ['active', 1]]);
   });
 
-  test('progress: a number is a percentage, turned into 0..1; any other value stays in extensions only', () => {
+  test('progress: a number is a percentage, turned into 0..1; an object is the progress object, masked; any other value stays in extensions only', () => {
     const n = normalizer();
-    const events: any[] = n.normalizeEntries('q', [entry(T0, { event: 'progress', jobId: '9', data: '40' }), entry(T0 + 1, { event: 'progress', jobId: '9', data: '{"step":"upload"}' })]);
+    const events: any[] = n.normalizeEntries('q', [
+      entry(T0, { event: 'progress', jobId: '9', data: '40' }),
+      entry(T0 + 1, { event: 'progress', jobId: '9', data: '{"step":"upload","done":3,"total":4,"auth":{"token":"t0k"}}' }),
+      entry(T0 + 2, { event: 'progress', jobId: '9', data: '"halfway"' }),
+    ]);
     expect(events[0].job).toMatchObject({ state: 'active', progress: 0.4 });
-    expect(events[1].job.progress).toBeUndefined();
-    expect(events[1].job.extensions.progress).toEqual({ step: 'upload' });
+    expect(events[1].job.progress).toEqual({ step: 'upload', done: 3, total: 4, auth: { token: '[redacted]' } });
+    expect(events[1].job.extensions.progress).toBeUndefined();
+    expect(events[2].job.progress).toBeUndefined();
+    expect(events[2].job.extensions.progress).toBe('halfway');
     expect([progressFraction(250), progressFraction(-3), progressFraction('x')]).toEqual([1, 0, null]);
-    const large: any = n.normalizeEntries('q', [entry(T0 + 2, { event: 'progress', jobId: '9', data: JSON.stringify({ log: 'x'.repeat(10_000) }) })])[0];
-    expect(large.job.extensions).toMatchObject({ progressTooLarge: true });
-    expect(large.job.extensions.progress).toBeUndefined();
+    // a progress object within jobwatch's 16 KiB: its largest value cut, marked
+    const large: any = n.normalizeEntries('q', [entry(T0 + 3, { event: 'progress', jobId: '9', data: JSON.stringify({ step: 'x', log: 'x'.repeat(40_000) }) })])[0];
+    expect(large.job.progress.step).toBe('x');
+    expect(large.job.progress.log).toEndWith('\u2026[truncated]');
+    expect(Buffer.byteLength(JSON.stringify(large.job.progress))).toBeLessThanOrEqual(15_000);
+    expect(jsonObjectProblem(large.job.progress)).toBeNull();
+  });
+
+  test("a job's data goes with its first event once, masked; --omit-args leaves it out by name (* for any characters); log lines go with the event after them", () => {
+    const n = normalizer(new PayloadFields({ omitArgs: ['charge-*'] }));
+    const data = JSON.stringify({ userId: 42, card: { card_number: '4242', exp: '12/30' } });
+    const [added, active]: any[] = n.normalizeEntries(
+      'q',
+      [entry(T0, { event: 'added', jobId: '1', name: 'export' }), entry(T0 + 1, { event: 'active', jobId: '1' })],
+      new Map(),
+      new Map([[JobFacts.key('q', '1'), read(data, ['starting'])]]),
+    );
+    expect(added.job.args).toEqual({ userId: 42, card: { card_number: '[redacted]', exp: '12/30' } });
+    expect(added.job.logs).toEqual(['starting']);
+    expect(active.job.args).toBeUndefined();
+    expect(n.facts.get('q', '1')).toMatchObject({ dataRead: true, logCount: 1, logSha: 'sha' });
+    // what to read next: the data no more, the log after events of a run
+    expect(payloadWanted({ event: 'progress', jobId: '1' }, n.facts.get('q', '1'))).toEqual({ data: false, logs: true });
+    expect(payloadWanted({ event: 'added', jobId: '2' }, n.facts.get('q', '2'))).toEqual({ data: true, logs: false });
+    expect(payloadWanted({ event: 'waiting', jobId: '1', prev: 'active' }, n.facts.get('q', '1'))).toEqual({ data: false, logs: true });
+    const [charged]: any[] = n.normalizeEntries('q', [entry(T0, { event: 'added', jobId: '3', name: 'charge-card' })], new Map(), new Map([[JobFacts.key('q', '3'), read('{"amount":5}')]]));
+    expect(charged.job).not.toHaveProperty('args');
+    // too large to read: its size, marked; log lines the read left out are said first
+    const [huge]: any[] = n.normalizeEntries('q', [entry(T0, { event: 'active', jobId: '4', name: 'x' })], new Map(), new Map([[JobFacts.key('q', '4'), read(null, ['last'], { dataBytes: 5_000_000, logs: { count: 1200, skipped: 201, sha: 's', lines: ['last'] } })]]));
+    expect(huge.job.args).toBe('\u2026[truncated: 5000000 bytes]');
+    expect(huge.job.logs).toEqual(['\u2026[truncated: 201 earlier log lines not read]', 'last']);
+  });
+
+  test('a completed entry carries the return value, masked and bounded; a reconciled completed job its hash\'s', () => {
+    const n = normalizer();
+    const [done]: any[] = n.normalizeEntries('q', [entry(T0, { event: 'completed', jobId: '5', returnvalue: '{"sent":true,"session":{"cookie":"c"}}', prev: 'active' })]);
+    expect(done.job.result).toEqual({ sent: true, session: { cookie: '[redacted]' } });
+    const [big]: any[] = n.normalizeEntries('q', [entry(T0, { event: 'completed', jobId: '6', returnvalue: JSON.stringify({ rows: Array.from({ length: 3000 }, (_, i) => `row ${i}`) }), prev: 'active' })]);
+    expect(big.job.result.rows).toHaveLength(1001);
+    expect(big.job.result.rows[1000]).toBe('\u2026[truncated: 2000 more items]');
+    n.takeRead('q', new Map([[JobFacts.key('q', '7'), read(null, [], { returnvalueBytes: 4, returnvalue: '"ok"' })]]));
+    const reconciled: any = n.jobEvent('q', '7', T0, { state: 'completed', native: 'completed' }, 'reconciled');
+    expect(reconciled.job.result).toBe('ok');
   });
 
   test("a progress of 40 nested arrays is bounded: the event stays within jobwatch's 8 levels, with a mark where it was cut", () => {
