@@ -23,10 +23,10 @@ export const SETTINGS = [
   ['--command-interval', 'JOBWATCH_COMMAND_INTERVAL', '1', 'seconds between polls for revoke/retry commands, 0.2..3600'],
   ['--reconcile-max', 'JOBWATCH_RECONCILE_MAX', '1000', 'jobs read per state set when reconciling a queue (first start or a trimmed stream), 0..100000'],
   ['--redact-keys', 'JOBWATCH_REDACT_KEYS', DEFAULT_REDACT_KEYS.join(','), "comma-separated key patterns whose values are masked in a job's data, return value and progress before they leave (none for none); replaces the default list"],
-  ['--omit-args', 'JOBWATCH_OMIT_ARGS', null, 'job names whose data is never sent, comma-separated or the flag repeated; * matches any characters (billing.*)'],
+  ['--omit-args', 'JOBWATCH_OMIT_ARGS', null, 'job names whose data is never sent (several after the flag, the flag repeated, or comma-separated); * matches any characters (billing.*)'],
   ['--log-level', 'JOBWATCH_LOG_LEVEL', 'INFO', 'DEBUG, INFO, WARNING or ERROR'],
 ];
-/** Flags that may be given more than once: their values add up. */
+/** Flags that take one or more values, and may be given more than once: their values add up. */
 const REPEATABLE = new Set(['--omit-args']);
 
 export function usage() {
@@ -56,9 +56,14 @@ export function loadConfig(argv, env) {
     if (arg === '--help' || arg === '-h') return { help: true };
     const [flag, inline] = arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
     if (!SETTINGS.some(([name]) => name === flag)) throw new ConfigError(`unknown argument ${JSON.stringify(arg)} (see --help)`);
-    const value = inline ?? argv[++index];
+    let value = inline ?? argv[++index];
     if (value === undefined) throw new ConfigError(`${flag} needs a value`);
-    given[flag] = REPEATABLE.has(flag) && given[flag] !== undefined ? `${given[flag]},${value}` : value;
+    if (REPEATABLE.has(flag)) {
+      // `--omit-args a b c`: the values up to the next flag
+      while (inline === undefined && index + 1 < argv.length && !argv[index + 1].startsWith('-')) value = `${value},${argv[++index]}`;
+      if (given[flag] !== undefined) value = `${given[flag]},${value}`;
+    }
+    given[flag] = value;
   }
   /** @type {Record<string, string | null>} */
   const raw = {};

@@ -17,7 +17,7 @@ describe('config', () => {
   test('--redact-keys replaces the key patterns (none for none); --omit-args adds up, repeated or comma-separated, or comes from JOBWATCH_OMIT_ARGS', () => {
     expect((loadConfig(['--redact-keys', 'pin, iban'], REQUIRED) as any).redactKeys).toEqual(['pin', 'iban']);
     expect((loadConfig([], { ...REQUIRED, JOBWATCH_REDACT_KEYS: 'NONE' }) as any).redactKeys).toEqual([]);
-    expect((loadConfig(['--omit-args', 'charge-card', '--omit-args=billing.*,refund'], REQUIRED) as any).omitArgs).toEqual(['charge-card', 'billing.*', 'refund']);
+    expect((loadConfig(['--omit-args', 'charge-card', 'login', '--omit-args=billing.*,refund', '--prefix', 'p'], REQUIRED) as any)).toMatchObject({ omitArgs: ['charge-card', 'login', 'billing.*', 'refund'], prefix: 'p' });
     expect((loadConfig([], { ...REQUIRED, JOBWATCH_OMIT_ARGS: 'a,b' }) as any).omitArgs).toEqual(['a', 'b']);
   });
 
