@@ -142,7 +142,7 @@ export class Normalizer {
         break;
       case 'waiting':
         if (stallMove) return null; // the stalled entry after it says it
-        if (entry.fields.prev === 'active') change = { state: 'retrying', native: 'waiting', error: known.failedReason ?? '' };
+        if (entry.fields.prev === 'active') change = { state: 'retrying', native: 'waiting', failed: true };
         else if (previousNative === 'waiting' || previousNative === 'prioritized') return null; // "added" then "waiting": nothing new
         else change = { state: 'queued', native: (known.priority ?? 0) > 0 ? 'prioritized' : 'waiting' };
         break;
@@ -155,7 +155,7 @@ export class Normalizer {
         const afterARun = previousNative === 'active' || (previousNative === undefined && (known.attemptsMade ?? 0) > 0);
         if (afterARun) {
           // a backoff: when the next attempt runs is news of this event only, not when the job was scheduled for
-          change = { state: 'retrying', native: 'delayed', error: known.failedReason ?? '', extensions: hasEta ? { eta: isoFromMs(eta), nextAttemptAt: isoFromMs(eta) } : {} };
+          change = { state: 'retrying', native: 'delayed', failed: true, extensions: hasEta ? { eta: isoFromMs(eta), nextAttemptAt: isoFromMs(eta) } : {} };
         } else {
           if (hasEta) this.facts.learn(queue, jobId, { etaMs: eta });
           change = { state: 'scheduled', native: 'delayed' };
@@ -176,7 +176,7 @@ export class Normalizer {
         change = { state: 'completed', native: 'completed', result: this.payloads.value(entry.fields.returnvalue) };
         break;
       case 'failed':
-        change = { state: 'failed', native: 'failed', error: entry.fields.failedReason ?? known.failedReason ?? '' };
+        change = { state: 'failed', native: 'failed', failed: true, error: entry.fields.failedReason };
         break;
       case 'stalled':
         change = { state: 'queued', native: 'waiting', extensions: { stalled: true, stalledAt: isoFromMs(atMs), stalledCount: known.stalledCount ?? null } };
@@ -234,9 +234,10 @@ export class Normalizer {
     if (change.progress !== undefined) job.progress = change.progress;
     const workerId = ['active', 'completed', 'failed', 'retrying'].includes(change.state) ? this.workerIdOf(queue, facts.processedBy) : undefined;
     if (workerId) job.workerId = cutMarked(workerId, WORKER_ID_CHARS);
-    if (change.error !== undefined) {
-      job.error = cutMarked(change.error, ERROR_CHARS);
-      if (facts.stacktrace) job.stacktrace = cutMarked(facts.stacktrace, STACKTRACE_CHARS);
+    if (change.failed || change.error !== undefined) {
+      const failure = failureOf(facts, attempt);
+      job.error = cutMarked(change.error ?? failure.error, ERROR_CHARS);
+      if (failure.stacktrace) job.stacktrace = cutMarked(failure.stacktrace, STACKTRACE_CHARS);
     }
     if (change.result !== undefined) job.result = change.result;
     this.addRead(queue, jobId, job);
@@ -302,6 +303,23 @@ export class Normalizer {
   envelope(type, atMs, key, payload) {
     return { type, timestamp: isoFromMs(atMs), framework: 'bullmq', connectionId: this.connectionId, [key]: payload };
   }
+}
+
+/**
+ * The error and stack trace of a job's failed attempt. The hash keeps the newest failure's
+ * reason, and a stack trace per failure (`Error: reason\n    at ...`): an agent reading the
+ * hash after a later attempt ran (behind, or several attempts in one read) takes an earlier
+ * attempt's from its own trace, its first line without the error's class.
+ * @param {import('./job-facts.js').Facts} facts @param {number} attempt
+ */
+function failureOf(facts, attempt) {
+  const traces = facts.stacktraces ?? [];
+  const dropped = facts.tracesDropped ?? 0;
+  const index = attempt - 1 - dropped;
+  if (attempt >= traces.length + dropped || index < 0) return { error: facts.failedReason ?? '', stacktrace: facts.stacktrace };
+  const trace = /** @type {string} */ (traces[index]);
+  const firstLine = trace.split('\n', 1)[0] ?? '';
+  return { error: firstLine.replace(/^[A-Za-z_$][\w$.]*: /, ''), stacktrace: trace };
 }
 
 /**

@@ -59,6 +59,29 @@ describe('normalize', () => {
     expect(completed.job.extensions.eta).toBeUndefined(); // a backoff is not a schedule the job keeps
   });
 
+  test('retries read late (the hash already holds a later failure) keep each attempt its own error and trace', () => {
+    const n = normalizer();
+    const traces = ['TypeError: planned failure 1\n    at a (w.mjs:1)', 'Error: planned failure 2\n    at b (w.mjs:2)'];
+    const late = factsFromHash(hash({ name: 'sync', atm: '2', failedReason: 'planned failure 2', stacktrace: JSON.stringify(traces), opts: '{"attempts":3}' }));
+    const events: any[] = n.normalizeEntries(
+      'q',
+      [
+        entry(T0, { event: 'added', jobId: '3', name: 'sync' }),
+        entry(T0 + 1, { event: 'active', jobId: '3' }),
+        entry(T0 + 2, { event: 'delayed', jobId: '3', delay: String(T0 + 100) }),
+        entry(T0 + 100, { event: 'waiting', jobId: '3', prev: 'delayed' }),
+        entry(T0 + 101, { event: 'active', jobId: '3' }),
+        entry(T0 + 102, { event: 'delayed', jobId: '3', delay: String(T0 + 200) }),
+      ],
+      new Map([[JobFacts.key('q', '3'), late]]),
+    );
+    const retries = events.filter((event) => event.job.state === 'retrying').map((event) => [event.job.attempt, event.job.error, event.job.stacktrace]);
+    expect(retries).toEqual([
+      [1, 'planned failure 1', traces[0]],
+      [2, 'planned failure 2', traces[1]],
+    ]);
+  });
+
   test('the same job id in two queues are two jobs', () => {
     const n = normalizer();
     const a: any = n.normalizeEntries('a', [entry(T0, { event: 'added', jobId: '1', name: 'x' })])[0];
