@@ -326,11 +326,11 @@ export const MODULES = {
     parts: [{ mutate: ['ui/src/lib/attempts.ts', 'ui/src/lib/progress.ts'], tests: ['test/ui/format.test.ts'] }],
   },
   'bullmq-agent': {
-    what: "the BullMQ agent's mapping of stream entries to jobwatch events, its settings, spool, checkpoints, delivery and gap rule, what it bounds, files and logs, and what a command may name",
+    what: "the BullMQ agent's mapping of stream entries to jobwatch events, a job's data, return value, progress and log lines and what it masks of them, its settings, spool, checkpoints, delivery and gap rule, what it bounds, files and logs, and what a command may name",
     parts: [
       {
-        mutate: ['agents/bullmq/src/normalize.js', 'agents/bullmq/src/job-facts.js', 'agents/bullmq/src/config.js'],
-        tests: ['test/agents/bullmq/normalize.test.ts', 'test/agents/bullmq/bullmq-config.test.ts'],
+        mutate: ['agents/bullmq/src/normalize.js', 'agents/bullmq/src/job-facts.js', 'agents/bullmq/src/config.js', 'agents/bullmq/src/payload-fields.js', 'agents/bullmq/src/redaction.js'],
+        tests: ['test/agents/bullmq/normalize.test.ts', 'test/agents/bullmq/bullmq-config.test.ts', 'test/agents/agent-redaction.test.ts'],
       },
       {
         mutate: ['agents/bullmq/src/spool.js', 'agents/bullmq/src/checkpoint.js', 'agents/bullmq/src/deliver.js', 'agents/bullmq/src/workers.js', 'agents/bullmq/src/discover.js', 'agents/bullmq/src/event-reader.js'],
