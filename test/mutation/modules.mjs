@@ -224,7 +224,7 @@ export const MODULES = {
     parts: [
       {
         mutate: ['actors/ingest/redaction.ts', 'actors/ingest/job-payload.ts'],
-        tests: ['test/actors/job-payload.test.ts', 'test/actors/job-table.test.ts', 'test/routes/job-payload.test.ts'],
+        tests: ['test/actors/payload-texts.test.ts', 'test/actors/job-table.test.ts', 'test/routes/job-payload.test.ts'],
       },
       {
         mutate: ['actors/queries/payload-search.ts', lines('actors/queries/job-list.ts', 'function searchJobs(', 'function positionOf(')],

@@ -176,7 +176,7 @@ describe('dashboard in Chromium', () => {
     await page.locator('.page-head .badge.state-failed').waitFor();
   }, TEST_TIMEOUT_MS);
 
-  test('a retry the agent carried out that fails again: the page says the run was added by hand and shows no stale "now retrying"', async () => {
+  test('a retry the agent carried out that fails again: the page says the run was added by hand, and no stale "waiting for the agent"', async () => {
     const t0 = Date.now() - 20_000;
     const job = { externalId: 'retried-by-hand', name: 'billing.refund', queue: 'billing', workerId: 'celery@web-2', maxRetries: 1 };
     await send([
@@ -188,7 +188,7 @@ describe('dashboard in Chromium', () => {
     await page.locator('.page-head .badge', { hasText: 'failed' }).waitFor();
     await page.getByRole('button', { name: 'Retry' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Retry' }).click();
-    await page.getByText(/Retry accepted: the job is now retrying/).waitFor();
+    await page.getByText('retry requested, waiting for the agent.').waitFor();
 
     // the agent re-queues it, the job system runs it once more and it fails again
     const agent = { authorization: `Bearer ${connection.apiKey}`, 'content-type': 'application/json' };
@@ -201,8 +201,8 @@ describe('dashboard in Chromium', () => {
       jobEvent(connection.id, t1 + 500, { ...job, state: 'failed', attempt: 3, startedAt: new Date(t1).toISOString(), completedAt: new Date(t1 + 500).toISOString(), error: 'GatewayTimeout: again' }),
     ]);
     await page.locator('.page-head .badge', { hasText: 'failed' }).waitFor();
-    await page.getByText('Retry carried out by the agent').waitFor();
-    expect(await page.getByText(/now retrying/).count()).toBe(0);
+    await page.locator('p.notice', { hasText: 'carried out by the agent' }).waitFor();
+    expect(await page.getByText(/waiting for the agent/).count()).toBe(0);
     const field = (label: string) => page.locator('dl.fields div', { has: page.locator('dt', { hasText: new RegExp(`^${label}$`) }) }).locator('dd');
     expect(await field('Attempt').textContent()).toBe('3 (1 run added by hand)');
     expect(await field('Retry limit').textContent()).toBe('1 retry (2 attempts)');
