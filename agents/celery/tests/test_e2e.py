@@ -10,6 +10,8 @@ import pytest
 
 from e2e_harness import Cluster, wait_for
 
+pytestmark = pytest.mark.e2e
+
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
