@@ -24,8 +24,9 @@ CLEAN_FINISHED_REASON = ("Celery keeps no finished tasks in the broker: their re
                          "which expires them itself (result_expires); only waiting tasks can be purged")
 RETRY_FAILED_REASON = ("Celery keeps no list of a queue's failed tasks to retry at once: "
                        "jobwatch sends one retry per failed task of the queue")
-CONCURRENCY_REASON = ("Celery has no concurrency limit per queue: limit a task's rate (task.rate_limit) "
-                      "or change a worker's pool size (worker.pool)")
+# shown on the dashboard beside the disabled control: in a user's words, not command names
+CONCURRENCY_REASON = ("Celery has no concurrency limit per queue: set a rate limit on its tasks, "
+                      "or change its workers' pool size, instead")
 
 # command type -> None when the agent carries it out, else why Celery cannot
 CONTROLS: Dict[str, Optional[str]] = {
