@@ -2,7 +2,7 @@
 // the JSON text BullMQ keeps, masked (the values of secret-looking keys, at any depth),
 // bounded (limits.js's PAYLOAD_BOUNDS), and the arguments of the jobs named by
 // `--omit-args` left out entirely. Nothing here reads Redis; job-payloads.js does.
-import { AGENT_BOUNDS, LOG_LINE_CHARS, PAYLOAD_BOUNDS, PROGRESS_BYTES_MAX, cutMarked, truncatedMark } from './limits.js';
+import { AGENT_BOUNDS, LOG_BYTES_PER_EVENT_MAX, LOG_LINE_CHARS, PAYLOAD_BOUNDS, PROGRESS_BYTES_MAX, cutMarked, truncatedMark } from './limits.js';
 import { boundJson, boundPayload } from './bound-json.js';
 import { OmittedNames, Redactor } from './redaction.js';
 
@@ -73,13 +73,21 @@ export class PayloadFields {
   }
 
   /**
-   * Log lines read from the job's log, each cut to what jobwatch keeps of a line; lines
-   * left out (more than one read takes) are said in a first line.
+   * Log lines read from the job's log, each cut to what jobwatch keeps of a line, the
+   * newest within LOG_BYTES_PER_EVENT_MAX as JSON; lines left out (more than one read
+   * takes) are said in a first line.
    * @param {{lines: string[], skipped: number}} read
    */
   logLines(read) {
     const lines = read.lines.map((line) => cutMarked(line, LOG_LINE_CHARS));
-    if (read.skipped > 0) lines.unshift(truncatedMark(`${read.skipped} earlier log ${read.skipped === 1 ? 'line' : 'lines'} not read`));
+    // Redis counted raw bytes; as JSON a line of control characters takes up to six times as many
+    let skipped = read.skipped;
+    let bytes = lines.reduce((sum, line) => sum + Buffer.byteLength(JSON.stringify(line)) + 1, 0);
+    while (bytes > LOG_BYTES_PER_EVENT_MAX && lines.length > 1) {
+      bytes -= Buffer.byteLength(JSON.stringify(lines.shift())) + 1;
+      skipped += 1;
+    }
+    if (skipped > 0) lines.unshift(truncatedMark(`${skipped} earlier log ${skipped === 1 ? 'line' : 'lines'} not read`));
     return lines;
   }
 }

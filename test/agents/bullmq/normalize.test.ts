@@ -176,6 +176,12 @@ describe('normalize', () => {
     const [huge]: any[] = n.normalizeEntries('q', [entry(T0, { event: 'active', jobId: '4', name: 'x' })], new Map(), new Map([[JobFacts.key('q', '4'), read(null, ['last'], { dataBytes: 5_000_000, logs: { count: 1200, skipped: 201, sha: 's', lines: ['last'] } })]]));
     expect(huge.job.args).toBe('\u2026[truncated: 5000000 bytes]');
     expect(huge.job.logs).toEqual(['\u2026[truncated: 201 earlier log lines not read]', 'last']);
+    // lines Redis counted as few bytes take six times as many as JSON: the oldest go, said in the first line
+    const controls = '\u0001'.repeat(16_000);
+    const [noisy]: any[] = n.normalizeEntries('q', [entry(T0, { event: 'active', jobId: '8', name: 'x' })], new Map(), new Map([[JobFacts.key('q', '8'), read(null, Array.from({ length: 12 }, () => controls))]]));
+    expect(noisy.job.logs[0]).toBe('\u2026[truncated: 10 earlier log lines not read]');
+    expect(noisy.job.logs).toHaveLength(3);
+    expect(Buffer.byteLength(JSON.stringify(noisy.job.logs))).toBeLessThan(200_000);
   });
 
   test('a completed entry carries the return value, masked and bounded; a reconciled completed job its hash\'s', () => {
