@@ -209,7 +209,8 @@ export function loadConfig(env: Env = process.env): Config {
     payloadLimits: {
       argsBytesMax: integer(env, 'JOB_ARGS_KB', PAYLOAD.argsBytesMax / KIB, 1, 1024) * KIB,
       resultBytesMax: integer(env, 'JOB_RESULT_KB', PAYLOAD.resultBytesMax / KIB, 1, 1024) * KIB,
-      logBytesMax: integer(env, 'JOB_LOG_KB', PAYLOAD.logBytesMax / KIB, 1, 16 * 1024) * KIB,
+      // a text column holds a text of at most 8 MiB (text-column.ts)
+      logBytesMax: integer(env, 'JOB_LOG_KB', PAYLOAD.logBytesMax / KIB, 1, 8 * 1000) * KIB,
       logLinesMax: integer(env, 'JOB_LOG_LINES', PAYLOAD.logLinesMax, 1, 50_000),
       redactKeys: keyPatterns(env, 'REDACT_KEYS', PAYLOAD.redactKeys),
     },

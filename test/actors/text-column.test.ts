@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { TextColumn, TEXT_HEADER_BYTES } from '../../actors/connection/text-column.ts';
+import { TextColumn, TEXT_HEADER_BYTES, TEXT_SEGMENT_BYTES } from '../../actors/connection/text-column.ts';
 import { SeededRandom } from '../../persistence/seeded-random.ts';
 
 const bytes = (text: string): Uint8Array => new Uint8Array(Buffer.from(text));
@@ -32,9 +32,10 @@ describe('the text column', () => {
     column.checkInvariants();
   });
 
-  test('refuses a text over a held row, and a text with an unescaped U+0000 (never JSON)', () => {
+  test('refuses a text over a held row, a text with an unescaped U+0000 (never JSON), and one larger than a segment', () => {
     const column = new TextColumn();
     column.ensureRows(1);
+    expect(() => column.set(0, `"${'x'.repeat(TEXT_SEGMENT_BYTES)}"`)).toThrow('past the');
     column.set(0, '1');
     expect(() => column.set(0, '2')).toThrow('already holds a text');
     column.clear(0);
@@ -61,11 +62,12 @@ describe('the text column', () => {
     column.checkInvariants();
   });
 
-  test('a search across its 4 MiB windows finds matches that straddle a window end, once each, and stops when asked', () => {
+  test('a search across its 8 MiB segments finds each matching row once, and stops between segments when asked', () => {
     const column = new TextColumn();
     column.ensureRows(80);
-    // texts of ~100 KB: windows end inside texts and between them
-    for (let row = 0; row < 80; row++) column.set(row, JSON.stringify({ row, pad: 'p'.repeat(100_000 + row * 13), end: row % 2 === 0 ? 'needle-here' : 'none' }));
+    // texts of ~200 KB: 16 MB, two segments and more
+    for (let row = 0; row < 80; row++) column.set(row, JSON.stringify({ row, pad: 'p'.repeat(200_000 + row * 13), end: row % 2 === 0 ? 'needle-here' : 'none' }));
+    expect(column.footprintBytes).toBeGreaterThan(2 * TEXT_SEGMENT_BYTES);
     expect(found(column, 'needle-here')).toEqual(Array.from({ length: 40 }, (_, i) => i * 2));
     expect(found(column, 'pp')).toHaveLength(80);
     let checks = 0;
@@ -89,7 +91,7 @@ describe('the text column', () => {
       const column = new TextColumn();
       const reference = new Map<number, string>();
       column.ensureRows(200);
-      for (let step = 0; step < 20_000; step++) {
+      for (let step = 0; step < 8_000; step++) {
         const row = random.int(200);
         if (reference.has(row)) {
           column.clear(row);
