@@ -56,6 +56,8 @@ export interface ColumnSpec {
   codes?: 'names' | 'texts';
   /** a new row's value where it is not null or set by the creating event */
   initial?: number;
+  /** the snapshot format that first wrote the column (absent: every format with job columns, 2 on); a chunk of an older format lacks it */
+  sinceFormat?: number;
   /** what the field is, for the reader of this list */
   about: string;
 }
@@ -75,14 +77,14 @@ export const JOB_COLUMNS = {
   maxRetries: { array: 'Float64Array', null: 'NaN', merge: 'newestOrFill', about: "the job system's retry limit" },
   progress: { array: 'Float64Array', null: 'NaN', merge: 'progress', about: 'how far the current run is, 0 to 1 (reported, or read from a progress object)' },
   lastEventMs: { array: 'Float64Array', null: 'never', initial: Number.NEGATIVE_INFINITY, merge: 'newestTime', about: 'the time of the newest event applied' },
-  manualRetries: { array: 'Uint16Array', null: 'never', initial: 0, merge: 'none', about: 'runs added by a retry from jobwatch that the agent carried out' },
-  logLines: { array: 'Uint16Array', null: 'never', initial: 0, merge: 'append', about: 'how many lines `logs` holds' },
+  manualRetries: { array: 'Uint16Array', null: 'never', initial: 0, merge: 'none', sinceFormat: 6, about: 'runs added by a retry from jobwatch that the agent carried out' },
+  logLines: { array: 'Uint16Array', null: 'never', initial: 0, merge: 'append', sinceFormat: 6, about: 'how many lines `logs` holds' },
   extensions: { array: 'TextColumn', null: 'no text', merge: 'extensions', about: 'framework-specific data, a JSON object' },
-  args: { array: 'TextColumn', null: 'no text', merge: 'newestOrFill', about: "the job's arguments (any JSON), redacted and capped on ingest" },
-  result: { array: 'TextColumn', null: 'no text', merge: 'run', about: "the current run's result (any JSON), redacted and capped on ingest" },
-  progressData: { array: 'TextColumn', null: 'no text', merge: 'progress', about: 'progress reported as an object, as it came (redacted)' },
-  logs: { array: 'TextColumn', null: 'no text', merge: 'append', about: "the job's log lines, a JSON array of strings, the newest kept within the caps" },
-  attempts: { array: 'TextColumn', null: 'no text', merge: 'none', about: 'the earlier runs, a JSON array (attempt-history.ts), written when a run ends' },
+  args: { array: 'TextColumn', null: 'no text', merge: 'newestOrFill', sinceFormat: 6, about: "the job's arguments (any JSON), redacted and capped on ingest" },
+  result: { array: 'TextColumn', null: 'no text', merge: 'run', sinceFormat: 6, about: "the current run's result (any JSON), redacted and capped on ingest" },
+  progressData: { array: 'TextColumn', null: 'no text', merge: 'progress', sinceFormat: 6, about: 'progress reported as an object, as it came (redacted)' },
+  logs: { array: 'TextColumn', null: 'no text', merge: 'append', sinceFormat: 6, about: "the job's log lines, a JSON array of strings, the newest kept within the caps" },
+  attempts: { array: 'TextColumn', null: 'no text', merge: 'none', sinceFormat: 6, about: 'the earlier runs, a JSON array (attempt-history.ts), written when a run ends' },
 } as const satisfies Record<string, ColumnSpec>;
 
 export type JobColumnName = keyof typeof JOB_COLUMNS;
@@ -133,6 +135,11 @@ export function isNullableNumber(name: TypedColumnName): boolean {
 /** The code table of a code column; undefined for other columns. */
 export function codesOf(name: JobColumnName): 'names' | 'texts' | undefined {
   return specOf(name).codes;
+}
+
+/** Whether every snapshot format with job columns (2 on) has the column. */
+export function inEveryFormat(name: JobColumnName): boolean {
+  return specOf(name).sinceFormat === undefined;
 }
 
 /** The columns a merge rule applies to. */
