@@ -33,6 +33,7 @@ import {
   columnsWhere,
   initialValueOf,
   isNullableNumber,
+  isSparse,
   JOB_COLUMNS,
   newArrayOf,
   NO_CODE,
@@ -45,6 +46,7 @@ import {
 } from './job-column-list.ts';
 import { nullForNaN } from './nullable-number.ts';
 import { StringColumn } from './string-column.ts';
+import { SparseRows } from './sparse-rows.ts';
 import { TextColumn } from './text-column.ts';
 import type { ItemIds } from '../jobs/item-ids.ts';
 import type { ItemKeys } from './jobs-by-key.ts';
@@ -100,6 +102,8 @@ export class JobTable {
   private readonly columns = {} as TypedColumns;
   /** the text columns of the list, by name */
   private readonly texts = {} as Record<TextColumnName, TextColumn>;
+  /** the slots of the rows that hold a field few jobs have, shared by those fields' text columns */
+  private readonly sparse = new SparseRows();
   /** the state, the history's last entry (a code of JOB_STATES) */
   private state = new Uint8Array(0);
   private generation = new Uint32Array(0);
@@ -109,7 +113,7 @@ export class JobTable {
     private readonly logLimits: Pick<PayloadLimits, 'logBytesMax' | 'logLinesMax'> = PAYLOAD_LIMIT_DEFAULTS,
   ) {
     for (const name of TYPED_COLUMNS) (this.columns as Record<TypedColumnName, unknown>)[name] = newArrayOf(name, 0);
-    for (const name of TEXT_COLUMNS) this.texts[name] = new TextColumn();
+    for (const name of TEXT_COLUMNS) this.texts[name] = new TextColumn(isSparse(name) ? this.sparse : null);
   }
 
   /** Jobs held. */
@@ -584,6 +588,8 @@ export class JobTable {
     }
     for (const table of ['names', 'texts'] as const) this.codeTables[table].checkHolders(holders[table]);
     for (const name of TEXT_COLUMNS) this.texts[name].checkInvariants();
+    const sparseColumns = TEXT_COLUMNS.filter(isSparse).map((name) => this.texts[name]);
+    this.sparse.checkInvariants((slot) => sparseColumns.filter((column) => column.holdsSlot(slot)).length);
   }
 
   private stateCodeFromHistory(row: number): number {

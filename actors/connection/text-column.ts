@@ -21,6 +21,7 @@
  * at most half a segment.
  */
 import { assert } from '../domain-error.ts';
+import type { SparseRows } from './sparse-rows.ts';
 
 const NONE = 0xffffffff;
 export const TEXT_HEADER_BYTES = 5;
@@ -55,21 +56,62 @@ export class TextColumn {
   private current = -1;
   /** rows holding a text */
   private texts = 0;
-  /** where each row's header is (locationOf), NONE for a row without text */
+  /** where each row's header is (locationOf), NONE for a row without text; by slot when `sparse` is given */
   private start = new Uint32Array(0);
+
+  /** `sparse`: the slots of rows that hold a rare field (sparse-rows.ts), shared with the other columns of such fields; without it, by row */
+  constructor(private readonly sparse: SparseRows | null = null) {}
 
   /** Makes rows [0, rows) usable; new rows hold no text. */
   ensureRows(rows: number): void {
-    // Stryker disable next-line ConditionalExpression,EqualityOperator: growing when not needed only copies the per-row array once more
-    if (rows <= this.start.length) return;
     assert(rows <= TEXT_COLUMN_ROWS_MAX, `a text column holds at most ${TEXT_COLUMN_ROWS_MAX} rows`);
-    const start = new Uint32Array(rows).fill(NONE);
+    if (this.sparse !== null) this.sparse.ensureRows(rows);
+    else this.ensureStarts(rows);
+  }
+
+  private ensureStarts(count: number): void {
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: growing when not needed only copies the per-row array once more
+    if (count <= this.start.length) return;
+    const start = new Uint32Array(this.sparse === null ? count : Math.max(64, count, this.start.length * 2)).fill(NONE);
     start.set(this.start);
     this.start = start;
   }
 
+  /** Where the row's header is, NONE without a text. */
+  private locationOfRow(row: number): number {
+    const index = this.sparse === null ? row : this.sparse.slotOf(row);
+    return index < 0 || index >= this.start.length ? NONE : this.start[index]!;
+  }
+
+  /** Sets where the row's header is (a row that has none gets a slot first; NONE gives it back). */
+  private placeRow(row: number, location: number): void {
+    if (this.sparse === null) {
+      this.start[row] = location;
+      return;
+    }
+    if (location === NONE) {
+      this.start[this.sparse.slotOf(row)] = NONE;
+      this.sparse.letGo(row);
+      return;
+    }
+    const had = this.locationOfRow(row) !== NONE;
+    const slot = had ? this.sparse.slotOf(row) : this.sparse.take(row);
+    this.ensureStarts(slot + 1);
+    this.start[slot] = location;
+  }
+
   has(row: number): boolean {
-    return row < this.start.length && this.start[row] !== NONE;
+    return this.locationOfRow(row) !== NONE;
+  }
+
+  /** Whether the column holds a text per row (false: by slot of the rows that hold a rare field). */
+  get dense(): boolean {
+    return this.sparse === null;
+  }
+
+  /** The slot's location, for the checks of the shared slots (sparse columns only). */
+  holdsSlot(slot: number): boolean {
+    return slot < this.start.length && this.start[slot] !== NONE;
   }
 
   /** Puts `text` (JSON: never a 0 byte) into a row that holds none. */
@@ -90,9 +132,9 @@ export class TextColumn {
 
   /** Empties a row (nothing when it holds no text). */
   clear(row: number): void {
-    const location = this.start[row]!;
+    const location = this.locationOfRow(row);
     if (location === NONE) return;
-    this.start[row] = NONE;
+    this.placeRow(row, NONE);
     this.texts--;
     const index = segmentOf(location);
     const segment = this.segments[index]!;
@@ -192,7 +234,7 @@ export class TextColumn {
           continue;
         }
         const row = rowOfHeader(bytes, header);
-        if (this.start[row] === locationOf(index, header) && visit(row, locationOf(index, found)) === false) {
+        if (this.locationOfRow(row) === locationOf(index, header) && visit(row, locationOf(index, found)) === false) {
           from = found + 1; // refused: a later match in the same text may still do
           continue;
         }
@@ -220,7 +262,7 @@ export class TextColumn {
         assert(segment.bytes[at] === 0, `a text column's header expected at ${at} of segment ${index}`);
         const end = endOf(segment, at);
         const row = rowOfHeader(segment.bytes, at);
-        if (row < this.start.length && this.start[row] === locationOf(index, at)) {
+        if (this.locationOfRow(row) === locationOf(index, at)) {
           live++;
           liveBytes += end - at;
         }
@@ -230,12 +272,12 @@ export class TextColumn {
       assert(segment.bytes.subarray(segment.used).every((byte) => byte === 0), `segment ${index} of a text column has bytes past its end`);
     });
     let rowsWithText = 0;
-    for (let row = 0; row < this.start.length; row++) if (this.start[row] !== NONE) rowsWithText++;
+    for (let index = 0; index < this.start.length; index++) if (this.start[index] !== NONE) rowsWithText++;
     assert(live === rowsWithText && live === this.texts, `a text column has ${rowsWithText} rows with a text and counts ${this.texts}, but ${live} live texts in its segments`);
   }
 
   private located(row: number): { segment: Segment; at: number } {
-    const location = this.start[row]!;
+    const location = this.locationOfRow(row);
     assert(location !== NONE, `row ${row} of a text column holds no text`);
     return { segment: this.segments[segmentOf(location)]!, at: offsetOf(location) };
   }
@@ -248,7 +290,7 @@ export class TextColumn {
     const at = segment.used;
     writeHeader(segment.bytes, at, row);
     segment.used += size;
-    this.start[row] = locationOf(index, at);
+    this.placeRow(row, locationOf(index, at));
     this.texts++;
     return { segment, at };
   }
@@ -292,9 +334,8 @@ export class TextColumn {
     while (at < segment.used) {
       const end = endOf(segment, at);
       const row = rowOfHeader(segment.bytes, at);
-      if (row < this.start.length && this.start[row] === locationOf(index, at)) {
-        this.texts--; // counted again by claim
-        this.start[row] = NONE;
+      if (this.locationOfRow(row) === locationOf(index, at)) {
+        this.texts--; // counted again by claim, which moves the row's location (its slot stays)
         const moved = this.claim(row, end - at - TEXT_HEADER_BYTES);
         segment.bytes.copy(moved.segment.bytes, moved.at + TEXT_HEADER_BYTES, at + TEXT_HEADER_BYTES, end);
       }

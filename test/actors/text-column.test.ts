@@ -1,4 +1,5 @@
 import { describe, expect, test } from 'bun:test';
+import { SparseRows } from '../../actors/connection/sparse-rows.ts';
 import { TextColumn, TEXT_HEADER_BYTES, TEXT_SEGMENT_BYTES } from '../../actors/connection/text-column.ts';
 import { SeededRandom } from '../../persistence/seeded-random.ts';
 
@@ -127,6 +128,36 @@ describe('the text column', () => {
     });
     expect([complete, rows]).toEqual([true, [0, 2]]);
     expect(column.byteAt(1_000_000)).toBe(0);
+  });
+
+  test('columns of rare fields share one slot per row that holds any: taken with the first text, given back with the last, reused', () => {
+    const sparse = new SparseRows();
+    const results = new TextColumn(sparse);
+    const logs = new TextColumn(sparse);
+    for (const column of [results, logs]) column.ensureRows(1000);
+    results.set(900, '"r"');
+    logs.set(900, '["l"]');
+    logs.set(5, '["only a log"]');
+    expect([sparse.slotOf(900), sparse.slotOf(5), sparse.slotOf(6), sparse.slotSpan]).toEqual([0, 1, -1, 2]);
+    results.clear(900);
+    expect([sparse.slotOf(900), logs.get(900), results.has(900)]).toEqual([0, '["l"]', false]);
+    logs.clear(900);
+    expect(sparse.slotOf(900)).toBe(-1);
+    results.set(42, '"taken again"');
+    expect([sparse.slotOf(42), sparse.slotSpan, results.get(42), logs.get(5)]).toEqual([0, 2, '"taken again"', '["only a log"]']);
+    for (const column of [results, logs]) column.checkInvariants();
+    sparse.checkInvariants((slot) => [results, logs].filter((column) => column.holdsSlot(slot)).length);
+    expect(() => sparse.letGo(7)).toThrow('does not hold');
+    // compaction moves a sparse column's texts and keeps their slots
+    for (let round = 0; round < 40; round++) {
+      for (let row = 100; row < 200; row++) {
+        results.clear(row);
+        results.set(row, JSON.stringify({ row, round, pad: 'x'.repeat(2_000) }));
+      }
+    }
+    expect(results.get(150)).toBe(JSON.stringify({ row: 150, round: 39, pad: 'x'.repeat(2_000) }));
+    results.checkInvariants();
+    sparse.checkInvariants((slot) => [results, logs].filter((column) => column.holdsSlot(slot)).length);
   });
 
   test('rows set from bytes (a snapshot) read as rows set from text', () => {

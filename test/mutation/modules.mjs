@@ -214,7 +214,7 @@ export const MODULES = {
       },
       {
         // the declared column list, JSON texts in one buffer, a job's earlier attempts, and the snapshot's columns
-        mutate: ['actors/connection/job-column-list.ts', 'actors/connection/text-column.ts', 'actors/connection/attempt-history.ts', 'actors/connection/job-columns.ts'],
+        mutate: ['actors/connection/job-column-list.ts', 'actors/connection/text-column.ts', 'actors/connection/sparse-rows.ts', 'actors/connection/attempt-history.ts', 'actors/connection/job-columns.ts'],
         tests: ['test/actors/text-column.test.ts', 'test/actors/job-table.test.ts', 'test/actors/job-columns.test.ts', 'test/actors/job-merge.test.ts'],
       },
     ],
