@@ -14,6 +14,10 @@
  * Format 5 keeps each job's last few commands (not only its latest), each with where its
  * state entry stands and the state before it, so that a refused one can be withdrawn after a
  * restart; a reader of format 4 would keep one command per job and lose that.
+ * Format 6 keeps the commands on queues, workers and tasks (pending and settled), what each
+ * agent said it supports, whether each queue is paused, and per job command whether it made
+ * a state entry and what the agent reported beside its outcome; a reader of format 5 would
+ * lose them and misread a pending command on a queue as one on a job.
  * The job columns are format 4's.
  *
  * In cluster mode each partition's owner snapshots only its part (a `SnapshotScope`):
@@ -26,6 +30,8 @@ import type { AccountsActor } from './accounts/accounts-actor.ts';
 import { ConnectionActor, type ConnectionLimits } from './connection/connection-actor.ts';
 import type { Command } from './connection/command-queue.ts';
 import type { CommandOutcome } from './connection/command-outcomes.ts';
+import type { AgentCapabilities } from './connection/agent-capabilities.ts';
+import type { ControlOutcome } from './connection/control-outcomes.ts';
 import type { AlertBookSnapshot } from './alerts/alert-book.ts';
 import type { QuotaSnapshot } from './connection/daily-quota.ts';
 import { toJobColumns, type StoredJobColumns } from './connection/job-columns.ts';
@@ -37,20 +43,22 @@ import { QueueMetrics } from './metrics/queue-metrics.ts';
 import { WorkerRate } from './metrics/worker-metrics.ts';
 import { inPartition, type PartitionSelector } from './partition-of.ts';
 
-export const SNAPSHOT_FORMAT_VERSION = 5;
+export const SNAPSHOT_FORMAT_VERSION = 6;
 /**
  * Versions `SnapshotRestorer` reads: 1 wrote jobs as objects (`k: 'jobs'`), 1 and 2 kept
  * dedup keys in the connection chunk, 1 to 3 had no job table sizes and ids as strings only,
- * 1 to 4 kept one command outcome per job, without its entry time and prior state.
+ * 1 to 4 kept one command outcome per job, without its entry time and prior state, 1 to 5 had
+ * no commands but on jobs, no capabilities and no paused queues.
  */
-const READABLE_FORMAT_VERSIONS: readonly number[] = [1, 2, 3, 4, 5];
+const READABLE_FORMAT_VERSIONS: readonly number[] = [1, 2, 3, 4, 5, 6];
 /** Each chunk is copied and encoded in one turn of the event loop: small chunks bound the stall. */
 export const JOBS_PER_CHUNK = 1_000;
 /** 100k dedup keys in one chunk took 40-60 ms to encode at 1M jobs: the stall a snapshot caused. */
 export const DEDUP_KEYS_PER_CHUNK = 5_000;
 
 type PlainWorker = Omit<Worker, 'rate'> & { rate: unknown };
-type PlainQueue = Omit<Queue, 'metrics'> & { metrics: unknown };
+/** formats 1 to 5: no `paused` and `pausedAtMs` */
+type PlainQueue = Omit<Queue, 'metrics' | 'paused' | 'pausedAtMs'> & Partial<Pick<Queue, 'paused' | 'pausedAtMs'>> & { metrics: unknown };
 
 export type SnapshotChunk =
   | { k: 'header'; version: number; takenAtMs: number }
@@ -68,6 +76,10 @@ export type SnapshotChunk =
       commandOutcomes?: Array<Omit<CommandOutcome, 'entryAtMs' | 'priorState'> & Partial<CommandOutcome>>;
       /** absent in snapshots written before alerts existed, and when the connection has none */
       alerts?: AlertBookSnapshot;
+      /** format 6: the commands on queues, workers and tasks and what became of them */
+      controlOutcomes?: ControlOutcome[];
+      /** format 6: each framework's agent's latest report of what it supports */
+      capabilities?: AgentCapabilities[];
       /** format 4: how much the job table held, so that a restart sizes it once (a hint: the jobColumns chunks are the data) */
       jobTable?: JobTableSizes;
     }
@@ -152,6 +164,8 @@ function connectionChunk(actor: ConnectionActor): SnapshotChunk {
     queues: [...actor.queues.values()].map((queue) => ({ ...structuredClone({ ...queue, metrics: null }), metrics: queue.metrics.toSnapshot() })),
     commands: structuredClone(actor.commands.toSnapshot()),
     commandOutcomes: structuredClone(actor.commandOutcomes.toSnapshot()),
+    controlOutcomes: structuredClone(actor.controlOutcomes.toSnapshot()),
+    capabilities: structuredClone(actor.capabilities.toSnapshot()),
     ...(actor.alerts.isEmpty ? {} : { alerts: actor.alerts.toSnapshot() }),
     jobTable: actor.jobs.table.sizes(),
   };
@@ -213,10 +227,15 @@ export class SnapshotRestorer {
           const lastSeenMs = (queue as Partial<PlainQueue>).lastSeenMs ?? this.takenAtMs;
           // Snapshots before queue extensions have none: the next queue snapshot brings them.
           const extensions = (queue as Partial<PlainQueue>).extensions ?? null;
-          actor.queues.insert({ ...queue, lastSeenMs, extensions, metrics: QueueMetrics.fromSnapshot(queue.metrics) });
+          // Snapshots before format 6 do not say whether a queue is paused: the next snapshot or outcome does.
+          const paused = queue.paused ?? null;
+          const pausedAtMs = queue.pausedAtMs ?? Number.NEGATIVE_INFINITY;
+          actor.queues.insert({ ...queue, lastSeenMs, extensions, paused, pausedAtMs, metrics: QueueMetrics.fromSnapshot(queue.metrics) });
         }
         actor.commands.restore(chunk.commands);
         actor.commandOutcomes.restore(chunk.commandOutcomes ?? []);
+        actor.controlOutcomes.restore(chunk.controlOutcomes ?? []);
+        actor.capabilities.restore(chunk.capabilities ?? []);
         if (chunk.alerts !== undefined) actor.alerts.restore(chunk.alerts);
         if (chunk.jobTable !== undefined) actor.jobs.table.reserve(chunk.jobTable);
         this.actors.set(chunk.id, actor);

@@ -3,8 +3,9 @@
  * buckets, the queue depths, the workers' liveness, the per-name and per-state job
  * indexes. Nothing here scans all jobs, so every rule can be evaluated every few seconds.
  *
- * Values: failure_rate a fraction (0 to 1); queue_depth a job count; worker_offline,
- * task_missing and job_stuck seconds.
+ * Values: failure_rate a fraction (0 to 1); queue_depth a job count (of the queues not
+ * paused, unless the rule includes paused ones); worker_offline, task_missing and job_stuck
+ * seconds.
  */
 import type { ConnectionActor } from '../connection/connection-actor.ts';
 import type { Queue } from '../connection/queue-store.ts';
@@ -21,7 +22,7 @@ export interface Measure {
 /** How many of a task's newest jobs task_missing looks at for a completion. */
 export const TASK_MISSING_SCAN_MAX = 1_000;
 
-export type MeasuredRule = Pick<AlertRule, 'kind' | 'queue' | 'task' | 'threshold' | 'windowSeconds' | 'createdAtMs'>;
+export type MeasuredRule = Pick<AlertRule, 'kind' | 'queue' | 'task' | 'threshold' | 'windowSeconds' | 'createdAtMs'> & Partial<Pick<AlertRule, 'includePaused'>>;
 
 export function measure(rule: MeasuredRule, actor: ConnectionActor, nowMs: number): Measure {
   const windowMs = rule.windowSeconds * 1000;
@@ -41,6 +42,8 @@ export function measure(rule: MeasuredRule, actor: ConnectionActor, nowMs: numbe
     case 'queue_depth': {
       let deepest: number | null = null;
       for (const queue of queuesOf(rule, actor)) {
+        // a paused queue grows by design: it does not fire unless the rule asks
+        if (queue.paused === true && rule.includePaused !== true) continue;
         const depth = queue.depth ?? actor.jobs.queuedPerQueue.get(queue.name);
         if (deepest === null || depth > deepest) deepest = depth;
       }

@@ -253,6 +253,7 @@ export class AlertService {
       threshold: rule.threshold,
       windowSeconds: rule.windowSeconds,
       channelIds: [...rule.channelIds],
+      includePaused: rule.includePaused ?? false,
       createdAt: iso(rule.createdAtMs)!,
       updatedAt: iso(rule.updatedAtMs)!,
       status: state.status,
@@ -293,7 +294,8 @@ function described(kind: AlertKind, measured: Measure): DescribedMeasure {
 }
 
 function inputOf(rule: AlertRule): RuleInput {
-  return { name: rule.name, kind: rule.kind, queue: rule.queue, task: rule.task, threshold: rule.threshold, windowSeconds: rule.windowSeconds, channelIds: rule.channelIds };
+  // rules saved before includePaused have none
+  return { name: rule.name, kind: rule.kind, queue: rule.queue, task: rule.task, threshold: rule.threshold, windowSeconds: rule.windowSeconds, channelIds: rule.channelIds, includePaused: rule.includePaused ?? false };
 }
 
 function describeAttempt(attempt: DeliveryAttempt): PublicDeliveryAttempt {

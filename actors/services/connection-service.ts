@@ -50,6 +50,16 @@ export class ConnectionService {
     return actors;
   }
 
+  /**
+   * The one check before a user's command reaches a connection's job system ("may
+   * operate"): the connection is one the user may read and their role lets them act on it.
+   * Today the owner of a connection is the only one who reads it and may act on it; a role
+   * that reads but may not act would refuse here with FORBIDDEN naming `doing`.
+   */
+  requireOperator(user: User, connectionId: string, doing: string): void {
+    if (this.readableActors(user, connectionId).length === 0) throw new DomainError('NOT_FOUND', `connection not found (to ${doing})`);
+  }
+
   private describe(connection: Connection): PublicConnection {
     const actor = this.engine.connection(connection.id);
     if (actor === undefined) throw new DomainError('NOT_FOUND', 'connection not found');

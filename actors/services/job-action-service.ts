@@ -1,15 +1,26 @@
 /**
- * Revoke and retry, single and bulk, over the jobs a user may read. Ids are grouped by
- * the connection that owns them; each group is one decision and one record, and every
- * id gets its own result in the order asked.
+ * Commands on jobs over the jobs a user may read: revoke and retry, single and bulk, with
+ * the contract's answers, and run now, delete and kill, answered with their command. Ids
+ * are grouped by the connection that owns them; each group is one decision and one record,
+ * and every id gets its own result in the order asked. Acting needs the "may operate" check
+ * on every connection the ids are found in.
  */
 import type { User } from '../accounts/account-records.ts';
 import type { ConnectionActor } from '../connection/connection-actor.ts';
-import type { JobAction } from '../connection/connection-records.ts';
+import { COMMAND_VERBS, type JobCommandType } from '../connection/command-types.ts';
 import { notFound, type ActionResult } from '../connection/job-actions.ts';
 import { DomainError } from '../domain-error.ts';
 import type { Engine } from '../engine.ts';
+import { commandViewOf, type CommandView } from '../views/command-view.ts';
 import type { ConnectionService } from './connection-service.ts';
+
+/** The 202 of a command: its id and the command as `GET /api/commands/{id}` shows it. */
+export interface CommandAccepted {
+  commandId: string | null;
+  command: CommandView | null;
+  /** Celery's "retry all failed": the retries the service asked for, one per failed job (no command of its own) */
+  retriesRequested?: number;
+}
 
 export type PublicActionResult = { id: string; success: true; state: string } | { id: string; success: false; error: string };
 
@@ -19,18 +30,30 @@ export class JobActionService {
     private readonly connections: ConnectionService,
   ) {}
 
-  async bulk(user: User, action: JobAction, ids: readonly string[]): Promise<PublicActionResult[]> {
+  async bulk(user: User, action: JobCommandType, ids: readonly string[]): Promise<PublicActionResult[]> {
     return (await this.apply(user, action, ids)).map(toPublic);
   }
 
   /** One job: a refusal is an error response (409 or 404) rather than a result entry. */
-  async single(user: User, action: JobAction, id: string): Promise<PublicActionResult> {
+  async single(user: User, action: JobCommandType, id: string): Promise<PublicActionResult> {
+    return toPublic(await this.one(user, action, id));
+  }
+
+  /** One job's command that answers with the command (run now, delete, kill): 202. */
+  async command(user: User, action: JobCommandType, id: string): Promise<CommandAccepted> {
+    const result = await this.one(user, action, id);
+    if (!result.success) throw new Error('unreachable');
+    const actor = this.connections.readableActors(user, undefined).find((each) => each.jobs.rowOf(id) >= 0);
+    return { commandId: result.commandId, command: actor === undefined ? null : (commandViewOf(actor, result.commandId) ?? null) };
+  }
+
+  private async one(user: User, action: JobCommandType, id: string): Promise<ActionResult & { success: true }> {
     const [result] = await this.apply(user, action, [id]);
-    if (result === undefined || result.success) return toPublic(result!);
+    if (result === undefined || result.success) return result!;
     throw new DomainError(result.reason === 'not-found' ? 'NOT_FOUND' : 'INVALID_STATE', result.error);
   }
 
-  private async apply(user: User, action: JobAction, ids: readonly string[]): Promise<ActionResult[]> {
+  private async apply(user: User, action: JobCommandType, ids: readonly string[]): Promise<ActionResult[]> {
     this.engine.refuseWhenHalted();
     const actors = this.connections.readableActors(user, undefined);
     const idsByActor = new Map<ConnectionActor, string[]>();
@@ -38,6 +61,7 @@ export class JobActionService {
       const owner = actors.find((actor) => actor.jobs.rowOf(id) >= 0);
       if (owner !== undefined) idsByActor.set(owner, [...(idsByActor.get(owner) ?? []), id]);
     }
+    for (const actor of idsByActor.keys()) this.connections.requireOperator(user, actor.connectionId, `${COMMAND_VERBS[action]} jobs`);
     const resultById = new Map<string, ActionResult[]>();
     const commits: Promise<void>[] = [];
     for (const [actor, actorIds] of idsByActor) {
@@ -52,5 +76,5 @@ export class JobActionService {
 }
 
 function toPublic(result: ActionResult): PublicActionResult {
-  return result.success ? result : { id: result.id, success: false, error: result.error };
+  return result.success ? { id: result.id, success: true, state: result.state } : { id: result.id, success: false, error: result.error };
 }

@@ -53,6 +53,7 @@ export const AlertRule = closed({
   threshold: nullable(Type.Number()),
   windowSeconds: Type.Integer(),
   channelIds: Type.Array(Type.String()),
+  includePaused: Type.Boolean({ description: 'queue_depth: paused queues are measured too (by default they do not fire)' }),
   createdAt: time(),
   updatedAt: time(),
   status: literals(['ok', 'firing', 'resolved'] as const),

@@ -27,6 +27,7 @@ const RULE_FIELDS = {
   threshold: Type.Optional(Type.Union([Type.Number({ minimum: 0, maximum: ALERT_LIMITS.depthThresholdMax }), Type.Null()])),
   windowSeconds: Type.Integer({ minimum: ALERT_LIMITS.windowSecondsMin, maximum: ALERT_LIMITS.windowSecondsMax }),
   channelIds: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: ALERT_LIMITS.channelsPerRuleMax }),
+  includePaused: Type.Optional(Type.Boolean({ description: 'queue_depth only: measure paused queues too (default false: a paused queue does not fire)' })),
 };
 
 export const CreateChannelBody = model(
@@ -73,13 +74,14 @@ function ruleInputOf(body: Static<typeof CreateRuleBody.schema>): RuleInput {
     threshold: body.threshold ?? null,
     windowSeconds: body.windowSeconds,
     channelIds: body.channelIds,
+    includePaused: body.includePaused ?? false,
   };
 }
 
 /** The fields a PATCH names, with an explicit null kept (it clears the field). */
 function ruleChangesOf(body: RuleFields): Partial<RuleInput> {
   const changes: Partial<RuleInput> = {};
-  for (const key of ['name', 'kind', 'queue', 'task', 'threshold', 'windowSeconds', 'channelIds'] as const) {
+  for (const key of ['name', 'kind', 'queue', 'task', 'threshold', 'windowSeconds', 'channelIds', 'includePaused'] as const) {
     if (body[key] !== undefined) (changes as Record<string, unknown>)[key] = body[key];
   }
   return changes;

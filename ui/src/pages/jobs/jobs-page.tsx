@@ -55,7 +55,7 @@ export function JobsPage() {
     selected.value = next;
   };
   const onDone = (type: JobAction, results: PublicActionResult[]) => {
-    const lastCommand = { id: '', type, status: 'pending', reason: null, createdAt: new Date().toISOString(), completedAt: null } as const;
+    const lastCommand = { id: '', type, status: 'pending', reason: null, details: null, createdAt: new Date().toISOString(), completedAt: null } as const;
     list.patch(results.flatMap((result) => (result.success ? [{ id: result.id, state: result.state, lastCommand }] : [])));
     selected.value = new Set();
   };
