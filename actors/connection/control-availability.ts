@@ -29,7 +29,8 @@ export function workerControls(worker: { framework: string; state: string }, tra
   const controls = {} as Record<WorkerCommandType, ActionAvailability>;
   for (const type of WORKER_COMMAND_TYPES) {
     const offline = worker.state === 'offline' ? notAvailable('the worker is offline: there is nothing to ask it') : null;
-    controls[type] = pendingOf(type, trail) ?? offline ?? agentSupport(supportOf(worker.framework, type), worker.framework, type) ?? { available: true, reason: null };
+    // what the job system can never do says more than that the worker is away now
+    controls[type] = pendingOf(type, trail) ?? agentSupport(supportOf(worker.framework, type), worker.framework, type) ?? offline ?? { available: true, reason: null };
   }
   return controls;
 }

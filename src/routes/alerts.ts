@@ -55,6 +55,7 @@ export const PreviewRuleBody = model(
       task: RULE_FIELDS.task,
       threshold: RULE_FIELDS.threshold,
       windowSeconds: RULE_FIELDS.windowSeconds,
+      includePaused: RULE_FIELDS.includePaused,
     },
     { additionalProperties: false },
   ),

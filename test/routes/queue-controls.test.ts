@@ -158,6 +158,7 @@ describe('worker and task controls', () => {
     await f.report(BULLMQ_CONTROLS);
     const worker = (await f.get('/api/workers')).json.data[0];
     expect(worker.controls['worker.quiet']).toEqual({ available: false, reason: 'BullMQ has no remote control of its workers' });
+    await f.report({ ...BULLMQ_CONTROLS, 'worker.quiet': { supported: true } });
     f.t.clock.advance(60_000);
     const offline = (await f.get('/api/workers')).json.data[0];
     expect(offline.controls['worker.quiet']).toEqual({ available: false, reason: 'the worker is offline: there is nothing to ask it' });

@@ -9,6 +9,7 @@ import { ConnectionsPage } from './pages/connections/connections-page.tsx';
 import { JobDetailPage } from './pages/job-detail/job-detail-page.tsx';
 import { JobsPage } from './pages/jobs/jobs-page.tsx';
 import { QueuesPage } from './pages/queues/queues-page.tsx';
+import { QueuePage } from './pages/queues/queue-page.tsx';
 import { SignInPage } from './pages/sign-in.tsx';
 import { UsersPage } from './pages/users-page.tsx';
 import { WorkersPage } from './pages/workers/workers-page.tsx';
@@ -19,6 +20,7 @@ const PAGES: Array<[string, (params: Record<string, string>) => preact.JSX.Eleme
   ['/jobs', () => <JobsPage />],
   ['/jobs/:id', (params) => <JobDetailPage id={params.id!} />],
   ['/queues', () => <QueuesPage />],
+  ['/queues/:id', (params) => <QueuePage id={params.id!} />],
   ['/workers', () => <WorkersPage />],
   ['/alerts', () => <AlertsPage />],
   ['/connections', () => <ConnectionsPage />],

@@ -2,6 +2,7 @@
 import { signal } from '@preact/signals';
 import { api, setUnauthorizedHandler } from './api/client.ts';
 import { startStream, stopStream } from './api/stream.ts';
+import { loadCapabilities } from './lib/capabilities.ts';
 import type { Me, PublicConnection, PublicUser } from './api/types.ts';
 import { navigate, route } from './router.ts';
 
@@ -35,6 +36,7 @@ export async function loadSession(): Promise<void> {
     user.value = me.user;
     connections.value = me.connections;
     startStream();
+    void loadCapabilities();
   } catch {
     user.value = null;
   }

@@ -5,7 +5,10 @@
 import type { JobListPage } from '../../../actors/queries/job-list.ts';
 import type { PagedResult } from '../../../actors/queries/paged-list.ts';
 import type { PublicUser } from '../../../actors/services/account-service.ts';
-import type { PublicActionResult } from '../../../actors/services/job-action-service.ts';
+import type { CommandAccepted, PublicActionResult } from '../../../actors/services/job-action-service.ts';
+import type { PublicCapabilities } from '../../../actors/services/agent-service.ts';
+import type { CommandView } from '../../../actors/views/command-view.ts';
+import type { CleanEstimate } from '../../../actors/queries/queue-jobs.ts';
 import type { PublicConnection } from '../../../actors/services/connection-service.ts';
 import type { JobDetail, JobListItem, LastCommand } from '../../../actors/views/job-view.ts';
 import type { QueueStreamItem, QueueView } from '../../../actors/views/queue-view.ts';
@@ -23,7 +26,7 @@ export interface TestDelivery {
   attempt: PublicDeliveryAttempt | null;
 }
 
-export type { JobDetail, JobListItem, JobListPage, LastCommand, PublicActionResult, PublicConnection, PublicUser, QueueStreamItem, QueueView, WorkerView };
+export type { CleanEstimate, CommandAccepted, CommandView, JobDetail, JobListItem, JobListPage, LastCommand, PublicActionResult, PublicCapabilities, PublicConnection, PublicUser, QueueStreamItem, QueueView, WorkerView };
 
 export type QueuePage = PagedResult<QueueView>;
 export type WorkerPage = PagedResult<WorkerView>;

@@ -6,6 +6,7 @@ import { route } from '../router.ts';
 import { signOut, user } from '../session.ts';
 import { Link } from './link.tsx';
 import { FiringBadge } from './firing-badge.tsx';
+import { CommandToasts } from './command-toasts.tsx';
 
 const STREAM_LABEL: Record<StreamState, string> = {
   off: 'Live updates off',
@@ -55,6 +56,7 @@ export function AppShell({ children }: { children: ComponentChildren }) {
         </div>
       </header>
       <main id="main">{children}</main>
+      <CommandToasts />
     </>
   );
 }

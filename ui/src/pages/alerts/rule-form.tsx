@@ -23,14 +23,16 @@ interface Draft {
   threshold: string;
   windowMinutes: string;
   channelIds: string[];
+  /** queue_depth: measure paused queues too */
+  includePaused: boolean;
 }
 
 function draftOf(rule: PublicRule | null, connections: PublicConnection[]): Draft {
   if (rule === null) {
-    return { connectionId: connections[0]?.id ?? '', name: '', kind: 'failure_rate', queue: '', task: '', threshold: '20', windowMinutes: '5', channelIds: [] };
+    return { connectionId: connections[0]?.id ?? '', name: '', kind: 'failure_rate', queue: '', task: '', threshold: '20', windowMinutes: '5', channelIds: [], includePaused: false };
   }
   const threshold = rule.threshold === null ? '' : rule.kind === 'failure_rate' ? String(Math.round(rule.threshold * 1000) / 10) : String(rule.threshold);
-  return { connectionId: rule.connectionId, name: rule.name, kind: rule.kind, queue: rule.queue ?? '', task: rule.task ?? '', threshold, windowMinutes: String(rule.windowSeconds / 60), channelIds: [...rule.channelIds] };
+  return { connectionId: rule.connectionId, name: rule.name, kind: rule.kind, queue: rule.queue ?? '', task: rule.task ?? '', threshold, windowMinutes: String(rule.windowSeconds / 60), channelIds: [...rule.channelIds], includePaused: rule.includePaused };
 }
 
 /** The body fields of a draft, as the API takes them (fields the kind does not take are left out). */
@@ -43,6 +45,7 @@ export function ruleFields(draft: Draft) {
     task: fields.task === 'refused' || draft.task.trim() === '' ? null : draft.task.trim(),
     threshold: fields.threshold === 'refused' || draft.threshold.trim() === '' ? null : draft.kind === 'failure_rate' ? number / 100 : number,
     windowSeconds: Math.round(Number(draft.windowMinutes) * 60),
+    includePaused: fields.includePaused === 'optional' && draft.includePaused,
   };
 }
 
@@ -76,7 +79,7 @@ export function RuleForm(props: { rule: PublicRule | null; connections: PublicCo
       clearTimeout(timer);
       clearInterval(again);
     };
-  }, [d.connectionId, d.kind, d.queue, d.task, d.threshold, d.windowMinutes]);
+  }, [d.connectionId, d.kind, d.queue, d.task, d.threshold, d.windowMinutes, d.includePaused]);
 
   const onSubmit = async (event: SubmitEvent) => {
     event.preventDefault();
@@ -139,6 +142,12 @@ export function RuleForm(props: { rule: PublicRule | null; connections: PublicCo
         <label>
           <span>{d.kind === 'failure_rate' ? 'Threshold (%)' : 'Threshold (jobs)'}</span>
           <input name="threshold" type="number" required min={0} max={d.kind === 'failure_rate' ? 99.9 : undefined} step={d.kind === 'failure_rate' ? 0.1 : 1} value={d.threshold} onInput={(e) => set({ threshold: e.currentTarget.value })} />
+        </label>
+      )}
+      {fields.includePaused === 'optional' && (
+        <label class="checkbox">
+          <input name="includePaused" type="checkbox" checked={d.includePaused} onChange={(e) => set({ includePaused: e.currentTarget.checked })} />
+          Also while the queue is paused (a paused queue grows by design)
         </label>
       )}
       <label>

@@ -3,7 +3,8 @@ import { useComputed, useSignal } from '@preact/signals';
 import { useEffect, useMemo } from 'preact/hooks';
 import { api } from '../../api/client.ts';
 import type { JobAction } from '../../api/job-actions.ts';
-import type { PublicActionResult, QueuePage, WorkerPage } from '../../api/types.ts';
+import type { JobListItem, PublicActionResult, QueuePage, WorkerPage } from '../../api/types.ts';
+import type { JobCommandType } from '../../../../actors/connection/command-types.ts';
 import { DataTable } from '../../components/data-table.tsx';
 import { EmptyState } from '../../components/empty-state.tsx';
 import { ErrorText } from '../../components/error-text.tsx';
@@ -59,6 +60,11 @@ export function JobsPage() {
     list.patch(results.flatMap((result) => (result.success ? [{ id: result.id, state: result.state, lastCommand }] : [])));
     selected.value = new Set();
   };
+  // a row's command shows on the row at once; the stream brings what the job system then did
+  const onRowCommand = (job: JobListItem, type: JobCommandType) => {
+    const state = type === 'revoke' ? 'cancelled' : type === 'retry' && job.state !== 'retrying' ? 'retrying' : job.state;
+    list.patch([{ id: job.id, state, lastCommand: { id: '', type, status: 'pending', reason: null, details: null, createdAt: new Date().toISOString(), completedAt: null } }]);
+  };
   const waiting = list.waiting.value.length;
   return (
     <>
@@ -82,7 +88,7 @@ export function JobsPage() {
       <DataTable
         label="Jobs"
         rows={list.rows.value}
-        columns={jobColumnsFor(filters.state)}
+        columns={jobColumnsFor(filters.state, onRowCommand)}
         sort={{ by: filters.sortBy, order: filters.sortOrder, onSort }}
         selection={{
           selected: selected.value,

@@ -1,4 +1,4 @@
-/** Queues: depth, consumers and the range's throughput, latency, failure rate, health bar and chart. */
+/** Queues: depth, consumers, whether paused, and the range's throughput, latency, failure rate, health bar and chart; each links to its page with its controls. */
 import { api, queryString } from '../../api/client.ts';
 import type { QueuePage, QueueView } from '../../api/types.ts';
 import { EmptyState } from '../../components/empty-state.tsx';
@@ -13,7 +13,7 @@ import { shortDuration } from '../../lib/time.ts';
 import { route, withQuery } from '../../router.ts';
 import { connections } from '../../session.ts';
 
-const RANGES = ['1h', '6h', '24h', '7d'] as const;
+export const RANGES = ['1h', '6h', '24h', '7d'] as const;
 
 const perMinute = (perSecond: number | null) => (perSecond === null ? '–' : `${(perSecond * 60).toFixed(perSecond * 60 < 10 ? 2 : 0)}/min`);
 const percent = (ratio: number | null) => (ratio === null ? '–' : `${(ratio * 100).toFixed(1)} %`);
@@ -22,7 +22,7 @@ export function QueuesPage() {
   const query = route.value.query;
   const range = (RANGES as readonly string[]).includes(query.get('range') ?? '') ? query.get('range')! : '24h';
   const page = Math.max(1, Number(query.get('page') ?? '1') || 1);
-  const params = queryString({ timeRange: range, page, limit: 50, connectionId: query.get('connectionId') });
+  const params = queryString({ timeRange: range, page, limit: 50, connectionId: query.get('connectionId'), paused: query.get('paused') });
   const { data, error } = useLiveReload(() => api<QueuePage>('GET', `/api/queues${params}`), (batch) => batch.queues.length > 0 || batch.jobs.length > 0, params);
   const queues = data.value;
   return (
@@ -37,7 +37,12 @@ export function QueuesPage() {
           ))}
         </nav>
       </div>
-      {connections.value.length > 1 && <FilterBar fields={[{ key: 'connectionId', label: 'Connection', options: connections.value.map((c) => [c.id, c.name]) }]} />}
+      <FilterBar
+        fields={[
+          ...(connections.value.length > 1 ? [{ key: 'connectionId', label: 'Connection', options: connections.value.map((c): [string, string] => [c.id, c.name]) }] : []),
+          { key: 'paused', label: 'Paused', options: [['true', 'paused'], ['false', 'not paused']] },
+        ]}
+      />
       <ErrorText error={error.value} />
       {queues === null ? (
         <p class="muted">Loading…</p>
@@ -55,7 +60,12 @@ export function QueuesPage() {
   );
 }
 
-function QueueCard({ queue, range }: { queue: QueueView; range: string }) {
+/** Whether the job system has the queue paused; nothing while it has not said. */
+export function PausedBadge({ paused }: { paused: boolean | null }) {
+  return paused === true ? <span class="badge state-paused">paused</span> : null;
+}
+
+export function QueueCard({ queue, range }: { queue: QueueView; range: string }) {
   const connectionName = connections.value.find((c) => c.id === queue.connectionId)?.name;
   const metrics: Array<[string, string]> = [
     ['depth', queue.depth.toLocaleString()],
@@ -68,8 +78,9 @@ function QueueCard({ queue, range }: { queue: QueueView; range: string }) {
     <section class="card queue-card" aria-label={`Queue ${queue.name}`}>
       <div class="row">
         <h2 class="mono">
-          <Link href={`/jobs?queue=${encodeURIComponent(queue.name)}&connectionId=${queue.connectionId}`}>{queue.name}</Link>
+          <Link href={`/queues/${encodeURIComponent(queue.id)}`}>{queue.name}</Link>
         </h2>
+        <PausedBadge paused={queue.paused} />
         {connectionName && connections.value.length > 1 && <span class="muted">{connectionName}</span>}
       </div>
       <div class="metrics">

@@ -1,4 +1,4 @@
-/** Workers: state, heartbeat age (ticking), active jobs, processed, rate, queues, metadata; live. */
+/** Workers: state, heartbeat age (ticking), active jobs, processed, rate, queues, metadata, their controls; live. */
 import { useEffect } from 'preact/hooks';
 import { api, queryString } from '../../api/client.ts';
 import { onLive } from '../../api/stream.ts';
@@ -15,6 +15,7 @@ import { relativeTime } from '../../lib/time.ts';
 import { useLiveReload } from '../../lib/use-live-reload.ts';
 import { navigate, route, withQuery } from '../../router.ts';
 import { connections } from '../../session.ts';
+import { WorkerControls } from './worker-controls.tsx';
 
 const WORKER_STATES = ['online', 'busy', 'idle', 'offline'] as const;
 const SORT_KEYS = ['hostname', 'state', 'activeJobs', 'lastHeartbeat', 'taskRate'];
@@ -44,6 +45,7 @@ const COLUMNS: Column<WorkerView>[] = [
   { id: 'processed', label: 'Processed', class: 'col-duration num', cell: (w) => (w.processedTotal ?? 0).toLocaleString() },
   { id: 'taskRate', label: 'Rate', sortKey: 'taskRate', class: 'col-duration num', cell: (w) => (w.taskRate === null ? '–' : `${w.taskRate.toFixed(1)}/min`) },
   { id: 'queues', label: 'Queues', class: 'hide-narrow', cell: (w) => <span class="ellipsis">{w.queues.join(', ') || '–'}</span> },
+  { id: 'controls', label: 'Controls', class: 'col-actions', cell: (w) => <WorkerControls worker={w} /> },
   {
     id: 'metadata',
     label: 'Metadata',
@@ -66,7 +68,7 @@ export function WorkersPage() {
   const sortOrder = query.get('sortOrder') === 'desc' ? 'desc' : 'asc';
   const page = Math.max(1, Number(query.get('page') ?? '1') || 1);
   const params = queryString({ page, limit: 50, sortBy, sortOrder, state: query.get('state'), connectionId: query.get('connectionId') });
-  const { data, error } = useLiveReload(() => api<WorkerPage>('GET', `/api/workers${params}`), (batch) => batch.workers.length > 0, params);
+  const { data, error } = useLiveReload(() => api<WorkerPage>('GET', `/api/workers${params}`), (batch) => batch.workers.length > 0 || batch.commands.some((command) => command.target.kind === 'worker'), params);
   // a worker on screen changes at once; the reload after it brings new ones and the order
   useEffect(
     () =>
