@@ -73,9 +73,12 @@ export const MODULES = {
           `${P}/recovery-details.test.ts`,
           `${P}/recovery-releases-input.test.ts`,
           `${P}/snapshot-integrity.test.ts`,
+          `${P}/read-back-refusals.test.ts`,
+          `${P}/data-dir-manifest.test.ts`,
         ],
       },
-      { mutate: ['persistence/snapshot-file.ts'], tests: [`${P}/snapshot-integrity.test.ts`, `${P}/snapshot.test.ts`, `${P}/recovery.test.ts`] },
+      { mutate: ['persistence/snapshot-file.ts'], tests: [`${P}/snapshot-integrity.test.ts`, `${P}/snapshot.test.ts`, `${P}/recovery.test.ts`, `${P}/read-back-refusals.test.ts`] },
+      { mutate: ['persistence/data-dir-manifest.ts'], tests: [`${P}/data-dir-manifest.test.ts`, 'test/durability/damaged-snapshot.test.ts'] },
       {
         mutate: ['persistence/log-writer.ts', 'persistence/durable-store.ts', 'persistence/file-storage.ts', 'persistence/record-codec.ts'],
         // the simulation with 15 seeds per fsync policy instead of up to 200: every seed runs for every mutant
@@ -161,6 +164,7 @@ export const MODULES = {
           lines('actors/engine.ts', "case 'retention':", 'return null;'),
           'src/service/snapshot-schedule.ts',
           'src/service/retention-timer.ts',
+          'src/service/background-work.ts',
           block('src/service/service-mode.ts', 'snapshotPolicy({ engine, store }, observer) {'),
           lines('src/service/service-mode.ts', 'retentionRecords: (_opened, atMs) =>'),
           lines('src/service/service-mode.ts', 'retentionRecords: (opened, atMs) =>', '}),'),
@@ -248,19 +252,23 @@ export const MODULES = {
           block('actors/connection/job-store.ts', 'lastCompletedAtOfName('),
           block('actors/metrics/queue-metrics.ts', 'finishedWithin('),
         ],
-        tests: ['test/alerts/alert-evaluation.test.ts', 'test/routes/alerts.test.ts', 'test/alerts/webhook-delivery.test.ts'],
+        tests: ['test/alerts/alert-evaluation.test.ts', 'test/alerts/notice-links.test.ts', 'test/routes/alerts.test.ts', 'test/alerts/webhook-delivery.test.ts'],
       },
       {
-        mutate: ['actors/services/alert-service.ts', 'actors/alerts/alert-text.ts', 'src/routes/alerts.ts'],
-        tests: ['test/routes/alerts.test.ts', 'test/alerts/webhook-delivery.test.ts'],
+        mutate: ['actors/services/alert-service.ts', 'actors/alerts/alert-text.ts', 'src/routes/alerts.ts', block('src/http/client-address.ts', 'export function reachedAddress(')],
+        tests: ['test/alerts/notice-links.test.ts', 'test/routes/alerts.test.ts', 'test/alerts/webhook-delivery.test.ts'],
       },
       {
-        mutate: ['src/alerts/address-ranges.ts', 'src/alerts/webhook-guard.ts', 'src/alerts/webhook-sender.ts'],
-        tests: ['test/alerts/webhook-guard.test.ts', 'test/alerts/webhook-delivery.test.ts'],
+        mutate: ['src/alerts/address-ranges.ts', 'src/alerts/embedded-ipv4.ts', 'src/alerts/webhook-guard.ts', 'src/alerts/webhook-sender.ts'],
+        tests: ['test/alerts/address-forms.test.ts', 'test/alerts/webhook-guard.test.ts', 'test/alerts/webhook-delivery.test.ts'],
+      },
+      {
+        mutate: ['src/alerts/send-slots.ts', 'actors/alerts/test-send-limiter.ts'],
+        tests: ['test/alerts/alert-runner.test.ts'],
       },
       {
         mutate: ['src/alerts/webhook-payload.ts', 'src/alerts/alert-runner.ts'],
-        tests: ['test/alerts/alert-runner.test.ts', 'test/alerts/webhook-delivery.test.ts'],
+        tests: ['test/alerts/alert-runner.test.ts', 'test/alerts/notice-links.test.ts', 'test/alerts/webhook-delivery.test.ts'],
       },
     ],
   },
@@ -271,6 +279,28 @@ export const MODULES = {
       { mutate: ['src/http/in-flight.ts'], tests: ['test/http/in-flight.test.ts'] },
       // the routes' order of checks (quota and caps before the body): route tests, seconds each
       { mutate: [lines('src/routes/ingest.ts', 'const actor = connectionActorForKey', 'ticket?.release()')], tests: ['test/routes/heavy-bodies.test.ts'] },
+    ],
+  },
+  dashboardText: {
+    what: "how the dashboard puts figures and names into words: queue throughput and the job system's own counts, worker titles, the agents' command lines",
+    parts: [
+      {
+        mutate: ['ui/src/pages/queues/queue-figures.ts', 'ui/src/pages/workers/worker-title.ts', 'ui/src/pages/connections/agent-commands.ts'],
+        tests: ['test/ui/queue-and-worker-text.test.ts', 'test/ui/agent-commands.test.ts'],
+      },
+    ],
+  },
+  storedShapes: {
+    what: 'what a start reads back: the shape of every record and snapshot chunk, the chunks\' order, the accounts\' mark, and the verify command',
+    parts: [
+      {
+        mutate: ['actors/stored/*.ts', block('actors/engine-snapshot.ts', 'snapshotEnded({'), block('actors/engine-snapshot.ts', 'private follow(')],
+        tests: ['test/durability/damaged-snapshot.test.ts', 'test/durability/snapshot-round-trip.test.ts', 'test/durability/snapshot-older-formats.test.ts'],
+      },
+      {
+        mutate: ['src/accounts-kept.ts', 'src/engine-recovery.ts', 'src/cli/verify-command.ts'],
+        tests: ['test/durability/damaged-snapshot.test.ts', 'test/cli/verify.test.ts'],
+      },
     ],
   },
   'bullmq-agent': {

@@ -23,6 +23,15 @@ export const ROW_COMMANDS: Partial<Record<string, JobCommandType[]>> = {
 const ROW_LABEL: Partial<Record<JobCommandType, string>> = { retry: 'Retry now' };
 const CONFIRMED: ReadonlySet<JobCommandType> = new Set(['delete', 'kill']);
 
+/**
+ * What a row shows at once after one of its commands was asked: a revoke or retry the
+ * contract's state, every command pending; the stream brings what the job system then did.
+ */
+export function pendingRow(job: JobListItem, type: JobCommandType): Pick<JobListItem, 'id' | 'state' | 'lastCommand'> {
+  const state = type === 'revoke' ? 'cancelled' : type === 'retry' && job.state !== 'retrying' ? 'retrying' : job.state;
+  return { id: job.id, state, lastCommand: { id: '', type, status: 'pending', reason: null, details: null, createdAt: new Date().toISOString(), completedAt: null } };
+}
+
 export function RowActions({ job, types, onAsked }: { job: JobListItem; types: JobCommandType[]; onAsked: (type: JobCommandType) => void }) {
   const asking = useSignal<JobCommandType | null>(null);
   const error = useSignal<unknown>(null);

@@ -16,8 +16,10 @@ import { useLiveReload } from '../../lib/use-live-reload.ts';
 import { navigate, route, withQuery } from '../../router.ts';
 import { connections } from '../../session.ts';
 import { WorkerControls } from './worker-controls.tsx';
+import { workerTitle } from './worker-title.ts';
 
 const WORKER_STATES = ['online', 'busy', 'idle', 'offline'] as const;
+
 const SORT_KEYS = ['hostname', 'state', 'activeJobs', 'lastHeartbeat', 'taskRate'];
 
 const COLUMNS: Column<WorkerView>[] = [
@@ -28,8 +30,8 @@ const COLUMNS: Column<WorkerView>[] = [
     class: 'col-task',
     cell: (w) => (
       <>
-        <Link href={`/jobs?worker=${encodeURIComponent(w.externalId)}`}>{w.hostname}</Link>
-        <small class="muted mono ellipsis">{w.externalId}{w.pid === null ? '' : ` · pid ${w.pid}`}</small>
+        <Link href={`/jobs?worker=${encodeURIComponent(w.externalId)}`}>{workerTitle(w)}</Link>
+        <small class="muted mono ellipsis">{w.externalId}</small>
       </>
     ),
   },
@@ -41,9 +43,10 @@ const COLUMNS: Column<WorkerView>[] = [
     class: 'col-time',
     cell: (w) => (w.lastHeartbeat === null ? '–' : <time dateTime={w.lastHeartbeat} title={w.lastHeartbeat}>{relativeTime(w.lastHeartbeat, now.value)}</time>),
   },
-  { id: 'activeJobs', label: 'Active', sortKey: 'activeJobs', class: 'col-duration num', cell: (w) => `${w.activeJobs}${w.concurrency === null ? '' : ` / ${w.concurrency}`}` },
-  { id: 'processed', label: 'Processed', class: 'col-duration num', cell: (w) => (w.processedTotal ?? 0).toLocaleString() },
-  { id: 'taskRate', label: 'Rate', sortKey: 'taskRate', class: 'col-duration num', cell: (w) => (w.taskRate === null ? '–' : `${w.taskRate.toFixed(1)}/min`) },
+  // at phone width: the worker, its state, when it was last heard and its controls
+  { id: 'activeJobs', label: 'Active', sortKey: 'activeJobs', class: 'col-duration num hide-narrow', cell: (w) => `${w.activeJobs}${w.concurrency === null ? '' : ` / ${w.concurrency}`}` },
+  { id: 'processed', label: 'Processed', class: 'col-duration num hide-narrow', cell: (w) => (w.processedTotal ?? 0).toLocaleString() },
+  { id: 'taskRate', label: 'Rate', sortKey: 'taskRate', class: 'col-duration num hide-narrow', cell: (w) => (w.taskRate === null ? '–' : `${w.taskRate.toFixed(1)}/min`) },
   { id: 'queues', label: 'Queues', class: 'hide-narrow', cell: (w) => <span class="ellipsis">{w.queues.join(', ') || '–'}</span> },
   { id: 'controls', label: 'Controls', class: 'col-actions', cell: (w) => <WorkerControls worker={w} /> },
   {
