@@ -125,8 +125,8 @@ describe("a queue's page and its controls", () => {
     await screenshot(page, 'controls-queue-paused-desktop');
     // the list shows it paused too, and filters by it
     await page.goto('/queues?paused=true');
-    await page.locator('.queue-card', { hasText: 'emails' }).locator('.state-paused').waitFor();
-    expect(await page.locator('.queue-card').count()).toBe(1);
+    await page.locator('tbody tr', { hasText: 'emails' }).locator('.state-paused').waitFor();
+    expect(await page.locator('tbody tr').count()).toBe(1);
     expectNoProblems();
   }, TEST_TIMEOUT_MS);
 
