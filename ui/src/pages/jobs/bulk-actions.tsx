@@ -5,6 +5,7 @@
  */
 import { useSignal } from '@preact/signals';
 import { actionAvailability } from '../../../../actors/connection/action-availability.ts';
+import { supportIn } from '../../lib/capabilities.ts';
 import { requestNote } from '../../../../actors/connection/job-actions.ts';
 import { ACTION_LABEL, ACTION_RULE, actOnJobs, type JobAction } from '../../api/job-actions.ts';
 import type { JobListItem, PublicActionResult } from '../../api/types.ts';
@@ -16,7 +17,7 @@ function sortOut(action: JobAction, selected: JobListItem[]) {
   const able: string[] = [];
   const reasons = new Set<string>();
   for (const job of selected) {
-    const { available, reason } = actionAvailability(action, job);
+    const { available, reason } = actionAvailability(action, job, supportIn(job.connectionId));
     if (available) able.push(job.id);
     else reasons.add(reason!);
   }
