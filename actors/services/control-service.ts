@@ -37,7 +37,7 @@ export class ControlService {
     if (type === 'queue.clean') checkClean(params as CleanParams);
     if (type === 'queue.retry_failed' && RETRY_FAILED_PER_JOB.has(queue.framework)) return this.retryEachFailed(actor, queue);
     const command = params === undefined ? { type, queue: queue.name } : { type, queue: queue.name, params };
-    return this.commit(actor, actor.decideControl(command as Parameters<ConnectionActor['decideControl']>[0], this.engine.clock.nowMs()));
+    return this.commit(actor.decideControl(command as Parameters<ConnectionActor['decideControl']>[0], this.engine.clock.nowMs()));
   }
 
   async workerCommand(user: User, workerId: string, type: WorkerCommandType, params: PoolParams | undefined): Promise<CommandAccepted> {
@@ -46,7 +46,7 @@ export class ControlService {
     this.connections.requireOperator(user, actor.connectionId, `${COMMAND_VERBS[type]} workers`);
     const target = { workerId: worker.externalId, hostname: worker.hostname, pid: worker.pid };
     const command = params === undefined ? { type, ...target } : { type, ...target, params };
-    return this.commit(actor, actor.decideControl(command as Parameters<ConnectionActor['decideControl']>[0], this.engine.clock.nowMs()));
+    return this.commit(actor.decideControl(command as Parameters<ConnectionActor['decideControl']>[0], this.engine.clock.nowMs()));
   }
 
   /** A task is named, not stored: any name the connection's jobs carry (the job system says whether it has it). */
@@ -55,7 +55,7 @@ export class ControlService {
     const [actor] = this.connections.readableActors(user, connectionId);
     if (actor === undefined) throw new DomainError('NOT_FOUND', 'connection not found');
     this.connections.requireOperator(user, actor.connectionId, 'set rate limits');
-    return this.commit(actor, actor.decideControl({ type: 'task.rate_limit', name, queue, params }, this.engine.clock.nowMs()));
+    return this.commit(actor.decideControl({ type: 'task.rate_limit', name, queue, params }, this.engine.clock.nowMs()));
   }
 
   command(user: User, commandId: string): CommandView {
@@ -78,9 +78,9 @@ export class ControlService {
     return cleanEstimate(actor, queue, params, this.engine.clock.nowMs());
   }
 
-  private async commit(actor: ConnectionActor, record: ControlRequestedRecord): Promise<CommandAccepted> {
+  private async commit(record: ControlRequestedRecord): Promise<CommandAccepted> {
     await this.engine.commit(record);
-    return { commandId: record.command.id, command: commandViewOf(actor, record.command.id) ?? null };
+    return { commandId: record.command.id };
   }
 
   /** One retry per failed job of the queue jobwatch knows (bounded), for an agent that retries jobs one by one. */
@@ -88,7 +88,7 @@ export class ControlService {
     const { ids } = failedJobIdsOf(actor, queue.name);
     const { record } = actor.decideJobAction('retry', ids, this.engine.clock.nowMs());
     if (record !== null) await this.engine.commit(record);
-    return { commandId: null, command: null, retriesRequested: record?.targets.length ?? 0 };
+    return { commandId: null, retriesRequested: record?.targets.length ?? 0 };
   }
 
   private queueOf(user: User, queueId: string): { actor: ConnectionActor; queue: Queue } {

@@ -11,14 +11,13 @@ import { COMMAND_VERBS, type JobCommandType } from '../connection/command-types.
 import { notFound, type ActionResult } from '../connection/job-actions.ts';
 import { DomainError } from '../domain-error.ts';
 import type { Engine } from '../engine.ts';
-import { commandViewOf, type CommandView } from '../views/command-view.ts';
 import type { ConnectionService } from './connection-service.ts';
 
-/** The 202 of a command: its id and the command as `GET /api/commands/{id}` shows it. */
+/** The 202 of a command: its id, for `GET /api/commands/{id}` and the stream's `command` events. */
 export interface CommandAccepted {
+  /** null when the service asked for one retry per failed job instead (Celery's "retry all failed") */
   commandId: string | null;
-  command: CommandView | null;
-  /** Celery's "retry all failed": the retries the service asked for, one per failed job (no command of its own) */
+  /** then: how many retries it asked for */
   retriesRequested?: number;
 }
 
@@ -41,10 +40,7 @@ export class JobActionService {
 
   /** One job's command that answers with the command (run now, delete, kill): 202. */
   async command(user: User, action: JobCommandType, id: string): Promise<CommandAccepted> {
-    const result = await this.one(user, action, id);
-    if (!result.success) throw new Error('unreachable');
-    const actor = this.connections.readableActors(user, undefined).find((each) => each.jobs.rowOf(id) >= 0);
-    return { commandId: result.commandId, command: actor === undefined ? null : (commandViewOf(actor, result.commandId) ?? null) };
+    return { commandId: (await this.one(user, action, id)).commandId };
   }
 
   private async one(user: User, action: JobCommandType, id: string): Promise<ActionResult & { success: true }> {

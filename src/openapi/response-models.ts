@@ -90,7 +90,6 @@ export const CommandView = closed(
 export const CommandAccepted = closed(
   {
     commandId: nullable(Type.String({ description: 'the command; null when the service asked for one retry per failed job instead (see `retriesRequested`)' })),
-    command: nullable(CommandView),
     retriesRequested: Type.Optional(count()),
   },
   'Accepted: the command waits for the agent; its outcome arrives on the target, the live stream (`command` events) and GET /api/commands/{id}',

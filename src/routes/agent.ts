@@ -5,7 +5,8 @@ import { COMMAND_TYPES } from '../../actors/connection/command-types.ts';
 import { FRAMEWORKS } from '../../actors/ingest/states.ts';
 import { literals } from './list-params.ts';
 import { connectionActorForKey } from '../../actors/services/ingest-service.ts';
-import { DomainError } from '../../actors/domain-error.ts';
+import { DomainError, validationError } from '../../actors/domain-error.ts';
+import type { ControlSupport } from '../../actors/connection/agent-capabilities.ts';
 import type { AppDeps } from '../app-deps.ts';
 import { bearerToken } from '../http/api-key.ts';
 import type { InFlightLimiter } from '../http/in-flight.ts';
@@ -49,10 +50,10 @@ export const CapabilitiesBody = model(
       agentVersion: Type.String({ minLength: 1, maxLength: 64 }),
       controls: Type.Record(
         Type.String({ maxLength: 64 }),
-        Type.Union([
-          Type.Object({ supported: Type.Literal(true) }, { additionalProperties: false }),
-          Type.Object({ supported: Type.Literal(false), reason: Type.String({ minLength: 1, maxLength: ACK_REASON_CHARS_MAX }) }, { additionalProperties: false }),
-        ]),
+        Type.Object({
+          supported: Type.Boolean(),
+          reason: Type.Optional(Type.Union([Type.String({ maxLength: ACK_REASON_CHARS_MAX }), Type.Null()], { description: 'why not; required when not supported' })),
+        }),
         { maxProperties: 64, description: 'command type -> whether the agent carries it out, and why not; types this service does not know are ignored' },
       ),
     },
@@ -61,6 +62,18 @@ export const CapabilitiesBody = model(
 );
 const CAPABILITIES_BODY_BYTES_MAX = 128 * 1024;
 const KNOWN_TYPES: ReadonlySet<string> = new Set(COMMAND_TYPES);
+
+/** The report's entries for the types this service knows, as kept: `{supported: true}`, or `{supported: false, reason}` (a reason is required). */
+function knownControls(controls: Record<string, { supported: boolean; reason?: string | null }>): Record<string, ControlSupport> {
+  const kept: Record<string, ControlSupport> = {};
+  for (const [type, { supported, reason }] of Object.entries(controls)) {
+    if (!KNOWN_TYPES.has(type)) continue;
+    if (supported) kept[type] = { supported: true };
+    else if (typeof reason === 'string' && reason.trim() !== '') kept[type] = { supported: false, reason };
+    else throw validationError(`controls.${type}.reason`, 'a control that is not supported says why');
+  }
+  return kept;
+}
 /** 1,000 ids of up to 64 characters fit easily; an agent reporting long reasons sends fewer outcomes per request */
 const ACK_BODY_BYTES_MAX = 128 * 1024;
 
@@ -112,8 +125,7 @@ export function agentRoutes(deps: AppDeps, inFlight: InFlightLimiter) {
           ticket.release();
         }
         const report = validBody(CapabilitiesBody, parsed);
-        const controls = Object.fromEntries(Object.entries(report.controls).filter(([type]) => KNOWN_TYPES.has(type)));
-        return reportCapabilities(engine, actor, { framework: report.framework, agentVersion: report.agentVersion, controls });
+        return reportCapabilities(engine, actor, { framework: report.framework, agentVersion: report.agentVersion, controls: knownControls(report.controls) });
       },
       { parse: 'none' },
     );

@@ -18,9 +18,18 @@ describe('run now, delete and kill', () => {
     const id = f.jobId('emails:1');
     const accepted = await f.post(`/api/jobs/${id}/promote`);
     expect(accepted.status).toBe(202);
-    expect(accepted.json).toEqual({
-      commandId: expect.any(String),
-      command: { id: accepted.json.commandId, connectionId: f.c.id, type: 'promote', target: { kind: 'job', jobId: id }, params: null, status: 'pending', reason: null, details: null, createdAt: new Date(T0).toISOString(), completedAt: null },
+    expect(accepted.json).toEqual({ commandId: expect.any(String) });
+    expect((await f.get(`/api/commands/${accepted.json.commandId}`)).json).toEqual({
+      id: accepted.json.commandId,
+      connectionId: f.c.id,
+      type: 'promote',
+      target: { kind: 'job', jobId: id },
+      params: null,
+      status: 'pending',
+      reason: null,
+      details: null,
+      createdAt: new Date(T0).toISOString(),
+      completedAt: null,
     });
     expect(await f.commands()).toEqual([{ id: accepted.json.commandId, type: 'promote', jobId: id, externalId: 'emails:1', name: 'send', queue: 'emails', createdAt: new Date(T0).toISOString() }]);
     const detail = (await f.get(`/api/jobs/${id}`)).json;

@@ -25,7 +25,7 @@ describe('queue controls', () => {
     expect((await f.get(`/api/queues/${queueId}`)).json).toMatchObject({ name: 'emails', paused: false, commands: [] });
     const accepted = await f.post(`/api/queues/${queueId}/pause`);
     expect(accepted.status).toBe(202);
-    expect(accepted.json.command).toMatchObject({ type: 'queue.pause', target: { kind: 'queue', queue: 'emails' }, params: null, status: 'pending' });
+    expect((await f.get(`/api/commands/${accepted.json.commandId}`)).json).toMatchObject({ type: 'queue.pause', target: { kind: 'queue', queue: 'emails' }, params: null, status: 'pending' });
     expect(await f.commands()).toEqual([{ id: accepted.json.commandId, type: 'queue.pause', queue: 'emails', createdAt: iso(T0) }]);
     f.t.clock.advance(800);
     await f.ack([{ id: accepted.json.commandId, status: 'done' }]);
@@ -69,7 +69,7 @@ describe('queue controls', () => {
     await f.ack([{ id: json.commandId, status: 'done', details: { removed: 1204, completed: 1200, failed: 4 } }]);
     expect((await f.get(`/api/commands/${json.commandId}`)).json).toMatchObject({ status: 'done', params: body, details: { removed: 1204, completed: 1200, failed: 4 } });
     const waiting = await f.post(`/api/queues/${f.queueId()}/clean`, { mode: 'waiting' });
-    expect(waiting.json.command.params).toEqual({ mode: 'waiting' });
+    expect((await f.get(`/api/commands/${waiting.json.commandId}`)).json.params).toEqual({ mode: 'waiting' });
   });
 
   test('clean params are checked: each mode takes its fields, states once each, olderThanMs bounded', async () => {
@@ -119,10 +119,10 @@ describe('queue controls', () => {
   test("retry all failed: one command for the queue; Celery's agent gets one retry per failed job instead", async () => {
     const bullmq = await controlFixture();
     const one = await bullmq.post(`/api/queues/${bullmq.queueId()}/retry-failed`);
-    expect(one.json).toMatchObject({ commandId: expect.any(String), command: { type: 'queue.retry_failed' } });
+    expect((await bullmq.get(`/api/commands/${one.json.commandId}`)).json).toMatchObject({ type: 'queue.retry_failed' });
     const celery = await controlFixture({ framework: 'celery' });
     const each = await celery.post(`/api/queues/${celery.queueId()}/retry-failed`);
-    expect(each).toEqual({ status: 202, json: { commandId: null, command: null, retriesRequested: 2 } });
+    expect(each).toEqual({ status: 202, json: { commandId: null, retriesRequested: 2 } });
     expect((await celery.commands()).map((command) => [command.type, command.externalId])).toEqual([
       ['retry', 'emails:3'],
       ['retry', 'emails:7'],
@@ -136,7 +136,7 @@ describe('worker and task controls', () => {
     const f = await controlFixture({ framework: 'sidekiq' });
     const quiet = await f.post(`/api/workers/${f.workerId()}/quiet`);
     expect(quiet.status).toBe(202);
-    expect(quiet.json.command.target).toEqual({ kind: 'worker', workerId: 'w1@10.0.0.5:6000', hostname: '10.0.0.5', pid: 4242 });
+    expect((await f.get(`/api/commands/${quiet.json.commandId}`)).json.target).toEqual({ kind: 'worker', workerId: 'w1@10.0.0.5:6000', hostname: '10.0.0.5', pid: 4242 });
     await f.post(`/api/workers/${f.workerId()}/stop`);
     expect((await f.post(`/api/workers/${f.workerId()}/pool`, { delta: 0 })).status).toBe(400);
     expect((await f.post(`/api/workers/${f.workerId()}/pool`, { delta: 1001 })).status).toBe(400);
@@ -168,7 +168,7 @@ describe('worker and task controls', () => {
     const f = await controlFixture({ framework: 'celery' });
     const set = await f.post('/api/tasks/rate-limit', { connectionId: f.c.id, name: 'send', rate: '10/m' });
     expect(set.status).toBe(202);
-    expect(set.json.command).toMatchObject({ type: 'task.rate_limit', target: { kind: 'task', name: 'send', queue: null }, params: { rate: '10/m' } });
+    expect((await f.get(`/api/commands/${set.json.commandId}`)).json).toMatchObject({ type: 'task.rate_limit', target: { kind: 'task', name: 'send', queue: null }, params: { rate: '10/m' } });
     expect((await f.post('/api/tasks/rate-limit', { connectionId: f.c.id, name: 'send', rate: null })).status).toBe(202);
     for (const rate of ['10/d', 'fast', '1/m; rm -rf', '', '1e3']) expect((await f.post('/api/tasks/rate-limit', { connectionId: f.c.id, name: 'send', rate })).status).toBe(400);
     expect((await f.post('/api/tasks/rate-limit', { connectionId: 'other', name: 'send', rate: '1' })).status).toBe(404);
@@ -229,7 +229,10 @@ describe('capabilities', () => {
     const put = (body: unknown) => f.t.request('PUT', '/api/agent/capabilities', { body, headers: agent });
     expect((await put({ framework: 'resque', agentVersion: '1', controls: {} })).status).toBe(400);
     expect((await put({ framework: 'bullmq', agentVersion: '', controls: {} })).status).toBe(400);
-    expect((await put({ framework: 'bullmq', agentVersion: '1', controls: { 'queue.pause': { supported: false } } })).status).toBe(400);
+    const noReason = await put({ framework: 'bullmq', agentVersion: '1', controls: { 'queue.pause': { supported: false, reason: null } } });
+    expect(noReason.json.error.details).toEqual({ 'controls.queue.pause.reason': ['a control that is not supported says why'] });
+    // a supported control may say `reason: null`; it is kept as {supported: true}
+    expect((await put({ framework: 'bullmq', agentVersion: '1', controls: { 'queue.pause': { supported: true, reason: null } } })).json.controls).toEqual({ 'queue.pause': { supported: true } });
     expect((await put({ framework: 'bullmq', agentVersion: '1', controls: { 'queue.pause': { supported: 'yes' } } })).status).toBe(400);
     expect((await f.t.request('PUT', '/api/agent/capabilities', { body: { framework: 'bullmq', agentVersion: '1', controls: {} }, headers: { cookie: f.cookie } })).status).toBe(401);
   });

@@ -25,7 +25,7 @@ export async function commandJob(type: JobCommandType, id: string, label: string
     await actOnJob(type, id);
     const detail = await api<JobDetail>('GET', `/api/jobs/${encodeURIComponent(id)}`);
     const last = detail.lastCommand;
-    if (last !== null) track(label, { commandId: last.id, command: { ...last, connectionId: detail.connectionId, target: { kind: 'job', jobId: id }, params: null } });
+    if (last !== null) track(label, { commandId: last.id }, { ...last, connectionId: detail.connectionId, target: { kind: 'job', jobId: id }, params: null });
     return;
   }
   track(label, await api<CommandAccepted>('POST', `/api/jobs/${encodeURIComponent(id)}/${type}`));

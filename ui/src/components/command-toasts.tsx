@@ -6,11 +6,11 @@ export function CommandToasts() {
   return (
     <section class="toasts" aria-live="polite" aria-label="Commands asked">
       {tracked.value.map((each) => {
-        const status = each.command?.status ?? 'done';
+        const status = each.note !== null ? 'done' : (each.command?.status ?? 'pending');
         return (
           <div key={each.key} class={`toast toast-${status}`} role="status">
             <strong>{each.label}</strong>
-            <span>{each.command === null ? each.note : outcomeText(each.command)}</span>
+            <span>{each.note ?? (each.command === null ? 'requested, waiting for the agent' : outcomeText(each.command))}</span>
             <button type="button" class="link" onClick={() => dismiss(each.key)} aria-label={`Dismiss ${each.label}`}>
               Dismiss
             </button>

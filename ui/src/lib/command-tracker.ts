@@ -15,8 +15,9 @@ export interface TrackedCommand {
   key: string;
   /** what was asked, in words ("Pause emails") */
   label: string;
+  /** the command as last heard of; null until the stream or a poll says (then it is pending) */
   command: CommandView | null;
-  /** said instead of an outcome (the service's answer when there is no command to follow) */
+  /** said instead of an outcome, for an answer without a command to follow (retries asked one per job) */
   note: string | null;
 }
 
@@ -26,9 +27,9 @@ const TRACKED_MAX = 6;
 export const tracked = signal<TrackedCommand[]>([]);
 let pollTimer: ReturnType<typeof setInterval> | null = null;
 
-export function track(label: string, accepted: CommandAccepted): void {
-  const note = accepted.command === null ? `${accepted.retriesRequested ?? 0} retries requested, one per failed job: each job shows its own` : null;
-  const entry: TrackedCommand = { key: accepted.commandId ?? `local-${Date.now()}`, label, command: accepted.command, note };
+export function track(label: string, accepted: CommandAccepted, known: CommandView | null = null): void {
+  const note = accepted.commandId === null ? `${accepted.retriesRequested ?? 0} retries requested, one per failed job: each job shows its own` : null;
+  const entry: TrackedCommand = { key: accepted.commandId ?? `local-${Date.now()}`, label, command: known, note };
   tracked.value = [entry, ...tracked.value.filter((each) => each.key !== entry.key)].slice(0, TRACKED_MAX);
   pollTimer ??= setInterval(pollPending, POLL_MS);
 }
@@ -47,7 +48,7 @@ onLive((batch) => {
 });
 
 async function pollPending(): Promise<void> {
-  const pending = tracked.value.filter((each) => each.command?.status === 'pending');
+  const pending = tracked.value.filter((each) => each.note === null && (each.command === null || each.command.status === 'pending'));
   if (pending.length === 0 && pollTimer !== null) {
     clearInterval(pollTimer);
     pollTimer = null;
