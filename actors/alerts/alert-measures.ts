@@ -17,6 +17,8 @@ export interface Measure {
   value: number | null;
   /** the condition holds now */
   breached: boolean;
+  /** queue_depth: every queue the rule looks at is paused, and the rule leaves paused queues out */
+  paused?: true;
 }
 
 /** How many of a task's newest jobs task_missing looks at for a completion. */
@@ -41,12 +43,17 @@ export function measure(rule: MeasuredRule, actor: ConnectionActor, nowMs: numbe
     }
     case 'queue_depth': {
       let deepest: number | null = null;
+      let skipped = 0;
       for (const queue of queuesOf(rule, actor)) {
         // a paused queue grows by design: it does not fire unless the rule asks
-        if (queue.paused === true && rule.includePaused !== true) continue;
+        if (queue.paused === true && rule.includePaused !== true) {
+          skipped++;
+          continue;
+        }
         const depth = queue.depth ?? actor.jobs.queuedPerQueue.get(queue.name);
         if (deepest === null || depth > deepest) deepest = depth;
       }
+      if (deepest === null && skipped > 0) return { value: null, breached: false, paused: true };
       return { value: deepest, breached: deepest !== null && deepest > (rule.threshold ?? 0) };
     }
     case 'worker_offline': {

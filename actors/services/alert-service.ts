@@ -316,7 +316,7 @@ export class AlertService {
 }
 
 function described(kind: AlertKind, measured: Measure): DescribedMeasure {
-  return { ...measured, text: valueText(kind, measured.value) };
+  return { ...measured, text: measured.paused === true ? 'paused' : valueText(kind, measured.value) };
 }
 
 function inputOf(rule: AlertRule): RuleInput {

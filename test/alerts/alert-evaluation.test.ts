@@ -100,7 +100,7 @@ describe('alert evaluation', () => {
       [false, 'depth > 10 for 1 min'],
       [true, 'depth > 10 for 1 min, queue default, paused queues too'],
     ]);
-    expect(listed[0].current).toMatchObject({ value: null, breached: false, text: 'no data' });
+    expect(listed[0].current).toEqual({ value: null, breached: false, paused: true, text: 'paused' });
     // resumed, the same depth fires once it held for the window
     await f.ingest([queueEvent(f.connection.id, f.t.clock.nowMs(), { depth: 50, extensions: { paused: false } })]);
     await f.evaluate();
