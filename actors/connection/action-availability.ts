@@ -63,7 +63,7 @@ export function actionAvailability(action: JobCommandType, job: ActionTarget, su
   const rule = ACTION_RULES[action];
   const pending = job.lastCommand?.status === 'pending' ? job.lastCommand : null;
   if (pending !== null) return notAvailable(`a ${COMMAND_VERBS[pending.type]} is waiting for the agent`);
-  if (!rule.from.has(job.state as JobState)) return notAvailable(`only ${[...rule.from].join(' or ')} jobs can be ${rule.verb}`);
+  if (!rule.from.has(job.state as JobState)) return notAvailable(rule.elsewhere ?? `only ${inWords([...rule.from])} jobs can be ${rule.verb}`);
   const support = agentSupport(supportOf(job.framework, action), job.framework, action);
   if (support !== null) return support;
   const limit = JOB_SYSTEM_LIMITS[job.framework as Framework]?.[action]?.[job.state as JobState];
@@ -85,6 +85,11 @@ export function agentSupport(support: ControlSupport | undefined, framework: str
     return notAvailable(`the ${framework} agent of this connection has not said it can ${COMMAND_VERBS[type]} (an agent reports its controls when it starts; an older one does not)`);
   }
   return support.supported ? null : notAvailable(support.reason);
+}
+
+/** "failed", "active or queued", "failed, cancelled or retrying". */
+function inWords(states: string[]): string {
+  return states.length <= 2 ? states.join(' or ') : `${states.slice(0, -1).join(', ')} or ${states.at(-1)}`;
 }
 
 export function notAvailable(reason: string): ActionAvailability {

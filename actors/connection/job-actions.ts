@@ -16,6 +16,8 @@ export interface ActionRule {
   to: JobState | null;
   /** for the refusal: "job cannot be <verb> from state ..." */
   verb: string;
+  /** why not, said where the states it works from are too many to list */
+  elsewhere?: string;
 }
 
 export const ACTION_RULES: Record<JobCommandType, ActionRule> = {
@@ -23,7 +25,7 @@ export const ACTION_RULES: Record<JobCommandType, ActionRule> = {
   retry: { from: new Set(['failed', 'cancelled', 'retrying']), to: 'retrying', verb: 'retried' },
   promote: { from: new Set(['scheduled']), to: null, verb: 'run now' },
   // a running job is its worker's until it ends
-  delete: { from: new Set(JOB_STATES.filter((state) => state !== 'active')), to: null, verb: 'deleted' },
+  delete: { from: new Set(JOB_STATES.filter((state) => state !== 'active')), to: null, verb: 'deleted', elsewhere: 'a running job cannot be deleted: its worker has it until it ends' },
   kill: { from: new Set(['retrying']), to: null, verb: 'killed' },
 };
 

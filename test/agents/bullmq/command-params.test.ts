@@ -3,14 +3,16 @@
  * queue command's params, a command type it does not carry out (unsupported, with the
  * reason it reported at its start), and the capabilities it reports.
  */
-import { describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { bullmqControls } from '../../../agents/bullmq/src/capabilities.js';
 import { setLogLevel } from '../../../agents/bullmq/src/log.js';
 import { CommandRunner, queueNameRefusal } from '../../../agents/bullmq/src/commands.js';
 import { queueParamsOf } from '../../../agents/bullmq/src/queue-commands.js';
 import { COMMAND_TYPES } from '../../../actors/connection/command-types.ts';
 
-setLogLevel('ERROR'); // the outcomes are asserted; their log lines are the e2e tests' concern
+// the outcomes are asserted; their log lines are the e2e tests' concern (and the level is the process's: put back after)
+beforeAll(() => setLogLevel('ERROR'));
+afterAll(() => setLogLevel('INFO'));
 
 /** A runner with no Redis and no jobwatch: what it answers here, it answers without either. */
 function offlineRunner(): CommandRunner {
