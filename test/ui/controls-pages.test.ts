@@ -146,6 +146,7 @@ describe("a queue's page and its controls", () => {
       await screenshot(page, `controls-clean-dialog-${name}`);
       if (name === 'desktop') {
         await page.getByRole('dialog').getByRole('button', { name: 'Remove' }).click();
+        await toast(page, 'Remove 3 completed jobs older than 1 h from emails').waitFor();
         const command = await agentAnswers('queue.clean', { status: 'done', details: { removed: 3, completed: 3 } });
         expect(command.params).toEqual({ mode: 'finished', olderThanMs: HOUR_MS, states: ['completed'] });
         await toast(page, 'Remove 3 completed jobs older than 1 h from emails').getByText('done (removed 3, completed 3)').waitFor();
@@ -176,6 +177,7 @@ describe('row commands of the job list', () => {
     await page.goto('/jobs?state=scheduled');
     const row = page.locator('tbody tr', { hasText: 'emails:5' });
     await row.getByRole('button', { name: 'Run now' }).click();
+    await toast(page, 'Run now send-welcome (emails:5)').waitFor();
     await row.getByText('run now requested').waitFor();
     await agentAnswers('promote', { status: 'failed', reason: 'not found: BullMQ no longer has job "5" in queue "emails"' });
     await toast(page, 'Run now send-welcome (emails:5)').getByText('failed: not found: BullMQ no longer has job').waitFor();
@@ -197,6 +199,7 @@ describe('row commands of the job list', () => {
       await screenshot(page, `controls-delete-confirm-${name}`);
       if (name === 'desktop') {
         await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
+        await toast(page, 'Delete send-welcome (emails:7)').waitFor();
         await agentAnswers('delete', { status: 'done' });
         await toast(page, 'Delete send-welcome (emails:7)').getByText('done').waitFor();
       } else {
@@ -205,7 +208,9 @@ describe('row commands of the job list', () => {
     }
     const { page } = views[0]!.view;
     await page.goto('/jobs?state=retrying');
-    await page.locator('tbody tr', { hasText: 'emails:6' }).getByRole('button', { name: 'Retry now' }).click();
+    const retrying = page.locator('tbody tr', { hasText: 'emails:6' });
+    await retrying.getByRole('button', { name: 'Retry now' }).click();
+    await toast(page, 'Retry now send-welcome (emails:6)').waitFor(); // the service has it: the agent can fetch it
     await agentAnswers('retry', { status: 'done' });
     await toast(page, 'Retry now send-welcome (emails:6)').getByText('done').waitFor();
     expectNoProblems();
@@ -231,9 +236,10 @@ describe('workers', () => {
         await sidekiq.getByRole('button', { name: 'Stop' }).click();
         await page.getByRole('dialog').getByText('It shuts down as its job system does on a stop signal').waitFor();
         await page.getByRole('dialog').getByRole('button', { name: 'Stop' }).click();
+        await toast(page, 'Stop web-1 (pid 7)').waitFor();
         await agentAnswers('worker.stop', { status: 'done' });
         await toast(page, 'Stop web-1 (pid 7)').getByText('done').waitFor();
-        await sidekiq.locator('.commands').getByText('done').waitFor();
+        await sidekiq.locator('.commands:visible').getByText('done').waitFor();
       }
       await screenshot(page, `controls-workers-${name}`);
     }

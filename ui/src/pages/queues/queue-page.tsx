@@ -68,7 +68,7 @@ function QueueFigures({ queue, range }: { queue: QueueView; range: string }) {
   ];
   const facts = jobSystemFacts(queue.extensions);
   return (
-    <section class="card queue-card" aria-label={`Figures of ${queue.name}`}>
+    <section class="card queue-figures" aria-label={`Figures of ${queue.name}`}>
       <nav class="tabs" aria-label="Time range">
         {RANGES.map((each) => (
           <Link key={each} class="tab" href={withQuery({ range: each === DEFAULT_RANGE ? undefined : each })} aria-current={each === range ? 'page' : undefined}>

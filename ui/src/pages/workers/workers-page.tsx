@@ -32,6 +32,10 @@ const COLUMNS: Column<WorkerView>[] = [
       <>
         <Link href={`/jobs?worker=${encodeURIComponent(w.externalId)}`}>{workerTitle(w)}</Link>
         <small class="muted mono ellipsis">{w.externalId}</small>
+        {/* at phone width the controls go under the title, which keeps its room */}
+        <div class="show-narrow">
+          <WorkerControls worker={w} />
+        </div>
       </>
     ),
   },
@@ -43,12 +47,12 @@ const COLUMNS: Column<WorkerView>[] = [
     class: 'col-time',
     cell: (w) => (w.lastHeartbeat === null ? '–' : <time dateTime={w.lastHeartbeat} title={w.lastHeartbeat}>{relativeTime(w.lastHeartbeat, now.value)}</time>),
   },
-  // at phone width: the worker, its state, when it was last heard and its controls
+  // at phone width: the worker (its controls under it), its state and when it was last heard
   { id: 'activeJobs', label: 'Active', sortKey: 'activeJobs', class: 'col-duration num hide-narrow', cell: (w) => `${w.activeJobs}${w.concurrency === null ? '' : ` / ${w.concurrency}`}` },
   { id: 'processed', label: 'Processed', class: 'col-duration num hide-narrow', cell: (w) => (w.processedTotal ?? 0).toLocaleString() },
   { id: 'taskRate', label: 'Rate', sortKey: 'taskRate', class: 'col-duration num hide-narrow', cell: (w) => (w.taskRate === null ? '–' : `${w.taskRate.toFixed(1)}/min`) },
   { id: 'queues', label: 'Queues', class: 'hide-narrow', cell: (w) => <span class="ellipsis">{w.queues.join(', ') || '–'}</span> },
-  { id: 'controls', label: 'Controls', class: 'col-actions', cell: (w) => <WorkerControls worker={w} /> },
+  { id: 'controls', label: 'Controls', class: 'col-actions hide-narrow', cell: (w) => <WorkerControls worker={w} /> },
   {
     id: 'metadata',
     label: 'Metadata',
