@@ -88,7 +88,7 @@ describe('run now, delete and kill', () => {
 });
 
 describe('retry of a job waiting to retry ("retry now")', () => {
-  test("answers the contract's retrying; the job keeps its state and no state entry of its own, refused or done", async () => {
+  test("answers the contract's retrying; the job keeps the job system's state, with the request and the refusal as notes", async () => {
     const f = await controlFixture();
     const id = f.jobId('emails:2');
     const answer = await f.post(`/api/jobs/${id}/retry`);
@@ -101,6 +101,20 @@ describe('retry of a job waiting to retry ("retry now")', () => {
     expect(detail.stateHistory.filter((entry: { note?: string }) => entry.note === undefined).map((entry: { state: string }) => entry.state)).toEqual(['retrying']);
     expect(detail.state).toBe('retrying');
     expect(notes(detail)).toEqual(['retrying: retry requested', 'retrying: retry refused: the job is no longer delayed in BullMQ']);
+  });
+
+  test("with the job system's clock ahead, a refused retry now leaves the job system's own retrying entry where it stands", async () => {
+    const f = await controlFixture();
+    // the agent's clock runs 3 s ahead: the job's retrying entry stands after the service's now, where the command's would go
+    await f.ingest([jobEvent(f.c.id, T0 + 3_000, { externalId: 'emails:9', name: 'send', queue: 'emails', state: 'active' }, { framework: 'bullmq' })]);
+    await f.ingest([jobEvent(f.c.id, T0 + 3_000, { externalId: 'emails:9', name: 'send', queue: 'emails', state: 'retrying', attempt: 1, error: 'smtp down' }, { framework: 'bullmq' })]);
+    const id = f.jobId('emails:9');
+    expect((await f.post(`/api/jobs/${id}/retry`)).json.state).toBe('retrying');
+    const [command] = await f.commands();
+    await f.ack([{ id: command.id, status: 'failed', reason: 'not delayed any more' }]);
+    const detail = (await f.get(`/api/jobs/${id}`)).json;
+    expect(detail.state).toBe('retrying');
+    expect(detail.stateHistory.filter((entry: { note?: string }) => entry.note === undefined).map((entry: { state: string }) => entry.state)).toEqual(['active', 'retrying']);
   });
 
   test('the job system running it moves it on as usual', async () => {
