@@ -161,6 +161,7 @@ export const MODULES = {
           lines('actors/engine.ts', "case 'retention':", 'return null;'),
           'src/service/snapshot-schedule.ts',
           'src/service/retention-timer.ts',
+          'src/service/background-work.ts',
           block('src/service/service-mode.ts', 'snapshotPolicy({ engine, store }, observer) {'),
           lines('src/service/service-mode.ts', 'retentionRecords: (_opened, atMs) =>'),
           lines('src/service/service-mode.ts', 'retentionRecords: (opened, atMs) =>', '}),'),
@@ -248,11 +249,11 @@ export const MODULES = {
           block('actors/connection/job-store.ts', 'lastCompletedAtOfName('),
           block('actors/metrics/queue-metrics.ts', 'finishedWithin('),
         ],
-        tests: ['test/alerts/alert-evaluation.test.ts', 'test/routes/alerts.test.ts', 'test/alerts/webhook-delivery.test.ts'],
+        tests: ['test/alerts/alert-evaluation.test.ts', 'test/alerts/notice-links.test.ts', 'test/routes/alerts.test.ts', 'test/alerts/webhook-delivery.test.ts'],
       },
       {
-        mutate: ['actors/services/alert-service.ts', 'actors/alerts/alert-text.ts', 'src/routes/alerts.ts'],
-        tests: ['test/routes/alerts.test.ts', 'test/alerts/webhook-delivery.test.ts'],
+        mutate: ['actors/services/alert-service.ts', 'actors/alerts/alert-text.ts', 'src/routes/alerts.ts', block('src/http/client-address.ts', 'export function reachedAddress(')],
+        tests: ['test/alerts/notice-links.test.ts', 'test/routes/alerts.test.ts', 'test/alerts/webhook-delivery.test.ts'],
       },
       {
         mutate: ['src/alerts/address-ranges.ts', 'src/alerts/webhook-guard.ts', 'src/alerts/webhook-sender.ts'],
@@ -260,7 +261,7 @@ export const MODULES = {
       },
       {
         mutate: ['src/alerts/webhook-payload.ts', 'src/alerts/alert-runner.ts'],
-        tests: ['test/alerts/alert-runner.test.ts', 'test/alerts/webhook-delivery.test.ts'],
+        tests: ['test/alerts/alert-runner.test.ts', 'test/alerts/notice-links.test.ts', 'test/alerts/webhook-delivery.test.ts'],
       },
     ],
   },
@@ -271,6 +272,15 @@ export const MODULES = {
       { mutate: ['src/http/in-flight.ts'], tests: ['test/http/in-flight.test.ts'] },
       // the routes' order of checks (quota and caps before the body): route tests, seconds each
       { mutate: [lines('src/routes/ingest.ts', 'const actor = connectionActorForKey', 'ticket?.release()')], tests: ['test/routes/heavy-bodies.test.ts'] },
+    ],
+  },
+  dashboardText: {
+    what: "how the dashboard puts figures and names into words: queue throughput and the job system's own counts, worker titles, the agents' command lines",
+    parts: [
+      {
+        mutate: ['ui/src/pages/queues/queue-figures.ts', 'ui/src/pages/workers/worker-title.ts', 'ui/src/pages/connections/agent-commands.ts'],
+        tests: ['test/ui/queue-and-worker-text.test.ts', 'test/ui/agent-commands.test.ts'],
+      },
     ],
   },
   'bullmq-agent': {

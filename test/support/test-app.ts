@@ -72,7 +72,7 @@ export async function testApp(options: TestAppOptions = {}) {
     log: (line) => streamLog.push(line),
     ...options.live,
   });
-  const alerts = new AlertService(engine);
+  const alerts = new AlertService(engine, options.publicUrl ?? null);
   const alertDelivery = createAlertEdge({
     engine,
     alerts,

@@ -71,7 +71,8 @@ describe('dashboard in Chromium', () => {
     expect(apiKey).toMatch(/^sk_/);
     const listed = (await (await page.request.get('/api/connections')).json()) as { data: Array<{ id: string; name: string }> };
     connection = { id: listed.data[0]!.id, apiKey };
-    expect(await page.locator('pre', { hasText: 'jobwatch-celery' }).textContent()).toContain(`--connection-id ${connection.id}`);
+    // the agent finds its connection from the key: the command names the key and this service's address
+    expect(await page.getByTestId('agent-command').textContent()).toBe(`jobwatch-celery \\\n  --broker redis://localhost:6379/0 \\\n  --url ${service.baseUrl} \\\n  --api-key ${apiKey}`);
     await page.locator('table[aria-label="Connections"] tbody tr', { hasText: 'production' }).waitFor();
     await screenshot(page, 'connections-light');
 
@@ -190,19 +191,21 @@ describe('dashboard in Chromium', () => {
     expect(states).toEqual(['cancelled', 'cancelled']);
   }, TEST_TIMEOUT_MS);
 
-  test('the queues page draws a chart per queue', async () => {
+  test('the queues page lists the queues; a chart opens on demand', async () => {
     await page.goto('/queues?range=1h');
-    await page.getByRole('region', { name: 'Queue billing' }).waitFor();
+    const row = page.locator('table[aria-label="Queues"] tbody tr', { hasText: 'billing' });
+    await row.waitFor();
     const charts = page.locator('[data-testid="queue-chart"] svg');
+    expect(await charts.count()).toBe(0);
+    await page.getByRole('button', { name: 'Chart of billing' }).click();
     await charts.first().waitFor();
-    expect(await charts.count()).toBe(await page.locator('.queue-card').count());
-    const billing = page.getByRole('region', { name: 'Queue billing' });
-    const chart = billing.locator('[data-testid="queue-chart"] svg');
+    expect(await charts.count()).toBe(1);
+    const chart = charts.first();
     const size = await chart.boundingBox();
     expect(size!.width).toBeGreaterThan(100);
     expect(size!.height).toBeGreaterThan(50);
     // the chart draws what the health bar counts, and its steps rise where jobs finished
-    const counted = (await billing.locator('.health').getAttribute('aria-label'))!.match(/(\d+) succeeded, (\d+) failed/)!;
+    const counted = (await row.locator('.health').getAttribute('aria-label'))!.match(/(\d+) succeeded, (\d+) failed/)!;
     expect(await chart.getAttribute('aria-label')).toContain(`${counted[1]} succeeded, ${counted[2]} failed`);
     expect(Number(counted[1])).toBeGreaterThan(0);
     const rise = await chart.locator('.succeeded .edge').evaluate((path) => (path as SVGPathElement).getBBox().height);
@@ -271,7 +274,7 @@ describe('dashboard in Chromium', () => {
       await view.page.locator('tbody tr').first().getByRole('link').first().click();
       await view.page.getByRole('list', { name: 'State history' }).waitFor();
       await screenshot(view.page, `job-detail-${suffix}`);
-      for (const [path, ready] of [['/queues', '.queue-card svg'], ['/workers', 'tbody tr'], ['/connections', 'tbody tr'], ['/users', 'form']] as const) {
+      for (const [path, ready] of [['/queues', 'tbody tr'], ['/workers', 'tbody tr'], ['/connections', 'tbody tr'], ['/users', 'form']] as const) {
         await view.page.goto(path);
         await view.page.locator(ready).first().waitFor();
         await screenshot(view.page, `${path.slice(1)}-${suffix}`);

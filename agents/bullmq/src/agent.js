@@ -107,7 +107,8 @@ export class Agent {
     this.config = config;
     const redisOptions = { maxRetriesPerRequest: null, enableReadyCheck: true, lazyConnect: false, connectionName: `jobwatch-bullmq:${config.prefix}` };
     this.redis = new Redis(config.redisUrl, redisOptions);
-    this.blocking = new Redis(config.redisUrl, { ...redisOptions, connectionName: `jobwatch-bullmq:${config.prefix}:reader` });
+    const readerName = `jobwatch-bullmq:${config.prefix}:reader`;
+    this.blocking = new Redis(config.redisUrl, { ...redisOptions, connectionName: readerName });
     for (const connection of [this.redis, this.blocking]) connection.on('error', () => {}); // reported by the loops that use them
     let spool;
     try {
@@ -118,7 +119,7 @@ export class Agent {
     } catch (error) {
       throw new ConfigError(`--spool-dir: cannot use ${JSON.stringify(config.spoolDir)} (${/** @type {Error} */ (error).message})`);
     }
-    this.workers = new WorkerMonitor(this.redis, config.prefix, connectionId, (queue) => this.normalizer.runningByWorker(queue), (queue) => this.isWatched(queue));
+    this.workers = new WorkerMonitor(this.redis, config.prefix, connectionId, (queue) => this.normalizer.runningByWorker(queue), (queue) => this.isWatched(queue), readerName);
     this.normalizer = new Normalizer(connectionId, new JobFacts(), (queue, name) => this.workers.workerIdOf(queue, name));
     this.deliverer = new Deliverer(client, spool, {
       batchSize: config.batchSize,

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, getJson, ingest, login, startService, type ServiceProcess } from '../../blackbox/service-process.ts';
 import { jobEvent } from '../../support/events.ts';
 import { eventually, jobDetail, listedJobs, produce, startAgent, startStack, startWorker, type RedisServer, type Stack } from './harness.ts';
+import { hostname } from 'node:os';
 
 const TEST_MS = 60_000;
 let dir: string;
@@ -95,7 +96,10 @@ describe('jobwatch-bullmq against a real BullMQ app', () => {
     expect(await redis.cli('EXISTS', `bull:mail:${ok}`)).toBe('0');
     expect(jobs[`mail:${ok}`]).toMatchObject({ name: 'send-welcome', queue: 'mail', framework: 'bullmq', attempt: 1, maxRetries: 0 });
     expect(historyOf(jobs[`mail:${ok}`])).toEqual(['queued', 'active', 'completed']);
-    expect(jobs[`mail:${ok}`].durationMs).toBeGreaterThanOrEqual(0);
+    // one run, from its start to its end; the worker slept 30 ms in it (a timer may fire a millisecond early)
+    const welcome = jobs[`mail:${ok}`];
+    expect(welcome.durationMs).toBe(Date.parse(welcome.completedAt) - Date.parse(welcome.startedAt));
+    expect(welcome.durationMs).toBeGreaterThanOrEqual(29);
 
     const digest = jobs[`mail:${flaky}`];
     expect(historyOf(digest)).toEqual(['queued', 'active', 'retrying', 'queued', 'active', 'completed']);
@@ -142,6 +146,8 @@ describe('jobwatch-bullmq against a real BullMQ app', () => {
     const mailWorker = workers.find((w: any) => w.queues[0] === 'mail');
     expect(mailWorker.state).not.toBe('offline');
     expect(mailWorker.metadata.workerName).toBe('w1');
+    // the worker and the agent both reach Redis over loopback: the worker runs here, named by this host
+    expect(mailWorker.hostname).toBe(hostname());
     expect(mailWorker.processedTotal).toBeGreaterThan(0);
     // a waiting and a prioritized job in a queue nobody consumes: depth 2, no consumers
     await produce(redis.url, [{ queue: 'parked', name: 'nobody-runs-me', data: {} }, { queue: 'parked', name: 'urgent', opts: { priority: 5 } }]);

@@ -59,22 +59,9 @@ export function JobsPage() {
     list.patch(results.flatMap((result) => (result.success ? [{ id: result.id, state: result.state, lastCommand }] : [])));
     selected.value = new Set();
   };
-  const waiting = list.waiting.value.length;
   return (
     <>
-      <div class="page-head">
-        <h1>Jobs</h1>
-        <span class="muted" role="status">
-          {list.total.value === null ? '' : `${list.total.value.toLocaleString()} matching`}
-        </span>
-        <label class="switch">
-          <input type="checkbox" checked={list.paused.value} onChange={(event) => (list.paused.value = event.currentTarget.checked)} />
-          Pause live rows
-        </label>
-        <button type="button" class={`new-rows${waiting > 0 ? '' : ' hidden'}`} onClick={() => void list.reload().then(() => scrollTo(0, 0))} aria-hidden={waiting === 0}>
-          {waiting}{waiting >= WAITING_MAX ? '+' : ''} new – show
-        </button>
-      </div>
+      <JobsHead list={list} />
       <StateTabs active={filters.state} counts={list.counts.value} />
       <FilterBar fields={fields} />
       <BulkActions selected={selectedRows.value} onDone={onDone} onClear={() => (selected.value = new Set())} />
@@ -95,17 +82,46 @@ export function JobsPage() {
           {route.value.query.toString() === '' ? 'Jobs appear here live as the agent sends them.' : 'Change or clear the filters above.'}
         </EmptyState>
       )}
-      <div class="pager">
-        {list.nextCursor.value !== null && (
-          <button type="button" onClick={() => void list.loadMore()} disabled={list.loading.value}>
-            Load more
-          </button>
-        )}
-        <span class="muted">
-          {list.rows.value.length.toLocaleString()} shown{list.loading.value ? ' · loading…' : ''}
-        </span>
-      </div>
+      <JobsPager list={list} />
     </>
+  );
+}
+
+type JobList = ReturnType<typeof createJobList>;
+
+/** The title, how many match, the live-rows switch and the button that shows rows waiting behind it. */
+function JobsHead({ list }: { list: JobList }) {
+  const waiting = list.waiting.value.length;
+  return (
+    <div class="page-head">
+      <h1>Jobs</h1>
+      <span class="muted" role="status">
+        {list.total.value === null ? '' : `${list.total.value.toLocaleString()} matching`}
+      </span>
+      <label class="switch">
+        <input type="checkbox" checked={list.paused.value} onChange={(event) => (list.paused.value = event.currentTarget.checked)} />
+        Pause live rows
+      </label>
+      <button type="button" class={`new-rows${waiting > 0 ? '' : ' hidden'}`} onClick={() => void list.reload().then(() => scrollTo(0, 0))} aria-hidden={waiting === 0}>
+        {waiting}{waiting >= WAITING_MAX ? '+' : ''} new – show
+      </button>
+    </div>
+  );
+}
+
+/** "Load more" while the cursor has more, and how many rows are shown. */
+function JobsPager({ list }: { list: JobList }) {
+  return (
+    <div class="pager">
+      {list.nextCursor.value !== null && (
+        <button type="button" onClick={() => void list.loadMore()} disabled={list.loading.value}>
+          Load more
+        </button>
+      )}
+      <span class="muted">
+        {list.rows.value.length.toLocaleString()} shown{list.loading.value ? ' · loading…' : ''}
+      </span>
+    </div>
   );
 }
 
