@@ -230,8 +230,10 @@ class SidekiqEndToEndTest < Minitest::Test
 
   def test_queue_snapshots_report_depth_and_consumers
     3.times { SucceedJob.set(queue: "idle-queue").perform_async(1) }
-    queue = E2E.wait_for("the idle queue with depth 3") { @api.queues.find { |q| q["name"] == "idle-queue" && q["depth"] == 3 } }
+    # jobwatch counts the queued jobs before the collector's first snapshot of the queue arrives with its extensions
+    queue = E2E.wait_for("the idle queue's snapshot with depth 3") { @api.queues.find { |q| q["name"] == "idle-queue" && q["depth"] == 3 && q["extensions"].key?("latencyMs") } }
     assert_equal 0, queue["consumers"]
+    assert_equal false, queue["extensions"]["paused"], "open-source Sidekiq pauses no queue"
     default = @api.queues.find { |q| q["name"] == "default" }
     assert_operator default["consumers"], :>=, 1
   end
