@@ -238,7 +238,74 @@ class SidekiqEndToEndTest < Minitest::Test
     assert_operator default["consumers"], :>=, 1
   end
 
+  # The controls from jobwatch's routes through the real collector to Sidekiq, and the
+  # outcome shown where it was asked.
+
+  def test_a_job_waiting_in_the_retry_set_retried_now_from_jobwatch_shows_queued_then_runs
+    needs_controls_routes
+    flag = File.join(@cluster.tmp, "flag-retry-now-#{rand(1 << 30)}")
+    jid = WaitsToRetryJob.perform_async(flag)
+    job = wait_state(jid, "retrying")
+    File.write(flag, "")
+    @api.call("POST", "/api/jobs/#{job["id"]}/retry", nil, expect: [200, 202])
+    done = wait_state(jid, "completed")
+    assert_equal %w[retry done], done["lastCommand"].values_at("type", "status")
+    assert_equal %w[queued active retrying queued active completed], history(done)
+    assert_nil Sidekiq::RetrySet.new.find_job(jid)
+  end
+
+  def test_a_dead_job_deleted_from_jobwatch_leaves_sidekiqs_dead_set
+    needs_controls_routes
+    jid = NeedsFileJob.perform_async(File.join(@cluster.tmp, "never-#{rand(1 << 30)}"))
+    job = wait_state(jid, "failed")
+    E2E.wait_for("the job in Sidekiq's dead set") { Sidekiq::DeadSet.new.find_job(jid) }
+    @api.call("POST", "/api/jobs/#{job["id"]}/delete", nil, expect: 202)
+    detail = E2E.wait_for("the delete acknowledged") { command_status(jid, "done") }
+    assert_equal "delete", detail["lastCommand"]["type"]
+    assert_nil Sidekiq::DeadSet.new.find_job(jid)
+  end
+
+  def test_a_process_quieted_from_jobwatch_stops_fetching_and_the_worker_shows_it
+    needs_controls_routes
+    process = @cluster.start_sidekiq("sidekiq-quieted", queues: %w[quieted], concurrency: 1)
+    identity = @cluster.sidekiq_process_of(process.pid)["identity"]
+    worker = E2E.wait_for("the worker in jobwatch") { @api.workers.find { |w| w["externalId"] == identity } }
+    @api.call("POST", "/api/workers/#{worker["id"]}/quiet", nil, expect: 202)
+    E2E.wait_for("Sidekiq's process to beat as quiet", timeout_s: 30) { @cluster.sidekiq_process_of(process.pid)&.[]("quiet") == "true" }
+    assert_includes process.output, "Received TSTP, no longer accepting new work"
+    shown = E2E.wait_for("the quiet's outcome on the worker", timeout_s: 30) do
+      found = @api.workers.find { |w| w["externalId"] == identity }
+      found if found && found["lastCommand"] && found["lastCommand"]["status"] == "done"
+    end
+    assert_equal "worker.quiet", shown["lastCommand"]["type"]
+    jid = SucceedJob.set(queue: "quieted").perform_async("not fetched")
+    sleep 2
+    assert_equal [jid], Sidekiq::Queue.new("quieted").map(&:jid), "a quiet process fetches nothing"
+  ensure
+    process&.stop("TERM")
+  end
+
+  def test_pausing_a_sidekiq_queue_from_jobwatch_is_answered_unsupported_with_the_reason
+    needs_controls_routes
+    SucceedJob.set(queue: "pausable").perform_async(1)
+    queue = E2E.wait_for("the queue in jobwatch") { @api.queues.find { |q| q["name"] == "pausable" } }
+    @api.call("POST", "/api/queues/#{queue["id"]}/pause", nil, expect: 202)
+    shown = E2E.wait_for("the pause's outcome on the queue") do
+      found = @api.queues.find { |q| q["name"] == "pausable" }
+      found if found && found["lastCommand"] && found["lastCommand"]["status"] == "unsupported"
+    end
+    assert_match(%r{Sidekiq Pro/Enterprise}, shown["lastCommand"]["reason"])
+    assert_equal 1, Sidekiq::Queue.new("pausable").size
+  end
+
   private
+
+  # The controls' routes are the service's side of the same protocol; until they are in
+  # this checkout these tests say so and do not run.
+  def needs_controls_routes
+    paths = @api.call("GET", "/openapi.json")["paths"]
+    skip "jobwatch has no job-system controls routes yet (POST /api/workers/{id}/quiet)" unless paths.key?("/api/workers/{id}/quiet")
+  end
 
   def wait_state(jid, state, timeout_s: 20)
     E2E.wait_for("job #{jid} to be #{state} in jobwatch", timeout_s: timeout_s) do
