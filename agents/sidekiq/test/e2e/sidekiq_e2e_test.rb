@@ -273,11 +273,8 @@ class SidekiqEndToEndTest < Minitest::Test
     @api.call("POST", "/api/workers/#{worker["id"]}/quiet", nil, expect: 202)
     E2E.wait_for("Sidekiq's process to beat as quiet", timeout_s: 30) { @cluster.sidekiq_process_of(process.pid)&.[]("quiet") == "true" }
     assert_includes process.output, "Received TSTP, no longer accepting new work"
-    shown = E2E.wait_for("the quiet's outcome on the worker", timeout_s: 30) do
-      found = @api.workers.find { |w| w["externalId"] == identity }
-      found if found && found["lastCommand"] && found["lastCommand"]["status"] == "done"
-    end
-    assert_equal "worker.quiet", shown["lastCommand"]["type"]
+    shown = E2E.wait_for("the quiet's outcome on the worker", timeout_s: 30) { latest_command(@api.workers.find { |w| w["externalId"] == identity }, "done") }
+    assert_equal "worker.quiet", shown["type"]
     jid = SucceedJob.set(queue: "quieted").perform_async("not fetched")
     sleep 2
     assert_equal [jid], Sidekiq::Queue.new("quieted").map(&:jid), "a quiet process fetches nothing"
@@ -285,20 +282,38 @@ class SidekiqEndToEndTest < Minitest::Test
     process&.stop("TERM")
   end
 
-  def test_pausing_a_sidekiq_queue_from_jobwatch_is_answered_unsupported_with_the_reason
+  def test_pausing_a_sidekiq_queue_is_disabled_with_the_reason_and_asked_anyway_answered_unsupported
     needs_controls_routes
     SucceedJob.set(queue: "pausable").perform_async(1)
-    queue = E2E.wait_for("the queue in jobwatch") { @api.queues.find { |q| q["name"] == "pausable" } }
+    # not paused, as the collector's snapshot says (open-source Sidekiq pauses no queue)
+    queue = E2E.wait_for("the queue's snapshot, not paused") { @api.queues.find { |q| q["name"] == "pausable" && q["paused"] == false } }
+    reason = "pausing a queue is a Sidekiq Pro/Enterprise feature: open-source Sidekiq has no paused queues"
+    assert_equal({ "available" => false, "reason" => reason }, queue["controls"]["queue.pause"], "the collector's capabilities, as the dashboard reads them")
     @api.call("POST", "/api/queues/#{queue["id"]}/pause", nil, expect: 202)
-    shown = E2E.wait_for("the pause's outcome on the queue") do
-      found = @api.queues.find { |q| q["name"] == "pausable" }
-      found if found && found["lastCommand"] && found["lastCommand"]["status"] == "unsupported"
-    end
-    assert_match(%r{Sidekiq Pro/Enterprise}, shown["lastCommand"]["reason"])
+    shown = E2E.wait_for("the pause's outcome on the queue") { latest_command(@api.queues.find { |q| q["name"] == "pausable" }, "unsupported") }
+    assert_equal ["queue.pause", reason], shown.values_at("type", "reason")
     assert_equal 1, Sidekiq::Queue.new("pausable").size
   end
 
+  def test_a_queue_emptied_from_jobwatch_is_cleared_in_sidekiq_its_jobs_cancelled_and_the_count_shown
+    needs_controls_routes
+    jids = Array.new(4) { |i| SucceedJob.set(queue: "emptied").perform_async(i) }
+    queue = E2E.wait_for("the queue's snapshot with depth 4") { @api.queues.find { |q| q["name"] == "emptied" && q["depth"] == 4 && q["extensions"].key?("paused") } }
+    @api.call("POST", "/api/queues/#{queue["id"]}/clean", { "mode" => "waiting" }, expect: 202)
+    shown = E2E.wait_for("the clean's outcome on the queue") { latest_command(@api.queues.find { |q| q["name"] == "emptied" }, "done") }
+    assert_equal ["queue.clean", { "removed" => 4 }], shown.values_at("type", "details")
+    assert_equal 0, Sidekiq::Queue.new("emptied").size
+    jids.each { |jid| wait_state(jid, "cancelled") }
+    E2E.wait_for("the queue's depth 0") { @api.queues.find { |q| q["name"] == "emptied" && q["depth"].zero? } }
+  end
+
   private
+
+  # The newest command of a queue's or worker's view, once its status is `status`.
+  def latest_command(view, status)
+    latest = view && Array(view["commands"]).first
+    latest if latest && latest["status"] == status
+  end
 
   # The controls' routes are the service's side of the same protocol; until they are in
   # this checkout these tests say so and do not run.
