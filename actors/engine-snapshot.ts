@@ -11,6 +11,8 @@
  * ids as bytes, stores errors and traces as codes into the chunk's strings and extensions as
  * JSON text, and records how much each connection's job table holds, so that a restart sizes
  * the table once (job-columns.ts); a reader of format 3 would misread it, so the version says it.
+ * Format 5 adds teams and memberships to the accounts chunk: a reader of format 4 would
+ * drop them without a word, so the version says that too.
  *
  * In cluster mode each partition's owner snapshots only its part (a `SnapshotScope`):
  * the connections of one partition, and the accounts in the accounts partition's own
@@ -33,12 +35,14 @@ import { QueueMetrics } from './metrics/queue-metrics.ts';
 import { WorkerRate } from './metrics/worker-metrics.ts';
 import { inPartition, type PartitionSelector } from './partition-of.ts';
 
-export const SNAPSHOT_FORMAT_VERSION = 4;
+export const SNAPSHOT_FORMAT_VERSION = 5;
 /**
  * Versions `SnapshotRestorer` reads: 1 wrote jobs as objects (`k: 'jobs'`), 1 and 2 kept
- * dedup keys in the connection chunk, 1 to 3 had no job table sizes and ids as strings only.
+ * dedup keys in the connection chunk, 1 to 3 had no job table sizes and ids as strings only,
+ * 1 to 4 had no teams in the accounts chunk (their connections have no team until the
+ * first start of a version with teams moves them).
  */
-const READABLE_FORMAT_VERSIONS: readonly number[] = [1, 2, 3, 4];
+const READABLE_FORMAT_VERSIONS: readonly number[] = [1, 2, 3, 4, 5];
 /** Each chunk is copied and encoded in one turn of the event loop: small chunks bound the stall. */
 export const JOBS_PER_CHUNK = 1_000;
 /** 100k dedup keys in one chunk took 40-60 ms to encode at 1M jobs: the stall a snapshot caused. */

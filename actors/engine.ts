@@ -39,6 +39,9 @@ export interface KeepAliveRecord {
   atMs: number;
 }
 
+/** Records after which a live stream may have to end: its session, its user or its user's teams changed. */
+const ACCESS_RECORD_PREFIXES = ['session.', 'user.', 'team.', 'member.'];
+
 export type EngineRecord = AccountsRecord | ConnectionRecord | AlertRecord | RetentionRecord | KeepAliveRecord;
 
 /** Where records go to become durable: the append log, or memory in tests. */
@@ -53,7 +56,7 @@ export interface EngineListener {
   changed?(connectionId: string, changes: Changes): void;
   /** after a connection and all its data were deleted */
   deleted?(connectionId: string): void;
-  /** after a record that changed users or sessions (a logout, a login that dropped an old session) */
+  /** after a record that changed users, sessions or who may read what (a logout, a login that dropped an old session, a membership) */
   accountsChanged?(): void;
 }
 
@@ -127,7 +130,7 @@ export class Engine {
       try {
         if (changes !== null && 'connectionId' in record && record.t !== 'connection.deleted') listener.changed?.(record.connectionId, changes);
         if (record.t === 'connection.deleted') listener.deleted?.(record.connectionId);
-        if (record.t.startsWith('session.') || record.t.startsWith('user.')) listener.accountsChanged?.();
+        if (ACCESS_RECORD_PREFIXES.some((prefix) => record.t.startsWith(prefix)) || record.t === 'connection.moved') listener.accountsChanged?.();
       } catch (error) {
         (this.options.onListenerError ?? ((e) => console.error('engine listener failed:', e)))(error);
       }

@@ -4,6 +4,8 @@ import type { LiveUpdates } from '../actors/live/live-updates.ts';
 import type { AccountService } from '../actors/services/account-service.ts';
 import type { ConnectionService } from '../actors/services/connection-service.ts';
 import type { JobActionService } from '../actors/services/job-action-service.ts';
+import type { TeamService } from '../actors/services/team-service.ts';
+import type { UserService } from '../actors/services/user-service.ts';
 import type { AlertService, PublicDeliveryAttempt } from '../actors/services/alert-service.ts';
 import type { GuardOptions } from './alerts/webhook-guard.ts';
 import type { Config } from './config.ts';
@@ -15,6 +17,8 @@ export interface AppDeps {
   engine: Engine;
   accounts: AccountService;
   connections: ConnectionService;
+  teams: TeamService;
+  users: UserService;
   jobActions: JobActionService;
   alerts: AlertService;
   /** what the alert routes need of the edge that sends webhooks (src/alerts/) */

@@ -3,6 +3,7 @@ import { Elysia } from 'elysia';
 import type { AppDeps } from './app-deps.ts';
 import { edgeHeaders } from './http/edge-headers.ts';
 import { dashboardRequestGuard } from './http/dashboard-request-guard.ts';
+import { accessGuard } from './http/access-guard.ts';
 import { errorBoundary } from './http/error-boundary.ts';
 import { InFlightLimiter } from './http/in-flight.ts';
 import { adminBackupRoutes } from './routes/admin-backup.ts';
@@ -21,6 +22,7 @@ import { queueRoutes } from './routes/queues.ts';
 import { streamRoutes } from './routes/stream.ts';
 import { workerRoutes } from './routes/workers.ts';
 import { userRoutes } from './routes/users.ts';
+import { teamRoutes } from './routes/teams.ts';
 import { uiRoutes } from './routes/ui.ts';
 
 export function createApp(deps: AppDeps) {
@@ -30,12 +32,14 @@ export function createApp(deps: AppDeps) {
     .use(errorBoundary(deps.logError, deps.config.publicUrl))
     .use(edgeHeaders())
     .use(dashboardRequestGuard(deps.config))
+    .use(accessGuard(deps.accounts, deps.engine))
     .use(healthRoutes(deps))
     .use(metricsRoutes(deps))
     .use(errorDocsRoutes())
     .use(apiDocsRoutes())
     .use(authRoutes(deps))
     .use(userRoutes(deps))
+    .use(teamRoutes(deps))
     .use(connectionRoutes(deps))
     .use(ingestRoutes(deps, inFlight))
     .use(jobReadRoutes(deps))

@@ -28,6 +28,12 @@ export interface Config {
   cookieSecure: CookieSecureMode;
   sessionSecret: string | null; // null: generated once and kept in the data directory
   sessionTtlMs: number;
+  /** how long an invitation or password reset link stays good */
+  passwordLinkTtlMs: number;
+  /** audit entries older than this are dropped (docs/security.md, "Audit log") */
+  auditRetentionMs: number;
+  /** at most this many audit entries are kept, the oldest dropped first */
+  auditEntriesMax: number;
   dedupKeysMax: number;
   snapshotLogBytesMax: number;
   snapshotIntervalMs: number;
@@ -176,6 +182,9 @@ export function loadConfig(env: Env = process.env): Config {
     cookieSecure: oneOf(env, 'COOKIE_SECURE', 'auto', ['auto', 'true', 'false'] as const),
     sessionSecret,
     sessionTtlMs: integer(env, 'SESSION_TTL_HOURS', 24 * 7, 1, 24 * 365) * HOUR_MS,
+    passwordLinkTtlMs: integer(env, 'PASSWORD_LINK_HOURS', 72, 1, 24 * 30) * HOUR_MS,
+    auditRetentionMs: integer(env, 'AUDIT_RETENTION_DAYS', 90, 1, 3_650) * 24 * HOUR_MS,
+    auditEntriesMax: integer(env, 'AUDIT_ENTRIES_MAX', 100_000, 100, 10_000_000),
     dedupKeysMax: integer(env, 'DEDUP_KEYS_MAX', 100_000, 1, 10_000_000),
     snapshotLogBytesMax: integer(env, 'SNAPSHOT_LOG_MB', 256, 1, 1_000_000) * 1024 * 1024,
     snapshotIntervalMs: integer(env, 'SNAPSHOT_INTERVAL_MINUTES', 60, 1, 24 * 60) * 60_000,

@@ -7,6 +7,8 @@
  */
 import { AccountService } from '../actors/services/account-service.ts';
 import { ConnectionService } from '../actors/services/connection-service.ts';
+import { TeamService } from '../actors/services/team-service.ts';
+import { UserService } from '../actors/services/user-service.ts';
 import { JobActionService } from '../actors/services/job-action-service.ts';
 import { AlertService } from '../actors/services/alert-service.ts';
 import { createAlertEdge } from './alerts/alert-edge.ts';
@@ -90,6 +92,8 @@ export async function startService(config: Config, log: LogLine, timers: Service
   );
   const accounts = new AccountService(engine, config.sessionTtlMs, opened.sessionSecret);
   const connections = new ConnectionService(engine);
+  const teams = new TeamService(engine);
+  const users = new UserService(engine, config.passwordLinkTtlMs);
   const jobActions = new JobActionService(engine, connections);
   const live = new LiveUpdates(engine, systemClock, {
     ...LIVE_UPDATES_DEFAULTS,
@@ -107,13 +111,13 @@ export async function startService(config: Config, log: LogLine, timers: Service
     openStreams: () => live.openStreamCount(),
     logBytesSinceSnapshot: () => store.logBytesSinceSnapshot,
   });
-  await mode.firstAdmin(firstAdminMaker(accounts, config, log), engine);
+  await mode.firstAdmin(firstAdminMaker(accounts, teams, config, log), engine);
   await clearBackupStaging(config.dataDir);
   const snapshots = new SnapshotSchedule(mode.snapshotPolicy(opened, observer), log);
   const backup = backupTaker(engine, store, config.dataDir, snapshots, log);
   const logError = (line: string): void => log(line, { severity: 'error' });
   const clusterNode = opened.clusterNodeId ?? undefined;
-  const app = createApp({ engine, accounts, connections, jobActions, alerts, alertDelivery, live, config, logError, backup, metrics, ingestTimings, clusterNode });
+  const app = createApp({ engine, accounts, connections, teams, users, jobActions, alerts, alertDelivery, live, config, logError, backup, metrics, ingestTimings, clusterNode });
   ingestTimings.start();
   const serving = mode.serve(app, opened);
   const port = app.server!.port!;

@@ -1,12 +1,17 @@
 /**
  * The CLI's commands, run against an opened data directory. Each returns the text to
  * print (or JSON with --json); failures throw DomainErrors with the same messages as
- * the HTTP API.
+ * the HTTP API. Whoever runs the CLI holds the data directory, so it acts as an admin of
+ * every team (command-line-access.ts); `--owner` names the user recorded as a connection's creator.
  */
-import type { User } from '../../actors/accounts/account-records.ts';
+import { CommandLineAccess } from './command-line-access.ts';
+import type { Team, User } from '../../actors/accounts/account-records.ts';
+import { isRole, ROLES, type Role } from '../../actors/accounts/roles.ts';
 import { DomainError } from '../../actors/domain-error.ts';
 import type { AccountService } from '../../actors/services/account-service.ts';
 import type { ConnectionService } from '../../actors/services/connection-service.ts';
+import type { TeamService } from '../../actors/services/team-service.ts';
+import type { UserService } from '../../actors/services/user-service.ts';
 import type { Engine } from '../../actors/engine.ts';
 import { BACKUP_USAGE } from './backup-commands.ts';
 
@@ -14,6 +19,10 @@ export interface CliContext {
   engine: Engine;
   accounts: AccountService;
   connections: ConnectionService;
+  teams: TeamService;
+  users: UserService;
+  /** where the dashboard is reached, for the links it prints: PUBLIC_URL, else http://localhost:<PORT> */
+  publicBase: string;
 }
 
 export type Flags = Record<string, string | boolean | undefined>;
@@ -21,14 +30,26 @@ export type Flags = Record<string, string | boolean | undefined>;
 export const USAGE = `usage: bun run cli <command> [flags]
 
   user create --email EMAIL --password PASSWORD [--admin]
-  connection create --owner EMAIL --name NAME [--json]     prints the API key once
-  connection list [--owner EMAIL] [--json]
-  connection delete --owner EMAIL --id CONNECTION_ID
+  user invite --email EMAIL [--team TEAM --role ROLE]     prints the link that sets the password
+  user list [--json]
+  user disable --email EMAIL          their sessions and live streams end at once
+  user enable --email EMAIL
+  user remove --email EMAIL
+  user reset-password --email EMAIL   prints a single-use link that sets a new password
+  user set-password --email EMAIL --password PASSWORD     every session of the user ends
+  team create --name NAME [--json]
+  team list [--json]
+  team add-member --team TEAM --email EMAIL --role ${ROLES.join('|')}     adds, or changes the role
+  team remove-member --team TEAM --email EMAIL
+  connection create --name NAME (--team TEAM | --owner EMAIL) [--json]     prints the API key once;
+      --owner alone: that user's first team where they are an admin
+  connection list [--team TEAM] [--json]
+  connection delete --id CONNECTION_ID
 ${BACKUP_USAGE}
 
-The user and connection commands work on DATA_DIR (default ./data) while the server is
-stopped; while it runs, use the HTTP API instead (the data directory is locked by the
-server). backup works while the server runs (it asks the server).`;
+TEAM is a team's name or id. The user, team and connection commands work on DATA_DIR
+(default ./data) while the server is stopped; while it runs, use the HTTP API instead (the
+data directory is locked by the server). backup works while the server runs (it asks the server).`;
 
 export async function runCommand(context: CliContext, words: string[], flags: Flags): Promise<string> {
   const command = words.join(' ');
@@ -37,18 +58,80 @@ export async function runCommand(context: CliContext, words: string[], flags: Fl
       const user = await context.accounts.addUser(required(flags, 'email'), required(flags, 'password'), flags.admin === true);
       return output(flags, { user: { id: user.id, email: user.email, isAdmin: user.isAdmin } }, `created user ${user.email}${user.isAdmin ? ' (admin)' : ''}`);
     }
+    case 'user invite': {
+      const role = flags.role === undefined ? undefined : roleOf(flags);
+      const teamId = typeof flags.team === 'string' ? teamOf(context, flags).id : undefined;
+      const { user, link } = await context.users.create(asInstanceAdmin(context), { email: required(flags, 'email'), teamId, role });
+      const url = `${context.publicBase}/set-password#token=${link!.token}`;
+      return output(flags, { user, invite: { url, expiresAt: link!.expiresAt } }, `invited ${user.email}; the link that sets their password (single use, until ${link!.expiresAt}):\n${url}`);
+    }
+    case 'user list': {
+      const users = context.users.list(asInstanceAdmin(context));
+      const text = users
+        .map((user) => `${user.id}  ${user.email}${user.isAdmin ? ' (instance admin)' : ''}  ${user.status}  ${user.teams.map((team) => `${team.name}:${team.role}`).join(', ') || 'no team'}`)
+        .join('\n');
+      return output(flags, { data: users }, text);
+    }
+    case 'user disable':
+    case 'user enable': {
+      const disabled = command === 'user disable';
+      const user = await context.users.setDisabled(asInstanceAdmin(context), userOf(context, required(flags, 'email')).id, disabled);
+      return output(flags, { user }, `${user.email} is ${user.status}`);
+    }
+    case 'user remove': {
+      const user = userOf(context, required(flags, 'email'));
+      await context.users.remove(asInstanceAdmin(context), user.id);
+      return output(flags, { removed: user.email }, `removed ${user.email}`);
+    }
+    case 'user reset-password': {
+      const user = userOf(context, required(flags, 'email'));
+      const link = await context.users.resetLink(asInstanceAdmin(context), user.id);
+      const url = `${context.publicBase}/set-password#token=${link.token}`;
+      return output(flags, { url, expiresAt: link.expiresAt }, `the link that sets a new password for ${user.email} (single use, until ${link.expiresAt}):\n${url}`);
+    }
+    case 'user set-password': {
+      const user = userOf(context, required(flags, 'email'));
+      await context.users.setPassword(user.id, required(flags, 'password'));
+      return output(flags, { user: user.email }, `set the password of ${user.email}; their sessions ended`);
+    }
+    case 'team create': {
+      const team = await context.teams.create(asInstanceAdmin(context), required(flags, 'name'));
+      return output(flags, { team }, `created team ${team.name} (${team.id})`);
+    }
+    case 'team list': {
+      const teams = context.teams.list(asInstanceAdmin(context));
+      const text = teams.map((team) => `${team.id}  ${team.name}  ${team.members} members  ${team.connections} connections`).join('\n');
+      return output(flags, { data: teams }, text || 'no teams');
+    }
+    case 'team add-member': {
+      const role = roleOf(flags);
+      const team = teamOf(context, flags);
+      const member = await context.teams.addMember(asInstanceAdmin(context), team.id, required(flags, 'email'), role);
+      return output(flags, { member }, `${member.email} is ${member.role} of team ${team.name}`);
+    }
+    case 'team remove-member': {
+      const team = teamOf(context, flags);
+      const user = userOf(context, required(flags, 'email'));
+      await context.teams.removeMember(asInstanceAdmin(context), team.id, user.id);
+      return output(flags, { removed: user.email }, `removed ${user.email} from team ${team.name}`);
+    }
     case 'connection create': {
-      const created = await context.connections.create(owner(context, flags), required(flags, 'name'));
+      const creator = typeof flags.owner === 'string' ? userOf(context, flags.owner) : undefined;
+      const teamId = typeof flags.team === 'string' ? teamOf(context, flags).id : creator === undefined ? missing('team') : ownTeamOf(context, creator);
+      const created = await context.connections.create(asInstanceAdmin(context, creator), required(flags, 'name'), teamId);
       return output(flags, created, `created connection ${created.connection.name} (${created.connection.id})\nAPI key (shown once): ${created.apiKey}`);
     }
     case 'connection list': {
-      const owners = typeof flags.owner === 'string' ? [owner(context, flags)] : [...context.engine.accounts.users.values()];
-      const rows = owners.flatMap((user) => context.connections.list(user).map((connection) => ({ owner: user.email, ...connection })));
-      const text = rows.map((row) => `${row.id}  ${row.name}  ${row.keyPrefix}...  owner ${row.owner}  used today ${row.usage.used}`).join('\n');
+      const teams = typeof flags.team === 'string' ? [teamOf(context, flags)] : undefined;
+      const rows = context.connections
+        .list(asInstanceAdmin(context))
+        .filter((connection) => teams === undefined || teams.some((team) => team.id === connection.teamId))
+        .map((connection) => ({ ...connection, team: teamName(context, connection.teamId) }));
+      const text = rows.map((row) => `${row.id}  ${row.name}  ${row.keyPrefix}...  team ${row.team}  used today ${row.usage.used}`).join('\n');
       return output(flags, { data: rows }, text || 'no connections');
     }
     case 'connection delete': {
-      await context.connections.delete(owner(context, flags), required(flags, 'id'));
+      await context.connections.delete(asInstanceAdmin(context), required(flags, 'id'));
       return output(flags, { deleted: flags.id }, `deleted connection ${String(flags.id)} and all its data`);
     }
     default:
@@ -56,17 +139,48 @@ export async function runCommand(context: CliContext, words: string[], flags: Fl
   }
 }
 
-function required(flags: Flags, name: string): string {
-  const value = flags[name];
-  if (typeof value !== 'string' || value === '') throw new DomainError('VALIDATION_ERROR', `--${name} is required\n\n${USAGE}`);
-  return value;
+function asInstanceAdmin(context: CliContext, as?: User): CommandLineAccess {
+  return new CommandLineAccess(context.engine, as);
 }
 
-function owner(context: CliContext, flags: Flags): User {
-  const email = required(flags, 'owner');
+function roleOf(flags: Flags): Role {
+  if (!isRole(flags.role)) throw new DomainError('VALIDATION_ERROR', `--role must be one of ${ROLES.join(', ')}\n\n${USAGE}`);
+  return flags.role;
+}
+
+function required(flags: Flags, name: string): string {
+  const value = flags[name];
+  if (typeof value !== 'string' || value === '') missing(name);
+  return value as string;
+}
+
+function missing(name: string): never {
+  throw new DomainError('VALIDATION_ERROR', `--${name} is required\n\n${USAGE}`);
+}
+
+function userOf(context: CliContext, email: string): User {
   const user = context.engine.accounts.userByEmail(email);
   if (user === undefined) throw new DomainError('NOT_FOUND', `no user with email '${email}'`);
   return user;
+}
+
+/** `--team` by name or id. */
+function teamOf(context: CliContext, flags: Flags): Team {
+  const wanted = required(flags, 'team');
+  const { teams } = context.engine.accounts;
+  const team = teams.team(wanted) ?? teams.teamByName(wanted);
+  if (team === undefined) throw new DomainError('NOT_FOUND', `no team named '${wanted}'`);
+  return team;
+}
+
+function ownTeamOf(context: CliContext, user: User): string {
+  const own = context.engine.accounts.teams.membershipsOf(user.id).find((membership) => membership.role === 'admin');
+  if (own === undefined) throw new DomainError('VALIDATION_ERROR', `${user.email} is not an admin of any team: name the team with --team`);
+  return own.teamId;
+}
+
+function teamName(context: CliContext, teamId: string | null): string {
+  return teamId === null ? '(none yet)' : (context.engine.accounts.teams.team(teamId)?.name ?? teamId);
 }
 
 function output(flags: Flags, json: unknown, text: string): string {

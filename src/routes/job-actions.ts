@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { Elysia } from 'elysia';
 import type { JobAction } from '../../actors/connection/connection-records.ts';
 import type { AppDeps } from '../app-deps.ts';
-import { dashboardUser, type SessionContext } from '../http/dashboard-auth.ts';
+import { accessOf } from '../http/access-guard.ts';
 import { BULK_BODY_BYTES_MAX, bodyReader } from '../http/read-body.ts';
 import { model, validBody } from '../http/validate.ts';
 
@@ -14,17 +14,13 @@ export const BulkBody = model(
 
 /** Revoke and retry, for one job or up to 100; every action is logged, broadcast and queued for the agent. */
 export function jobActionRoutes(deps: AppDeps) {
-  const { accounts, jobActions } = deps;
+  const { jobActions } = deps;
   const body = bodyReader(deps);
-  const bulk = (action: JobAction) => async (context: SessionContext) => {
-    const user = dashboardUser(accounts, context);
+  const bulk = (action: JobAction) => async (context: { request: Request }) => {
     const { ids } = validBody(BulkBody, await body.json(context.request, BULK_BODY_BYTES_MAX));
-    return { results: await jobActions.bulk(user, action, ids) };
+    return { results: await jobActions.bulk(accessOf(context), action, ids) };
   };
-  const single = (action: JobAction) => async (context: SessionContext & { params: { id: string } }) => {
-    const user = dashboardUser(accounts, context);
-    return jobActions.single(user, action, context.params.id);
-  };
+  const single = (action: JobAction) => async (context: { request: Request; params: { id: string } }) => jobActions.single(accessOf(context), action, context.params.id);
   return new Elysia({ name: 'job-actions' })
     .post('/api/jobs/bulk/revoke', bulk('revoke'), { parse: 'none' })
     .post('/api/jobs/bulk/retry', bulk('retry'), { parse: 'none' })

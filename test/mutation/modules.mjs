@@ -119,6 +119,19 @@ export const MODULES = {
       },
     ],
   },
+  teams: {
+    what: 'teams, members and roles, who may read and do what (Access), the access rules and their guard, the upgrade to teams',
+    parts: [
+      {
+        mutate: ['actors/accounts/team-book.ts', 'actors/accounts/access.ts', 'actors/accounts/roles.ts'],
+        tests: ['test/auth/team-book.test.ts', 'test/auth/accounts-actor.test.ts'],
+      },
+      {
+        mutate: ['actors/services/team-service.ts', 'src/routes/teams.ts', 'src/http/access-guard.ts', 'src/http/access-rules.ts', 'src/service/admin-bootstrap.ts'],
+        tests: ['test/routes/teams.test.ts', 'test/routes/role-matrix.test.ts', 'test/blackbox/teams-upgrade.test.ts'],
+      },
+    ],
+  },
   ingest: {
     what: 'event validation, dedup keys and cache, daily quota, the ingest decision',
     parts: [

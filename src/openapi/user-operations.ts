@@ -1,0 +1,80 @@
+/** What the OpenAPI document says about users and passwords (docs/security.md, "Users and passwords"). */
+import { ChangePasswordBody, SetPasswordBody } from '../routes/auth.ts';
+import { CreateUserBody } from '../routes/users.ts';
+import type { OperationDoc } from './operations.ts';
+import { UserReply as SignedInReply } from './response-models.ts';
+import * as Reply from './user-models.ts';
+
+const SIGN_IN_COOKIES = { 'Set-Cookie': 'the session cookie and the device cookie, as POST /api/auth/login sets them' };
+
+export const USER_OPERATIONS: Record<string, OperationDoc> = {
+  'GET /api/users': {
+    tag: 'Users',
+    summary: 'Every user, with their state and teams (the instance admin)',
+    auth: 'session',
+    success: { 200: { description: 'Oldest first', json: Reply.UserList } },
+    errors: [],
+  },
+  'POST /api/users': {
+    tag: 'Users',
+    summary: 'Create a user, or invite one (the instance admin)',
+    description:
+      'With `password` (12 to 256 characters) the user can sign in at once. Without it the user is invited: the answer holds `invite.url`, ' +
+      'a single-use link that sets their password and signs them in, good for PASSWORD_LINK_HOURS; give it to them through a safe channel. ' +
+      '`teamId` (and `role`, default viewer) adds them to a team at once. 409 `CONFLICT` for a taken email, or when 1,000 links are waiting.',
+    auth: 'session',
+    body: CreateUserBody.schema,
+    success: { 201: { description: 'Created; `invite` is null when a password was given', json: Reply.CreatedUser } },
+    errors: ['VALIDATION_ERROR', 'NOT_FOUND', 'CONFLICT', 'SERVICE_UNAVAILABLE'],
+  },
+  'POST /api/users/:id/disable': {
+    tag: 'Users',
+    summary: 'Disable a user: their sessions and live streams end at once, and they cannot sign in (the instance admin)',
+    description: 'Nobody disables themselves, nor the last instance admin who may sign in (409 `CONFLICT`). Their teams and roles are kept for when they are enabled.',
+    auth: 'session',
+    success: { 200: { description: 'Disabled', json: Reply.UserReply } },
+    errors: ['NOT_FOUND', 'CONFLICT', 'SERVICE_UNAVAILABLE'],
+  },
+  'POST /api/users/:id/enable': {
+    tag: 'Users',
+    summary: 'Enable a disabled user (the instance admin)',
+    auth: 'session',
+    success: { 200: { description: 'Enabled', json: Reply.UserReply } },
+    errors: ['NOT_FOUND', 'SERVICE_UNAVAILABLE'],
+  },
+  'DELETE /api/users/:id': {
+    tag: 'Users',
+    summary: 'Remove a user: their sessions, live streams, memberships and password link end at once (the instance admin)',
+    description: 'What they did stays in the audit log under their email. Nobody removes themselves, nor the last instance admin (409 `CONFLICT`).',
+    auth: 'session',
+    success: { 204: { description: 'Removed' } },
+    errors: ['NOT_FOUND', 'CONFLICT', 'SERVICE_UNAVAILABLE'],
+  },
+  'POST /api/users/:id/password-reset': {
+    tag: 'Users',
+    summary: 'A single-use link that sets a new password (the instance admin)',
+    description: 'Any earlier link of the user stops working. The old password works until the link is used; using it ends every session of the user.',
+    auth: 'session',
+    success: { 200: { description: 'The link, shown this once', json: Reply.PasswordLink } },
+    errors: ['NOT_FOUND', 'CONFLICT', 'SERVICE_UNAVAILABLE'],
+  },
+  'POST /api/auth/password': {
+    tag: 'Auth',
+    summary: 'Change your own password',
+    description:
+      '`currentPassword` is checked (a wrong one is 400 naming it, counted by the login throttle: 429 `RATE_LIMITED` past it). Every other session of yours ends; this one goes on.',
+    auth: 'session',
+    body: ChangePasswordBody.schema,
+    success: { 204: { description: 'Changed' } },
+    errors: ['VALIDATION_ERROR', 'RATE_LIMITED', 'SERVICE_UNAVAILABLE'],
+  },
+  'POST /api/auth/set-password': {
+    tag: 'Auth',
+    summary: 'Set a password with an invitation or reset link, and sign in',
+    description: 'The link is used up; every other session of the user ends. A link used, replaced by a newer one or expired is 404.',
+    auth: 'none',
+    body: SetPasswordBody.schema,
+    success: { 200: { description: 'Set and signed in', json: SignedInReply, headers: SIGN_IN_COOKIES } },
+    errors: ['VALIDATION_ERROR', 'NOT_FOUND', 'FORBIDDEN', 'SERVICE_UNAVAILABLE'],
+  },
+};
