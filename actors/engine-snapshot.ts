@@ -11,8 +11,8 @@
  * ids as bytes, stores errors and traces as codes into the chunk's strings and extensions as
  * JSON text, and records how much each connection's job table holds, so that a restart sizes
  * the table once (job-columns.ts); a reader of format 3 would misread it, so the version says it.
- * Format 5 adds teams and memberships to the accounts chunk: a reader of format 4 would
- * drop them without a word, so the version says that too.
+ * Format 5 adds teams, memberships and password links to the accounts chunk and the audit
+ * log's chunks: a reader of format 4 would drop them without a word, so the version says that too.
  *
  * In cluster mode each partition's owner snapshots only its part (a `SnapshotScope`):
  * the connections of one partition, and the accounts in the accounts partition's own
@@ -21,6 +21,7 @@
  * accounts, since the snapshots were taken at different moments.
  */
 import type { AccountsActor } from './accounts/accounts-actor.ts';
+import type { AuditLog, StoredAuditEntry } from './audit/audit-log.ts';
 import { ConnectionActor, type ConnectionLimits } from './connection/connection-actor.ts';
 import type { Command } from './connection/command-queue.ts';
 import type { CommandOutcome } from './connection/command-outcomes.ts';
@@ -47,6 +48,8 @@ const READABLE_FORMAT_VERSIONS: readonly number[] = [1, 2, 3, 4, 5];
 export const JOBS_PER_CHUNK = 1_000;
 /** 100k dedup keys in one chunk took 40-60 ms to encode at 1M jobs: the stall a snapshot caused. */
 export const DEDUP_KEYS_PER_CHUNK = 5_000;
+/** audit entries per chunk, for the same reason */
+export const AUDIT_ENTRIES_PER_CHUNK = 5_000;
 
 type PlainWorker = Omit<Worker, 'rate'> & { rate: unknown };
 type PlainQueue = Omit<Queue, 'metrics'> & { metrics: unknown };
@@ -54,6 +57,8 @@ type PlainQueue = Omit<Queue, 'metrics'> & { metrics: unknown };
 export type SnapshotChunk =
   | { k: 'header'; version: number; takenAtMs: number }
   | { k: 'accounts'; data: ReturnType<AccountsActor['toSnapshot']> }
+  /** format 5: audit entries, oldest first, those of the snapshot's partitions in cluster mode */
+  | { k: 'audit'; entries: StoredAuditEntry[] }
   | {
       k: 'connection';
       id: string;
@@ -96,10 +101,13 @@ export interface SnapshotScope {
  * Captures `actors` as they are at this call (not at the first pull: the log fixes the
  * snapshot's sequence number at the same moment), then produces chunks lazily.
  */
-export function takeSnapshot(accounts: AccountsActor, actors: Map<string, ConnectionActor>, takenAtMs: number, scope?: SnapshotScope): EngineSnapshot {
+export function takeSnapshot(accounts: AccountsActor, audit: AuditLog, actors: Map<string, ConnectionActor>, takenAtMs: number, scope?: SnapshotScope): EngineSnapshot {
   // Everything but jobs is small: copy it now, synchronously.
   const fixed: SnapshotChunk[] = [{ k: 'header', version: SNAPSHOT_FORMAT_VERSION, takenAtMs }];
   if (scope === undefined || scope.accounts) fixed.push({ k: 'accounts', data: structuredClone(accounts.toSnapshot()) });
+  // entries never change once kept: the array of references is the copy
+  const auditEntries = audit.toSnapshot(scope);
+  for (let start = 0; start < auditEntries.length; start += AUDIT_ENTRIES_PER_CHUNK) fixed.push({ k: 'audit', entries: auditEntries.slice(start, start + AUDIT_ENTRIES_PER_CHUNK) });
   const jobLists: Array<{ actor: ConnectionActor; rows: Uint32Array; preImages: Map<number, Job> }> = [];
   for (const actor of actors.values()) {
     if (scope !== undefined && (scope.connections === 'none' || !inPartition(actor.connectionId, scope.connections))) continue;
@@ -175,6 +183,7 @@ export class SnapshotRestorer {
 
   constructor(
     private readonly accounts: AccountsActor,
+    private readonly audit: AuditLog,
     private readonly actors: Map<string, ConnectionActor>,
     private readonly limits: ConnectionLimits,
   ) {}
@@ -201,6 +210,9 @@ export class SnapshotRestorer {
         return;
       case 'accounts':
         this.accounts.restore(chunk.data);
+        return;
+      case 'audit':
+        this.audit.restore(chunk.entries);
         return;
       case 'connection': {
         const actor = new ConnectionActor(chunk.id, this.limits);

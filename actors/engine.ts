@@ -13,6 +13,7 @@ import type { Clock } from './clock.ts';
 import { ConnectionActor, type Changes, type ConnectionLimits } from './connection/connection-actor.ts';
 import type { ConnectionRecord } from './connection/connection-records.ts';
 import { isAlertRecord, type AlertRecord } from './alerts/alert-records.ts';
+import { AuditLog, type AuditLimits, type AuditRecord } from './audit/audit-log.ts';
 import { DomainError } from './domain-error.ts';
 import { SnapshotRestorer, takeSnapshot, type EngineSnapshot, type SnapshotScope } from './engine-snapshot.ts';
 import { partitionOf } from './partition-of.ts';
@@ -42,7 +43,7 @@ export interface KeepAliveRecord {
 /** Records after which a live stream may have to end: its session, its user or its user's teams changed. */
 const ACCESS_RECORD_PREFIXES = ['session.', 'user.', 'team.', 'member.'];
 
-export type EngineRecord = AccountsRecord | ConnectionRecord | AlertRecord | RetentionRecord | KeepAliveRecord;
+export type EngineRecord = AccountsRecord | ConnectionRecord | AlertRecord | AuditRecord | RetentionRecord | KeepAliveRecord;
 
 /** Where records go to become durable: the append log, or memory in tests. */
 export interface RecordLog {
@@ -68,10 +69,13 @@ export interface EngineOptions {
   onHalt?: (error: unknown) => void;
   /** a listener failed after a durable commit: reported, never turned into a failed request */
   onListenerError?: (error: unknown) => void;
+  /** the audit log's bounds (AUDIT_RETENTION_DAYS, AUDIT_ENTRIES_MAX); the defaults when absent */
+  audit?: AuditLimits;
 }
 
 export class Engine {
   readonly accounts = new AccountsActor();
+  readonly audit: AuditLog;
   private readonly connectionActors = new Map<string, ConnectionActor>();
   private readonly listeners: EngineListener[] = [];
   private haltedBy: unknown = null;
@@ -79,6 +83,7 @@ export class Engine {
 
   constructor(private readonly options: EngineOptions) {
     this.clock = options.clock;
+    this.audit = new AuditLog(options.audit);
   }
 
   get limits(): ConnectionLimits {
@@ -128,7 +133,7 @@ export class Engine {
   private notify(record: EngineRecord, changes: Changes | null): void {
     for (const listener of this.listeners) {
       try {
-        if (changes !== null && 'connectionId' in record && record.t !== 'connection.deleted') listener.changed?.(record.connectionId, changes);
+        if (changes !== null && 'connectionId' in record && record.connectionId !== undefined && record.t !== 'connection.deleted') listener.changed?.(record.connectionId, changes);
         if (record.t === 'connection.deleted') listener.deleted?.(record.connectionId);
         if (ACCESS_RECORD_PREFIXES.some((prefix) => record.t.startsWith(prefix)) || record.t === 'connection.moved') listener.accountsChanged?.();
       } catch (error) {
@@ -167,6 +172,9 @@ export class Engine {
         return null;
       case 'log.keepalive':
         return null;
+      case 'audit.recorded':
+        this.audit.evolve(record);
+        return null;
       default:
         this.accounts.evolve(record);
         return null;
@@ -175,12 +183,12 @@ export class Engine {
 
   /** The state as of this call, produced lazily (see engine-snapshot.ts); a scope limits it to one partition's part. */
   takeSnapshot(scope?: SnapshotScope): EngineSnapshot {
-    return takeSnapshot(this.accounts, this.connectionActors, this.clock.nowMs(), scope);
+    return takeSnapshot(this.accounts, this.audit, this.connectionActors, this.clock.nowMs(), scope);
   }
 
   /** Recovery: applies snapshot chunks in order, before any record is replayed. */
   restorer(): SnapshotRestorer {
-    return new SnapshotRestorer(this.accounts, this.connectionActors, this.options.limits);
+    return new SnapshotRestorer(this.accounts, this.audit, this.connectionActors, this.options.limits);
   }
 
   refuseWhenHalted(): void {

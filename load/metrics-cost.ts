@@ -29,6 +29,7 @@ import { makeTempDir, removeTempDir } from './service.ts';
 import { fmtMs, num, parseArgs, str } from './util.ts';
 import { TeamService } from '../actors/services/team-service.ts';
 import { UserService } from '../actors/services/user-service.ts';
+import { AuditService } from '../actors/services/audit-service.ts';
 import { Access } from '../actors/accounts/access.ts';
 
 const args = parseArgs();
@@ -54,7 +55,7 @@ async function side(withMetrics: boolean) {
   const alerts = new AlertService(engine);
   const teams = new TeamService(engine);
   const app = createApp({
-    engine, accounts, connections, teams, users: new UserService(engine, config.passwordLinkTtlMs), live, config, metrics, alerts,
+    engine, accounts, connections, teams, users: new UserService(engine, config.passwordLinkTtlMs), audit: new AuditService(engine), live, config, metrics, alerts,
     alertDelivery: createAlertEdge({ engine, alerts, config, observer: NOT_OBSERVED, log: () => {} }),
     jobActions: new JobActionService(engine, connections),
     logError: (line) => console.error(line),

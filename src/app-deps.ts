@@ -6,6 +6,7 @@ import type { ConnectionService } from '../actors/services/connection-service.ts
 import type { JobActionService } from '../actors/services/job-action-service.ts';
 import type { TeamService } from '../actors/services/team-service.ts';
 import type { UserService } from '../actors/services/user-service.ts';
+import type { AuditService } from '../actors/services/audit-service.ts';
 import type { AlertService, PublicDeliveryAttempt } from '../actors/services/alert-service.ts';
 import type { GuardOptions } from './alerts/webhook-guard.ts';
 import type { Config } from './config.ts';
@@ -19,6 +20,7 @@ export interface AppDeps {
   connections: ConnectionService;
   teams: TeamService;
   users: UserService;
+  audit: AuditService;
   jobActions: JobActionService;
   alerts: AlertService;
   /** what the alert routes need of the edge that sends webhooks (src/alerts/) */

@@ -5,6 +5,7 @@ import { edgeHeaders } from './http/edge-headers.ts';
 import { dashboardRequestGuard } from './http/dashboard-request-guard.ts';
 import { accessGuard } from './http/access-guard.ts';
 import { errorBoundary } from './http/error-boundary.ts';
+import { auditTrail } from './http/audit-trail.ts';
 import { InFlightLimiter } from './http/in-flight.ts';
 import { adminBackupRoutes } from './routes/admin-backup.ts';
 import { alertRoutes } from './routes/alerts.ts';
@@ -23,12 +24,15 @@ import { streamRoutes } from './routes/stream.ts';
 import { workerRoutes } from './routes/workers.ts';
 import { userRoutes } from './routes/users.ts';
 import { teamRoutes } from './routes/teams.ts';
+import { auditRoutes } from './routes/audit.ts';
 import { uiRoutes } from './routes/ui.ts';
 
 export function createApp(deps: AppDeps) {
   // one account of what each connection has in flight, across the routes that read an API key's bodies
   const inFlight = new InFlightLimiter(deps.config.inFlightPerConnection);
   return new Elysia()
+    // its error hook records a refusal before the boundary answers it
+    .use(auditTrail(deps.engine, deps.config, deps.logError))
     .use(errorBoundary(deps.logError, deps.config.publicUrl))
     .use(edgeHeaders())
     .use(dashboardRequestGuard(deps.config))
@@ -40,6 +44,7 @@ export function createApp(deps: AppDeps) {
     .use(authRoutes(deps))
     .use(userRoutes(deps))
     .use(teamRoutes(deps))
+    .use(auditRoutes(deps))
     .use(connectionRoutes(deps))
     .use(ingestRoutes(deps, inFlight))
     .use(jobReadRoutes(deps))

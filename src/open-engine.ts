@@ -96,6 +96,7 @@ export async function openEngine(config: Config, options: OpenEngineOptions): Pr
         retentionMs: config.retentionMs,
         ...config.tenantLimits,
       },
+      audit: { retentionMs: config.auditRetentionMs, entriesMax: config.auditEntriesMax },
       onHalt: (error) => {
         // cluster: leave the membership at once, so no node hands this one a partition while it exits
         cluster?.leave();

@@ -9,6 +9,7 @@ import { AccountService } from '../actors/services/account-service.ts';
 import { ConnectionService } from '../actors/services/connection-service.ts';
 import { TeamService } from '../actors/services/team-service.ts';
 import { UserService } from '../actors/services/user-service.ts';
+import { AuditService } from '../actors/services/audit-service.ts';
 import { JobActionService } from '../actors/services/job-action-service.ts';
 import { AlertService } from '../actors/services/alert-service.ts';
 import { createAlertEdge } from './alerts/alert-edge.ts';
@@ -117,7 +118,7 @@ export async function startService(config: Config, log: LogLine, timers: Service
   const backup = backupTaker(engine, store, config.dataDir, snapshots, log);
   const logError = (line: string): void => log(line, { severity: 'error' });
   const clusterNode = opened.clusterNodeId ?? undefined;
-  const app = createApp({ engine, accounts, connections, teams, users, jobActions, alerts, alertDelivery, live, config, logError, backup, metrics, ingestTimings, clusterNode });
+  const app = createApp({ engine, accounts, connections, teams, users, audit: new AuditService(engine), jobActions, alerts, alertDelivery, live, config, logError, backup, metrics, ingestTimings, clusterNode });
   ingestTimings.start();
   const serving = mode.serve(app, opened);
   const port = app.server!.port!;

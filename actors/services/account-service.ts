@@ -132,10 +132,13 @@ export class AccountService {
     return this.deviceCookies.trustMs;
   }
 
-  async logout(token: string): Promise<void> {
+  /** Ends the session; returns its user, or undefined when there was no live session. */
+  async logout(token: string): Promise<User | undefined> {
     const tokenHash = this.hashSessionToken(token);
-    if (this.engine.accounts.sessionUser(tokenHash, this.engine.clock.nowMs()) === undefined) return;
+    const user = this.engine.accounts.sessionUser(tokenHash, this.engine.clock.nowMs());
+    if (user === undefined) return undefined;
     await this.engine.commit({ t: 'session.deleted', tokenHash });
+    return user;
   }
 
   /** The user of a session cookie, or a 401. */

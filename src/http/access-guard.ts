@@ -59,7 +59,7 @@ function checkRule(rule: RouteRule, access: Access, params: GuardContext['params
   if (rule.who === 'instanceAdmin') access.requireInstanceAdmin(rule.doing);
   if (rule.who !== 'member') return;
   if (rule.on === 'pathTeam') access.manageTeam(params.id ?? '', rule.role, rule.doing);
-  if (rule.on === 'anyTeam' && !access.teams().some((grant) => roleIncludes(grant.role, rule.role))) {
+  if (rule.on === 'anyTeam' && !access.isInstanceAdmin && !access.teams().some((grant) => roleIncludes(grant.role, rule.role))) {
     throw new DomainError('FORBIDDEN', `to ${rule.doing} you need the ${rule.role} role in a team`);
   }
 }

@@ -14,7 +14,8 @@
  *   something the user cannot see at all 404); on `bodyTeam`, in the team the body names
  *   (checked by the service too); on `pathTeam`, in the team `:id` of the path, a route
  *   that manages the team as a team (its name, its members), which the instance admin may
- *   too without being a member (checked here); on `anyTeam`, in at least one team (checked here);
+ *   too without being a member (checked here); on `anyTeam`, in at least one team, or the
+ *   instance admin (checked here);
  * - `instanceAdmin`: the instance admin only (checked here). The instance admin reads no
  *   team's data without being its member.
  *
@@ -101,6 +102,7 @@ export const ROUTE_RULES: Readonly<Record<string, RouteRule>> = {
   'DELETE /api/alert-rules/:id': onConnection('admin', 'alert-rule.delete'),
   'GET /api/alerts': reads,
   'POST /api/admin/backup': instanceAdmin('take backups', 'backup.take'),
+  'GET /api/audit': { who: 'member', role: 'admin', on: 'anyTeam', doing: 'read the audit log' },
 };
 
 /** The rule of `method route` (HEAD as GET); undefined for a route without one. */
@@ -130,7 +132,7 @@ export function describeRule(rule: AccessRule): string {
       return 'the instance admin';
     case 'member': {
       const where = { connection: "the connection's team", bodyTeam: 'the team named by `teamId`', pathTeam: 'the team', anyTeam: 'any team' }[rule.on];
-      return `${rule.role} of ${where}${rule.on === 'pathTeam' ? ', or the instance admin' : ''}`;
+      return `${rule.role} of ${where}${rule.on === 'pathTeam' || rule.on === 'anyTeam' ? ', or the instance admin' : ''}`;
     }
   }
 }
@@ -140,5 +142,5 @@ export function refusalsOf(rule: AccessRule): Array<'FORBIDDEN' | 'NOT_FOUND'> {
   if (rule.who === 'instanceAdmin') return ['FORBIDDEN'];
   if (rule.who !== 'member') return [];
   if (rule.on === 'connection' && rule.role === 'viewer') return [];
-  return ['FORBIDDEN', 'NOT_FOUND'];
+  return rule.on === 'anyTeam' ? ['FORBIDDEN'] : ['FORBIDDEN', 'NOT_FOUND'];
 }

@@ -65,6 +65,7 @@ export const ROUTE_ANSWERERS: Readonly<Record<string, RouteAnswerer>> = {
   'PATCH /api/alert-rules/:id': 'owner',
   'DELETE /api/alert-rules/:id': 'owner',
   'GET /api/alerts': 'replica',
+  'GET /api/audit': 'replica',
   // an agent's poll reads the pending commands; its acknowledgement is the write
   'GET /api/agent/connection': 'replica',
   'GET /api/agent/commands': 'replica',

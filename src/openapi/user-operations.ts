@@ -1,6 +1,8 @@
 /** What the OpenAPI document says about users and passwords (docs/security.md, "Users and passwords"). */
 import { ChangePasswordBody, SetPasswordBody } from '../routes/auth.ts';
 import { CreateUserBody } from '../routes/users.ts';
+import { AuditListParams } from '../routes/audit.ts';
+import { Type } from '@sinclair/typebox';
 import type { OperationDoc } from './operations.ts';
 import { UserReply as SignedInReply } from './response-models.ts';
 import * as Reply from './user-models.ts';
@@ -57,6 +59,17 @@ export const USER_OPERATIONS: Record<string, OperationDoc> = {
     auth: 'session',
     success: { 200: { description: 'The link, shown this once', json: Reply.PasswordLink } },
     errors: ['NOT_FOUND', 'CONFLICT', 'SERVICE_UNAVAILABLE'],
+  },
+  'GET /api/audit': {
+    tag: 'Users',
+    summary: 'The audit log: who did what, when, from where, on what, and the outcome',
+    description:
+      'Newest first, in cursor pages. The instance admin reads every entry; an admin of a team the entries of their teams (sign-ins and user changes, ' +
+      'which belong to no team, only the instance admin). Filters: `teamId`, `userId`, `action`, `outcome`. Kept AUDIT_RETENTION_DAYS, at most AUDIT_ENTRIES_MAX.',
+    auth: 'session',
+    query: Type.Partial(AuditListParams.schema),
+    success: { 200: { description: 'A page of entries', json: Reply.AuditPage } },
+    errors: ['VALIDATION_ERROR'],
   },
   'POST /api/auth/password': {
     tag: 'Auth',

@@ -6,6 +6,7 @@ import { clientAddress } from '../http/client-address.ts';
 import { SESSION_COOKIE } from '../http/dashboard-auth.ts';
 import { accessOf, sessionKeyOf } from '../http/access-guard.ts';
 import { setSignInCookies, type CookieJar } from '../http/session-cookies.ts';
+import { noteAuditActor } from '../http/audit-trail.ts';
 import { model, validBody } from '../http/validate.ts';
 import { NOT_OBSERVED } from '../metrics/service-observer.ts';
 import { publicUser } from '../../actors/services/account-service.ts';
@@ -47,12 +48,14 @@ export function authRoutes(deps: AppDeps) {
   return new Elysia({ name: 'auth' })
     .post('/api/auth/login', async ({ cookie, request, server }) => {
       const { email, password } = validBody(LoginBody, await body.json(request, FORM_BODY_BYTES_MAX));
+      noteAuditActor(request, null, email);
       const presented = cookie[DEVICE_COOKIE]?.value;
       const address = clientAddress(request, server, config);
       const { token, user, deviceCookie } = await accounts.login(email, password, address, typeof presented === 'string' ? presented : undefined).catch((error: unknown) => {
         observer.loginRefused(error);
         throw error;
       });
+      noteAuditActor(request, user.id, user.email);
       setSignInCookies(cookie as CookieJar, { token, deviceCookie }, accounts.deviceTrustMs, request, server, config);
       return { user: publicUser(user) };
     },
@@ -73,16 +76,18 @@ export function authRoutes(deps: AppDeps) {
       async ({ cookie, request, server }) => {
         const { token, password } = validBody(SetPasswordBody, await body.json(request, FORM_BODY_BYTES_MAX));
         const signedIn = await accounts.setPasswordWithLink(token, password);
+        noteAuditActor(request, signedIn.user.id, signedIn.user.email);
         setSignInCookies(cookie as CookieJar, signedIn, accounts.deviceTrustMs, request, server, config);
         return { user: publicUser(signedIn.user) };
       },
       { parse: 'none' },
     )
-    .post('/api/auth/logout', async ({ cookie, set }) => {
+    .post('/api/auth/logout', async ({ cookie, request, set }) => {
       // Stryker disable next-line OptionalChaining: Elysia's cookie jar has an entry for every name
       const token = cookie[SESSION_COOKIE]?.value;
       // Stryker disable next-line ConditionalExpression,StringLiteral: an empty token would find no session and record nothing either; the check only skips the lookup
-      if (typeof token === 'string' && token !== '') await accounts.logout(token);
+      const user = typeof token === 'string' && token !== '' ? await accounts.logout(token) : undefined;
+      if (user !== undefined) noteAuditActor(request, user.id, user.email);
       cookie[SESSION_COOKIE]!.remove();
       set.status = 204;
     })

@@ -3,6 +3,7 @@ import { Elysia } from 'elysia';
 import type { JobAction } from '../../actors/connection/connection-records.ts';
 import type { AppDeps } from '../app-deps.ts';
 import { accessOf } from '../http/access-guard.ts';
+import { noteAuditTarget } from '../http/audit-trail.ts';
 import { BULK_BODY_BYTES_MAX, bodyReader } from '../http/read-body.ts';
 import { model, validBody } from '../http/validate.ts';
 
@@ -18,6 +19,7 @@ export function jobActionRoutes(deps: AppDeps) {
   const body = bodyReader(deps);
   const bulk = (action: JobAction) => async (context: { request: Request }) => {
     const { ids } = validBody(BulkBody, await body.json(context.request, BULK_BODY_BYTES_MAX));
+    noteAuditTarget(context.request, ids.length === 1 ? ids[0]! : `${ids.length} jobs`);
     return { results: await jobActions.bulk(accessOf(context), action, ids) };
   };
   const single = (action: JobAction) => async (context: { request: Request; params: { id: string } }) => jobActions.single(accessOf(context), action, context.params.id);

@@ -4,6 +4,7 @@ import { ROLES } from '../../actors/accounts/roles.ts';
 import { TEAM_NAME_CHARS_MAX } from '../../actors/accounts/team-book.ts';
 import type { AppDeps } from '../app-deps.ts';
 import { accessOf } from '../http/access-guard.ts';
+import { noteAuditTarget } from '../http/audit-trail.ts';
 import { bodyReader, FORM_BODY_BYTES_MAX } from '../http/read-body.ts';
 import { model, validBody } from '../http/validate.ts';
 import { literals } from './list-params.ts';
@@ -50,6 +51,7 @@ export function teamRoutes(deps: AppDeps) {
       '/api/teams/:id/members',
       async (context) => {
         const { email, role } = validBody(AddMemberBody, await body.json(context.request, FORM_BODY_BYTES_MAX));
+        noteAuditTarget(context.request, email.trim().toLowerCase());
         context.set.status = 201;
         return { member: await teams.addMember(accessOf(context), context.params.id, email, role) };
       },

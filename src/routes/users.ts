@@ -6,6 +6,7 @@ import type { AppDeps } from '../app-deps.ts';
 import { accessOf } from '../http/access-guard.ts';
 import type { PeerSource } from '../http/client-address.ts';
 import { passwordLinkAddress } from '../http/public-address.ts';
+import { noteAuditTarget } from '../http/audit-trail.ts';
 import { bodyReader, FORM_BODY_BYTES_MAX } from '../http/read-body.ts';
 import { model, validBody } from '../http/validate.ts';
 import { literals } from './list-params.ts';
@@ -38,6 +39,7 @@ export function userRoutes(deps: AppDeps) {
       '/api/users',
       async ({ request, server, set }) => {
         const input = validBody(CreateUserBody, await body.json(request, FORM_BODY_BYTES_MAX));
+        noteAuditTarget(request, input.email.trim().toLowerCase());
         const { user, link } = await users.create(accessOf({ request }), input);
         set.status = 201;
         return { user, invite: link === null ? null : linkOf(link, request, server) };

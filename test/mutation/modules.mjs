@@ -120,7 +120,7 @@ export const MODULES = {
     ],
   },
   teams: {
-    what: 'teams, members and roles, who may read and do what (Access), the access rules and their guard, the upgrade to teams',
+    what: 'teams, members and roles, who may read and do what (Access), the access rules and their guard, the upgrade to teams, users and password links, the audit log',
     parts: [
       {
         mutate: ['actors/accounts/team-book.ts', 'actors/accounts/access.ts', 'actors/accounts/roles.ts'],
@@ -129,6 +129,14 @@ export const MODULES = {
       {
         mutate: ['actors/services/team-service.ts', 'src/routes/teams.ts', 'src/http/access-guard.ts', 'src/http/access-rules.ts', 'src/service/admin-bootstrap.ts'],
         tests: ['test/routes/teams.test.ts', 'test/routes/role-matrix.test.ts', 'test/blackbox/teams-upgrade.test.ts'],
+      },
+      {
+        mutate: ['actors/accounts/password-links.ts', 'actors/services/user-service.ts', 'src/routes/users.ts', 'src/http/public-address.ts', 'src/http/session-cookies.ts'],
+        tests: ['test/routes/users.test.ts', 'test/routes/auth-routes.test.ts'],
+      },
+      {
+        mutate: ['actors/audit/audit-log.ts', 'actors/services/audit-service.ts', 'src/http/audit-trail.ts', 'src/routes/audit.ts'],
+        tests: ['test/auth/audit-log.test.ts', 'test/routes/audit.test.ts', 'test/routes/role-matrix.test.ts'],
       },
     ],
   },

@@ -13,7 +13,7 @@ import { beforeAll, describe, expect, test } from 'bun:test';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Role } from '../../actors/accounts/roles.ts';
-import { describeRule, ruleOf, type RouteRule } from '../../src/http/access-rules.ts';
+import { describeRule, ROUTE_RULES, ruleOf, type RouteRule } from '../../src/http/access-rules.ts';
 import { UI_PAGE_PATHS } from '../../src/routes/ui.ts';
 import { PUBLIC_RESOLVER } from '../alerts/alert-fixture.ts';
 import { jobEvent } from '../support/events.ts';
@@ -29,7 +29,7 @@ const PERSONAS: Persona[] = ['nobody', 'outsider', 'viewer', 'operator', 'teamAd
  * alone is refused); `signedIn`; `instanceAdmin`; a role in the connection's team; or
  * `manage` a role: the role in the team, or the instance admin (routes about the team as a team).
  */
-type Who = 'anyone' | 'apiKey' | 'metricsToken' | 'signedIn' | 'instanceAdmin' | Role | `manage ${Role}`;
+type Who = 'anyone' | 'apiKey' | 'metricsToken' | 'signedIn' | 'instanceAdmin' | Role | `manage ${Role}` | `any ${Role}`;
 
 const MATRIX: Record<string, Who> = {
   'GET /api/health': 'anyone',
@@ -86,6 +86,7 @@ const MATRIX: Record<string, Who> = {
   'POST /api/agent/commands/ack': 'apiKey',
   'GET /api/events/stream': 'viewer',
   'POST /api/admin/backup': 'instanceAdmin',
+  'GET /api/audit': 'any admin',
   ...Object.fromEntries(UI_PAGE_PATHS.map((path) => [`GET ${path}`, 'anyone' as const])),
 };
 
@@ -99,6 +100,8 @@ function expectedOutcome(who: Who, persona: Persona): Outcome {
   if (persona === 'nobody') return 'unauthenticated';
   if (who === 'signedIn') return 'allowed';
   if (who === 'instanceAdmin') return persona === 'instanceAdmin' ? 'allowed' : 'forbidden';
+  // the role in any team (the outsider is an admin of their own), or the instance admin
+  if (who.startsWith('any ')) return persona === 'instanceAdmin' || persona === 'outsider' || persona === 'teamAdmin' ? 'allowed' : 'forbidden';
   const manage = who.startsWith('manage ');
   const needed = (manage ? who.slice('manage '.length) : who) as Role;
   if (persona === 'instanceAdmin') return manage ? 'allowed' : 'hidden';
@@ -246,6 +249,7 @@ const CALLS: Record<string, (persona: Persona) => Promise<Call> | Call> = {
   'POST /api/agent/commands/ack': () => ({ method: 'POST', path: '/api/agent/commands/ack', body: { ids: ['x'] } }),
   'GET /api/events/stream': () => ({ method: 'GET', path: `/api/events/stream?connectionId=${fixture.connectionId}` }),
   'POST /api/admin/backup': () => ({ method: 'POST', path: '/api/admin/backup' }),
+  'GET /api/audit': () => ({ method: 'GET', path: '/api/audit' }),
 };
 
 const callOf = (key: string): ((persona: Persona) => Promise<Call> | Call) => {
@@ -300,7 +304,7 @@ function outcomeOf({ status, code, sees }: Answer): Outcome | string {
 function whoOfRule(rule: RouteRule | undefined): Who | undefined {
   if (rule === undefined) return undefined;
   if (rule.who !== 'member') return rule.who;
-  if (rule.on === 'anyTeam') throw new Error('no route needs a role in any team yet: give it a row kind here');
+  if (rule.on === 'anyTeam') return `any ${rule.role}`;
   return rule.on === 'pathTeam' ? `manage ${rule.role}` : rule.role;
 }
 
@@ -320,12 +324,20 @@ describe('the role matrix', () => {
     expect(rules).toEqual(MATRIX);
   });
 
-  test('each person gets what the matrix says, on every route', async () => {
+  test('each person gets what the matrix says, on every route; every call of a route that changes something, allowed or not, is in the audit log', async () => {
     const wrong: string[] = [];
     for (const key of routeKeys()) {
       for (const persona of PERSONAS) {
         const expected = expectedOutcome(MATRIX[key]!, persona);
+        const auditedBefore = t.engine.audit.size;
         const got = await answer(persona, key);
+        const audit = ROUTE_RULES[key]?.audit;
+        if (audit !== undefined && persona !== 'nobody' && MATRIX[key] !== 'anyone') {
+          const written = t.engine.audit.query({ limit: 100, nowMs: t.clock.nowMs() }).entries.slice(0, t.engine.audit.size - auditedBefore);
+          const outcome = got.status < 400 ? 'success' : got.status === 401 || got.status === 403 ? 'denied' : 'failed';
+          const fitting = written.filter((entry) => entry.action === audit.action && entry.email === `${persona.toLowerCase()}@example.com`.replace('instanceadmin@example.com', ADMIN.email) && entry.outcome === outcome && entry.status === got.status);
+          if (written.length === 0 || fitting.length !== written.length) wrong.push(`${key} as ${persona}: audit entries ${JSON.stringify(written.map((entry) => [entry.action, entry.email, entry.outcome, entry.status]))}`);
+        }
         const outcome = outcomeOf(got);
         // anyone: never refused (a page or asset that is not built yet may be a 404); a token: a cookie alone is refused (metrics is off here: 404)
         const fits =
@@ -340,10 +352,23 @@ describe('the role matrix', () => {
     expect(wrong).toEqual([]);
   }, 120_000);
 
-  test('a refusal for the role says which role the action needs and which the user has', async () => {
-    const refused = await t.request('POST', `/api/jobs/${await fixture.freshJob()}/revoke`, { headers: { cookie: fixture.cookies.viewer! } });
+  test('a refusal for the role says which role the action needs and which the user has, and the attempt is in the audit log', async () => {
+    const jobId = await fixture.freshJob();
+    const refused = await t.request('POST', `/api/jobs/${jobId}/revoke`, { headers: { cookie: fixture.cookies.viewer! } });
     expect(refused.status).toBe(403);
     expect(refused.json.error.message).toBe("to revoke jobs you need the operator role in team 'production'; yours is viewer");
+    const [entry] = t.engine.audit.query({ limit: 1, nowMs: t.clock.nowMs() }).entries;
+    expect(entry).toMatchObject({
+      userId: fixture.users.viewer,
+      email: 'viewer@example.com',
+      action: 'job.revoke',
+      target: jobId,
+      teamId: fixture.production.id,
+      connectionId: fixture.connectionId,
+      outcome: 'denied',
+      status: 403,
+      error: "FORBIDDEN: to revoke jobs you need the operator role in team 'production'; yours is viewer",
+    });
   });
 
   test('docs/security.md prints the matrix the server enforces: one row per route, in the words of the rule', () => {

@@ -11,6 +11,7 @@ import { AccountService } from '../../actors/services/account-service.ts';
 import { ConnectionService } from '../../actors/services/connection-service.ts';
 import { TeamService } from '../../actors/services/team-service.ts';
 import { UserService } from '../../actors/services/user-service.ts';
+import { AuditService } from '../../actors/services/audit-service.ts';
 import { firstAdminMaker } from '../../src/service/admin-bootstrap.ts';
 import { JobActionService } from '../../actors/services/job-action-service.ts';
 import { AlertService } from '../../actors/services/alert-service.ts';
@@ -93,7 +94,7 @@ export async function testApp(options: TestAppOptions = {}) {
     send: options.alerts?.send,
   });
   const app = createApp({
-    engine, accounts, connections, teams, users, jobActions, live, alerts, alertDelivery,
+    engine, accounts, connections, teams, users, audit: new AuditService(engine), jobActions, live, alerts, alertDelivery,
     config: { cookieSecure: options.cookieSecure ?? 'auto', sessionTtlMs: 7 * 86_400_000, publicUrl: options.publicUrl ?? null, bodyTimeoutMs: options.bodyTimeoutMs ?? 30_000, trustedProxies: TrustedProxies.parse((options.trustedProxies ?? []).join(',')), inFlightPerConnection: options.inFlightPerConnection },
     logError: (line) => errors.push(line),
     backup: noBackups,
