@@ -7,6 +7,8 @@ import type { JobActionService } from '../actors/services/job-action-service.ts'
 import type { TeamService } from '../actors/services/team-service.ts';
 import type { UserService } from '../actors/services/user-service.ts';
 import type { AuditService } from '../actors/services/audit-service.ts';
+import type { GroupGrant, SsoService } from '../actors/services/sso-service.ts';
+import type { OidcClient } from './sso/oidc-client.ts';
 import type { AlertService, PublicDeliveryAttempt } from '../actors/services/alert-service.ts';
 import type { GuardOptions } from './alerts/webhook-guard.ts';
 import type { Config } from './config.ts';
@@ -31,7 +33,9 @@ export interface AppDeps {
   };
   live: LiveUpdates;
   /** `inFlightPerConnection` absent: the defaults (in-flight.ts) */
-  config: Pick<Config, 'cookieSecure' | 'sessionTtlMs' | 'publicUrl' | 'bodyTimeoutMs' | 'trustedProxies'> & Partial<Pick<Config, 'inFlightPerConnection'>>;
+  config: Pick<Config, 'cookieSecure' | 'sessionTtlMs' | 'publicUrl' | 'bodyTimeoutMs' | 'trustedProxies'> & Partial<Pick<Config, 'inFlightPerConnection' | 'passwordSignIn'>>;
+  /** single sign-on, when OIDC_ISSUER is set (src/sso/) */
+  sso?: { client: OidcClient; service: SsoService; groupMap: readonly GroupGrant[] };
   logError: (line: string) => void;
   /** Writes a consistent backup file of the running service (POST /api/admin/backup). */
   backup: () => Promise<BackupFile>;

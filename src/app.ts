@@ -25,6 +25,7 @@ import { workerRoutes } from './routes/workers.ts';
 import { userRoutes } from './routes/users.ts';
 import { teamRoutes } from './routes/teams.ts';
 import { auditRoutes } from './routes/audit.ts';
+import { oidcRoutes } from './routes/oidc.ts';
 import { uiRoutes } from './routes/ui.ts';
 
 export function createApp(deps: AppDeps) {
@@ -42,6 +43,7 @@ export function createApp(deps: AppDeps) {
     .use(errorDocsRoutes())
     .use(apiDocsRoutes())
     .use(authRoutes(deps))
+    .use(oidcRoutes(deps))
     .use(userRoutes(deps))
     .use(teamRoutes(deps))
     .use(auditRoutes(deps))

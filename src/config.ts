@@ -6,6 +6,7 @@
 import { TENANT_LIMIT_DEFAULTS as TENANT, type TenantLimits } from '../actors/connection/tenant-limits.ts';
 import { IN_FLIGHT_DEFAULTS, type InFlightLimits } from './http/in-flight.ts';
 import { TrustedProxies } from './http/trusted-proxies.ts';
+import { oidcSettings, OidcSettingsError, type OidcSettings } from './sso/oidc-settings.ts';
 
 /** as in Redis: `always` syncs before acknowledging (group commit), `everysec` once a second, `no` leaves it to the OS */
 export type FsyncPolicy = 'always' | 'everysec' | 'no';
@@ -34,6 +35,10 @@ export interface Config {
   auditRetentionMs: number;
   /** at most this many audit entries are kept, the oldest dropped first */
   auditEntriesMax: number;
+  /** single sign-on with OpenID Connect; null: off (src/sso/oidc-settings.ts) */
+  oidc: OidcSettings | null;
+  /** false: only single sign-on signs in (needs OIDC_ISSUER) */
+  passwordSignIn: boolean;
   dedupKeysMax: number;
   snapshotLogBytesMax: number;
   snapshotIntervalMs: number;
@@ -165,6 +170,15 @@ export function loadConfig(env: Env = process.env): Config {
   if (metricsToken !== null && (metricsToken.length < 16 || /\s/.test(metricsToken))) {
     throw new ConfigError('METRICS_TOKEN must be at least 16 characters without spaces');
   }
+  let oidc: OidcSettings | null;
+  try {
+    oidc = oidcSettings(env);
+  } catch (error) {
+    if (error instanceof OidcSettingsError) throw new ConfigError(error.message);
+    throw error;
+  }
+  const passwordSignIn = oneOf(env, 'PASSWORD_SIGN_IN', 'true', ['true', 'false'] as const) === 'true';
+  if (!passwordSignIn && oidc === null) throw new ConfigError('PASSWORD_SIGN_IN=false needs single sign-on (OIDC_ISSUER): nobody could sign in');
   const sessionSecret = optionalString(env, 'SESSION_SECRET');
   if (sessionSecret !== null && sessionSecret.length < 16) {
     throw new ConfigError('SESSION_SECRET must be at least 16 characters');
@@ -185,6 +199,8 @@ export function loadConfig(env: Env = process.env): Config {
     passwordLinkTtlMs: integer(env, 'PASSWORD_LINK_HOURS', 72, 1, 24 * 30) * HOUR_MS,
     auditRetentionMs: integer(env, 'AUDIT_RETENTION_DAYS', 90, 1, 3_650) * 24 * HOUR_MS,
     auditEntriesMax: integer(env, 'AUDIT_ENTRIES_MAX', 100_000, 100, 10_000_000),
+    oidc,
+    passwordSignIn,
     dedupKeysMax: integer(env, 'DEDUP_KEYS_MAX', 100_000, 1, 10_000_000),
     snapshotLogBytesMax: integer(env, 'SNAPSHOT_LOG_MB', 256, 1, 1_000_000) * 1024 * 1024,
     snapshotIntervalMs: integer(env, 'SNAPSHOT_INTERVAL_MINUTES', 60, 1, 24 * 60) * 60_000,

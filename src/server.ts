@@ -5,11 +5,7 @@
  * the snapshot schedule, the retention timer, the first admin, the backup, and the one place
  * where a single node and a cluster node differ (service-mode.ts).
  */
-import { AccountService } from '../actors/services/account-service.ts';
-import { ConnectionService } from '../actors/services/connection-service.ts';
-import { TeamService } from '../actors/services/team-service.ts';
-import { UserService } from '../actors/services/user-service.ts';
-import { AuditService } from '../actors/services/audit-service.ts';
+import { peopleServices } from './service/people-services.ts';
 import { JobActionService } from '../actors/services/job-action-service.ts';
 import { AlertService } from '../actors/services/alert-service.ts';
 import { createAlertEdge } from './alerts/alert-edge.ts';
@@ -91,10 +87,8 @@ export async function startService(config: Config, log: LogLine, timers: Service
       `${recovery.truncatedBytes > 0 ? `, ${recovery.truncatedBytes} torn bytes cut` : ''} in ${Math.round(recovery.durationMs)} ms`,
     { snapshotSeq: recovery.snapshotSeq, records: recovery.recordsReplayed, truncatedBytes: recovery.truncatedBytes, durationMs: Math.round(recovery.durationMs) },
   );
-  const accounts = new AccountService(engine, config.sessionTtlMs, opened.sessionSecret);
-  const connections = new ConnectionService(engine);
-  const teams = new TeamService(engine);
-  const users = new UserService(engine, config.passwordLinkTtlMs);
+  const people = peopleServices(engine, config, opened.sessionSecret, log);
+  const { accounts, connections, teams } = people;
   const jobActions = new JobActionService(engine, connections);
   const live = new LiveUpdates(engine, systemClock, {
     ...LIVE_UPDATES_DEFAULTS,
@@ -118,7 +112,7 @@ export async function startService(config: Config, log: LogLine, timers: Service
   const backup = backupTaker(engine, store, config.dataDir, snapshots, log);
   const logError = (line: string): void => log(line, { severity: 'error' });
   const clusterNode = opened.clusterNodeId ?? undefined;
-  const app = createApp({ engine, accounts, connections, teams, users, audit: new AuditService(engine), jobActions, alerts, alertDelivery, live, config, logError, backup, metrics, ingestTimings, clusterNode });
+  const app = createApp({ engine, ...people, jobActions, alerts, alertDelivery, live, config, logError, backup, metrics, ingestTimings, clusterNode });
   ingestTimings.start();
   const serving = mode.serve(app, opened);
   const port = app.server!.port!;

@@ -11,6 +11,14 @@ export interface User {
   createdAtMs: number;
   /** set while the user may not sign in (absent in records written before users could be disabled) */
   disabled?: boolean;
+  /** the single sign-on identity this user signs in as (absent: none yet) */
+  sso?: SsoIdentityKey;
+}
+
+/** Who a user is at the identity provider: its issuer and the subject it names them by. */
+export interface SsoIdentityKey {
+  issuer: string;
+  subject: string;
 }
 
 export interface Session {
@@ -77,6 +85,8 @@ export type AccountsRecord =
    */
   | { t: 'user.password'; userId: string; passwordHash: string; keepSession: string | null; link: string | null }
   | { t: 'password-link.created'; link: PasswordLink }
+  /** an existing user signs in through single sign-on from now on too */
+  | { t: 'user.sso-linked'; userId: string; sso: SsoIdentityKey }
   | { t: 'team.created'; team: Team }
   | { t: 'team.renamed'; teamId: string; name: string }
   /** only a team without connections is deleted; its memberships go with it */

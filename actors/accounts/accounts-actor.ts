@@ -5,7 +5,7 @@
  */
 import { DomainError } from '../domain-error.ts';
 import { newId } from '../ids.ts';
-import type { AccountsRecord, Connection, PasswordLink, Session, User } from './account-records.ts';
+import type { AccountsRecord, Connection, PasswordLink, Session, SsoIdentityKey, User } from './account-records.ts';
 import { PasswordLinks } from './password-links.ts';
 import { keyPrefixOf, sha256Hex } from './secrets.ts';
 import { TEAM_NAME_CHARS_MAX, TeamBook, type TeamBookSnapshot } from './team-book.ts';
@@ -29,6 +29,7 @@ export interface AccountsSnapshot {
 export class AccountsActor {
   readonly users = new Map<string, User>();
   private readonly usersByEmail = new Map<string, User>();
+  private readonly usersBySso = new Map<string, User>();
   private readonly sessions = new Map<string, Session>();
   readonly passwordLinks = new PasswordLinks();
   readonly teams = new TeamBook();
@@ -45,6 +46,10 @@ export class AccountsActor {
 
   userByEmail(email: string): User | undefined {
     return this.usersByEmail.get(normalizeEmail(email));
+  }
+
+  userBySso(sso: SsoIdentityKey): User | undefined {
+    return this.usersBySso.get(ssoKey(sso));
   }
 
   /** The live session for a token, or undefined when unknown, expired, or its user disabled. */
@@ -79,14 +84,21 @@ export class AccountsActor {
     return this.connectionsOfTeam.get(teamId)?.size ?? 0;
   }
 
-  decideCreateUser(email: string, passwordHash: string, isAdmin: boolean, nowMs: number): AccountsRecord {
+  /** `sso`: a user made by their first single sign-on (no password). */
+  decideCreateUser(email: string, passwordHash: string, isAdmin: boolean, nowMs: number, sso?: SsoIdentityKey): AccountsRecord {
     if (this.userByEmail(email) !== undefined) {
       throw new DomainError('CONFLICT', `a user with email '${email}' already exists`);
     }
     return {
       t: 'user.created',
-      user: { id: newId(), email: normalizeEmail(email), passwordHash, isAdmin, createdAtMs: nowMs },
+      user: { id: newId(), email: normalizeEmail(email), passwordHash, isAdmin, createdAtMs: nowMs, ...(sso === undefined ? {} : { sso }) },
     };
+  }
+
+  decideLinkSso(userId: string, sso: SsoIdentityKey): AccountsRecord {
+    this.existingUser(userId);
+    if (this.userBySso(sso) !== undefined) throw new DomainError('CONFLICT', 'this single sign-on identity is linked to another user');
+    return { t: 'user.sso-linked', userId, sso };
   }
 
   /** `byUserId`: who disables; nobody disables themselves, nor the last instance admin who may sign in. */
@@ -190,7 +202,15 @@ export class AccountsActor {
       case 'user.created':
         this.users.set(record.user.id, record.user);
         this.usersByEmail.set(record.user.email, record.user);
+        if (record.user.sso !== undefined) this.usersBySso.set(ssoKey(record.user.sso), record.user);
         return;
+      case 'user.sso-linked': {
+        const user = this.users.get(record.userId);
+        if (user === undefined) return;
+        user.sso = record.sso;
+        this.usersBySso.set(ssoKey(record.sso), user);
+        return;
+      }
       case 'session.created':
         this.sessions.set(record.session.tokenHash, record.session);
         this.dropOldestSessions(record.session.userId, record.session.createdAtMs);
@@ -212,6 +232,7 @@ export class AccountsActor {
         if (user === undefined) return;
         this.users.delete(user.id);
         this.usersByEmail.delete(user.email);
+        if (user.sso !== undefined) this.usersBySso.delete(ssoKey(user.sso));
         this.endSessionsOf(user.id, null);
         this.teams.removeUser(user.id);
         this.passwordLinks.removeOfUser(user.id);
@@ -323,6 +344,10 @@ export class AccountsActor {
     this.passwordLinks.restore(data.passwordLinks ?? []);
     for (const connection of data.connections) this.evolve({ t: 'connection.created', connection });
   }
+}
+
+function ssoKey(sso: SsoIdentityKey): string {
+  return `${sso.issuer}\u0000${sso.subject}`;
 }
 
 export function normalizeEmail(email: string): string {

@@ -30,6 +30,8 @@ import { STATUS_OF } from './error-envelope.ts';
 interface AuditNote {
   actor?: { userId: string | null; email: string };
   target?: string;
+  /** a refusal answered with a redirect (single sign-on's callback): its outcome and why */
+  refused?: { outcome: AuditOutcome; error: string };
 }
 
 const notes = new WeakMap<Request, AuditNote>();
@@ -45,6 +47,11 @@ function noteOf(request: Request): AuditNote {
 /** Who a request that has no session acts as (a sign-in names an email; a successful one, its user). */
 export function noteAuditActor(request: Request, userId: string | null, email: string): void {
   noteOf(request).actor = { userId, email: email.trim().toLowerCase().slice(0, 320) };
+}
+
+/** A refusal the answer's status does not show (a redirect to a page that explains it). */
+export function noteAuditRefusal(request: Request, outcome: AuditOutcome, error: string): void {
+  noteOf(request).refused = { outcome, error: error.slice(0, ERROR_CHARS_MAX) };
 }
 
 /** What a request acted on, when its path does not say (a created user's email, how many jobs a bulk action named). */
@@ -87,9 +94,9 @@ export function auditTrail(engine: Engine, config: Pick<Config, 'trustedProxies'
 /** The entries of one answered request: one per connection a connection's change acted on, else one. */
 function entriesOf(rule: RouteRule, answered: Answered, engine: Engine, config: Pick<Config, 'trustedProxies'>): Array<{ entry: AuditEntry; via: string | null }> {
   const { request, params, status } = answered;
-  const outcome: AuditOutcome = status < 400 ? 'success' : status === 401 || status === 403 ? 'denied' : 'failed';
-  const access = grantedAccess(request);
   const note = notes.get(request);
+  const outcome: AuditOutcome = note?.refused?.outcome ?? (status < 400 ? 'success' : status === 401 || status === 403 ? 'denied' : 'failed');
+  const access = grantedAccess(request);
   const actor = access === undefined ? note?.actor : { userId: access.user.id, email: access.user.email };
   // nobody known, or a sign-in route's malformed or throttled attempt: nothing to tell
   if (actor === undefined || (access === undefined && outcome === 'failed')) return [];
@@ -103,7 +110,7 @@ function entriesOf(rule: RouteRule, answered: Answered, engine: Engine, config: 
     action: rule.audit!.action,
     outcome,
     status,
-    error: answered.error,
+    error: note?.refused?.error ?? answered.error,
   };
   const target = (subject: { teamId: string | null; connectionId: string | null }) =>
     note?.target ?? params?.userId ?? params?.id ?? subject.connectionId ?? subject.teamId ?? null;

@@ -24,6 +24,10 @@ export const ROUTE_ANSWERERS: Readonly<Record<string, RouteAnswerer>> = {
   'POST /api/auth/login': 'owner',
   'POST /api/auth/logout': 'owner',
   'GET /api/auth/me': 'replica',
+  'GET /api/auth/methods': 'replica',
+  'GET /api/auth/oidc/start': 'replica',
+  // makes the user, their memberships and the session: a write, though a GET (the provider's redirect)
+  'GET /api/auth/oidc/callback': 'owner',
   'POST /api/auth/password': 'owner',
   'POST /api/auth/set-password': 'owner',
   'GET /api/users': 'replica',

@@ -2,6 +2,7 @@
 import { ChangePasswordBody, SetPasswordBody } from '../routes/auth.ts';
 import { CreateUserBody } from '../routes/users.ts';
 import { AuditListParams } from '../routes/audit.ts';
+import { SsoStartParams } from '../routes/oidc.ts';
 import { Type } from '@sinclair/typebox';
 import type { OperationDoc } from './operations.ts';
 import { UserReply as SignedInReply } from './response-models.ts';
@@ -70,6 +71,37 @@ export const USER_OPERATIONS: Record<string, OperationDoc> = {
     query: Type.Partial(AuditListParams.schema),
     success: { 200: { description: 'A page of entries', json: Reply.AuditPage } },
     errors: ['VALIDATION_ERROR'],
+  },
+  'GET /api/auth/methods': {
+    tag: 'Auth',
+    summary: 'The ways to sign in here: a password, single sign-on, or both',
+    auth: 'none',
+    success: { 200: { description: 'What the sign-in page offers', json: Type.Object({ password: Type.Boolean(), sso: Type.Boolean() }, { additionalProperties: false }) } },
+    errors: [],
+  },
+  'GET /api/auth/oidc/start': {
+    tag: 'Auth',
+    summary: 'Single sign-on: a redirect to the identity provider',
+    description:
+      'A browser navigation. Sets a short-lived cookie (`sso_state`, 10 minutes, sent only to the callback) holding the state, nonce and PKCE verifier, signed by the service. ' +
+      '404 when single sign-on is not set up (OIDC_ISSUER); 503 when the provider cannot be reached.',
+    auth: 'none',
+    query: Type.Partial(SsoStartParams.schema),
+    success: { 302: { description: "To the provider's authorization page", headers: { Location: "the provider's authorization address", 'Set-Cookie': '`sso_state=...; HttpOnly; SameSite=Lax; Path=/api/auth/oidc/callback`' } } },
+    errors: ['NOT_FOUND', 'SERVICE_UNAVAILABLE'],
+  },
+  'GET /api/auth/oidc/callback': {
+    tag: 'Auth',
+    summary: "Single sign-on: where the provider sends the browser back",
+    description:
+      'The state must be the one this browser started (and not used before), the code is exchanged with the PKCE verifier, and the ID token is verified ' +
+      "(signature from the provider's keys, issuer, audience, expiry, nonce). Then the user is found, linked or made, and their roles in the teams OIDC_GROUP_MAP " +
+      'names follow their groups. Answers are redirects: to the page the sign-in started from, signed in (the same session cookie as a password sign-in); ' +
+      'to `/no-access` when their groups give them no team; to `/signin?sso=<state|provider|token|unavailable|refused>&reason=...` when anything was refused, ' +
+      'with nothing signed in. Every outcome is in the audit log (`auth.sso`).',
+    auth: 'none',
+    success: { 302: { description: 'On to the dashboard, the no-access page, or the sign-in page with the reason', headers: { Location: 'where the browser goes next', 'Set-Cookie': 'on success, the session and device cookies' } } },
+    errors: ['NOT_FOUND'],
   },
   'POST /api/auth/password': {
     tag: 'Auth',

@@ -11,6 +11,7 @@ import { model, validBody } from '../http/validate.ts';
 import { NOT_OBSERVED } from '../metrics/service-observer.ts';
 import { publicUser } from '../../actors/services/account-service.ts';
 import { DEVICE_COOKIE } from '../../actors/accounts/device-cookie.ts';
+import { DomainError } from '../../actors/domain-error.ts';
 
 export const LoginBody = model(
   Type.Object({
@@ -47,6 +48,7 @@ export function authRoutes(deps: AppDeps) {
   // Stryker disable next-line ObjectLiteral,StringLiteral: the name only skips a repeated registration, and this plugin is registered once
   return new Elysia({ name: 'auth' })
     .post('/api/auth/login', async ({ cookie, request, server }) => {
+      if (config.passwordSignIn === false) throw new DomainError('FORBIDDEN', 'password sign-in is turned off here: sign in with SSO');
       const { email, password } = validBody(LoginBody, await body.json(request, FORM_BODY_BYTES_MAX));
       noteAuditActor(request, null, email);
       const presented = cookie[DEVICE_COOKIE]?.value;

@@ -42,6 +42,9 @@ const MATRIX: Record<string, Who> = {
   'POST /api/auth/login': 'anyone',
   'POST /api/auth/logout': 'anyone',
   'GET /api/auth/me': 'signedIn',
+  'GET /api/auth/methods': 'anyone',
+  'GET /api/auth/oidc/start': 'anyone',
+  'GET /api/auth/oidc/callback': 'anyone',
   'POST /api/auth/password': 'signedIn',
   'POST /api/auth/set-password': 'anyone',
   'GET /api/users': 'instanceAdmin',
@@ -187,6 +190,10 @@ const CALLS: Record<string, (persona: Persona) => Promise<Call> | Call> = {
     cookie: persona === 'nobody' ? null : await t.sessionCookieOf(t.engine.accounts.users.get(fixture.users[persona]!)!),
   }),
   'GET /api/auth/me': () => ({ method: 'GET', path: '/api/auth/me' }),
+  'GET /api/auth/methods': () => ({ method: 'GET', path: '/api/auth/methods' }),
+  // single sign-on is not set up in this app: 404 to everyone (test/routes/single-sign-on.test.ts has it set up)
+  'GET /api/auth/oidc/start': () => ({ method: 'GET', path: '/api/auth/oidc/start' }),
+  'GET /api/auth/oidc/callback': () => ({ method: 'GET', path: '/api/auth/oidc/callback?code=x&state=y' }),
   // a wrong current password (the people here have none): 400 for whoever is signed in
   'POST /api/auth/password': () => ({ method: 'POST', path: '/api/auth/password', body: { currentPassword: 'not the password', newPassword: 'a new long password' } }),
   'POST /api/auth/set-password': () => ({ method: 'POST', path: '/api/auth/set-password', body: { token: 'no-such-link', password: 'a new long password' } }),

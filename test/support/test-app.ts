@@ -12,6 +12,9 @@ import { ConnectionService } from '../../actors/services/connection-service.ts';
 import { TeamService } from '../../actors/services/team-service.ts';
 import { UserService } from '../../actors/services/user-service.ts';
 import { AuditService } from '../../actors/services/audit-service.ts';
+import { SsoService } from '../../actors/services/sso-service.ts';
+import { OidcClient } from '../../src/sso/oidc-client.ts';
+import { oidcSettings } from '../../src/sso/oidc-settings.ts';
 import { firstAdminMaker } from '../../src/service/admin-bootstrap.ts';
 import { JobActionService } from '../../actors/services/job-action-service.ts';
 import { AlertService } from '../../actors/services/alert-service.ts';
@@ -53,6 +56,10 @@ export interface TestAppOptions {
   alerts?: { allowPrivate?: boolean } & Partial<Pick<AlertEdgeOptions, 'resolve' | 'send' | 'observer'>>;
   /** IN_FLIGHT_REQUESTS_PER_CONNECTION and IN_FLIGHT_MB_PER_CONNECTION (in bytes); default the service's defaults */
   inFlightPerConnection?: { requestsMax: number; bytesMax: number };
+  /** single sign-on: the OIDC_* variables as the environment would give them; none by default */
+  sso?: Record<string, string>;
+  /** PASSWORD_SIGN_IN; default true */
+  passwordSignIn?: boolean;
 }
 
 /** The in-memory app has no data directory to back up; backups are tested on a real service. */
@@ -93,9 +100,11 @@ export async function testApp(options: TestAppOptions = {}) {
     resolve: options.alerts?.resolve,
     send: options.alerts?.send,
   });
+  const ssoSettings = options.sso === undefined ? null : oidcSettings(options.sso);
+  const sso = ssoSettings === null ? undefined : { client: new OidcClient(ssoSettings, SESSION_SECRET), service: new SsoService(engine), groupMap: ssoSettings.groupMap };
   const app = createApp({
-    engine, accounts, connections, teams, users, audit: new AuditService(engine), jobActions, live, alerts, alertDelivery,
-    config: { cookieSecure: options.cookieSecure ?? 'auto', sessionTtlMs: 7 * 86_400_000, publicUrl: options.publicUrl ?? null, bodyTimeoutMs: options.bodyTimeoutMs ?? 30_000, trustedProxies: TrustedProxies.parse((options.trustedProxies ?? []).join(',')), inFlightPerConnection: options.inFlightPerConnection },
+    engine, accounts, connections, teams, users, audit: new AuditService(engine), sso, jobActions, live, alerts, alertDelivery,
+    config: { cookieSecure: options.cookieSecure ?? 'auto', sessionTtlMs: 7 * 86_400_000, publicUrl: options.publicUrl ?? null, bodyTimeoutMs: options.bodyTimeoutMs ?? 30_000, trustedProxies: TrustedProxies.parse((options.trustedProxies ?? []).join(',')), inFlightPerConnection: options.inFlightPerConnection, passwordSignIn: options.passwordSignIn },
     logError: (line) => errors.push(line),
     backup: noBackups,
   });
