@@ -1,3 +1,4 @@
+/// <reference path="./oidc-provider-module.d.ts" />
 /**
  * A real OpenID Connect provider on loopback for the single sign-on tests: `oidc-provider`
  * (a certified implementation) with its development login and consent pages, an RSA

@@ -11,7 +11,11 @@ import { JobDetailPage } from './pages/job-detail/job-detail-page.tsx';
 import { JobsPage } from './pages/jobs/jobs-page.tsx';
 import { QueuesPage } from './pages/queues/queues-page.tsx';
 import { SignInPage } from './pages/sign-in.tsx';
-import { UsersPage } from './pages/users-page.tsx';
+import { NoAccessPage, SetPasswordPage } from './pages/public-pages.tsx';
+import { Lazy } from './components/lazy.tsx';
+
+/** The pages about people, which few open: loaded when opened (ui/build.ts keeps them out of every page load). */
+const people = () => import('./pages/people/people-pages.ts');
 import { WorkersPage } from './pages/workers/workers-page.tsx';
 import { matchPath, navigate, route } from './router.ts';
 import { loadSession, nextAddress, signInAddress, user } from './session.ts';
@@ -23,11 +27,23 @@ const PAGES: Array<[string, (params: Record<string, string>) => preact.JSX.Eleme
   ['/workers', () => <WorkersPage />],
   ['/alerts', () => <AlertsPage />],
   ['/connections', () => <ConnectionsPage />],
-  ['/users', () => <UsersPage />],
+  ['/users', () => <Lazy load={people} render={(pages) => <pages.UsersPage />} />],
+  ['/teams', () => <Lazy load={people} render={(pages) => <pages.TeamsPage />} />],
+  ['/teams/:id', (params) => <Lazy load={people} render={(pages) => <pages.TeamPage id={params.id!} />} />],
+  ['/audit', () => <Lazy load={people} render={(pages) => <pages.AuditPage />} />],
+  ['/account', () => <Lazy load={people} render={(pages) => <pages.AccountPage />} />],
 ];
+
+/** Pages that need no session: their own frame, whoever is signed in. */
+const PUBLIC_PAGES: Record<string, () => preact.JSX.Element> = {
+  '/no-access': () => <NoAccessPage />,
+  '/set-password': () => <SetPasswordPage />,
+};
 
 function App() {
   const { path } = route.value;
+  const publicPage = PUBLIC_PAGES[path];
+  if (publicPage !== undefined) return publicPage();
   if (user.value === undefined) return <p class="loading">Loading…</p>;
   if (user.value === null) {
     if (path !== '/signin') queueMicrotask(() => navigate(signInAddress(), { replace: true }));

@@ -1,7 +1,12 @@
-/** Succeeded and failed jobs per health bucket over time, drawn by uPlot in the theme's colours. */
+/**
+ * Succeeded and failed jobs per health bucket over time, drawn by uPlot in the theme's
+ * colours. uPlot is loaded with the first chart drawn (most page loads draw none; ui/build.ts).
+ */
 import { useEffect, useRef } from 'preact/hooks';
-import uPlot from 'uplot';
+import type uPlot from 'uplot';
 import type { QueueView } from '../api/types.ts';
+
+const loadUplot = (): Promise<typeof uPlot> => import('uplot').then((module) => module.default);
 
 type Bucket = NonNullable<QueueView['healthBar']>['buckets'][number];
 
@@ -19,10 +24,25 @@ export function QueueChart({ buckets, title }: { buckets: Bucket[]; title: strin
   const box = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
   useEffect(() => {
+    let gone = false;
+    let resize: ResizeObserver | undefined;
+    void loadUplot().then((UPlot) => {
+      if (gone) return;
+      resize = draw(UPlot);
+    });
+    return () => {
+      gone = true;
+      resize?.disconnect();
+      plot.current?.destroy();
+      plot.current = null;
+    };
+  }, []);
+  /** Draws the chart; returns what keeps its width. */
+  function draw(UPlot: typeof uPlot): ResizeObserver {
     const element = box.current!;
     const axis = { stroke: cssColor('--muted'), grid: { stroke: cssColor('--border'), width: 1 }, ticks: { stroke: cssColor('--border') } };
     // a bucket's count holds for the whole bucket: steps, not slopes between points
-    const paths = uPlot.paths.stepped?.({ align: 1 });
+    const paths = UPlot.paths.stepped?.({ align: 1 });
     const options: uPlot.Options = {
       width: Math.max(element.clientWidth, 240),
       height: HEIGHT_PX,
@@ -35,15 +55,11 @@ export function QueueChart({ buckets, title }: { buckets: Bucket[]; title: strin
         { label: 'failed', stroke: cssColor('--failed'), fill: cssColor('--failed') + '33', width: 1.5, points: { show: false }, paths },
       ],
     };
-    plot.current = new uPlot(options, chartData(buckets), element);
+    plot.current = new UPlot(options, chartData(buckets), element);
     const resize = new ResizeObserver(() => plot.current?.setSize({ width: Math.max(element.clientWidth, 240), height: HEIGHT_PX }));
     resize.observe(element);
-    return () => {
-      resize.disconnect();
-      plot.current?.destroy();
-      plot.current = null;
-    };
-  }, []);
+    return resize;
+  }
   useEffect(() => {
     plot.current?.setData(chartData(buckets));
   }, [buckets]);

@@ -17,6 +17,9 @@ import { TimeText } from '../../components/time-text.tsx';
 import { reloadFiringAlerts } from '../../lib/firing-alerts.ts';
 import { connections } from '../../session.ts';
 import { ChannelCard } from './channel-card.tsx';
+import { whyNotOnConnection } from '../../lib/roles.ts';
+
+const NOT_AN_ADMIN = 'Only an admin of a team creates alert rules and channels for its connections; your role is not admin in any of your teams.';
 import { RuleForm } from './rule-form.tsx';
 
 /** The service evaluates every ALERT_EVAL_SECONDS (10 s by default): the page follows at that pace. */
@@ -90,6 +93,9 @@ export function AlertsPage() {
 
   const loaded = data.value;
   const channelNames = new Map((loaded?.channels ?? []).map((channel) => [channel.id, channel.name]));
+  // rules and channels are changed by the admins of their connection's team; others read them
+  const adminConnections = connections.value.filter((connection) => connection.role === 'admin');
+  const whyNotChange = (connectionId: string) => whyNotOnConnection(connectionId, 'admin', 'change alert rules and channels');
   const columns: Column<PublicRule>[] = [
     { id: 'name', label: 'Rule', cell: (rule) => <strong>{rule.name}</strong> },
     { id: 'condition', label: 'Condition', cell: (rule) => <><span class="badge">{rule.kind.replace('_', ' ')}</span> {rule.condition}</> },
@@ -111,8 +117,8 @@ export function AlertsPage() {
       label: '',
       cell: (rule) => (
         <span class="actions">
-          <button type="button" class="small" onClick={() => (editing.value = rule)} aria-label={`Edit ${rule.name}`}>Edit</button>
-          <button type="button" class="danger small" onClick={() => (deleting.value = { what: 'rule', id: rule.id, name: rule.name })} aria-label={`Delete ${rule.name}`}>Delete</button>
+          <button type="button" class="small" disabled={whyNotChange(rule.connectionId) !== null} title={whyNotChange(rule.connectionId) ?? undefined} onClick={() => (editing.value = rule)} aria-label={`Edit ${rule.name}`}>Edit</button>
+          <button type="button" class="danger small" disabled={whyNotChange(rule.connectionId) !== null} title={whyNotChange(rule.connectionId) ?? undefined} onClick={() => (deleting.value = { what: 'rule', id: rule.id, name: rule.name })} aria-label={`Delete ${rule.name}`}>Delete</button>
         </span>
       ),
     },
@@ -145,16 +151,19 @@ export function AlertsPage() {
               }}
               onCancel={() => (editing.value = null)}
             />
+          ) : adminConnections.length > 0 ? (
+            <RuleForm rule={null} connections={adminConnections} channels={loaded.channels} onSaved={() => void reload()} />
           ) : (
-            <RuleForm rule={null} connections={connections.value} channels={loaded.channels} onSaved={() => void reload()} />
+            <p class="hint">{NOT_AN_ADMIN}</p>
           )}
 
           <h2>Channels</h2>
-          <form class="form-row card" onSubmit={onCreateChannel} aria-label="New channel">
+          {adminConnections.length === 0 && <p class="hint">{NOT_AN_ADMIN}</p>}
+          <form class="form-row card" onSubmit={onCreateChannel} aria-label="New channel" hidden={adminConnections.length === 0}>
             <label>
               <span>Connection</span>
               <select name="connectionId">
-                {connections.value.map((connection) => (
+                {adminConnections.map((connection) => (
                   <option key={connection.id} value={connection.id}>
                     {connection.name}
                   </option>
@@ -196,6 +205,7 @@ export function AlertsPage() {
           ) : (
             loaded.channels.map((channel) => (
               <ChannelCard
+                whyNot={whyNotChange(channel.connectionId)}
                 key={channel.id}
                 channel={channel}
                 connection={connections.value.find((connection) => connection.id === channel.connectionId)}

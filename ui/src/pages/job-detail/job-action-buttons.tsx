@@ -8,6 +8,7 @@ import { ACTION_LABEL, ACTION_RULE, actOnJob, type JobAction } from '../../api/j
 import type { JobDetail } from '../../api/types.ts';
 import { ConfirmDialog } from '../../components/confirm-dialog.tsx';
 import { ErrorText } from '../../components/error-text.tsx';
+import { whyNotOnConnection } from '../../lib/roles.ts';
 
 const ALLOWED_FROM: Record<JobAction, readonly string[]> = { revoke: ['queued', 'active'], retry: ['failed', 'cancelled'] };
 
@@ -31,6 +32,8 @@ export function JobActionButtons({ job, onChanged }: { job: JobDetail; onChanged
       onChanged();
     }
   };
+  // the role first: an operator of the job's team revokes and retries, a viewer is told why not
+  const roleWhyNot = whyNotOnConnection(job.connectionId, 'operator', 'revoke or retry jobs');
   return (
     <div class="actions">
       {(['revoke', 'retry'] as const).map((action) => (
@@ -38,12 +41,14 @@ export function JobActionButtons({ job, onChanged }: { job: JobDetail; onChanged
           key={action}
           type="button"
           class={action === 'revoke' ? 'danger' : ''}
+          disabled={roleWhyNot !== null}
           onClick={() => (asking.value = action)}
-          title={ALLOWED_FROM[action].includes(job.state) ? ACTION_RULE[action] : `Not available from ${job.state}. ${ACTION_RULE[action]}`}
+          title={roleWhyNot ?? (ALLOWED_FROM[action].includes(job.state) ? ACTION_RULE[action] : `Not available from ${job.state}. ${ACTION_RULE[action]}`)}
         >
           {ACTION_LABEL[action]}
         </button>
       ))}
+      {roleWhyNot !== null && <span class="hint">{roleWhyNot}</span>}
       {outcome.value && (
         <span role="status" class="muted">
           {outcome.value}

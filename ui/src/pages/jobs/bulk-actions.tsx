@@ -4,6 +4,9 @@ import { ACTION_LABEL, ACTION_RULE, actOnJobs, type JobAction } from '../../api/
 import type { PublicActionResult } from '../../api/types.ts';
 import { ConfirmDialog } from '../../components/confirm-dialog.tsx';
 import { ErrorText } from '../../components/error-text.tsx';
+import { roleSomewhere } from '../../lib/roles.ts';
+
+const VIEWER_ONLY = 'To revoke or retry you need the operator role in the jobs\' team; you are a viewer in each of your teams.';
 
 export function BulkActions(props: { selected: string[]; names: Map<string, string>; onDone: (results: PublicActionResult[]) => void; onClear: () => void }) {
   const asking = useSignal<JobAction | null>(null);
@@ -27,12 +30,13 @@ export function BulkActions(props: { selected: string[]; names: Map<string, stri
       {count > 0 && (
         <div class="row" role="group" aria-label="Selected jobs">
           <strong>{count} selected</strong>
-          <button type="button" class="danger" onClick={() => (asking.value = 'revoke')}>
+          <button type="button" class="danger" disabled={!roleSomewhere('operator')} title={roleSomewhere('operator') ? undefined : VIEWER_ONLY} onClick={() => (asking.value = 'revoke')}>
             Revoke selected
           </button>
-          <button type="button" onClick={() => (asking.value = 'retry')}>
+          <button type="button" disabled={!roleSomewhere('operator')} title={roleSomewhere('operator') ? undefined : VIEWER_ONLY} onClick={() => (asking.value = 'retry')}>
             Retry selected
           </button>
+          {!roleSomewhere('operator') && <span class="hint">{VIEWER_ONLY}</span>}
           <button type="button" class="link" onClick={props.onClear}>
             Clear selection
           </button>
