@@ -9,7 +9,8 @@ import type { UserService } from '../actors/services/user-service.ts';
 import type { AuditService } from '../actors/services/audit-service.ts';
 import type { GroupGrant, SsoService } from '../actors/services/sso-service.ts';
 import type { OidcClient } from './sso/oidc-client.ts';
-import type { AlertService, PublicDeliveryAttempt } from '../actors/services/alert-service.ts';
+import type { AlertService } from '../actors/services/alert-service.ts';
+import type { TestAttempt } from './alerts/alert-runner.ts';
 import type { GuardOptions } from './alerts/webhook-guard.ts';
 import type { Config } from './config.ts';
 import type { BackupFile } from './backup/write-backup.ts';
@@ -27,7 +28,7 @@ export interface AppDeps {
   alerts: AlertService;
   /** what the alert routes need of the edge that sends webhooks (src/alerts/) */
   alertDelivery: {
-    runner: { deliverNow(connectionId: string, deliveryId: string): Promise<PublicDeliveryAttempt | null> };
+    runner: { deliverNow(connectionId: string, deliveryId: string): Promise<TestAttempt> };
     /** the outbound guard a channel's URL must pass when it is created */
     guard: GuardOptions;
   };

@@ -24,6 +24,8 @@ export interface Config {
   adminPassword: string | null;
   dailyEventLimit: number; // 0 = unlimited
   retentionMs: number;
+  /** how long a revoke or retry waits for its agent's outcome before it is withdrawn as expired unconfirmed */
+  commandConfirmMs: number;
   fsync: FsyncPolicy;
   maxJobsPerConnection: number;
   cookieSecure: CookieSecureMode;
@@ -88,6 +90,20 @@ export interface Config {
 export class ConfigError extends Error {}
 
 type Env = Record<string, string | undefined>;
+
+/** How people sign in: single sign-on (src/sso/oidc-settings.ts) and whether a password still does. */
+function signIn(env: Env): Pick<Config, 'oidc' | 'passwordSignIn'> {
+  let oidc: OidcSettings | null;
+  try {
+    oidc = oidcSettings(env);
+  } catch (error) {
+    if (error instanceof OidcSettingsError) throw new ConfigError(error.message);
+    throw error;
+  }
+  const passwordSignIn = oneOf(env, 'PASSWORD_SIGN_IN', 'true', ['true', 'false'] as const) === 'true';
+  if (!passwordSignIn && oidc === null) throw new ConfigError('PASSWORD_SIGN_IN=false needs single sign-on (OIDC_ISSUER): nobody could sign in');
+  return { oidc, passwordSignIn };
+}
 
 function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
@@ -170,15 +186,6 @@ export function loadConfig(env: Env = process.env): Config {
   if (metricsToken !== null && (metricsToken.length < 16 || /\s/.test(metricsToken))) {
     throw new ConfigError('METRICS_TOKEN must be at least 16 characters without spaces');
   }
-  let oidc: OidcSettings | null;
-  try {
-    oidc = oidcSettings(env);
-  } catch (error) {
-    if (error instanceof OidcSettingsError) throw new ConfigError(error.message);
-    throw error;
-  }
-  const passwordSignIn = oneOf(env, 'PASSWORD_SIGN_IN', 'true', ['true', 'false'] as const) === 'true';
-  if (!passwordSignIn && oidc === null) throw new ConfigError('PASSWORD_SIGN_IN=false needs single sign-on (OIDC_ISSUER): nobody could sign in');
   const sessionSecret = optionalString(env, 'SESSION_SECRET');
   if (sessionSecret !== null && sessionSecret.length < 16) {
     throw new ConfigError('SESSION_SECRET must be at least 16 characters');
@@ -191,6 +198,7 @@ export function loadConfig(env: Env = process.env): Config {
     adminPassword,
     dailyEventLimit: integer(env, 'DAILY_EVENT_LIMIT', 10_000, 0, Number.MAX_SAFE_INTEGER),
     retentionMs: integer(env, 'RETENTION_HOURS', 24, 1, 24 * 365) * HOUR_MS,
+    commandConfirmMs: integer(env, 'COMMAND_CONFIRM_SECONDS', 300, 1, 7 * 86_400) * 1000,
     fsync: oneOf(env, 'FSYNC', 'always', ['always', 'everysec', 'no'] as const),
     maxJobsPerConnection: integer(env, 'MAX_JOBS_PER_CONNECTION', 1_000_000, 1, 50_000_000),
     cookieSecure: oneOf(env, 'COOKIE_SECURE', 'auto', ['auto', 'true', 'false'] as const),
@@ -199,8 +207,7 @@ export function loadConfig(env: Env = process.env): Config {
     passwordLinkTtlMs: integer(env, 'PASSWORD_LINK_HOURS', 72, 1, 24 * 30) * HOUR_MS,
     auditRetentionMs: integer(env, 'AUDIT_RETENTION_DAYS', 90, 1, 3_650) * 24 * HOUR_MS,
     auditEntriesMax: integer(env, 'AUDIT_ENTRIES_MAX', 100_000, 100, 10_000_000),
-    oidc,
-    passwordSignIn,
+    ...signIn(env),
     dedupKeysMax: integer(env, 'DEDUP_KEYS_MAX', 100_000, 1, 10_000_000),
     snapshotLogBytesMax: integer(env, 'SNAPSHOT_LOG_MB', 256, 1, 1_000_000) * 1024 * 1024,
     snapshotIntervalMs: integer(env, 'SNAPSHOT_INTERVAL_MINUTES', 60, 1, 24 * 60) * 60_000,

@@ -204,13 +204,6 @@ export class AccountsActor {
         this.usersByEmail.set(record.user.email, record.user);
         if (record.user.sso !== undefined) this.usersBySso.set(ssoKey(record.user.sso), record.user);
         return;
-      case 'user.sso-linked': {
-        const user = this.users.get(record.userId);
-        if (user === undefined) return;
-        user.sso = record.sso;
-        this.usersBySso.set(ssoKey(record.sso), user);
-        return;
-      }
       case 'session.created':
         this.sessions.set(record.session.tokenHash, record.session);
         this.dropOldestSessions(record.session.userId, record.session.createdAtMs);
@@ -218,36 +211,12 @@ export class AccountsActor {
       case 'session.deleted':
         this.sessions.delete(record.tokenHash);
         return;
-      case 'user.disabled': {
-        const user = this.users.get(record.userId);
-        if (user === undefined) return;
-        if (record.disabled) {
-          user.disabled = true;
-          this.endSessionsOf(user.id, null);
-        } else delete user.disabled;
-        return;
-      }
-      case 'user.removed': {
-        const user = this.users.get(record.userId);
-        if (user === undefined) return;
-        this.users.delete(user.id);
-        this.usersByEmail.delete(user.email);
-        if (user.sso !== undefined) this.usersBySso.delete(ssoKey(user.sso));
-        this.endSessionsOf(user.id, null);
-        this.teams.removeUser(user.id);
-        this.passwordLinks.removeOfUser(user.id);
-        return;
-      }
-      case 'user.password': {
-        const user = this.users.get(record.userId);
-        if (user === undefined) return;
-        user.passwordHash = record.passwordHash;
-        this.endSessionsOf(user.id, record.keepSession);
-        if (record.link !== null) this.passwordLinks.removeOfUser(user.id);
-        return;
-      }
+      case 'user.disabled':
+      case 'user.removed':
+      case 'user.password':
+      case 'user.sso-linked':
       case 'password-link.created':
-        if (this.users.has(record.link.userId)) this.passwordLinks.add(record.link);
+        this.evolveUser(record);
         return;
       case 'team.created':
         this.teamsEra = true;
@@ -281,6 +250,50 @@ export class AccountsActor {
         this.connections.delete(connection.id);
         this.connectionsByKeyHash.delete(connection.keyHash);
         this.unplaceConnection(connection);
+        return;
+      }
+    }
+  }
+
+  /** A user's own changes: disabled or enabled, removed, a new password, a password link, a single sign-on identity. */
+  private evolveUser(record: Extract<AccountsRecord, { t: 'user.disabled' | 'user.removed' | 'user.password' | 'user.sso-linked' | 'password-link.created' }>): void {
+    switch (record.t) {
+      case 'user.disabled': {
+        const user = this.users.get(record.userId);
+        if (user === undefined) return;
+        if (record.disabled) {
+          user.disabled = true;
+          this.endSessionsOf(user.id, null);
+        } else delete user.disabled;
+        return;
+      }
+      case 'user.removed': {
+        const user = this.users.get(record.userId);
+        if (user === undefined) return;
+        this.users.delete(user.id);
+        this.usersByEmail.delete(user.email);
+        if (user.sso !== undefined) this.usersBySso.delete(ssoKey(user.sso));
+        this.endSessionsOf(user.id, null);
+        this.teams.removeUser(user.id);
+        this.passwordLinks.removeOfUser(user.id);
+        return;
+      }
+      case 'user.password': {
+        const user = this.users.get(record.userId);
+        if (user === undefined) return;
+        user.passwordHash = record.passwordHash;
+        this.endSessionsOf(user.id, record.keepSession);
+        if (record.link !== null) this.passwordLinks.removeOfUser(user.id);
+        return;
+      }
+      case 'password-link.created':
+        if (this.users.has(record.link.userId)) this.passwordLinks.add(record.link);
+        return;
+      case 'user.sso-linked': {
+        const user = this.users.get(record.userId);
+        if (user === undefined) return;
+        user.sso = record.sso;
+        this.usersBySso.set(ssoKey(record.sso), user);
         return;
       }
     }

@@ -4,9 +4,9 @@
  * the HTTP API. Whoever runs the CLI holds the data directory, so it acts as an admin of
  * every team (command-line-access.ts); `--owner` names the user recorded as a connection's creator.
  */
-import { CommandLineAccess } from './command-line-access.ts';
-import type { Team, User } from '../../actors/accounts/account-records.ts';
-import { isRole, ROLES, type Role } from '../../actors/accounts/roles.ts';
+import { asInstanceAdmin, output, ownTeamOf, required, missing, roleOf, teamName, teamOf, userOf } from './command-helpers.ts';
+import { runUserCommand } from './user-commands.ts';
+import { ROLES } from '../../actors/accounts/roles.ts';
 import { DomainError } from '../../actors/domain-error.ts';
 import type { AccountService } from '../../actors/services/account-service.ts';
 import type { ConnectionService } from '../../actors/services/connection-service.ts';
@@ -14,6 +14,7 @@ import type { TeamService } from '../../actors/services/team-service.ts';
 import type { UserService } from '../../actors/services/user-service.ts';
 import type { Engine } from '../../actors/engine.ts';
 import { BACKUP_USAGE } from './backup-commands.ts';
+import { VERIFY_USAGE } from './verify-command.ts';
 
 export interface CliContext {
   engine: Engine;
@@ -46,53 +47,21 @@ export const USAGE = `usage: bun run cli <command> [flags]
   connection list [--team TEAM] [--json]
   connection delete --id CONNECTION_ID
 ${BACKUP_USAGE}
+${VERIFY_USAGE}
 
 TEAM is a team's name or id. The user, team and connection commands work on DATA_DIR
 (default ./data) while the server is stopped; while it runs, use the HTTP API instead (the
-data directory is locked by the server). backup works while the server runs (it asks the server).`;
+data directory is locked by the server). backup works while the server runs (it asks the
+server); verify reads only.`;
 
 export async function runCommand(context: CliContext, words: string[], flags: Flags): Promise<string> {
   const command = words.join(' ');
+  const managed = await runUserCommand(context, command, flags);
+  if (managed !== null) return managed;
   switch (command) {
     case 'user create': {
       const user = await context.accounts.addUser(required(flags, 'email'), required(flags, 'password'), flags.admin === true);
       return output(flags, { user: { id: user.id, email: user.email, isAdmin: user.isAdmin } }, `created user ${user.email}${user.isAdmin ? ' (admin)' : ''}`);
-    }
-    case 'user invite': {
-      const role = flags.role === undefined ? undefined : roleOf(flags);
-      const teamId = typeof flags.team === 'string' ? teamOf(context, flags).id : undefined;
-      const { user, link } = await context.users.create(asInstanceAdmin(context), { email: required(flags, 'email'), teamId, role });
-      const url = `${context.publicBase}/set-password#token=${link!.token}`;
-      return output(flags, { user, invite: { url, expiresAt: link!.expiresAt } }, `invited ${user.email}; the link that sets their password (single use, until ${link!.expiresAt}):\n${url}`);
-    }
-    case 'user list': {
-      const users = context.users.list(asInstanceAdmin(context));
-      const text = users
-        .map((user) => `${user.id}  ${user.email}${user.isAdmin ? ' (instance admin)' : ''}  ${user.status}  ${user.teams.map((team) => `${team.name}:${team.role}`).join(', ') || 'no team'}`)
-        .join('\n');
-      return output(flags, { data: users }, text);
-    }
-    case 'user disable':
-    case 'user enable': {
-      const disabled = command === 'user disable';
-      const user = await context.users.setDisabled(asInstanceAdmin(context), userOf(context, required(flags, 'email')).id, disabled);
-      return output(flags, { user }, `${user.email} is ${user.status}`);
-    }
-    case 'user remove': {
-      const user = userOf(context, required(flags, 'email'));
-      await context.users.remove(asInstanceAdmin(context), user.id);
-      return output(flags, { removed: user.email }, `removed ${user.email}`);
-    }
-    case 'user reset-password': {
-      const user = userOf(context, required(flags, 'email'));
-      const link = await context.users.resetLink(asInstanceAdmin(context), user.id);
-      const url = `${context.publicBase}/set-password#token=${link.token}`;
-      return output(flags, { url, expiresAt: link.expiresAt }, `the link that sets a new password for ${user.email} (single use, until ${link.expiresAt}):\n${url}`);
-    }
-    case 'user set-password': {
-      const user = userOf(context, required(flags, 'email'));
-      await context.users.setPassword(user.id, required(flags, 'password'));
-      return output(flags, { user: user.email }, `set the password of ${user.email}; their sessions ended`);
     }
     case 'team create': {
       const team = await context.teams.create(asInstanceAdmin(context), required(flags, 'name'));
@@ -139,50 +108,3 @@ export async function runCommand(context: CliContext, words: string[], flags: Fl
   }
 }
 
-function asInstanceAdmin(context: CliContext, as?: User): CommandLineAccess {
-  return new CommandLineAccess(context.engine, as);
-}
-
-function roleOf(flags: Flags): Role {
-  if (!isRole(flags.role)) throw new DomainError('VALIDATION_ERROR', `--role must be one of ${ROLES.join(', ')}\n\n${USAGE}`);
-  return flags.role;
-}
-
-function required(flags: Flags, name: string): string {
-  const value = flags[name];
-  if (typeof value !== 'string' || value === '') missing(name);
-  return value as string;
-}
-
-function missing(name: string): never {
-  throw new DomainError('VALIDATION_ERROR', `--${name} is required\n\n${USAGE}`);
-}
-
-function userOf(context: CliContext, email: string): User {
-  const user = context.engine.accounts.userByEmail(email);
-  if (user === undefined) throw new DomainError('NOT_FOUND', `no user with email '${email}'`);
-  return user;
-}
-
-/** `--team` by name or id. */
-function teamOf(context: CliContext, flags: Flags): Team {
-  const wanted = required(flags, 'team');
-  const { teams } = context.engine.accounts;
-  const team = teams.team(wanted) ?? teams.teamByName(wanted);
-  if (team === undefined) throw new DomainError('NOT_FOUND', `no team named '${wanted}'`);
-  return team;
-}
-
-function ownTeamOf(context: CliContext, user: User): string {
-  const own = context.engine.accounts.teams.membershipsOf(user.id).find((membership) => membership.role === 'admin');
-  if (own === undefined) throw new DomainError('VALIDATION_ERROR', `${user.email} is not an admin of any team: name the team with --team`);
-  return own.teamId;
-}
-
-function teamName(context: CliContext, teamId: string | null): string {
-  return teamId === null ? '(none yet)' : (context.engine.accounts.teams.team(teamId)?.name ?? teamId);
-}
-
-function output(flags: Flags, json: unknown, text: string): string {
-  return flags.json === true ? JSON.stringify(json, null, 2) : text;
-}

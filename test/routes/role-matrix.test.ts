@@ -146,7 +146,7 @@ async function setUp() {
   }
   const teamAdmin = await withOwnTeam(t.engine, t.engine.accounts.users.get(users.teamAdmin!)!);
   const connection = await t.connections.create(teamAdmin, 'prod', production.id);
-  const channel = await t.alerts.createChannel(teamAdmin, connection.connection.id, { name: 'ops', url: 'https://hooks.example.com/secret-path', format: 'json' });
+  const channel = await t.alerts.createChannel(teamAdmin, connection.connection.id, { name: 'ops', url: 'https://hooks.example.com/secret-path', format: 'json', dashboardUrl: null });
   const rule = await t.alerts.createRule(teamAdmin, connection.connection.id, { name: 'failures', kind: 'failure_rate', queue: null, task: null, threshold: 0.1, windowSeconds: 300, channelIds: [] });
   await t.ingest(connection.apiKey, Array.from({ length: 6 }, (_, i) => jobEvent(connection.connection.id, T - 1_000, { externalId: `failed-${i}`, state: 'failed' })));
   await t.alerts.evaluate([connection.connection.id]);
@@ -234,7 +234,7 @@ const CALLS: Record<string, (persona: Persona) => Promise<Call> | Call> = {
   'GET /api/alert-channels': () => ({ method: 'GET', path: '/api/alert-channels', sees: seesConnection }),
   'POST /api/alert-channels': () => ({ method: 'POST', path: '/api/alert-channels', body: { connectionId: fixture.connectionId, name: `ch ${next()}`, url: 'https://hooks.example.com/x', format: 'json' } }),
   'DELETE /api/alert-channels/:id': async () => {
-    const channel = await t.alerts.createChannel(fixture.teamAdmin, fixture.connectionId, { name: `doomed ${next()}`, url: 'https://hooks.example.com/y', format: 'json' });
+    const channel = await t.alerts.createChannel(fixture.teamAdmin, fixture.connectionId, { name: `doomed ${next()}`, url: 'https://hooks.example.com/y', format: 'json', dashboardUrl: null });
     return { method: 'DELETE', path: `/api/alert-channels/${channel.channel.id}` };
   },
   'POST /api/alert-channels/:id/test': () => ({ method: 'POST', path: `/api/alert-channels/${fixture.channel.channel.id}/test` }),

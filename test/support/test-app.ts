@@ -53,7 +53,7 @@ export interface TestAppOptions {
   /** false: no ADMIN user, which saves its argon2id hash (about a second on a busy machine) */
   withAdmin?: boolean;
   /** the alerting edge: ALERT_WEBHOOK_ALLOW_PRIVATE (default false), a resolver or sender in place of DNS and HTTP */
-  alerts?: { allowPrivate?: boolean } & Partial<Pick<AlertEdgeOptions, 'resolve' | 'send' | 'observer'>>;
+  alerts?: { allowPrivate?: boolean } & Partial<Pick<AlertEdgeOptions, 'resolve' | 'send' | 'observer' | 'runnerLimits'>>;
   /** IN_FLIGHT_REQUESTS_PER_CONNECTION and IN_FLIGHT_MB_PER_CONNECTION (in bytes); default the service's defaults */
   inFlightPerConnection?: { requestsMax: number; bytesMax: number };
   /** single sign-on: the OIDC_* variables as the environment would give them; none by default */
@@ -90,7 +90,7 @@ export async function testApp(options: TestAppOptions = {}) {
     log: (line) => streamLog.push(line),
     ...options.live,
   });
-  const alerts = new AlertService(engine);
+  const alerts = new AlertService(engine, options.publicUrl ?? null);
   const alertDelivery = createAlertEdge({
     engine,
     alerts,
@@ -99,6 +99,7 @@ export async function testApp(options: TestAppOptions = {}) {
     log: (line) => errors.push(line),
     resolve: options.alerts?.resolve,
     send: options.alerts?.send,
+    runnerLimits: options.alerts?.runnerLimits,
   });
   const ssoSettings = options.sso === undefined ? null : oidcSettings(options.sso);
   const sso = ssoSettings === null ? undefined : { client: new OidcClient(ssoSettings, SESSION_SECRET), service: new SsoService(engine), groupMap: ssoSettings.groupMap };

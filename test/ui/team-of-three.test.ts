@@ -111,7 +111,7 @@ test('a team of three shares one production connection: an invited admin, a view
   await omar.page.goto(`/jobs/${queuedId}`);
   await omar.page.getByRole('button', { name: 'Revoke' }).click();
   await omar.page.getByRole('dialog').getByRole('button', { name: 'Revoke' }).click();
-  await omar.page.getByText(/accepted/).waitFor();
+  await omar.page.getByRole('status').filter({ hasText: 'revoke requested, waiting for the agent' }).waitFor();
   expect(t.engine.connection(connectionId)!.jobs.getByExternalId('report-1')!.state).toBe('cancelled');
 
   // the viewer reads the same jobs; the actions are disabled, saying why

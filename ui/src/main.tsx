@@ -1,5 +1,4 @@
 /** The dashboard's entry: styles, the session check, and the page for the address. */
-import 'uplot/dist/uPlot.min.css';
 import './styles.css';
 import { render } from 'preact';
 import { AppShell } from './components/app-shell.tsx';
@@ -12,10 +11,11 @@ import { JobsPage } from './pages/jobs/jobs-page.tsx';
 import { QueuesPage } from './pages/queues/queues-page.tsx';
 import { SignInPage } from './pages/sign-in.tsx';
 import { NoAccessPage, SetPasswordPage } from './pages/public-pages.tsx';
-import { Lazy } from './components/lazy.tsx';
-
-/** The pages about people, which few open: loaded when opened (ui/build.ts keeps them out of every page load). */
-const people = () => import('./pages/people/people-pages.ts');
+import { AccountPage } from './pages/people/account-page.tsx';
+import { AuditPage } from './pages/people/audit-page.tsx';
+import { TeamPage } from './pages/people/team-page.tsx';
+import { TeamsPage } from './pages/people/teams-page.tsx';
+import { UsersPage } from './pages/people/users-page.tsx';
 import { WorkersPage } from './pages/workers/workers-page.tsx';
 import { matchPath, navigate, route } from './router.ts';
 import { loadSession, nextAddress, signInAddress, user } from './session.ts';
@@ -27,11 +27,11 @@ const PAGES: Array<[string, (params: Record<string, string>) => preact.JSX.Eleme
   ['/workers', () => <WorkersPage />],
   ['/alerts', () => <AlertsPage />],
   ['/connections', () => <ConnectionsPage />],
-  ['/users', () => <Lazy load={people} render={(pages) => <pages.UsersPage />} />],
-  ['/teams', () => <Lazy load={people} render={(pages) => <pages.TeamsPage />} />],
-  ['/teams/:id', (params) => <Lazy load={people} render={(pages) => <pages.TeamPage id={params.id!} />} />],
-  ['/audit', () => <Lazy load={people} render={(pages) => <pages.AuditPage />} />],
-  ['/account', () => <Lazy load={people} render={(pages) => <pages.AccountPage />} />],
+  ['/users', () => <UsersPage />],
+  ['/teams', () => <TeamsPage />],
+  ['/teams/:id', (params) => <TeamPage id={params.id!} />],
+  ['/audit', () => <AuditPage />],
+  ['/account', () => <AccountPage />],
 ];
 
 /** Pages that need no session: their own frame, whoever is signed in. */

@@ -12,7 +12,8 @@ import { DataTable, type Column } from '../../components/data-table.tsx';
 import { EmptyState } from '../../components/empty-state.tsx';
 import { ErrorText } from '../../components/error-text.tsx';
 import { TimeText } from '../../components/time-text.tsx';
-import { adminTeams, whyNotOnConnection } from '../../lib/roles.ts';
+import { whyNotOnConnection } from '../../lib/roles.ts';
+import { NewConnectionForm } from './new-connection-form.tsx';
 import { connections, refreshConnections, teams } from '../../session.ts';
 import { NewKeyCard } from './new-key-card.tsx';
 
@@ -78,29 +79,7 @@ export function ConnectionsPage() {
         <h1>Connections</h1>
       </div>
       <p class="hint">A connection is one job system (say, production's Celery). It owns its jobs, workers and queues, and one API key.</p>
-      {adminTeams().length > 0 ? (
-        <form class="form-row card" onSubmit={onCreate}>
-          <label>
-            <span>New connection name</span>
-            <input name="name" required maxLength={255} placeholder="production" />
-          </label>
-          <label>
-            <span>Team</span>
-            <select name="teamId">
-              {adminTeams().map((team) => (
-                <option key={team.id} value={team.id}>
-                  {team.name}
-                </option>
-              ))}
-            </select>
-          </label>
-          <button type="submit" class="primary" disabled={busy.value}>
-            Create connection
-          </button>
-        </form>
-      ) : (
-        <p class="hint">Only an admin of a team creates its connections (and so their API keys); you are not an admin of any team.</p>
-      )}
+      <NewConnectionForm busy={busy.value} onCreate={onCreate} />
       <ErrorText error={error.value} />
       {created.value && <NewKeyCard created={created.value} onDismiss={() => (created.value = null)} />}
       <h2>Your teams' connections</h2>

@@ -6,15 +6,13 @@
 import { useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
 import { api } from '../../api/client.ts';
-import type { PublicMember, PublicTeam, Role } from '../../api/types.ts';
-import { DataTable, type Column } from '../../components/data-table.tsx';
+import type { PublicMember, PublicTeam } from '../../api/types.ts';
+import { DataTable } from '../../components/data-table.tsx';
+import { AddMemberForm, memberColumns } from './team-parts.tsx';
 import { EmptyState } from '../../components/empty-state.tsx';
 import { ErrorText } from '../../components/error-text.tsx';
-import { TimeText } from '../../components/time-text.tsx';
 import { isInstanceAdmin } from '../../lib/roles.ts';
-import { refreshConnections, user } from '../../session.ts';
-
-const ROLES: Role[] = ['viewer', 'operator', 'admin'];
+import { refreshConnections } from '../../session.ts';
 
 export function TeamPage({ id }: { id: string }) {
   const team = useSignal<PublicTeam | null>(null);
@@ -43,33 +41,7 @@ export function TeamPage({ id }: { id: string }) {
   if (team.value === null) return error.value ? <ErrorText error={error.value} /> : <p class="loading">Loading…</p>;
   const manages = team.value.role === 'admin' || isInstanceAdmin();
   const why = manages ? undefined : `Only an admin of ${team.value.name} changes its members; your role is ${team.value.role ?? 'none'}.`;
-  const columns: Column<PublicMember & { id: string }>[] = [
-    { id: 'email', label: 'Member', cell: (member) => <>{member.email}{member.disabled && <span class="badge">disabled</span>}{member.userId === user.value?.id && <span class="muted"> (you)</span>}</> },
-    {
-      id: 'role',
-      label: 'Role',
-      cell: (member) => (
-        <select aria-label={`Role of ${member.email}`} value={member.role} disabled={!manages} title={why} onChange={(event) => void act(() => api('PATCH', `${base}/members/${member.userId}`, { role: event.currentTarget.value }))}>
-          {ROLES.map((role) => (
-            <option key={role} value={role}>
-              {role}
-            </option>
-          ))}
-        </select>
-      ),
-    },
-    { id: 'since', label: 'Since', class: 'col-time hide-narrow', cell: (member) => <TimeText iso={member.since} /> },
-    {
-      id: 'remove',
-      label: '',
-      class: 'col-duration',
-      cell: (member) => (
-        <button type="button" class="small danger" disabled={!manages} title={why} aria-label={`Remove ${member.email}`} onClick={() => void act(() => api('DELETE', `${base}/members/${member.userId}`))}>
-          Remove
-        </button>
-      ),
-    },
-  ];
+  const columns = memberColumns({ manages, why, onRole: (member, role) => void act(() => api('PATCH', `${base}/members/${member.userId}`, { role })), onRemove: (member) => void act(() => api('DELETE', `${base}/members/${member.userId}`)) });
   const onAdd = async (event: SubmitEvent) => {
     event.preventDefault();
     const form = event.currentTarget as HTMLFormElement;
@@ -86,25 +58,7 @@ export function TeamPage({ id }: { id: string }) {
         </span>
       </div>
       {manages ? (
-        <form class="form-row card" onSubmit={onAdd}>
-          <label>
-            <span>Add a member by email</span>
-            <input name="email" type="email" required autocomplete="off" />
-          </label>
-          <label>
-            <span>Role</span>
-            <select name="role">
-              {ROLES.map((role) => (
-                <option key={role} value={role}>
-                  {role}
-                </option>
-              ))}
-            </select>
-          </label>
-          <button type="submit" class="primary">
-            Add member
-          </button>
-        </form>
+        <AddMemberForm onAdd={onAdd} />
       ) : (
         <p class="hint">{why}</p>
       )}
