@@ -40,10 +40,17 @@ export function teamOf(context: CliContext, flags: Flags): Team {
   return team;
 }
 
-export function ownTeamOf(context: CliContext, user: User): string {
+/**
+ * The user's first team where they are an admin; for a user in none (made with `user
+ * create`, as a headless install does), a team of their own is made, named after their
+ * email, as the upgrade from before teams gives every user.
+ */
+export async function ownTeamOf(context: CliContext, user: User): Promise<string> {
   const own = context.engine.accounts.teams.membershipsOf(user.id).find((membership) => membership.role === 'admin');
-  if (own === undefined) throw new DomainError('VALIDATION_ERROR', `${user.email} is not an admin of any team: name the team with --team`);
-  return own.teamId;
+  if (own !== undefined) return own.teamId;
+  const team = await context.teams.create(asInstanceAdmin(context), context.engine.accounts.teams.teamByName(user.email) === undefined ? user.email : `${user.email} (own)`);
+  await context.teams.addMember(asInstanceAdmin(context), team.id, user.email, 'admin');
+  return team.id;
 }
 
 export function teamName(context: CliContext, teamId: string | null): string {

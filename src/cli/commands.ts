@@ -43,7 +43,8 @@ export const USAGE = `usage: bun run cli <command> [flags]
   team add-member --team TEAM --email EMAIL --role ${ROLES.join('|')}     adds, or changes the role
   team remove-member --team TEAM --email EMAIL
   connection create --name NAME (--team TEAM | --owner EMAIL) [--json]     prints the API key once;
-      --owner alone: that user's first team where they are an admin
+      --owner alone: that user's first team where they are an admin (one of their own, named
+      after their email, is made for a user in none)
   connection list [--team TEAM] [--json]
   connection delete --id CONNECTION_ID
 ${BACKUP_USAGE}
@@ -86,7 +87,7 @@ export async function runCommand(context: CliContext, words: string[], flags: Fl
     }
     case 'connection create': {
       const creator = typeof flags.owner === 'string' ? userOf(context, flags.owner) : undefined;
-      const teamId = typeof flags.team === 'string' ? teamOf(context, flags).id : creator === undefined ? missing('team') : ownTeamOf(context, creator);
+      const teamId = typeof flags.team === 'string' ? teamOf(context, flags).id : creator === undefined ? missing('team') : await ownTeamOf(context, creator);
       const created = await context.connections.create(asInstanceAdmin(context, creator), required(flags, 'name'), teamId);
       return output(flags, created, `created connection ${created.connection.name} (${created.connection.id})\nAPI key (shown once): ${created.apiKey}`);
     }
