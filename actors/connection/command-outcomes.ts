@@ -25,7 +25,7 @@ export interface CommandOutcome {
   type: JobCommandType;
   status: CommandStatus;
   reason: string | null;
-  /** what the agent said beside its outcome; absent when it said nothing (and before format 6) */
+  /** what the agent said beside its outcome; absent when it said nothing (and before format 7) */
   details?: OutcomeDetails | null;
   createdAtMs: number;
   completedAtMs: number | null;
@@ -40,7 +40,7 @@ export interface CommandOutcome {
   /**
    * The state the command's entry shows in the job's history while it stands (a revoke's
    * `cancelled`), or null when it made none: the new controls (run now, delete, kill, a retry
-   * of a job waiting to retry) leave the state to the job system. Absent before format 6:
+   * of a job waiting to retry) leave the state to the job system. Absent before format 7:
    * revoke and retry made their rule's state.
    */
   stateEntry?: JobState | null;

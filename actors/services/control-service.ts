@@ -6,7 +6,7 @@
  * Also what the dashboard reads of them: a command by id, the agents' capabilities, and
  * what a clean would remove.
  */
-import type { User } from '../accounts/account-records.ts';
+import type { Access } from '../accounts/access.ts';
 import type { CleanParams, ConcurrencyParams, PoolParams, QueueCommandType, RateLimitParams, WorkerCommandType } from '../connection/command-types.ts';
 import { COMMAND_VERBS } from '../connection/command-types.ts';
 import type { ConnectionActor } from '../connection/connection-actor.ts';
@@ -30,50 +30,50 @@ export class ControlService {
     private readonly connections: ConnectionService,
   ) {}
 
-  async queueCommand(user: User, queueId: string, type: QueueCommandType, params: QueueParams): Promise<CommandAccepted> {
+  async queueCommand(access: Access, queueId: string, type: QueueCommandType, params: QueueParams): Promise<CommandAccepted> {
     this.engine.refuseWhenHalted();
-    const { actor, queue } = this.queueOf(user, queueId);
-    this.connections.requireOperator(user, actor.connectionId, `${COMMAND_VERBS[type]} queues`);
+    const { actor, queue } = this.queueOf(access, queueId);
+    this.connections.requireOperator(access, actor.connectionId, `${COMMAND_VERBS[type]} queues`);
     if (type === 'queue.clean') checkClean(params as CleanParams);
     if (type === 'queue.retry_failed' && RETRY_FAILED_PER_JOB.has(queue.framework)) return this.retryEachFailed(actor, queue);
     const command = params === undefined ? { type, queue: queue.name } : { type, queue: queue.name, params };
     return this.commit(actor.decideControl(command as Parameters<ConnectionActor['decideControl']>[0], this.engine.clock.nowMs()));
   }
 
-  async workerCommand(user: User, workerId: string, type: WorkerCommandType, params: PoolParams | undefined): Promise<CommandAccepted> {
+  async workerCommand(access: Access, workerId: string, type: WorkerCommandType, params: PoolParams | undefined): Promise<CommandAccepted> {
     this.engine.refuseWhenHalted();
-    const { actor, worker } = this.workerOf(user, workerId);
-    this.connections.requireOperator(user, actor.connectionId, `${COMMAND_VERBS[type]} workers`);
+    const { actor, worker } = this.workerOf(access, workerId);
+    this.connections.requireOperator(access, actor.connectionId, `${COMMAND_VERBS[type]} workers`);
     const target = { workerId: worker.externalId, hostname: worker.hostname, pid: worker.pid };
     const command = params === undefined ? { type, ...target } : { type, ...target, params };
     return this.commit(actor.decideControl(command as Parameters<ConnectionActor['decideControl']>[0], this.engine.clock.nowMs()));
   }
 
   /** A task is named, not stored: any name the connection's jobs carry (the job system says whether it has it). */
-  async rateLimit(user: User, connectionId: string, name: string, queue: string | null, params: RateLimitParams): Promise<CommandAccepted> {
+  async rateLimit(access: Access, connectionId: string, name: string, queue: string | null, params: RateLimitParams): Promise<CommandAccepted> {
     this.engine.refuseWhenHalted();
-    const [actor] = this.connections.readableActors(user, connectionId);
+    const [actor] = this.connections.readableActors(access, connectionId);
     if (actor === undefined) throw new DomainError('NOT_FOUND', 'connection not found');
-    this.connections.requireOperator(user, actor.connectionId, 'set rate limits');
+    this.connections.requireOperator(access, actor.connectionId, 'set rate limits');
     return this.commit(actor.decideControl({ type: 'task.rate_limit', name, queue, params }, this.engine.clock.nowMs()));
   }
 
-  command(user: User, commandId: string): CommandView {
-    for (const actor of this.connections.readableActors(user, undefined)) {
+  command(access: Access, commandId: string): CommandView {
+    for (const actor of this.connections.readableActors(access, undefined)) {
       const view = commandViewOf(actor, commandId);
       if (view !== undefined) return view;
     }
     throw new DomainError('NOT_FOUND', 'command not found');
   }
 
-  capabilities(user: User, connectionId: string | undefined): PublicCapabilities[] {
+  capabilities(access: Access, connectionId: string | undefined): PublicCapabilities[] {
     return this.connections
-      .readableActors(user, connectionId)
+      .readableActors(access, connectionId)
       .flatMap((actor) => [...actor.capabilities.values()].map((kept) => toPublicCapabilities(actor.connectionId, kept)));
   }
 
-  cleanEstimate(user: User, queueId: string, params: CleanParams): CleanEstimate {
-    const { actor, queue } = this.queueOf(user, queueId);
+  cleanEstimate(access: Access, queueId: string, params: CleanParams): CleanEstimate {
+    const { actor, queue } = this.queueOf(access, queueId);
     checkClean(params);
     return cleanEstimate(actor, queue, params, this.engine.clock.nowMs());
   }
@@ -91,16 +91,16 @@ export class ControlService {
     return { commandId: null, retriesRequested: record?.targets.length ?? 0 };
   }
 
-  private queueOf(user: User, queueId: string): { actor: ConnectionActor; queue: Queue } {
-    for (const actor of this.connections.readableActors(user, undefined)) {
+  private queueOf(access: Access, queueId: string): { actor: ConnectionActor; queue: Queue } {
+    for (const actor of this.connections.readableActors(access, undefined)) {
       const queue = actor.queues.getById(queueId);
       if (queue !== undefined) return { actor, queue };
     }
     throw new DomainError('NOT_FOUND', 'queue not found');
   }
 
-  private workerOf(user: User, workerId: string): { actor: ConnectionActor; worker: Worker } {
-    for (const actor of this.connections.readableActors(user, undefined)) {
+  private workerOf(access: Access, workerId: string): { actor: ConnectionActor; worker: Worker } {
+    for (const actor of this.connections.readableActors(access, undefined)) {
       for (const worker of actor.workers.values()) if (worker.id === workerId) return { actor, worker };
     }
     throw new DomainError('NOT_FOUND', 'worker not found');

@@ -22,9 +22,36 @@ export const freeObject = () => Type.Object({});
 
 const framework = literals(FRAMEWORKS);
 
-export const UserShape = Type.Object({ id: text(), email: text(), passwordHash: text(), isAdmin: Type.Boolean(), createdAtMs: number() });
+export const SsoIdentityShape = Type.Object({ issuer: text(), subject: text() });
+export const UserShape = Type.Object({
+  id: text(),
+  email: text(),
+  passwordHash: text(),
+  isAdmin: Type.Boolean(),
+  createdAtMs: number(),
+  disabled: Type.Optional(Type.Boolean()),
+  sso: Type.Optional(SsoIdentityShape),
+});
 export const SessionShape = Type.Object({ tokenHash: text(), userId: text(), createdAtMs: number(), expiresAtMs: number() });
-export const ConnectionShape = Type.Object({ id: text(), name: text(), ownerId: text(), keyHash: text(), keyPrefix: text(), createdAtMs: number() });
+/** `teamId` absent: a connection from before teams */
+export const ConnectionShape = Type.Object({ id: text(), name: text(), ownerId: text(), teamId: Type.Optional(text()), keyHash: text(), keyPrefix: text(), createdAtMs: number() });
+export const TeamShape = Type.Object({ id: text(), name: text(), createdAtMs: number() });
+export const MembershipShape = Type.Object({ teamId: text(), userId: text(), role: literals(['viewer', 'operator', 'admin'] as const), sinceMs: number() });
+export const PasswordLinkShape = Type.Object({ tokenHash: text(), userId: text(), purpose: literals(['invite', 'reset'] as const), createdAtMs: number(), expiresAtMs: number() });
+export const AuditEntryShape = Type.Object({
+  id: text(),
+  atMs: number(),
+  userId: nullable(text()),
+  email: text(),
+  address: text(),
+  action: text(),
+  target: nullable(text()),
+  teamId: nullable(text()),
+  connectionId: nullable(text()),
+  outcome: literals(['success', 'denied', 'failed'] as const),
+  status: number(),
+  error: nullable(text()),
+});
 
 /** An accepted event as an ingest record holds it (actors/ingest/normalized-event.ts). */
 export const EVENT_SHAPES = {
@@ -184,14 +211,14 @@ export const QueueShape = Type.Object({
   extensions: Type.Optional(nullable(freeObject())),
   lastSnapshotMs: number(),
   lastSeenMs: Type.Optional(number()),
-  // format 6 on
+  // format 7 on
   paused: Type.Optional(nullable(Type.Boolean())),
   pausedAtMs: Type.Optional(number()),
   createdAtMs: number(),
   metrics: Type.Unknown(),
 });
 
-/** revoke and retry before format 6; run now, delete and kill too from it */
+/** revoke and retry before format 7; run now, delete and kill too from it */
 const jobAction = literals(JOB_COMMAND_TYPES);
 const commandStatus = literals(['pending', 'done', 'failed', 'unsupported', 'expired'] as const);
 const OutcomeDetailsShape = Type.Record(Type.String(), Type.Union([number(), text(), Type.Boolean(), Type.Null()]));
@@ -201,7 +228,7 @@ const CleanParamsShape = Type.Union([
   Type.Object({ mode: Type.Literal('waiting') }),
 ]);
 
-/** A command on a queue, a worker or a task (format 6 on), as the agent receives it. */
+/** A command on a queue, a worker or a task (format 7 on), as the agent receives it. */
 export const ControlCommandShape = Type.Union([
   Type.Object({ id: text(), type: literals(QUEUE_COMMAND_TYPES), queue: text(), createdAtMs: number(), params: Type.Optional(Type.Union([CleanParamsShape, Type.Object({ concurrency: nullable(number()) })])) }),
   Type.Object({ id: text(), type: literals(WORKER_COMMAND_TYPES), workerId: text(), hostname: text(), pid: nullable(number()), createdAtMs: number(), params: Type.Optional(Type.Object({ delta: number() })) }),
@@ -224,7 +251,7 @@ export const CommandOutcomeShape = Type.Object({
   // format 5 on
   entryAtMs: Type.Optional(number()),
   priorState: Type.Optional(nullable(literals(JOB_STATES))),
-  // format 6 on
+  // format 7 on
   stateEntry: Type.Optional(nullable(literals(JOB_STATES))),
   details: Type.Optional(nullable(OutcomeDetailsShape)),
 });

@@ -8,7 +8,8 @@ import { Elysia } from 'elysia';
 import { COMMAND_PARAM_LIMITS, RATE_PATTERN } from '../../actors/connection/command-types.ts';
 import { ControlService } from '../../actors/services/control-service.ts';
 import type { AppDeps } from '../app-deps.ts';
-import { dashboardUser } from '../http/dashboard-auth.ts';
+import { accessOf } from '../http/access-guard.ts';
+import { noteAuditTarget } from '../http/audit-trail.ts';
 import { bodyReader, FORM_BODY_BYTES_MAX } from '../http/read-body.ts';
 import { model, validBody, validQuery } from '../http/validate.ts';
 import { connectionIdParam } from './list-params.ts';
@@ -30,22 +31,22 @@ export const RateLimitBody = model(
 export const CapabilitiesParams = model(Type.Object({ connectionId: connectionIdParam() }));
 
 export function commandRoutes(deps: AppDeps) {
-  const { accounts } = deps;
   const controls = new ControlService(deps.engine, deps.connections);
   const body = bodyReader(deps);
   return new Elysia({ name: 'commands' })
-    .get('/api/commands/:id', (context) => controls.command(dashboardUser(accounts, context), context.params.id))
+    .get('/api/commands/:id', (context) => controls.command(accessOf(context), context.params.id))
     .get('/api/capabilities', (context) => {
-      const user = dashboardUser(accounts, context);
+      const access = accessOf(context);
       const { connectionId } = validQuery(CapabilitiesParams, context.query);
-      return { data: controls.capabilities(user, connectionId) };
+      return { data: controls.capabilities(access, connectionId) };
     })
     .post(
       '/api/tasks/rate-limit',
       async (context) => {
-        const user = dashboardUser(accounts, context);
+        const access = accessOf(context);
         const input = validBody(RateLimitBody, await body.json(context.request, FORM_BODY_BYTES_MAX));
-        const accepted = await controls.rateLimit(user, input.connectionId, input.name, input.queue ?? null, { rate: input.rate });
+        noteAuditTarget(context.request, `task ${input.name}`);
+        const accepted = await controls.rateLimit(access, input.connectionId, input.name, input.queue ?? null, { rate: input.rate });
         context.set.status = 202;
         return accepted;
       },

@@ -3,7 +3,8 @@ import { Elysia } from 'elysia';
 import type { JobAction } from '../../actors/connection/connection-records.ts';
 import type { JobCommandType } from '../../actors/connection/command-types.ts';
 import type { AppDeps } from '../app-deps.ts';
-import { dashboardUser, type SessionContext } from '../http/dashboard-auth.ts';
+import { accessOf } from '../http/access-guard.ts';
+import { noteAuditTarget } from '../http/audit-trail.ts';
 import { BULK_BODY_BYTES_MAX, bodyReader } from '../http/read-body.ts';
 import { model, validBody } from '../http/validate.ts';
 
@@ -19,20 +20,16 @@ export const BulkBody = model(
  * broadcast and queued for the agent.
  */
 export function jobActionRoutes(deps: AppDeps) {
-  const { accounts, jobActions } = deps;
+  const { jobActions } = deps;
   const body = bodyReader(deps);
-  const bulk = (action: JobAction) => async (context: SessionContext) => {
-    const user = dashboardUser(accounts, context);
+  const bulk = (action: JobAction) => async (context: { request: Request }) => {
     const { ids } = validBody(BulkBody, await body.json(context.request, BULK_BODY_BYTES_MAX));
-    return { results: await jobActions.bulk(user, action, ids) };
+    noteAuditTarget(context.request, ids.length === 1 ? ids[0]! : `${ids.length} jobs`);
+    return { results: await jobActions.bulk(accessOf(context), action, ids) };
   };
-  const single = (action: JobAction) => async (context: SessionContext & { params: { id: string } }) => {
-    const user = dashboardUser(accounts, context);
-    return jobActions.single(user, action, context.params.id);
-  };
-  const command = (type: Exclude<JobCommandType, JobAction>) => async (context: SessionContext & { params: { id: string }; set: { status?: number | string } }) => {
-    const user = dashboardUser(accounts, context);
-    const accepted = await jobActions.command(user, type, context.params.id);
+  const single = (action: JobAction) => async (context: { request: Request; params: { id: string } }) => jobActions.single(accessOf(context), action, context.params.id);
+  const command = (type: Exclude<JobCommandType, JobAction>) => async (context: { request: Request; params: { id: string }; set: { status?: number | string } }) => {
+    const accepted = await jobActions.command(accessOf(context), type, context.params.id);
     context.set.status = 202;
     return accepted;
   };

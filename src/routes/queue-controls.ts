@@ -10,7 +10,7 @@ import { CLEANABLE_STATES, COMMAND_PARAM_LIMITS, type CleanParams, type QueueCom
 import { ControlService, type QueueParams } from '../../actors/services/control-service.ts';
 import { validationError } from '../../actors/domain-error.ts';
 import type { AppDeps } from '../app-deps.ts';
-import { dashboardUser, type SessionContext } from '../http/dashboard-auth.ts';
+import { accessOf } from '../http/access-guard.ts';
 import { bodyReader, FORM_BODY_BYTES_MAX } from '../http/read-body.ts';
 import { model, validBody, validQuery } from '../http/validate.ts';
 import { literals } from './list-params.ts';
@@ -58,15 +58,14 @@ export function cleanParamsOf(body: Static<typeof CleanBody.schema>): CleanParam
 }
 
 export function queueControlRoutes(deps: AppDeps) {
-  const { accounts } = deps;
   const controls = new ControlService(deps.engine, deps.connections);
   const body = bodyReader(deps);
   const ask =
     (type: QueueCommandType, readParams: (request: Request) => Promise<QueueParams> = async () => undefined) =>
-    async (context: SessionContext & { params: { id: string }; set: { status?: number | string } }) => {
-      const user = dashboardUser(accounts, context);
+    async (context: { request: Request; params: { id: string }; set: { status?: number | string } }) => {
+      const access = accessOf(context);
       const params = await readParams(context.request);
-      const accepted = await controls.queueCommand(user, context.params.id, type, params);
+      const accepted = await controls.queueCommand(access, context.params.id, type, params);
       context.set.status = 202;
       return accepted;
     };
@@ -79,12 +78,12 @@ export function queueControlRoutes(deps: AppDeps) {
     .post('/api/queues/:id/retry-failed', ask('queue.retry_failed'), { parse: 'none' })
     .post('/api/queues/:id/concurrency', ask('queue.concurrency', concurrencyParams), { parse: 'none' })
     .get('/api/queues/:id/clean-estimate', (context) => {
-      const user = dashboardUser(accounts, context);
+      const access = accessOf(context);
       const query = validQuery(CleanEstimateParams, context.query);
       const states = query.states === undefined ? undefined : query.states.split(',').map((state) => state.trim());
       const unknown = states?.find((state) => !(CLEANABLE_STATES as readonly string[]).includes(state));
       if (unknown !== undefined) throw validationError('states', `'${unknown.slice(0, 20)}' is not one of ${CLEANABLE_STATES.join(', ')}`);
       const params = cleanParamsOf({ mode: query.mode, olderThanMs: query.olderThanMs, states: states as CleanParams extends { states: infer S } ? S : never });
-      return controls.cleanEstimate(user, context.params.id, params);
+      return controls.cleanEstimate(access, context.params.id, params);
     });
 }

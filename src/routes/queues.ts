@@ -8,7 +8,7 @@ import { queueConsumers, queueDepth, toQueueView } from '../../actors/views/queu
 import type { SortValue } from '../../actors/jobs/sorted-index.ts';
 import { DomainError } from '../../actors/domain-error.ts';
 import type { AppDeps } from '../app-deps.ts';
-import { dashboardUser } from '../http/dashboard-auth.ts';
+import { accessOf } from '../http/access-guard.ts';
 import { model, validQuery } from '../http/validate.ts';
 import { connectionIdParam, frameworkParam, limitParam, literals, sortOrderParam, pageParam } from './list-params.ts';
 
@@ -52,23 +52,21 @@ export const QueueListParams = model(
 
 export const QueueParams = model(Type.Object({ timeRange: literals(TIME_RANGES, { default: '24h' }) }));
 
-export function queueRoutes({ accounts, connections, engine }: AppDeps) {
+export function queueRoutes({ connections, engine }: AppDeps) {
   return new Elysia({ name: 'queues' })
     .get('/api/queues/:id', (context) => {
-      const user = dashboardUser(accounts, context);
       const { timeRange } = validQuery(QueueParams, context.query);
-      for (const actor of connections.readableActors(user, undefined)) {
+      for (const actor of connections.readableActors(accessOf(context), undefined)) {
         const queue = actor.queues.getById(context.params.id);
         if (queue !== undefined) return toQueueView(queue, actor, timeRange, engine.clock.nowMs());
       }
       throw new DomainError('NOT_FOUND', 'queue not found');
     })
     .get('/api/queues', (context) => {
-      const user = dashboardUser(accounts, context);
       const query = validQuery(QueueListParams, context.query);
       const nowMs = engine.clock.nowMs();
       const listed: Listed[] = [];
-      for (const actor of connections.readableActors(user, query.connectionId)) {
+      for (const actor of connections.readableActors(accessOf(context), query.connectionId)) {
         for (const queue of actor.queues.values()) {
           if (query.framework !== undefined && queue.framework !== query.framework) continue;
           if (query.paused !== undefined && (queue.paused === true) !== (query.paused === 'true')) continue;

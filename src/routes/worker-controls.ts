@@ -9,7 +9,7 @@ import { COMMAND_PARAM_LIMITS, type PoolParams, type WorkerCommandType } from '.
 import { ControlService } from '../../actors/services/control-service.ts';
 import { validationError } from '../../actors/domain-error.ts';
 import type { AppDeps } from '../app-deps.ts';
-import { dashboardUser, type SessionContext } from '../http/dashboard-auth.ts';
+import { accessOf } from '../http/access-guard.ts';
 import { bodyReader, FORM_BODY_BYTES_MAX } from '../http/read-body.ts';
 import { model, validBody } from '../http/validate.ts';
 
@@ -23,15 +23,14 @@ export const PoolBody = model(
 );
 
 export function workerControlRoutes(deps: AppDeps) {
-  const { accounts } = deps;
   const controls = new ControlService(deps.engine, deps.connections);
   const body = bodyReader(deps);
   const ask =
     (type: WorkerCommandType, readParams: (request: Request) => Promise<PoolParams | undefined> = async () => undefined) =>
-    async (context: SessionContext & { params: { id: string }; set: { status?: number | string } }) => {
-      const user = dashboardUser(accounts, context);
+    async (context: { request: Request; params: { id: string }; set: { status?: number | string } }) => {
+      const access = accessOf(context);
       const params = await readParams(context.request);
-      const accepted = await controls.workerCommand(user, context.params.id, type, params);
+      const accepted = await controls.workerCommand(access, context.params.id, type, params);
       context.set.status = 202;
       return accepted;
     };

@@ -1,9 +1,9 @@
 /**
- * Format 6 keeps the commands on queues, workers and tasks (pending and settled), what each
+ * Format 7 keeps the commands on queues, workers and tasks (pending and settled), what each
  * agent said it supports, whether each queue is paused, and per job command whether it made
  * a state entry and what the agent reported beside its outcome. Through msgpack (as a
  * snapshot file holds it) a restore shows the same; a pending command can still be settled
- * after it. A format 5 snapshot still restores: no controls, no capabilities, paused unknown.
+ * after it. A format 6 snapshot still restores: no controls, no capabilities, paused unknown.
  */
 import { describe, expect, test } from 'bun:test';
 import { pack, unpack } from 'msgpackr';
@@ -78,7 +78,7 @@ describe('controls in snapshots', () => {
   test(`format ${SNAPSHOT_FORMAT_VERSION} restores commands, outcomes, capabilities and paused queues; what is pending settles after as before`, () => {
     const live = engineWithControls();
     const chunks = [...live.takeSnapshot().chunks];
-    expect(chunks[0]).toMatchObject({ k: 'header', version: 6 });
+    expect(chunks[0]).toMatchObject({ k: 'header', version: 7 });
     const restored = restoredFrom(chunks);
     expect(shown(restored)).toEqual(shown(live));
     const { queues, jobs } = shown(live);
@@ -95,10 +95,10 @@ describe('controls in snapshots', () => {
     expect(shown(restored).jobs[0]!).toMatchObject({ state: 'retrying', lastCommand: { status: 'failed' } });
   });
 
-  test('format 5 (commands on jobs only, no capabilities, nothing said of paused queues) still restores', () => {
+  test('format 6 (commands on jobs only, no capabilities, nothing said of paused queues) still restores', () => {
     const live = engineWithControls();
     const formatFive = [...live.takeSnapshot().chunks].map((chunk): SnapshotChunk => {
-      if (chunk.k === 'header') return { ...chunk, version: 5 };
+      if (chunk.k === 'header') return { ...chunk, version: 6 };
       if (chunk.k !== 'connection') return chunk;
       const { controlOutcomes: _controls, capabilities: _capabilities, ...rest } = chunk;
       return {
@@ -115,7 +115,7 @@ describe('controls in snapshots', () => {
       [null, []],
     ]);
     expect(actor.capabilities.toSnapshot()).toEqual([]);
-    // a format 5 retry made its rule's state entry: refused, it is withdrawn as then
+    // a format 6 retry made its rule's state entry: refused, it is withdrawn as then
     settlePending(restored);
     expect(shown(restored).jobs[0]!.lastCommand).toMatchObject({ type: 'retry', status: 'failed' });
     // the queue says it is paused again with its next snapshot

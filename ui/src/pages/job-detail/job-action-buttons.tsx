@@ -13,6 +13,7 @@ import { ACTION_LABEL, ACTION_RULE, actOnJob, commandJob } from '../../api/job-a
 import type { JobDetail } from '../../api/types.ts';
 import { ConfirmDialog } from '../../components/confirm-dialog.tsx';
 import { ErrorText } from '../../components/error-text.tsx';
+import { whyNotOnConnection } from '../../lib/roles.ts';
 
 const ALWAYS: JobCommandType[] = ['revoke', 'retry'];
 const WHERE_THEY_APPLY: JobCommandType[] = ['promote', 'kill', 'delete'];
@@ -40,17 +41,31 @@ export function JobActionButtons({ job, onChanged }: { job: JobDetail; onChanged
       onChanged();
     }
   };
-  // the newer commands are shown where the job's state lets them work, not as a wall of disabled buttons
+  // the role first: an operator of the job's team acts on its jobs, a viewer is told why not;
+  // then what the job's state and its job system allow. The newer commands are shown where
+  // the job's state lets them work, not as a wall of disabled buttons
+  const roleWhyNot = whyNotOnConnection(job.connectionId, 'operator', 'act on jobs');
   const shown = [...ALWAYS, ...WHERE_THEY_APPLY.filter((type) => ACTION_RULES[type].from.has(job.state as never))];
   const actions = shown.map((action) => ({ action, ...job.actions[action] }));
   return (
     <div class="actions">
       {actions.map(({ action, available, reason }) => (
-        <button key={action} type="button" class={DANGER.has(action) ? 'danger' : ''} disabled={!available} onClick={() => (asking.value = action)} title={reason ?? ACTION_RULE[action]}>
+        <button
+          key={action}
+          type="button"
+          class={DANGER.has(action) ? 'danger' : ''}
+          disabled={roleWhyNot !== null || !available}
+          onClick={() => (asking.value = action)}
+          title={roleWhyNot ?? reason ?? ACTION_RULE[action]}
+        >
           {action === 'retry' && job.state === 'retrying' ? 'Retry now' : ACTION_LABEL[action]}
         </button>
       ))}
-      {actions.map(({ action, reason }) => reason && <small key={action} class="hint why">{ACTION_LABEL[action]}: {reason}</small>)}
+      {roleWhyNot !== null ? (
+        <small class="hint why">{roleWhyNot}</small>
+      ) : (
+        actions.map(({ action, reason }) => reason && <small key={action} class="hint why">{ACTION_LABEL[action]}: {reason}</small>)
+      )}
       {outcome.value && (
         <span role="status" class="muted">
           {outcome.value}

@@ -12,6 +12,7 @@ import type { JobListItem } from '../../api/types.ts';
 import { ConfirmDialog } from '../../components/confirm-dialog.tsx';
 import { ErrorText } from '../../components/error-text.tsx';
 import { supportIn } from '../../lib/capabilities.ts';
+import { whyNotOnConnection } from '../../lib/roles.ts';
 
 /** The row commands of each state tab. */
 export const ROW_COMMANDS: Partial<Record<string, JobCommandType[]>> = {
@@ -36,6 +37,8 @@ export function RowActions({ job, types, onAsked }: { job: JobListItem; types: J
   const asking = useSignal<JobCommandType | null>(null);
   const error = useSignal<unknown>(null);
   const support = supportIn(job.connectionId);
+  // the role first: an operator of the job's team acts on its jobs, a viewer is told why not
+  const roleWhyNot = whyNotOnConnection(job.connectionId, 'operator', 'act on jobs');
   const run = async (type: JobCommandType) => {
     asking.value = null;
     error.value = null;
@@ -49,7 +52,7 @@ export function RowActions({ job, types, onAsked }: { job: JobListItem; types: J
   return (
     <div class="row-actions">
       {types.map((type) => {
-        const { available, reason } = actionAvailability(type, job, support);
+        const { available, reason } = roleWhyNot === null ? actionAvailability(type, job, support) : { available: false, reason: roleWhyNot };
         return (
           <button key={type} type="button" class={`small${CONFIRMED.has(type) ? ' danger' : ''}`} disabled={!available} title={reason ?? ACTION_RULE[type]} onClick={() => (CONFIRMED.has(type) ? (asking.value = type) : void run(type))}>
             {ROW_LABEL[type] ?? ACTION_LABEL[type]}

@@ -13,6 +13,7 @@ import { askControl } from '../../api/controls.ts';
 import type { QueueView } from '../../api/types.ts';
 import { ErrorText } from '../../components/error-text.tsx';
 import { verbOf } from '../../lib/command-tracker.ts';
+import { whyNotOnConnection } from '../../lib/roles.ts';
 import { CleanDialog } from './clean-dialog.tsx';
 import { ConcurrencyDialog, PauseDialog, ResumeDialog, RetryFailedDialog, type DialogProps } from './queue-control-dialogs.tsx';
 
@@ -45,20 +46,27 @@ export function QueueControls({ queue, onAsked }: { queue: QueueView; onAsked: (
   // a queue whose paused state is known shows the one of pause and resume that applies
   const shown = CONTROLS.filter(({ type }) => !((type === 'queue.pause' && queue.paused === true) || (type === 'queue.resume' && queue.paused === false)));
   const open = shown.find(({ type }) => type === asking.value);
+  // the role first: an operator of the queue's team controls it, a viewer is told why not (once)
+  const roleWhyNot = whyNotOnConnection(queue.connectionId, 'operator', 'control queues');
+  const controlOf = (type: QueueCommandType) => (roleWhyNot === null ? queue.controls[type] : { available: false, reason: null });
   return (
     <div class="actions queue-controls" role="group" aria-label={`Controls of ${queue.name}`}>
       {shown.map(({ type, label, danger }) => {
-        const { available, reason } = queue.controls[type];
+        const { available, reason } = controlOf(type);
         return (
-          <button key={type} type="button" class={danger ? 'danger' : ''} disabled={!available} title={reason ?? undefined} onClick={() => ((error.value = null), (asking.value = type))}>
+          <button key={type} type="button" class={danger ? 'danger' : ''} disabled={!available} title={reason ?? roleWhyNot ?? undefined} onClick={() => ((error.value = null), (asking.value = type))}>
             {label}
           </button>
         );
       })}
-      {shown.map(({ type }) => {
-        const reason = queue.controls[type].reason;
-        return reason && <small key={type} class="hint why">{verbOf(type)}: {reason}</small>;
-      })}
+      {roleWhyNot !== null ? (
+        <small class="hint why">{roleWhyNot}</small>
+      ) : (
+        shown.map(({ type }) => {
+          const reason = queue.controls[type].reason;
+          return reason && <small key={type} class="hint why">{verbOf(type)}: {reason}</small>;
+        })
+      )}
       <ErrorText error={error.value} />
       {open && <open.Dialog queue={queue} onConfirm={(label, action, body) => void send(label, action, body)} onCancel={() => (asking.value = null)} />}
     </div>

@@ -11,6 +11,7 @@ import type { WorkerView } from '../../api/types.ts';
 import { CommandList } from '../../components/command-list.tsx';
 import { ConfirmDialog } from '../../components/confirm-dialog.tsx';
 import { ErrorText } from '../../components/error-text.tsx';
+import { whyNotOnConnection } from '../../lib/roles.ts';
 
 const CONTROLS: Array<{ type: WorkerCommandType; path: string; label: string; says: string }> = [
   { type: 'worker.quiet', path: 'quiet', label: 'Quiet', says: 'It finishes the jobs it runs and takes no new ones; it stays up until it is stopped.' },
@@ -29,10 +30,12 @@ export function WorkerControls({ worker }: { worker: WorkerView }) {
       error.value = failure;
     }
   };
+  // the role first: an operator of the worker's team controls it, a viewer is told why not
+  const roleWhyNot = whyNotOnConnection(worker.connectionId, 'operator', 'control workers');
   return (
     <div class="row-actions">
       {CONTROLS.map((control) => {
-        const { available, reason } = worker.controls[control.type];
+        const { available, reason } = roleWhyNot === null ? worker.controls[control.type] : { available: false, reason: roleWhyNot };
         return (
           <button key={control.type} type="button" class={`small${control.type === 'worker.stop' ? ' danger' : ''}`} disabled={!available} title={reason ?? control.says} onClick={() => (control.type === 'worker.stop' ? (asking.value = control) : void send(control))}>
             {control.label}
