@@ -81,14 +81,14 @@ export const JOB_COLUMNS = {
   maxRetries: { array: 'Float64Array', null: 'NaN', merge: 'newestOrFill', about: "the job system's retry limit" },
   progress: { array: 'Float64Array', null: 'NaN', merge: 'progress', about: 'how far the current run is, 0 to 1 (reported, or read from a progress object)' },
   lastEventMs: { array: 'Float64Array', null: 'never', initial: Number.NEGATIVE_INFINITY, merge: 'newestTime', about: 'the time of the newest event applied' },
-  manualRetries: { array: 'Uint16Array', null: 'never', initial: 0, merge: 'none', sinceFormat: 6, about: 'runs added by a retry from jobwatch that the agent carried out' },
-  logLines: { array: 'Uint16Array', null: 'never', initial: 0, merge: 'append', sinceFormat: 6, about: 'how many lines `logs` holds' },
+  manualRetries: { array: 'Uint16Array', null: 'never', initial: 0, merge: 'none', sinceFormat: 9, about: 'runs added by a retry from jobwatch that the agent carried out' },
+  logLines: { array: 'Uint16Array', null: 'never', initial: 0, merge: 'append', sinceFormat: 9, about: 'how many lines `logs` holds' },
   extensions: { array: 'TextColumn', null: 'no text', merge: 'extensions', about: 'framework-specific data, a JSON object' },
-  args: { array: 'TextColumn', null: 'no text', merge: 'newestOrFill', sinceFormat: 6, about: "the job's arguments (any JSON), redacted and capped on ingest" },
-  result: { array: 'TextColumn', sparse: true, null: 'no text', merge: 'run', sinceFormat: 6, about: "the current run's result (any JSON), redacted and capped on ingest" },
-  progressData: { array: 'TextColumn', sparse: true, null: 'no text', merge: 'progress', sinceFormat: 6, about: 'progress reported as an object, as it came (redacted)' },
-  logs: { array: 'TextColumn', sparse: true, null: 'no text', merge: 'append', sinceFormat: 6, about: "the job's log lines, a JSON array of strings, the newest kept within the caps" },
-  attempts: { array: 'TextColumn', sparse: true, null: 'no text', merge: 'none', sinceFormat: 6, about: 'the earlier runs, a JSON array (attempt-history.ts), written when a run ends' },
+  args: { array: 'TextColumn', null: 'no text', merge: 'newestOrFill', sinceFormat: 9, about: "the job's arguments (any JSON), redacted and capped on ingest" },
+  result: { array: 'TextColumn', sparse: true, null: 'no text', merge: 'run', sinceFormat: 9, about: "the current run's result (any JSON), redacted and capped on ingest" },
+  progressData: { array: 'TextColumn', sparse: true, null: 'no text', merge: 'progress', sinceFormat: 9, about: 'progress reported as an object, as it came (redacted)' },
+  logs: { array: 'TextColumn', sparse: true, null: 'no text', merge: 'append', sinceFormat: 9, about: "the job's log lines, a JSON array of strings, the newest kept within the caps" },
+  attempts: { array: 'TextColumn', sparse: true, null: 'no text', merge: 'none', sinceFormat: 9, about: 'the earlier runs, a JSON array (attempt-history.ts), written when a run ends' },
 } as const satisfies Record<string, ColumnSpec>;
 
 export type JobColumnName = keyof typeof JOB_COLUMNS;

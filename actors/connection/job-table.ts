@@ -65,9 +65,9 @@ export interface JobTableSizes {
   idBytes: number;
   externalIdBytes: number;
   historyEntries: number;
-  /** formats 4 and 5: characters of the extensions' texts */
+  /** formats 4 to 7: characters of the extensions' texts */
   extensionBytes?: number;
-  /** format 6 on: bytes each text column's buffer holds */
+  /** format 9 on: bytes each text column's buffer holds */
   textBytes?: Partial<Record<TextColumnName, number>>;
 }
 
@@ -241,7 +241,7 @@ export class JobTable {
       }
       return;
     }
-    // formats 2 to 5 kept extensions on their own: as objects (2, 3) or texts (4, 5)
+    // formats 2 to 7 kept extensions on their own: as objects (2, 3) or texts (4 to 7)
     if (name !== 'extensions' || columns.legacyExtensions === undefined) return;
     columns.legacyExtensions.forEach((extensions, index) => {
       if (extensions !== null) column.set(first + index, typeof extensions === 'string' ? extensions : jsonText(extensions));

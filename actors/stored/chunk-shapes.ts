@@ -10,7 +10,13 @@ import { describeValue, shapeCheck, ShapeError } from './shape-check.ts';
 import {
   AlertChannelShape,
   AlertRuleShape,
+  AuditEntryShape,
+  MembershipShape,
+  PasswordLinkShape,
+  TeamShape,
+  CapabilitiesShape,
   CommandOutcomeShape,
+  ControlOutcomeShape,
   CommandShape,
   ConnectionShape,
   DeliveryAttemptShape,
@@ -35,8 +41,8 @@ const codesOrTexts = () => Type.Union([bytes(), Type.Array(nullable(text()))]);
 /**
  * Job columns as any format from 2 on sends them, from the column list (job-column-list.ts):
  * a typed column as the bytes of its array (optional when a later format added it), error
- * and stacktrace also as texts (formats 2 and 3), each text column in `texts` (format 6 on),
- * extensions beside them in formats 2 to 5.
+ * and stacktrace also as texts (formats 2 and 3), each text column in `texts` (format 9 on),
+ * extensions beside them in formats 2 to 7.
  */
 const JobColumnsShape = Type.Object({
   count: Type.Integer({ minimum: 0 }),
@@ -71,7 +77,18 @@ const FormatOneJobShape = Type.Object({
 
 const CHUNK_SHAPES: Record<SnapshotChunk['k'], TSchema> = {
   header: Type.Object({ version: number(), takenAtMs: number() }),
-  accounts: Type.Object({ data: Type.Object({ users: Type.Array(UserShape), sessions: Type.Array(SessionShape), connections: Type.Array(ConnectionShape) }) }),
+  accounts: Type.Object({
+    data: Type.Object({
+      users: Type.Array(UserShape),
+      sessions: Type.Array(SessionShape),
+      connections: Type.Array(ConnectionShape),
+      // format 6
+      teams: Type.Optional(Type.Object({ teams: Type.Array(TeamShape), memberships: Type.Array(MembershipShape) })),
+      teamsEra: Type.Optional(Type.Boolean()),
+      passwordLinks: Type.Optional(Type.Array(PasswordLinkShape)),
+    }),
+  }),
+  audit: Type.Object({ entries: Type.Array(Type.Object({ entry: AuditEntryShape, via: nullable(text()) })) }),
   connection: Type.Object({
     id: text(),
     quota: Type.Object({ day: number(), used: number(), bytes: Type.Optional(number()) }),
@@ -80,6 +97,9 @@ const CHUNK_SHAPES: Record<SnapshotChunk['k'], TSchema> = {
     queues: Type.Array(QueueShape),
     commands: Type.Array(CommandShape),
     commandOutcomes: Type.Optional(Type.Array(CommandOutcomeShape)),
+    // format 7 on
+    controlOutcomes: Type.Optional(Type.Array(ControlOutcomeShape)),
+    capabilities: Type.Optional(Type.Array(CapabilitiesShape)),
     alerts: Type.Optional(
       Type.Object({
         rules: Type.Array(AlertRuleShape),
