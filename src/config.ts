@@ -7,6 +7,7 @@ import { TENANT_LIMIT_DEFAULTS as TENANT, type TenantLimits } from '../actors/co
 import { PAYLOAD_LIMIT_DEFAULTS as PAYLOAD, type PayloadLimits } from '../actors/ingest/job-payload.ts';
 import { IN_FLIGHT_DEFAULTS, type InFlightLimits } from './http/in-flight.ts';
 import { TrustedProxies } from './http/trusted-proxies.ts';
+import { oidcSettings, OidcSettingsError, type OidcSettings } from './sso/oidc-settings.ts';
 
 /** as in Redis: `always` syncs before acknowledging (group commit), `everysec` once a second, `no` leaves it to the OS */
 export type FsyncPolicy = 'always' | 'everysec' | 'no';
@@ -31,6 +32,16 @@ export interface Config {
   cookieSecure: CookieSecureMode;
   sessionSecret: string | null; // null: generated once and kept in the data directory
   sessionTtlMs: number;
+  /** how long an invitation or password reset link stays good */
+  passwordLinkTtlMs: number;
+  /** audit entries older than this are dropped (docs/security.md, "Audit log") */
+  auditRetentionMs: number;
+  /** at most this many audit entries are kept, the oldest dropped first */
+  auditEntriesMax: number;
+  /** single sign-on with OpenID Connect; null: off (src/sso/oidc-settings.ts) */
+  oidc: OidcSettings | null;
+  /** false: only single sign-on signs in (needs OIDC_ISSUER) */
+  passwordSignIn: boolean;
   dedupKeysMax: number;
   snapshotLogBytesMax: number;
   snapshotIntervalMs: number;
@@ -82,6 +93,20 @@ export interface Config {
 export class ConfigError extends Error {}
 
 type Env = Record<string, string | undefined>;
+
+/** How people sign in: single sign-on (src/sso/oidc-settings.ts) and whether a password still does. */
+function signIn(env: Env): Pick<Config, 'oidc' | 'passwordSignIn'> {
+  let oidc: OidcSettings | null;
+  try {
+    oidc = oidcSettings(env);
+  } catch (error) {
+    if (error instanceof OidcSettingsError) throw new ConfigError(error.message);
+    throw error;
+  }
+  const passwordSignIn = oneOf(env, 'PASSWORD_SIGN_IN', 'true', ['true', 'false'] as const) === 'true';
+  if (!passwordSignIn && oidc === null) throw new ConfigError('PASSWORD_SIGN_IN=false needs single sign-on (OIDC_ISSUER): nobody could sign in');
+  return { oidc, passwordSignIn };
+}
 
 function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
@@ -195,6 +220,10 @@ export function loadConfig(env: Env = process.env): Config {
     cookieSecure: oneOf(env, 'COOKIE_SECURE', 'auto', ['auto', 'true', 'false'] as const),
     sessionSecret,
     sessionTtlMs: integer(env, 'SESSION_TTL_HOURS', 24 * 7, 1, 24 * 365) * HOUR_MS,
+    passwordLinkTtlMs: integer(env, 'PASSWORD_LINK_HOURS', 72, 1, 24 * 30) * HOUR_MS,
+    auditRetentionMs: integer(env, 'AUDIT_RETENTION_DAYS', 90, 1, 3_650) * 24 * HOUR_MS,
+    auditEntriesMax: integer(env, 'AUDIT_ENTRIES_MAX', 100_000, 100, 10_000_000),
+    ...signIn(env),
     dedupKeysMax: integer(env, 'DEDUP_KEYS_MAX', 100_000, 1, 10_000_000),
     snapshotLogBytesMax: integer(env, 'SNAPSHOT_LOG_MB', 256, 1, 1_000_000) * 1024 * 1024,
     snapshotIntervalMs: integer(env, 'SNAPSHOT_INTERVAL_MINUTES', 60, 1, 24 * 60) * 60_000,
@@ -206,13 +235,7 @@ export function loadConfig(env: Env = process.env): Config {
       dailyIngestBytesMax: integer(env, 'DAILY_INGEST_MB', TENANT.dailyIngestBytesMax / MB, 0, 1_000_000_000) * MB,
       clockSkewToleranceMs: integer(env, 'CLOCK_SKEW_TOLERANCE_SECONDS', TENANT.clockSkewToleranceMs / 1000, 0, 7 * 86_400) * 1000,
     },
-    payloadLimits: {
-      argsBytesMax: integer(env, 'JOB_ARGS_KB', PAYLOAD.argsBytesMax / KIB, 1, 1024) * KIB,
-      resultBytesMax: integer(env, 'JOB_RESULT_KB', PAYLOAD.resultBytesMax / KIB, 1, 1024) * KIB,
-      logBytesMax: integer(env, 'JOB_LOG_KB', PAYLOAD.logBytesMax / KIB, 1, 16 * 1024) * KIB,
-      logLinesMax: integer(env, 'JOB_LOG_LINES', PAYLOAD.logLinesMax, 1, 50_000),
-      redactKeys: keyPatterns(env, 'REDACT_KEYS', PAYLOAD.redactKeys),
-    },
+    payloadLimits: payloadLimits(env),
     publicUrl: publicUrl(env, 'PUBLIC_URL'),
     bodyTimeoutMs: integer(env, 'BODY_TIMEOUT_SECONDS', 30, 1, 3_600) * 1000,
     inFlightPerConnection: {
@@ -235,5 +258,17 @@ export function loadConfig(env: Env = process.env): Config {
     clusterSecret,
     alertEvalMs: integer(env, 'ALERT_EVAL_SECONDS', 10, 1, 3_600) * 1000,
     alertWebhookAllowPrivate: oneOf(env, 'ALERT_WEBHOOK_ALLOW_PRIVATE', 'false', ['true', 'false'] as const) === 'true',
+  };
+}
+
+/** The caps and masking of what jobs were called with (JOB_ARGS_KB and beside it). */
+function payloadLimits(env: Env): Config['payloadLimits'] {
+  return {
+    argsBytesMax: integer(env, 'JOB_ARGS_KB', PAYLOAD.argsBytesMax / KIB, 1, 1024) * KIB,
+    resultBytesMax: integer(env, 'JOB_RESULT_KB', PAYLOAD.resultBytesMax / KIB, 1, 1024) * KIB,
+    // a text column holds a text of at most 8 MiB (text-column.ts)
+    logBytesMax: integer(env, 'JOB_LOG_KB', PAYLOAD.logBytesMax / KIB, 1, 8 * 1000) * KIB,
+    logLinesMax: integer(env, 'JOB_LOG_LINES', PAYLOAD.logLinesMax, 1, 50_000),
+    redactKeys: keyPatterns(env, 'REDACT_KEYS', PAYLOAD.redactKeys),
   };
 }

@@ -21,7 +21,9 @@ import { NO_CODE } from './code-table.ts';
  * - `Int32Array` with `codes`: codes into a code table of the connection (`names` for task
  *   names, queues, workers and frameworks, which few distinct values repeat; `texts` for
  *   errors and stack traces, which many failures of one bug share);
- * - `TextColumn`: a JSON text, UTF-8 bytes in one buffer (text-column.ts).
+ * - `TextColumn`: a JSON text, UTF-8 bytes in segments (text-column.ts); `sparse` for a field
+ *   few jobs have: such columns share one slot per row that has any (sparse-rows.ts), so a
+ *   row without costs 4 bytes for all of them, not 4 in each.
  */
 export type ColumnArray = 'Float64Array' | 'Uint16Array' | 'Uint8Array' | 'Int32Array' | 'TextColumn';
 
@@ -56,6 +58,10 @@ export interface ColumnSpec {
   codes?: 'names' | 'texts';
   /** a new row's value where it is not null or set by the creating event */
   initial?: number;
+  /** for a TextColumn: few jobs have one (see ColumnArray) */
+  sparse?: boolean;
+  /** the snapshot format that first wrote the column (absent: every format with job columns, 2 on); a chunk of an older format lacks it */
+  sinceFormat?: number;
   /** what the field is, for the reader of this list */
   about: string;
 }
@@ -75,14 +81,14 @@ export const JOB_COLUMNS = {
   maxRetries: { array: 'Float64Array', null: 'NaN', merge: 'newestOrFill', about: "the job system's retry limit" },
   progress: { array: 'Float64Array', null: 'NaN', merge: 'progress', about: 'how far the current run is, 0 to 1 (reported, or read from a progress object)' },
   lastEventMs: { array: 'Float64Array', null: 'never', initial: Number.NEGATIVE_INFINITY, merge: 'newestTime', about: 'the time of the newest event applied' },
-  manualRetries: { array: 'Uint16Array', null: 'never', initial: 0, merge: 'none', about: 'runs added by a retry from jobwatch that the agent carried out' },
-  logLines: { array: 'Uint16Array', null: 'never', initial: 0, merge: 'append', about: 'how many lines `logs` holds' },
+  manualRetries: { array: 'Uint16Array', null: 'never', initial: 0, merge: 'none', sinceFormat: 9, about: 'runs added by a retry from jobwatch that the agent carried out' },
+  logLines: { array: 'Uint16Array', null: 'never', initial: 0, merge: 'append', sinceFormat: 9, about: 'how many lines `logs` holds' },
   extensions: { array: 'TextColumn', null: 'no text', merge: 'extensions', about: 'framework-specific data, a JSON object' },
-  args: { array: 'TextColumn', null: 'no text', merge: 'newestOrFill', about: "the job's arguments (any JSON), redacted and capped on ingest" },
-  result: { array: 'TextColumn', null: 'no text', merge: 'run', about: "the current run's result (any JSON), redacted and capped on ingest" },
-  progressData: { array: 'TextColumn', null: 'no text', merge: 'progress', about: 'progress reported as an object, as it came (redacted)' },
-  logs: { array: 'TextColumn', null: 'no text', merge: 'append', about: "the job's log lines, a JSON array of strings, the newest kept within the caps" },
-  attempts: { array: 'TextColumn', null: 'no text', merge: 'none', about: 'the earlier runs, a JSON array (attempt-history.ts), written when a run ends' },
+  args: { array: 'TextColumn', null: 'no text', merge: 'newestOrFill', sinceFormat: 9, about: "the job's arguments (any JSON), redacted and capped on ingest" },
+  result: { array: 'TextColumn', sparse: true, null: 'no text', merge: 'run', sinceFormat: 9, about: "the current run's result (any JSON), redacted and capped on ingest" },
+  progressData: { array: 'TextColumn', sparse: true, null: 'no text', merge: 'progress', sinceFormat: 9, about: 'progress reported as an object, as it came (redacted)' },
+  logs: { array: 'TextColumn', sparse: true, null: 'no text', merge: 'append', sinceFormat: 9, about: "the job's log lines, a JSON array of strings, the newest kept within the caps" },
+  attempts: { array: 'TextColumn', sparse: true, null: 'no text', merge: 'none', sinceFormat: 9, about: 'the earlier runs, a JSON array (attempt-history.ts), written when a run ends' },
 } as const satisfies Record<string, ColumnSpec>;
 
 export type JobColumnName = keyof typeof JOB_COLUMNS;
@@ -133,6 +139,16 @@ export function isNullableNumber(name: TypedColumnName): boolean {
 /** The code table of a code column; undefined for other columns. */
 export function codesOf(name: JobColumnName): 'names' | 'texts' | undefined {
   return specOf(name).codes;
+}
+
+/** Whether few jobs have the column's field (its text column shares the sparse rows' slots). */
+export function isSparse(name: TextColumnName): boolean {
+  return specOf(name).sparse === true;
+}
+
+/** Whether every snapshot format with job columns (2 on) has the column. */
+export function inEveryFormat(name: JobColumnName): boolean {
+  return specOf(name).sinceFormat === undefined;
 }
 
 /** The columns a merge rule applies to. */

@@ -20,7 +20,7 @@
  * (string-column.ts), so a restart copies them.
  *
  * What older formats sent differently, and is still read: formats 2 and 3 each job's error
- * and stacktrace as text and its extensions as an object; formats 4 and 5 extensions as an
+ * and stacktrace as text and its extensions as an object; formats 4 to 7 extensions as an
  * array of texts; formats 2 to 4 no runs added by hand, 2 to 5 no other column added since
  * (a column a chunk lacks loads as its initial value).
  */
@@ -34,7 +34,7 @@ export interface JoinedTexts {
   lengths: Uint8Array;
 }
 
-/** A chunk's columns as snapshot format 6 writes them: the typed columns by name, as bytes. */
+/** A chunk's columns as snapshot format 9 writes them: the typed columns by name, as bytes. */
 export type JobColumns = { [K in TypedColumnName]: Uint8Array } & {
   count: number;
   /** every id, concatenated, as Latin-1 bytes when every character fits a byte, else as a string; idLengths the bytes of a Uint32Array of each one's length */
@@ -56,9 +56,9 @@ export type StoredJobColumns = Omit<JobColumns, TypedColumnName | 'texts' | 'err
     /** codes (format 4 on) or, formats 2 and 3, the texts */
     error: Uint8Array | Array<string | null>;
     stacktrace: Uint8Array | Array<string | null>;
-    /** format 6 on */
+    /** format 9 on */
     texts?: Partial<Record<TextColumnName, JoinedTexts>>;
-    /** formats 2 to 5: texts (4, 5) or objects (2, 3) */
+    /** formats 2 to 7: texts (4 to 7) or objects (2, 3) */
     extensions?: Array<string | Record<string, unknown> | null>;
   };
 
@@ -80,7 +80,7 @@ export interface LoadableJobColumns {
   texts: Partial<Record<TextColumnName, { bytes: Uint8Array; lengths: Int32Array }>>;
   /** formats 2 and 3: errors and stack traces as texts */
   legacyTexts?: Partial<Record<'error' | 'stacktrace', Array<string | null>>>;
-  /** formats 2 to 5 */
+  /** formats 2 to 7 */
   legacyExtensions?: Array<string | Record<string, unknown> | null>;
 }
 

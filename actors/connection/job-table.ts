@@ -33,6 +33,7 @@ import {
   columnsWhere,
   initialValueOf,
   isNullableNumber,
+  isSparse,
   JOB_COLUMNS,
   newArrayOf,
   NO_CODE,
@@ -45,6 +46,7 @@ import {
 } from './job-column-list.ts';
 import { nullForNaN } from './nullable-number.ts';
 import { StringColumn } from './string-column.ts';
+import { SparseRows } from './sparse-rows.ts';
 import { TextColumn } from './text-column.ts';
 import type { ItemIds } from '../jobs/item-ids.ts';
 import type { ItemKeys } from './jobs-by-key.ts';
@@ -63,9 +65,9 @@ export interface JobTableSizes {
   idBytes: number;
   externalIdBytes: number;
   historyEntries: number;
-  /** formats 4 and 5: characters of the extensions' texts */
+  /** formats 4 to 7: characters of the extensions' texts */
   extensionBytes?: number;
-  /** format 6 on: bytes each text column's buffer holds */
+  /** format 9 on: bytes each text column's buffer holds */
   textBytes?: Partial<Record<TextColumnName, number>>;
 }
 
@@ -100,6 +102,8 @@ export class JobTable {
   private readonly columns = {} as TypedColumns;
   /** the text columns of the list, by name */
   private readonly texts = {} as Record<TextColumnName, TextColumn>;
+  /** the slots of the rows that hold a field few jobs have, shared by those fields' text columns */
+  private readonly sparse = new SparseRows();
   /** the state, the history's last entry (a code of JOB_STATES) */
   private state = new Uint8Array(0);
   private generation = new Uint32Array(0);
@@ -109,7 +113,7 @@ export class JobTable {
     private readonly logLimits: Pick<PayloadLimits, 'logBytesMax' | 'logLinesMax'> = PAYLOAD_LIMIT_DEFAULTS,
   ) {
     for (const name of TYPED_COLUMNS) (this.columns as Record<TypedColumnName, unknown>)[name] = newArrayOf(name, 0);
-    for (const name of TEXT_COLUMNS) this.texts[name] = new TextColumn();
+    for (const name of TEXT_COLUMNS) this.texts[name] = new TextColumn(isSparse(name) ? this.sparse : null);
   }
 
   /** Jobs held. */
@@ -237,7 +241,7 @@ export class JobTable {
       }
       return;
     }
-    // formats 2 to 5 kept extensions on their own: as objects (2, 3) or texts (4, 5)
+    // formats 2 to 7 kept extensions on their own: as objects (2, 3) or texts (4 to 7)
     if (name !== 'extensions' || columns.legacyExtensions === undefined) return;
     columns.legacyExtensions.forEach((extensions, index) => {
       if (extensions !== null) column.set(first + index, typeof extensions === 'string' ? extensions : jsonText(extensions));
@@ -584,6 +588,8 @@ export class JobTable {
     }
     for (const table of ['names', 'texts'] as const) this.codeTables[table].checkHolders(holders[table]);
     for (const name of TEXT_COLUMNS) this.texts[name].checkInvariants();
+    const sparseColumns = TEXT_COLUMNS.filter(isSparse).map((name) => this.texts[name]);
+    this.sparse.checkInvariants((slot) => sparseColumns.filter((column) => column.holdsSlot(slot)).length);
   }
 
   private stateCodeFromHistory(row: number): number {

@@ -50,8 +50,8 @@ export interface JobListOptions {
 
 /** A search by payload answers within this, or returns what it found with a cursor to go on. */
 export const PAYLOAD_SCAN_BUDGET_MS = 120;
-/** Up to this many candidates a page is sorted from them; more, and the index is walked. */
-const SORTED_CANDIDATES_MAX = 5_000;
+/** Up to this many candidates a page is sorted from them (each parsed: a few ms for all); more, and the index is walked, which parses only those it meets. */
+const SORTED_CANDIDATES_MAX = 1_000;
 
 /** A row of one connection's store: the scans of several connections merge into these. */
 interface StoreRow {

@@ -4,12 +4,19 @@
  * columns agree with their count is job-columns.ts's check, made as they load.
  */
 import { Type, type TSchema } from '@sinclair/typebox';
+import { inEveryFormat, TEXT_COLUMNS, TYPED_COLUMNS } from '../connection/job-column-list.ts';
 import type { SnapshotChunk } from '../engine-snapshot.ts';
 import { describeValue, shapeCheck, ShapeError } from './shape-check.ts';
 import {
   AlertChannelShape,
   AlertRuleShape,
+  AuditEntryShape,
+  MembershipShape,
+  PasswordLinkShape,
+  TeamShape,
+  CapabilitiesShape,
   CommandOutcomeShape,
+  ControlOutcomeShape,
   CommandShape,
   ConnectionShape,
   DeliveryAttemptShape,
@@ -31,6 +38,12 @@ const textOrBytes = () => Type.Union([text(), bytes()]);
 /** format 4 sends codes into the chunk's strings; formats 2 and 3 the texts */
 const codesOrTexts = () => Type.Union([bytes(), Type.Array(nullable(text()))]);
 
+/**
+ * Job columns as any format from 2 on sends them, from the column list (job-column-list.ts):
+ * a typed column as the bytes of its array (optional when a later format added it), error
+ * and stacktrace also as texts (formats 2 and 3), each text column in `texts` (format 9 on),
+ * extensions beside them in formats 2 to 7.
+ */
 const JobColumnsShape = Type.Object({
   count: Type.Integer({ minimum: 0 }),
   ids: textOrBytes(),
@@ -38,21 +51,14 @@ const JobColumnsShape = Type.Object({
   externalIds: textOrBytes(),
   externalIdLengths: bytes(),
   strings: Type.Array(text()),
-  framework: bytes(),
-  name: bytes(),
-  queue: bytes(),
-  workerId: bytes(),
-  createdAtMs: bytes(),
-  createdAtReported: bytes(),
-  startedAtMs: bytes(),
-  completedAtMs: bytes(),
-  attempt: bytes(),
-  maxRetries: bytes(),
-  progress: bytes(),
-  lastEventMs: bytes(),
-  error: codesOrTexts(),
-  stacktrace: codesOrTexts(),
-  extensions: Type.Array(nullable(Type.Union([text(), freeObject()]))),
+  ...Object.fromEntries(
+    TYPED_COLUMNS.map((name) => {
+      const shape = name === 'error' || name === 'stacktrace' ? codesOrTexts() : bytes();
+      return [name, inEveryFormat(name) ? shape : Type.Optional(shape)];
+    }),
+  ),
+  texts: Type.Optional(Type.Object(Object.fromEntries(TEXT_COLUMNS.map((name) => [name, Type.Optional(Type.Object({ bytes: bytes(), lengths: bytes() }))])))),
+  extensions: Type.Optional(Type.Array(nullable(Type.Union([text(), freeObject()])))),
   history: bytes(),
   historyLengths: bytes(),
 });
@@ -71,7 +77,18 @@ const FormatOneJobShape = Type.Object({
 
 const CHUNK_SHAPES: Record<SnapshotChunk['k'], TSchema> = {
   header: Type.Object({ version: number(), takenAtMs: number() }),
-  accounts: Type.Object({ data: Type.Object({ users: Type.Array(UserShape), sessions: Type.Array(SessionShape), connections: Type.Array(ConnectionShape) }) }),
+  accounts: Type.Object({
+    data: Type.Object({
+      users: Type.Array(UserShape),
+      sessions: Type.Array(SessionShape),
+      connections: Type.Array(ConnectionShape),
+      // format 6
+      teams: Type.Optional(Type.Object({ teams: Type.Array(TeamShape), memberships: Type.Array(MembershipShape) })),
+      teamsEra: Type.Optional(Type.Boolean()),
+      passwordLinks: Type.Optional(Type.Array(PasswordLinkShape)),
+    }),
+  }),
+  audit: Type.Object({ entries: Type.Array(Type.Object({ entry: AuditEntryShape, via: nullable(text()) })) }),
   connection: Type.Object({
     id: text(),
     quota: Type.Object({ day: number(), used: number(), bytes: Type.Optional(number()) }),
@@ -80,6 +97,9 @@ const CHUNK_SHAPES: Record<SnapshotChunk['k'], TSchema> = {
     queues: Type.Array(QueueShape),
     commands: Type.Array(CommandShape),
     commandOutcomes: Type.Optional(Type.Array(CommandOutcomeShape)),
+    // format 7 on
+    controlOutcomes: Type.Optional(Type.Array(ControlOutcomeShape)),
+    capabilities: Type.Optional(Type.Array(CapabilitiesShape)),
     alerts: Type.Optional(
       Type.Object({
         rules: Type.Array(AlertRuleShape),
@@ -90,7 +110,16 @@ const CHUNK_SHAPES: Record<SnapshotChunk['k'], TSchema> = {
         transitions: Type.Array(TransitionShape),
       }),
     ),
-    jobTable: Type.Optional(Type.Object({ rows: number(), idBytes: number(), externalIdBytes: number(), historyEntries: number(), extensionBytes: Type.Optional(number()) })),
+    jobTable: Type.Optional(
+      Type.Object({
+        rows: number(),
+        idBytes: number(),
+        externalIdBytes: number(),
+        historyEntries: number(),
+        extensionBytes: Type.Optional(number()),
+        textBytes: Type.Optional(Type.Record(Type.String(), number())),
+      }),
+    ),
   }),
   dedupKeys: Type.Object({ connectionId: text(), keys: Type.Array(text()) }),
   jobs: Type.Object({ connectionId: text(), jobs: Type.Array(FormatOneJobShape) }),

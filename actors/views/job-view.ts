@@ -1,9 +1,9 @@
 /** The Job list item and Job detail shapes of the interface, built from a stored job. */
 import { isoOrNull } from '../clock.ts';
-import { actionAvailability, type ActionAvailability } from '../connection/action-availability.ts';
+import { allActions, type ActionAvailability, type SupportOf } from '../connection/action-availability.ts';
 import { parseAttempts } from '../connection/attempt-history.ts';
-import type { CommandOutcome, CommandStatus } from '../connection/command-outcomes.ts';
-import type { JobAction } from '../connection/connection-records.ts';
+import type { CommandOutcome, CommandStatus, OutcomeDetails } from '../connection/command-outcomes.ts';
+import type { JobCommandType } from '../connection/command-types.ts';
 import { collapsedHistory, durationMsOf, stateChangedAtMs, type Job } from '../connection/job-record.ts';
 import { readPayloadText } from '../ingest/job-payload.ts';
 import { servedStateHistory, type StateHistoryEntry } from './state-history.ts';
@@ -25,9 +25,10 @@ export interface JobListItem {
   workerId: string | null;
   error: string | null;
   /**
-   * The job's latest revoke or retry and what became of it. While it is `pending`, `state`
-   * is what the contract's answer said (`cancelled`, `retrying`) and the job system has not
-   * confirmed it; `failed` (refused) and `expired` were withdrawn, and `state` is the job system's.
+   * The job's latest command and what became of it. While a revoke or retry is `pending`,
+   * `state` is what the contract's answer said (`cancelled`, `retrying`) and the job system
+   * has not confirmed it; `failed` (refused), `unsupported` and `expired` were withdrawn, and
+   * `state` is the job system's. The other commands never change `state` themselves.
    */
   lastCommand: LastCommand | null;
   /** how far the current run is, 0 to 1 (reported, or read from a progress object); beyond V0 */
@@ -85,15 +86,17 @@ export interface JobDetail extends JobListItem {
   extensions: Record<string, unknown>;
   stateHistory: StateHistoryEntry[];
   recentExecutions: RecentExecution[];
-  /** whether revoke and retry can work for this job now, and why not (action-availability.ts) */
-  actions: Record<JobAction, ActionAvailability>;
+  /** whether each command can work for this job now, and why not (action-availability.ts) */
+  actions: Record<JobCommandType, ActionAvailability>;
 }
 
 export interface LastCommand {
   id: string;
-  type: JobAction;
+  type: JobCommandType;
   status: CommandStatus;
   reason: string | null;
+  /** what the agent reported beside its outcome */
+  details: OutcomeDetails | null;
   createdAt: string;
   completedAt: string | null;
 }
@@ -120,8 +123,11 @@ export function toJobListItem(job: Job, lastCommand: CommandOutcome | undefined)
   };
 }
 
-/** `commands`: the job's revokes and retries kept, oldest first (CommandOutcomes.trailOf). */
-export function toJobDetail(job: Job, recent: Job[], commands: readonly CommandOutcome[]): JobDetail {
+/**
+ * `commands`: the job's commands kept, oldest first (CommandOutcomes.trailOf); `supportOf`:
+ * what the connection's agents said they support (its CapabilityBook's `support`).
+ */
+export function toJobDetail(job: Job, recent: Job[], commands: readonly CommandOutcome[], supportOf: SupportOf): JobDetail {
   const history = collapsedHistory(job);
   const extensions = extensionsOf(job);
   const tags = extensions.tags;
@@ -163,7 +169,7 @@ export function toJobDetail(job: Job, recent: Job[], commands: readonly CommandO
       durationMs: durationMsOf(other),
       error: other.error,
     })),
-    actions: { revoke: actionAvailability('revoke', item), retry: actionAvailability('retry', item) },
+    actions: allActions(item, supportOf),
   };
 }
 
@@ -173,6 +179,7 @@ function toLastCommand(command: CommandOutcome): LastCommand {
     type: command.type,
     status: command.status,
     reason: command.reason,
+    details: command.details ?? null,
     createdAt: new Date(command.createdAtMs).toISOString(),
     completedAt: isoOrNull(command.completedAtMs),
   };

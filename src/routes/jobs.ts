@@ -7,7 +7,7 @@ import { listJobs } from '../../actors/queries/job-list.ts';
 import { PAYLOAD_TEXT_CHARS_MAX, payloadQueryOf } from '../../actors/queries/payload-search.ts';
 import { toJobDetail } from '../../actors/views/job-view.ts';
 import type { AppDeps } from '../app-deps.ts';
-import { dashboardUser } from '../http/dashboard-auth.ts';
+import { accessOf } from '../http/access-guard.ts';
 import { model, validQuery } from '../http/validate.ts';
 import { connectionIdParam, frameworkParam, limitParam, literals, sortOrderParam } from './list-params.ts';
 
@@ -29,19 +29,17 @@ export const JobListParams = model(
 
 const RECENT_EXECUTIONS_MAX = 10;
 
-/** Job lists and job detail, over every connection the session's user owns. */
-export function jobReadRoutes({ accounts, connections }: AppDeps) {
+/** Job lists and job detail, over every connection of the session user's teams. */
+export function jobReadRoutes({ connections }: AppDeps) {
   return new Elysia({ name: 'job-reads' })
     .get('/api/jobs', (context) => {
-      const user = dashboardUser(accounts, context);
       const query = validQuery(JobListParams, context.query);
-      return listJobs(connections.readableActors(user, query.connectionId), query, payloadQueryOf(context.query));
+      return listJobs(connections.readableActors(accessOf(context), query.connectionId), query, payloadQueryOf(context.query));
     })
     .get('/api/jobs/:id', (context) => {
-      const user = dashboardUser(accounts, context);
-      for (const actor of connections.readableActors(user, undefined)) {
+      for (const actor of connections.readableActors(accessOf(context), undefined)) {
         const job = actor.jobs.get(context.params.id);
-        if (job !== undefined) return toJobDetail(job, actor.jobs.recentOfName(job, RECENT_EXECUTIONS_MAX), actor.commandOutcomes.trailOf(job.id));
+        if (job !== undefined) return toJobDetail(job, actor.jobs.recentOfName(job, RECENT_EXECUTIONS_MAX), actor.commandOutcomes.trailOf(job.id), actor.supportOf);
       }
       throw new DomainError('NOT_FOUND', 'job not found');
     });

@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test';
-import { TextColumn, TEXT_HEADER_BYTES } from '../../actors/connection/text-column.ts';
+import { SparseRows } from '../../actors/connection/sparse-rows.ts';
+import { TextColumn, TEXT_HEADER_BYTES, TEXT_SEGMENT_BYTES } from '../../actors/connection/text-column.ts';
 import { SeededRandom } from '../../persistence/seeded-random.ts';
 
 const bytes = (text: string): Uint8Array => new Uint8Array(Buffer.from(text));
@@ -32,9 +33,10 @@ describe('the text column', () => {
     column.checkInvariants();
   });
 
-  test('refuses a text over a held row, and a text with an unescaped U+0000 (never JSON)', () => {
+  test('refuses a text over a held row, a text with an unescaped U+0000 (never JSON), and one larger than a segment', () => {
     const column = new TextColumn();
     column.ensureRows(1);
+    expect(() => column.set(0, `"${'x'.repeat(TEXT_SEGMENT_BYTES)}"`)).toThrow('past the');
     column.set(0, '1');
     expect(() => column.set(0, '2')).toThrow('already holds a text');
     column.clear(0);
@@ -61,11 +63,12 @@ describe('the text column', () => {
     column.checkInvariants();
   });
 
-  test('a search across its 4 MiB windows finds matches that straddle a window end, once each, and stops when asked', () => {
+  test('a search across its 8 MiB segments finds each matching row once, and stops between segments when asked', () => {
     const column = new TextColumn();
     column.ensureRows(80);
-    // texts of ~100 KB: windows end inside texts and between them
-    for (let row = 0; row < 80; row++) column.set(row, JSON.stringify({ row, pad: 'p'.repeat(100_000 + row * 13), end: row % 2 === 0 ? 'needle-here' : 'none' }));
+    // texts of ~200 KB: 16 MB, two segments and more
+    for (let row = 0; row < 80; row++) column.set(row, JSON.stringify({ row, pad: 'p'.repeat(200_000 + row * 13), end: row % 2 === 0 ? 'needle-here' : 'none' }));
+    expect(column.footprintBytes).toBeGreaterThan(2 * TEXT_SEGMENT_BYTES);
     expect(found(column, 'needle-here')).toEqual(Array.from({ length: 40 }, (_, i) => i * 2));
     expect(found(column, 'pp')).toHaveLength(80);
     let checks = 0;
@@ -89,7 +92,7 @@ describe('the text column', () => {
       const column = new TextColumn();
       const reference = new Map<number, string>();
       column.ensureRows(200);
-      for (let step = 0; step < 20_000; step++) {
+      for (let step = 0; step < 8_000; step++) {
         const row = random.int(200);
         if (reference.has(row)) {
           column.clear(row);
@@ -125,6 +128,36 @@ describe('the text column', () => {
     });
     expect([complete, rows]).toEqual([true, [0, 2]]);
     expect(column.byteAt(1_000_000)).toBe(0);
+  });
+
+  test('columns of rare fields share one slot per row that holds any: taken with the first text, given back with the last, reused', () => {
+    const sparse = new SparseRows();
+    const results = new TextColumn(sparse);
+    const logs = new TextColumn(sparse);
+    for (const column of [results, logs]) column.ensureRows(1000);
+    results.set(900, '"r"');
+    logs.set(900, '["l"]');
+    logs.set(5, '["only a log"]');
+    expect([sparse.slotOf(900), sparse.slotOf(5), sparse.slotOf(6), sparse.slotSpan]).toEqual([0, 1, -1, 2]);
+    results.clear(900);
+    expect([sparse.slotOf(900), logs.get(900), results.has(900)]).toEqual([0, '["l"]', false]);
+    logs.clear(900);
+    expect(sparse.slotOf(900)).toBe(-1);
+    results.set(42, '"taken again"');
+    expect([sparse.slotOf(42), sparse.slotSpan, results.get(42), logs.get(5)]).toEqual([0, 2, '"taken again"', '["only a log"]']);
+    for (const column of [results, logs]) column.checkInvariants();
+    sparse.checkInvariants((slot) => [results, logs].filter((column) => column.holdsSlot(slot)).length);
+    expect(() => sparse.letGo(7)).toThrow('does not hold');
+    // compaction moves a sparse column's texts and keeps their slots
+    for (let round = 0; round < 40; round++) {
+      for (let row = 100; row < 200; row++) {
+        results.clear(row);
+        results.set(row, JSON.stringify({ row, round, pad: 'x'.repeat(2_000) }));
+      }
+    }
+    expect(results.get(150)).toBe(JSON.stringify({ row: 150, round: 39, pad: 'x'.repeat(2_000) }));
+    results.checkInvariants();
+    sparse.checkInvariants((slot) => [results, logs].filter((column) => column.holdsSlot(slot)).length);
   });
 
   test('rows set from bytes (a snapshot) read as rows set from text', () => {

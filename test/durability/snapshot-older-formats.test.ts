@@ -5,7 +5,10 @@
  * (format 3 slices them into chunks of their own); formats 1 to 3 joined a chunk's ids
  * as strings, sent errors and stack traces as text per job and extensions as objects, and did not record the job
  * table's sizes (format 4 may send ids as Latin-1 bytes, and texts as codes into the chunk's strings);
- * formats 1 to 4 had no runs added by hand (format 5), which read as none.
+ * formats 1 to 7 had no column of the column list added since format 4's (runs added by hand,
+ * log line counts, the texts beyond extensions: format 9), which read as none; formats 4 to 7
+ * wrote the job columns alike (5 added command trails, 6 teams and the audit log, 7 the
+ * controls, each tested in its own file).
  */
 import { afterEach, expect, test } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -15,10 +18,11 @@ import { ManualClock } from '../../actors/clock.ts';
 import { entryAtMs, entryCode } from '../../actors/connection/job-history.ts';
 import type { Engine } from '../../actors/engine.ts';
 import { SNAPSHOT_FORMAT_VERSION, type SnapshotChunk } from '../../actors/engine-snapshot.ts';
-import type { JobColumns } from '../../actors/connection/job-columns.ts';
 import { dumpEngine } from '../support/engine-dump.ts';
+import { withFormatSevenJobs } from '../support/older-job-columns.ts';
 import { openAt, workload } from '../support/snapshot-workload.ts';
 import { T0 } from '../support/test-app.ts';
+import { withOwnTeam } from '../support/team-access.ts';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -34,43 +38,20 @@ const asString = (joined: string | Uint8Array): string => (typeof joined === 'st
 const asTexts = (codes: Uint8Array | Array<string | null>, strings: string[]): Array<string | null> =>
   Array.isArray(codes) ? codes : Array.from(new Int32Array(Uint8Array.from(codes).buffer), (code) => (code === -1 ? null : strings[code]!));
 
-/** Columns and texts format 6 added (job-column-list.ts): a job restored from an older format has none of them. */
-const SINCE_FORMAT_6 = ['manualRetries', 'logLines', 'args', 'result', 'progressData', 'logs', 'attempts'] as const;
+/** Columns and texts format 9 added (job-column-list.ts): a job restored from an older format has none of them. */
+const SINCE_FORMAT_9 = ['manualRetries', 'logLines', 'args', 'result', 'progressData', 'logs', 'attempts'] as const;
 
-/** The texts of a format 6 text column, one per job (null: none). */
-function textsOf(joined: { bytes: Uint8Array; lengths: Uint8Array }): Array<string | null> {
-  let at = 0;
-  return Array.from(new Int32Array(Uint8Array.from(joined.lengths).buffer), (length) => {
-    if (length < 0) return null;
-    const text = Buffer.from(joined.bytes.subarray(at, at + length)).toString('utf8');
-    at += length;
-    return text;
-  });
-}
+/** Chunks as format 7 wrote them: its job columns were format 4's. */
+const formatSeven = (chunk: SnapshotChunk): SnapshotChunk => withFormatSevenJobs(chunk, 7);
 
-/** Chunks as format 5 wrote them (its job columns were format 4's): extensions as an array of texts, no column of the list added since, the job table's extension characters. */
-function formatFive(chunk: SnapshotChunk): SnapshotChunk {
-  if (chunk.k === 'header') return { ...chunk, version: 5 };
-  if (chunk.k === 'connection') {
-    const { textBytes, ...sizes } = chunk.jobTable!;
-    expect(textBytes?.extensions).toBeGreaterThan(0);
-    return { ...chunk, jobTable: { ...sizes, extensionBytes: textBytes!.extensions! } };
-  }
-  if (chunk.k !== 'jobColumns') return chunk;
-  const { texts, logLines, manualRetries, ...columns } = chunk.columns as JobColumns;
-  expect([logLines, manualRetries].every((column) => column instanceof Uint8Array)).toBe(true);
-  return { ...chunk, columns: { ...columns, extensions: textsOf(texts.extensions) } };
-}
-
-/** Chunks as format 4 wrote them: its job columns were format 5's (its command outcomes one per job, which these tests do not make). */
-function formatFour(chunk: SnapshotChunk): SnapshotChunk {
-  chunk = formatFive(chunk);
-  return chunk.k === 'header' ? { ...chunk, version: 4 } : chunk;
+/** Chunks as format 4, 5 or 6 wrote them: their job columns were format 7's (what they lacked beside is tested in the formats' own files). */
+function formatFourToSix(version: number): (chunk: SnapshotChunk) => SnapshotChunk {
+  return (chunk) => withFormatSevenJobs(chunk, version);
 }
 
 /** Chunks as format 3 wrote them: ids joined as strings, errors and stack traces as text, extensions as objects, no job table sizes. */
 function formatThree(chunk: SnapshotChunk): SnapshotChunk {
-  chunk = formatFour(chunk);
+  chunk = formatFourToSix(4)(chunk);
   if (chunk.k === 'header') return { ...chunk, version: 3 };
   if (chunk.k === 'jobColumns') {
     const { columns } = chunk;
@@ -92,9 +73,9 @@ function formatThree(chunk: SnapshotChunk): SnapshotChunk {
   return withoutSizes;
 }
 
-/** A dump without what a format before `version` 6 could not hold: those fields of each job, and the bytes they counted. */
+/** A dump without what a format before 9 could not hold: those fields of each job, and the bytes they counted. */
 function asOlderFormatHeld(dump: ReturnType<typeof dumpEngine>, version: number): ReturnType<typeof dumpEngine> {
-  const dropped: string[] = version < 6 ? [...SINCE_FORMAT_6] : [];
+  const dropped: string[] = version < 9 ? [...SINCE_FORMAT_9] : [];
   const connections = Object.fromEntries(
     Object.entries(dump.connections).map(([id, connection]) => {
       const { jobs, retainedBytes: _bytes, ...rest } = connection as { jobs: Array<Record<string, unknown>>; retainedBytes: number };
@@ -104,10 +85,10 @@ function asOlderFormatHeld(dump: ReturnType<typeof dumpEngine>, version: number)
   return { ...dump, connections };
 }
 
-/** The chunks formats 1 to 5 wrote: format 2 also every dedup key in the connection chunk; format 1 also jobs as plain objects, 1,000 a chunk. */
-function* olderFormatChunks(engine: Engine, version: 1 | 2 | 3 | 4 | 5): Generator<unknown> {
+/** The chunks formats 1 to 7 wrote: format 2 also every dedup key in the connection chunk; format 1 also jobs as plain objects, 1,000 a chunk. */
+function* olderFormatChunks(engine: Engine, version: 1 | 2 | 3 | 4 | 5 | 6 | 7): Generator<unknown> {
   if (version >= 4) {
-    yield* [...engine.takeSnapshot().chunks].map(version === 4 ? formatFour : formatFive);
+    yield* [...engine.takeSnapshot().chunks].map(version === 7 ? formatSeven : formatFourToSix(version));
     return;
   }
   const chunks = [...engine.takeSnapshot().chunks].map(formatThree);
@@ -139,15 +120,15 @@ function* olderFormatChunks(engine: Engine, version: 1 | 2 | 3 | 4 | 5): Generat
   }
 }
 
-for (const version of [1, 2, 3, 4, 5] as const) {
+for (const version of [1, 2, 3, 4, 5, 6, 7] as const) {
   test(`given a snapshot in format ${version}, then recovery restores the state it was taken from (dedup keys included), and the next snapshot is the current format`, async () => {
     const dir = mkdtempSync(join(tmpdir(), `jw-format${version}-`));
     dirs.push(dir);
     const clock = new ManualClock(T0);
     const live = await openAt(dir, clock);
     const admin = await live.accounts.addUser('admin@example.com', 'a long password!', true);
-    const { connection, apiKey } = await live.connections.create(admin, 'prod');
-    const other = await live.connections.create(admin, 'other');
+    const { connection, apiKey } = await live.connections.create(await withOwnTeam(live.engine, admin), 'prod', undefined);
+    const other = await live.connections.create(await withOwnTeam(live.engine, admin), 'other', undefined);
     await workload(live, apiKey, connection.id, 1);
     await workload(live, other.apiKey, other.connection.id, 2);
     await live.store.writeSnapshot({ chunks: olderFormatChunks(live.engine, version) });

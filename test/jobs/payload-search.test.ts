@@ -136,8 +136,8 @@ describe('search by what jobs were called with', () => {
     expect(ids).toEqual(expectedOrder(actor, query, reference(actor, payload)));
   });
 
-  test('texts larger than the search window, scanned past the budget: each row is tested on its own, and the result is the same', () => {
-    const wide = seeded(2, 300, 40_000); // ~6 MB of argument texts: two search windows
+  test('texts in more than one segment, scanned past the budget: each row is tested on its own, and the result is the same', () => {
+    const wide = seeded(2, 300, 80_000); // ~12 MB of argument texts: two segments, a check of the budget between them
     let ticks = 0;
     const now = () => (ticks += 1); // the budget of 1 tick is spent by the first window
     for (const params of [{ 'data.plan': 'free' }, { args: '"userId":2,' }]) {
