@@ -25,8 +25,9 @@
  * before (with each job's runs added by hand and log line counts, new), each text column
  * (extensions, arguments, result, progress object, log, earlier attempts) as its texts' UTF-8
  * bytes joined with their lengths; a chunk is cut at JOBS_PER_CHUNK jobs or
- * CHUNK_TEXT_BYTES_MAX of their texts, whichever comes first. A reader of format 7 would drop
- * the texts. (Format 8 is another change's number: this version does not read it.)
+ * CHUNK_TEXT_BYTES_MAX of their texts, whichever comes first; and the teams' saved views of
+ * the jobs list in the accounts chunk. A reader of format 7 would drop the texts and the
+ * views. (Format 8 is another change's number: this version does not read it.)
  *
  * In cluster mode each partition's owner snapshots only its part (a `SnapshotScope`):
  * the connections of one partition, and the accounts in the accounts partition's own

@@ -13,6 +13,7 @@ import {
   AuditEntryShape,
   MembershipShape,
   PasswordLinkShape,
+  SavedViewShape,
   TeamShape,
   CapabilitiesShape,
   CommandOutcomeShape,
@@ -86,6 +87,8 @@ const CHUNK_SHAPES: Record<SnapshotChunk['k'], TSchema> = {
       teams: Type.Optional(Type.Object({ teams: Type.Array(TeamShape), memberships: Type.Array(MembershipShape) })),
       teamsEra: Type.Optional(Type.Boolean()),
       passwordLinks: Type.Optional(Type.Array(PasswordLinkShape)),
+      // format 9
+      views: Type.Optional(Type.Array(SavedViewShape)),
     }),
   }),
   audit: Type.Object({ entries: Type.Array(Type.Object({ entry: AuditEntryShape, via: nullable(text()) })) }),

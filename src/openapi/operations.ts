@@ -19,6 +19,7 @@ import { QueueListParams, QueueParams } from '../routes/queues.ts';
 import { StreamParams } from '../routes/stream.ts';
 import { USER_OPERATIONS } from './user-operations.ts';
 import { TEAM_OPERATIONS } from './team-operations.ts';
+import { VIEW_OPERATIONS } from './view-operations.ts';
 import { Me } from './team-models.ts';
 import { WorkerListParams } from '../routes/workers.ts';
 import type { Auth } from './error-responses.ts';
@@ -281,6 +282,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
   },
   ...ALERT_OPERATIONS,
   ...TEAM_OPERATIONS,
+  ...VIEW_OPERATIONS,
   ...USER_OPERATIONS,
   'GET /api/queues': {
     tag: 'Queues',

@@ -134,6 +134,10 @@ export const MODULES = {
         tests: ['test/routes/teams.test.ts', 'test/routes/role-matrix.test.ts', 'test/blackbox/teams-upgrade.test.ts'],
       },
       {
+        mutate: ['actors/accounts/saved-views.ts', 'actors/services/saved-view-service.ts', 'src/routes/saved-views.ts'],
+        tests: ['test/routes/saved-views.test.ts', 'test/durability/saved-views-restart.test.ts', 'test/routes/role-matrix.test.ts'],
+      },
+      {
         mutate: ['actors/accounts/password-links.ts', 'actors/services/user-service.ts', 'src/routes/users.ts', 'src/http/public-address.ts', 'src/http/session-cookies.ts'],
         tests: ['test/routes/users.test.ts', 'test/routes/auth-routes.test.ts'],
       },

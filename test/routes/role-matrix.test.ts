@@ -107,6 +107,10 @@ const MATRIX: Record<string, Who> = {
   'GET /api/events/stream': 'viewer',
   'POST /api/admin/backup': 'instanceAdmin',
   'GET /api/audit': 'any admin',
+  'GET /api/views': 'viewer',
+  'POST /api/views': 'operator',
+  'PATCH /api/views/:id': 'operator',
+  'DELETE /api/views/:id': 'operator',
   ...Object.fromEntries(UI_PAGE_PATHS.map((path) => [`GET ${path}`, 'anyone' as const])),
 };
 
@@ -193,6 +197,12 @@ async function setUp() {
     const answer = await t.request('POST', `/api/queues/${await freshQueue()}/pause`, { body: {}, headers: { cookie: cookies.teamAdmin! } });
     return answer.json.commandId;
   }
+  /** A view of production's, saved by its team admin: its id. */
+  async function freshView(): Promise<string> {
+    const record = t.engine.accounts.views.decideCreate(production.id, `view ${next()}`, { state: 'failed' }, users.teamAdmin!, T);
+    await t.engine.commit(record);
+    return record.view.id;
+  }
   /** A fresh member of production (a viewer), for the calls that change or remove one. */
   async function freshMember(): Promise<string> {
     const { user } = await t.userWithSession(`member-${next()}@example.com`);
@@ -200,7 +210,7 @@ async function setUp() {
     return user.id;
   }
   return {
-    cookies, users, production, connection, channel, rule, loginUser, freshJob, freshMember, freshQueue, freshWorker, freshCommand,
+    cookies, users, production, connection, channel, rule, loginUser, freshJob, freshMember, freshQueue, freshWorker, freshCommand, freshView,
     teamAdmin, asInstanceAdmin,
     connectionId: connection.connection.id,
   };
@@ -313,6 +323,13 @@ const CALLS: Record<string, (persona: Persona) => Promise<Call> | Call> = {
   'GET /api/events/stream': () => ({ method: 'GET', path: `/api/events/stream?connectionId=${fixture.connectionId}` }),
   'POST /api/admin/backup': () => ({ method: 'POST', path: '/api/admin/backup' }),
   'GET /api/audit': () => ({ method: 'GET', path: '/api/audit' }),
+  'GET /api/views': async () => {
+    await fixture.freshView();
+    return { method: 'GET', path: '/api/views', sees: (json) => json.data.some((view: { teamId: string }) => view.teamId === fixture.production.id) };
+  },
+  'POST /api/views': () => ({ method: 'POST', path: '/api/views', body: { teamId: fixture.production.id, name: `view ${next()}`, params: { state: 'failed' } } }),
+  'PATCH /api/views/:id': async () => ({ method: 'PATCH', path: `/api/views/${await fixture.freshView()}`, body: { name: `renamed ${next()}` } }),
+  'DELETE /api/views/:id': async () => ({ method: 'DELETE', path: `/api/views/${await fixture.freshView()}` }),
 };
 
 const callOf = (key: string): ((persona: Persona) => Promise<Call> | Call) => {
