@@ -31,14 +31,18 @@ import type { Queue } from './connection/queue-store.ts';
 import type { Worker } from './connection/worker-store.ts';
 import { QueueMetrics } from './metrics/queue-metrics.ts';
 import { WorkerRate } from './metrics/worker-metrics.ts';
+import { taskMetricsParts, type TaskMetricsSnapshot } from './metrics/task-metrics.ts';
 import { inPartition, type PartitionSelector } from './partition-of.ts';
 
-export const SNAPSHOT_FORMAT_VERSION = 4;
+export const SNAPSHOT_FORMAT_VERSION = 5;
 /**
  * Versions `SnapshotRestorer` reads: 1 wrote jobs as objects (`k: 'jobs'`), 1 and 2 kept
- * dedup keys in the connection chunk, 1 to 3 had no job table sizes and ids as strings only.
+ * dedup keys in the connection chunk, 1 to 3 had no job table sizes and ids as strings only,
+ * 1 to 4 had no task metrics (a connection restored from them starts its task metrics empty).
  */
-const READABLE_FORMAT_VERSIONS: readonly number[] = [1, 2, 3, 4];
+const READABLE_FORMAT_VERSIONS: readonly number[] = [1, 2, 3, 4, 5];
+/** Task metrics series go into chunks of about this many bytes: a connection's 90 days of 200 tasks is tens of MB. */
+export const TASK_METRICS_BYTES_PER_CHUNK = 1 << 20;
 /** Each chunk is copied and encoded in one turn of the event loop: small chunks bound the stall. */
 export const JOBS_PER_CHUNK = 1_000;
 /** 100k dedup keys in one chunk took 40-60 ms to encode at 1M jobs: the stall a snapshot caused. */
@@ -66,6 +70,8 @@ export type SnapshotChunk =
       /** format 4: how much the job table held, so that a restart sizes it once (a hint: the jobColumns chunks are the data) */
       jobTable?: JobTableSizes;
     }
+  /** format 5: a slice of the connection's task metrics series (actors/metrics/task-metrics.ts), after its connection chunk */
+  | { k: 'taskMetrics'; connectionId: string; part: TaskMetricsSnapshot }
   /** format 3: the connection's dedup keys, oldest first, in slices after its connection chunk */
   | { k: 'dedupKeys'; connectionId: string; keys: string[] }
   /** format 1 */
@@ -100,6 +106,10 @@ export function takeSnapshot(accounts: AccountsActor, actors: Map<string, Connec
   for (const actor of actors.values()) {
     if (scope !== undefined && (scope.connections === 'none' || !inPartition(actor.connectionId, scope.connections))) continue;
     fixed.push(connectionChunk(actor));
+    // Views of the sealed buckets (never changed in place) and copies of the open ones: consistent at this call.
+    for (const part of taskMetricsParts(actor.taskMetrics.toSnapshot(), TASK_METRICS_BYTES_PER_CHUNK)) {
+      fixed.push({ k: 'taskMetrics', connectionId: actor.connectionId, part });
+    }
     const dedupKeys = actor.dedup.toSnapshot();
     for (let start = 0; start < dedupKeys.length; start += DEDUP_KEYS_PER_CHUNK) {
       fixed.push({ k: 'dedupKeys', connectionId: actor.connectionId, keys: dedupKeys.slice(start, start + DEDUP_KEYS_PER_CHUNK) });
@@ -217,6 +227,9 @@ export class SnapshotRestorer {
         this.actors.set(chunk.id, actor);
         return;
       }
+      case 'taskMetrics':
+        this.actorOf(chunk.connectionId, 'task metrics').taskMetrics.loadSnapshotPart(chunk.part);
+        return;
       case 'dedupKeys': {
         const actor = this.actorOf(chunk.connectionId, 'dedup keys');
         const keys = this.pendingDedupKeys.get(actor) ?? [];

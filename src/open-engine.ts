@@ -95,6 +95,7 @@ export async function openEngine(config: Config, options: OpenEngineOptions): Pr
         maxJobsPerConnection: config.maxJobsPerConnection,
         retentionMs: config.retentionMs,
         ...config.tenantLimits,
+        taskMetrics: config.taskMetrics,
       },
       onHalt: (error) => {
         // cluster: leave the membership at once, so no node hands this one a partition while it exits

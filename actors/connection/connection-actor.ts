@@ -28,12 +28,16 @@ import { StringPool } from './string-pool.ts';
 import { livenessMs, WorkerStore, type Worker } from './worker-store.ts';
 import { tenantLimitsOf, type TenantLimits } from './tenant-limits.ts';
 import { AlertBook } from '../alerts/alert-book.ts';
+import { TaskMetrics } from '../metrics/task-metrics.ts';
+import { TASK_METRICS_DEFAULTS, type TaskMetricsSettings } from '../metrics/metric-tiers.ts';
 
 export interface ConnectionLimits extends Partial<TenantLimits> {
   dailyEventLimit: number;
   dedupKeysMax: number;
   maxJobsPerConnection: number;
   retentionMs: number;
+  /** task metrics' tiers and series cap; absent: TASK_METRICS_DEFAULTS */
+  taskMetrics?: TaskMetricsSettings;
 }
 
 export interface IngestReply {
@@ -79,6 +83,8 @@ export class ConnectionActor {
   readonly commandOutcomes = new CommandOutcomes();
   /** alert rules, channels and deliveries: their records go to `alerts.evolve` (actors/alerts/alert-book.ts) */
   readonly alerts = new AlertBook();
+  /** per task and queue counts and duration histograms, kept far longer than the jobs (actors/metrics/task-metrics.ts); replaced by a snapshot's */
+  taskMetrics: TaskMetrics;
   private readonly sharedStrings = new StringPool(SHARED_STRINGS_MAX);
   /** what retention's createdAt scan cannot find (see late-created-jobs.ts) */
   private readonly lateCreated: LateCreatedJobs;
@@ -93,6 +99,7 @@ export class ConnectionActor {
     this.tenantLimits = tenantLimitsOf(limits);
     this.quota = new DailyQuota(limits.dailyEventLimit);
     this.dedup = new DedupCache(limits.dedupKeysMax);
+    this.taskMetrics = new TaskMetrics(limits.taskMetrics ?? TASK_METRICS_DEFAULTS);
   }
 
   /** Nothing of the day's quota is left: a request carrying a job event is refused (`quotaRefusal`). */
@@ -212,7 +219,7 @@ export class ConnectionActor {
             this.dedup.add(keys?.[index] ?? dedupKeyOf(event));
             bytes += eventBytes(event);
             if (event.kind === 'job') jobEvents++;
-            this.applyEvent(event, changes);
+            this.applyEvent(event, changes, record.receivedAtMs);
           });
         });
         this.enforceJobCap(changes);
@@ -273,6 +280,37 @@ export class ConnectionActor {
     this.commandOutcomes.expireBefore(cutoffMs);
     for (const worker of [...this.workers.values()]) if (livenessMs(worker) < cutoffMs) this.workers.delete(worker);
     for (const queue of [...this.queues.values()]) if (queue.lastSeenMs < cutoffMs) this.queues.delete(queue);
+    this.sampleQueues(nowMs);
+    this.taskMetrics.maintain(nowMs);
+  }
+
+  /**
+   * Retention's run (once a minute) samples each queue's depth and the age of its oldest
+   * waiting job into the task metrics: a logged record, so a replay samples the same.
+   */
+  private sampleQueues(nowMs: number): void {
+    const oldestCreatedMs = this.oldestQueuedPerQueue();
+    for (const queue of this.queues.values()) {
+      const depth = queue.depth ?? this.jobs.queuedPerQueue.get(queue.name);
+      const oldestMs = oldestCreatedMs.get(queue.name);
+      this.taskMetrics.sampleQueue(queue.name, nowMs, depth, oldestMs === undefined ? 0 : nowMs - oldestMs);
+    }
+  }
+
+  /** The createdAt of each queue's oldest job in `queued`, from one scan of that state's createdAt order that stops once every queue with one is found. */
+  private oldestQueuedPerQueue(): Map<string, number> {
+    const oldest = new Map<string, number>();
+    let waiting = 0;
+    for (const queue of this.queues.values()) if (this.jobs.queuedPerQueue.get(queue.name) > 0) waiting++;
+    if (waiting === 0) return oldest;
+    const { table } = this.jobs;
+    for (const { item: row } of this.jobs.oldestOf(['queued'])) {
+      const queue = table.queueOf(row);
+      if (queue === null || oldest.has(queue)) continue;
+      oldest.set(queue, table.createdAtMsOf(row));
+      if (oldest.size >= waiting) break;
+    }
+    return oldest;
   }
 
   private applyJobAction(record: JobActionRecord, changes: Changes): void {
@@ -284,6 +322,7 @@ export class ConnectionActor {
       // The action is the newest thing known about the job even if the job system's clock runs ahead.
       const atMs = Math.max(record.atMs, table.lastEventMsOf(row));
       this.jobs.applyAction(row, newState, atMs);
+      this.taskMetrics.recordTransition(table.nameOf(row), table.queueOf(row), newState === 'cancelled' ? 'cancelled' : 'retried', atMs, record.atMs);
       const jobQueue = table.queueOf(row);
       const queue = jobQueue === null ? undefined : this.queues.get(jobQueue);
       if (queue !== undefined) this.queues.touch(queue, atMs);
@@ -309,10 +348,10 @@ export class ConnectionActor {
     this.commands.ack((record.failed ?? []).map((failure) => failure.id));
   }
 
-  private applyEvent(event: NormalizedEvent, changes: Changes): void {
+  private applyEvent(event: NormalizedEvent, changes: Changes, recordAtMs: number): void {
     switch (event.kind) {
       case 'job':
-        return this.applyJobEvent(event, changes);
+        return this.applyJobEvent(event, changes, recordAtMs);
       case 'worker':
         return this.applyWorkerEvent(event, changes);
       case 'queue':
@@ -320,7 +359,7 @@ export class ConnectionActor {
     }
   }
 
-  private applyJobEvent(event: JobEvent, changes: Changes): void {
+  private applyJobEvent(event: JobEvent, changes: Changes, recordAtMs: number): void {
     // The record is already encoded in the log, so its strings can be swapped for shared copies.
     event.name = this.sharedStrings.intern(event.name);
     event.framework = this.sharedStrings.intern(event.framework) as JobEvent['framework'];
@@ -336,24 +375,39 @@ export class ConnectionActor {
     changes.jobs.add(this.jobs.refOf(change.row));
     const jobQueue = this.jobs.table.queueOf(change.row);
     const queue = jobQueue === null ? undefined : this.queues.get(jobQueue);
-    if (queue !== undefined) {
-      this.queues.touch(queue, event.atMs);
-      this.recordMetrics(change, queue, event);
-    }
+    if (queue !== undefined) this.queues.touch(queue, event.atMs);
+    this.recordMetrics(change, queue, event, recordAtMs);
   }
 
-  /** Metrics move only when the newest event moves the job into a new state. */
-  private recordMetrics(change: JobChange, queue: Queue, event: JobEvent): void {
+  /**
+   * Metrics move only when the newest event moves the job into a new state: the queue's
+   * buckets, the worker's rate and the task metrics. Wait time is measured when a job
+   * starts, or when it finishes without having been seen active (an agent that saw only
+   * the end still reports when it started); run time when it finishes with a known start.
+   */
+  private recordMetrics(change: JobChange, queue: Queue | undefined, event: JobEvent, recordAtMs: number): void {
     const { table } = this.jobs;
     const row = change.row;
     const state = table.stateOf(row);
     if (!change.isNewest || change.stateBefore === state) return;
+    const name = table.nameOf(row);
+    const queueName = table.queueOf(row);
+    const startedAtMs = table.startedAtMsOf(row);
     if (state === 'active') {
-      const startedAtMs = table.startedAtMsOf(row) ?? event.atMs;
-      queue.metrics.recordStarted(startedAtMs, Math.max(0, startedAtMs - table.createdAtMsOf(row)));
+      const startMs = startedAtMs ?? event.atMs;
+      const waitMs = Math.max(0, startMs - table.createdAtMsOf(row));
+      queue?.metrics.recordStarted(startMs, waitMs);
+      this.taskMetrics.recordStarted(name, queueName, startMs, waitMs, recordAtMs);
+    } else if (state === 'retrying' || state === 'cancelled') {
+      this.taskMetrics.recordTransition(name, queueName, state === 'retrying' ? 'retried' : 'cancelled', event.atMs, recordAtMs);
     } else if (isFinished(state)) {
       const finishedAtMs = table.completedAtMsOf(row) ?? event.atMs;
-      queue.metrics.recordFinished(finishedAtMs, state === 'failed');
+      if (change.stateBefore !== 'active' && startedAtMs !== null) {
+        this.taskMetrics.recordStarted(name, queueName, startedAtMs, Math.max(0, startedAtMs - table.createdAtMsOf(row)), recordAtMs);
+      }
+      const runMs = startedAtMs === null ? null : Math.max(0, finishedAtMs - startedAtMs);
+      this.taskMetrics.recordFinished(name, queueName, state === 'failed' ? 'failed' : 'completed', finishedAtMs, runMs, recordAtMs);
+      queue?.metrics.recordFinished(finishedAtMs, state === 'failed');
       const workerId = table.workerOf(row);
       const worker = workerId === null ? undefined : this.workers.get(workerId);
       if (worker !== undefined) {

@@ -242,6 +242,21 @@ export const MODULES = {
       },
     ],
   },
+  taskMetrics: {
+    what: 'task metrics: the histogram layout, buckets as bytes, tiers, series with their cap and fold, the reads over ranges',
+    parts: [
+      {
+        mutate: ['actors/metrics/duration-bins.ts', 'actors/metrics/measure-sum.ts', 'actors/metrics/open-bucket.ts', 'actors/metrics/bucket-codec.ts', 'actors/metrics/bucket-tier.ts'],
+        tests: ['test/metrics/duration-bins.test.ts', 'test/metrics/bucket-tier.test.ts'],
+        env: { FUZZ_RUNS: '40' },
+      },
+      {
+        mutate: ['actors/metrics/metric-series.ts', 'actors/metrics/task-metrics.ts', 'actors/metrics/metric-reads.ts', 'actors/metrics/task-metrics-query.ts', 'actors/metrics/metric-tiers.ts'],
+        tests: ['test/metrics/task-metrics.test.ts', 'test/metrics/metric-reads.test.ts'],
+        env: { FUZZ_RUNS: '40' },
+      },
+    ],
+  },
   heavyBodies: {
     what: "what one tenant's bodies may cost: their structure checked as they arrive, large ingest bodies parsed in slices, the in-flight caps",
     parts: [

@@ -1,0 +1,136 @@
+/**
+ * A sealed bucket as bytes: the form every bucket whose period has passed is kept in, in
+ * memory and in snapshots. Unsigned varints (7 bits a byte) throughout, since nearly every
+ * number is small:
+ *
+ *   flags               which parts follow (PART bits)
+ *   counts              4 varints, if flags & counts
+ *   run histogram       varint n, then n x (varint bin - previous bin, varint count), if flags & run
+ *   wait histogram      the same, if flags & wait
+ *   gauges              5 varints (samples, depth sum, deepest, age sum ms, oldest age ms), if flags & gauges
+ *
+ * A minute of one task with a handful of jobs takes a dozen bytes; an hour of a busy task
+ * with run times over three doublings about a hundred.
+ */
+import { COUNT_KINDS, GAUGE_FIELDS, PART, type BucketTarget, type DurationKind } from './measure-sum.ts';
+import type { OpenBucket, SparseBins } from './open-bucket.ts';
+
+export class ByteWriter {
+  bytes: Uint8Array;
+  length = 0;
+
+  constructor(capacity = 64) {
+    this.bytes = new Uint8Array(capacity);
+  }
+
+  /** A whole number from 0 to 2^53; arithmetic rather than bit operations, which stop at 2^31. */
+  varint(value: number): void {
+    let rest = Math.max(0, Math.round(value));
+    this.ensure(8);
+    while (rest >= 128) {
+      this.bytes[this.length++] = (rest % 128) | 128;
+      rest = Math.floor(rest / 128);
+    }
+    this.bytes[this.length++] = rest;
+  }
+
+  byte(value: number): void {
+    this.ensure(1);
+    this.bytes[this.length++] = value;
+  }
+
+  append(bytes: Uint8Array): void {
+    this.ensure(bytes.length);
+    this.bytes.set(bytes, this.length);
+    this.length += bytes.length;
+  }
+
+  /** The bytes written so far, as a copy of their own size. */
+  toBytes(): Uint8Array {
+    return this.bytes.slice(0, this.length);
+  }
+
+  private ensure(extra: number): void {
+    if (this.length + extra <= this.bytes.length) return;
+    const grown = new Uint8Array(Math.max(this.bytes.length * 2, this.length + extra));
+    grown.set(this.bytes.subarray(0, this.length));
+    this.bytes = grown;
+  }
+}
+
+/** Reads varints from `bytes` at `offset`, moving it. */
+export class ByteReader {
+  constructor(
+    private readonly bytes: Uint8Array,
+    public offset: number,
+    private readonly end: number,
+  ) {}
+
+  varint(): number {
+    let value = 0;
+    let scale = 1;
+    for (;;) {
+      if (this.offset >= this.end) throw new RangeError('a metrics bucket ends inside a number');
+      const byte = this.bytes[this.offset++]!;
+      value += (byte & 127) * scale;
+      if (byte < 128) return value;
+      scale *= 128;
+      if (scale > 2 ** 56) throw new RangeError('a metrics bucket holds a number past 2^56');
+    }
+  }
+}
+
+export function encodeBucket(writer: ByteWriter, bucket: OpenBucket): void {
+  const hasCounts = bucket.counts.some((count) => count !== 0);
+  const hasRun = bucket.run !== null && bucket.run.size > 0;
+  const hasWait = bucket.wait !== null && bucket.wait.size > 0;
+  const flags = (hasCounts ? PART.counts : 0) | (hasRun ? PART.run : 0) | (hasWait ? PART.wait : 0) | (bucket.gauges !== null ? PART.gauges : 0);
+  writer.byte(flags);
+  if (hasCounts) for (const count of bucket.counts) writer.varint(count);
+  if (hasRun) writeBins(writer, bucket.run!);
+  if (hasWait) writeBins(writer, bucket.wait!);
+  if (bucket.gauges !== null) for (const value of bucket.gauges) writer.varint(value);
+}
+
+function writeBins(writer: ByteWriter, bins: SparseBins): void {
+  writer.varint(bins.size);
+  let previous = 0;
+  for (let at = 0; at < bins.size; at++) {
+    const bin = bins.binAt(at);
+    writer.varint(bin - previous);
+    writer.varint(bins.countAt(at));
+    previous = bin;
+  }
+}
+
+/**
+ * Adds the parts of the bucket at `reader.offset` named by `parts` to `target` (the others
+ * are read past), leaving the reader at the next bucket.
+ */
+export function decodeBucketInto(reader: ByteReader, target: BucketTarget | null, parts: number, binLimit: number): void {
+  const flags = reader.varint();
+  if (flags & PART.counts) {
+    for (let at = 0; at < COUNT_KINDS.length; at++) {
+      const count = reader.varint();
+      if (target !== null && parts & PART.counts && count !== 0) target.addCount(at, count);
+    }
+  }
+  if (flags & PART.run) readBins(reader, parts & PART.run ? target : null, 'run', binLimit);
+  if (flags & PART.wait) readBins(reader, parts & PART.wait ? target : null, 'wait', binLimit);
+  if (flags & PART.gauges) {
+    const values: number[] = [];
+    for (let at = 0; at < GAUGE_FIELDS; at++) values.push(reader.varint());
+    if (target !== null && parts & PART.gauges) target.addGauges(values[0]!, values[1]!, values[2]!, values[3]!, values[4]!);
+  }
+}
+
+function readBins(reader: ByteReader, target: BucketTarget | null, kind: DurationKind, binLimit: number): void {
+  const size = reader.varint();
+  let bin = 0;
+  for (let at = 0; at < size; at++) {
+    bin += reader.varint();
+    const count = reader.varint();
+    if (bin >= binLimit) throw new RangeError(`a metrics bucket names histogram bin ${bin}, past the layout's ${binLimit}`);
+    if (target !== null) target.addBin(kind, bin, count);
+  }
+}
