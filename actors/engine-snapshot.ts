@@ -32,6 +32,7 @@ import type { Worker } from './connection/worker-store.ts';
 import { QueueMetrics } from './metrics/queue-metrics.ts';
 import { WorkerRate } from './metrics/worker-metrics.ts';
 import { taskMetricsParts, type TaskMetricsSnapshot } from './metrics/task-metrics.ts';
+import type { Marker } from './metrics/markers.ts';
 import { inPartition, type PartitionSelector } from './partition-of.ts';
 
 export const SNAPSHOT_FORMAT_VERSION = 5;
@@ -69,6 +70,8 @@ export type SnapshotChunk =
       alerts?: AlertBookSnapshot;
       /** format 4: how much the job table held, so that a restart sizes it once (a hint: the jobColumns chunks are the data) */
       jobTable?: JobTableSizes;
+      /** format 5: markers drawn on the task metrics' charts; absent when there are none */
+      markers?: Marker[];
     }
   /** format 5: a slice of the connection's task metrics series (actors/metrics/task-metrics.ts), after its connection chunk */
   | { k: 'taskMetrics'; connectionId: string; part: TaskMetricsSnapshot }
@@ -158,6 +161,7 @@ function connectionChunk(actor: ConnectionActor): SnapshotChunk {
     commands: structuredClone(actor.commands.toSnapshot()),
     commandOutcomes: structuredClone(actor.commandOutcomes.toSnapshot()),
     ...(actor.alerts.isEmpty ? {} : { alerts: actor.alerts.toSnapshot() }),
+    ...(actor.markers.size === 0 ? {} : { markers: actor.markers.toSnapshot() }),
     jobTable: actor.jobs.table.sizes(),
   };
 }
@@ -223,6 +227,7 @@ export class SnapshotRestorer {
         actor.commands.restore(chunk.commands);
         actor.commandOutcomes.restore(chunk.commandOutcomes ?? []);
         if (chunk.alerts !== undefined) actor.alerts.restore(chunk.alerts);
+        if (chunk.markers !== undefined) actor.markers.restore(chunk.markers);
         if (chunk.jobTable !== undefined) actor.jobs.table.reserve(chunk.jobTable);
         this.actors.set(chunk.id, actor);
         return;

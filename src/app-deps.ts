@@ -5,6 +5,7 @@ import type { AccountService } from '../actors/services/account-service.ts';
 import type { ConnectionService } from '../actors/services/connection-service.ts';
 import type { JobActionService } from '../actors/services/job-action-service.ts';
 import type { AlertService, PublicDeliveryAttempt } from '../actors/services/alert-service.ts';
+import type { TaskMetricsService } from '../actors/services/task-metrics-service.ts';
 import type { GuardOptions } from './alerts/webhook-guard.ts';
 import type { Config } from './config.ts';
 import type { BackupFile } from './backup/write-backup.ts';
@@ -17,6 +18,8 @@ export interface AppDeps {
   connections: ConnectionService;
   jobActions: JobActionService;
   alerts: AlertService;
+  /** task metrics' tables and series, and markers */
+  taskMetrics: TaskMetricsService;
   /** what the alert routes need of the edge that sends webhooks (src/alerts/) */
   alertDelivery: {
     runner: { deliverNow(connectionId: string, deliveryId: string): Promise<PublicDeliveryAttempt | null> };

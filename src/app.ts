@@ -18,6 +18,7 @@ import { metricsRoutes } from './routes/metrics.ts';
 import { ingestRoutes } from './routes/ingest.ts';
 import { jobReadRoutes } from './routes/jobs.ts';
 import { queueRoutes } from './routes/queues.ts';
+import { taskMetricsRoutes } from './routes/task-metrics.ts';
 import { streamRoutes } from './routes/stream.ts';
 import { workerRoutes } from './routes/workers.ts';
 import { userRoutes } from './routes/users.ts';
@@ -41,6 +42,7 @@ export function createApp(deps: AppDeps) {
     .use(jobReadRoutes(deps))
     .use(queueRoutes(deps))
     .use(workerRoutes(deps))
+    .use(taskMetricsRoutes(deps))
     .use(jobActionRoutes(deps))
     .use(alertRoutes(deps))
     .use(agentRoutes(deps, inFlight))

@@ -9,6 +9,7 @@ import { AccountService } from '../actors/services/account-service.ts';
 import { ConnectionService } from '../actors/services/connection-service.ts';
 import { JobActionService } from '../actors/services/job-action-service.ts';
 import { AlertService } from '../actors/services/alert-service.ts';
+import { TaskMetricsService } from '../actors/services/task-metrics-service.ts';
 import { createAlertEdge } from './alerts/alert-edge.ts';
 import { LiveUpdates } from '../actors/live/live-updates.ts';
 import { systemClock } from '../actors/clock.ts';
@@ -100,6 +101,7 @@ export async function startService(config: Config, log: LogLine, timers: Service
     onStreamEnd: (reason) => observer.streamEnded(reason),
   });
   const alerts = new AlertService(engine);
+  const taskMetrics = new TaskMetricsService(engine, connections);
   const alertDelivery = createAlertEdge({ engine, alerts, config, observer, log, writes: mode.evaluatesAlertsOf(opened) });
   metrics?.service.watch({
     alertsFiring: () => alerts.firingCount(),
@@ -113,7 +115,7 @@ export async function startService(config: Config, log: LogLine, timers: Service
   const backup = backupTaker(engine, store, config.dataDir, snapshots, log);
   const logError = (line: string): void => log(line, { severity: 'error' });
   const clusterNode = opened.clusterNodeId ?? undefined;
-  const app = createApp({ engine, accounts, connections, jobActions, alerts, alertDelivery, live, config, logError, backup, metrics, ingestTimings, clusterNode });
+  const app = createApp({ engine, accounts, connections, jobActions, alerts, taskMetrics, alertDelivery, live, config, logError, backup, metrics, ingestTimings, clusterNode });
   ingestTimings.start();
   const serving = mode.serve(app, opened);
   const port = app.server!.port!;

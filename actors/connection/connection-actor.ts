@@ -3,7 +3,7 @@
  * keys and quota. `decide*` methods are pure (state + input + clock -> record and reply);
  * `evolve` is the only code that changes state, and replay runs it on the same records.
  */
-import { DomainError } from '../domain-error.ts';
+import { DomainError, validationError } from '../domain-error.ts';
 import { dedupKeyOf } from '../ingest/dedup-key.ts';
 import type { JobEvent, NormalizedEvent, QueueEvent, WorkerEvent } from '../ingest/normalized-event.ts';
 import { validateEvent, type EventError, type EventVerdict } from '../ingest/validate-event.ts';
@@ -29,6 +29,7 @@ import { livenessMs, WorkerStore, type Worker } from './worker-store.ts';
 import { tenantLimitsOf, type TenantLimits } from './tenant-limits.ts';
 import { AlertBook } from '../alerts/alert-book.ts';
 import { TaskMetrics } from '../metrics/task-metrics.ts';
+import { MARKER_NAME_LENGTH_MAX, MarkerBook, type MarkerAddedRecord } from '../metrics/markers.ts';
 import { TASK_METRICS_DEFAULTS, type TaskMetricsSettings } from '../metrics/metric-tiers.ts';
 
 export interface ConnectionLimits extends Partial<TenantLimits> {
@@ -85,6 +86,8 @@ export class ConnectionActor {
   readonly alerts = new AlertBook();
   /** per task and queue counts and duration histograms, kept far longer than the jobs (actors/metrics/task-metrics.ts); replaced by a snapshot's */
   taskMetrics: TaskMetrics;
+  /** named moments (deploys, changes) drawn on the task metrics' charts */
+  readonly markers = new MarkerBook();
   private readonly sharedStrings = new StringPool(SHARED_STRINGS_MAX);
   /** what retention's createdAt scan cannot find (see late-created-jobs.ts) */
   private readonly lateCreated: LateCreatedJobs;
@@ -205,6 +208,20 @@ export class ConnectionActor {
     return { results, record };
   }
 
+  /**
+   * A marker at `atMs`: no older than the day tier keeps (it would be dropped at once) and
+   * no later than the clock skew tolerance allows an event to be.
+   */
+  decideAddMarker(name: string, atMs: number, addedBy: string, nowMs: number): MarkerAddedRecord {
+    const trimmed = name.trim();
+    if (trimmed === '' || trimmed.length > MARKER_NAME_LENGTH_MAX) throw validationError('name', `must be 1 to ${MARKER_NAME_LENGTH_MAX} characters, not only spaces`);
+    const oldestMs = nowMs - this.taskMetrics.settings.retentionMs.day;
+    if (!(atMs >= oldestMs && atMs <= nowMs + this.tenantLimits.clockSkewToleranceMs)) {
+      throw validationError('at', `must be between ${new Date(oldestMs).toISOString()} (as far back as task metrics are kept) and now`);
+    }
+    return { t: 'marker.added', connectionId: this.connectionId, marker: { id: newId(), name: trimmed, atMs, createdAtMs: nowMs, addedBy } };
+  }
+
   evolve(record: ConnectionRecord): Changes {
     const changes: Changes = { jobs: new Set(), workers: new Set(), queues: new Set() };
     switch (record.t) {
@@ -231,6 +248,10 @@ export class ConnectionActor {
         break;
       case 'commands.acked':
         this.applyAck(record, changes);
+        break;
+      case 'marker.added':
+      case 'marker.deleted':
+        this.markers.evolve(record);
         break;
     }
     for (const ref of changes.jobs) this.lateCreated.update(this.jobs.table.rowOfRef(ref));
@@ -282,6 +303,7 @@ export class ConnectionActor {
     for (const queue of [...this.queues.values()]) if (queue.lastSeenMs < cutoffMs) this.queues.delete(queue);
     this.sampleQueues(nowMs);
     this.taskMetrics.maintain(nowMs);
+    this.markers.expireBefore(nowMs - this.taskMetrics.settings.retentionMs.day);
   }
 
   /**

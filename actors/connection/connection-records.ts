@@ -1,5 +1,6 @@
 /** Log records that change one connection's data. */
 import type { NormalizedEvent } from '../ingest/normalized-event.ts';
+import type { MarkerRecord } from '../metrics/markers.ts';
 
 export interface IngestRecord {
   t: 'ingest';
@@ -32,4 +33,4 @@ export interface CommandsAckedRecord {
   atMs?: number;
 }
 
-export type ConnectionRecord = IngestRecord | JobActionRecord | CommandsAckedRecord;
+export type ConnectionRecord = IngestRecord | JobActionRecord | CommandsAckedRecord | MarkerRecord;

@@ -45,6 +45,11 @@ export class ByteWriter {
     this.length += bytes.length;
   }
 
+  /** Starts over, keeping the room already allocated (a writer reused for every bucket sealed). */
+  reset(): void {
+    this.length = 0;
+  }
+
   /** The bytes written so far, as a copy of their own size. */
   toBytes(): Uint8Array {
     return this.bytes.slice(0, this.length);
@@ -81,15 +86,18 @@ export class ByteReader {
 }
 
 export function encodeBucket(writer: ByteWriter, bucket: OpenBucket): void {
-  const hasCounts = bucket.counts.some((count) => count !== 0);
+  const counts = bucket.counts;
+  let hasCounts = false;
+  for (let at = 0; at < counts.length; at++) if (counts[at] !== 0) hasCounts = true;
   const hasRun = bucket.run !== null && bucket.run.size > 0;
   const hasWait = bucket.wait !== null && bucket.wait.size > 0;
   const flags = (hasCounts ? PART.counts : 0) | (hasRun ? PART.run : 0) | (hasWait ? PART.wait : 0) | (bucket.gauges !== null ? PART.gauges : 0);
   writer.byte(flags);
-  if (hasCounts) for (const count of bucket.counts) writer.varint(count);
+  if (hasCounts) for (let at = 0; at < counts.length; at++) writer.varint(counts[at]!);
   if (hasRun) writeBins(writer, bucket.run!);
   if (hasWait) writeBins(writer, bucket.wait!);
-  if (bucket.gauges !== null) for (const value of bucket.gauges) writer.varint(value);
+  const gauges = bucket.gauges;
+  if (gauges !== null) for (let at = 0; at < gauges.length; at++) writer.varint(gauges[at]!);
 }
 
 function writeBins(writer: ByteWriter, bins: SparseBins): void {

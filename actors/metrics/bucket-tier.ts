@@ -20,8 +20,15 @@ import { ByteReader, ByteWriter, decodeBucketInto, encodeBucket } from './bucket
 import { ALL_PARTS, MeasureSum, type BucketTarget } from './measure-sum.ts';
 import { OpenBucket } from './open-bucket.ts';
 
-/** Open buckets one tier keeps before it seals the oldest early (events far apart in time, such as a replayed spool). */
-const OPEN_BUCKETS_MAX = 8;
+/**
+ * Open buckets one tier keeps before it seals the oldest half early (events far apart in
+ * time, such as a replayed spool): bounds their memory, and sealing half at once spreads a
+ * rebuild's cost (when some are older than sealed ones) over many buckets.
+ */
+const OPEN_BUCKETS_MAX = 64;
+
+/** One writer for every bucket appended (it is copied into the tier's bytes at once). */
+const SCRATCH = new ByteWriter(1024);
 
 /** A tier's buckets as a snapshot holds them: sealed ones as stored, open ones encoded the same way. */
 export interface TierSnapshot {
@@ -61,7 +68,9 @@ export class BucketTier {
 
   /** Seals every open bucket numbered below `beforeBucket` (their periods have passed). */
   seal(beforeBucket: number): void {
-    const due = [...this.open.keys()].filter((bucket) => bucket < beforeBucket);
+    if (this.open.size === 0) return;
+    const due: number[] = [];
+    for (const bucket of this.open.keys()) if (bucket < beforeBucket) due.push(bucket);
     if (due.length > 0) this.sealBuckets(due);
   }
 
@@ -215,11 +224,14 @@ export class BucketTier {
   }
 
   private append(bucket: number, open: OpenBucket): void {
-    const writer = new ByteWriter();
+    const writer = SCRATCH;
+    writer.reset();
     encodeBucket(writer, open);
     this.ensureRoom(1, writer.length);
     const end = this.offsets[this.count]!;
-    this.bytes.set(writer.bytes.subarray(0, writer.length), end);
+    const bytes = this.bytes;
+    const encoded = writer.bytes;
+    for (let at = 0; at < writer.length; at++) bytes[end + at] = encoded[at]!;
     this.starts[this.count] = bucket;
     this.count++;
     this.offsets[this.count] = end + writer.length;

@@ -49,6 +49,12 @@ export const ROUTE_ANSWERERS: Readonly<Record<string, RouteAnswerer>> = {
   'PATCH /api/alert-rules/:id': 'owner',
   'DELETE /api/alert-rules/:id': 'owner',
   'GET /api/alerts': 'replica',
+  // task metrics are in every replica's records and snapshots; a marker is a record of its connection's partition
+  'GET /api/metrics/tasks': 'replica',
+  'GET /api/metrics/series': 'replica',
+  'GET /api/markers': 'replica',
+  'POST /api/markers': 'owner',
+  'DELETE /api/markers/:id': 'owner',
   // an agent's poll reads the pending commands; its acknowledgement is the write
   'GET /api/agent/connection': 'replica',
   'GET /api/agent/commands': 'replica',

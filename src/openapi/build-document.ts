@@ -58,7 +58,7 @@ const SECURITY_SCHEMES = {
   },
 } as const;
 
-const securityOf = (auth: Auth) => (auth === 'none' ? [] : [{ [auth]: [] }]);
+const securityOf = (auth: Auth) => (auth === 'none' ? [] : auth === 'sessionOrApiKey' ? [{ session: [] }, { apiKey: [] }] : [{ [auth]: [] }]);
 
 const headerSchemas = (headers: Record<string, string>): Record<string, TSchema> =>
   Object.fromEntries(Object.entries(headers).map(([name, description]) => [name, Type.String({ description })]));

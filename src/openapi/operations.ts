@@ -21,6 +21,7 @@ import { IngestBody } from './ingest-body.ts';
 import * as Reply from './response-models.ts';
 import { STREAM_DESCRIPTION } from './stream-description.ts';
 import { ALERT_OPERATIONS } from './alert-operations.ts';
+import { TASK_METRICS_OPERATIONS } from './task-metrics-operations.ts';
 
 /** A success answer: JSON with a model, or another media type described in words. */
 export interface SuccessDoc {
@@ -56,6 +57,7 @@ export const TAGS = {
   Jobs: 'Job lists, detail, revoke and retry (session cookie)',
   Queues: 'Queues and their metrics (session cookie)',
   Workers: 'Workers (session cookie)',
+  Metrics: 'Task metrics over months, and markers (session cookie; markers also with the API key)',
   Alerts: 'Alert rules, webhook channels and firing alerts (session cookie)',
   Stream: 'Live updates over Server-Sent Events (session cookie)',
   Admin: 'Administration (admin session)',
@@ -226,6 +228,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     errors: ['VALIDATION_ERROR', 'SERVICE_UNAVAILABLE'],
   },
   ...ALERT_OPERATIONS,
+  ...TASK_METRICS_OPERATIONS,
   'GET /api/queues': {
     tag: 'Queues',
     summary: 'List queues with metrics over a time range (page-based)',

@@ -252,8 +252,13 @@ export const MODULES = {
       },
       {
         mutate: ['actors/metrics/metric-series.ts', 'actors/metrics/task-metrics.ts', 'actors/metrics/metric-reads.ts', 'actors/metrics/task-metrics-query.ts', 'actors/metrics/metric-tiers.ts'],
-        tests: ['test/metrics/task-metrics.test.ts', 'test/metrics/metric-reads.test.ts'],
+        tests: ['test/metrics/task-metrics-recording.test.ts', 'test/metrics/metric-reads.test.ts'],
         env: { FUZZ_RUNS: '40' },
+      },
+      {
+        // the routes, the service behind them and markers: route tests, seconds each
+        mutate: ['actors/services/task-metrics-service.ts', 'actors/metrics/markers.ts', 'src/routes/task-metrics.ts'],
+        tests: ['test/routes/task-metrics-routes.test.ts'],
       },
     ],
   },

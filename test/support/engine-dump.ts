@@ -32,6 +32,7 @@ export function dumpEngine(engine: Engine, nowMs: number) {
       commands: actor.commands.toSnapshot(),
       commandOutcomes: actor.commandOutcomes.toSnapshot(),
       taskMetrics: dumpTaskMetrics(actor.taskMetrics),
+      markers: actor.markers.toSnapshot(),
     };
   }
   return { accounts: engine.accounts.toSnapshot(), connections };

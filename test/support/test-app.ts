@@ -11,6 +11,7 @@ import { AccountService } from '../../actors/services/account-service.ts';
 import { ConnectionService } from '../../actors/services/connection-service.ts';
 import { JobActionService } from '../../actors/services/job-action-service.ts';
 import { AlertService } from '../../actors/services/alert-service.ts';
+import { TaskMetricsService } from '../../actors/services/task-metrics-service.ts';
 import { createAlertEdge, type AlertEdgeOptions } from '../../src/alerts/alert-edge.ts';
 import { NOT_OBSERVED } from '../../src/metrics/service-observer.ts';
 import { LiveUpdates, type LiveUpdatesOptions } from '../../actors/live/live-updates.ts';
@@ -73,6 +74,7 @@ export async function testApp(options: TestAppOptions = {}) {
     ...options.live,
   });
   const alerts = new AlertService(engine);
+  const taskMetrics = new TaskMetricsService(engine, connections);
   const alertDelivery = createAlertEdge({
     engine,
     alerts,
@@ -83,7 +85,7 @@ export async function testApp(options: TestAppOptions = {}) {
     send: options.alerts?.send,
   });
   const app = createApp({
-    engine, accounts, connections, jobActions, live, alerts, alertDelivery,
+    engine, accounts, connections, jobActions, live, alerts, alertDelivery, taskMetrics,
     config: { cookieSecure: options.cookieSecure ?? 'auto', sessionTtlMs: 7 * 86_400_000, publicUrl: options.publicUrl ?? null, bodyTimeoutMs: options.bodyTimeoutMs ?? 30_000, trustedProxies: TrustedProxies.parse((options.trustedProxies ?? []).join(',')), inFlightPerConnection: options.inFlightPerConnection },
     logError: (line) => errors.push(line),
     backup: noBackups,
