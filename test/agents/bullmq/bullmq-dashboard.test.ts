@@ -1,7 +1,7 @@
 /**
  * The dashboard in Chromium shows what the BullMQ agent collected from a real BullMQ app:
- * its jobs (and the framework filter), a failed job's detail, its queues and its workers.
- * Screenshots land in .tmp/screenshots/bullmq-*.png.
+ * its jobs (and the framework filter), a failed job's detail, its queues, its workers and
+ * its task metrics (desktop and phone width). Screenshots land in .tmp/screenshots/bullmq-*.png.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Browser, Page } from 'playwright-core';
@@ -78,5 +78,31 @@ describe('dashboard with BullMQ data', () => {
     expect(await rows.count()).toBe(2);
     expect(await page.locator('tbody').textContent()).toMatch(/idle|busy|online/);
     await screenshot(page, 'bullmq-workers');
+  }, TEST_MS);
+
+  test("the metrics page has a row per BullMQ task with its counts and run time; a task's charts open from it and from a job's detail", async () => {
+    await page.goto('/task-metrics');
+    const charge = page.locator('table[aria-label="Tasks"] tbody tr', { hasText: 'charge-card' });
+    await charge.waitFor();
+    // two attempts, both failed: one retry, one failure, a failure rate of 100 %
+    expect(await charge.textContent()).toContain('100 %');
+    const welcome = page.locator('table[aria-label="Tasks"] tbody tr', { hasText: 'send-welcome' });
+    expect(await welcome.locator('td').nth(1).textContent()).toBe('1');
+    expect(await welcome.textContent()).toMatch(/\d+ ms/);
+    await screenshot(page, 'bullmq-metrics');
+    const narrow = await openPage(browser, stack.service.baseUrl, { width: 390 });
+    await narrow.context.addCookies(await page.context().cookies());
+    await narrow.page.goto('/task-metrics?sort=runP95&order=desc');
+    await narrow.page.locator('table[aria-label="Tasks"] tbody tr', { hasText: 'charge-card' }).waitFor();
+    await screenshot(narrow.page, 'bullmq-metrics-phone');
+    await narrow.context.close();
+
+    await page.goto('/jobs?framework=bullmq');
+    await page.locator('tbody tr', { hasText: 'send-welcome' }).getByRole('link', { name: 'send-welcome' }).click();
+    await page.getByRole('link', { name: 'Task metrics' }).click();
+    await page.getByRole('heading', { name: 'send-welcome' }).waitFor();
+    expect(page.url()).toContain('task=send-welcome');
+    await page.getByTestId('metric-chart').nth(2).waitFor();
+    await screenshot(page, 'bullmq-task-metrics');
   }, TEST_MS);
 });

@@ -1,0 +1,127 @@
+/**
+ * One task over the range: its run time percentiles, throughput and failure rate step by
+ * step, with the connection's markers on every chart, and a form to add one (a deploy).
+ */
+import { useSignal } from '@preact/signals';
+import { api, messageOf, queryString } from '../../api/client.ts';
+import type { SeriesAnswer, SeriesPoint } from '../../api/types.ts';
+import { ErrorText } from '../../components/error-text.tsx';
+import { Link } from '../../components/link.tsx';
+import { useLiveReload } from '../../lib/use-live-reload.ts';
+import { navigate, withQuery } from '../../router.ts';
+import { connections } from '../../session.ts';
+import { amount, duration, percent, rate } from './format.ts';
+import { MetricChart, type ChartLine } from './metric-chart.tsx';
+import { rangeOf, stepOf, stepsFor } from './metric-range.ts';
+import { RangeTabs } from './metrics-page.tsx';
+
+type Counts = Extract<SeriesPoint, { completed: number }>;
+type Durations = Extract<SeriesPoint, { p50: number | null }>;
+
+export function TaskView({ task, query }: { task: string; query: URLSearchParams }) {
+  const range = rangeOf(query);
+  const step = stepOf(query, range.ms);
+  const connectionId = query.get('connectionId');
+  const base = { task, queue: query.get('queue'), connectionId, step };
+  const key = queryString({ ...base, range: range.name });
+  const { data, error } = useLiveReload(
+    async () => {
+      const from = new Date(Date.now() - range.ms).toISOString();
+      const [runtime, counts] = await Promise.all([
+        api<SeriesAnswer>('GET', `/api/metrics/series${queryString({ ...base, from, measure: 'runtime' })}`),
+        api<SeriesAnswer>('GET', `/api/metrics/series${queryString({ ...base, from, measure: 'counts' })}`),
+      ]);
+      return { runtime, counts };
+    },
+    () => false,
+    key,
+  );
+  const series = data.value;
+  const times = series?.counts.points.map((point) => Date.parse(point.at) / 1000) ?? [];
+  const counts = (series?.counts.points ?? []) as Counts[];
+  const runtime = (series?.runtime.points ?? []) as Durations[];
+  const stepMinutes = (series?.counts.stepMs ?? 60_000) / 60_000;
+  const completed = counts.reduce((sum, point) => sum + point.completed, 0);
+  const failed = counts.reduce((sum, point) => sum + point.failed, 0);
+  const markers = series?.runtime.markers ?? [];
+  const runLines: ChartLine[] = (['p50', 'p95', 'p99'] as const).map((key, at) => ({ label: key, color: ['--accent', '--warn', '--failed'][at]!, values: runtime.map((point) => point[key]) }));
+  const throughputLines: ChartLine[] = [
+    { label: 'completed', color: '--succeeded', values: counts.map((point) => point.completed / stepMinutes) },
+    { label: 'failed', color: '--failed', values: counts.map((point) => point.failed / stepMinutes) },
+  ];
+  const failureLines: ChartLine[] = [{ label: 'failure rate', color: '--failed', values: counts.map((point) => (point.completed + point.failed === 0 ? null : point.failed / (point.completed + point.failed))) }];
+  return (
+    <>
+      <p>
+        <Link href={withQuery({ task: undefined, step: undefined })}>← All tasks</Link>
+      </p>
+      <div class="page-head">
+        <h1>{task}</h1>
+        <RangeTabs current={range.name} />
+        <label class="inline">
+          <span>Step</span>
+          <select value={step} onChange={(event) => navigate(withQuery({ step: event.currentTarget.value }), { replace: true })}>
+            {stepsFor(range.ms).map((name) => (
+              <option key={name} value={name}>
+                {name}
+              </option>
+            ))}
+          </select>
+        </label>
+      </div>
+      <ErrorText error={error.value} />
+      {series === null ? (
+        <p class="muted">Loading…</p>
+      ) : (
+        <>
+          <div class="metrics">
+            {(
+              [
+                ['completed', completed.toLocaleString()],
+                ['failed', failed.toLocaleString()],
+                ['failure rate', percent(completed + failed === 0 ? null : failed / (completed + failed))],
+                ['throughput', rate((completed + failed) / (range.ms / 60_000))],
+              ] as const
+            ).map(([label, value]) => (
+              <div class="metric" key={label}>
+                <strong>{value}</strong>
+                <span>{label}</span>
+              </div>
+            ))}
+          </div>
+          <MetricChart title={`Run time per ${step}`} times={times} lines={runLines} markers={markers} format={duration} />
+          <MetricChart title={`Finished per minute, by ${step}`} times={times} lines={throughputLines} markers={markers} format={amount} stepped />
+          <MetricChart title={`Failure rate per ${step}`} times={times} lines={failureLines} markers={markers} format={percent} />
+          <AddMarker connectionId={connectionId ?? (connections.value.length === 1 ? connections.value[0]!.id : null)} />
+        </>
+      )}
+    </>
+  );
+}
+
+/** A marker (a deploy, a change) on this connection's charts; with several connections, one must be chosen first. */
+function AddMarker({ connectionId }: { connectionId: string | null }) {
+  const name = useSignal('');
+  const message = useSignal<string | null>(null);
+  if (connectionId === null) return <p class="muted">Choose one connection (in the address, or from the table's filter) to add a marker.</p>;
+  const add = async (event: Event) => {
+    event.preventDefault();
+    try {
+      await api('POST', '/api/markers', { connectionId, name: name.value });
+      name.value = '';
+      message.value = 'Marker added; it shows on the charts at their next reload.';
+    } catch (failure) {
+      message.value = messageOf(failure);
+    }
+  };
+  return (
+    <form class="row marker-form" onSubmit={add}>
+      <label>
+        <span>Marker at now</span>
+        <input value={name.value} maxLength={200} required placeholder="deploy v1.2.3" onInput={(event) => (name.value = event.currentTarget.value)} />
+      </label>
+      <button type="submit">Add marker</button>
+      {message.value !== null && <span class="muted" role="status">{message.value}</span>}
+    </form>
+  );
+}
