@@ -5,14 +5,19 @@
  *
  *   flags               which parts follow (PART bits)
  *   counts              4 varints, if flags & counts
- *   run histogram       varint n, then n x (varint bin - previous bin, varint count), if flags & run
+ *   run histogram       varint byte length of what follows, varint n, then n x (varint bin -
+ *                       previous bin, varint count), if flags & run
  *   wait histogram      the same, if flags & wait
+ *
+ * The histograms' byte lengths let a read of counts alone, or of one histogram, step over
+ * the other parts instead of decoding them (a table of 200 tasks reads counts for its
+ * throughput line).
  *   gauges              5 varints (samples, depth sum, deepest, age sum ms, oldest age ms), if flags & gauges
  *
  * A minute of one task with a handful of jobs takes a dozen bytes; an hour of a busy task
  * with run times over three doublings about a hundred.
  */
-import { COUNT_KINDS, GAUGE_FIELDS, PART, type BucketTarget, type DurationKind } from './measure-sum.ts';
+import { COUNT_KINDS, PART, type BucketTarget, type DurationKind } from './measure-sum.ts';
 import type { OpenBucket, SparseBins } from './open-bucket.ts';
 
 export class ByteWriter {
@@ -71,7 +76,19 @@ export class ByteReader {
     private readonly end: number,
   ) {}
 
+  /** Moves past bytes a read does not want. */
+  skipTo(offset: number): void {
+    if (offset > this.end) throw new RangeError('a metrics bucket ends inside a histogram');
+    this.offset = offset;
+  }
+
   varint(): number {
+    // most numbers here are under 128: one byte
+    const first = this.offset < this.end ? this.bytes[this.offset]! : 128;
+    if (first < 128) {
+      this.offset++;
+      return first;
+    }
     let value = 0;
     let scale = 1;
     for (;;) {
@@ -100,20 +117,28 @@ export function encodeBucket(writer: ByteWriter, bucket: OpenBucket): void {
   if (gauges !== null) for (let at = 0; at < gauges.length; at++) writer.varint(gauges[at]!);
 }
 
+/** One histogram at a time is written here first, to learn its byte length. */
+const HISTOGRAM_SCRATCH = new ByteWriter(1024);
+
 function writeBins(writer: ByteWriter, bins: SparseBins): void {
-  writer.varint(bins.size);
+  const histogram = HISTOGRAM_SCRATCH;
+  histogram.reset();
+  histogram.varint(bins.size);
   let previous = 0;
   for (let at = 0; at < bins.size; at++) {
     const bin = bins.binAt(at);
-    writer.varint(bin - previous);
-    writer.varint(bins.countAt(at));
+    histogram.varint(bin - previous);
+    histogram.varint(bins.countAt(at));
     previous = bin;
   }
+  writer.varint(histogram.length);
+  writer.append(histogram.bytes.subarray(0, histogram.length));
 }
 
 /**
- * Adds the parts of the bucket at `reader.offset` named by `parts` to `target` (the others
- * are read past), leaving the reader at the next bucket.
+ * Adds the parts of the bucket at `reader.offset` named by `parts` to `target` (the others'
+ * histograms are stepped over), leaving the reader at the next bucket. Without a target
+ * every part is decoded, as a check of the bytes (a snapshot's, before they are kept).
  */
 export function decodeBucketInto(reader: ByteReader, target: BucketTarget | null, parts: number, binLimit: number): void {
   const flags = reader.varint();
@@ -123,22 +148,34 @@ export function decodeBucketInto(reader: ByteReader, target: BucketTarget | null
       if (target !== null && parts & PART.counts && count !== 0) target.addCount(at, count);
     }
   }
-  if (flags & PART.run) readBins(reader, parts & PART.run ? target : null, 'run', binLimit);
-  if (flags & PART.wait) readBins(reader, parts & PART.wait ? target : null, 'wait', binLimit);
+  if (flags & PART.run) readBins(reader, target, parts & PART.run ? 'run' : null, binLimit);
+  if (flags & PART.wait) readBins(reader, target, parts & PART.wait ? 'wait' : null, binLimit);
   if (flags & PART.gauges) {
-    const values: number[] = [];
-    for (let at = 0; at < GAUGE_FIELDS; at++) values.push(reader.varint());
-    if (target !== null && parts & PART.gauges) target.addGauges(values[0]!, values[1]!, values[2]!, values[3]!, values[4]!);
+    // samples, depth sum, deepest, age sum, oldest age: the order of GAUGE (measure-sum.ts)
+    const samples = reader.varint();
+    const depthSum = reader.varint();
+    const depthMax = reader.varint();
+    const ageSumMs = reader.varint();
+    const ageMaxMs = reader.varint();
+    if (target !== null && parts & PART.gauges) target.addGauges(samples, depthSum, depthMax, ageSumMs, ageMaxMs);
   }
 }
 
-function readBins(reader: ByteReader, target: BucketTarget | null, kind: DurationKind, binLimit: number): void {
+/** A histogram: added to `target` as `kind`, stepped over when a read does not want it (`kind` null), checked whole without a target. */
+function readBins(reader: ByteReader, target: BucketTarget | null, kind: DurationKind | null, binLimit: number): void {
+  const byteLength = reader.varint();
+  const endOffset = reader.offset + byteLength;
+  if (target !== null && kind === null) {
+    reader.skipTo(endOffset);
+    return;
+  }
   const size = reader.varint();
   let bin = 0;
   for (let at = 0; at < size; at++) {
     bin += reader.varint();
     const count = reader.varint();
     if (bin >= binLimit) throw new RangeError(`a metrics bucket names histogram bin ${bin}, past the layout's ${binLimit}`);
-    if (target !== null) target.addBin(kind, bin, count);
+    if (target !== null) target.addBin(kind!, bin, count);
   }
+  if (reader.offset !== endOffset) throw new RangeError('a metrics bucket\'s histogram is not the length it says');
 }

@@ -187,10 +187,11 @@ export class BucketTier {
 
   private visit(from: number, to: number, parts: number, targetOf: (bucket: number) => BucketTarget): void {
     let at = this.firstSealedAtOrAfter(from);
+    // sealed buckets lie back to back: one reader walks them in order
+    const reader = new ByteReader(this.bytes, this.offsets[at]!, this.offsets[this.count]!);
     for (; at < this.count; at++) {
       const bucket = this.starts[at]!;
       if (bucket >= to) break;
-      const reader = new ByteReader(this.bytes, this.offsets[at]!, this.offsets[at + 1]!);
       decodeBucketInto(reader, targetOf(bucket), parts, BIN_COUNT);
     }
     for (const [bucket, open] of this.open) if (bucket >= from && bucket < to) open.addInto(targetOf(bucket), parts);

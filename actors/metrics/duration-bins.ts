@@ -73,15 +73,3 @@ export function binValueMs(bin: number): number {
 export function percentileRank(count: number, permille: number): number {
   return Math.max(1, Math.ceil((count * permille) / 1000));
 }
-
-/** The nearest-rank percentile of a histogram's bins in milliseconds; null when it is empty. */
-export function percentileOfBins(bins: ArrayLike<number>, count: number, permille: number): number | null {
-  if (count <= 0) return null;
-  const rank = percentileRank(count, permille);
-  let seen = 0;
-  for (let bin = 0; bin < BIN_COUNT; bin++) {
-    seen += bins[bin]!;
-    if (seen >= rank) return binValueMs(bin);
-  }
-  return binValueMs(BIN_COUNT - 1);
-}

@@ -5,7 +5,7 @@
  * queues, or a task over several connections merges exactly, and percentiles are taken only
  * once every part is added in.
  */
-import { BIN_COUNT, percentileOfBins } from './duration-bins.ts';
+import { BIN_COUNT, binValueMs, percentileRank } from './duration-bins.ts';
 
 /** Jobs that entered each state; their order is the stored order (a snapshot depends on it). */
 export const COUNT_KINDS = ['completed', 'failed', 'retried', 'cancelled'] as const;
@@ -42,19 +42,79 @@ export interface DurationSummary {
   p99: number | null;
 }
 
+/**
+ * One histogram of a sum: a count per bin, and the lowest and highest bin written since it
+ * was last cleared, so that clearing it and reading percentiles walk only those.
+ */
+class DenseBins {
+  readonly values = new Float64Array(BIN_COUNT);
+  count = 0;
+  low = BIN_COUNT;
+  high = -1;
+
+  add(bin: number, count: number): void {
+    this.values[bin]! += count;
+    this.count += count;
+    if (bin < this.low) this.low = bin;
+    if (bin > this.high) this.high = bin;
+  }
+
+  clear(): void {
+    if (this.high >= this.low) this.values.fill(0, this.low, this.high + 1);
+    this.count = 0;
+    this.low = BIN_COUNT;
+    this.high = -1;
+  }
+
+  addAll(other: DenseBins): void {
+    for (let bin = other.low; bin <= other.high; bin++) if (other.values[bin] !== 0) this.add(bin, other.values[bin]!);
+  }
+
+  /** Nearest-rank percentiles (per mille, rising) in ms, from one walk of the written bins. */
+  percentiles(permilles: readonly number[]): Array<number | null> {
+    if (this.count === 0) return permilles.map(() => null);
+    const ranks = permilles.map((permille) => percentileRank(this.count, permille));
+    const found: Array<number | null> = [];
+    let seen = 0;
+    let next = 0;
+    for (let bin = this.low; bin <= this.high && next < ranks.length; bin++) {
+      seen += this.values[bin]!;
+      while (next < ranks.length && seen >= ranks[next]!) {
+        found.push(binValueMs(bin));
+        next++;
+      }
+    }
+    return found;
+  }
+}
+
 /** The sum of buckets, dense: a read adds bins into it, and sums of several parts add together. */
 export class MeasureSum implements BucketTarget {
   readonly counts = new Float64Array(COUNT_KINDS.length);
   readonly gauges = new Float64Array(GAUGE_FIELDS);
   /** allocated on the first bin added: a read of counts alone never needs them */
-  private runBins: Float64Array | null = null;
-  private waitBins: Float64Array | null = null;
-  runCount = 0;
-  waitCount = 0;
+  private run: DenseBins | null = null;
+  private wait: DenseBins | null = null;
 
+  get runCount(): number {
+    return this.run?.count ?? 0;
+  }
+
+  get waitCount(): number {
+    return this.wait?.count ?? 0;
+  }
+
+  /** The histogram's counts per bin (every bin of the layout). */
   bins(kind: DurationKind): Float64Array {
-    if (kind === 'run') return (this.runBins ??= new Float64Array(BIN_COUNT));
-    return (this.waitBins ??= new Float64Array(BIN_COUNT));
+    return this.histogram(kind).values;
+  }
+
+  /** Back to empty, keeping the arrays: one sum reused step after step allocates nothing per step. */
+  clear(): void {
+    this.counts.fill(0);
+    this.gauges.fill(0);
+    this.run?.clear();
+    this.wait?.clear();
   }
 
   addCount(index: number, count: number): void {
@@ -62,9 +122,8 @@ export class MeasureSum implements BucketTarget {
   }
 
   addBin(kind: DurationKind, bin: number, count: number): void {
-    this.bins(kind)[bin]! += count;
-    if (kind === 'run') this.runCount += count;
-    else this.waitCount += count;
+    if (kind === 'run') (this.run ??= new DenseBins()).add(bin, count);
+    else (this.wait ??= new DenseBins()).add(bin, count);
   }
 
   /** Adds the gauge fields of a bucket or sum: sums and sample counts add, maxima take the larger. */
@@ -82,14 +141,8 @@ export class MeasureSum implements BucketTarget {
     for (let at = 0; at < COUNT_KINDS.length; at++) this.counts[at]! += other.counts[at]!;
     const g = other.gauges;
     this.addGauges(g[GAUGE.samples]!, g[GAUGE.depthSum]!, g[GAUGE.depthMax]!, g[GAUGE.ageSumMs]!, g[GAUGE.ageMaxMs]!);
-    for (const kind of ['run', 'wait'] as const) {
-      const theirs = kind === 'run' ? other.runBins : other.waitBins;
-      if (theirs === null) continue;
-      const mine = this.bins(kind);
-      for (let bin = 0; bin < BIN_COUNT; bin++) mine[bin]! += theirs[bin]!;
-    }
-    this.runCount += other.runCount;
-    this.waitCount += other.waitCount;
+    if (other.run !== null) this.histogram('run').addAll(other.run);
+    if (other.wait !== null) this.histogram('wait').addAll(other.wait);
   }
 
   count(kind: CountKind): number {
@@ -108,18 +161,19 @@ export class MeasureSum implements BucketTarget {
 
   /** Nearest-rank percentile in ms (`permille`: 950 is p95); null without a value. */
   percentile(kind: DurationKind, permille: number): number | null {
-    const count = kind === 'run' ? this.runCount : this.waitCount;
-    const bins = kind === 'run' ? this.runBins : this.waitBins;
-    return bins === null ? null : percentileOfBins(bins, count, permille);
+    const histogram = kind === 'run' ? this.run : this.wait;
+    return histogram === null ? null : histogram.percentiles([permille])[0]!;
   }
 
   summary(kind: DurationKind): DurationSummary {
-    return {
-      count: kind === 'run' ? this.runCount : this.waitCount,
-      p50: this.percentile(kind, PERCENTILES.p50),
-      p95: this.percentile(kind, PERCENTILES.p95),
-      p99: this.percentile(kind, PERCENTILES.p99),
-    };
+    const histogram = kind === 'run' ? this.run : this.wait;
+    const [p50, p95, p99] = histogram === null ? [null, null, null] : histogram.percentiles([PERCENTILES.p50, PERCENTILES.p95, PERCENTILES.p99]);
+    return { count: histogram?.count ?? 0, p50: p50!, p95: p95!, p99: p99! };
+  }
+
+  private histogram(kind: DurationKind): DenseBins {
+    if (kind === 'run') return (this.run ??= new DenseBins());
+    return (this.wait ??= new DenseBins());
   }
 
   get isEmpty(): boolean {

@@ -7,8 +7,9 @@
  * share one layout, so the cover adds up to exactly what the finest tier alone would give,
  * reading ~90 day buckets where it would read 130,000 minutes.
  *
- * Reads of several connections are merged in one place (`mergeSums`, `mergeSteps`): sums
- * add, histograms add bin by bin, and percentiles are taken after.
+ * Reads of several connections are merged in one place (`mergeSums` for a range, the step
+ * sum of `forEachStep` for steps): sums add, histograms add bin by bin, and percentiles are
+ * taken after.
  */
 import { MeasureSum, type BucketTarget } from './measure-sum.ts';
 import type { MetricSeries } from './metric-series.ts';
@@ -23,12 +24,14 @@ export interface ReadWindow {
 
 /**
  * The window a request for [fromMs, toMs) is read at, as of `nowMs`: the finest tier that
- * keeps `fromMs` (a start older than every tier keeps is moved up to the day tier's
- * oldest bucket), edges rounded outwards to its buckets, the end no later than the bucket
+ * keeps `fromMs` (a start older than a tier keeps, by one bucket at most, or older than
+ * every tier keeps, is moved up to that tier's oldest bucket), edges rounded outwards to its buckets, the end no later than the bucket
  * holding now. `toMs` is kept above `fromMs`.
  */
 export function readWindow(settings: TaskMetricsSettings, fromMs: number, toMs: number, nowMs: number): ReadWindow {
-  const tier = TIER_NAMES.find((name) => floorTo(fromMs, TIER_WIDTH_MS[name]) >= oldestKeptMs(settings, name, nowMs)) ?? 'day';
+  // A start up to one bucket older than a tier keeps is read from its oldest bucket rather
+  // than at the next tier: "the last 90 days", asked a moment ago, is still read by the hour.
+  const tier = TIER_NAMES.find((name) => floorTo(fromMs, TIER_WIDTH_MS[name]) >= oldestKeptMs(settings, name, nowMs) - TIER_WIDTH_MS[name]) ?? 'day';
   const widthMs = TIER_WIDTH_MS[tier];
   const startMs = Math.max(floorTo(fromMs, widthMs), oldestKeptMs(settings, tier, nowMs));
   const endMs = Math.min(ceilTo(toMs, widthMs), floorTo(nowMs, widthMs) + widthMs);
@@ -67,17 +70,22 @@ export function sumRange(seriesList: readonly MetricSeries[], window: ReadWindow
   return sum;
 }
 
-/** One connection's sums of `seriesList` for each step of the window ([fromMs + k * stepMs, + stepMs)). */
-export function sumSteps(seriesList: readonly MetricSeries[], window: ReadWindow, stepMs: number, parts: number): MeasureSum[] {
+/**
+ * Each step of the window ([fromMs + k * stepMs, + stepMs)) summed over every connection's
+ * series, handed to `visit` in order. The connections are merged into one sum per step as
+ * they are read (adding is the merge), and the sum is reused for the next step: a read of
+ * 2,000 steps allocates one sum, not 2,000 histograms.
+ */
+export function forEachStep(seriesByConnection: readonly (readonly MetricSeries[])[], window: ReadWindow, stepMs: number, parts: number, visit: (sum: MeasureSum, at: number) => void): void {
+  const sum = new MeasureSum();
   const steps = stepCount(window, stepMs);
-  const sums = Array.from({ length: steps }, () => new MeasureSum());
-  if (seriesList.length === 0) return sums;
   for (let at = 0; at < steps; at++) {
+    sum.clear();
     const fromMs = window.fromMs + at * stepMs;
     const toMs = Math.min(window.toMs, fromMs + stepMs);
-    for (const series of seriesList) addRange(series, fromMs, toMs, window.tier, sums[at]!, parts);
+    for (const seriesList of seriesByConnection) for (const series of seriesList) addRange(series, fromMs, toMs, window.tier, sum, parts);
+    visit(sum, at);
   }
-  return sums;
 }
 
 export function stepCount(window: ReadWindow, stepMs: number): number {
@@ -85,17 +93,11 @@ export function stepCount(window: ReadWindow, stepMs: number): number {
 }
 
 /** Several connections' sums as one. */
-export function mergeSums(sums: Iterable<MeasureSum>): MeasureSum {
+export function mergeSums(sums: readonly MeasureSum[]): MeasureSum {
+  if (sums.length === 1) return sums[0]!;
   const merged = new MeasureSum();
   for (const sum of sums) merged.add(sum);
   return merged;
-}
-
-/** Several connections' step sums (the same window and step) as one list. */
-export function mergeSteps(perConnection: readonly MeasureSum[][]): MeasureSum[] {
-  if (perConnection.length === 1) return perConnection[0]!;
-  const steps = perConnection[0]?.length ?? 0;
-  return Array.from({ length: steps }, (_, at) => mergeSums(perConnection.map((sums) => sums[at]!)));
 }
 
 export function floorTo(ms: number, widthMs: number): number {

@@ -5,8 +5,8 @@
  */
 import { COUNT_KINDS, GAUGE, MeasureSum, PART, type CountKind, type DurationSummary } from './measure-sum.ts';
 import type { MetricSeries } from './metric-series.ts';
-import { TIER_WIDTH_MS } from './metric-tiers.ts';
-import { ceilTo, floorTo, mergeSteps, mergeSums, readWindow, sumRange, sumSteps, type ReadWindow } from './metric-reads.ts';
+import { TIER_NAMES, TIER_WIDTH_MS } from './metric-tiers.ts';
+import { ceilTo, floorTo, forEachStep, mergeSums, readWindow, sumRange, type ReadWindow } from './metric-reads.ts';
 import type { TaskMetrics } from './task-metrics.ts';
 
 /** The name the reads give the series folded past the cap. */
@@ -34,7 +34,7 @@ export interface TaskRow {
   folded: number | null;
   current: Figures;
   previous: Figures;
-  /** the chosen measure over the range in SPARK_POINTS steps (null: nothing to measure in a step) */
+  /** the chosen measure over the range in about SPARK_POINTS steps of whole buckets (null: nothing to measure in a step) */
   spark: Array<number | null>;
 }
 
@@ -74,24 +74,38 @@ export function taskTable(connections: readonly TaskMetrics[], query: { fromMs: 
       foldedSeries += metrics.otherTasks.folded;
     }
   }
-  const sparkStepMs = ceilTo(lengthMs / SPARK_POINTS, TIER_WIDTH_MS[window.tier]);
+  const sparkStepMs = sparkStep(lengthMs);
+  const sparkWindow = stepWindow(window, sparkStepMs);
   const sparkParts = query.spark === 'throughput' || query.spark === 'failureRate' ? PART.counts : query.spark === 'waitP95' ? PART.wait : PART.run;
   const rows: TaskRow[] = [];
   for (const task of names) {
     const seriesByConnection = connections.map((metrics) => seriesOfTask(metrics, task, query.queue));
     const current = mergeSums(seriesByConnection.map((series) => sumRange(series, window, PART.counts | PART.run | PART.wait)));
     const before = mergeSums(seriesByConnection.map((series) => sumRange(series, previous, PART.counts | PART.run | PART.wait)));
-    const spark = mergeSteps(seriesByConnection.map((series) => sumSteps(series, window, sparkStepMs, sparkParts)));
+    const spark: Array<number | null> = [];
+    forEachStep(seriesByConnection, sparkWindow, sparkStepMs, sparkParts, (sum) => spark.push(sparkValue(sum, query.spark, sparkStepMs)));
     rows.push({
       task,
       folded: task === OTHER_SERIES && !connections.some((metrics) => metrics.seriesOfTask(task).length > 0) ? foldedSeries : null,
       current: figuresOf(current, window),
       previous: figuresOf(before, previous),
-      spark: spark.map((sum) => sparkValue(sum, query.spark, sparkStepMs)),
+      spark,
     });
   }
   rows.sort((a, b) => (a.task < b.task ? -1 : a.task > b.task ? 1 : 0));
   return { window, previous, rows, foldedSeries };
+}
+
+/**
+ * About SPARK_POINTS steps of whole buckets of the coarsest tier that fits (4 days for 90
+ * days, 7 hours for 7 days): each step is then read from few buckets, and a table of 200
+ * tasks stays quick. The steps are aligned to their size, so the line may begin a little
+ * before the range.
+ */
+function sparkStep(lengthMs: number): number {
+  const exact = lengthMs / SPARK_POINTS;
+  const widthMs = [...TIER_NAMES].reverse().map((tier) => TIER_WIDTH_MS[tier]).find((width) => width <= exact) ?? TIER_WIDTH_MS.minute;
+  return ceilTo(exact, widthMs);
 }
 
 export function figuresOf(sum: MeasureSum, window: ReadWindow): Figures {
@@ -159,8 +173,9 @@ export function stepWindow(window: ReadWindow, stepMs: number): ReadWindow {
 
 export function seriesPoints(connections: readonly TaskMetrics[], selector: SeriesSelector, measure: SeriesMeasure, window: ReadWindow, stepMs: number): SeriesPoint[] {
   const parts = measure === 'counts' ? PART.counts : measure === 'runtime' ? PART.run : measure === 'wait' ? PART.wait : PART.gauges;
-  const sums = mergeSteps(connections.map((metrics) => sumSteps(selectedSeries(metrics, selector), window, stepMs, parts)));
-  return sums.map((sum, at) => pointOf(sum, measure, new Date(window.fromMs + at * stepMs).toISOString()));
+  const points: SeriesPoint[] = [];
+  forEachStep(connections.map((metrics) => selectedSeries(metrics, selector)), window, stepMs, parts, (sum, at) => points.push(pointOf(sum, measure, new Date(window.fromMs + at * stepMs).toISOString())));
+  return points;
 }
 
 function pointOf(sum: MeasureSum, measure: SeriesMeasure, at: string): SeriesPoint {
@@ -168,9 +183,10 @@ function pointOf(sum: MeasureSum, measure: SeriesMeasure, at: string): SeriesPoi
     case 'counts':
       return { at, completed: sum.count('completed'), failed: sum.count('failed'), retried: sum.count('retried'), cancelled: sum.count('cancelled') };
     case 'runtime':
-      return { at, ...sum.summary('run') };
-    case 'wait':
-      return { at, ...sum.summary('wait') };
+    case 'wait': {
+      const { count, p50, p95, p99 } = sum.summary(measure === 'runtime' ? 'run' : 'wait');
+      return { at, count, p50, p95, p99 };
+    }
     case 'depth':
     case 'age': {
       const gauges = sum.gauges;

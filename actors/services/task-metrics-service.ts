@@ -15,8 +15,8 @@ import type { ConnectionService } from './connection-service.ts';
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
-/** The points one series read may answer with. */
-export const SERIES_POINTS_MAX = 2_000;
+/** The points one series read may answer with: 90 days by the hour (2,160) fit. */
+export const SERIES_POINTS_MAX = 2_500;
 /** Steps a series read picks from when none is asked for: the finest giving at most AUTO_POINTS points. */
 const AUTO_STEPS_MS = [60_000, 300_000, 900_000, 3_600_000, 21_600_000, 86_400_000, 604_800_000];
 const AUTO_POINTS = 300;

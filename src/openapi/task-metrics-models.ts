@@ -36,7 +36,7 @@ const TaskRowModel = closed({
   folded: nullable(Type.Integer({ minimum: 0, description: 'the `(other)` row: how many series it holds; null for a task of its own' })),
   current: TaskFigures,
   previous: closed(TaskFigures.properties, 'the same over the period of the same length just before'),
-  spark: Type.Array(nullable(Type.Number()), { description: 'the `spark` measure over the range, in 24 steps (null: nothing measured in a step)' }),
+  spark: Type.Array(nullable(Type.Number()), { description: 'the `spark` measure over the range in about 24 steps of whole minutes, hours or days, aligned to their size (null: nothing measured in a step)' }),
 });
 
 export const TaskMetricsReply = closed({

@@ -26,7 +26,7 @@ export const TASK_METRICS_OPERATIONS: Record<string, OperationDoc> = {
     summary: 'One measure of a task, a task in a queue, a queue or every task, step by step over a range, with the markers in it',
     description:
       `${RANGE_TEXT} Steps start on multiples of the step since the epoch (UTC); a step must be a whole number of the tier's buckets, ` +
-      'and a range at most 2,000 steps (else 400 naming `step`). Measures: `counts` (completed, failed, retried, cancelled), `runtime` and `wait` ' +
+      'and a range at most 2,500 steps (90 days by the hour fit) (else 400 naming `step`). Measures: `counts` (completed, failed, retried, cancelled), `runtime` and `wait` ' +
       '(p50, p95, p99 in ms), and for a queue `depth` and `age` (of its oldest queued job, ms), sampled once a minute.',
     auth: 'session',
     query: Type.Partial(SeriesParams.schema),

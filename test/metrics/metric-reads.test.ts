@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { ALL_PARTS, MeasureSum } from '../../actors/metrics/measure-sum.ts';
 import { MetricSeries } from '../../actors/metrics/metric-series.ts';
 import { TASK_METRICS_DEFAULTS, TIER_WIDTH_MS } from '../../actors/metrics/metric-tiers.ts';
-import { addRange, mergeSteps, mergeSums, readWindow, sumRange, sumSteps } from '../../actors/metrics/metric-reads.ts';
+import { addRange, forEachStep, mergeSums, readWindow, sumRange } from '../../actors/metrics/metric-reads.ts';
 
 const RUNS = process.env.FUZZ_RUNS !== undefined && /^\d+$/.test(process.env.FUZZ_RUNS) ? Number(process.env.FUZZ_RUNS) : 100;
 const MINUTE_MS = 60_000;
@@ -64,15 +64,22 @@ describe('metric reads', () => {
     expect(empty.toMs - empty.fromMs).toBe(TIER_WIDTH_MS.minute);
   });
 
-  test('given several connections, then merging their sums and steps equals one read of all their series', () => {
+  test('given several connections, then merging their sums, and their steps read together, equal one read of all their series', () => {
     const first = seriesWith([{ agoMs: 1_000, runMs: 10, failed: false }, { agoMs: 5 * HOUR_MS, runMs: 200, failed: true }]);
     const second = seriesWith([{ agoMs: 2_000, runMs: 12, failed: false }, { agoMs: 30 * HOUR_MS, runMs: 1, failed: false }]);
     const window = readWindow(TASK_METRICS_DEFAULTS, NOW - 36 * HOUR_MS, NOW, NOW);
     expect(picture(mergeSums([sumRange([first], window, ALL_PARTS), sumRange([second], window, ALL_PARTS)]))).toEqual(picture(sumRange([first, second], window, ALL_PARTS)));
-    const merged = mergeSteps([sumSteps([first], window, HOUR_MS, ALL_PARTS), sumSteps([second], window, HOUR_MS, ALL_PARTS)]);
-    expect(merged.map(picture)).toEqual(sumSteps([first, second], window, HOUR_MS, ALL_PARTS).map(picture));
+    const steps = (seriesByConnection: MetricSeries[][]) => {
+      const pictures: Array<ReturnType<typeof picture>> = [];
+      forEachStep(seriesByConnection, window, HOUR_MS, ALL_PARTS, (sum) => pictures.push(picture(sum)));
+      return pictures;
+    };
+    const merged = steps([[first], [second]]);
+    expect(merged).toEqual(steps([[first, second]]));
     expect(merged).toHaveLength(36);
-    expect(merged.reduce((sum, step) => sum + step.finished, 0)).toBe(4);
+    expect(merged.reduce((sum, step) => sum + step.counts[0]! + step.counts[1]!, 0)).toBe(4);
+    // each step is its own: a sum reused from step to step carries nothing over
+    expect(merged.filter((step) => step.counts[0]! + step.counts[1]! > 0)).toHaveLength(3);
   });
 
   test('given a range of whole days, then the cover reads the day tier alone', () => {

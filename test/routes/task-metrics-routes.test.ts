@@ -102,7 +102,7 @@ describe('GET /api/metrics/series', () => {
     expect(hourly.status).toBe(400);
     expect(hourly.json.error.details.step[0]).toContain('hour');
     const tooMany = await get(`/api/metrics/series?from=${iso(T0 - 47 * HOUR_MS)}&step=1m`);
-    expect(tooMany.json.error.details.step[0]).toContain('2000');
+    expect(tooMany.json.error.details.step[0]).toContain('2500');
     const depth = await get('/api/metrics/series?measure=depth&task=mail.send');
     expect(depth.json.error.details).toHaveProperty('queue');
     expect((await get('/api/metrics/series?step=5x')).status).toBe(400);
