@@ -4,23 +4,29 @@
  * Plain data only: the log and snapshots carry these shapes as they are.
  */
 
-export const ALERT_KINDS = ['failure_rate', 'queue_depth', 'worker_offline', 'task_missing', 'job_stuck'] as const;
+export const ALERT_KINDS = ['failure_rate', 'queue_depth', 'worker_offline', 'task_missing', 'job_stuck', 'runtime_percentile'] as const;
 export type AlertKind = (typeof ALERT_KINDS)[number];
 
-/** Which of queue, task and threshold each kind takes (rule-input.ts checks them; the dashboard's form shows them). */
+/** Which of queue, task, threshold and a comparison with the week before each kind takes (rule-input.ts checks them; the dashboard's form shows them). */
 export interface KindFields {
   queue: 'optional' | 'refused';
   task: 'optional' | 'required' | 'refused';
   threshold: 'required' | 'refused';
+  relativeTo: 'optional' | 'refused';
 }
 
 export const KIND_FIELDS: Record<AlertKind, KindFields> = {
-  failure_rate: { queue: 'optional', task: 'refused', threshold: 'required' },
-  queue_depth: { queue: 'optional', task: 'refused', threshold: 'required' },
-  worker_offline: { queue: 'optional', task: 'refused', threshold: 'refused' },
-  task_missing: { queue: 'refused', task: 'required', threshold: 'refused' },
-  job_stuck: { queue: 'optional', task: 'optional', threshold: 'refused' },
+  failure_rate: { queue: 'optional', task: 'refused', threshold: 'required', relativeTo: 'refused' },
+  queue_depth: { queue: 'optional', task: 'refused', threshold: 'required', relativeTo: 'refused' },
+  worker_offline: { queue: 'optional', task: 'refused', threshold: 'refused', relativeTo: 'refused' },
+  task_missing: { queue: 'refused', task: 'required', threshold: 'refused', relativeTo: 'refused' },
+  job_stuck: { queue: 'optional', task: 'optional', threshold: 'refused', relativeTo: 'refused' },
+  runtime_percentile: { queue: 'optional', task: 'required', threshold: 'required', relativeTo: 'optional' },
 };
+
+/** What a runtime_percentile rule compares with: its threshold in ms (null), or the same window a week before (`threshold` times it). */
+export const RELATIVE_TO = ['week_before'] as const;
+export type RelativeTo = (typeof RELATIVE_TO)[number];
 
 export const CHANNEL_FORMATS = ['json', 'slack'] as const;
 export type ChannelFormat = (typeof CHANNEL_FORMATS)[number];
@@ -51,6 +57,12 @@ export const ALERT_LIMITS = {
   recentTransitionsMax: 100,
   /** failure_rate fires only over at least this many finished jobs, so one failure of one job pages no one */
   failureRateMinFinished: 5,
+  /** runtime_percentile fires only over at least this many runs (in each window compared), so one slow job pages no one */
+  runtimeMinRuns: 5,
+  /** runtime_percentile reads task metrics, kept by the minute: a shorter window measures nothing more */
+  runtimeWindowSecondsMin: 60,
+  /** runtime_percentile against the week before: `threshold` times it, at most this */
+  runtimeRatioMax: 100,
 } as const;
 
 /** How long a delivery is retried before it is given up, and the backoff between attempts. */
@@ -70,6 +82,8 @@ export interface RuleInput {
   threshold: number | null;
   windowSeconds: number;
   channelIds: string[];
+  /** runtime_percentile only; absent in rules saved before it existed (read as null) */
+  relativeTo?: RelativeTo | null;
 }
 
 export interface AlertRule extends RuleInput {
@@ -113,6 +127,8 @@ export interface Notice {
   value: number | null;
   threshold: number | null;
   windowSeconds: number | null;
+  /** runtime_percentile compared with the week before; absent otherwise */
+  relativeTo?: RelativeTo;
   firingSinceMs: number | null;
   /** resolved notices: when it resolved */
   resolvedAtMs: number | null;

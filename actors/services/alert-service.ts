@@ -5,7 +5,7 @@
  * sends anything itself: src/alerts/ asks it what is due and tells it what happened.
  */
 import type { User } from '../accounts/account-records.ts';
-import type { AlertChannel, AlertKind, AlertRule, ChannelFormat, DeliveryAttempt, Delivery, NoticeStatus, RuleStatus } from '../alerts/alert-model.ts';
+import type { AlertChannel, AlertKind, AlertRule, ChannelFormat, DeliveryAttempt, Delivery, NoticeStatus, RelativeTo, RuleStatus } from '../alerts/alert-model.ts';
 import type { ChannelInput, SendResult } from '../alerts/alert-book.ts';
 import { decideEvaluation } from '../alerts/alert-evaluation.ts';
 import { measure, type Measure } from '../alerts/alert-measures.ts';
@@ -46,6 +46,8 @@ export interface PublicChannel {
 
 /** A rule as the API shows it: what the user said of it, and its state, times as ISO strings. */
 export interface PublicRule extends RuleInput {
+  /** runtime_percentile against the week before; null otherwise */
+  relativeTo: RelativeTo | null;
   id: string;
   connectionId: string;
   createdAt: string;
@@ -148,7 +150,7 @@ export class AlertService {
     checkRuleInput(input);
     const actor = this.ownedActor(user, connectionId);
     const nowMs = this.engine.clock.nowMs();
-    return described(input.kind, measure({ ...input, createdAtMs: nowMs }, actor, nowMs));
+    return described(input, measure({ ...input, createdAtMs: nowMs }, actor, nowMs));
   }
 
   overview(user: User, connectionIdFilter?: string): AlertsOverview {
@@ -252,6 +254,7 @@ export class AlertService {
       task: rule.task,
       threshold: rule.threshold,
       windowSeconds: rule.windowSeconds,
+      relativeTo: rule.relativeTo ?? null,
       channelIds: [...rule.channelIds],
       createdAt: iso(rule.createdAtMs)!,
       updatedAt: iso(rule.updatedAtMs)!,
@@ -260,7 +263,7 @@ export class AlertService {
       firedValue: state.firedValue,
       changedAt: iso(state.changedAtMs),
       condition: conditionText(rule),
-      current: described(rule.kind, measure(rule, actor, nowMs)),
+      current: described(rule, measure(rule, actor, nowMs)),
     };
   }
 
@@ -288,12 +291,12 @@ export class AlertService {
   }
 }
 
-function described(kind: AlertKind, measured: Measure): DescribedMeasure {
-  return { ...measured, text: valueText(kind, measured.value) };
+function described(rule: Pick<RuleInput, 'kind' | 'relativeTo'>, measured: Measure): DescribedMeasure {
+  return { ...measured, text: valueText(rule.kind, measured.value, rule.relativeTo ?? null) };
 }
 
 function inputOf(rule: AlertRule): RuleInput {
-  return { name: rule.name, kind: rule.kind, queue: rule.queue, task: rule.task, threshold: rule.threshold, windowSeconds: rule.windowSeconds, channelIds: rule.channelIds };
+  return { name: rule.name, kind: rule.kind, queue: rule.queue, task: rule.task, threshold: rule.threshold, windowSeconds: rule.windowSeconds, channelIds: rule.channelIds, relativeTo: rule.relativeTo ?? null };
 }
 
 function describeAttempt(attempt: DeliveryAttempt): PublicDeliveryAttempt {

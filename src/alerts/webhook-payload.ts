@@ -40,7 +40,11 @@ const UNITS: Record<NonNullable<Notice['kind']>, string> = {
   worker_offline: 'seconds',
   task_missing: 'seconds',
   job_stuck: 'seconds',
+  runtime_percentile: 'milliseconds',
 };
+
+/** A runtime_percentile rule against the week before measures a ratio, not a time. */
+const unitOf = (notice: Notice): string | null => (notice.kind === null ? null : notice.relativeTo === 'week_before' ? 'ratio' : UNITS[notice.kind]);
 
 /** The dashboard page showing what a notice is about; relative when PUBLIC_URL is not set. */
 export function dashboardLink(delivery: Delivery, publicUrl: string | null): string {
@@ -68,6 +72,12 @@ export function dashboardLink(delivery: Delivery, publicUrl: string | null): str
       if (notice.queue !== null) query.set('queue', notice.queue);
       if (notice.task !== null) query.set('search', notice.task);
       break;
+    case 'runtime_percentile':
+      path = '/task-metrics';
+      if (notice.task !== null) query.set('task', notice.task);
+      if (notice.queue !== null) query.set('queue', notice.queue);
+      query.set('range', '7d');
+      break;
     case null:
       path = '/alerts';
       query.delete('connectionId');
@@ -87,7 +97,7 @@ export function jsonPayload(delivery: Delivery, publicUrl: string | null): JsonP
     connectionId: delivery.connectionId,
     rule: { id: notice.ruleId, name: notice.ruleName, kind: notice.kind, queue: notice.queue, task: notice.task, threshold: notice.threshold, windowSeconds: notice.windowSeconds },
     value: notice.value,
-    unit: notice.kind === null ? null : UNITS[notice.kind],
+    unit: unitOf(notice),
     firingSince: iso(notice.firingSinceMs),
     resolvedAt: iso(notice.resolvedAtMs),
     at: iso(notice.atMs)!,
@@ -107,8 +117,8 @@ export function slackText(delivery: Delivery, publicUrl: string | null): string 
 /** The notice's condition with the value that fired it: "failure rate > 20% over 5 min, queue emails (now 40%)". */
 export function noticeText(notice: Notice): string {
   if (notice.kind === null || notice.windowSeconds === null) return 'test';
-  const condition = conditionText({ kind: notice.kind, threshold: notice.threshold, windowSeconds: notice.windowSeconds, queue: notice.queue, task: notice.task });
-  return `${condition} (${notice.status === 'resolved' ? 'now' : 'was'} ${valueText(notice.kind, notice.value)})`;
+  const condition = conditionText({ kind: notice.kind, threshold: notice.threshold, windowSeconds: notice.windowSeconds, queue: notice.queue, task: notice.task, relativeTo: notice.relativeTo ?? null });
+  return `${condition} (${notice.status === 'resolved' ? 'now' : 'was'} ${valueText(notice.kind, notice.value, notice.relativeTo ?? null)})`;
 }
 
 export function webhookBody(delivery: Delivery, channel: AlertChannel, publicUrl: string | null): string {

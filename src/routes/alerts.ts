@@ -5,7 +5,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { Elysia } from 'elysia';
-import { ALERT_KINDS, ALERT_LIMITS, CHANNEL_FORMATS } from '../../actors/alerts/alert-model.ts';
+import { ALERT_KINDS, ALERT_LIMITS, CHANNEL_FORMATS, RELATIVE_TO } from '../../actors/alerts/alert-model.ts';
 import type { RuleInput } from '../../actors/alerts/rule-input.ts';
 import { validationError } from '../../actors/domain-error.ts';
 import { checkWebhookTarget, WebhookRefusal } from '../alerts/webhook-guard.ts';
@@ -26,6 +26,7 @@ const RULE_FIELDS = {
   task: Type.Optional(selector()),
   threshold: Type.Optional(Type.Union([Type.Number({ minimum: 0, maximum: ALERT_LIMITS.depthThresholdMax }), Type.Null()])),
   windowSeconds: Type.Integer({ minimum: ALERT_LIMITS.windowSecondsMin, maximum: ALERT_LIMITS.windowSecondsMax }),
+  relativeTo: Type.Optional(Type.Union([literals(RELATIVE_TO), Type.Null()], { description: 'runtime_percentile only: `week_before` compares with the same window 7 days earlier (`threshold` times it); null or absent, with `threshold` in ms' })),
   channelIds: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: ALERT_LIMITS.channelsPerRuleMax }),
 };
 
@@ -54,6 +55,7 @@ export const PreviewRuleBody = model(
       task: RULE_FIELDS.task,
       threshold: RULE_FIELDS.threshold,
       windowSeconds: RULE_FIELDS.windowSeconds,
+      relativeTo: RULE_FIELDS.relativeTo,
     },
     { additionalProperties: false },
   ),
@@ -73,13 +75,14 @@ function ruleInputOf(body: Static<typeof CreateRuleBody.schema>): RuleInput {
     threshold: body.threshold ?? null,
     windowSeconds: body.windowSeconds,
     channelIds: body.channelIds,
+    relativeTo: body.relativeTo ?? null,
   };
 }
 
 /** The fields a PATCH names, with an explicit null kept (it clears the field). */
 function ruleChangesOf(body: RuleFields): Partial<RuleInput> {
   const changes: Partial<RuleInput> = {};
-  for (const key of ['name', 'kind', 'queue', 'task', 'threshold', 'windowSeconds', 'channelIds'] as const) {
+  for (const key of ['name', 'kind', 'queue', 'task', 'threshold', 'windowSeconds', 'channelIds', 'relativeTo'] as const) {
     if (body[key] !== undefined) (changes as Record<string, unknown>)[key] = body[key];
   }
   return changes;

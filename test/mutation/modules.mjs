@@ -226,7 +226,7 @@ export const MODULES = {
           block('actors/connection/job-store.ts', 'lastCompletedAtOfName('),
           block('actors/metrics/queue-metrics.ts', 'finishedWithin('),
         ],
-        tests: ['test/alerts/alert-evaluation.test.ts', 'test/routes/alerts.test.ts', 'test/alerts/webhook-delivery.test.ts'],
+        tests: ['test/alerts/alert-evaluation.test.ts', 'test/alerts/runtime-percentile.test.ts', 'test/routes/alerts.test.ts', 'test/alerts/webhook-delivery.test.ts'],
       },
       {
         mutate: ['actors/services/alert-service.ts', 'actors/alerts/alert-text.ts', 'src/routes/alerts.ts'],

@@ -19,18 +19,20 @@ interface Draft {
   kind: AlertKind;
   queue: string;
   task: string;
-  /** as typed: a percentage for failure_rate, a job count for queue_depth */
+  /** as typed: a percentage for failure_rate, a job count for queue_depth, ms or a factor for runtime_percentile */
   threshold: string;
   windowMinutes: string;
   channelIds: string[];
+  /** runtime_percentile: against its threshold in ms (''), or the week before */
+  relativeTo: '' | 'week_before';
 }
 
 function draftOf(rule: PublicRule | null, connections: PublicConnection[]): Draft {
   if (rule === null) {
-    return { connectionId: connections[0]?.id ?? '', name: '', kind: 'failure_rate', queue: '', task: '', threshold: '20', windowMinutes: '5', channelIds: [] };
+    return { connectionId: connections[0]?.id ?? '', name: '', kind: 'failure_rate', queue: '', task: '', threshold: '20', windowMinutes: '5', channelIds: [], relativeTo: '' };
   }
   const threshold = rule.threshold === null ? '' : rule.kind === 'failure_rate' ? String(Math.round(rule.threshold * 1000) / 10) : String(rule.threshold);
-  return { connectionId: rule.connectionId, name: rule.name, kind: rule.kind, queue: rule.queue ?? '', task: rule.task ?? '', threshold, windowMinutes: String(rule.windowSeconds / 60), channelIds: [...rule.channelIds] };
+  return { connectionId: rule.connectionId, name: rule.name, kind: rule.kind, queue: rule.queue ?? '', task: rule.task ?? '', threshold, windowMinutes: String(rule.windowSeconds / 60), channelIds: [...rule.channelIds], relativeTo: rule.relativeTo ?? '' };
 }
 
 /** The body fields of a draft, as the API takes them (fields the kind does not take are left out). */
@@ -43,7 +45,15 @@ export function ruleFields(draft: Draft) {
     task: fields.task === 'refused' || draft.task.trim() === '' ? null : draft.task.trim(),
     threshold: fields.threshold === 'refused' || draft.threshold.trim() === '' ? null : draft.kind === 'failure_rate' ? number / 100 : number,
     windowSeconds: Math.round(Number(draft.windowMinutes) * 60),
+    relativeTo: fields.relativeTo === 'refused' || draft.relativeTo === '' ? null : draft.relativeTo,
   };
+}
+
+/** The threshold's label and input bounds for a kind (and, for run time, what it is compared with). */
+function thresholdInput(d: Draft): { label: string; min: number; max?: number; step: number | 'any' } {
+  if (d.kind === 'failure_rate') return { label: 'Threshold (%)', min: 0, max: 99.9, step: 0.1 };
+  if (d.kind !== 'runtime_percentile') return { label: 'Threshold (jobs)', min: 0, step: 1 };
+  return d.relativeTo === '' ? { label: 'Threshold (ms)', min: 1, step: 1 } : { label: 'Times the week before', min: 1.01, max: 100, step: 'any' };
 }
 
 export function RuleForm(props: { rule: PublicRule | null; connections: PublicConnection[]; channels: PublicChannel[]; onSaved: () => void; onCancel?: () => void }) {
@@ -76,7 +86,7 @@ export function RuleForm(props: { rule: PublicRule | null; connections: PublicCo
       clearTimeout(timer);
       clearInterval(again);
     };
-  }, [d.connectionId, d.kind, d.queue, d.task, d.threshold, d.windowMinutes]);
+  }, [d.connectionId, d.kind, d.queue, d.task, d.threshold, d.windowMinutes, d.relativeTo]);
 
   const onSubmit = async (event: SubmitEvent) => {
     event.preventDefault();
@@ -118,7 +128,7 @@ export function RuleForm(props: { rule: PublicRule | null; connections: PublicCo
         <select name="kind" value={d.kind} onChange={(e) => set({ kind: e.currentTarget.value as AlertKind })}>
           {ALERT_KINDS.map((kind) => (
             <option key={kind} value={kind}>
-              {kind.replace('_', ' ')}
+              {kind.replaceAll('_', ' ')}
             </option>
           ))}
         </select>
@@ -135,10 +145,19 @@ export function RuleForm(props: { rule: PublicRule | null; connections: PublicCo
           <input name="task" maxLength={255} required={fields.task === 'required'} value={d.task} onInput={(e) => set({ task: e.currentTarget.value })} />
         </label>
       )}
+      {fields.relativeTo === 'optional' && (
+        <label>
+          <span>p95 run time against</span>
+          <select name="relativeTo" value={d.relativeTo} onChange={(e) => set({ relativeTo: e.currentTarget.value === 'week_before' ? 'week_before' : '' })}>
+            <option value="">a threshold in ms</option>
+            <option value="week_before">the same window a week before</option>
+          </select>
+        </label>
+      )}
       {fields.threshold === 'required' && (
         <label>
-          <span>{d.kind === 'failure_rate' ? 'Threshold (%)' : 'Threshold (jobs)'}</span>
-          <input name="threshold" type="number" required min={0} max={d.kind === 'failure_rate' ? 99.9 : undefined} step={d.kind === 'failure_rate' ? 0.1 : 1} value={d.threshold} onInput={(e) => set({ threshold: e.currentTarget.value })} />
+          <span>{thresholdInput(d).label}</span>
+          <input name="threshold" type="number" required min={thresholdInput(d).min} max={thresholdInput(d).max} step={thresholdInput(d).step} value={d.threshold} onInput={(e) => set({ threshold: e.currentTarget.value })} />
         </label>
       )}
       <label>
