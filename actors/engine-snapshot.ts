@@ -11,6 +11,11 @@
  * ids as bytes, stores errors and traces as codes into the chunk's strings and extensions as
  * JSON text, and records how much each connection's job table holds, so that a restart sizes
  * the table once (job-columns.ts); a reader of format 3 would misread it, so the version says it.
+ * Format 5 keeps each job's last few commands (not only its latest), each with where its
+ * state entry stands and the state before it, so that a refused one can be withdrawn after a
+ * restart; a reader of format 4 would keep one command per job and lose that.
+ * Format 6 adds each connection's task metrics (`taskMetrics` chunks) and markers; a reader
+ * of format 5 would drop them. The job columns are format 4's.
  *
  * In cluster mode each partition's owner snapshots only its part (a `SnapshotScope`):
  * the connections of one partition, and the accounts in the accounts partition's own
@@ -35,13 +40,14 @@ import { taskMetricsParts, type TaskMetricsSnapshot } from './metrics/task-metri
 import type { Marker } from './metrics/markers.ts';
 import { inPartition, type PartitionSelector } from './partition-of.ts';
 
-export const SNAPSHOT_FORMAT_VERSION = 5;
+export const SNAPSHOT_FORMAT_VERSION = 6;
 /**
  * Versions `SnapshotRestorer` reads: 1 wrote jobs as objects (`k: 'jobs'`), 1 and 2 kept
  * dedup keys in the connection chunk, 1 to 3 had no job table sizes and ids as strings only,
- * 1 to 4 had no task metrics (a connection restored from them starts its task metrics empty).
+ * 1 to 4 kept one command outcome per job, without its entry time and prior state, 1 to 5 had
+ * no task metrics (a connection restored from them starts its task metrics empty).
  */
-const READABLE_FORMAT_VERSIONS: readonly number[] = [1, 2, 3, 4, 5];
+const READABLE_FORMAT_VERSIONS: readonly number[] = [1, 2, 3, 4, 5, 6];
 /** Task metrics series go into chunks of about this many bytes: a connection's 90 days of 200 tasks is tens of MB. */
 export const TASK_METRICS_BYTES_PER_CHUNK = 1 << 20;
 /** Each chunk is copied and encoded in one turn of the event loop: small chunks bound the stall. */
@@ -64,16 +70,16 @@ export type SnapshotChunk =
       workers: PlainWorker[];
       queues: PlainQueue[];
       commands: Command[];
-      /** absent in snapshots written before command outcomes existed */
-      commandOutcomes?: CommandOutcome[];
+      /** absent in snapshots written before command outcomes existed; formats 1 to 4: one per job, without entryAtMs and priorState */
+      commandOutcomes?: Array<Omit<CommandOutcome, 'entryAtMs' | 'priorState'> & Partial<CommandOutcome>>;
       /** absent in snapshots written before alerts existed, and when the connection has none */
       alerts?: AlertBookSnapshot;
       /** format 4: how much the job table held, so that a restart sizes it once (a hint: the jobColumns chunks are the data) */
       jobTable?: JobTableSizes;
-      /** format 5: markers drawn on the task metrics' charts; absent when there are none */
+      /** format 6: markers drawn on the task metrics' charts; absent when there are none */
       markers?: Marker[];
     }
-  /** format 5: a slice of the connection's task metrics series (actors/metrics/task-metrics.ts), after its connection chunk */
+  /** format 6: a slice of the connection's task metrics series (actors/metrics/task-metrics.ts), after its connection chunk */
   | { k: 'taskMetrics'; connectionId: string; part: TaskMetricsSnapshot }
   /** format 3: the connection's dedup keys, oldest first, in slices after its connection chunk */
   | { k: 'dedupKeys'; connectionId: string; keys: string[] }

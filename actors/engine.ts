@@ -145,6 +145,7 @@ export class Engine {
       case 'ingest':
       case 'job.action':
       case 'commands.acked':
+      case 'commands.expired':
         return this.connectionActors.get(record.connectionId)?.evolve(record) ?? null;
       case 'marker.added':
       case 'marker.deleted':

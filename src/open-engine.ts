@@ -94,6 +94,7 @@ export async function openEngine(config: Config, options: OpenEngineOptions): Pr
         dedupKeysMax: config.dedupKeysMax,
         maxJobsPerConnection: config.maxJobsPerConnection,
         retentionMs: config.retentionMs,
+        commandConfirmMs: config.commandConfirmMs,
         ...config.tenantLimits,
         taskMetrics: config.taskMetrics,
       },

@@ -86,7 +86,7 @@ export class LiveUpdates implements EngineListener {
     for (const ref of changes.jobs) {
       // a job a later record removed meanwhile is gone: nothing to show
       const job = actor.jobs.readRef(ref);
-      if (job !== undefined) hub.publish('job', toJobListItem(job));
+      if (job !== undefined) hub.publish('job', toJobListItem(job, actor.commandOutcomes.ofJob(job.id)));
     }
     for (const worker of changes.workers) {
       this.announcedOffline.delete(worker);

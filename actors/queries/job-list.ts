@@ -29,6 +29,7 @@ export interface JobListPage {
 
 /** A row of one connection's store: the scans of several connections merge into these. */
 interface StoreRow {
+  actor: ConnectionActor;
   store: JobStore;
   row: number;
 }
@@ -36,8 +37,9 @@ interface StoreRow {
 const idOf = (item: StoreRow): string => item.store.table.id(item.row);
 
 /** A store's scan with each row paired with its store; the scans filter first, so this sees about a page of entries. */
-function* withStore(store: JobStore, scan: IterableIterator<IndexEntry<number>>): Generator<IndexEntry<StoreRow>, void, undefined> {
-  for (const entry of scan) yield { key: entry.key, item: { store, row: entry.item } };
+function* withStore(actor: ConnectionActor, scan: IterableIterator<IndexEntry<number>>): Generator<IndexEntry<StoreRow>, void, undefined> {
+  const store = actor.jobs;
+  for (const entry of scan) yield { key: entry.key, item: { actor, store, row: entry.item } };
 }
 
 /** Builds the page in one synchronous step: the rows it reads cannot be freed meanwhile. */
@@ -45,7 +47,7 @@ export function listJobs(actors: ConnectionActor[], query: JobListQuery): JobLis
   const after = query.cursor === undefined ? undefined : positionOf(query);
   const matches = jobMatcher(query);
   // the scans filter, so a selective filter walks its index without an entry per refused job
-  const scans = actors.map((actor) => withStore(actor.jobs, actor.jobs.indexes[query.sortBy].scan(query.sortOrder, after, matches ?? undefined)));
+  const scans = actors.map((actor) => withStore(actor, actor.jobs.indexes[query.sortBy].scan(query.sortOrder, after, matches ?? undefined)));
   const page = takePage(mergeScans(scans, query.sortOrder, idOf), () => true, query.limit);
   const last = page.items[page.items.length - 1];
   const nextCursor =
@@ -53,7 +55,11 @@ export function listJobs(actors: ConnectionActor[], query: JobListQuery): JobLis
       ? encodeCursor({ sortBy: query.sortBy, sortOrder: query.sortOrder, key: JOB_SORT_VALUE[query.sortBy](last.item.store.table, last.item.row), id: idOf(last.item) })
       : null;
   const total = actors.reduce((sum, actor) => sum + countMatching(actor, matches), 0);
-  return { data: page.items.map(({ item }) => toJobListItem(item.store.read(item.row))), pagination: { nextCursor, limit: query.limit, total } };
+  const data = page.items.map(({ item }) => {
+    const job = item.store.read(item.row);
+    return toJobListItem(job, item.actor.commandOutcomes.ofJob(job.id));
+  });
+  return { data, pagination: { nextCursor, limit: query.limit, total } };
 }
 
 function positionOf(query: JobListQuery): IndexPosition {

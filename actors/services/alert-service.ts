@@ -5,7 +5,7 @@
  * sends anything itself: src/alerts/ asks it what is due and tells it what happened.
  */
 import type { User } from '../accounts/account-records.ts';
-import type { AlertChannel, AlertKind, AlertRule, ChannelFormat, DeliveryAttempt, Delivery, NoticeStatus, RelativeTo, RuleStatus } from '../alerts/alert-model.ts';
+import { linkBaseOf, type AlertChannel, type AlertKind, type AlertRule, type ChannelFormat, type DeliveryAttempt, type Delivery, type NoticeStatus, type RelativeTo, type RuleStatus } from '../alerts/alert-model.ts';
 import type { ChannelInput, SendResult } from '../alerts/alert-book.ts';
 import { decideEvaluation } from '../alerts/alert-evaluation.ts';
 import { measure, type Measure } from '../alerts/alert-measures.ts';
@@ -38,6 +38,8 @@ export interface PublicChannel {
   url: string;
   format: ChannelFormat;
   createdAt: string;
+  /** where its notices' links point: PUBLIC_URL, else the dashboard address the channel was created through; null: relative links */
+  linkBase: string | null;
   /** deliveries waiting for their next attempt */
   pending: number;
   /** the last attempts, newest first */
@@ -92,7 +94,11 @@ export interface DueDelivery {
 }
 
 export class AlertService {
-  constructor(private readonly engine: Engine) {}
+  /** `publicUrl`: PUBLIC_URL, the base of every notice link when set. */
+  constructor(
+    private readonly engine: Engine,
+    private readonly publicUrl: string | null = null,
+  ) {}
 
   listChannels(user: User, connectionIdFilter?: string): PublicChannel[] {
     return this.actorsOf(user, connectionIdFilter).flatMap((actor) => [...actor.alerts.channels.values()].map((channel) => this.describeChannel(actor, channel)));
@@ -240,7 +246,17 @@ export class AlertService {
     let pending = 0;
     for (const delivery of alerts.pending.values()) if (delivery.channelId === channel.id) pending++;
     const deliveries = (alerts.history.get(channel.id) ?? []).map(describeAttempt).reverse();
-    return { id: channel.id, connectionId: channel.connectionId, name: channel.name, url: channel.url, format: channel.format, createdAt: iso(channel.createdAtMs)!, pending, deliveries };
+    return {
+      id: channel.id,
+      connectionId: channel.connectionId,
+      name: channel.name,
+      url: channel.url,
+      format: channel.format,
+      createdAt: iso(channel.createdAtMs)!,
+      linkBase: linkBaseOf(channel, this.publicUrl),
+      pending,
+      deliveries,
+    };
   }
 
   private describeRule(actor: ConnectionActor, rule: AlertRule, nowMs: number): PublicRule {

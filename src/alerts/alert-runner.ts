@@ -9,7 +9,7 @@
  * after the restart: at least once, with the same delivery id (`deliveryId` in the
  * payload) so a receiver can drop the repeat.
  */
-import type { DeliveryOutcome } from '../../actors/alerts/alert-model.ts';
+import { linkBaseOf, type DeliveryOutcome } from '../../actors/alerts/alert-model.ts';
 import type { SendResult } from '../../actors/alerts/alert-book.ts';
 import type { Engine } from '../../actors/engine.ts';
 import type { AlertService, DueDelivery, PublicDeliveryAttempt } from '../../actors/services/alert-service.ts';
@@ -105,7 +105,7 @@ export class AlertRunner {
   private attempt(due: DueDelivery): Promise<PublicDeliveryAttempt | null> {
     const { delivery, channel } = due;
     const attempt = (async () => {
-      const body = webhookBody(delivery, channel, this.options.publicUrl);
+      const body = webhookBody(delivery, channel, linkBaseOf(channel, this.options.publicUrl));
       const headers = {
         [SIGNATURE_HEADER]: signatureOf(channel.secret, body),
         'X-Jobwatch-Delivery': delivery.id,

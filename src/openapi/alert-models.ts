@@ -28,6 +28,9 @@ export const AlertChannel = closed({
   url: Type.String(),
   format: literals(CHANNEL_FORMATS),
   createdAt: time(),
+  linkBase: nullable(
+    Type.String({ description: "where its notices' links point: PUBLIC_URL when set, else the dashboard address (scheme, host, port) the channel was created through; null: relative links" }),
+  ),
   pending: Type.Integer({ minimum: 0, description: 'deliveries waiting for their next attempt' }),
   deliveries: Type.Array(DeliveryAttempt, { maxItems: 100, description: 'the last attempts, newest first' }),
 });

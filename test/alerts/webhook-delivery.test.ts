@@ -105,7 +105,7 @@ describe('webhook delivery', () => {
     const payload = signedPayload(hooks.received[0]!, secret);
     expect(Object.keys(payload)).toEqual(['text']);
     expect(payload.text).toContain(':rotating_light: *FIRING* emails &lt;failing&gt;: failure rate &gt; 20% over 5 min (was 100%)');
-    expect(payload.text).toContain(`</jobs?connectionId=${f.connection.id}&state=failed|Open in jobwatch>`);
+    expect(payload.text).toContain(`<http://localhost:3000/jobs?connectionId=${f.connection.id}&state=failed|Open in jobwatch>`);
   });
 
   test('a receiver answering 500 is retried after the backoff, and the 200 that follows delivers it', async () => {

@@ -5,7 +5,8 @@
  * (format 3 slices them into chunks of their own); formats 1 to 3 joined a chunk's ids
  * as strings, sent errors and stack traces as text per job and extensions as objects, and did not record the job
  * table's sizes (format 4 may send ids as Latin-1 bytes, and texts as codes into the chunk's strings);
- * formats 1 to 4 held no task metrics, so a connection restored from them starts them empty.
+ * formats 1 to 5 held no task metrics or markers, so a connection restored from them starts
+ * them empty (format 4's command outcomes: snapshot-command-trail.test.ts).
  */
 import { afterEach, expect, test } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -33,11 +34,13 @@ const asString = (joined: string | Uint8Array): string => (typeof joined === 'st
 const asTexts = (codes: Uint8Array | Array<string | null>, strings: string[]): Array<string | null> =>
   Array.isArray(codes) ? codes : Array.from(new Int32Array(Uint8Array.from(codes).buffer), (code) => (code === -1 ? null : strings[code]!));
 
-/** The chunks format 4 wrote: no task metrics. */
-function formatFour(engine: Engine): SnapshotChunk[] {
+/** The chunks format 5 wrote: no task metrics, no markers. */
+function formatFive(engine: Engine): SnapshotChunk[] {
   const chunks = [...engine.takeSnapshot().chunks];
   expect(chunks.some((chunk) => chunk.k === 'taskMetrics')).toBe(true);
-  return chunks.filter((chunk) => chunk.k !== 'taskMetrics').map((chunk) => (chunk.k === 'header' ? { ...chunk, version: 4 } : chunk));
+  return chunks
+    .filter((chunk) => chunk.k !== 'taskMetrics')
+    .map((chunk) => (chunk.k === 'header' ? { ...chunk, version: 5 } : chunk.k === 'connection' ? { ...chunk, markers: undefined } : chunk));
 }
 
 /** Chunks as format 3 wrote them: ids joined as strings, errors and stack traces as text, no job table sizes. */
@@ -64,12 +67,12 @@ function formatThree(chunk: SnapshotChunk): SnapshotChunk {
 }
 
 /** The chunks formats 1 to 3 wrote: format 2 also every dedup key in the connection chunk; format 1 also jobs as plain objects, 1,000 a chunk. */
-function* olderFormatChunks(engine: Engine, version: 1 | 2 | 3 | 4): Generator<unknown> {
-  if (version === 4) {
-    yield* formatFour(engine);
+function* olderFormatChunks(engine: Engine, version: 1 | 2 | 3 | 5): Generator<unknown> {
+  if (version === 5) {
+    yield* formatFive(engine);
     return;
   }
-  const chunks = formatFour(engine).map(formatThree);
+  const chunks = formatFive(engine).map(formatThree);
   if (version === 3) {
     expect(chunks.some((chunk) => chunk.k === 'jobColumns' && typeof chunk.columns.ids === 'string')).toBe(true);
     expect(chunks.some((chunk) => chunk.k === 'jobColumns' && Array.isArray(chunk.columns.error) && chunk.columns.error.some((text) => text !== null))).toBe(true);
@@ -100,7 +103,7 @@ function* olderFormatChunks(engine: Engine, version: 1 | 2 | 3 | 4): Generator<u
   }
 }
 
-for (const version of [1, 2, 3, 4] as const) {
+for (const version of [1, 2, 3, 5] as const) {
   test(`given a snapshot in format ${version}, then recovery restores the state it was taken from (dedup keys included; task metrics, which it did not hold, start empty), and the next snapshot is the current format`, async () => {
     const dir = mkdtempSync(join(tmpdir(), `jw-format${version}-`));
     dirs.push(dir);

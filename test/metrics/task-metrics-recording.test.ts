@@ -76,16 +76,23 @@ describe('task metrics of a connection', () => {
     expect([...connection.taskMetrics.queueNames()]).toEqual([]);
   });
 
-  test('given a retry and a cancel through events and through the dashboard, then each counts once', () => {
+  test('given a retry and a cancel through events, and through the dashboard once the agent carried them out, then each counts once', () => {
     const connection = actor();
     ingest(connection, T0 + 10_000, [job('a', T0, 'failed'), job('e', T0, 'failed'), job('e', T0 + 1, 'retrying'), job('b', T0, 'queued'), job('c', T0, 'active'), job('d', T0, 'cancelled')]);
     const retry = connection.decideJobAction('retry', [connection.jobs.getByExternalId('a')!.id], T0 + 20_000);
     connection.evolve(retry.record!);
     const revoke = connection.decideJobAction('revoke', [connection.jobs.getByExternalId('b')!.id, connection.jobs.getByExternalId('c')!.id], T0 + 20_000);
     connection.evolve(revoke.record!);
-
-    const sum = total(connection.taskMetrics.seriesOfTask('tasks.add'));
-    expect([sum.count('failed'), sum.count('retried'), sum.count('cancelled')]).toEqual([2, 2, 3]);
+    const counts = () => {
+      const sum = total(connection.taskMetrics.seriesOfTask('tasks.add'));
+      return [sum.count('failed'), sum.count('retried'), sum.count('cancelled')];
+    };
+    // requested, not yet done: what the job system reported so far
+    expect(counts()).toEqual([2, 1, 1]);
+    const [retried, revokedB, revokedC] = connection.commands.oldestFirst(3).map((command) => command.id);
+    connection.evolve({ t: 'commands.acked', connectionId: CONNECTION, ids: [retried!, revokedB!], failed: [{ id: revokedC!, reason: 'worker gone' }], atMs: T0 + 30_000 });
+    // the retry and one revoke were carried out; the refused revoke never happened
+    expect(counts()).toEqual([2, 2, 2]);
   });
 
   test('given retention runs, then each queue is sampled: depth from its snapshot or its queued jobs, and the age of its oldest queued job', () => {

@@ -14,6 +14,7 @@ import { segmentFileName, snapshotFileName } from '../../persistence/file-names.
 import { FRAME_HEADER_BYTES } from '../../persistence/frame.ts';
 import { encodeValue } from '../../persistence/record-codec.ts';
 import { RecordingStorage } from '../../persistence/recording-storage.ts';
+import { spend } from '../support/spend.ts';
 
 const tempDirs: string[] = [];
 afterAll(() => tempDirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
@@ -98,8 +99,13 @@ describe('snapshots', () => {
     const { store, storage } = await opened({ lines });
     await store.append({ n: 1 });
     const before = performance.now();
-    const ok = await store.writeSnapshot(chunks([1]));
-    expect(ok.durationMs).toBeGreaterThanOrEqual(0);
+    // making its one chunk takes 20 ms: the snapshot cannot have taken less
+    const slowChunk = (function* () {
+      spend(20);
+      yield [1];
+    })();
+    const ok = await store.writeSnapshot({ chunks: slowChunk });
+    expect(ok.durationMs).toBeGreaterThanOrEqual(20);
     expect(ok.durationMs).toBeLessThanOrEqual(performance.now() - before);
     await store.append({ n: 2 });
     storage.beforeOperation = (operation) => {

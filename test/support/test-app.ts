@@ -73,7 +73,7 @@ export async function testApp(options: TestAppOptions = {}) {
     log: (line) => streamLog.push(line),
     ...options.live,
   });
-  const alerts = new AlertService(engine);
+  const alerts = new AlertService(engine, options.publicUrl ?? null);
   const taskMetrics = new TaskMetricsService(engine, connections);
   const alertDelivery = createAlertEdge({
     engine,

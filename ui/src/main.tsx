@@ -1,24 +1,20 @@
 /** The dashboard's entry: styles, the session check, and the page for the address. */
-import 'uplot/dist/uPlot.min.css';
 import './styles.css';
 import { render } from 'preact';
 import { AppShell } from './components/app-shell.tsx';
 import { EmptyState } from './components/empty-state.tsx';
 import { Link } from './components/link.tsx';
-import { lazyPage } from './components/lazy-page.tsx';
 import { AlertsPage } from './pages/alerts/alerts-page.tsx';
 import { ConnectionsPage } from './pages/connections/connections-page.tsx';
 import { JobDetailPage } from './pages/job-detail/job-detail-page.tsx';
 import { JobsPage } from './pages/jobs/jobs-page.tsx';
+import { MetricsPage } from './pages/metrics/metrics-page.tsx';
+import { QueuesPage } from './pages/queues/queues-page.tsx';
 import { SignInPage } from './pages/sign-in.tsx';
 import { UsersPage } from './pages/users-page.tsx';
 import { WorkersPage } from './pages/workers/workers-page.tsx';
 import { matchPath, navigate, route } from './router.ts';
 import { loadSession, nextAddress, signInAddress, user } from './session.ts';
-
-// the pages that draw charts, and uPlot with them, are fetched on first visit
-const QueuesPage = lazyPage(() => import('./pages/queues/queues-page.tsx').then((module) => module.QueuesPage));
-const MetricsPage = lazyPage(() => import('./pages/metrics/metrics-page.tsx').then((module) => module.MetricsPage));
 
 const PAGES: Array<[string, (params: Record<string, string>) => preact.JSX.Element]> = [
   ['/jobs', () => <JobsPage />],

@@ -37,19 +37,18 @@ export function TaskView({ task, query }: { task: string; query: URLSearchParams
     key,
   );
   const series = data.value;
-  const times = series?.counts.points.map((point) => Date.parse(point.at) / 1000) ?? [];
+  const times = series?.counts.points.map((point) => Date.parse(point.at)) ?? [];
+  const stepMs = series?.counts.stepMs ?? 60_000;
   const counts = (series?.counts.points ?? []) as Counts[];
   const runtime = (series?.runtime.points ?? []) as Durations[];
-  const stepMinutes = (series?.counts.stepMs ?? 60_000) / 60_000;
-  const completed = counts.reduce((sum, point) => sum + point.completed, 0);
-  const failed = counts.reduce((sum, point) => sum + point.failed, 0);
+  const stepMinutes = stepMs / 60_000;
   const markers = series?.runtime.markers ?? [];
-  const runLines: ChartLine[] = (['p50', 'p95', 'p99'] as const).map((key, at) => ({ label: key, color: ['--accent', '--warn', '--failed'][at]!, values: runtime.map((point) => point[key]) }));
+  const runLines: ChartLine[] = (['p50', 'p95', 'p99'] as const).map((key, at) => ({ label: key, tone: ['accent', 'warn', 'failed'][at]!, values: runtime.map((point) => point[key]) }));
   const throughputLines: ChartLine[] = [
-    { label: 'completed', color: '--succeeded', values: counts.map((point) => point.completed / stepMinutes) },
-    { label: 'failed', color: '--failed', values: counts.map((point) => point.failed / stepMinutes) },
+    { label: 'completed', tone: 'succeeded', values: counts.map((point) => point.completed / stepMinutes) },
+    { label: 'failed', tone: 'failed', values: counts.map((point) => point.failed / stepMinutes) },
   ];
-  const failureLines: ChartLine[] = [{ label: 'failure rate', color: '--failed', values: counts.map((point) => (point.completed + point.failed === 0 ? null : point.failed / (point.completed + point.failed))) }];
+  const failureLines: ChartLine[] = [{ label: 'failure rate', tone: 'failed', values: counts.map((point) => (point.completed + point.failed === 0 ? null : point.failed / (point.completed + point.failed))) }];
   return (
     <>
       <p>
@@ -74,28 +73,36 @@ export function TaskView({ task, query }: { task: string; query: URLSearchParams
         <p class="muted">Loading…</p>
       ) : (
         <>
-          <div class="metrics">
-            {(
-              [
-                ['completed', completed.toLocaleString()],
-                ['failed', failed.toLocaleString()],
-                ['failure rate', percent(completed + failed === 0 ? null : failed / (completed + failed))],
-                ['throughput', rate((completed + failed) / (range.ms / 60_000))],
-              ] as const
-            ).map(([label, value]) => (
-              <div class="metric" key={label}>
-                <strong>{value}</strong>
-                <span>{label}</span>
-              </div>
-            ))}
-          </div>
-          <MetricChart title={`Run time per ${step}`} times={times} lines={runLines} markers={markers} format={duration} />
-          <MetricChart title={`Finished per minute, by ${step}`} times={times} lines={throughputLines} markers={markers} format={amount} stepped />
-          <MetricChart title={`Failure rate per ${step}`} times={times} lines={failureLines} markers={markers} format={percent} />
+          <Totals counts={counts} rangeMs={range.ms} />
+          <MetricChart title={`Run time per ${step}`} times={times} stepMs={stepMs} lines={runLines} markers={markers} format={duration} />
+          <MetricChart title={`Finished per minute, by ${step}`} times={times} stepMs={stepMs} lines={throughputLines} markers={markers} format={amount} stepped />
+          <MetricChart title={`Failure rate per ${step}`} times={times} stepMs={stepMs} lines={failureLines} markers={markers} format={percent} />
           <AddMarker connectionId={connectionId ?? (connections.value.length === 1 ? connections.value[0]!.id : null)} />
         </>
       )}
     </>
+  );
+}
+
+/** Completed, failed, failure rate and throughput over the whole range. */
+function Totals({ counts, rangeMs }: { counts: Counts[]; rangeMs: number }) {
+  const completed = counts.reduce((sum, point) => sum + point.completed, 0);
+  const failed = counts.reduce((sum, point) => sum + point.failed, 0);
+  const figures: Array<[string, string]> = [
+    ['completed', completed.toLocaleString()],
+    ['failed', failed.toLocaleString()],
+    ['failure rate', percent(completed + failed === 0 ? null : failed / (completed + failed))],
+    ['throughput', rate((completed + failed) / (rangeMs / 60_000))],
+  ];
+  return (
+    <div class="metrics">
+      {figures.map(([label, value]) => (
+        <div class="metric" key={label}>
+          <strong>{value}</strong>
+          <span>{label}</span>
+        </div>
+      ))}
+    </div>
   );
 }
 
