@@ -114,7 +114,8 @@ function Markers(props: { markers: PublicMarker[]; xAt: (ms: number) => number; 
           <g key={marker.id} class="marker">
             <title>{`${marker.name}, ${absoluteTime(marker.at)}`}</title>
             <line x1={at} x2={at} y1={TOP_PX - 10} y2={HEIGHT_PX - BOTTOM_PX} />
-            <text x={at + 4} y={TOP_PX - 2}>
+            {/* near the right edge the name goes left of its line, so it is not cut off */}
+            <text x={at > props.width - 120 ? at - 4 : at + 4} y={TOP_PX - 2} class={at > props.width - 120 ? 'before' : undefined}>
               {marker.name}
             </text>
           </g>
