@@ -78,6 +78,8 @@ export interface Config {
   // --- task metrics (docs/configuration.md, "Task metrics") ---
   /** how long the minute, hour and day tiers keep their buckets, and the series cap per connection */
   taskMetrics: TaskMetricsSettings;
+  /** (connection, task) pairs the task metrics' Prometheus families export at most; the rest are summed as `(other)` */
+  prometheusTaskSeriesMax: number;
 }
 
 export class ConfigError extends Error {}
@@ -230,5 +232,6 @@ export function loadConfig(env: Env = process.env): Config {
     alertEvalMs: integer(env, 'ALERT_EVAL_SECONDS', 10, 1, 3_600) * 1000,
     alertWebhookAllowPrivate: oneOf(env, 'ALERT_WEBHOOK_ALLOW_PRIVATE', 'false', ['true', 'false'] as const) === 'true',
     taskMetrics: taskMetrics(env),
+    prometheusTaskSeriesMax: integer(env, 'METRICS_PROMETHEUS_TASKS_MAX', 100, 0, 10_000),
   };
 }

@@ -283,6 +283,10 @@ export const MODULES = {
         mutate: ['actors/services/task-metrics-service.ts', 'actors/metrics/markers.ts', 'src/routes/task-metrics.ts'],
         tests: ['test/routes/task-metrics-routes.test.ts'],
       },
+      {
+        mutate: ['src/metrics/task-metric-families.ts'],
+        tests: ['test/operability/task-metrics-prometheus.test.ts'],
+      },
     ],
   },
   heavyBodies: {
