@@ -79,7 +79,13 @@ export function MetricChart(props: { title: string; times: number[]; stepMs: num
                   <path d={stepPath(line.values, x, y)} class="edge" />
                 </>
               ) : (
-                <path d={linePath(line.values, (index) => (x(index) + x(index + 1)) / 2, y)} class="edge" />
+                <>
+                  <path d={linePath(line.values, (index) => (x(index) + x(index + 1)) / 2, y)} class="edge" />
+                  {/* a value with nothing measured on either side has no line to be on: a dot */}
+                  {line.values.map((value, index) =>
+                    value !== null && line.values[index - 1] == null && line.values[index + 1] == null ? <circle key={index} cx={(x(index) + x(index + 1)) / 2} cy={y(value)} r={2.5} /> : null,
+                  )}
+                </>
               )}
             </g>
           ))}

@@ -14,7 +14,7 @@ export function Sparkline({ values, label }: { values: Array<number | null>; lab
       return;
     }
     // a segment starts with a dot's worth of line, so a lone value shows
-    path += `${drawing ? 'L' : 'M'}${x(at).toFixed(1)} ${y(value).toFixed(1)}${drawing ? '' : 'h.5'}`;
+    path += `${drawing ? 'L' : 'M'}${x(at).toFixed(1)} ${y(value).toFixed(1)}${drawing ? '' : 'h1'}`;
     drawing = true;
   });
   return (
