@@ -39,6 +39,8 @@ import { WorkerRate } from './metrics/worker-metrics.ts';
 import { taskMetricsParts, type TaskMetricsSnapshot } from './metrics/task-metrics.ts';
 import type { Marker } from './metrics/markers.ts';
 import { inPartition, type PartitionSelector } from './partition-of.ts';
+import { checkChunkShape } from './stored/chunk-shapes.ts';
+import { ShapeError } from './stored/shape-check.ts';
 
 export const SNAPSHOT_FORMAT_VERSION = 6;
 /**
@@ -180,9 +182,17 @@ export interface RestoreTimings {
   lookupsMs: number;
 }
 
-/** Rebuilds state from chunks in the order `takeSnapshot` produced them. */
+/**
+ * Rebuilds state from chunks in the order `takeSnapshot` produced them. Each chunk's shape
+ * is checked first (stored/chunk-shapes.ts), and so is their order: a header opens each
+ * snapshot and an end chunk closes it, so a chunk that went missing or was swapped is
+ * refused rather than skipped.
+ */
 export class SnapshotRestorer {
   readonly timings: RestoreTimings = { chunksMs: 0, lookupsMs: 0 };
+  /** where in a snapshot the chunks are: before its header, inside it, or past its end chunk */
+  private position: 'before header' | 'inside' | 'after end' = 'before header';
+  private sawAccounts = false;
   /** the rows loaded into each connection's job table, indexed at `end` */
   private readonly pendingJobs = new Map<ConnectionActor, number[]>();
   /** Restored once all have arrived: the cache's fast path wants them in one array. */
@@ -197,14 +207,36 @@ export class SnapshotRestorer {
 
   restore(raw: unknown): void {
     const startedAtMs = performance.now();
-    const chunk = raw as SnapshotChunk;
+    const chunk = checkChunkShape(raw);
     try {
+      this.follow(chunk.k);
       this.apply(chunk);
     } finally {
       const ms = performance.now() - startedAtMs;
-      if (chunk?.k === 'end') this.timings.lookupsMs += ms;
+      if (chunk.k === 'end') this.timings.lookupsMs += ms;
       else this.timings.chunksMs += ms;
     }
+  }
+
+  /**
+   * After a snapshot's last chunk: it must have ended with its end chunk, and a snapshot of
+   * the whole state (a single node's; not one partition's) must have held the accounts.
+   */
+  snapshotEnded({ wholeState }: { wholeState: boolean }): void {
+    if (this.position !== 'after end') throw new ShapeError(`expected the snapshot to close with its 'end' chunk, but its chunks ran out ${this.position === 'before header' ? 'before any header' : 'before it'}`);
+    if (wholeState && !this.sawAccounts) throw new ShapeError("expected an 'accounts' chunk in a snapshot of the whole state, found none: every user, session and connection would be lost");
+  }
+
+  private follow(kind: SnapshotChunk['k']): void {
+    if (kind === 'header') {
+      if (this.position === 'inside') throw new ShapeError("expected the snapshot's 'end' chunk before another header");
+      this.position = 'inside';
+      this.sawAccounts = false;
+      return;
+    }
+    if (this.position !== 'inside') throw new ShapeError(`expected ${this.position === 'before header' ? 'the header chunk first' : 'nothing after the end chunk'}, found a '${kind}' chunk`);
+    if (kind === 'accounts') this.sawAccounts = true;
+    if (kind === 'end') this.position = 'after end';
   }
 
   private apply(chunk: SnapshotChunk): void {

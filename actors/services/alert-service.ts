@@ -10,6 +10,7 @@ import type { ChannelInput, SendResult } from '../alerts/alert-book.ts';
 import { decideEvaluation } from '../alerts/alert-evaluation.ts';
 import { measure, type Measure } from '../alerts/alert-measures.ts';
 import { checkRuleInput, type RuleInput } from '../alerts/rule-input.ts';
+import { TestSendLimiter } from '../alerts/test-send-limiter.ts';
 import { conditionText, valueText } from '../alerts/alert-text.ts';
 import type { ConnectionActor } from '../connection/connection-actor.ts';
 import { DomainError } from '../domain-error.ts';
@@ -98,6 +99,7 @@ export class AlertService {
   constructor(
     private readonly engine: Engine,
     private readonly publicUrl: string | null = null,
+    private readonly testSends = new TestSendLimiter(),
   ) {}
 
   listChannels(user: User, connectionIdFilter?: string): PublicChannel[] {
@@ -116,10 +118,18 @@ export class AlertService {
     await this.engine.commit(actor.alerts.decideDeleteChannel(channelId));
   }
 
-  /** Queues a test notice; the edge sends it at once. */
+  /**
+   * Queues a test notice; the edge sends it in the connection's turn. Past the connection's
+   * test rate (test-send-limiter.ts) it is refused 429 before anything is recorded.
+   */
   async queueTest(user: User, channelId: string): Promise<{ connectionId: string; deliveryId: string }> {
     const actor = this.actorHolding(user, (alerts) => alerts.channels.has(channelId), 'alert channel');
-    const record = actor.alerts.decideTest(channelId, this.engine.clock.nowMs());
+    const nowMs = this.engine.clock.nowMs();
+    const record = actor.alerts.decideTest(channelId, nowMs);
+    const waitSeconds = this.testSends.admit(actor.connectionId, nowMs);
+    if (waitSeconds !== null) {
+      throw new DomainError('RATE_LIMITED', `too many test notices for this connection; try again in ${waitSeconds} s`, undefined, undefined, { 'Retry-After': String(waitSeconds) });
+    }
     await this.engine.commit(record);
     return { connectionId: actor.connectionId, deliveryId: record.delivery.id };
   }

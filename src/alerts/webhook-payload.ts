@@ -112,7 +112,7 @@ export function jsonPayload(delivery: Delivery, linkBase: string | null): JsonPa
 export function slackText(delivery: Delivery, linkBase: string | null): string {
   const { notice } = delivery;
   const link = dashboardLink(delivery, linkBase);
-  if (notice.status === 'test') return `:white_check_mark: jobwatch test notification (${notice.ruleName}): this channel works.\n<${link}|Open alerts>`;
+  if (notice.status === 'test') return `:white_check_mark: jobwatch test notification (${escapeSlack(notice.ruleName)}): this channel works.\n<${link}|Open alerts>`;
   const head = notice.status === 'firing' ? ':rotating_light: *FIRING*' : ':white_check_mark: *RESOLVED*';
   return `${head} ${escapeSlack(notice.ruleName)}: ${escapeSlack(noticeText(notice))}\n<${link}|Open in jobwatch>`;
 }

@@ -84,7 +84,11 @@ export const AlertsOverviewReply = closed({
 
 export const TestDeliveryReply = closed({
   deliveryId: Type.String(),
+  /** the first attempt; null while it waits (`waiting`) or when the channel was deleted meanwhile */
   attempt: nullable(DeliveryAttempt),
+  waiting: Type.Boolean({
+    description: "true when the connection's own sends in flight (at most 4) held the test past 5 s: it is sent in its turn, and the channel's history shows it",
+  }),
 });
 
 same<PublicDeliveryAttempt, Static<typeof DeliveryAttempt>>(true);

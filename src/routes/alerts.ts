@@ -135,7 +135,7 @@ export function alertRoutes(deps: AppDeps) {
       async (context) => {
         const queued = await alerts.queueTest(user(context), context.params.id);
         const attempt = await alertDelivery.runner.deliverNow(queued.connectionId, queued.deliveryId);
-        return { deliveryId: queued.deliveryId, attempt };
+        return attempt === 'waiting' ? { deliveryId: queued.deliveryId, attempt: null, waiting: true } : { deliveryId: queued.deliveryId, attempt, waiting: false };
       },
       { parse: 'none' },
     )

@@ -73,9 +73,12 @@ export const MODULES = {
           `${P}/recovery-details.test.ts`,
           `${P}/recovery-releases-input.test.ts`,
           `${P}/snapshot-integrity.test.ts`,
+          `${P}/read-back-refusals.test.ts`,
+          `${P}/data-dir-manifest.test.ts`,
         ],
       },
-      { mutate: ['persistence/snapshot-file.ts'], tests: [`${P}/snapshot-integrity.test.ts`, `${P}/snapshot.test.ts`, `${P}/recovery.test.ts`] },
+      { mutate: ['persistence/snapshot-file.ts'], tests: [`${P}/snapshot-integrity.test.ts`, `${P}/snapshot.test.ts`, `${P}/recovery.test.ts`, `${P}/read-back-refusals.test.ts`] },
+      { mutate: ['persistence/data-dir-manifest.ts'], tests: [`${P}/data-dir-manifest.test.ts`, 'test/durability/damaged-snapshot.test.ts'] },
       {
         mutate: ['persistence/log-writer.ts', 'persistence/durable-store.ts', 'persistence/file-storage.ts', 'persistence/record-codec.ts'],
         // the simulation with 15 seeds per fsync policy instead of up to 200: every seed runs for every mutant
@@ -256,8 +259,12 @@ export const MODULES = {
         tests: ['test/alerts/notice-links.test.ts', 'test/routes/alerts.test.ts', 'test/alerts/webhook-delivery.test.ts'],
       },
       {
-        mutate: ['src/alerts/address-ranges.ts', 'src/alerts/webhook-guard.ts', 'src/alerts/webhook-sender.ts'],
-        tests: ['test/alerts/webhook-guard.test.ts', 'test/alerts/webhook-delivery.test.ts'],
+        mutate: ['src/alerts/address-ranges.ts', 'src/alerts/embedded-ipv4.ts', 'src/alerts/webhook-guard.ts', 'src/alerts/webhook-sender.ts'],
+        tests: ['test/alerts/address-forms.test.ts', 'test/alerts/webhook-guard.test.ts', 'test/alerts/webhook-delivery.test.ts'],
+      },
+      {
+        mutate: ['src/alerts/send-slots.ts', 'actors/alerts/test-send-limiter.ts'],
+        tests: ['test/alerts/alert-runner.test.ts'],
       },
       {
         mutate: ['src/alerts/webhook-payload.ts', 'src/alerts/alert-runner.ts'],
@@ -304,6 +311,19 @@ export const MODULES = {
       {
         mutate: ['ui/src/pages/queues/queue-figures.ts', 'ui/src/pages/workers/worker-title.ts', 'ui/src/pages/connections/agent-commands.ts'],
         tests: ['test/ui/queue-and-worker-text.test.ts', 'test/ui/agent-commands.test.ts'],
+      },
+    ],
+  },
+  storedShapes: {
+    what: 'what a start reads back: the shape of every record and snapshot chunk, the chunks\' order, the accounts\' mark, and the verify command',
+    parts: [
+      {
+        mutate: ['actors/stored/*.ts', block('actors/engine-snapshot.ts', 'snapshotEnded({'), block('actors/engine-snapshot.ts', 'private follow(')],
+        tests: ['test/durability/damaged-snapshot.test.ts', 'test/durability/snapshot-round-trip.test.ts', 'test/durability/snapshot-older-formats.test.ts'],
+      },
+      {
+        mutate: ['src/accounts-kept.ts', 'src/engine-recovery.ts', 'src/cli/verify-command.ts'],
+        tests: ['test/durability/damaged-snapshot.test.ts', 'test/cli/verify.test.ts'],
       },
     ],
   },

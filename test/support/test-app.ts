@@ -42,7 +42,7 @@ export interface TestAppOptions {
   /** false: no ADMIN user, which saves its argon2id hash (about a second on a busy machine) */
   withAdmin?: boolean;
   /** the alerting edge: ALERT_WEBHOOK_ALLOW_PRIVATE (default false), a resolver or sender in place of DNS and HTTP */
-  alerts?: { allowPrivate?: boolean } & Partial<Pick<AlertEdgeOptions, 'resolve' | 'send' | 'observer'>>;
+  alerts?: { allowPrivate?: boolean } & Partial<Pick<AlertEdgeOptions, 'resolve' | 'send' | 'observer' | 'runnerLimits'>>;
   /** IN_FLIGHT_REQUESTS_PER_CONNECTION and IN_FLIGHT_MB_PER_CONNECTION (in bytes); default the service's defaults */
   inFlightPerConnection?: { requestsMax: number; bytesMax: number };
 }
@@ -83,6 +83,7 @@ export async function testApp(options: TestAppOptions = {}) {
     log: (line) => errors.push(line),
     resolve: options.alerts?.resolve,
     send: options.alerts?.send,
+    runnerLimits: options.alerts?.runnerLimits,
   });
   const app = createApp({
     engine, accounts, connections, jobActions, live, alerts, alertDelivery, taskMetrics,
