@@ -14,8 +14,11 @@
  * Format 5 keeps each job's last few commands (not only its latest), each with where its
  * state entry stands and the state before it, so that a refused one can be withdrawn after a
  * restart; a reader of format 4 would keep one command per job and lose that.
- * Format 6 adds each connection's task metrics (`taskMetrics` chunks) and markers; a reader
- * of format 5 would drop them. The job columns are format 4's.
+ * The job columns are format 4's.
+ * Format 6 adds teams, memberships and password links to the accounts chunk, and the audit
+ * log's chunks: a reader of format 5 would drop them without a word, so the version says that too.
+ * Format 7 adds each connection's task metrics (`taskMetrics` chunks) and markers; a reader
+ * of format 6 would drop them.
  *
  * In cluster mode each partition's owner snapshots only its part (a `SnapshotScope`):
  * the connections of one partition, and the accounts in the accounts partition's own
@@ -24,6 +27,7 @@
  * accounts, since the snapshots were taken at different moments.
  */
 import type { AccountsActor } from './accounts/accounts-actor.ts';
+import type { AuditLog, StoredAuditEntry } from './audit/audit-log.ts';
 import { ConnectionActor, type ConnectionLimits } from './connection/connection-actor.ts';
 import type { Command } from './connection/command-queue.ts';
 import type { CommandOutcome } from './connection/command-outcomes.ts';
@@ -42,20 +46,24 @@ import { inPartition, type PartitionSelector } from './partition-of.ts';
 import { checkChunkShape } from './stored/chunk-shapes.ts';
 import { ShapeError } from './stored/shape-check.ts';
 
-export const SNAPSHOT_FORMAT_VERSION = 6;
+export const SNAPSHOT_FORMAT_VERSION = 7;
 /**
  * Versions `SnapshotRestorer` reads: 1 wrote jobs as objects (`k: 'jobs'`), 1 and 2 kept
  * dedup keys in the connection chunk, 1 to 3 had no job table sizes and ids as strings only,
- * 1 to 4 kept one command outcome per job, without its entry time and prior state, 1 to 5 had
- * no task metrics (a connection restored from them starts its task metrics empty).
+ * 1 to 4 kept one command outcome per job, without its entry time and prior state, 1 to 5
+ * had no teams in the accounts chunk (their connections have no team until the first start
+ * of a version with teams moves them) and no audit log, 1 to 6 had no task metrics (a
+ * connection restored from them starts its task metrics and markers empty).
  */
-const READABLE_FORMAT_VERSIONS: readonly number[] = [1, 2, 3, 4, 5, 6];
+const READABLE_FORMAT_VERSIONS: readonly number[] = [1, 2, 3, 4, 5, 6, 7];
 /** Task metrics series go into chunks of about this many bytes: a connection's 90 days of 200 tasks is tens of MB. */
 export const TASK_METRICS_BYTES_PER_CHUNK = 1 << 20;
 /** Each chunk is copied and encoded in one turn of the event loop: small chunks bound the stall. */
 export const JOBS_PER_CHUNK = 1_000;
 /** 100k dedup keys in one chunk took 40-60 ms to encode at 1M jobs: the stall a snapshot caused. */
 export const DEDUP_KEYS_PER_CHUNK = 5_000;
+/** audit entries per chunk, for the same reason */
+export const AUDIT_ENTRIES_PER_CHUNK = 5_000;
 
 type PlainWorker = Omit<Worker, 'rate'> & { rate: unknown };
 type PlainQueue = Omit<Queue, 'metrics'> & { metrics: unknown };
@@ -63,6 +71,8 @@ type PlainQueue = Omit<Queue, 'metrics'> & { metrics: unknown };
 export type SnapshotChunk =
   | { k: 'header'; version: number; takenAtMs: number }
   | { k: 'accounts'; data: ReturnType<AccountsActor['toSnapshot']> }
+  /** format 6: audit entries, oldest first, those of the snapshot's partitions in cluster mode */
+  | { k: 'audit'; entries: StoredAuditEntry[] }
   | {
       k: 'connection';
       id: string;
@@ -78,10 +88,10 @@ export type SnapshotChunk =
       alerts?: AlertBookSnapshot;
       /** format 4: how much the job table held, so that a restart sizes it once (a hint: the jobColumns chunks are the data) */
       jobTable?: JobTableSizes;
-      /** format 6: markers drawn on the task metrics' charts; absent when there are none */
+      /** format 7: markers drawn on the task metrics' charts; absent when there are none */
       markers?: Marker[];
     }
-  /** format 6: a slice of the connection's task metrics series (actors/metrics/task-metrics.ts), after its connection chunk */
+  /** format 7: a slice of the connection's task metrics series (actors/metrics/task-metrics.ts), after its connection chunk */
   | { k: 'taskMetrics'; connectionId: string; part: TaskMetricsSnapshot }
   /** format 3: the connection's dedup keys, oldest first, in slices after its connection chunk */
   | { k: 'dedupKeys'; connectionId: string; keys: string[] }
@@ -109,10 +119,13 @@ export interface SnapshotScope {
  * Captures `actors` as they are at this call (not at the first pull: the log fixes the
  * snapshot's sequence number at the same moment), then produces chunks lazily.
  */
-export function takeSnapshot(accounts: AccountsActor, actors: Map<string, ConnectionActor>, takenAtMs: number, scope?: SnapshotScope): EngineSnapshot {
+export function takeSnapshot(accounts: AccountsActor, audit: AuditLog, actors: Map<string, ConnectionActor>, takenAtMs: number, scope?: SnapshotScope): EngineSnapshot {
   // Everything but jobs is small: copy it now, synchronously.
   const fixed: SnapshotChunk[] = [{ k: 'header', version: SNAPSHOT_FORMAT_VERSION, takenAtMs }];
   if (scope === undefined || scope.accounts) fixed.push({ k: 'accounts', data: structuredClone(accounts.toSnapshot()) });
+  // entries never change once kept: the array of references is the copy
+  const auditEntries = audit.toSnapshot(scope);
+  for (let start = 0; start < auditEntries.length; start += AUDIT_ENTRIES_PER_CHUNK) fixed.push({ k: 'audit', entries: auditEntries.slice(start, start + AUDIT_ENTRIES_PER_CHUNK) });
   const jobLists: Array<{ actor: ConnectionActor; rows: Uint32Array; preImages: Map<number, Job> }> = [];
   for (const actor of actors.values()) {
     if (scope !== undefined && (scope.connections === 'none' || !inPartition(actor.connectionId, scope.connections))) continue;
@@ -201,6 +214,7 @@ export class SnapshotRestorer {
 
   constructor(
     private readonly accounts: AccountsActor,
+    private readonly audit: AuditLog,
     private readonly actors: Map<string, ConnectionActor>,
     private readonly limits: ConnectionLimits,
   ) {}
@@ -249,6 +263,9 @@ export class SnapshotRestorer {
         return;
       case 'accounts':
         this.accounts.restore(chunk.data);
+        return;
+      case 'audit':
+        this.audit.restore(chunk.entries);
         return;
       case 'connection': {
         const actor = new ConnectionActor(chunk.id, this.limits);

@@ -94,6 +94,7 @@ export async function openEngine(config: Config, options: OpenEngineOptions): Pr
       clock: options.clock ?? systemClock,
       log: store,
       limits: engineLimitsOf(config),
+      audit: { retentionMs: config.auditRetentionMs, entriesMax: config.auditEntriesMax },
       onHalt: (error) => {
         // cluster: leave the membership at once, so no node hands this one a partition while it exits
         cluster?.leave();

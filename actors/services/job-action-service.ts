@@ -1,9 +1,11 @@
 /**
  * Revoke and retry, single and bulk, over the jobs a user may read. Ids are grouped by
  * the connection that owns them; each group is one decision and one record, and every
- * id gets its own result in the order asked.
+ * id gets its own result in the order asked. Acting needs the operator role on every
+ * connection the ids are found in: one job the role does not allow refuses the whole
+ * request (403), so a bulk action is never carried out in part for lack of a role.
  */
-import type { User } from '../accounts/account-records.ts';
+import type { Access } from '../accounts/access.ts';
 import type { ConnectionActor } from '../connection/connection-actor.ts';
 import type { JobAction } from '../connection/connection-records.ts';
 import { notFound, type ActionResult } from '../connection/job-actions.ts';
@@ -19,25 +21,26 @@ export class JobActionService {
     private readonly connections: ConnectionService,
   ) {}
 
-  async bulk(user: User, action: JobAction, ids: readonly string[]): Promise<PublicActionResult[]> {
-    return (await this.apply(user, action, ids)).map(toPublic);
+  async bulk(access: Access, action: JobAction, ids: readonly string[]): Promise<PublicActionResult[]> {
+    return (await this.apply(access, action, ids)).map(toPublic);
   }
 
   /** One job: a refusal is an error response (409 or 404) rather than a result entry. */
-  async single(user: User, action: JobAction, id: string): Promise<PublicActionResult> {
-    const [result] = await this.apply(user, action, [id]);
+  async single(access: Access, action: JobAction, id: string): Promise<PublicActionResult> {
+    const [result] = await this.apply(access, action, [id]);
     if (result === undefined || result.success) return toPublic(result!);
     throw new DomainError(result.reason === 'not-found' ? 'NOT_FOUND' : 'INVALID_STATE', result.error);
   }
 
-  private async apply(user: User, action: JobAction, ids: readonly string[]): Promise<ActionResult[]> {
+  private async apply(access: Access, action: JobAction, ids: readonly string[]): Promise<ActionResult[]> {
     this.engine.refuseWhenHalted();
-    const actors = this.connections.readableActors(user, undefined);
+    const actors = this.connections.readableActors(access, undefined);
     const idsByActor = new Map<ConnectionActor, string[]>();
     for (const id of ids) {
       const owner = actors.find((actor) => actor.jobs.rowOf(id) >= 0);
       if (owner !== undefined) idsByActor.set(owner, [...(idsByActor.get(owner) ?? []), id]);
     }
+    for (const actor of idsByActor.keys()) access.requireConnection(actor.connectionId, 'operator', `${action} jobs`);
     const resultById = new Map<string, ActionResult[]>();
     const commits: Promise<void>[] = [];
     for (const [actor, actorIds] of idsByActor) {

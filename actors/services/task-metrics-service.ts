@@ -1,9 +1,12 @@
 /**
  * Task metrics for the routes: the per-task table and the series of one measure over the
- * connections a user may read (ConnectionService.readableActors), and markers, added with
- * a session or with the connection's API key. Answers carry times as ISO strings.
+ * connections a user may read (their teams' connections: ConnectionService.readableActors),
+ * and markers: read with the viewer role, added and deleted with the operator role (a
+ * deploy or a configuration change is an operator's to mark, docs/security.md), or added
+ * with the connection's API key for that connection only. Answers carry times as ISO strings.
  */
-import type { User } from '../accounts/account-records.ts';
+import type { Access } from '../accounts/access.ts';
+import type { Role } from '../accounts/roles.ts';
 import type { ConnectionActor } from '../connection/connection-actor.ts';
 import { DomainError, validationError } from '../domain-error.ts';
 import type { Engine } from '../engine.ts';
@@ -20,6 +23,9 @@ export const SERIES_POINTS_MAX = 2_500;
 /** Steps a series read picks from when none is asked for: the finest giving at most AUTO_POINTS points. */
 const AUTO_STEPS_MS = [60_000, 300_000, 900_000, 3_600_000, 21_600_000, 86_400_000, 604_800_000];
 const AUTO_POINTS = 300;
+
+/** Who adds and deletes markers from the dashboard; src/http/access-rules.ts gives the routes the same role. */
+export const MARKER_WRITE_ROLE: Role = 'operator';
 
 export const TASK_SORT_KEYS = ['task', 'completed', 'failed', 'retried', 'cancelled', 'throughput', 'failureRate', 'runP50', 'runP95', 'runP99', 'waitP50', 'waitP95', 'waitP99'] as const;
 export type TaskSortKey = (typeof TASK_SORT_KEYS)[number];
@@ -80,9 +86,9 @@ export class TaskMetricsService {
     private readonly connections: ConnectionService,
   ) {}
 
-  tasks(user: User, query: TasksQuery): TasksAnswer {
+  tasks(access: Access, query: TasksQuery): TasksAnswer {
     const nowMs = this.engine.clock.nowMs();
-    const actors = this.connections.readableActors(user, query.connectionId);
+    const actors = this.connections.readableActors(access, query.connectionId);
     const table = taskTable(
       actors.map((actor) => actor.taskMetrics),
       { fromMs: query.fromMs, toMs: query.toMs, nowMs, queue: query.queue, spark: query.spark },
@@ -102,12 +108,12 @@ export class TaskMetricsService {
     };
   }
 
-  series(user: User, query: SeriesQuery): SeriesAnswer {
+  series(access: Access, query: SeriesQuery): SeriesAnswer {
     if ((query.measure === 'depth' || query.measure === 'age') && (query.queue === undefined || query.task !== undefined)) {
       throw validationError('queue', `the ${query.measure} measure is a queue's: name a queue and no task`);
     }
     const nowMs = this.engine.clock.nowMs();
-    const actors = this.connections.readableActors(user, query.connectionId);
+    const actors = this.connections.readableActors(access, query.connectionId);
     const settings = actors[0]?.taskMetrics.settings ?? this.engine.limits.taskMetrics ?? TASK_METRICS_DEFAULTS;
     const read = readWindow(settings, query.fromMs, query.toMs, nowMs);
     const widthMs = TIER_WIDTH_MS[read.tier];
@@ -130,15 +136,16 @@ export class TaskMetricsService {
     };
   }
 
-  listMarkers(user: User, query: { connectionId?: string; fromMs: number; toMs: number }): PublicMarker[] {
-    return markersOf(this.connections.readableActors(user, query.connectionId), query.fromMs, query.toMs);
+  listMarkers(access: Access, query: { connectionId?: string; fromMs: number; toMs: number }): PublicMarker[] {
+    return markersOf(this.connections.readableActors(access, query.connectionId), query.fromMs, query.toMs);
   }
 
-  /** A marker added from the dashboard: the user must be able to read the connection. */
-  async addMarkerAsUser(user: User, connectionId: string, name: string, atMs: number): Promise<PublicMarker> {
-    const [actor] = this.connections.readableActors(user, connectionId);
+  /** A marker added by a signed-in user: an operator of the connection's team (another team's connection is not found). */
+  async addMarkerAsUser(access: Access, connectionId: string, name: string, atMs: number): Promise<PublicMarker> {
+    access.requireConnection(connectionId, MARKER_WRITE_ROLE, 'add markers');
+    const actor = this.engine.connection(connectionId);
     if (actor === undefined) throw new DomainError('NOT_FOUND', 'connection not found');
-    return this.addMarker(actor, name, atMs, user.email);
+    return this.addMarker(actor, name, atMs, access.user.email);
   }
 
   /** A marker added with the connection's API key (an agent or a CI step): it may name only that connection. */
@@ -147,9 +154,11 @@ export class TaskMetricsService {
     return this.addMarker(actor, name, atMs, 'api key');
   }
 
-  async deleteMarker(user: User, markerId: string): Promise<void> {
-    const actor = this.connections.readableActors(user, undefined).find((candidate) => candidate.markers.has(markerId));
+  /** Any marker of the connection, whoever added it (a key's too): the operators of its team keep its charts. */
+  async deleteMarker(access: Access, markerId: string): Promise<void> {
+    const actor = this.connections.readableActors(access, undefined).find((candidate) => candidate.markers.has(markerId));
     if (actor === undefined) throw new DomainError('NOT_FOUND', 'marker not found');
+    access.requireConnection(actor.connectionId, MARKER_WRITE_ROLE, 'delete markers');
     await this.engine.commit(actor.markers.decideDelete(actor.connectionId, markerId));
   }
 

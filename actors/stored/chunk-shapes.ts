@@ -9,6 +9,10 @@ import { describeValue, shapeCheck, ShapeError } from './shape-check.ts';
 import {
   AlertChannelShape,
   AlertRuleShape,
+  AuditEntryShape,
+  MembershipShape,
+  PasswordLinkShape,
+  TeamShape,
   CommandOutcomeShape,
   CommandShape,
   ConnectionShape,
@@ -77,7 +81,18 @@ const FoldShape = nullable(Type.Object({ folded: number(), series: SeriesShape }
 
 const CHUNK_SHAPES: Record<SnapshotChunk['k'], TSchema> = {
   header: Type.Object({ version: number(), takenAtMs: number() }),
-  accounts: Type.Object({ data: Type.Object({ users: Type.Array(UserShape), sessions: Type.Array(SessionShape), connections: Type.Array(ConnectionShape) }) }),
+  accounts: Type.Object({
+    data: Type.Object({
+      users: Type.Array(UserShape),
+      sessions: Type.Array(SessionShape),
+      connections: Type.Array(ConnectionShape),
+      // format 6
+      teams: Type.Optional(Type.Object({ teams: Type.Array(TeamShape), memberships: Type.Array(MembershipShape) })),
+      teamsEra: Type.Optional(Type.Boolean()),
+      passwordLinks: Type.Optional(Type.Array(PasswordLinkShape)),
+    }),
+  }),
+  audit: Type.Object({ entries: Type.Array(Type.Object({ entry: AuditEntryShape, via: nullable(text()) })) }),
   connection: Type.Object({
     id: text(),
     quota: Type.Object({ day: number(), used: number(), bytes: Type.Optional(number()) }),

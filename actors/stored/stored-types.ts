@@ -21,9 +21,36 @@ export const freeObject = () => Type.Object({});
 
 const framework = literals(FRAMEWORKS);
 
-export const UserShape = Type.Object({ id: text(), email: text(), passwordHash: text(), isAdmin: Type.Boolean(), createdAtMs: number() });
+export const SsoIdentityShape = Type.Object({ issuer: text(), subject: text() });
+export const UserShape = Type.Object({
+  id: text(),
+  email: text(),
+  passwordHash: text(),
+  isAdmin: Type.Boolean(),
+  createdAtMs: number(),
+  disabled: Type.Optional(Type.Boolean()),
+  sso: Type.Optional(SsoIdentityShape),
+});
 export const SessionShape = Type.Object({ tokenHash: text(), userId: text(), createdAtMs: number(), expiresAtMs: number() });
-export const ConnectionShape = Type.Object({ id: text(), name: text(), ownerId: text(), keyHash: text(), keyPrefix: text(), createdAtMs: number() });
+/** `teamId` absent: a connection from before teams */
+export const ConnectionShape = Type.Object({ id: text(), name: text(), ownerId: text(), teamId: Type.Optional(text()), keyHash: text(), keyPrefix: text(), createdAtMs: number() });
+export const TeamShape = Type.Object({ id: text(), name: text(), createdAtMs: number() });
+export const MembershipShape = Type.Object({ teamId: text(), userId: text(), role: literals(['viewer', 'operator', 'admin'] as const), sinceMs: number() });
+export const PasswordLinkShape = Type.Object({ tokenHash: text(), userId: text(), purpose: literals(['invite', 'reset'] as const), createdAtMs: number(), expiresAtMs: number() });
+export const AuditEntryShape = Type.Object({
+  id: text(),
+  atMs: number(),
+  userId: nullable(text()),
+  email: text(),
+  address: text(),
+  action: text(),
+  target: nullable(text()),
+  teamId: nullable(text()),
+  connectionId: nullable(text()),
+  outcome: literals(['success', 'denied', 'failed'] as const),
+  status: number(),
+  error: nullable(text()),
+});
 
 /** An accepted event as an ingest record holds it (actors/ingest/normalized-event.ts). */
 export const EVENT_SHAPES = {

@@ -14,7 +14,9 @@ import { BulkBody } from '../routes/job-actions.ts';
 import { JobListParams } from '../routes/jobs.ts';
 import { QueueListParams } from '../routes/queues.ts';
 import { StreamParams } from '../routes/stream.ts';
-import { CreateUserBody } from '../routes/users.ts';
+import { USER_OPERATIONS } from './user-operations.ts';
+import { TEAM_OPERATIONS } from './team-operations.ts';
+import { Me } from './team-models.ts';
 import { WorkerListParams } from '../routes/workers.ts';
 import type { Auth } from './error-responses.ts';
 import { IngestBody } from './ingest-body.ts';
@@ -53,6 +55,8 @@ export const TAGS = {
   Ingest: 'Events from the job system (API key)',
   Agent: "The job system's agent: control commands and their outcomes (API key)",
   Auth: 'Sessions and users (session cookie)',
+  Users: 'Users, invitations, passwords (the instance admin; a password of your own)',
+  Teams: 'Teams, their members and roles (session cookie)',
   Connections: 'Connections and their API keys (session cookie)',
   Jobs: 'Job lists, detail, revoke and retry (session cookie)',
   Queues: 'Queues and their metrics (session cookie)',
@@ -140,37 +144,30 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     tag: 'Auth',
     summary: 'The logged-in user and their connections',
     auth: 'session',
-    success: { 200: { description: 'The user', json: Reply.Me } },
+    success: { 200: { description: 'The user', json: Me } },
     errors: [],
-  },
-  'POST /api/users': {
-    tag: 'Auth',
-    summary: 'Create a user (admin only)',
-    description: 'Passwords of at least 12 characters; 409 `CONFLICT` for a taken email.',
-    auth: 'session',
-    body: CreateUserBody.schema,
-    success: { 201: { description: 'Created', json: Reply.UserReply } },
-    errors: ['VALIDATION_ERROR', 'CONFLICT', 'SERVICE_UNAVAILABLE'],
   },
   'POST /api/connections': {
     tag: 'Connections',
-    summary: 'Create a connection and its API key',
-    description: 'The key is in this answer only; the service keeps its hash. 409 `CONFLICT` for a name the user already has.',
+    summary: 'Create a connection and its API key (an admin of the team)',
+    description:
+      'The key is in this answer only; the service keeps its hash. `teamId` names the team to own it; without it, the creator\'s first team ' +
+      'where they are an admin (403 when there is none). 409 `CONFLICT` for a name the team already has; at most 100 connections per team.',
     auth: 'session',
     body: CreateConnectionBody.schema,
     success: { 201: { description: 'Created; `apiKey` is shown this once', json: Reply.CreatedConnection } },
-    errors: ['VALIDATION_ERROR', 'CONFLICT', 'SERVICE_UNAVAILABLE'],
+    errors: ['VALIDATION_ERROR', 'NOT_FOUND', 'CONFLICT', 'SERVICE_UNAVAILABLE'],
   },
   'GET /api/connections': {
     tag: 'Connections',
-    summary: "The user's connections with today's usage",
+    summary: "The connections of the user's teams, with today's usage and the user's role on each",
     auth: 'session',
     success: { 200: { description: 'Oldest first', json: Reply.ConnectionList } },
     errors: [],
   },
   'DELETE /api/connections/:id': {
     tag: 'Connections',
-    summary: 'Delete a connection, its key and all its data',
+    summary: 'Delete a connection, its key and all its data (an admin of its team)',
     auth: 'session',
     success: { 204: { description: 'Deleted' } },
     errors: ['NOT_FOUND', 'SERVICE_UNAVAILABLE'],
@@ -179,7 +176,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     tag: 'Jobs',
     summary: 'List jobs (cursor pages)',
     description:
-      "Jobs of every connection the user owns; `connectionId` narrows it (another tenant's id gives an empty page). `search` matches the task name, " +
+      "Jobs of every connection of the user's teams; `connectionId` narrows it (another team's id gives an empty page). `search` matches the task name, " +
       'case-insensitive. Ties sort by id; nulls last in both orders. A `cursor` is opaque and bound to its `sortBy` and `sortOrder`.',
     auth: 'session',
     query: partial(JobListParams.schema),
@@ -228,6 +225,8 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     errors: ['VALIDATION_ERROR', 'SERVICE_UNAVAILABLE'],
   },
   ...ALERT_OPERATIONS,
+  ...TEAM_OPERATIONS,
+  ...USER_OPERATIONS,
   ...TASK_METRICS_OPERATIONS,
   'GET /api/queues': {
     tag: 'Queues',

@@ -169,13 +169,14 @@ export const Connection = closed({
   keyPrefix: Type.String({ description: 'the start of the API key, to recognise it' }),
   createdAt: time(),
   usage: Usage,
+  teamId: nullable(Type.String({ description: 'the team that owns it (null only for a connection from before teams, until the first start of this version moves it)' })),
+  role: literals(['viewer', 'operator', 'admin'] as const, { description: "the signed-in user's role on it: their role in its team" }),
 });
 export const ConnectionList = closed({ data: Type.Array(Connection) });
 export const CreatedConnection = closed({
   connection: Connection,
   apiKey: Type.String({ pattern: '^sk_', description: 'shown this once; only its hash is stored' }),
 });
-export const Me = closed({ user: User, connections: Type.Array(Connection) });
 
 export const IngestReply = closed({
   accepted: count(),

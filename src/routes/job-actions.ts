@@ -2,7 +2,8 @@ import { Type } from '@sinclair/typebox';
 import { Elysia } from 'elysia';
 import type { JobAction } from '../../actors/connection/connection-records.ts';
 import type { AppDeps } from '../app-deps.ts';
-import { dashboardUser, type SessionContext } from '../http/dashboard-auth.ts';
+import { accessOf } from '../http/access-guard.ts';
+import { noteAuditTarget } from '../http/audit-trail.ts';
 import { BULK_BODY_BYTES_MAX, bodyReader } from '../http/read-body.ts';
 import { model, validBody } from '../http/validate.ts';
 
@@ -14,17 +15,14 @@ export const BulkBody = model(
 
 /** Revoke and retry, for one job or up to 100; every action is logged, broadcast and queued for the agent. */
 export function jobActionRoutes(deps: AppDeps) {
-  const { accounts, jobActions } = deps;
+  const { jobActions } = deps;
   const body = bodyReader(deps);
-  const bulk = (action: JobAction) => async (context: SessionContext) => {
-    const user = dashboardUser(accounts, context);
+  const bulk = (action: JobAction) => async (context: { request: Request }) => {
     const { ids } = validBody(BulkBody, await body.json(context.request, BULK_BODY_BYTES_MAX));
-    return { results: await jobActions.bulk(user, action, ids) };
+    noteAuditTarget(context.request, ids.length === 1 ? ids[0]! : `${ids.length} jobs`);
+    return { results: await jobActions.bulk(accessOf(context), action, ids) };
   };
-  const single = (action: JobAction) => async (context: SessionContext & { params: { id: string } }) => {
-    const user = dashboardUser(accounts, context);
-    return jobActions.single(user, action, context.params.id);
-  };
+  const single = (action: JobAction) => async (context: { request: Request; params: { id: string } }) => jobActions.single(accessOf(context), action, context.params.id);
   return new Elysia({ name: 'job-actions' })
     .post('/api/jobs/bulk/revoke', bulk('revoke'), { parse: 'none' })
     .post('/api/jobs/bulk/retry', bulk('retry'), { parse: 'none' })

@@ -7,7 +7,7 @@ import { pageThenPresent } from '../../actors/queries/paged-list.ts';
 import { queueConsumers, queueDepth, toQueueView } from '../../actors/views/queue-view.ts';
 import type { SortValue } from '../../actors/jobs/sorted-index.ts';
 import type { AppDeps } from '../app-deps.ts';
-import { dashboardUser } from '../http/dashboard-auth.ts';
+import { accessOf } from '../http/access-guard.ts';
 import { model, validQuery } from '../http/validate.ts';
 import { connectionIdParam, frameworkParam, limitParam, literals, sortOrderParam, pageParam } from './list-params.ts';
 
@@ -48,13 +48,12 @@ export const QueueListParams = model(
   }),
 );
 
-export function queueRoutes({ accounts, connections, engine }: AppDeps) {
+export function queueRoutes({ connections, engine }: AppDeps) {
   return new Elysia({ name: 'queues' }).get('/api/queues', (context) => {
-    const user = dashboardUser(accounts, context);
     const query = validQuery(QueueListParams, context.query);
     const nowMs = engine.clock.nowMs();
     const listed: Listed[] = [];
-    for (const actor of connections.readableActors(user, query.connectionId)) {
+    for (const actor of connections.readableActors(accessOf(context), query.connectionId)) {
       for (const queue of actor.queues.values()) {
         if (query.framework === undefined || queue.framework === query.framework) listed.push({ id: queue.id, queue, actor });
       }

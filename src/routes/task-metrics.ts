@@ -1,7 +1,8 @@
 /**
- * Task metrics: the per-task table and one measure's series over time (session), and
- * markers, which a dashboard user or the connection's API key (an agent, a CI step after a
- * deploy) may add. Times are ISO 8601; a step is a whole number of minutes, hours or days.
+ * Task metrics: the per-task table and one measure's series over time (a viewer of the
+ * connections' teams), and markers, which an operator of the connection's team or the
+ * connection's API key (an agent, a CI step after a deploy) may add (src/http/access-rules.ts).
+ * Times are ISO 8601; a step is a whole number of minutes, hours or days.
  */
 import { Type } from '@sinclair/typebox';
 import { Elysia } from 'elysia';
@@ -12,7 +13,8 @@ import { connectionActorForKey } from '../../actors/services/ingest-service.ts';
 import { TASK_SORT_KEYS } from '../../actors/services/task-metrics-service.ts';
 import type { AppDeps } from '../app-deps.ts';
 import { bearerToken } from '../http/api-key.ts';
-import { dashboardUser, type SessionContext } from '../http/dashboard-auth.ts';
+import { accessOf } from '../http/access-guard.ts';
+import { noteAuditApiKey, noteAuditTarget } from '../http/audit-trail.ts';
 import { bodyReader, FORM_BODY_BYTES_MAX } from '../http/read-body.ts';
 import { model, validBody, validQuery } from '../http/validate.ts';
 import { connectionIdParam, literals, sortOrderParam } from './list-params.ts';
@@ -86,47 +88,44 @@ function stepMsOf(step: string | undefined): number | undefined {
 }
 
 export function taskMetricsRoutes(deps: AppDeps) {
-  const { accounts, engine, taskMetrics } = deps;
+  const { engine, taskMetrics } = deps;
   const body = bodyReader(deps);
-  const user = (context: SessionContext) => dashboardUser(accounts, context);
   return new Elysia({ name: 'task-metrics' })
     .get('/api/metrics/tasks', (context) => {
-      const reader = user(context);
       const query = validQuery(TaskMetricsParams, context.query);
       const range = rangeOf(query, engine.clock.nowMs());
-      return taskMetrics.tasks(reader, { ...range, connectionId: query.connectionId, queue: query.queue, spark: query.spark, sortBy: query.sortBy, sortOrder: query.sortOrder });
+      return taskMetrics.tasks(accessOf(context), { ...range, connectionId: query.connectionId, queue: query.queue, spark: query.spark, sortBy: query.sortBy, sortOrder: query.sortOrder });
     })
     .get('/api/metrics/series', (context) => {
-      const reader = user(context);
       const query = validQuery(SeriesParams, context.query);
       const range = rangeOf(query, engine.clock.nowMs());
-      return taskMetrics.series(reader, { ...range, connectionId: query.connectionId, task: query.task, queue: query.queue, measure: query.measure, stepMs: stepMsOf(query.step) });
+      return taskMetrics.series(accessOf(context), { ...range, connectionId: query.connectionId, task: query.task, queue: query.queue, measure: query.measure, stepMs: stepMsOf(query.step) });
     })
     .get('/api/markers', (context) => {
-      const reader = user(context);
       const query = validQuery(MarkerListParams, context.query);
-      return { data: taskMetrics.listMarkers(reader, { ...rangeOf(query, engine.clock.nowMs()), connectionId: query.connectionId }) };
+      return { data: taskMetrics.listMarkers(accessOf(context), { ...rangeOf(query, engine.clock.nowMs()), connectionId: query.connectionId }) };
     })
     .post(
       '/api/markers',
       async (context) => {
-        // with a bearer token, the API key; else the session (checked before the body is read either way)
+        // with a bearer token, the API key (checked here); else the session the access guard checked; either before the body is read
         const token = bearerToken(context.request);
         const keyed = token === null ? null : connectionActorForKey(engine, token);
-        const sessionUser = keyed === null ? user(context) : null;
+        if (keyed !== null) noteAuditApiKey(context.request, engine.accounts.connections.get(keyed.connectionId)?.teamId ?? null, keyed.connectionId);
         const input = validBody(CreateMarkerBody, await body.json(context.request, FORM_BODY_BYTES_MAX));
         const atMs = instantMs('at', input.at, engine.clock.nowMs());
         const created =
           keyed === null
-            ? await taskMetrics.addMarkerAsUser(sessionUser!, input.connectionId, input.name, atMs)
+            ? await taskMetrics.addMarkerAsUser(accessOf(context), input.connectionId, input.name, atMs)
             : await taskMetrics.addMarkerWithKey(keyed, input.connectionId, input.name, atMs);
+        noteAuditTarget(context.request, created.id);
         context.set.status = 201;
         return created;
       },
       { parse: 'none' },
     )
     .delete('/api/markers/:id', async (context) => {
-      await taskMetrics.deleteMarker(user(context), context.params.id);
+      await taskMetrics.deleteMarker(accessOf(context), context.params.id);
       context.set.status = 204;
     });
 }

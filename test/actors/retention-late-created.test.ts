@@ -18,6 +18,7 @@ import { openDurableStore } from '../../persistence/durable-store.ts';
 import { FileStorage } from '../../persistence/file-storage.ts';
 import { iso, jobEvent, queueEvent, workerEvent } from '../support/events.ts';
 import { T0 } from '../support/test-app.ts';
+import { withOwnTeam } from '../support/team-access.ts';
 
 const RETENTION_MS = 86_400_000;
 const LIMITS = { dailyEventLimit: 0, dedupKeysMax: 1_000, maxJobsPerConnection: 1_000, retentionMs: RETENTION_MS };
@@ -205,7 +206,7 @@ describe('after a restart', () => {
     const opened = await openAt(dir, clock);
     const owner = { id: 'u1', email: 'owner@example.com', passwordHash: 'not used here', isAdmin: true, createdAtMs: T0 };
     await opened.engine.commit({ t: 'user.created', user: owner });
-    const { connection, apiKey } = await new ConnectionService(opened.engine).create(owner, 'prod');
+    const { connection, apiKey } = await new ConnectionService(opened.engine).create(await withOwnTeam(opened.engine, owner), 'prod', undefined);
     const reply = await ingestEvents(opened.engine, apiKey, [
       jobEvent(connection.id, CUTOFF_MS - 10, { externalId: 'late', createdAt: iso(CUTOFF_MS + 5_000) }),
       jobEvent(connection.id, CUTOFF_MS - 10, { externalId: 'plain' }),

@@ -5,8 +5,9 @@
  * (format 3 slices them into chunks of their own); formats 1 to 3 joined a chunk's ids
  * as strings, sent errors and stack traces as text per job and extensions as objects, and did not record the job
  * table's sizes (format 4 may send ids as Latin-1 bytes, and texts as codes into the chunk's strings);
- * formats 1 to 5 held no task metrics or markers, so a connection restored from them starts
- * them empty (format 4's command outcomes: snapshot-command-trail.test.ts).
+ * formats 1 to 6 held no task metrics or markers (format 6 is the one that added teams and the
+ * audit log), so a connection restored from them starts them empty (format 4's command
+ * outcomes: snapshot-command-trail.test.ts).
  */
 import { afterEach, expect, test } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -19,6 +20,7 @@ import { SNAPSHOT_FORMAT_VERSION, type SnapshotChunk } from '../../actors/engine
 import { dumpEngine } from '../support/engine-dump.ts';
 import { openAt, workload } from '../support/snapshot-workload.ts';
 import { T0 } from '../support/test-app.ts';
+import { withOwnTeam } from '../support/team-access.ts';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -34,17 +36,17 @@ const asString = (joined: string | Uint8Array): string => (typeof joined === 'st
 const asTexts = (codes: Uint8Array | Array<string | null>, strings: string[]): Array<string | null> =>
   Array.isArray(codes) ? codes : Array.from(new Int32Array(Uint8Array.from(codes).buffer), (code) => (code === -1 ? null : strings[code]!));
 
-/** The chunks format 5 wrote: no task metrics, no markers. */
-function formatFive(engine: Engine): SnapshotChunk[] {
+/** The chunks format 6 wrote: teams and the audit log, but no task metrics and no markers. */
+function formatSix(engine: Engine): SnapshotChunk[] {
   const chunks = [...engine.takeSnapshot().chunks];
   expect(chunks.some((chunk) => chunk.k === 'taskMetrics')).toBe(true);
   return chunks
     .filter((chunk) => chunk.k !== 'taskMetrics')
     .map((chunk): SnapshotChunk => {
-      if (chunk.k === 'header') return { ...chunk, version: 5 };
+      if (chunk.k === 'header') return { ...chunk, version: 6 };
       if (chunk.k !== 'connection') return chunk;
       const { markers, ...withoutMarkers } = chunk;
-      expect(markers).toBeUndefined(); // the workload adds none: there is nothing format 5 would lose here
+      expect(markers).toBeUndefined(); // the workload adds none: there is nothing format 6 would lose here
       return withoutMarkers;
     });
 }
@@ -73,12 +75,12 @@ function formatThree(chunk: SnapshotChunk): SnapshotChunk {
 }
 
 /** The chunks formats 1 to 3 wrote: format 2 also every dedup key in the connection chunk; format 1 also jobs as plain objects, 1,000 a chunk. */
-function* olderFormatChunks(engine: Engine, version: 1 | 2 | 3 | 5): Generator<unknown> {
-  if (version === 5) {
-    yield* formatFive(engine);
+function* olderFormatChunks(engine: Engine, version: 1 | 2 | 3 | 6): Generator<unknown> {
+  if (version === 6) {
+    yield* formatSix(engine);
     return;
   }
-  const chunks = formatFive(engine).map(formatThree);
+  const chunks = formatSix(engine).map(formatThree);
   if (version === 3) {
     expect(chunks.some((chunk) => chunk.k === 'jobColumns' && typeof chunk.columns.ids === 'string')).toBe(true);
     expect(chunks.some((chunk) => chunk.k === 'jobColumns' && Array.isArray(chunk.columns.error) && chunk.columns.error.some((text) => text !== null))).toBe(true);
@@ -109,15 +111,15 @@ function* olderFormatChunks(engine: Engine, version: 1 | 2 | 3 | 5): Generator<u
   }
 }
 
-for (const version of [1, 2, 3, 5] as const) {
+for (const version of [1, 2, 3, 6] as const) {
   test(`given a snapshot in format ${version}, then recovery restores the state it was taken from (dedup keys included; task metrics, which it did not hold, start empty), and the next snapshot is the current format`, async () => {
     const dir = mkdtempSync(join(tmpdir(), `jw-format${version}-`));
     dirs.push(dir);
     const clock = new ManualClock(T0);
     const live = await openAt(dir, clock);
     const admin = await live.accounts.addUser('admin@example.com', 'a long password!', true);
-    const { connection, apiKey } = await live.connections.create(admin, 'prod');
-    const other = await live.connections.create(admin, 'other');
+    const { connection, apiKey } = await live.connections.create(await withOwnTeam(live.engine, admin), 'prod', undefined);
+    const other = await live.connections.create(await withOwnTeam(live.engine, admin), 'other', undefined);
     await workload(live, apiKey, connection.id, 1);
     await workload(live, other.apiKey, other.connection.id, 2);
     await live.store.writeSnapshot({ chunks: olderFormatChunks(live.engine, version) });

@@ -25,6 +25,7 @@ import { seriesPoints, stepWindow, taskTable } from '../../actors/metrics/task-m
 import { openDurableStore } from '../../persistence/durable-store.ts';
 import { FileStorage } from '../../persistence/file-storage.ts';
 import { iso, jobEvent } from '../support/events.ts';
+import { withOwnTeam } from '../support/team-access.ts';
 
 const MINUTE_MS = 60_000;
 const HOUR_MS = 60 * MINUTE_MS;
@@ -196,7 +197,7 @@ test('given a week of jobs through ingest, restarts and retention, then every bu
   const clock = new ManualClock(START_MS);
   let opened = await open(dir, clock);
   const admin = await new AccountService(opened.engine, DAY_MS, 'secret-for-tests').addUser('admin@example.com', 'a long password!', true);
-  const { connection, apiKey } = await new ConnectionService(opened.engine).create(admin, 'prod');
+  const { connection, apiKey } = await new ConnectionService(opened.engine).create(await withOwnTeam(opened.engine, admin), 'prod', undefined);
   const { jobs, events } = simulate(connection.id);
   const heldBack = new Map<number, unknown[]>();
   let cursor = 0;

@@ -122,6 +122,31 @@ export const MODULES = {
       },
     ],
   },
+  teams: {
+    what: 'teams, members and roles, who may read and do what (Access), the access rules and their guard, the upgrade to teams, users and password links, the audit log, single sign-on',
+    parts: [
+      {
+        mutate: ['actors/accounts/team-book.ts', 'actors/accounts/access.ts', 'actors/accounts/roles.ts'],
+        tests: ['test/auth/team-book.test.ts', 'test/auth/accounts-actor.test.ts'],
+      },
+      {
+        mutate: ['actors/services/team-service.ts', 'src/routes/teams.ts', 'src/http/access-guard.ts', 'src/http/access-rules.ts', 'src/service/admin-bootstrap.ts'],
+        tests: ['test/routes/teams.test.ts', 'test/routes/role-matrix.test.ts', 'test/blackbox/teams-upgrade.test.ts'],
+      },
+      {
+        mutate: ['actors/accounts/password-links.ts', 'actors/services/user-service.ts', 'src/routes/users.ts', 'src/http/public-address.ts', 'src/http/session-cookies.ts'],
+        tests: ['test/routes/users.test.ts', 'test/routes/auth-routes.test.ts'],
+      },
+      {
+        mutate: ['actors/services/sso-service.ts', 'src/sso/oidc-client.ts', 'src/sso/oidc-settings.ts', 'src/routes/oidc.ts'],
+        tests: ['test/actors/oidc-settings.test.ts', 'test/routes/single-sign-on.test.ts'],
+      },
+      {
+        mutate: ['actors/audit/audit-log.ts', 'actors/services/audit-service.ts', 'src/http/audit-trail.ts', 'src/routes/audit.ts'],
+        tests: ['test/auth/audit-log.test.ts', 'test/routes/audit.test.ts', 'test/routes/role-matrix.test.ts'],
+      },
+    ],
+  },
   ingest: {
     what: 'event validation, dedup keys and cache, daily quota, the ingest decision',
     parts: [

@@ -59,7 +59,7 @@ describe('GET /openapi.json', () => {
           ? ([{ session: [] }, { apiKey: [] }] as Array<Record<string, string[]>>)
           : key === 'GET /metrics'
           ? [{ metricsToken: [] }]
-          : /^\w+ \/api\/(health|auth\/login|auth\/logout)$|^GET \/(docs|openapi)/.test(key)
+          : /^\w+ \/api\/(health|auth\/login|auth\/logout|auth\/set-password|auth\/methods|auth\/oidc\/start|auth\/oidc\/callback)$|^GET \/(docs|openapi)/.test(key)
             ? []
             : [{ session: [] }];
       expect({ key, security: operation.security }).toEqual({ key, security: expected });

@@ -131,7 +131,7 @@ describe('markers', () => {
     expect(series.json.markers.map((marker: { name: string }) => marker.name)).toEqual(['deploy v42']);
   });
 
-  test("given an API key, then it may mark only its own connection; a session only a connection it reads; a marker is deleted by its owner only", async () => {
+  test('given an API key, then it may mark only its own connection, and a bad key is 401; a session of another team is not found', async () => {
     const other = await app.createConnection(cookie, 'staging');
     const wrongKey = await app.request('POST', '/api/markers', { headers: { authorization: `Bearer ${other.apiKey}` }, body: { connectionId: connection.id, name: 'x' } });
     expect(wrongKey.status).toBe(403);
@@ -140,11 +140,47 @@ describe('markers', () => {
     const stranger = await app.createUser(cookie, 'stranger@example.com');
     const notTheirs = await app.request('POST', '/api/markers', { headers: { cookie: stranger }, body: { connectionId: connection.id, name: 'x' } });
     expect(notTheirs.status).toBe(404);
-
     const created = await app.request('POST', '/api/markers', { headers: { cookie }, body: { connectionId: connection.id, name: 'deploy' } });
     expect((await app.request('DELETE', `/api/markers/${created.json.id}`, { headers: { cookie: stranger } })).status).toBe(404);
-    expect((await app.request('DELETE', `/api/markers/${created.json.id}`, { headers: { cookie } })).status).toBe(204);
-    expect((await get('/api/markers')).json.data).toEqual([]);
+  });
+
+  test("given members of the connection's team, then a viewer reads the markers but may not add or delete one (403 naming the role), an operator adds and deletes any, and each change is audited", async () => {
+    const team = (await get('/api/teams')).json.data[0].id as string;
+    const member = async (email: string, role: string) => {
+      const signedIn = await app.createUser(cookie, email, 'another long password', { team: false });
+      expect((await app.request('POST', `/api/teams/${team}/members`, { headers: { cookie }, body: { email, role } })).status).toBe(201);
+      return signedIn;
+    };
+    const viewer = await member('viewer@example.com', 'viewer');
+    const operator = await member('operator@example.com', 'operator');
+    const byKey = await app.request('POST', '/api/markers', { headers: { authorization: `Bearer ${connection.apiKey}` }, body: { connectionId: connection.id, name: 'release 7' } });
+    expect(byKey.status).toBe(201);
+
+    const untilAfterNow = `/api/markers?to=${iso(T0 + MINUTE_MS)}`;
+    expect((await get(untilAfterNow, viewer)).json.data.map((marker: { name: string }) => marker.name)).toEqual(['release 7']);
+    expect((await get('/api/metrics/tasks', viewer)).json.data.length).toBe(2);
+    const refused = await app.request('POST', '/api/markers', { headers: { cookie: viewer }, body: { connectionId: connection.id, name: 'deploy' } });
+    expect(refused.status).toBe(403);
+    expect(refused.json.error.message).toBe("to add markers you need the operator role in team 'default'; yours is viewer");
+    expect((await app.request('DELETE', `/api/markers/${byKey.json.id}`, { headers: { cookie: viewer } })).status).toBe(403);
+
+    const added = await app.request('POST', '/api/markers', { headers: { cookie: operator }, body: { connectionId: connection.id, name: 'deploy v43' } });
+    expect(added.status).toBe(201);
+    expect(added.json.addedBy).toBe('operator@example.com');
+    // any marker of the connection, the key's too
+    expect((await app.request('DELETE', `/api/markers/${byKey.json.id}`, { headers: { cookie: operator } })).status).toBe(204);
+    expect((await get(untilAfterNow)).json.data.map((marker: { name: string }) => marker.name)).toEqual(['deploy v43']);
+
+    const audit = (await get(`/api/audit?teamId=${team}`)).json.data as Array<{ action: string; email: string; outcome: string; target: string; connectionId: string }>;
+    // all at one moment of the test's clock: compared in no particular order
+    const markerEntries = audit.filter((entry) => entry.action.startsWith('marker.')).map((entry) => [entry.action, entry.email, entry.outcome, entry.target, entry.connectionId]);
+    expect(markerEntries.sort()).toEqual([
+      ['marker.delete', 'operator@example.com', 'success', byKey.json.id, connection.id],
+      ['marker.add', 'operator@example.com', 'success', added.json.id, connection.id],
+      ['marker.delete', 'viewer@example.com', 'denied', byKey.json.id, connection.id],
+      ['marker.add', 'viewer@example.com', 'denied', connection.id, connection.id],
+      ['marker.add', 'api key', 'success', byKey.json.id, connection.id],
+    ].sort());
   });
 
   test('given a marker out of range, nameless, or with a bad time, then 400 naming the field; without any credentials 401', async () => {

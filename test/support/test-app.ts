@@ -9,6 +9,13 @@ import { DomainError } from '../../actors/domain-error.ts';
 import { Engine, inMemoryLog, type RecordLog } from '../../actors/engine.ts';
 import { AccountService } from '../../actors/services/account-service.ts';
 import { ConnectionService } from '../../actors/services/connection-service.ts';
+import { TeamService } from '../../actors/services/team-service.ts';
+import { UserService } from '../../actors/services/user-service.ts';
+import { AuditService } from '../../actors/services/audit-service.ts';
+import { SsoService } from '../../actors/services/sso-service.ts';
+import { OidcClient } from '../../src/sso/oidc-client.ts';
+import { oidcSettings } from '../../src/sso/oidc-settings.ts';
+import { firstAdminMaker } from '../../src/service/admin-bootstrap.ts';
 import { JobActionService } from '../../actors/services/job-action-service.ts';
 import { AlertService } from '../../actors/services/alert-service.ts';
 import { TaskMetricsService } from '../../actors/services/task-metrics-service.ts';
@@ -20,10 +27,15 @@ import { checkAnswersAgainstOpenApi } from './openapi-conformance.ts';
 import { TrustedProxies } from '../../src/http/trusted-proxies.ts';
 import type { ConnectionLimits } from '../../actors/connection/connection-actor.ts';
 import { LOGIN_LIMITER_DEFAULTS, type LoginLimiterOptions } from '../../actors/accounts/login-limiter.ts';
+import type { User } from '../../actors/accounts/account-records.ts';
+import { newSessionToken, sessionTokenHasher } from '../../actors/accounts/secrets.ts';
+import { normalizeEmail } from '../../actors/accounts/accounts-actor.ts';
+import { newId } from '../../actors/ids.ts';
 
 export const BASE = 'http://localhost:3000';
 export const ADMIN = { email: 'admin@example.com', password: 'correct horse battery' };
 export const T0 = Date.parse('2026-11-21T10:00:00.000Z');
+const SESSION_SECRET = 'test-session-secret';
 
 export interface TestAppOptions {
   limits?: Partial<ConnectionLimits>;
@@ -45,6 +57,10 @@ export interface TestAppOptions {
   alerts?: { allowPrivate?: boolean } & Partial<Pick<AlertEdgeOptions, 'resolve' | 'send' | 'observer' | 'runnerLimits'>>;
   /** IN_FLIGHT_REQUESTS_PER_CONNECTION and IN_FLIGHT_MB_PER_CONNECTION (in bytes); default the service's defaults */
   inFlightPerConnection?: { requestsMax: number; bytesMax: number };
+  /** single sign-on: the OIDC_* variables as the environment would give them; none by default */
+  sso?: Record<string, string>;
+  /** PASSWORD_SIGN_IN; default true */
+  passwordSignIn?: boolean;
 }
 
 /** The in-memory app has no data directory to back up; backups are tested on a real service. */
@@ -62,8 +78,10 @@ export async function testApp(options: TestAppOptions = {}) {
     limits: { dailyEventLimit: 10_000, dedupKeysMax: 100_000, maxJobsPerConnection: 1_000_000, retentionMs: 86_400_000, ...options.limits },
     onHalt: (error) => halts.push(error),
   });
-  const accounts = new AccountService(engine, 7 * 86_400_000, 'test-session-secret', { ...LOGIN_LIMITER_DEFAULTS, ...options.loginLimiter });
+  const accounts = new AccountService(engine, 7 * 86_400_000, SESSION_SECRET, { ...LOGIN_LIMITER_DEFAULTS, ...options.loginLimiter });
   const connections = new ConnectionService(engine);
+  const teams = new TeamService(engine);
+  const users = new UserService(engine, 72 * 3_600_000);
   const jobActions = new JobActionService(engine, connections);
   const live = new LiveUpdates(engine, clock, {
     hub: { ringBufferEventsMax: 100, ringBufferBytesMax: 1 << 20, subscriberBufferBytesMax: 1024 * 1024, flushIntervalMs: 5, keepAliveIntervalMs: 200 },
@@ -85,14 +103,17 @@ export async function testApp(options: TestAppOptions = {}) {
     send: options.alerts?.send,
     runnerLimits: options.alerts?.runnerLimits,
   });
+  const ssoSettings = options.sso === undefined ? null : oidcSettings(options.sso);
+  const sso = ssoSettings === null ? undefined : { client: new OidcClient(ssoSettings, SESSION_SECRET), service: new SsoService(engine), groupMap: ssoSettings.groupMap };
   const app = createApp({
-    engine, accounts, connections, jobActions, live, alerts, alertDelivery, taskMetrics,
-    config: { cookieSecure: options.cookieSecure ?? 'auto', sessionTtlMs: 7 * 86_400_000, publicUrl: options.publicUrl ?? null, bodyTimeoutMs: options.bodyTimeoutMs ?? 30_000, trustedProxies: TrustedProxies.parse((options.trustedProxies ?? []).join(',')), inFlightPerConnection: options.inFlightPerConnection },
+    engine, accounts, connections, teams, users, audit: new AuditService(engine), sso, jobActions, live, alerts, alertDelivery, taskMetrics,
+    config: { cookieSecure: options.cookieSecure ?? 'auto', sessionTtlMs: 7 * 86_400_000, publicUrl: options.publicUrl ?? null, bodyTimeoutMs: options.bodyTimeoutMs ?? 30_000, trustedProxies: TrustedProxies.parse((options.trustedProxies ?? []).join(',')), inFlightPerConnection: options.inFlightPerConnection, passwordSignIn: options.passwordSignIn },
     logError: (line) => errors.push(line),
     backup: noBackups,
   });
   checkAnswersAgainstOpenApi(app);
-  if (options.withAdmin ?? true) await accounts.ensureAdmin(ADMIN.email, ADMIN.password);
+  // as a new installation starts: the admin, and the first team with the admin as its admin
+  if (options.withAdmin ?? true) await firstAdminMaker(accounts, teams, { adminEmail: ADMIN.email, adminPassword: ADMIN.password }, () => undefined)();
 
   async function request(method: string, path: string, init: { body?: unknown; headers?: Record<string, string>; rawBody?: string } = {}) {
     const headers: Record<string, string> = { ...init.headers };
@@ -128,10 +149,40 @@ export async function testApp(options: TestAppOptions = {}) {
     return { id: created.json.connection.id, apiKey: created.json.apiKey };
   }
 
-  async function createUser(adminCookie: string, email: string, password = 'another long password'): Promise<string> {
+  /**
+   * Creates a user (as the admin whose cookie is given) and logs them in. By default the
+   * user also gets a team of their own, named after their email, as its admin (as every
+   * user from before teams did), so that what they create is theirs alone; `team: false`
+   * leaves them in no team.
+   */
+  async function createUser(adminCookie: string, email: string, password = 'another long password', options: { team?: boolean } = {}): Promise<string> {
     const created = await request('POST', '/api/users', { body: { email, password }, headers: { cookie: adminCookie } });
     if (created.status !== 201) throw new Error(`create user failed: ${created.status} ${created.text}`);
+    if (options.team ?? true) {
+      const team = await request('POST', '/api/teams', { body: { name: email }, headers: { cookie: adminCookie } });
+      if (team.status !== 201) throw new Error(`create team failed: ${team.status} ${team.text}`);
+      const member = await request('POST', `/api/teams/${team.json.team.id}/members`, { body: { email, role: 'admin' }, headers: { cookie: adminCookie } });
+      if (member.status !== 201) throw new Error(`add member failed: ${member.status} ${member.text}`);
+    }
     return login(email, password);
+  }
+
+  /**
+   * A user made straight in the engine (no password, so no slow hash) and a session for
+   * them: the cookie a sign-in would have given. For tests about what users may do, not how
+   * they sign in.
+   */
+  async function userWithSession(email: string, options: { isAdmin?: boolean } = {}): Promise<{ user: User; cookie: string }> {
+    const user: User = { id: newId(), email: normalizeEmail(email), passwordHash: '', isAdmin: options.isAdmin ?? false, createdAtMs: clock.nowMs() };
+    await engine.commit({ t: 'user.created', user });
+    return { user, cookie: await sessionCookieOf(user) };
+  }
+
+  /** A new session of `user`, as the cookie header value. */
+  async function sessionCookieOf(user: User): Promise<string> {
+    const token = newSessionToken();
+    await engine.commit(engine.accounts.decideCreateSession(user, sessionTokenHasher(SESSION_SECRET)(token), 7 * 86_400_000, clock.nowMs()));
+    return `session=${token}`;
   }
 
   function ingest(apiKey: string, events: unknown[]) {
@@ -144,7 +195,7 @@ export async function testApp(options: TestAppOptions = {}) {
     return { baseUrl: `http://127.0.0.1:${app.server!.port}`, stop: async () => void (await app.stop()) };
   }
 
-  return { app, engine, clock, serve, accounts, connections, live, alerts, alertRunner: alertDelivery.runner, errors, streamLog, halts, request, login, createConnection, createUser, ingest };
+  return { app, engine, clock, serve, accounts, connections, teams, live, alerts, alertRunner: alertDelivery.runner, errors, streamLog, halts, users, request, login, createConnection, createUser, userWithSession, sessionCookieOf, ingest };
 }
 
 export type TestApp = Awaited<ReturnType<typeof testApp>>;

@@ -10,6 +10,7 @@ import { ACTION_LABEL, ACTION_RULE, actOnJob, type JobAction } from '../../api/j
 import type { JobDetail } from '../../api/types.ts';
 import { ConfirmDialog } from '../../components/confirm-dialog.tsx';
 import { ErrorText } from '../../components/error-text.tsx';
+import { whyNotOnConnection } from '../../lib/roles.ts';
 
 export function JobActionButtons({ job, onChanged }: { job: JobDetail; onChanged: () => void }) {
   const asking = useSignal<JobAction | null>(null);
@@ -31,6 +32,9 @@ export function JobActionButtons({ job, onChanged }: { job: JobDetail; onChanged
       onChanged();
     }
   };
+  // the role first: an operator of the job's team revokes and retries, a viewer is told why not;
+  // then what the job's state and its job system allow
+  const roleWhyNot = whyNotOnConnection(job.connectionId, 'operator', 'revoke or retry jobs');
   const actions = (['revoke', 'retry'] as const).map((action) => ({ action, ...job.actions[action] }));
   return (
     <div class="actions">
@@ -39,14 +43,18 @@ export function JobActionButtons({ job, onChanged }: { job: JobDetail; onChanged
           key={action}
           type="button"
           class={action === 'revoke' ? 'danger' : ''}
-          disabled={!available}
+          disabled={roleWhyNot !== null || !available}
           onClick={() => (asking.value = action)}
-          title={reason ?? ACTION_RULE[action]}
+          title={roleWhyNot ?? reason ?? ACTION_RULE[action]}
         >
           {ACTION_LABEL[action]}
         </button>
       ))}
-      {actions.map(({ action, reason }) => reason && <small key={action} class="hint why">{ACTION_LABEL[action]}: {reason}</small>)}
+      {roleWhyNot !== null ? (
+        <small class="hint why">{roleWhyNot}</small>
+      ) : (
+        actions.map(({ action, reason }) => reason && <small key={action} class="hint why">{ACTION_LABEL[action]}: {reason}</small>)
+      )}
       {outcome.value && (
         <span role="status" class="muted">
           {outcome.value}

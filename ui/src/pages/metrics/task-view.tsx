@@ -7,6 +7,7 @@ import { api, messageOf, queryString } from '../../api/client.ts';
 import type { SeriesAnswer, SeriesPoint } from '../../api/types.ts';
 import { ErrorText } from '../../components/error-text.tsx';
 import { Link } from '../../components/link.tsx';
+import { roleSomewhere, whyNotOnConnection } from '../../lib/roles.ts';
 import { useLiveReload } from '../../lib/use-live-reload.ts';
 import { navigate, withQuery } from '../../router.ts';
 import { connections } from '../../session.ts';
@@ -106,11 +107,27 @@ function Totals({ counts, rangeMs }: { counts: Counts[]; rangeMs: number }) {
   );
 }
 
-/** A marker (a deploy, a change) on this connection's charts; with several connections, one must be chosen first. */
+/** Who adds markers (the service checks it too: src/http/access-rules.ts). */
+const MARKER_ROLE = 'operator';
+const ADDING = 'add markers';
+
+/**
+ * A marker (a deploy, a change) on this connection's charts; with several connections, one
+ * must be chosen first. An operator of the connection's team adds one; anyone else sees the
+ * form disabled, with the reason.
+ */
 function AddMarker({ connectionId }: { connectionId: string | null }) {
   const name = useSignal('');
   const message = useSignal<string | null>(null);
-  if (connectionId === null) return <p class="muted">Choose one connection (in the address, or from the table's filter) to add a marker.</p>;
+  if (connectionId === null) {
+    if (connections.value.length === 0) return null;
+    return roleSomewhere(MARKER_ROLE) ? (
+      <p class="muted">Choose one connection (in the address, or from the table's filter) to add a marker.</p>
+    ) : (
+      <p class="hint why">To {ADDING} you need the {MARKER_ROLE} role in a connection's team; you are a viewer in all your teams.</p>
+    );
+  }
+  const whyNot = whyNotOnConnection(connectionId, MARKER_ROLE, ADDING);
   const add = async (event: Event) => {
     event.preventDefault();
     try {
@@ -125,9 +142,12 @@ function AddMarker({ connectionId }: { connectionId: string | null }) {
     <form class="row marker-form" onSubmit={add}>
       <label>
         <span>Marker at now</span>
-        <input value={name.value} maxLength={200} required placeholder="deploy v1.2.3" onInput={(event) => (name.value = event.currentTarget.value)} />
+        <input value={name.value} maxLength={200} required placeholder="deploy v1.2.3" disabled={whyNot !== null} title={whyNot ?? undefined} onInput={(event) => (name.value = event.currentTarget.value)} />
       </label>
-      <button type="submit">Add marker</button>
+      <button type="submit" disabled={whyNot !== null} title={whyNot ?? undefined}>
+        Add marker
+      </button>
+      {whyNot !== null && <small class="hint why">{whyNot}</small>}
       {message.value !== null && <span class="muted" role="status">{message.value}</span>}
     </form>
   );
