@@ -17,8 +17,12 @@
  * The job columns are format 4's.
  * Format 6 adds teams, memberships and password links to the accounts chunk, and the audit
  * log's chunks: a reader of format 5 would drop them without a word, so the version says that too.
- * Format 7 adds each connection's task metrics (`taskMetrics` chunks) and markers; a reader
- * of format 6 would drop them.
+ * Format 7 keeps the commands on queues, workers and tasks (pending and settled), what each
+ * agent said it supports, whether each queue is paused, and per job command whether it made
+ * a state entry and what the agent reported beside its outcome; a reader of format 6 would
+ * lose them and misread a pending command on a queue as one on a job.
+ * Format 8 adds each connection's task metrics (`taskMetrics` chunks) and markers; a reader
+ * of format 7 would drop them.
  *
  * In cluster mode each partition's owner snapshots only its part (a `SnapshotScope`):
  * the connections of one partition, and the accounts in the accounts partition's own
@@ -31,6 +35,8 @@ import type { AuditLog, StoredAuditEntry } from './audit/audit-log.ts';
 import { ConnectionActor, type ConnectionLimits } from './connection/connection-actor.ts';
 import type { Command } from './connection/command-queue.ts';
 import type { CommandOutcome } from './connection/command-outcomes.ts';
+import type { AgentCapabilities } from './connection/agent-capabilities.ts';
+import type { ControlOutcome } from './connection/control-outcomes.ts';
 import type { AlertBookSnapshot } from './alerts/alert-book.ts';
 import type { QuotaSnapshot } from './connection/daily-quota.ts';
 import { toJobColumns, type StoredJobColumns } from './connection/job-columns.ts';
@@ -46,16 +52,17 @@ import { inPartition, type PartitionSelector } from './partition-of.ts';
 import { checkChunkShape } from './stored/chunk-shapes.ts';
 import { ShapeError } from './stored/shape-check.ts';
 
-export const SNAPSHOT_FORMAT_VERSION = 7;
+export const SNAPSHOT_FORMAT_VERSION = 8;
 /**
  * Versions `SnapshotRestorer` reads: 1 wrote jobs as objects (`k: 'jobs'`), 1 and 2 kept
  * dedup keys in the connection chunk, 1 to 3 had no job table sizes and ids as strings only,
  * 1 to 4 kept one command outcome per job, without its entry time and prior state, 1 to 5
  * had no teams in the accounts chunk (their connections have no team until the first start
- * of a version with teams moves them) and no audit log, 1 to 6 had no task metrics (a
- * connection restored from them starts its task metrics and markers empty).
+ * of a version with teams moves them) and no audit log, 1 to 6 had no commands but on jobs,
+ * no capabilities and no paused queues, 1 to 7 had no task metrics (a connection restored
+ * from them starts its task metrics and markers empty).
  */
-const READABLE_FORMAT_VERSIONS: readonly number[] = [1, 2, 3, 4, 5, 6, 7];
+const READABLE_FORMAT_VERSIONS: readonly number[] = [1, 2, 3, 4, 5, 6, 7, 8];
 /** Task metrics series go into chunks of about this many bytes: a connection's 90 days of 200 tasks is tens of MB. */
 export const TASK_METRICS_BYTES_PER_CHUNK = 1 << 20;
 /** Each chunk is copied and encoded in one turn of the event loop: small chunks bound the stall. */
@@ -66,7 +73,8 @@ export const DEDUP_KEYS_PER_CHUNK = 5_000;
 export const AUDIT_ENTRIES_PER_CHUNK = 5_000;
 
 type PlainWorker = Omit<Worker, 'rate'> & { rate: unknown };
-type PlainQueue = Omit<Queue, 'metrics'> & { metrics: unknown };
+/** formats 1 to 6: no `paused` and `pausedAtMs` */
+type PlainQueue = Omit<Queue, 'metrics' | 'paused' | 'pausedAtMs'> & Partial<Pick<Queue, 'paused' | 'pausedAtMs'>> & { metrics: unknown };
 
 export type SnapshotChunk =
   | { k: 'header'; version: number; takenAtMs: number }
@@ -86,12 +94,16 @@ export type SnapshotChunk =
       commandOutcomes?: Array<Omit<CommandOutcome, 'entryAtMs' | 'priorState'> & Partial<CommandOutcome>>;
       /** absent in snapshots written before alerts existed, and when the connection has none */
       alerts?: AlertBookSnapshot;
+      /** format 7: the commands on queues, workers and tasks and what became of them */
+      controlOutcomes?: ControlOutcome[];
+      /** format 7: each framework's agent's latest report of what it supports */
+      capabilities?: AgentCapabilities[];
       /** format 4: how much the job table held, so that a restart sizes it once (a hint: the jobColumns chunks are the data) */
       jobTable?: JobTableSizes;
-      /** format 7: markers drawn on the task metrics' charts; absent when there are none */
+      /** format 8: markers drawn on the task metrics' charts; absent when there are none */
       markers?: Marker[];
     }
-  /** format 7: a slice of the connection's task metrics series (actors/metrics/task-metrics.ts), after its connection chunk */
+  /** format 8: a slice of the connection's task metrics series (actors/metrics/task-metrics.ts), after its connection chunk */
   | { k: 'taskMetrics'; connectionId: string; part: TaskMetricsSnapshot }
   /** format 3: the connection's dedup keys, oldest first, in slices after its connection chunk */
   | { k: 'dedupKeys'; connectionId: string; keys: string[] }
@@ -181,6 +193,8 @@ function connectionChunk(actor: ConnectionActor): SnapshotChunk {
     queues: [...actor.queues.values()].map((queue) => ({ ...structuredClone({ ...queue, metrics: null }), metrics: queue.metrics.toSnapshot() })),
     commands: structuredClone(actor.commands.toSnapshot()),
     commandOutcomes: structuredClone(actor.commandOutcomes.toSnapshot()),
+    controlOutcomes: structuredClone(actor.controlOutcomes.toSnapshot()),
+    capabilities: structuredClone(actor.capabilities.toSnapshot()),
     ...(actor.alerts.isEmpty ? {} : { alerts: actor.alerts.toSnapshot() }),
     ...(actor.markers.size === 0 ? {} : { markers: actor.markers.toSnapshot() }),
     jobTable: actor.jobs.table.sizes(),
@@ -277,10 +291,15 @@ export class SnapshotRestorer {
           const lastSeenMs = (queue as Partial<PlainQueue>).lastSeenMs ?? this.takenAtMs;
           // Snapshots before queue extensions have none: the next queue snapshot brings them.
           const extensions = (queue as Partial<PlainQueue>).extensions ?? null;
-          actor.queues.insert({ ...queue, lastSeenMs, extensions, metrics: QueueMetrics.fromSnapshot(queue.metrics) });
+          // Snapshots before format 7 do not say whether a queue is paused: the next snapshot or outcome does.
+          const paused = queue.paused ?? null;
+          const pausedAtMs = queue.pausedAtMs ?? Number.NEGATIVE_INFINITY;
+          actor.queues.insert({ ...queue, lastSeenMs, extensions, paused, pausedAtMs, metrics: QueueMetrics.fromSnapshot(queue.metrics) });
         }
         actor.commands.restore(chunk.commands);
         actor.commandOutcomes.restore(chunk.commandOutcomes ?? []);
+        actor.controlOutcomes.restore(chunk.controlOutcomes ?? []);
+        actor.capabilities.restore(chunk.capabilities ?? []);
         if (chunk.alerts !== undefined) actor.alerts.restore(chunk.alerts);
         if (chunk.markers !== undefined) actor.markers.restore(chunk.markers);
         if (chunk.jobTable !== undefined) actor.jobs.table.reserve(chunk.jobTable);

@@ -159,8 +159,10 @@ export class Engine {
     switch (record.t) {
       case 'ingest':
       case 'job.action':
+      case 'control.requested':
       case 'commands.acked':
       case 'commands.expired':
+      case 'agent.capabilities':
         return this.connectionActors.get(record.connectionId)?.evolve(record) ?? null;
       case 'marker.added':
       case 'marker.deleted':

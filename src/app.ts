@@ -13,6 +13,9 @@ import { apiDocsRoutes } from './routes/api-docs.ts';
 import { agentRoutes } from './routes/agent.ts';
 import { authRoutes } from './routes/auth.ts';
 import { jobActionRoutes } from './routes/job-actions.ts';
+import { commandRoutes } from './routes/commands.ts';
+import { queueControlRoutes } from './routes/queue-controls.ts';
+import { workerControlRoutes } from './routes/worker-controls.ts';
 import { connectionRoutes } from './routes/connections.ts';
 import { errorDocsRoutes } from './routes/error-docs.ts';
 import { healthRoutes } from './routes/health.ts';
@@ -55,6 +58,9 @@ export function createApp(deps: AppDeps) {
     .use(workerRoutes(deps))
     .use(taskMetricsRoutes(deps))
     .use(jobActionRoutes(deps))
+    .use(queueControlRoutes(deps))
+    .use(workerControlRoutes(deps))
+    .use(commandRoutes(deps))
     .use(alertRoutes(deps))
     .use(agentRoutes(deps, inFlight))
     .use(streamRoutes(deps))

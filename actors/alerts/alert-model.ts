@@ -13,15 +13,17 @@ export interface KindFields {
   task: 'optional' | 'required' | 'refused';
   threshold: 'required' | 'refused';
   relativeTo: 'optional' | 'refused';
+  /** whether the rule may also measure paused queues (a paused queue grows by design) */
+  includePaused: 'optional' | 'refused';
 }
 
 export const KIND_FIELDS: Record<AlertKind, KindFields> = {
-  failure_rate: { queue: 'optional', task: 'refused', threshold: 'required', relativeTo: 'refused' },
-  queue_depth: { queue: 'optional', task: 'refused', threshold: 'required', relativeTo: 'refused' },
-  worker_offline: { queue: 'optional', task: 'refused', threshold: 'refused', relativeTo: 'refused' },
-  task_missing: { queue: 'refused', task: 'required', threshold: 'refused', relativeTo: 'refused' },
-  job_stuck: { queue: 'optional', task: 'optional', threshold: 'refused', relativeTo: 'refused' },
-  runtime_percentile: { queue: 'optional', task: 'required', threshold: 'required', relativeTo: 'optional' },
+  failure_rate: { queue: 'optional', task: 'refused', threshold: 'required', relativeTo: 'refused', includePaused: 'refused' },
+  queue_depth: { queue: 'optional', task: 'refused', threshold: 'required', relativeTo: 'refused', includePaused: 'optional' },
+  worker_offline: { queue: 'optional', task: 'refused', threshold: 'refused', relativeTo: 'refused', includePaused: 'refused' },
+  task_missing: { queue: 'refused', task: 'required', threshold: 'refused', relativeTo: 'refused', includePaused: 'refused' },
+  job_stuck: { queue: 'optional', task: 'optional', threshold: 'refused', relativeTo: 'refused', includePaused: 'refused' },
+  runtime_percentile: { queue: 'optional', task: 'required', threshold: 'required', relativeTo: 'optional', includePaused: 'refused' },
 };
 
 /** What a runtime_percentile rule compares with: its threshold in ms (null), or the same window a week before (`threshold` times it). */
@@ -84,6 +86,11 @@ export interface RuleInput {
   channelIds: string[];
   /** runtime_percentile only; absent in rules saved before it existed (read as null) */
   relativeTo?: RelativeTo | null;
+  /**
+   * queue_depth: measure paused queues too (by default a paused queue, which grows by
+   * design, does not fire). Rules saved before it have none: read as false.
+   */
+  includePaused: boolean;
 }
 
 export interface AlertRule extends RuleInput {

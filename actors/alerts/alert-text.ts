@@ -33,7 +33,7 @@ export function valueText(kind: AlertKind, value: number | null, relativeTo: Rel
 }
 
 /** "failure rate > 20% over 5 min, queue emails". */
-export function conditionText(rule: Pick<AlertRule, 'kind' | 'threshold' | 'windowSeconds' | 'queue' | 'task' | 'relativeTo'>): string {
+export function conditionText(rule: Pick<AlertRule, 'kind' | 'threshold' | 'windowSeconds' | 'queue' | 'task' | 'relativeTo'> & Partial<Pick<AlertRule, 'includePaused'>>): string {
   const window = durationText(rule.windowSeconds);
   const threshold = rule.threshold ?? 0;
   const main: Record<AlertKind, string> = {
@@ -45,6 +45,10 @@ export function conditionText(rule: Pick<AlertRule, 'kind' | 'threshold' | 'wind
     runtime_percentile:
       (rule.relativeTo ?? null) === null ? `p95 run time > ${millisecondsText(threshold)} over ${window}` : `p95 run time > ${threshold}x the same ${window} a week before`,
   };
-  const scope = [rule.queue === null ? null : `queue ${rule.queue}`, rule.task === null ? null : `task ${rule.task}`].filter((part) => part !== null);
+  const scope = [
+    rule.queue === null ? null : `queue ${rule.queue}`,
+    rule.task === null ? null : `task ${rule.task}`,
+    rule.kind === 'queue_depth' && rule.includePaused === true ? 'paused queues too' : null,
+  ].filter((part) => part !== null);
   return [main[rule.kind], ...scope].join(', ');
 }

@@ -1,6 +1,7 @@
 /**
  * Live updates: one stream hub per connection, fed from the engine after each durable
- * change (job -> Job list item, worker -> Worker, queue -> Queue without metrics), and
+ * change (job -> Job list item, worker -> Worker, queue -> Queue without metrics, a command
+ * made or settled -> the command with its outcome), and
  * a watcher that announces workers going offline by the 6 s rule when it happens rather
  * than on the next read. Publishing never waits on a client (see actors/stream).
  *
@@ -22,6 +23,7 @@ import { subscribeMany, type StreamSubscription } from '../stream/subscribe-many
 import type { SubscriberCloseReason } from '../stream/subscriber.ts';
 import { toJobListItem } from '../views/job-view.ts';
 import { toQueueStreamItem } from '../views/queue-view.ts';
+import { commandViewOf } from '../views/command-view.ts';
 import { toWorkerView } from '../views/worker-view.ts';
 
 export interface LiveUpdatesOptions {
@@ -97,6 +99,10 @@ export class LiveUpdates implements EngineListener {
       hub.publish('worker', toWorkerView(worker, actor, nowMs));
     }
     for (const queue of changes.queues) hub.publish('queue', toQueueStreamItem(queue, actor, nowMs));
+    for (const commandId of changes.commands) {
+      const command = commandViewOf(actor, commandId);
+      if (command !== undefined) hub.publish('command', command);
+    }
   }
 
   deleted(connectionId: string): void {

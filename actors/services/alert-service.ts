@@ -287,6 +287,7 @@ export class AlertService {
       windowSeconds: rule.windowSeconds,
       relativeTo: rule.relativeTo ?? null,
       channelIds: [...rule.channelIds],
+      includePaused: rule.includePaused ?? false,
       createdAt: iso(rule.createdAtMs)!,
       updatedAt: iso(rule.updatedAtMs)!,
       status: state.status,
@@ -337,11 +338,22 @@ function urlUpToHost(url: string): string {
 }
 
 function described(rule: Pick<RuleInput, 'kind' | 'relativeTo'>, measured: Measure): DescribedMeasure {
-  return { ...measured, text: valueText(rule.kind, measured.value, rule.relativeTo ?? null) };
+  return { ...measured, text: measured.paused === true ? 'paused' : valueText(rule.kind, measured.value, rule.relativeTo ?? null) };
 }
 
 function inputOf(rule: AlertRule): RuleInput {
-  return { name: rule.name, kind: rule.kind, queue: rule.queue, task: rule.task, threshold: rule.threshold, windowSeconds: rule.windowSeconds, channelIds: rule.channelIds, relativeTo: rule.relativeTo ?? null };
+  // rules saved before relativeTo or includePaused have none
+  return {
+    name: rule.name,
+    kind: rule.kind,
+    queue: rule.queue,
+    task: rule.task,
+    threshold: rule.threshold,
+    windowSeconds: rule.windowSeconds,
+    channelIds: rule.channelIds,
+    relativeTo: rule.relativeTo ?? null,
+    includePaused: rule.includePaused ?? false,
+  };
 }
 
 function describeAttempt(attempt: DeliveryAttempt): PublicDeliveryAttempt {

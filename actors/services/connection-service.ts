@@ -71,6 +71,15 @@ export class ConnectionService {
     return this.readable(access, connectionIdFilter).map(({ actor }) => actor);
   }
 
+  /**
+   * The one check before a user's command reaches a connection's job system ("may
+   * operate"): the operator role on the connection (its team's), else FORBIDDEN naming
+   * `doing`; a connection the user cannot see is not found.
+   */
+  requireOperator(access: Access, connectionId: string, doing: string): void {
+    access.requireConnection(connectionId, 'operator', doing);
+  }
+
   private defaultTeamOf(access: Access): string {
     const admin = access.teams().find((grant) => grant.role === 'admin');
     if (admin === undefined) {

@@ -13,7 +13,9 @@ import {
   MembershipShape,
   PasswordLinkShape,
   TeamShape,
+  CapabilitiesShape,
   CommandOutcomeShape,
+  ControlOutcomeShape,
   CommandShape,
   ConnectionShape,
   DeliveryAttemptShape,
@@ -101,6 +103,9 @@ const CHUNK_SHAPES: Record<SnapshotChunk['k'], TSchema> = {
     queues: Type.Array(QueueShape),
     commands: Type.Array(CommandShape),
     commandOutcomes: Type.Optional(Type.Array(CommandOutcomeShape)),
+    // format 7 on
+    controlOutcomes: Type.Optional(Type.Array(ControlOutcomeShape)),
+    capabilities: Type.Optional(Type.Array(CapabilitiesShape)),
     alerts: Type.Optional(
       Type.Object({
         rules: Type.Array(AlertRuleShape),

@@ -9,6 +9,10 @@ import { Type, type TSchema } from '@sinclair/typebox';
 import type { EngineRecord } from '../engine.ts';
 import { describeValue, shapeCheck, ShapeError } from './shape-check.ts';
 import {
+  AckedOutcomeShape,
+  ControlCommandShape,
+  ControlsShape,
+  frameworkShape,
   AlertChannelShape,
   AlertRuleShape,
   AuditEntryShape,
@@ -55,8 +59,11 @@ const RECORD_SHAPES: Record<EngineRecord['t'], TSchema> = {
     connectionId: text(),
     ids: Type.Array(text()),
     failed: Type.Optional(Type.Array(Type.Object({ id: text(), reason: nullable(text()) }))),
+    outcomes: Type.Optional(Type.Array(AckedOutcomeShape)),
     atMs: Type.Optional(number()),
   }),
+  'control.requested': Type.Object({ connectionId: text(), atMs: number(), command: ControlCommandShape }),
+  'agent.capabilities': Type.Object({ connectionId: text(), atMs: number(), framework: frameworkShape, agentVersion: text(), controls: ControlsShape }),
   'commands.expired': Type.Object({ connectionId: text(), atMs: number(), ids: Type.Array(text()) }),
   'marker.added': Type.Object({ connectionId: text(), marker: MarkerShape }),
   'marker.deleted': Type.Object({ connectionId: text(), markerId: text() }),

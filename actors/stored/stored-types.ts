@@ -7,6 +7,7 @@
 import { Kind, Type, TypeRegistry, type TLiteral, type TSchema, type TUnion } from '@sinclair/typebox';
 import { ALERT_KINDS, CHANNEL_FORMATS, RELATIVE_TO } from '../alerts/alert-model.ts';
 import { FRAMEWORKS, JOB_STATES, WORKER_EVENT_STATES, WORKER_STATES } from '../ingest/states.ts';
+import { CLEANABLE_STATES, JOB_COMMAND_TYPES, QUEUE_COMMAND_TYPES, TASK_COMMAND_TYPES, WORKER_COMMAND_TYPES } from '../connection/command-types.ts';
 
 export const literals = <T extends string>(values: readonly T[]): TUnion<TLiteral<T>[]> => Type.Union(values.map((value) => Type.Literal(value)));
 export const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
@@ -115,6 +116,8 @@ export const AlertRuleShape = Type.Object({
   updatedAtMs: number(),
   /** runtime_percentile; absent in rules saved before it */
   relativeTo: Type.Optional(nullable(literals(RELATIVE_TO))),
+  // rules saved before it have none
+  includePaused: Type.Optional(Type.Boolean()),
 });
 
 export const RuleStateShape = Type.Object({
@@ -211,26 +214,66 @@ export const QueueShape = Type.Object({
   extensions: Type.Optional(nullable(freeObject())),
   lastSnapshotMs: number(),
   lastSeenMs: Type.Optional(number()),
+  // format 7 on
+  paused: Type.Optional(nullable(Type.Boolean())),
+  pausedAtMs: Type.Optional(number()),
   createdAtMs: number(),
   metrics: Type.Unknown(),
 });
 
-const jobAction = literals(['revoke', 'retry'] as const);
+/** revoke and retry before format 7; run now, delete and kill too from it */
+const jobAction = literals(JOB_COMMAND_TYPES);
+const commandStatus = literals(['pending', 'done', 'failed', 'unsupported', 'expired'] as const);
+const OutcomeDetailsShape = Type.Record(Type.String(), Type.Union([number(), text(), Type.Boolean(), Type.Null()]));
 
-export const CommandShape = Type.Object({ id: text(), type: jobAction, jobId: text(), externalId: text(), name: text(), queue: nullable(text()), createdAtMs: number() });
+const CleanParamsShape = Type.Union([
+  Type.Object({ mode: Type.Literal('finished'), olderThanMs: number(), states: Type.Array(literals(CLEANABLE_STATES)) }),
+  Type.Object({ mode: Type.Literal('waiting') }),
+]);
+
+/** A command on a queue, a worker or a task (format 7 on), as the agent receives it. */
+export const ControlCommandShape = Type.Union([
+  Type.Object({ id: text(), type: literals(QUEUE_COMMAND_TYPES), queue: text(), createdAtMs: number(), params: Type.Optional(Type.Union([CleanParamsShape, Type.Object({ concurrency: nullable(number()) })])) }),
+  Type.Object({ id: text(), type: literals(WORKER_COMMAND_TYPES), workerId: text(), hostname: text(), pid: nullable(number()), createdAtMs: number(), params: Type.Optional(Type.Object({ delta: number() })) }),
+  Type.Object({ id: text(), type: literals(TASK_COMMAND_TYPES), name: text(), queue: nullable(text()), createdAtMs: number(), params: Type.Optional(Type.Object({ rate: nullable(text()) })) }),
+]);
+
+export const CommandShape = Type.Union([
+  Type.Object({ id: text(), type: jobAction, jobId: text(), externalId: text(), name: text(), queue: nullable(text()), createdAtMs: number() }),
+  ControlCommandShape,
+]);
 
 export const CommandOutcomeShape = Type.Object({
   jobId: text(),
   commandId: text(),
   type: jobAction,
-  status: literals(['pending', 'done', 'failed', 'expired'] as const),
+  status: commandStatus,
   reason: nullable(text()),
   createdAtMs: number(),
   completedAtMs: nullable(number()),
   // format 5 on
   entryAtMs: Type.Optional(number()),
   priorState: Type.Optional(nullable(literals(JOB_STATES))),
+  // format 7 on
+  stateEntry: Type.Optional(nullable(literals(JOB_STATES))),
+  details: Type.Optional(nullable(OutcomeDetailsShape)),
 });
+
+export const ControlOutcomeShape = Type.Object({
+  command: ControlCommandShape,
+  status: commandStatus,
+  reason: nullable(text()),
+  details: nullable(OutcomeDetailsShape),
+  completedAtMs: nullable(number()),
+});
+
+const ControlSupportShape = Type.Union([Type.Object({ supported: Type.Literal(true) }), Type.Object({ supported: Type.Literal(false), reason: text() })]);
+export const ControlsShape = Type.Record(Type.String(), ControlSupportShape);
+export const CapabilitiesShape = Type.Object({ framework, agentVersion: text(), reportedAtMs: number(), controls: ControlsShape });
+
+export const AckedOutcomeShape = Type.Object({ id: text(), status: literals(['done', 'failed', 'unsupported'] as const), reason: nullable(text()), details: Type.Optional(OutcomeDetailsShape) });
+
+export { framework as frameworkShape };
 
 export { jobAction };
 

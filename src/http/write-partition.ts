@@ -2,9 +2,11 @@
  * Which partition's writer a request that writes goes to (docs/cluster.md, "How it works"),
  * decided on the node where it arrives from its own replica:
  *
- * - ingest and the agent's acknowledgement: the partition of the API key's connection
- *   (the accounts replica resolves the key);
- * - one job's revoke or retry: the partition of the connection holding the job;
+ * - ingest, the agent's acknowledgement and its capabilities: the partition of the API
+ *   key's connection (the accounts replica resolves the key);
+ * - one job's command (revoke, retry, run now, delete, kill): the partition of the
+ *   connection holding the job; a queue's or a worker's control: the partition of the
+ *   connection holding it; a task's rate limit: `connectionInBody`;
  * - a bulk action: `bulk` (the front splits its ids by owner);
  * - an alert rule's or channel's edit, deletion or test: the partition of the connection
  *   holding it; creating one: `connectionInBody` (the front reads `connectionId` from the
@@ -16,6 +18,7 @@
  * `local` means no writer can be named (an unknown key or job): the node answers it
  * itself, and the application refuses it without writing (401, 404).
  */
+import type { ConnectionActor } from '../../actors/connection/connection-actor.ts';
 import type { Engine } from '../../actors/engine.ts';
 import { partitionOf } from '../../actors/partition-of.ts';
 import { bearerToken } from './api-key.ts';
@@ -27,15 +30,18 @@ export type WriteTarget = { kind: 'partition'; key: string } | { kind: 'bulk' } 
 export const ACCOUNTS_PARTITION_KEY = 'accounts';
 export const connectionPartitionKey = (connectionId: string, partitions: number): string => `p.${partitionOf(connectionId, partitions)}`;
 
-const KEYED_PATHS = new Set(['/api/ingest', '/api/agent/commands/ack']);
-const JOB_ACTION = /^\/api\/jobs\/([^/]+)\/(?:revoke|retry)$/;
+const KEYED_PATHS = new Set(['POST /api/ingest', 'POST /api/agent/commands/ack', 'PUT /api/agent/capabilities']);
+const JOB_ACTION = /^\/api\/jobs\/([^/]+)\/(?:revoke|retry|promote|delete|kill)$/;
+const QUEUE_CONTROL = /^\/api\/queues\/([^/]+)\/(?:pause|resume|clean|retry-failed|concurrency)$/;
+const WORKER_CONTROL = /^\/api\/workers\/([^/]+)\/(?:quiet|stop|pool)$/;
 const BULK_ACTION = /^\/api\/jobs\/bulk\/(?:revoke|retry)$/;
-const ALERT_CREATE = new Set(['/api/alert-rules', '/api/alert-channels']);
+/** creates that name their connection in the body: an alert rule or channel, a task's rate limit */
+const CONNECTION_IN_BODY = new Set(['/api/alert-rules', '/api/alert-channels', '/api/tasks/rate-limit']);
 const ALERT_BY_ID = /^\/api\/alert-(rules|channels)\/([^/]+)(?:\/test)?$/;
 const MARKER_BY_ID = /^\/api\/markers\/([^/]+)$/;
 
 export function writeTarget(request: Request, pathname: string, engine: Engine, partitions: number): WriteTarget {
-  if (request.method === 'POST' && KEYED_PATHS.has(pathname)) {
+  if (KEYED_PATHS.has(`${request.method} ${pathname}`)) {
     const token = bearerToken(request);
     const connection = token === null ? undefined : engine.accounts.connectionByKey(token);
     return connection === undefined ? { kind: 'local' } : { kind: 'partition', key: connectionPartitionKey(connection.id, partitions) };
@@ -53,18 +59,35 @@ export function writeTarget(request: Request, pathname: string, engine: Engine, 
     return connectionId === undefined ? { kind: 'local' } : { kind: 'partition', key: connectionPartitionKey(connectionId, partitions) };
   }
   if (request.method === 'POST' && BULK_ACTION.test(pathname)) return { kind: 'bulk' };
-  if (request.method === 'POST' && ALERT_CREATE.has(pathname)) return { kind: 'connectionInBody' };
+  if (request.method === 'POST' && CONNECTION_IN_BODY.has(pathname)) return { kind: 'connectionInBody' };
   const alert = request.method === 'GET' ? null : ALERT_BY_ID.exec(pathname);
   if (alert !== null && alert[2] !== 'preview') {
     const connectionId = connectionOfAlert(engine, alert[1] === 'rules' ? 'rules' : 'channels', safelyDecoded(alert[2]!));
     return connectionId === undefined ? { kind: 'local' } : { kind: 'partition', key: connectionPartitionKey(connectionId, partitions) };
   }
   const job = request.method === 'POST' ? JOB_ACTION.exec(pathname) : null;
-  if (job !== null) {
-    const connectionId = connectionOfJob(engine, safelyDecoded(job[1]!));
-    return connectionId === undefined ? { kind: 'local' } : { kind: 'partition', key: connectionPartitionKey(connectionId, partitions) };
+  if (job !== null) return partitionOrLocal(connectionOfJob(engine, safelyDecoded(job[1]!)), partitions);
+  const queue = request.method === 'POST' ? QUEUE_CONTROL.exec(pathname) : null;
+  if (queue !== null) return partitionOrLocal(connectionHolding(engine, (actor) => actor.queues.getById(safelyDecoded(queue[1]!)) !== undefined), partitions);
+  const worker = request.method === 'POST' ? WORKER_CONTROL.exec(pathname) : null;
+  if (worker !== null) {
+    const id = safelyDecoded(worker[1]!);
+    return partitionOrLocal(connectionHolding(engine, (actor) => [...actor.workers.values()].some((each) => each.id === id)), partitions);
   }
   return { kind: 'partition', key: ACCOUNTS_PARTITION_KEY };
+}
+
+function partitionOrLocal(connectionId: string | undefined, partitions: number): WriteTarget {
+  return connectionId === undefined ? { kind: 'local' } : { kind: 'partition', key: connectionPartitionKey(connectionId, partitions) };
+}
+
+/** The connection in this node's replica whose actor holds what `holds` looks for. */
+function connectionHolding(engine: Engine, holds: (actor: ConnectionActor) => boolean): string | undefined {
+  for (const connectionId of engine.connectionIds()) {
+    const actor = engine.connection(connectionId);
+    if (actor !== undefined && holds(actor)) return connectionId;
+  }
+  return undefined;
 }
 
 /** The connection holding job `id` in this node's replica; undefined when none does. */

@@ -14,7 +14,7 @@ import { UI_PAGE_PATHS } from '../routes/ui.ts';
 import { describeRule, refusalsOf, ruleOf } from '../http/access-rules.ts';
 import { codesByStatus, errorCodesOf, errorEnvelope, type Auth } from './error-responses.ts';
 import { OPERATIONS, RETRY_AFTER, TAGS, type OperationDoc } from './operations.ts';
-import { JobListItem, QueueStreamItem, Worker } from './response-models.ts';
+import { CommandView, JobListItem, QueueStreamItem, Worker } from './response-models.ts';
 
 export const OPENAPI_VERSION = '3.1.2';
 
@@ -124,7 +124,7 @@ function otherSuccesses(doc: OperationDoc): Record<string, unknown> {
 }
 
 /** The `data` of the stream's events (see GET /api/events/stream), as named components. */
-const STREAM_EVENT_SCHEMAS = { StreamJob: JobListItem, StreamWorker: Worker, StreamQueue: QueueStreamItem };
+const STREAM_EVENT_SCHEMAS = { StreamJob: JobListItem, StreamWorker: Worker, StreamQueue: QueueStreamItem, StreamCommand: CommandView };
 
 /**
  * The generator turns a nullable union of literals into `{type: [string, null], enum: [...]}`

@@ -29,6 +29,7 @@ const RULE_FIELDS = {
   windowSeconds: Type.Integer({ minimum: ALERT_LIMITS.windowSecondsMin, maximum: ALERT_LIMITS.windowSecondsMax }),
   relativeTo: Type.Optional(Type.Union([literals(RELATIVE_TO), Type.Null()], { description: 'runtime_percentile only: `week_before` compares with the same window 7 days earlier (`threshold` times it); null or absent, with `threshold` in ms' })),
   channelIds: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: ALERT_LIMITS.channelsPerRuleMax }),
+  includePaused: Type.Optional(Type.Boolean({ description: 'queue_depth only: measure paused queues too (default false: a paused queue does not fire)' })),
 };
 
 export const CreateChannelBody = model(
@@ -57,6 +58,7 @@ export const PreviewRuleBody = model(
       threshold: RULE_FIELDS.threshold,
       windowSeconds: RULE_FIELDS.windowSeconds,
       relativeTo: RULE_FIELDS.relativeTo,
+      includePaused: RULE_FIELDS.includePaused,
     },
     { additionalProperties: false },
   ),
@@ -77,13 +79,14 @@ function ruleInputOf(body: Static<typeof CreateRuleBody.schema>): RuleInput {
     windowSeconds: body.windowSeconds,
     channelIds: body.channelIds,
     relativeTo: body.relativeTo ?? null,
+    includePaused: body.includePaused ?? false,
   };
 }
 
 /** The fields a PATCH names, with an explicit null kept (it clears the field). */
 function ruleChangesOf(body: RuleFields): Partial<RuleInput> {
   const changes: Partial<RuleInput> = {};
-  for (const key of ['name', 'kind', 'queue', 'task', 'threshold', 'windowSeconds', 'channelIds', 'relativeTo'] as const) {
+  for (const key of ['name', 'kind', 'queue', 'task', 'threshold', 'windowSeconds', 'channelIds', 'relativeTo', 'includePaused'] as const) {
     if (body[key] !== undefined) (changes as Record<string, unknown>)[key] = body[key];
   }
   return changes;

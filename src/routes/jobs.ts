@@ -37,7 +37,7 @@ export function jobReadRoutes({ connections }: AppDeps) {
     .get('/api/jobs/:id', (context) => {
       for (const actor of connections.readableActors(accessOf(context), undefined)) {
         const job = actor.jobs.get(context.params.id);
-        if (job !== undefined) return toJobDetail(job, actor.jobs.recentOfName(job, RECENT_EXECUTIONS_MAX), actor.commandOutcomes.trailOf(job.id));
+        if (job !== undefined) return toJobDetail(job, actor.jobs.recentOfName(job, RECENT_EXECUTIONS_MAX), actor.commandOutcomes.trailOf(job.id), actor.supportOf);
       }
       throw new DomainError('NOT_FOUND', 'job not found');
     });

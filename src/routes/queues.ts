@@ -6,6 +6,7 @@ import { TIME_RANGES, type TimeRange } from '../../actors/metrics/queue-metrics.
 import { pageThenPresent } from '../../actors/queries/paged-list.ts';
 import { queueConsumers, queueDepth, toQueueView } from '../../actors/views/queue-view.ts';
 import type { SortValue } from '../../actors/jobs/sorted-index.ts';
+import { DomainError } from '../../actors/domain-error.ts';
 import type { AppDeps } from '../app-deps.ts';
 import { accessOf } from '../http/access-guard.ts';
 import { model, validQuery } from '../http/validate.ts';
@@ -42,23 +43,37 @@ export const QueueListParams = model(
     limit: limitParam(),
     connectionId: connectionIdParam(),
     framework: frameworkParam(),
+    paused: Type.Optional(literals(['true', 'false'] as const, { description: 'only the queues their job system says are paused (true) or not paused (false)' })),
     sortBy: literals(['name', 'depth', 'consumers', 'throughput', 'failureRate'] as const, { default: 'name' }),
     sortOrder: sortOrderParam('asc'),
     timeRange: literals(TIME_RANGES, { default: '24h' }),
   }),
 );
 
+export const QueueParams = model(Type.Object({ timeRange: literals(TIME_RANGES, { default: '24h' }) }));
+
 export function queueRoutes({ connections, engine }: AppDeps) {
-  return new Elysia({ name: 'queues' }).get('/api/queues', (context) => {
-    const query = validQuery(QueueListParams, context.query);
-    const nowMs = engine.clock.nowMs();
-    const listed: Listed[] = [];
-    for (const actor of connections.readableActors(accessOf(context), query.connectionId)) {
-      for (const queue of actor.queues.values()) {
-        if (query.framework === undefined || queue.framework === query.framework) listed.push({ id: queue.id, queue, actor });
+  return new Elysia({ name: 'queues' })
+    .get('/api/queues/:id', (context) => {
+      const { timeRange } = validQuery(QueueParams, context.query);
+      for (const actor of connections.readableActors(accessOf(context), undefined)) {
+        const queue = actor.queues.getById(context.params.id);
+        if (queue !== undefined) return toQueueView(queue, actor, timeRange, engine.clock.nowMs());
       }
-    }
-    const sortValue = queueSortValue(query.sortBy, query.timeRange, nowMs);
-    return pageThenPresent(listed, sortValue, query, ({ queue, actor }) => toQueueView(queue, actor, query.timeRange, nowMs));
-  });
+      throw new DomainError('NOT_FOUND', 'queue not found');
+    })
+    .get('/api/queues', (context) => {
+      const query = validQuery(QueueListParams, context.query);
+      const nowMs = engine.clock.nowMs();
+      const listed: Listed[] = [];
+      for (const actor of connections.readableActors(accessOf(context), query.connectionId)) {
+        for (const queue of actor.queues.values()) {
+          if (query.framework !== undefined && queue.framework !== query.framework) continue;
+          if (query.paused !== undefined && (queue.paused === true) !== (query.paused === 'true')) continue;
+          listed.push({ id: queue.id, queue, actor });
+        }
+      }
+      const sortValue = queueSortValue(query.sortBy, query.timeRange, nowMs);
+      return pageThenPresent(listed, sortValue, query, ({ queue, actor }) => toQueueView(queue, actor, query.timeRange, nowMs));
+    });
 }

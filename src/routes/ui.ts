@@ -21,6 +21,7 @@ export const UI_PAGE_PATHS = [
   '/jobs/:id',
   '/connections',
   '/queues',
+  '/queues/:id',
   '/workers',
   '/task-metrics',
   '/alerts',

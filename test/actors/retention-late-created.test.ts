@@ -4,6 +4,7 @@
  * the createdAt scan alone cannot find; and it does so the same way after a restart,
  * whether the jobs come back from the log or from a snapshot.
  */
+import type { JobCommand } from '../../actors/connection/command-types.ts';
 import { afterEach, describe, expect, test } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -181,7 +182,7 @@ describe('retention of what else a connection holds', () => {
 
     actor.expire(CUTOFF_MS + RETENTION_MS);
 
-    expect(actor.commands.oldestFirst(10).map((command) => command.externalId)).toEqual(['c']);
+    expect(actor.commands.oldestFirst(10).map((command) => (command as JobCommand).externalId)).toEqual(['c']);
     const outcomes = actor.commandOutcomes.toSnapshot();
     expect(outcomes.map((outcome) => outcome.jobId)).toEqual([actor.jobs.getByExternalId('c')!.id]);
   });

@@ -42,7 +42,7 @@ const details = (engine: Engine) => {
   const actor = engine.connection('c1')!;
   return ['a', 'b', 'c'].map((externalId) => {
     const job = actor.jobs.getByExternalId(externalId)!;
-    return toJobDetail(job, [], actor.commandOutcomes.trailOf(job.id));
+    return toJobDetail(job, [], actor.commandOutcomes.trailOf(job.id), actor.supportOf);
   });
 };
 

@@ -154,7 +154,7 @@ async function setUp() {
   const teamAdmin = await withOwnTeam(t.engine, t.engine.accounts.users.get(users.teamAdmin!)!);
   const connection = await t.connections.create(teamAdmin, 'prod', production.id);
   const channel = await t.alerts.createChannel(teamAdmin, connection.connection.id, { name: 'ops', url: 'https://hooks.example.com/secret-path', format: 'json', dashboardUrl: null });
-  const rule = await t.alerts.createRule(teamAdmin, connection.connection.id, { name: 'failures', kind: 'failure_rate', queue: null, task: null, threshold: 0.1, windowSeconds: 300, channelIds: [] });
+  const rule = await t.alerts.createRule(teamAdmin, connection.connection.id, { name: 'failures', kind: 'failure_rate', queue: null, task: null, threshold: 0.1, windowSeconds: 300, channelIds: [], includePaused: false });
   await t.ingest(connection.apiKey, Array.from({ length: 6 }, (_, i) => jobEvent(connection.connection.id, T - 1_000, { externalId: `failed-${i}`, state: 'failed' })));
   await t.alerts.evaluate([connection.connection.id]);
   // a deploy marker, for the series read to show
@@ -263,7 +263,7 @@ const CALLS: Record<string, (persona: Persona) => Promise<Call> | Call> = {
   'POST /api/alert-rules/preview': () => ({ method: 'POST', path: '/api/alert-rules/preview', body: { connectionId: fixture.connectionId, kind: 'queue_depth', threshold: 10, windowSeconds: 60 } }),
   'PATCH /api/alert-rules/:id': () => ({ method: 'PATCH', path: `/api/alert-rules/${fixture.rule.id}`, body: { name: `renamed ${next()}` } }),
   'DELETE /api/alert-rules/:id': async () => {
-    const rule = await t.alerts.createRule(fixture.teamAdmin, fixture.connectionId, { name: `doomed ${next()}`, kind: 'queue_depth', queue: null, task: null, threshold: 5, windowSeconds: 60, channelIds: [] });
+    const rule = await t.alerts.createRule(fixture.teamAdmin, fixture.connectionId, { name: `doomed ${next()}`, kind: 'queue_depth', queue: null, task: null, threshold: 5, windowSeconds: 60, channelIds: [], includePaused: false });
     return { method: 'DELETE', path: `/api/alert-rules/${rule.id}` };
   },
   'GET /api/alerts': () => ({ method: 'GET', path: '/api/alerts', sees: seesConnection }),
@@ -404,7 +404,7 @@ describe('the role matrix', () => {
   test('docs/security.md prints the matrix the server enforces: one row per route, in the words of the rule', () => {
     const text = readFileSync(join(import.meta.dir, '..', '..', 'docs', 'security.md'), 'utf8');
     const rows = new Map<string, string>();
-    for (const match of text.matchAll(/^\| `(GET|POST|PATCH|DELETE) ([^`]+)` \| ([^|]+) \|/gm)) rows.set(`${match[1]} ${match[2]}`, match[3]!.trim());
+    for (const match of text.matchAll(/^\| `(GET|POST|PUT|PATCH|DELETE) ([^`]+)` \| ([^|]+) \|/gm)) rows.set(`${match[1]} ${match[2]}`, match[3]!.trim());
     const documented = routeKeys().filter((key) => !key.startsWith('GET /assets') && !(UI_PAGE_PATHS as readonly string[]).includes(key.slice(4)));
     const expected = new Map(documented.map((key) => [key, describeRule(ruleOf(key.split(' ')[0]!, key.split(' ')[1]!, UI_PAGE_PATHS)!)]));
     expect(Object.fromEntries(rows)).toEqual(Object.fromEntries(expected));

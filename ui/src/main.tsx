@@ -10,6 +10,7 @@ import { JobDetailPage } from './pages/job-detail/job-detail-page.tsx';
 import { JobsPage } from './pages/jobs/jobs-page.tsx';
 import { MetricsPage } from './pages/metrics/metrics-page.tsx';
 import { QueuesPage } from './pages/queues/queues-page.tsx';
+import { QueuePage } from './pages/queues/queue-page.tsx';
 import { SignInPage } from './pages/sign-in.tsx';
 import { NoAccessPage, SetPasswordPage } from './pages/public-pages.tsx';
 import { AccountPage } from './pages/people/account-page.tsx';
@@ -25,6 +26,7 @@ const PAGES: Array<[string, (params: Record<string, string>) => preact.JSX.Eleme
   ['/jobs', () => <JobsPage />],
   ['/jobs/:id', (params) => <JobDetailPage id={params.id!} />],
   ['/queues', () => <QueuesPage />],
+  ['/queues/:id', (params) => <QueuePage id={params.id!} />],
   ['/workers', () => <WorkersPage />],
   ['/task-metrics', () => <MetricsPage />],
   ['/alerts', () => <AlertsPage />],

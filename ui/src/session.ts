@@ -2,6 +2,7 @@
 import { signal } from '@preact/signals';
 import { api, setUnauthorizedHandler } from './api/client.ts';
 import { startStream, stopStream } from './api/stream.ts';
+import { loadCapabilities } from './lib/capabilities.ts';
 import type { Me, PublicConnection, PublicTeam, PublicUser } from './api/types.ts';
 import { navigate, route } from './router.ts';
 
@@ -41,6 +42,7 @@ export async function loadSession(): Promise<void> {
     connections.value = me.connections;
     teams.value = me.teams;
     startStream();
+    void loadCapabilities();
   } catch {
     user.value = null;
   }

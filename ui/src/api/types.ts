@@ -9,7 +9,10 @@ import type { PublicMember, PublicTeam } from '../../../actors/services/team-ser
 import type { UserSummary } from '../../../actors/services/user-service.ts';
 import type { AuditPage, PublicAuditEntry } from '../../../actors/services/audit-service.ts';
 import type { Role } from '../../../actors/accounts/roles.ts';
-import type { PublicActionResult } from '../../../actors/services/job-action-service.ts';
+import type { CommandAccepted, PublicActionResult } from '../../../actors/services/job-action-service.ts';
+import type { PublicCapabilities } from '../../../actors/services/agent-service.ts';
+import type { CommandView } from '../../../actors/views/command-view.ts';
+import type { CleanEstimate } from '../../../actors/queries/queue-jobs.ts';
 import type { PublicConnection } from '../../../actors/services/connection-service.ts';
 import type { JobDetail, JobListItem, LastCommand } from '../../../actors/views/job-view.ts';
 import type { QueueStreamItem, QueueView } from '../../../actors/views/queue-view.ts';
@@ -33,7 +36,7 @@ export interface TestDelivery {
   waiting: boolean;
 }
 
-export type { JobDetail, JobListItem, JobListPage, LastCommand, PublicActionResult, PublicConnection, PublicUser, QueueStreamItem, QueueView, WorkerView };
+export type { CleanEstimate, CommandAccepted, CommandView, JobDetail, JobListItem, JobListPage, LastCommand, PublicActionResult, PublicCapabilities, PublicConnection, PublicUser, QueueStreamItem, QueueView, WorkerView };
 export type { AuditPage, PublicAuditEntry, PublicMember, PublicTeam, Role, UserSummary };
 /** A single-use link that sets a password, as the service answers it. */
 export interface PasswordLinkAnswer {

@@ -12,6 +12,7 @@ import { readsAudit } from '../lib/roles.ts';
 import { signOut, teams, user } from '../session.ts';
 import { Link } from './link.tsx';
 import { FiringBadge } from './firing-badge.tsx';
+import { CommandToasts } from './command-toasts.tsx';
 
 const STREAM_LABEL: Record<StreamState, string> = {
   off: 'Live updates off',
@@ -81,6 +82,7 @@ export function AppShell({ children }: { children: ComponentChildren }) {
         )}
         {children}
       </main>
+      <CommandToasts />
     </>
   );
 }

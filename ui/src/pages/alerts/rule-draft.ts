@@ -17,14 +17,16 @@ export interface Draft {
   channelIds: string[];
   /** runtime_percentile: '' against its threshold in ms, or `week_before` */
   relativeTo: string;
+  /** queue_depth: measure paused queues too */
+  includePaused: boolean;
 }
 
 export function draftOf(rule: PublicRule | null, connections: PublicConnection[]): Draft {
   if (rule === null) {
-    return { connectionId: connections[0]?.id ?? '', name: '', kind: 'failure_rate', queue: '', task: '', threshold: '20', windowMinutes: '5', channelIds: [], relativeTo: '' };
+    return { connectionId: connections[0]?.id ?? '', name: '', kind: 'failure_rate', queue: '', task: '', threshold: '20', windowMinutes: '5', channelIds: [], relativeTo: '', includePaused: false };
   }
   const threshold = rule.threshold === null ? '' : rule.kind === 'failure_rate' ? String(Math.round(rule.threshold * 1000) / 10) : String(rule.threshold);
-  return { connectionId: rule.connectionId, name: rule.name, kind: rule.kind, queue: rule.queue ?? '', task: rule.task ?? '', threshold, windowMinutes: String(rule.windowSeconds / 60), channelIds: [...rule.channelIds], relativeTo: rule.relativeTo ?? '' };
+  return { connectionId: rule.connectionId, name: rule.name, kind: rule.kind, queue: rule.queue ?? '', task: rule.task ?? '', threshold, windowMinutes: String(rule.windowSeconds / 60), channelIds: [...rule.channelIds], relativeTo: rule.relativeTo ?? '', includePaused: rule.includePaused };
 }
 
 /** The body fields of a draft, as the API takes them (fields the kind does not take are left out). */
@@ -38,6 +40,7 @@ export function ruleFields(draft: Draft) {
     threshold: fields.threshold === 'refused' || draft.threshold.trim() === '' ? null : draft.kind === 'failure_rate' ? number / 100 : number,
     windowSeconds: Math.round(Number(draft.windowMinutes) * 60),
     relativeTo: fields.relativeTo === 'refused' || draft.relativeTo !== 'week_before' ? null : ('week_before' as const),
+    includePaused: fields.includePaused === 'optional' && draft.includePaused,
   };
 }
 

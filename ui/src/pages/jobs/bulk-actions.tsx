@@ -5,6 +5,7 @@
  */
 import { useSignal } from '@preact/signals';
 import { actionAvailability } from '../../../../actors/connection/action-availability.ts';
+import { supportIn } from '../../lib/capabilities.ts';
 import { requestNote } from '../../../../actors/connection/job-actions.ts';
 import { ACTION_LABEL, ACTION_RULE, actOnJobs, type JobAction } from '../../api/job-actions.ts';
 import type { JobListItem, PublicActionResult } from '../../api/types.ts';
@@ -18,7 +19,7 @@ function sortOut(action: JobAction, selected: JobListItem[]) {
   const reasons = new Set<string>();
   for (const job of selected) {
     const roleWhyNot = whyNotOnConnection(job.connectionId, 'operator', `${action} jobs`);
-    const { available, reason } = roleWhyNot === null ? actionAvailability(action, job) : { available: false, reason: roleWhyNot };
+    const { available, reason } = roleWhyNot === null ? actionAvailability(action, job, supportIn(job.connectionId)) : { available: false, reason: roleWhyNot };
     if (available) able.push(job.id);
     else reasons.add(reason!);
   }
