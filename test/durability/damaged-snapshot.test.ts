@@ -135,7 +135,8 @@ describe('a damaged snapshot stops the start, never starting as a new installati
       expect(message, `without ${missing}`).toContain(expected);
       expect(message).toContain(`snapshot ${snapshot}`);
     }
-  });
+    // three data directories, each with password hashes and a snapshot: past bun's 5 s on a loaded machine
+  }, 30_000);
 
   test('a chunk msgpack cannot read names msgpack\'s reason, with the file and offset', async () => {
     const { dir, snapshot } = await dataDir();

@@ -16,7 +16,7 @@ import type { Role } from '../../actors/accounts/roles.ts';
 import { describeRule, ROUTE_RULES, ruleOf, takesApiKey, type RouteRule } from '../../src/http/access-rules.ts';
 import { UI_PAGE_PATHS } from '../../src/routes/ui.ts';
 import { PUBLIC_RESOLVER } from '../alerts/alert-fixture.ts';
-import { jobEvent } from '../support/events.ts';
+import { jobEvent, queueEvent, workerEvent } from '../support/events.ts';
 import { SseMessageReader } from '../support/sse-message-reader.ts';
 import { ADMIN, T0 as T, testApp, type TestApp } from '../support/test-app.ts';
 import { withOwnTeam } from '../support/team-access.ts';
@@ -73,6 +73,22 @@ const MATRIX: Record<string, Who> = {
   'GET /api/workers': 'viewer',
   'POST /api/jobs/bulk/revoke': 'operator',
   'POST /api/jobs/bulk/retry': 'operator',
+  'POST /api/jobs/:id/promote': 'operator',
+  'POST /api/jobs/:id/delete': 'operator',
+  'POST /api/jobs/:id/kill': 'operator',
+  'GET /api/queues/:id': 'viewer',
+  'GET /api/queues/:id/clean-estimate': 'viewer',
+  'POST /api/queues/:id/pause': 'operator',
+  'POST /api/queues/:id/resume': 'operator',
+  'POST /api/queues/:id/clean': 'operator',
+  'POST /api/queues/:id/retry-failed': 'operator',
+  'POST /api/queues/:id/concurrency': 'operator',
+  'POST /api/workers/:id/quiet': 'operator',
+  'POST /api/workers/:id/stop': 'operator',
+  'POST /api/workers/:id/pool': 'operator',
+  'POST /api/tasks/rate-limit': 'operator',
+  'GET /api/commands/:id': 'viewer',
+  'GET /api/capabilities': 'viewer',
   'POST /api/jobs/:id/revoke': 'operator',
   'POST /api/jobs/:id/retry': 'operator',
   'GET /api/alert-channels': 'viewer',
@@ -93,6 +109,7 @@ const MATRIX: Record<string, Who> = {
   'GET /api/agent/connection': 'apiKey',
   'GET /api/agent/commands': 'apiKey',
   'POST /api/agent/commands/ack': 'apiKey',
+  'PUT /api/agent/capabilities': 'apiKey',
   'GET /api/events/stream': 'viewer',
   'POST /api/admin/backup': 'instanceAdmin',
   'GET /api/audit': 'any admin',
@@ -157,6 +174,15 @@ async function setUp() {
   const rule = await t.alerts.createRule(teamAdmin, connection.connection.id, { name: 'failures', kind: 'failure_rate', queue: null, task: null, threshold: 0.1, windowSeconds: 300, channelIds: [], includePaused: false });
   await t.ingest(connection.apiKey, Array.from({ length: 6 }, (_, i) => jobEvent(connection.connection.id, T - 1_000, { externalId: `failed-${i}`, state: 'failed' })));
   await t.alerts.evaluate([connection.connection.id]);
+  // a queue and a worker for their controls, and a command to read back
+  await t.ingest(connection.apiKey, [queueEvent(connection.connection.id, T - 1_000, { name: 'emails' }), workerEvent(connection.connection.id, T - 1_000, { externalId: 'w-controls', queues: ['emails'] })]);
+  const queueId = t.engine.connection(connection.connection.id)!.queues.get('emails')!.id;
+  const workerId = t.engine.connection(connection.connection.id)!.workers.get('w-controls')!.id;
+  const reported = await t.request('PUT', '/api/agent/capabilities', { headers: { authorization: `Bearer ${connection.apiKey}` }, body: { framework: 'celery', agentVersion: '1.0.0', controls: { 'queue.pause': { supported: true } } } });
+  if (reported.status >= 300) throw new Error(`capabilities not reported: ${reported.status} ${reported.text}`);
+  const paused = await t.request('POST', `/api/queues/${queueId}/pause`, { headers: { cookie: cookies.teamAdmin! } });
+  if (paused.status !== 202) throw new Error(`no command: ${paused.status} ${paused.text}`);
+  const commandId = paused.json.commandId as string;
   // a deploy marker, for the series read to show
   const marked = await t.request('POST', '/api/markers', { headers: { authorization: `Bearer ${connection.apiKey}` }, body: { connectionId: connection.connection.id, name: 'deploy v1', at: new Date(T - 120_000).toISOString() } });
   if (marked.status !== 201) throw new Error(`marker not added: ${marked.status} ${marked.text}`);
@@ -182,7 +208,7 @@ async function setUp() {
     return user.id;
   }
   return {
-    cookies, users, production, connection, channel, rule, loginUser, freshJob, freshMember, freshMarker,
+    cookies, users, production, connection, channel, rule, loginUser, freshJob, freshMember, freshMarker, queueId, workerId, commandId,
     teamAdmin, asInstanceAdmin,
     connectionId: connection.connection.id,
   };
@@ -247,6 +273,24 @@ const CALLS: Record<string, (persona: Persona) => Promise<Call> | Call> = {
   'POST /api/jobs/bulk/retry': async () => ({ method: 'POST', path: '/api/jobs/bulk/retry', body: { ids: [await fixture.freshJob('failed')] }, sees: (json) => json.results.some((result: any) => result.success) }),
   'POST /api/jobs/:id/revoke': async () => ({ method: 'POST', path: `/api/jobs/${await fixture.freshJob()}/revoke` }),
   'POST /api/jobs/:id/retry': async () => ({ method: 'POST', path: `/api/jobs/${await fixture.freshJob('failed')}/retry` }),
+  // the controls: each answer past the role check (202, or 409 where the job's state does not allow it) is the access granted
+  'POST /api/jobs/:id/promote': async () => ({ method: 'POST', path: `/api/jobs/${await fixture.freshJob('scheduled')}/promote` }),
+  'POST /api/jobs/:id/delete': async () => ({ method: 'POST', path: `/api/jobs/${await fixture.freshJob('failed')}/delete` }),
+  'POST /api/jobs/:id/kill': async () => ({ method: 'POST', path: `/api/jobs/${await fixture.freshJob('retrying')}/kill` }),
+  'GET /api/queues/:id': () => ({ method: 'GET', path: `/api/queues/${fixture.queueId}` }),
+  'GET /api/queues/:id/clean-estimate': () => ({ method: 'GET', path: `/api/queues/${fixture.queueId}/clean-estimate?mode=waiting` }),
+  'POST /api/queues/:id/pause': () => ({ method: 'POST', path: `/api/queues/${fixture.queueId}/pause` }),
+  'POST /api/queues/:id/resume': () => ({ method: 'POST', path: `/api/queues/${fixture.queueId}/resume` }),
+  'POST /api/queues/:id/clean': () => ({ method: 'POST', path: `/api/queues/${fixture.queueId}/clean`, body: { mode: 'waiting' } }),
+  'POST /api/queues/:id/retry-failed': () => ({ method: 'POST', path: `/api/queues/${fixture.queueId}/retry-failed` }),
+  'POST /api/queues/:id/concurrency': () => ({ method: 'POST', path: `/api/queues/${fixture.queueId}/concurrency`, body: { concurrency: 4 } }),
+  'POST /api/workers/:id/quiet': () => ({ method: 'POST', path: `/api/workers/${fixture.workerId}/quiet` }),
+  'POST /api/workers/:id/stop': () => ({ method: 'POST', path: `/api/workers/${fixture.workerId}/stop` }),
+  'POST /api/workers/:id/pool': () => ({ method: 'POST', path: `/api/workers/${fixture.workerId}/pool`, body: { delta: 1 } }),
+  'POST /api/tasks/rate-limit': () => ({ method: 'POST', path: '/api/tasks/rate-limit', body: { connectionId: fixture.connectionId, name: 'send', rate: '10/m' } }),
+  'GET /api/commands/:id': () => ({ method: 'GET', path: `/api/commands/${fixture.commandId}` }),
+  // the connection's agent reported its capabilities: a list read, empty for those who may not read it
+  'GET /api/capabilities': () => ({ method: 'GET', path: `/api/capabilities?connectionId=${fixture.connectionId}`, sees: seesConnection }),
   'GET /api/alert-channels': () => ({ method: 'GET', path: '/api/alert-channels', sees: seesConnection }),
   'POST /api/alert-channels': () => ({ method: 'POST', path: '/api/alert-channels', body: { connectionId: fixture.connectionId, name: `ch ${next()}`, url: 'https://hooks.example.com/x', format: 'json' } }),
   'DELETE /api/alert-channels/:id': async () => {
@@ -276,6 +320,7 @@ const CALLS: Record<string, (persona: Persona) => Promise<Call> | Call> = {
   'GET /api/agent/connection': () => ({ method: 'GET', path: '/api/agent/connection' }),
   'GET /api/agent/commands': () => ({ method: 'GET', path: '/api/agent/commands' }),
   'POST /api/agent/commands/ack': () => ({ method: 'POST', path: '/api/agent/commands/ack', body: { ids: ['x'] } }),
+  'PUT /api/agent/capabilities': () => ({ method: 'PUT', path: '/api/agent/capabilities', body: { framework: 'celery', agentVersion: '1.0.0', controls: {} } }),
   'GET /api/events/stream': () => ({ method: 'GET', path: `/api/events/stream?connectionId=${fixture.connectionId}` }),
   'POST /api/admin/backup': () => ({ method: 'POST', path: '/api/admin/backup' }),
   'GET /api/audit': () => ({ method: 'GET', path: '/api/audit' }),
