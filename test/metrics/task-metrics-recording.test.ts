@@ -95,6 +95,26 @@ describe('task metrics of a connection', () => {
     expect(counts()).toEqual([2, 2, 2]);
   });
 
+  test('given run now, delete, kill and a retry of a job already waiting to retry, carried out, then none counts: they make no state entry, and the job system\'s events count what follows', () => {
+    const connection = actor();
+    ingest(connection, T0 + 10_000, [job('s', T0, 'scheduled'), job('f', T0, 'failed'), job('r', T0, 'failed'), job('r', T0 + 1, 'retrying'), job('k', T0, 'failed'), job('k', T0 + 1, 'retrying')]);
+    const counts = () => {
+      const sum = total(connection.taskMetrics.seriesOfTask('tasks.add'));
+      return [sum.count('failed'), sum.count('retried'), sum.count('cancelled')];
+    };
+    expect(counts()).toEqual([3, 2, 0]);
+    const idOf = (externalId: string) => connection.jobs.getByExternalId(externalId)!.id;
+    for (const [action, externalId] of [['promote', 's'], ['delete', 'f'], ['retry', 'r'], ['kill', 'k']] as const) {
+      const decided = connection.decideJobAction(action, [idOf(externalId)], T0 + 20_000);
+      expect(decided.results).toEqual([expect.objectContaining({ success: true })]);
+      connection.evolve(decided.record!);
+    }
+    const ids = connection.commands.oldestFirst(4).map((command) => command.id);
+    expect(ids.length).toBe(4);
+    connection.evolve({ t: 'commands.acked', connectionId: CONNECTION, ids, atMs: T0 + 30_000 });
+    expect(counts()).toEqual([3, 2, 0]);
+  });
+
   test('given retention runs, then each queue is sampled: depth from its snapshot or its queued jobs, and the age of its oldest queued job', () => {
     const connection = actor();
     ingest(connection, T0, [job('a', T0 - 60_000, 'queued', { createdAt: iso(T0 - 60_000) }), job('b', T0 - 1_000, 'queued', { createdAt: iso(T0 - 1_000) }), job('c', T0, 'queued', { queue: 'other' })]);
