@@ -117,8 +117,10 @@ const CHUNK_SHAPES: Record<SnapshotChunk['k'], TSchema> = {
       }),
     ),
     jobTable: Type.Optional(Type.Object({ rows: number(), idBytes: number(), externalIdBytes: number(), historyEntries: number(), extensionBytes: Type.Optional(number()) })),
+    // format 8 on
     markers: Type.Optional(Type.Array(MarkerShape)),
   }),
+  // format 8 on
   taskMetrics: Type.Object({
     connectionId: text(),
     part: Type.Object({
