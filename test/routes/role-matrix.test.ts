@@ -16,7 +16,7 @@ import type { Role } from '../../actors/accounts/roles.ts';
 import { describeRule, ROUTE_RULES, ruleOf, takesApiKey, type RouteRule } from '../../src/http/access-rules.ts';
 import { UI_PAGE_PATHS } from '../../src/routes/ui.ts';
 import { PUBLIC_RESOLVER } from '../alerts/alert-fixture.ts';
-import { jobEvent, queueEvent, workerEvent } from '../support/events.ts';
+import { jobEvent, workerEvent } from '../support/events.ts';
 import { SseMessageReader } from '../support/sse-message-reader.ts';
 import { ADMIN, T0 as T, testApp, type TestApp } from '../support/test-app.ts';
 import { withOwnTeam } from '../support/team-access.ts';
@@ -73,6 +73,8 @@ const MATRIX: Record<string, Who> = {
   'GET /api/workers': 'viewer',
   'POST /api/jobs/bulk/revoke': 'operator',
   'POST /api/jobs/bulk/retry': 'operator',
+  'POST /api/jobs/:id/revoke': 'operator',
+  'POST /api/jobs/:id/retry': 'operator',
   'POST /api/jobs/:id/promote': 'operator',
   'POST /api/jobs/:id/delete': 'operator',
   'POST /api/jobs/:id/kill': 'operator',
@@ -89,8 +91,7 @@ const MATRIX: Record<string, Who> = {
   'POST /api/tasks/rate-limit': 'operator',
   'GET /api/commands/:id': 'viewer',
   'GET /api/capabilities': 'viewer',
-  'POST /api/jobs/:id/revoke': 'operator',
-  'POST /api/jobs/:id/retry': 'operator',
+  'PUT /api/agent/capabilities': 'apiKey',
   'GET /api/alert-channels': 'viewer',
   'POST /api/alert-channels': 'admin',
   'DELETE /api/alert-channels/:id': 'admin',
@@ -109,7 +110,6 @@ const MATRIX: Record<string, Who> = {
   'GET /api/agent/connection': 'apiKey',
   'GET /api/agent/commands': 'apiKey',
   'POST /api/agent/commands/ack': 'apiKey',
-  'PUT /api/agent/capabilities': 'apiKey',
   'GET /api/events/stream': 'viewer',
   'POST /api/admin/backup': 'instanceAdmin',
   'GET /api/audit': 'any admin',
@@ -174,15 +174,6 @@ async function setUp() {
   const rule = await t.alerts.createRule(teamAdmin, connection.connection.id, { name: 'failures', kind: 'failure_rate', queue: null, task: null, threshold: 0.1, windowSeconds: 300, channelIds: [], includePaused: false });
   await t.ingest(connection.apiKey, Array.from({ length: 6 }, (_, i) => jobEvent(connection.connection.id, T - 1_000, { externalId: `failed-${i}`, state: 'failed' })));
   await t.alerts.evaluate([connection.connection.id]);
-  // a queue and a worker for their controls, and a command to read back
-  await t.ingest(connection.apiKey, [queueEvent(connection.connection.id, T - 1_000, { name: 'emails' }), workerEvent(connection.connection.id, T - 1_000, { externalId: 'w-controls', queues: ['emails'] })]);
-  const queueId = t.engine.connection(connection.connection.id)!.queues.get('emails')!.id;
-  const workerId = t.engine.connection(connection.connection.id)!.workers.get('w-controls')!.id;
-  const reported = await t.request('PUT', '/api/agent/capabilities', { headers: { authorization: `Bearer ${connection.apiKey}` }, body: { framework: 'celery', agentVersion: '1.0.0', controls: { 'queue.pause': { supported: true } } } });
-  if (reported.status >= 300) throw new Error(`capabilities not reported: ${reported.status} ${reported.text}`);
-  const paused = await t.request('POST', `/api/queues/${queueId}/pause`, { headers: { cookie: cookies.teamAdmin! } });
-  if (paused.status !== 202) throw new Error(`no command: ${paused.status} ${paused.text}`);
-  const commandId = paused.json.commandId as string;
   // a deploy marker, for the series read to show
   const marked = await t.request('POST', '/api/markers', { headers: { authorization: `Bearer ${connection.apiKey}` }, body: { connectionId: connection.connection.id, name: 'deploy v1', at: new Date(T - 120_000).toISOString() } });
   if (marked.status !== 201) throw new Error(`marker not added: ${marked.status} ${marked.text}`);
@@ -190,10 +181,27 @@ async function setUp() {
   await t.engine.commit({ t: 'user.created', user: { id: 'login-user', email: loginUser, passwordHash: await Bun.password.hash('a login password', { algorithm: 'argon2id', memoryCost: 8, timeCost: 1 }), isAdmin: false, createdAtMs: T } });
 
   /** A fresh queued job of the connection: its id (each action needs one it has not acted on). */
-  async function freshJob(state = 'queued'): Promise<string> {
+  async function freshJob(state = 'queued', framework = 'celery'): Promise<string> {
     const externalId = `job-${next()}`;
-    await t.ingest(connection.apiKey, [jobEvent(connection.connection.id, T, { externalId, state })]);
+    await t.ingest(connection.apiKey, [jobEvent(connection.connection.id, T, { externalId, state }, { framework })]);
     return t.engine.connection(connection.connection.id)!.jobs.getByExternalId(externalId)!.id;
+  }
+  /** A fresh queue of the connection (one job in it): its id (a pause pending on one queue is not asked twice). */
+  async function freshQueue(): Promise<string> {
+    const queue = `queue-${next()}`;
+    await t.ingest(connection.apiKey, [jobEvent(connection.connection.id, T, { externalId: `${queue}-job`, queue, state: 'failed' }, { framework: 'bullmq' })]);
+    return t.engine.connection(connection.connection.id)!.queues.get(queue)!.id;
+  }
+  /** A fresh online worker of the connection: its id. */
+  async function freshWorker(): Promise<string> {
+    const externalId = `worker-${next()}`;
+    await t.ingest(connection.apiKey, [workerEvent(connection.connection.id, T, { externalId })]);
+    return t.engine.connection(connection.connection.id)!.workers.get(externalId)!.id;
+  }
+  /** A command asked by the team's admin (a queue's pause): its id. */
+  async function freshCommand(): Promise<string> {
+    const answer = await t.request('POST', `/api/queues/${await freshQueue()}/pause`, { body: {}, headers: { cookie: cookies.teamAdmin! } });
+    return answer.json.commandId;
   }
   /** A fresh marker of the connection (each delete needs one still there), recorded below the routes so that it adds no audit entry of its own. */
   async function freshMarker(): Promise<{ id: string }> {
@@ -208,7 +216,7 @@ async function setUp() {
     return user.id;
   }
   return {
-    cookies, users, production, connection, channel, rule, loginUser, freshJob, freshMember, freshMarker, queueId, workerId, commandId,
+    cookies, users, production, connection, channel, rule, loginUser, freshJob, freshMember, freshQueue, freshWorker, freshCommand, freshMarker,
     teamAdmin, asInstanceAdmin,
     connectionId: connection.connection.id,
   };
@@ -273,24 +281,28 @@ const CALLS: Record<string, (persona: Persona) => Promise<Call> | Call> = {
   'POST /api/jobs/bulk/retry': async () => ({ method: 'POST', path: '/api/jobs/bulk/retry', body: { ids: [await fixture.freshJob('failed')] }, sees: (json) => json.results.some((result: any) => result.success) }),
   'POST /api/jobs/:id/revoke': async () => ({ method: 'POST', path: `/api/jobs/${await fixture.freshJob()}/revoke` }),
   'POST /api/jobs/:id/retry': async () => ({ method: 'POST', path: `/api/jobs/${await fixture.freshJob('failed')}/retry` }),
-  // the controls: each answer past the role check (202, or 409 where the job's state does not allow it) is the access granted
-  'POST /api/jobs/:id/promote': async () => ({ method: 'POST', path: `/api/jobs/${await fixture.freshJob('scheduled')}/promote` }),
-  'POST /api/jobs/:id/delete': async () => ({ method: 'POST', path: `/api/jobs/${await fixture.freshJob('failed')}/delete` }),
-  'POST /api/jobs/:id/kill': async () => ({ method: 'POST', path: `/api/jobs/${await fixture.freshJob('retrying')}/kill` }),
-  'GET /api/queues/:id': () => ({ method: 'GET', path: `/api/queues/${fixture.queueId}` }),
-  'GET /api/queues/:id/clean-estimate': () => ({ method: 'GET', path: `/api/queues/${fixture.queueId}/clean-estimate?mode=waiting` }),
-  'POST /api/queues/:id/pause': () => ({ method: 'POST', path: `/api/queues/${fixture.queueId}/pause` }),
-  'POST /api/queues/:id/resume': () => ({ method: 'POST', path: `/api/queues/${fixture.queueId}/resume` }),
-  'POST /api/queues/:id/clean': () => ({ method: 'POST', path: `/api/queues/${fixture.queueId}/clean`, body: { mode: 'waiting' } }),
-  'POST /api/queues/:id/retry-failed': () => ({ method: 'POST', path: `/api/queues/${fixture.queueId}/retry-failed` }),
-  'POST /api/queues/:id/concurrency': () => ({ method: 'POST', path: `/api/queues/${fixture.queueId}/concurrency`, body: { concurrency: 4 } }),
-  'POST /api/workers/:id/quiet': () => ({ method: 'POST', path: `/api/workers/${fixture.workerId}/quiet` }),
-  'POST /api/workers/:id/stop': () => ({ method: 'POST', path: `/api/workers/${fixture.workerId}/stop` }),
-  'POST /api/workers/:id/pool': () => ({ method: 'POST', path: `/api/workers/${fixture.workerId}/pool`, body: { delta: 1 } }),
-  'POST /api/tasks/rate-limit': () => ({ method: 'POST', path: '/api/tasks/rate-limit', body: { connectionId: fixture.connectionId, name: 'send', rate: '10/m' } }),
-  'GET /api/commands/:id': () => ({ method: 'GET', path: `/api/commands/${fixture.commandId}` }),
-  // the connection's agent reported its capabilities: a list read, empty for those who may not read it
-  'GET /api/capabilities': () => ({ method: 'GET', path: `/api/capabilities?connectionId=${fixture.connectionId}`, sees: seesConnection }),
+  'POST /api/jobs/:id/promote': async () => ({ method: 'POST', path: `/api/jobs/${await fixture.freshJob('scheduled', 'bullmq')}/promote` }),
+  'POST /api/jobs/:id/delete': async () => ({ method: 'POST', path: `/api/jobs/${await fixture.freshJob('failed', 'bullmq')}/delete` }),
+  'POST /api/jobs/:id/kill': async () => ({ method: 'POST', path: `/api/jobs/${await fixture.freshJob('retrying', 'bullmq')}/kill` }),
+  'GET /api/queues/:id': async () => ({ method: 'GET', path: `/api/queues/${await fixture.freshQueue()}` }),
+  'GET /api/queues/:id/clean-estimate': async () => ({ method: 'GET', path: `/api/queues/${await fixture.freshQueue()}/clean-estimate?mode=waiting` }),
+  'POST /api/queues/:id/pause': async () => ({ method: 'POST', path: `/api/queues/${await fixture.freshQueue()}/pause` }),
+  'POST /api/queues/:id/resume': async () => ({ method: 'POST', path: `/api/queues/${await fixture.freshQueue()}/resume` }),
+  'POST /api/queues/:id/clean': async () => ({ method: 'POST', path: `/api/queues/${await fixture.freshQueue()}/clean`, body: { mode: 'waiting' } }),
+  'POST /api/queues/:id/retry-failed': async () => ({ method: 'POST', path: `/api/queues/${await fixture.freshQueue()}/retry-failed` }),
+  'POST /api/queues/:id/concurrency': async () => ({ method: 'POST', path: `/api/queues/${await fixture.freshQueue()}/concurrency`, body: { concurrency: 3 } }),
+  'POST /api/workers/:id/quiet': async () => ({ method: 'POST', path: `/api/workers/${await fixture.freshWorker()}/quiet` }),
+  'POST /api/workers/:id/stop': async () => ({ method: 'POST', path: `/api/workers/${await fixture.freshWorker()}/stop` }),
+  'POST /api/workers/:id/pool': async () => ({ method: 'POST', path: `/api/workers/${await fixture.freshWorker()}/pool`, body: { delta: 1 } }),
+  'POST /api/tasks/rate-limit': () => ({ method: 'POST', path: '/api/tasks/rate-limit', body: { connectionId: fixture.connectionId, name: 'tasks.add', rate: '10/m' } }),
+  'GET /api/commands/:id': async () => ({ method: 'GET', path: `/api/commands/${await fixture.freshCommand()}` }),
+  // a list over the caller's connections: an outsider's is empty
+  'GET /api/capabilities': async () => {
+    const agent = { authorization: `Bearer ${fixture.connection.apiKey}` };
+    await t.request('PUT', '/api/agent/capabilities', { body: { framework: 'bullmq', agentVersion: '1.0.0', controls: { revoke: { supported: true } } }, headers: agent });
+    return { method: 'GET', path: `/api/capabilities?connectionId=${fixture.connectionId}`, sees: (json) => json.data.length > 0 };
+  },
+  'PUT /api/agent/capabilities': () => ({ method: 'PUT', path: '/api/agent/capabilities', body: { framework: 'bullmq', agentVersion: '1.0.0', controls: {} } }),
   'GET /api/alert-channels': () => ({ method: 'GET', path: '/api/alert-channels', sees: seesConnection }),
   'POST /api/alert-channels': () => ({ method: 'POST', path: '/api/alert-channels', body: { connectionId: fixture.connectionId, name: `ch ${next()}`, url: 'https://hooks.example.com/x', format: 'json' } }),
   'DELETE /api/alert-channels/:id': async () => {
@@ -320,7 +332,6 @@ const CALLS: Record<string, (persona: Persona) => Promise<Call> | Call> = {
   'GET /api/agent/connection': () => ({ method: 'GET', path: '/api/agent/connection' }),
   'GET /api/agent/commands': () => ({ method: 'GET', path: '/api/agent/commands' }),
   'POST /api/agent/commands/ack': () => ({ method: 'POST', path: '/api/agent/commands/ack', body: { ids: ['x'] } }),
-  'PUT /api/agent/capabilities': () => ({ method: 'PUT', path: '/api/agent/capabilities', body: { framework: 'celery', agentVersion: '1.0.0', controls: {} } }),
   'GET /api/events/stream': () => ({ method: 'GET', path: `/api/events/stream?connectionId=${fixture.connectionId}` }),
   'POST /api/admin/backup': () => ({ method: 'POST', path: '/api/admin/backup' }),
   'GET /api/audit': () => ({ method: 'GET', path: '/api/audit' }),
