@@ -2,7 +2,7 @@
  * One copy of what the agents may send: agents/ingest-limits.json against the service's
  * ingest schema, so the file cannot drift from the service. Each agent's own tests hold its
  * constants against the file and run the shared bounding cases (agents/bounding-cases.json):
- * `agents/bullmq/test/ingest-limits.test.js` (node), `agents/celery/tests/test_limits.py`
+ * `agents/bullmq/test/shared-limits.test.js` (node), `agents/celery/tests/test_limits.py`
  * (pytest), `agents/sidekiq/test/unit/limits_test.rb` (minitest). Here also: any value at all,
  * once bounded by the BullMQ agent, is taken by the service's own check of extensions.
  */

@@ -379,7 +379,7 @@ export const MODULES = {
           lines('agents/bullmq/src/commands.js', 'export function queueNameRefusal', 'return { queue, jobId };'),
         ],
         runner: 'node',
-        tests: ['agents/bullmq/test/ingest-limits.test.js', 'agents/bullmq/test/spool-modes-and-log.test.js', 'agents/bullmq/test/command-target.test.js', 'agents/bullmq/test/delivery.test.js'],
+        tests: ['agents/bullmq/test/shared-limits.test.js', 'agents/bullmq/test/spool-modes-and-log.test.js', 'agents/bullmq/test/command-target.test.js', 'agents/bullmq/test/delivery.test.js'],
       },
       {
         // what the agent reads of a command and what it says it supports; carrying them out is the end-to-end test's (agent-controls.test.js: real Redis and BullMQ, too slow for a mutant each)
