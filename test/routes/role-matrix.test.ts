@@ -16,7 +16,7 @@ import type { Role } from '../../actors/accounts/roles.ts';
 import { describeRule, ROUTE_RULES, ruleOf, type RouteRule } from '../../src/http/access-rules.ts';
 import { UI_PAGE_PATHS } from '../../src/routes/ui.ts';
 import { PUBLIC_RESOLVER } from '../alerts/alert-fixture.ts';
-import { jobEvent } from '../support/events.ts';
+import { jobEvent, workerEvent } from '../support/events.ts';
 import { SseMessageReader } from '../support/sse-message-reader.ts';
 import { ADMIN, T0 as T, testApp, type TestApp } from '../support/test-app.ts';
 import { withOwnTeam } from '../support/team-access.ts';
@@ -74,6 +74,23 @@ const MATRIX: Record<string, Who> = {
   'POST /api/jobs/bulk/retry': 'operator',
   'POST /api/jobs/:id/revoke': 'operator',
   'POST /api/jobs/:id/retry': 'operator',
+  'POST /api/jobs/:id/promote': 'operator',
+  'POST /api/jobs/:id/delete': 'operator',
+  'POST /api/jobs/:id/kill': 'operator',
+  'GET /api/queues/:id': 'viewer',
+  'GET /api/queues/:id/clean-estimate': 'viewer',
+  'POST /api/queues/:id/pause': 'operator',
+  'POST /api/queues/:id/resume': 'operator',
+  'POST /api/queues/:id/clean': 'operator',
+  'POST /api/queues/:id/retry-failed': 'operator',
+  'POST /api/queues/:id/concurrency': 'operator',
+  'POST /api/workers/:id/quiet': 'operator',
+  'POST /api/workers/:id/stop': 'operator',
+  'POST /api/workers/:id/pool': 'operator',
+  'POST /api/tasks/rate-limit': 'operator',
+  'GET /api/commands/:id': 'viewer',
+  'GET /api/capabilities': 'viewer',
+  'PUT /api/agent/capabilities': 'apiKey',
   'GET /api/alert-channels': 'viewer',
   'POST /api/alert-channels': 'admin',
   'DELETE /api/alert-channels/:id': 'admin',
@@ -154,10 +171,27 @@ async function setUp() {
   await t.engine.commit({ t: 'user.created', user: { id: 'login-user', email: loginUser, passwordHash: await Bun.password.hash('a login password', { algorithm: 'argon2id', memoryCost: 8, timeCost: 1 }), isAdmin: false, createdAtMs: T } });
 
   /** A fresh queued job of the connection: its id (each action needs one it has not acted on). */
-  async function freshJob(state = 'queued'): Promise<string> {
+  async function freshJob(state = 'queued', framework = 'celery'): Promise<string> {
     const externalId = `job-${next()}`;
-    await t.ingest(connection.apiKey, [jobEvent(connection.connection.id, T, { externalId, state })]);
+    await t.ingest(connection.apiKey, [jobEvent(connection.connection.id, T, { externalId, state }, { framework })]);
     return t.engine.connection(connection.connection.id)!.jobs.getByExternalId(externalId)!.id;
+  }
+  /** A fresh queue of the connection (one job in it): its id (a pause pending on one queue is not asked twice). */
+  async function freshQueue(): Promise<string> {
+    const queue = `queue-${next()}`;
+    await t.ingest(connection.apiKey, [jobEvent(connection.connection.id, T, { externalId: `${queue}-job`, queue, state: 'failed' }, { framework: 'bullmq' })]);
+    return t.engine.connection(connection.connection.id)!.queues.get(queue)!.id;
+  }
+  /** A fresh online worker of the connection: its id. */
+  async function freshWorker(): Promise<string> {
+    const externalId = `worker-${next()}`;
+    await t.ingest(connection.apiKey, [workerEvent(connection.connection.id, T, { externalId })]);
+    return t.engine.connection(connection.connection.id)!.workers.get(externalId)!.id;
+  }
+  /** A command asked by the team's admin (a queue's pause): its id. */
+  async function freshCommand(): Promise<string> {
+    const answer = await t.request('POST', `/api/queues/${await freshQueue()}/pause`, { body: {}, headers: { cookie: cookies.teamAdmin! } });
+    return answer.json.commandId;
   }
   /** A fresh member of production (a viewer), for the calls that change or remove one. */
   async function freshMember(): Promise<string> {
@@ -166,7 +200,7 @@ async function setUp() {
     return user.id;
   }
   return {
-    cookies, users, production, connection, channel, rule, loginUser, freshJob, freshMember,
+    cookies, users, production, connection, channel, rule, loginUser, freshJob, freshMember, freshQueue, freshWorker, freshCommand,
     teamAdmin, asInstanceAdmin,
     connectionId: connection.connection.id,
   };
@@ -231,6 +265,28 @@ const CALLS: Record<string, (persona: Persona) => Promise<Call> | Call> = {
   'POST /api/jobs/bulk/retry': async () => ({ method: 'POST', path: '/api/jobs/bulk/retry', body: { ids: [await fixture.freshJob('failed')] }, sees: (json) => json.results.some((result: any) => result.success) }),
   'POST /api/jobs/:id/revoke': async () => ({ method: 'POST', path: `/api/jobs/${await fixture.freshJob()}/revoke` }),
   'POST /api/jobs/:id/retry': async () => ({ method: 'POST', path: `/api/jobs/${await fixture.freshJob('failed')}/retry` }),
+  'POST /api/jobs/:id/promote': async () => ({ method: 'POST', path: `/api/jobs/${await fixture.freshJob('scheduled', 'bullmq')}/promote` }),
+  'POST /api/jobs/:id/delete': async () => ({ method: 'POST', path: `/api/jobs/${await fixture.freshJob('failed', 'bullmq')}/delete` }),
+  'POST /api/jobs/:id/kill': async () => ({ method: 'POST', path: `/api/jobs/${await fixture.freshJob('retrying', 'bullmq')}/kill` }),
+  'GET /api/queues/:id': async () => ({ method: 'GET', path: `/api/queues/${await fixture.freshQueue()}` }),
+  'GET /api/queues/:id/clean-estimate': async () => ({ method: 'GET', path: `/api/queues/${await fixture.freshQueue()}/clean-estimate?mode=waiting` }),
+  'POST /api/queues/:id/pause': async () => ({ method: 'POST', path: `/api/queues/${await fixture.freshQueue()}/pause` }),
+  'POST /api/queues/:id/resume': async () => ({ method: 'POST', path: `/api/queues/${await fixture.freshQueue()}/resume` }),
+  'POST /api/queues/:id/clean': async () => ({ method: 'POST', path: `/api/queues/${await fixture.freshQueue()}/clean`, body: { mode: 'waiting' } }),
+  'POST /api/queues/:id/retry-failed': async () => ({ method: 'POST', path: `/api/queues/${await fixture.freshQueue()}/retry-failed` }),
+  'POST /api/queues/:id/concurrency': async () => ({ method: 'POST', path: `/api/queues/${await fixture.freshQueue()}/concurrency`, body: { concurrency: 3 } }),
+  'POST /api/workers/:id/quiet': async () => ({ method: 'POST', path: `/api/workers/${await fixture.freshWorker()}/quiet` }),
+  'POST /api/workers/:id/stop': async () => ({ method: 'POST', path: `/api/workers/${await fixture.freshWorker()}/stop` }),
+  'POST /api/workers/:id/pool': async () => ({ method: 'POST', path: `/api/workers/${await fixture.freshWorker()}/pool`, body: { delta: 1 } }),
+  'POST /api/tasks/rate-limit': () => ({ method: 'POST', path: '/api/tasks/rate-limit', body: { connectionId: fixture.connectionId, name: 'tasks.add', rate: '10/m' } }),
+  'GET /api/commands/:id': async () => ({ method: 'GET', path: `/api/commands/${await fixture.freshCommand()}` }),
+  // a list over the caller's connections: an outsider's is empty
+  'GET /api/capabilities': async () => {
+    const agent = { authorization: `Bearer ${fixture.connection.apiKey}` };
+    await t.request('PUT', '/api/agent/capabilities', { body: { framework: 'bullmq', agentVersion: '1.0.0', controls: { revoke: { supported: true } } }, headers: agent });
+    return { method: 'GET', path: `/api/capabilities?connectionId=${fixture.connectionId}`, sees: (json) => json.data.length > 0 };
+  },
+  'PUT /api/agent/capabilities': () => ({ method: 'PUT', path: '/api/agent/capabilities', body: { framework: 'bullmq', agentVersion: '1.0.0', controls: {} } }),
   'GET /api/alert-channels': () => ({ method: 'GET', path: '/api/alert-channels', sees: seesConnection }),
   'POST /api/alert-channels': () => ({ method: 'POST', path: '/api/alert-channels', body: { connectionId: fixture.connectionId, name: `ch ${next()}`, url: 'https://hooks.example.com/x', format: 'json' } }),
   'DELETE /api/alert-channels/:id': async () => {
