@@ -6,7 +6,8 @@
  * add it to the part's `tests`.
  *
  * Bun runs the files in name order and `--bail` stops at the first failure, so a killed
- * mutant costs only the tests up to the one that catches it. `env` is set for the command.
+ * mutant costs only the tests up to the one that catches it. `env` is set for the command;
+ * `runner: 'node'` runs the part's tests with `node --test` instead (the BullMQ agent's).
  * `mutate` entries are Stryker globs; `file.ts:from-to` limits a file to those lines
  * (used where only part of a file is in scope, e.g. retention inside the connection actor).
  * Such ranges are found from the source text (`block`, `lines`), so they follow the code
@@ -385,11 +386,13 @@ export const MODULES = {
     parts: [
       {
         mutate: ['agents/bullmq/src/normalize.js', 'agents/bullmq/src/job-facts.js', 'agents/bullmq/src/config.js'],
-        tests: ['test/agents/bullmq/normalize.test.ts', 'test/agents/bullmq/bullmq-config.test.ts'],
+        runner: 'node',
+        tests: ['agents/bullmq/test/normalize.test.js', 'agents/bullmq/test/bullmq-config.test.js'],
       },
       {
         mutate: ['agents/bullmq/src/spool.js', 'agents/bullmq/src/checkpoint.js', 'agents/bullmq/src/deliver.js', 'agents/bullmq/src/workers.js', 'agents/bullmq/src/discover.js', 'agents/bullmq/src/event-reader.js'],
-        tests: ['test/agents/bullmq/delivery.test.ts', 'test/agents/bullmq/event-reader.test.ts', 'test/agents/bullmq/refused-batches.test.ts'],
+        runner: 'node',
+        tests: ['agents/bullmq/test/delivery.test.js', 'agents/bullmq/test/event-reader.test.js', 'agents/bullmq/test/refused-batches.test.js'],
       },
       {
         mutate: [
@@ -399,12 +402,14 @@ export const MODULES = {
           'agents/bullmq/src/log.js',
           lines('agents/bullmq/src/commands.js', 'export function queueNameRefusal', 'return { queue, jobId };'),
         ],
-        tests: ['test/agents/agent-ingest-limits.test.ts', 'test/agents/bullmq/spool-modes-and-log.test.ts', 'test/agents/bullmq/command-target.test.ts', 'test/agents/bullmq/delivery.test.ts'],
+        runner: 'node',
+        tests: ['agents/bullmq/test/shared-limits.test.js', 'agents/bullmq/test/spool-modes-and-log.test.js', 'agents/bullmq/test/command-target.test.js', 'agents/bullmq/test/delivery.test.js'],
       },
       {
-        // what the agent reads of a command and what it says it supports; carrying them out is the end-to-end test's (agent-controls.test.ts: real Redis and BullMQ, too slow for a mutant each)
+        // what the agent reads of a command and what it says it supports; carrying them out is the end-to-end test's (agent-controls.test.js: real Redis and BullMQ, too slow for a mutant each)
         mutate: ['agents/bullmq/src/capabilities.js', lines('agents/bullmq/src/queue-commands.js', 'export function queueParamsOf', 'return { params: undefined };')],
-        tests: ['test/agents/bullmq/command-params.test.ts'],
+        runner: 'node',
+        tests: ['agents/bullmq/test/command-params.test.js'],
       },
     ],
   },

@@ -2,32 +2,34 @@
  * The event reader against a scripted Redis: entries go to the deliverer with their stream
  * position, and a batch whose job hashes could not be read is read again, never skipped.
  */
-import { describe, expect, test } from 'bun:test';
-import { EventReader } from '../../../agents/bullmq/src/event-reader.js';
-import { JobFacts } from '../../../agents/bullmq/src/job-facts.js';
-import { Normalizer } from '../../../agents/bullmq/src/normalize.js';
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { EventReader } from '../src/event-reader.js';
+import { sleep } from './support/wait.js';
+import { JobFacts } from '../src/job-facts.js';
+import { Normalizer } from '../src/normalize.js';
 
 const T0 = 1_800_000_000_000;
-const entry = (n: number, event: string, jobId: string) => [`${T0 + n}-0`, ['event', event, 'jobId', jobId, 'name', 'x']] as [string, string[]];
+const entry = (n, event, jobId) => [`${T0 + n}-0`, ['event', event, 'jobId', jobId, 'name', 'x']];
 
 /** A stream of one queue `q`; XREAD answers from the position asked. `trimmed` entries were added before the first one left. */
-function scriptedRedis(stream: Array<[string, string[]]>, failFactReads = 0, trimmed = 0) {
-  const reads: string[] = [];
+function scriptedRedis(stream, failFactReads = 0, trimmed = 0) {
+  const reads = [];
   let failures = failFactReads;
   const blocking = {
-    async xread(...args: any[]) {
-      const from = args[args.length - 1] as string;
+    async xread(...args) {
+      const from = args[args.length - 1];
       reads.push(from);
       const after = stream.filter(([id]) => Number(id.split('-')[0]) > Number(from.split('-')[0]));
       if (after.length === 0) {
-        await Bun.sleep(5);
+        await sleep(5);
         return null;
       }
       return [['bull:q:events', after.slice(0, 2)]];
-    },
+    }
   };
   const redis = {
-    async jobwatchReadJobs(count: number) {
+    async jobwatchReadJobs(count) {
       if (failures > 0) {
         failures -= 1;
         throw new Error('Connection is closed.');
@@ -39,16 +41,16 @@ function scriptedRedis(stream: Array<[string, string[]]>, failFactReads = 0, tri
     },
     async xrevrange() {
       return [stream[stream.length - 1]];
-    },
+    }
   };
   return { redis, blocking, reads };
 }
 
-function reader(parts: { redis: any; blocking: any }, start: string | null) {
-  const submitted: Array<{ events: any[]; mark: any }> = [];
-  const deliverer = { memoryFull: false, submit: (events: any[], mark: any) => submitted.push({ events, mark }) };
+function reader(parts, start) {
+  const submitted = [];
+  const deliverer = { memoryFull: false, submit: (events, mark) => submitted.push({ events, mark }) };
   const checkpoints = { get: () => start };
-  const r = new EventReader({ ...parts, prefix: 'bull', reconcileMax: 0, checkpoints: checkpoints as any, normalizer: new Normalizer('c', new JobFacts()), deliverer: deliverer as any });
+  const r = new EventReader({ ...parts, prefix: 'bull', reconcileMax: 0, checkpoints: checkpoints, normalizer: new Normalizer('c', new JobFacts()), deliverer: deliverer });
   return { r, submitted };
 }
 
@@ -59,21 +61,21 @@ describe('event reader', () => {
     const { r, submitted } = reader(parts, `${T0}-0`);
     r.watch(['q']);
     const stopping = { stopped: false };
-    await expect(r.readOnce(stopping)).rejects.toThrow('Connection is closed.');
-    expect(submitted).toEqual([]);
+    await assert.rejects(r.readOnce(stopping), { message: 'Connection is closed.' });
+    assert.deepEqual(submitted, []);
     for (let round = 0; round < 6 && submitted.reduce((n, s) => n + s.events.length, 0) < 4; round++) await r.readOnce(stopping);
     stopping.stopped = true;
-    const states = submitted.flatMap((s) => s.events.map((event: any) => `${event.job.externalId}:${event.job.state}`));
-    expect(states).toEqual(['q:1:queued', 'q:1:active', 'q:1:completed', 'q:2:queued']);
-    expect(submitted.map((s) => s.mark.id)).toEqual([`${T0 + 2}-0`, `${T0 + 4}-0`]);
+    const states = submitted.flatMap((s) => s.events.map((event) => `${event.job.externalId}:${event.job.state}`));
+    assert.deepEqual(states, ['q:1:queued', 'q:1:active', 'q:1:completed', 'q:2:queued']);
+    assert.deepEqual(submitted.map((s) => s.mark.id), [`${T0 + 2}-0`, `${T0 + 4}-0`]);
   });
 
   /** Reads until `count` events were submitted (or a few rounds passed); their `externalId:state`. */
-  async function statesRead(r: EventReader, submitted: Array<{ events: any[] }>, count: number) {
+  async function statesRead(r, submitted, count) {
     const stopping = { stopped: false };
     for (let round = 0; round < 6 && submitted.reduce((n, s) => n + s.events.length, 0) < count; round++) await r.readOnce(stopping);
     stopping.stopped = true;
-    return submitted.flatMap((s) => s.events.map((event: any) => `${event.job.externalId}:${event.job.state}`));
+    return submitted.flatMap((s) => s.events.map((event) => `${event.job.externalId}:${event.job.state}`));
   }
 
   test('a queue created after the first scan is read from the beginning of its stream: a job added and started before the scan keeps its queued entry', async () => {
@@ -82,8 +84,8 @@ describe('event reader', () => {
     const { r, submitted } = reader(parts, null);
     r.watch([]); // the first scan: no queue yet
     r.watch(['q']); // a later scan finds it, its first job already running
-    expect(await statesRead(r, submitted, 3)).toEqual(['q:1:queued', 'q:1:active', 'q:2:queued']);
-    expect(parts.reads[0]).toBe('0-0');
+    assert.deepEqual(await statesRead(r, submitted, 3), ['q:1:queued', 'q:1:active', 'q:2:queued']);
+    assert.equal(parts.reads[0], '0-0');
   });
 
   test('a queue of the first scan without a checkpoint is reconciled and followed from its tail, not replayed', async () => {
@@ -91,8 +93,8 @@ describe('event reader', () => {
     const parts = scriptedRedis(stream);
     const { r, submitted } = reader(parts, null);
     r.watch(['q']);
-    expect(await statesRead(r, submitted, 1)).toEqual([]);
-    expect(parts.reads[0]).toBe(`${T0 + 2}-0`);
+    assert.deepEqual(await statesRead(r, submitted, 1), []);
+    assert.equal(parts.reads[0], `${T0 + 2}-0`);
   });
 
   test('a queue created after the first scan whose stream was already trimmed is reconciled and followed from its tail', async () => {
@@ -101,8 +103,8 @@ describe('event reader', () => {
     const { r, submitted } = reader(parts, null);
     r.watch([]);
     r.watch(['q']);
-    expect(await statesRead(r, submitted, 1)).toEqual([]);
-    expect(parts.reads[0]).toBe(`${T0 + 6}-0`);
-    expect(submitted[0]?.mark).toEqual({ queue: 'q', id: `${T0 + 6}-0` }); // the reconciliation's place
+    assert.deepEqual(await statesRead(r, submitted, 1), []);
+    assert.equal(parts.reads[0], `${T0 + 6}-0`);
+    assert.deepEqual(submitted[0]?.mark, { queue: 'q', id: `${T0 + 6}-0` }); // the reconciliation's place
   });
 });

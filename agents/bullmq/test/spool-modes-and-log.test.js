@@ -4,16 +4,17 @@
  * spool tightened at start); log lines carry names from Redis and jobwatch, so their control
  * characters are escaped and no name can forge a line.
  */
-import { afterEach, describe, expect, test } from 'bun:test';
+import { afterEach, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Checkpoints } from '../../../agents/bullmq/src/checkpoint.js';
-import { logger, printable } from '../../../agents/bullmq/src/log.js';
-import { tightenPrivateTree } from '../../../agents/bullmq/src/private-files.js';
-import { Spool } from '../../../agents/bullmq/src/spool.js';
+import { Checkpoints } from '../src/checkpoint.js';
+import { logger, printable } from '../src/log.js';
+import { tightenPrivateTree } from '../src/private-files.js';
+import { Spool } from '../src/spool.js';
 
-const dirs: string[] = [];
+const dirs = [];
 const tempDir = () => {
   const dir = mkdtempSync(join(tmpdir(), 'jobwatch-bullmq-modes-'));
   dirs.push(dir);
@@ -22,10 +23,10 @@ const tempDir = () => {
 afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
-const modeOf = (path: string) => statSync(path).mode & 0o7777;
+const modeOf = (path) => statSync(path).mode & 0o7777;
 
 /** Runs `work` under a umask that would leave everything world-readable and writable. */
-function underOpenUmask<T>(work: () => T): T {
+function underOpenUmask(work) {
   const before = process.umask(0);
   try {
     return work();
@@ -42,11 +43,11 @@ describe('spool files', () => {
       created.append(['{"job":{"name":"send-invoice","error":"card declined"}}']);
       return created;
     });
-    expect(modeOf(dir)).toBe(0o700);
-    expect(modeOf(join(dir, '..'))).toBe(0o700);
+    assert.equal(modeOf(dir), 0o700);
+    assert.equal(modeOf(join(dir, '..')), 0o700);
     const [file] = readdirSync(dir);
-    expect(modeOf(join(dir, file!))).toBe(0o600);
-    expect(spool.events).toBe(1);
+    assert.equal(modeOf(join(dir, file)), 0o600);
+    assert.equal(spool.events, 1);
   });
 
   test('checkpoints are written 0600, also over a file an older version left 0644', async () => {
@@ -55,10 +56,10 @@ describe('spool files', () => {
     const checkpoints = underOpenUmask(() => new Checkpoints(dir, 'bull'));
     checkpoints.advance('mail', '1-0');
     await underOpenUmask(() => checkpoints.save());
-    expect(modeOf(join(dir, 'checkpoints-bull.json'))).toBe(0o600);
+    assert.equal(modeOf(join(dir, 'checkpoints-bull.json')), 0o600);
     checkpoints.advance('mail', '2-0');
     underOpenUmask(() => checkpoints.saveNow());
-    expect(modeOf(join(dir, 'checkpoints-bull.json'))).toBe(0o600);
+    assert.equal(modeOf(join(dir, 'checkpoints-bull.json')), 0o600);
   });
 
   test('a spool an older version wrote (0755, 0644) is tightened at start, and the log says what changed', () => {
@@ -71,12 +72,12 @@ describe('spool files', () => {
     chmodSync(join(dir, 'batches', '000000000001-1.json'), 0o644);
     chmodSync(join(dir, 'checkpoints-bull.json'), 0o664);
     const lines = tightenPrivateTree(dir);
-    expect([modeOf(dir), modeOf(join(dir, 'batches')), modeOf(join(dir, 'batches', '000000000001-1.json')), modeOf(join(dir, 'checkpoints-bull.json'))]).toEqual([0o700, 0o700, 0o600, 0o600]);
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toContain(`removed group/other access from 4 path(s) under ${dir}`);
-    expect(lines[0]).toContain('. 0755 -> 0700');
-    expect(lines[0]).toContain('batches/000000000001-1.json 0644 -> 0600');
-    expect(tightenPrivateTree(dir)).toEqual([]);
+    assert.deepEqual([modeOf(dir), modeOf(join(dir, 'batches')), modeOf(join(dir, 'batches', '000000000001-1.json')), modeOf(join(dir, 'checkpoints-bull.json'))], [0o700, 0o700, 0o600, 0o600]);
+    assert.equal(lines.length, 1);
+    assert.ok(lines[0].includes(`removed group/other access from 4 path(s) under ${dir}`));
+    assert.ok(lines[0].includes('. 0755 -> 0700'));
+    assert.ok(lines[0].includes('batches/000000000001-1.json 0644 -> 0600'));
+    assert.deepEqual(tightenPrivateTree(dir), []);
   });
 
   test('a shared directory (sticky, as /tmp) given as the spool is not closed: the log says to give the agent its own', () => {
@@ -85,30 +86,30 @@ describe('spool files', () => {
     writeFileSync(join(dir, 'checkpoints-bull.json'), '{}', { mode: 0o644 });
     chmodSync(join(dir, 'checkpoints-bull.json'), 0o644);
     const lines = tightenPrivateTree(dir);
-    expect(modeOf(dir)).toBe(0o1777);
-    expect(modeOf(join(dir, 'checkpoints-bull.json'))).toBe(0o600);
-    expect(lines.join('\n')).toContain('is a shared directory (mode 01777): its own mode is left as it is; give the agent a directory of its own');
+    assert.equal(modeOf(dir), 0o1777);
+    assert.equal(modeOf(join(dir, 'checkpoints-bull.json')), 0o600);
+    assert.ok(lines.join('\n').includes('is a shared directory (mode 01777): its own mode is left as it is; give the agent a directory of its own'));
   });
 });
 
 describe('log lines', () => {
   test('control characters are escaped: a queue name cannot end a line and forge the next one', () => {
     const forged = 'mail\n2026-11-20T10:00:00.000Z ERROR jobwatch_bullmq.deliver: dropped 1000 events\r\u0000\u001b[31mred\u2028';
-    expect(printable(forged)).toBe('mail\\n2026-11-20T10:00:00.000Z ERROR jobwatch_bullmq.deliver: dropped 1000 events\\r\\x00\\x1b[31mred\\u2028');
-    const written: string[] = [];
+    assert.equal(printable(forged), 'mail\\n2026-11-20T10:00:00.000Z ERROR jobwatch_bullmq.deliver: dropped 1000 events\\r\\x00\\x1b[31mred\\u2028');
+    const written = [];
     const write = process.stderr.write;
-    process.stderr.write = ((chunk: string) => written.push(String(chunk)) > 0) as typeof process.stderr.write;
+    process.stderr.write = (chunk) => written.push(String(chunk)) > 0;
     try {
       logger('reader').info(`queue ${forged}: first seen`);
     } finally {
       process.stderr.write = write;
     }
-    expect(written).toHaveLength(1);
-    expect(written[0]!.split('\n')).toHaveLength(2); // one line and its end
-    expect(written[0]).toMatch(/^\S+ INFO jobwatch_bullmq\.reader: queue mail\\n2026-11-20T10:00:00\.000Z ERROR .* first seen\n$/);
+    assert.equal(written.length, 1);
+    assert.equal(written[0].split('\n').length, 2); // one line and its end
+    assert.match(written[0], /^\S+ INFO jobwatch_bullmq\.reader: queue mail\\n2026-11-20T10:00:00\.000Z ERROR .* first seen\n$/);
   });
 
   test('printable text is left as it is', () => {
-    expect(printable('queue émails 😀 "quoted" \\ back')).toBe('queue émails 😀 "quoted" \\ back');
+    assert.equal(printable('queue émails 😀 "quoted" \\ back'), 'queue émails 😀 "quoted" \\ back');
   });
 });

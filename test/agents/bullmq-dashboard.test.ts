@@ -6,11 +6,13 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { hostname } from 'node:os';
 import type { Browser, Page } from 'playwright-core';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, getJson, ingest } from '../../blackbox/service-process.ts';
-import { jobEvent } from '../../support/events.ts';
-import { buildUi } from '../../../ui/build.ts';
-import { launchChromium, openPage, screenshot, signInThroughForm } from '../../ui/browser.ts';
-import { eventually, produce, startStack, type Stack } from './harness.ts';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, getJson, ingest } from '../blackbox/service-process.ts';
+import { jobEvent } from '../support/events.ts';
+import { buildUi } from '../../ui/build.ts';
+import { launchChromium, openPage, screenshot, signInThroughForm } from '../ui/browser.ts';
+// the BullMQ agent's own end-to-end harness (its tests run under node; these processes run the same under bun)
+import { produce, startStack, type Stack } from '../../agents/bullmq/test/support/stack.js';
+import { eventually } from '../../agents/bullmq/test/support/wait.js';
 
 const TEST_MS = 60_000;
 let stack: Stack;
