@@ -157,6 +157,7 @@ export function engineLimitsOf(config: Config): ConnectionLimits {
     commandConfirmMs: config.commandConfirmMs,
     ...config.tenantLimits,
     payload: config.payloadLimits,
+    taskMetrics: config.taskMetrics,
   };
 }
 

@@ -13,7 +13,9 @@ import type { Browser, Page } from 'playwright-core';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, createConnection, getJson, login, makeDataDir, removeDir, REPO_ROOT, startService, type ServiceProcess } from '../blackbox/service-process.ts';
 import { buildUi } from '../../ui/build.ts';
 import { launchChromium, openPage, screenshot, signInThroughForm } from '../ui/browser.ts';
-import { eventually, produce, spawnProcess, startAgent, startRedis, startWorker, tempDir, type RedisServer } from './bullmq/harness.ts';
+import { ChildOutput } from '../../agents/bullmq/test/support/child.js';
+import { produce, startAgent, startRedis, startWorker, tempDir, type RedisServer } from '../../agents/bullmq/test/support/stack.js';
+import { eventually } from '../../agents/bullmq/test/support/wait.js';
 
 const SETUP_MS = 150_000;
 const TEST_MS = 60_000;
@@ -26,7 +28,10 @@ let dataDir: string;
 let redis: RedisServer;
 let service: ServiceProcess;
 let cookie: string;
-const processes: ServiceProcess[] = [];
+const processes: ChildOutput[] = [];
+
+/** A process of the Celery or Sidekiq side, run from the repository root. */
+const spawnProcess = (command: string[], env: Record<string, string>): ChildOutput => new ChildOutput(command, { cwd: REPO_ROOT, env: { ...process.env, ...env } });
 let browser: Browser;
 let page: Page;
 /** the jobs each test looks at, by what they are */
@@ -68,7 +73,7 @@ beforeAll(async () => {
   const sidekiqRedis = `${redis.url}/2`;
 
   // BullMQ: its queues exist before the agent starts, so it follows them live from its first scan
-  processes.push(await startWorker(redis.url, dir, { QUEUES: 'reports,ledger', WORKER_NAME: 'detail-1' }));
+  processes.push(await startWorker(redis.url, { QUEUES: 'reports,ledger', WORKER_NAME: 'detail-1' }));
   await produce(redis.url, [
     { queue: 'reports', name: 'warm-up' },
     { queue: 'ledger', name: 'warm-up' },
@@ -81,21 +86,19 @@ beforeAll(async () => {
   // Celery: the end-to-end tests' app, a worker of it, and the agent reading the result backend
   const celeryEnv = { E2E_BROKER: celeryBroker, PYTHONPATH: CELERY_TESTS };
   processes.push(
-    spawnProcess([PYTHON, '-m', 'celery', '-A', 'e2e_app', 'worker', '-E', '-c', '1', '-n', `detail-${process.pid}@%h`, '--without-mingle', '--without-gossip', '--loglevel', 'INFO'], celeryEnv, dir),
+    spawnProcess([PYTHON, '-m', 'celery', '-A', 'e2e_app', 'worker', '-E', '-c', '1', '-n', `detail-${process.pid}@%h`, '--without-mingle', '--without-gossip', '--loglevel', 'INFO'], celeryEnv),
     spawnProcess(
       [PYTHON, '-m', 'jobwatch_celery', '--broker', celeryBroker, '--result-backend', celeryBroker, '--url', service.baseUrl, '--api-key', celery.apiKey, '--spool-dir', join(dir, 'celery-spool'), '--omit-args', 'e2e_app.sign_in'],
       { PYTHONPATH: join(REPO_ROOT, 'agents', 'celery', 'src') },
-      dir,
     ),
   );
 
   // Sidekiq: the fixture app with the integration, and the collector
   processes.push(
-    spawnProcess(['sidekiq', '-r', join(SIDEKIQ, 'test', 'fixtures', 'app.rb'), '-c', '2', '-q', 'default'], { REDIS_URL: sidekiqRedis, JOBWATCH_OMIT_ARGS: 'SignInJob' }, dir),
+    spawnProcess(['sidekiq', '-r', join(SIDEKIQ, 'test', 'fixtures', 'app.rb'), '-c', '2', '-q', 'default'], { REDIS_URL: sidekiqRedis, JOBWATCH_OMIT_ARGS: 'SignInJob' }),
     spawnProcess(
       ['ruby', join(SIDEKIQ, 'bin', 'jobwatch-sidekiq'), '--redis', sidekiqRedis, '--url', service.baseUrl, '--api-key', sidekiq.apiKey, '--spool-dir', join(dir, 'sidekiq-spool'), '--poll-interval', '1', '--omit-args', 'SignInJob'],
       {},
-      dir,
     ),
   );
 

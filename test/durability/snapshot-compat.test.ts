@@ -37,10 +37,8 @@ describe('snapshot of the previous version', () => {
     expect(actor.queues.size).toBe(0);
   });
 
-  test('a format this version does not read (8, another change\'s number; 10, a later version\'s) is refused by name before anything loads', () => {
-    for (const version of [8, 10]) {
-      const engine = new Engine({ clock: new ManualClock(T0), log: inMemoryLog, limits: LIMITS });
-      expect(() => engine.restorer().restore({ k: 'header', version, takenAtMs: T0 })).toThrow(`snapshot format version ${version} is not supported (expected one of 1, 2, 3, 4, 5, 6, 7, 9)`);
-    }
+  test("a format this version does not read (a later version's) is refused by name before anything loads", () => {
+    const engine = new Engine({ clock: new ManualClock(T0), log: inMemoryLog, limits: LIMITS });
+    expect(() => engine.restorer().restore({ k: 'header', version: 10, takenAtMs: T0 })).toThrow('snapshot format version 10 is not supported (expected one of 1, 2, 3, 4, 5, 6, 7, 8, 9)');
   });
 });

@@ -5,10 +5,12 @@
  * (format 3 slices them into chunks of their own); formats 1 to 3 joined a chunk's ids
  * as strings, sent errors and stack traces as text per job and extensions as objects, and did not record the job
  * table's sizes (format 4 may send ids as Latin-1 bytes, and texts as codes into the chunk's strings);
- * formats 1 to 7 had no column of the column list added since format 4's (runs added by hand,
- * log line counts, the texts beyond extensions: format 9), which read as none; formats 4 to 7
- * wrote the job columns alike (5 added command trails, 6 teams and the audit log, 7 the
- * controls, each tested in its own file).
+ * formats 1 to 7 held no task metrics or markers (format 6 added teams and the audit log,
+ * format 7 the controls' state), so a connection restored from them starts them empty
+ * (format 4's command outcomes: snapshot-command-trail.test.ts; format 6's controls:
+ * snapshot-controls.test.ts); formats 1 to 8 had no column of the column list added since
+ * format 4's (runs added by hand, log line counts, the texts beyond extensions: format 9),
+ * which read as none; formats 4 to 8 wrote the job columns alike.
  */
 import { afterEach, expect, test } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -41,17 +43,30 @@ const asTexts = (codes: Uint8Array | Array<string | null>, strings: string[]): A
 /** Columns and texts format 9 added (job-column-list.ts): a job restored from an older format has none of them. */
 const SINCE_FORMAT_9 = ['manualRetries', 'logLines', 'args', 'result', 'progressData', 'logs', 'attempts'] as const;
 
-/** Chunks as format 7 wrote them: its job columns were format 4's. */
-const formatSeven = (chunk: SnapshotChunk): SnapshotChunk => withFormatSevenJobs(chunk, 7);
-
-/** Chunks as format 4, 5 or 6 wrote them: their job columns were format 7's (what they lacked beside is tested in the formats' own files). */
-function formatFourToSix(version: number): (chunk: SnapshotChunk) => SnapshotChunk {
-  return (chunk) => withFormatSevenJobs(chunk, version);
+/**
+ * The chunks format 8 wrote (task metrics and markers, job columns as format 4's), format 7
+ * (the controls' state, teams and the audit log, but no task metrics and no markers), or
+ * format 6 (neither the controls' commands nor the agents' capabilities).
+ */
+function formatEightToSix(engine: Engine, version: 6 | 7 | 8): SnapshotChunk[] {
+  const chunks = [...engine.takeSnapshot().chunks].map((chunk) => withFormatSevenJobs(chunk, version));
+  expect(chunks.some((chunk) => chunk.k === 'taskMetrics')).toBe(true);
+  if (version === 8) return chunks;
+  return chunks
+    .filter((chunk) => chunk.k !== 'taskMetrics')
+    .map((chunk): SnapshotChunk => {
+      if (chunk.k !== 'connection') return chunk;
+      const { markers, controlOutcomes, capabilities, ...withoutMarkers } = chunk;
+      expect(markers).toBeUndefined(); // the workload adds none: there is nothing format 7 would lose here
+      if (version === 7) return { ...withoutMarkers, controlOutcomes, capabilities };
+      // the workload sends no controls: format 6 loses nothing of them here either
+      expect([controlOutcomes, capabilities]).toEqual([[], []]);
+      return withoutMarkers;
+    });
 }
 
 /** Chunks as format 3 wrote them: ids joined as strings, errors and stack traces as text, extensions as objects, no job table sizes. */
 function formatThree(chunk: SnapshotChunk): SnapshotChunk {
-  chunk = formatFourToSix(4)(chunk);
   if (chunk.k === 'header') return { ...chunk, version: 3 };
   if (chunk.k === 'jobColumns') {
     const { columns } = chunk;
@@ -85,13 +100,13 @@ function asOlderFormatHeld(dump: ReturnType<typeof dumpEngine>, version: number)
   return { ...dump, connections };
 }
 
-/** The chunks formats 1 to 7 wrote: format 2 also every dedup key in the connection chunk; format 1 also jobs as plain objects, 1,000 a chunk. */
-function* olderFormatChunks(engine: Engine, version: 1 | 2 | 3 | 4 | 5 | 6 | 7): Generator<unknown> {
-  if (version >= 4) {
-    yield* [...engine.takeSnapshot().chunks].map(version === 7 ? formatSeven : formatFourToSix(version));
+/** The chunks formats 1 to 8 wrote: format 2 also every dedup key in the connection chunk; format 1 also jobs as plain objects, 1,000 a chunk. */
+function* olderFormatChunks(engine: Engine, version: 1 | 2 | 3 | 6 | 7 | 8): Generator<unknown> {
+  if (version >= 6) {
+    yield* formatEightToSix(engine, version as 6 | 7 | 8);
     return;
   }
-  const chunks = [...engine.takeSnapshot().chunks].map(formatThree);
+  const chunks = formatEightToSix(engine, 6).map(formatThree);
   if (version === 3) {
     expect(chunks.some((chunk) => chunk.k === 'jobColumns' && typeof chunk.columns.ids === 'string')).toBe(true);
     expect(chunks.some((chunk) => chunk.k === 'jobColumns' && Array.isArray(chunk.columns.error) && chunk.columns.error.some((text) => text !== null))).toBe(true);
@@ -120,8 +135,8 @@ function* olderFormatChunks(engine: Engine, version: 1 | 2 | 3 | 4 | 5 | 6 | 7):
   }
 }
 
-for (const version of [1, 2, 3, 4, 5, 6, 7] as const) {
-  test(`given a snapshot in format ${version}, then recovery restores the state it was taken from (dedup keys included), and the next snapshot is the current format`, async () => {
+for (const version of [1, 2, 3, 6, 7, 8] as const) {
+  test(`given a snapshot in format ${version}, then recovery restores the state it was taken from (dedup keys included; task metrics, if it did not hold them, start empty), and the next snapshot is the current format`, async () => {
     const dir = mkdtempSync(join(tmpdir(), `jw-format${version}-`));
     dirs.push(dir);
     const clock = new ManualClock(T0);
@@ -133,6 +148,11 @@ for (const version of [1, 2, 3, 4, 5, 6, 7] as const) {
     await workload(live, other.apiKey, other.connection.id, 2);
     await live.store.writeSnapshot({ chunks: olderFormatChunks(live.engine, version) });
     const expected = asOlderFormatHeld(dumpEngine(live.engine, clock.nowMs()), version);
+    const noTaskMetrics = { tasks: [], queues: [], otherTasks: null, otherQueues: null };
+    for (const dump of Object.values(expected.connections) as Array<{ taskMetrics: unknown }>) {
+      expect(dump.taskMetrics).not.toEqual(noTaskMetrics);
+      if (version < 8) dump.taskMetrics = noTaskMetrics;
+    }
     expect((expected.connections[connection.id] as { dedup: string[] }).dedup.length).toBeGreaterThan(0);
     await live.store.close();
 

@@ -13,7 +13,7 @@ import { beforeAll, describe, expect, test } from 'bun:test';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Role } from '../../actors/accounts/roles.ts';
-import { describeRule, ROUTE_RULES, ruleOf, type RouteRule } from '../../src/http/access-rules.ts';
+import { describeRule, ROUTE_RULES, ruleOf, takesApiKey, type RouteRule } from '../../src/http/access-rules.ts';
 import { UI_PAGE_PATHS } from '../../src/routes/ui.ts';
 import { PUBLIC_RESOLVER } from '../alerts/alert-fixture.ts';
 import { jobEvent, workerEvent } from '../support/events.ts';
@@ -26,10 +26,11 @@ const PERSONAS: Persona[] = ['nobody', 'outsider', 'viewer', 'operator', 'teamAd
 
 /**
  * Who may call each route: `anyone`; a bearer token (`apiKey`, `metricsToken`: a cookie
- * alone is refused); `signedIn`; `instanceAdmin`; a role in the connection's team; or
+ * alone is refused); `signedIn`; `instanceAdmin`; a role in the connection's team (`or
+ * apiKey`: or, without a session, the connection's API key, for that connection only); or
  * `manage` a role: the role in the team, or the instance admin (routes about the team as a team).
  */
-type Who = 'anyone' | 'apiKey' | 'metricsToken' | 'signedIn' | 'instanceAdmin' | Role | `manage ${Role}` | `any ${Role}`;
+type Who = 'anyone' | 'apiKey' | 'metricsToken' | 'signedIn' | 'instanceAdmin' | Role | `${Role} or apiKey` | `manage ${Role}` | `any ${Role}`;
 
 const MATRIX: Record<string, Who> = {
   'GET /api/health': 'anyone',
@@ -101,6 +102,11 @@ const MATRIX: Record<string, Who> = {
   'PATCH /api/alert-rules/:id': 'admin',
   'DELETE /api/alert-rules/:id': 'admin',
   'GET /api/alerts': 'viewer',
+  'GET /api/metrics/tasks': 'viewer',
+  'GET /api/metrics/series': 'viewer',
+  'GET /api/markers': 'viewer',
+  'POST /api/markers': 'operator or apiKey',
+  'DELETE /api/markers/:id': 'operator',
   'GET /api/agent/connection': 'apiKey',
   'GET /api/agent/commands': 'apiKey',
   'POST /api/agent/commands/ack': 'apiKey',
@@ -127,7 +133,8 @@ function expectedOutcome(who: Who, persona: Persona): Outcome {
   // the role in any team (the outsider is an admin of their own), or the instance admin
   if (who.startsWith('any ')) return persona === 'instanceAdmin' || persona === 'outsider' || persona === 'teamAdmin' ? 'allowed' : 'forbidden';
   const manage = who.startsWith('manage ');
-  const needed = (manage ? who.slice('manage '.length) : who) as Role;
+  // the persona calls with their session: a route that also takes the API key needs the role as any other
+  const needed = (manage ? who.slice('manage '.length) : who.replace(/ or apiKey$/, '')) as Role;
   if (persona === 'instanceAdmin') return manage ? 'allowed' : 'hidden';
   const role = MEMBER_ROLE[persona];
   if (role === undefined) return 'hidden';
@@ -171,6 +178,9 @@ async function setUp() {
   const rule = await t.alerts.createRule(teamAdmin, connection.connection.id, { name: 'failures', kind: 'failure_rate', queue: null, task: null, threshold: 0.1, windowSeconds: 300, channelIds: [], includePaused: false });
   await t.ingest(connection.apiKey, Array.from({ length: 6 }, (_, i) => jobEvent(connection.connection.id, T - 1_000, { externalId: `failed-${i}`, state: 'failed' })));
   await t.alerts.evaluate([connection.connection.id]);
+  // a deploy marker, for the series read to show
+  const marked = await t.request('POST', '/api/markers', { headers: { authorization: `Bearer ${connection.apiKey}` }, body: { connectionId: connection.connection.id, name: 'deploy v1', at: new Date(T - 120_000).toISOString() } });
+  if (marked.status !== 201) throw new Error(`marker not added: ${marked.status} ${marked.text}`);
   const loginUser = 'login@example.com';
   await t.engine.commit({ t: 'user.created', user: { id: 'login-user', email: loginUser, passwordHash: await Bun.password.hash('a login password', { algorithm: 'argon2id', memoryCost: 8, timeCost: 1 }), isAdmin: false, createdAtMs: T } });
 
@@ -203,6 +213,12 @@ async function setUp() {
     await t.engine.commit(record);
     return record.view.id;
   }
+  /** A fresh marker of the connection (each delete needs one still there), recorded below the routes so that it adds no audit entry of its own. */
+  async function freshMarker(): Promise<{ id: string }> {
+    const record = t.engine.connection(connection.connection.id)!.decideAddMarker(`release ${next()}`, T - 60_000, 'api key', t.clock.nowMs());
+    await t.engine.commit(record);
+    return { id: record.marker.id };
+  }
   /** A fresh member of production (a viewer), for the calls that change or remove one. */
   async function freshMember(): Promise<string> {
     const { user } = await t.userWithSession(`member-${next()}@example.com`);
@@ -210,7 +226,7 @@ async function setUp() {
     return user.id;
   }
   return {
-    cookies, users, production, connection, channel, rule, loginUser, freshJob, freshMember, freshQueue, freshWorker, freshCommand, freshView,
+    cookies, users, production, connection, channel, rule, loginUser, freshJob, freshMember, freshQueue, freshWorker, freshCommand, freshView, freshMarker,
     teamAdmin, asInstanceAdmin,
     connectionId: connection.connection.id,
   };
@@ -317,6 +333,12 @@ const CALLS: Record<string, (persona: Persona) => Promise<Call> | Call> = {
     return { method: 'DELETE', path: `/api/alert-rules/${rule.id}` };
   },
   'GET /api/alerts': () => ({ method: 'GET', path: '/api/alerts', sees: seesConnection }),
+  // the connection's jobs have task metrics; its marker is in range
+  'GET /api/metrics/tasks': () => ({ method: 'GET', path: `/api/metrics/tasks?connectionId=${fixture.connectionId}`, sees: (json) => json.data.length > 0 }),
+  'GET /api/metrics/series': () => ({ method: 'GET', path: `/api/metrics/series?connectionId=${fixture.connectionId}`, sees: (json) => json.markers.length > 0 }),
+  'GET /api/markers': () => ({ method: 'GET', path: `/api/markers?connectionId=${fixture.connectionId}`, sees: seesConnection }),
+  'POST /api/markers': () => ({ method: 'POST', path: '/api/markers', body: { connectionId: fixture.connectionId, name: `deploy ${next()}` } }),
+  'DELETE /api/markers/:id': async () => ({ method: 'DELETE', path: `/api/markers/${(await fixture.freshMarker()).id}` }),
   'GET /api/agent/connection': () => ({ method: 'GET', path: '/api/agent/connection' }),
   'GET /api/agent/commands': () => ({ method: 'GET', path: '/api/agent/commands' }),
   'POST /api/agent/commands/ack': () => ({ method: 'POST', path: '/api/agent/commands/ack', body: { ids: ['x'] } }),
@@ -385,7 +407,8 @@ function whoOfRule(rule: RouteRule | undefined): Who | undefined {
   if (rule === undefined) return undefined;
   if (rule.who !== 'member') return rule.who;
   if (rule.on === 'anyTeam') return `any ${rule.role}`;
-  return rule.on === 'pathTeam' ? `manage ${rule.role}` : rule.role;
+  if (rule.on === 'pathTeam') return `manage ${rule.role}`;
+  return takesApiKey(rule) ? `${rule.role} or apiKey` : rule.role;
 }
 
 const routeKeys = (): string[] => [...new Set(t.app.routes.map((route) => `${route.method} ${route.path}`))];

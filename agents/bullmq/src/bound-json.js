@@ -54,6 +54,8 @@ export function boundPayload(value, bounds = PAYLOAD_BOUNDS, redactor = null) {
  * A single value as it would sit inside an object at `depth` (the object itself being
  * level 1). `size.most` grows by at most what the result takes serialized (a string's
  * UTF-16 unit is at most 6 bytes, escaped; a number at most 24 characters).
+ * @param {unknown} value @param {number} depth @param {Bounds} [bounds] @param {{ most: number }} [size] @param {MaybeRedactor} [redactor]
+ * @returns {unknown}
  */
 export function boundValue(value, depth, bounds = AGENT_BOUNDS, size = { most: 0 }, redactor = null) {
   if (value === null || typeof value === 'boolean') {

@@ -131,14 +131,14 @@ export class Normalizer {
     }
     const known = this.facts.get(queue, jobId);
     const previousNative = known.native;
-    /** @type {{state: string, native: string, error?: string, progress?: number, extensions?: Record<string, unknown>} | null} */
+    /** @type {{state: string, native: string, error?: string, failed?: boolean, result?: unknown, progress?: number | Record<string, unknown>, extensions?: Record<string, unknown>} | null} */
     let change = null;
     switch (kind) {
       case 'added':
         this.facts.learn(queue, jobId, { name: entry.fields.name || undefined, addedAtMs: atMs });
         if (delayedAdd) return null; // the delayed entry says it, with when the job runs
         // the hash may be read after the job ran: a delay it shows then is a backoff's, not the job's own
-        change = (known.delayMs ?? 0) > 0 && !(known.attemptsMade > 0) ? { state: 'scheduled', native: 'delayed' } : { state: 'queued', native: (known.priority ?? 0) > 0 ? 'prioritized' : 'waiting' };
+        change = (known.delayMs ?? 0) > 0 && !((known.attemptsMade ?? 0) > 0) ? { state: 'scheduled', native: 'delayed' } : { state: 'queued', native: (known.priority ?? 0) > 0 ? 'prioritized' : 'waiting' };
         break;
       case 'waiting':
         if (stallMove) return null; // the stalled entry after it says it
