@@ -168,11 +168,14 @@ export class SnapshotRestorer {
   /** Restored once all have arrived: the cache's fast path wants them in one array. */
   private readonly pendingDedupKeys = new Map<ConnectionActor, string[]>();
   private takenAtMs = 0;
+  /** Connections a snapshot holds that this engine does not keep (another shard's): their chunks are passed over. */
+  private readonly passedOver = new Set<string>();
 
   constructor(
     private readonly accounts: AccountsActor,
     private readonly actors: Map<string, ConnectionActor>,
     private readonly limits: ConnectionLimits,
+    private readonly holds: (connectionId: string) => boolean = () => true,
   ) {}
 
   restore(raw: unknown): void {
@@ -199,6 +202,10 @@ export class SnapshotRestorer {
         this.accounts.restore(chunk.data);
         return;
       case 'connection': {
+        if (!this.holds(chunk.id)) {
+          this.passedOver.add(chunk.id);
+          return;
+        }
         const actor = new ConnectionActor(chunk.id, this.limits);
         actor.quota.restore(chunk.quota);
         this.pendingDedupKeys.set(actor, chunk.dedupKeys);
@@ -218,6 +225,7 @@ export class SnapshotRestorer {
         return;
       }
       case 'dedupKeys': {
+        if (this.passedOver.has(chunk.connectionId)) return;
         const actor = this.actorOf(chunk.connectionId, 'dedup keys');
         const keys = this.pendingDedupKeys.get(actor) ?? [];
         for (const key of chunk.keys) keys.push(key);
@@ -225,11 +233,13 @@ export class SnapshotRestorer {
         return;
       }
       case 'jobs': {
+        if (this.passedOver.has(chunk.connectionId)) return;
         const { actor, pending } = this.pendingOf(chunk.connectionId);
         for (const job of chunk.jobs) pending.push(actor.loadFormatOneJob(job));
         return;
       }
       case 'jobColumns': {
+        if (this.passedOver.has(chunk.connectionId)) return;
         const { actor, pending } = this.pendingOf(chunk.connectionId);
         for (const row of actor.loadJobColumns(chunk.columns)) pending.push(row);
         return;
@@ -239,6 +249,7 @@ export class SnapshotRestorer {
         this.pendingDedupKeys.clear();
         for (const [actor, rows] of this.pendingJobs) actor.loadJobs(rows);
         this.pendingJobs.clear();
+        this.passedOver.clear();
         return;
     }
   }
@@ -259,7 +270,7 @@ export class SnapshotRestorer {
     const created: string[] = [];
     const dropped: string[] = [];
     for (const id of this.accounts.connections.keys()) {
-      if (this.actors.has(id)) continue;
+      if (this.actors.has(id) || !this.holds(id)) continue;
       this.actors.set(id, new ConnectionActor(id, this.limits));
       created.push(id);
     }
