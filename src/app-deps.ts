@@ -10,6 +10,7 @@ import type { Config } from './config.ts';
 import type { BackupFile } from './backup/write-backup.ts';
 import type { ServiceMetrics } from './metrics/service-metrics.ts';
 import type { IngestTimings } from '../actors/services/ingest-timings.ts';
+import type { ShardHealth } from './shards/shard-states.ts';
 
 export interface AppDeps {
   engine: Engine;
@@ -35,4 +36,8 @@ export interface AppDeps {
   ingestTimings?: IngestTimings;
   /** Cluster mode: this node's id, named by /api/health with its role (the owner); absent on a single node. */
   clusterNode?: string;
+  /** The app of a shard (src/shards/): its list routes add what the front merges by when it asks. */
+  shard?: boolean;
+  /** The front of shards (WORKERS above 1): their states, which /api/health reports; healthy only when all are ready. */
+  shards?: { health(): Promise<ShardHealth[]> };
 }

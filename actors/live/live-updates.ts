@@ -28,8 +28,8 @@ export interface RemoteLiveFeed {
    * it cannot pass over one.
    */
   watch(connectionIds: readonly string[]): Promise<void>;
-  /** The connection's resume grace ran out with nobody watching: its events need not be built. */
-  unwatch(connectionId: string): void;
+  /** The connection's last subscriber left: its events are built until `graceUntilMs` (the resume grace), then not. */
+  unwatch(connectionId: string, graceUntilMs: number): void;
   /** The offline-worker check now (the shards also run it on their own timer). */
   announceOfflineWorkers(): void;
 }
@@ -68,8 +68,6 @@ export class LiveUpdates implements EngineListener, LiveSink {
   private readonly idleHub: StreamHub;
   /** this thread's engine feeding the hubs; absent when shards do (`remoteFeed`) */
   private readonly feed: LiveFeed | undefined;
-  /** A remote feed's connections whose grace runs: told to stop building when it ends. */
-  private readonly graceTimers = new Map<string, ReturnType<typeof setTimeout>>();
   private readonly streamsPerUser = new Map<string, number>();
   private readonly openStreams = new Set<OpenStream>();
   /** When each unwatched connection lost its last subscriber, while its grace period runs. */
@@ -112,8 +110,6 @@ export class LiveUpdates implements EngineListener, LiveSink {
     this.hubs.get(connectionId)?.close();
     this.hubs.delete(connectionId);
     this.lastSubscriberLeftAtMs.delete(connectionId);
-    clearTimeout(this.graceTimers.get(connectionId));
-    this.graceTimers.delete(connectionId);
   }
 
   /** A session was deleted (or a user changed): its streams end now rather than at the next liveness check. */
@@ -140,10 +136,6 @@ export class LiveUpdates implements EngineListener, LiveSink {
   async prepare(connectionIds: readonly string[]): Promise<void> {
     const remote = this.options.remoteFeed;
     if (remote === undefined || connectionIds.length === 0) return;
-    for (const id of connectionIds) {
-      clearTimeout(this.graceTimers.get(id));
-      this.graceTimers.delete(id);
-    }
     await remote.watch(connectionIds);
   }
 
@@ -189,8 +181,6 @@ export class LiveUpdates implements EngineListener, LiveSink {
   close(): void {
     this.closed = true;
     clearInterval(this.livenessTimer);
-    for (const timer of this.graceTimers.values()) clearTimeout(timer);
-    this.graceTimers.clear();
     this.feed?.close();
     for (const hub of this.hubs.values()) hub.close();
     this.idleHub.close();
@@ -219,15 +209,7 @@ export class LiveUpdates implements EngineListener, LiveSink {
       const hub = this.hubs.get(connectionId);
       if (hub === undefined || hub.watched) continue;
       this.lastSubscriberLeftAtMs.set(connectionId, nowMs);
-      const remote = this.options.remoteFeed;
-      if (remote === undefined) continue;
-      clearTimeout(this.graceTimers.get(connectionId));
-      const timer = setTimeout(() => {
-        this.graceTimers.delete(connectionId);
-        if (!(this.hubs.get(connectionId)?.watched ?? false)) remote.unwatch(connectionId);
-      }, this.options.resumeGraceMs);
-      timer.unref();
-      this.graceTimers.set(connectionId, timer);
+      this.options.remoteFeed?.unwatch(connectionId, nowMs + this.options.resumeGraceMs);
     }
   }
 

@@ -25,6 +25,11 @@ export interface JobListQuery extends JobFilters {
 export interface JobListPage {
   data: JobListItem[];
   pagination: { nextCursor: string | null; limit: number; total: number };
+  /**
+   * Asked for by a shard's front merging pages of several shards: the cursor after each item
+   * (its position), in the order of `data`.
+   */
+  itemCursors?: string[];
 }
 
 /** A row of one connection's store: the scans of several connections merge into these. */
@@ -40,20 +45,21 @@ function* withStore(store: JobStore, scan: IterableIterator<IndexEntry<number>>)
   for (const entry of scan) yield { key: entry.key, item: { store, row: entry.item } };
 }
 
-/** Builds the page in one synchronous step: the rows it reads cannot be freed meanwhile. */
-export function listJobs(actors: ConnectionActor[], query: JobListQuery): JobListPage {
+/** Builds the page in one synchronous step: the rows it reads cannot be freed meanwhile. `itemCursors`: see JobListPage. */
+export function listJobs(actors: ConnectionActor[], query: JobListQuery, { itemCursors = false }: { itemCursors?: boolean } = {}): JobListPage {
   const after = query.cursor === undefined ? undefined : positionOf(query);
   const matches = jobMatcher(query);
   // the scans filter, so a selective filter walks its index without an entry per refused job
   const scans = actors.map((actor) => withStore(actor.jobs, actor.jobs.indexes[query.sortBy].scan(query.sortOrder, after, matches ?? undefined)));
   const page = takePage(mergeScans(scans, query.sortOrder, idOf), () => true, query.limit);
+  const cursorAfter = (item: StoreRow): string =>
+    encodeCursor({ sortBy: query.sortBy, sortOrder: query.sortOrder, key: JOB_SORT_VALUE[query.sortBy](item.store.table, item.row), id: idOf(item) });
   const last = page.items[page.items.length - 1];
-  const nextCursor =
-    page.hasMore && last !== undefined
-      ? encodeCursor({ sortBy: query.sortBy, sortOrder: query.sortOrder, key: JOB_SORT_VALUE[query.sortBy](last.item.store.table, last.item.row), id: idOf(last.item) })
-      : null;
+  const nextCursor = page.hasMore && last !== undefined ? cursorAfter(last.item) : null;
   const total = actors.reduce((sum, actor) => sum + countMatching(actor, matches), 0);
-  return { data: page.items.map(({ item }) => toJobListItem(item.store.read(item.row))), pagination: { nextCursor, limit: query.limit, total } };
+  const listed: JobListPage = { data: page.items.map(({ item }) => toJobListItem(item.store.read(item.row))), pagination: { nextCursor, limit: query.limit, total } };
+  if (itemCursors) listed.itemCursors = page.items.map(({ item }) => cursorAfter(item));
+  return listed;
 }
 
 function positionOf(query: JobListQuery): IndexPosition {

@@ -8,6 +8,7 @@ import { toJobDetail } from '../../actors/views/job-view.ts';
 import type { AppDeps } from '../app-deps.ts';
 import { dashboardUser } from '../http/dashboard-auth.ts';
 import { model, validQuery } from '../http/validate.ts';
+import { mergeDetailAsked } from '../shards/merge-detail.ts';
 import { connectionIdParam, frameworkParam, limitParam, literals, sortOrderParam } from './list-params.ts';
 
 export const JobListParams = model(
@@ -28,12 +29,13 @@ export const JobListParams = model(
 const RECENT_EXECUTIONS_MAX = 10;
 
 /** Job lists and job detail, over every connection the session's user owns. */
-export function jobReadRoutes({ accounts, connections }: AppDeps) {
+export function jobReadRoutes(deps: AppDeps) {
+  const { accounts, connections } = deps;
   return new Elysia({ name: 'job-reads' })
     .get('/api/jobs', (context) => {
       const user = dashboardUser(accounts, context);
       const query = validQuery(JobListParams, context.query);
-      return listJobs(connections.readableActors(user, query.connectionId), query);
+      return listJobs(connections.readableActors(user, query.connectionId), query, { itemCursors: mergeDetailAsked(deps, context.request) });
     })
     .get('/api/jobs/:id', (context) => {
       const user = dashboardUser(accounts, context);

@@ -9,6 +9,7 @@ import type { SortValue } from '../../actors/jobs/sorted-index.ts';
 import type { AppDeps } from '../app-deps.ts';
 import { dashboardUser } from '../http/dashboard-auth.ts';
 import { model, validQuery } from '../http/validate.ts';
+import { mergeDetailAsked } from '../shards/merge-detail.ts';
 import { connectionIdParam, frameworkParam, limitParam, literals, sortOrderParam, pageParam } from './list-params.ts';
 
 /** A queue of a readable connection; its full view is built only if it lands on the page. */
@@ -48,7 +49,8 @@ export const QueueListParams = model(
   }),
 );
 
-export function queueRoutes({ accounts, connections, engine }: AppDeps) {
+export function queueRoutes(deps: AppDeps) {
+  const { accounts, connections, engine } = deps;
   return new Elysia({ name: 'queues' }).get('/api/queues', (context) => {
     const user = dashboardUser(accounts, context);
     const query = validQuery(QueueListParams, context.query);
@@ -60,6 +62,7 @@ export function queueRoutes({ accounts, connections, engine }: AppDeps) {
       }
     }
     const sortValue = queueSortValue(query.sortBy, query.timeRange, nowMs);
-    return pageThenPresent(listed, sortValue, query, ({ queue, actor }) => toQueueView(queue, actor, query.timeRange, nowMs));
+    const page = { ...query, throughPage: mergeDetailAsked(deps, context.request) };
+    return pageThenPresent(listed, sortValue, page, ({ queue, actor }) => toQueueView(queue, actor, query.timeRange, nowMs));
   });
 }

@@ -7,6 +7,7 @@ import { toWorkerView, type WorkerView } from '../../actors/views/worker-view.ts
 import type { AppDeps } from '../app-deps.ts';
 import { dashboardUser } from '../http/dashboard-auth.ts';
 import { model, validQuery } from '../http/validate.ts';
+import { mergeDetailAsked } from '../shards/merge-detail.ts';
 import { connectionIdParam, frameworkParam, limitParam, literals, sortOrderParam, pageParam } from './list-params.ts';
 
 const WORKER_SORT: Record<string, (worker: WorkerView) => SortValue> = {
@@ -29,7 +30,8 @@ export const WorkerListParams = model(
   }),
 );
 
-export function workerRoutes({ accounts, connections, engine }: AppDeps) {
+export function workerRoutes(deps: AppDeps) {
+  const { accounts, connections, engine } = deps;
   return new Elysia({ name: 'workers' }).get('/api/workers', (context) => {
     const user = dashboardUser(accounts, context);
     const query = validQuery(WorkerListParams, context.query);
@@ -42,6 +44,6 @@ export function workerRoutes({ accounts, connections, engine }: AppDeps) {
         if (query.state === undefined || view.state === query.state) views.push(view);
       }
     }
-    return pageOf(views, WORKER_SORT[query.sortBy]!, query);
+    return pageOf(views, WORKER_SORT[query.sortBy]!, { ...query, throughPage: mergeDetailAsked(deps, context.request) });
   });
 }

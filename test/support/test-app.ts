@@ -47,9 +47,38 @@ export interface TestAppOptions {
 }
 
 /** The in-memory app has no data directory to back up; backups are tested on a real service. */
-const noBackups = () => Promise.reject(new DomainError('SERVICE_UNAVAILABLE', 'this test app has no data directory'));
+export const noBackups = () => Promise.reject(new DomainError('SERVICE_UNAVAILABLE', 'this test app has no data directory'));
 
+/** The test app's defaults beside what a test sets. */
+export const TEST_LIMITS: ConnectionLimits = { dailyEventLimit: 10_000, dedupKeysMax: 100_000, maxJobsPerConnection: 1_000_000, retentionMs: 86_400_000 } as ConnectionLimits;
+export const TEST_LIVE: Omit<LiveUpdatesOptions, 'remoteFeed'> = {
+  hub: { ringBufferEventsMax: 100, ringBufferBytesMax: 1 << 20, subscriberBufferBytesMax: 1024 * 1024, flushIntervalMs: 5, keepAliveIntervalMs: 200 },
+  livenessCheckIntervalMs: 3_600_000,
+  streamsPerUserMax: 3,
+  resumeGraceMs: 60_000,
+};
+export const TEST_SESSION = { ttlMs: 7 * 86_400_000, secret: 'test-session-secret' };
+
+/**
+ * The app of a test: a single engine, or with WORKERS above 1 (as the service reads it) the
+ * connections spread over that many shards in this thread (sharded-test-app.ts), so every
+ * route test runs against either; `npm test` runs the route folders both ways.
+ */
 export async function testApp(options: TestAppOptions = {}) {
+  const shards = testShardCount();
+  if (shards > 1) return (await import('./sharded-test-app.ts')).shardedTestApp(options, shards) as unknown as Promise<SingleTestApp>;
+  return singleTestApp(options);
+}
+
+/** WORKERS from the environment, as the service reads it; 1 when unset. */
+export function testShardCount(): number {
+  const workers = Number(process.env.WORKERS ?? '1');
+  return Number.isInteger(workers) && workers > 1 ? workers : 1;
+}
+
+type SingleTestApp = Awaited<ReturnType<typeof singleTestApp>>;
+
+async function singleTestApp(options: TestAppOptions) {
   const clock = new ManualClock(options.nowMs ?? T0);
   const errors: string[] = [];
   /** what LiveUpdates logs: one line per stream a client left or was cut off from */
@@ -58,20 +87,13 @@ export async function testApp(options: TestAppOptions = {}) {
   const engine = new Engine({
     clock,
     log: options.log ?? inMemoryLog,
-    limits: { dailyEventLimit: 10_000, dedupKeysMax: 100_000, maxJobsPerConnection: 1_000_000, retentionMs: 86_400_000, ...options.limits },
+    limits: { ...TEST_LIMITS, ...options.limits },
     onHalt: (error) => halts.push(error),
   });
-  const accounts = new AccountService(engine, 7 * 86_400_000, 'test-session-secret', { ...LOGIN_LIMITER_DEFAULTS, ...options.loginLimiter });
+  const accounts = new AccountService(engine, TEST_SESSION.ttlMs, TEST_SESSION.secret, { ...LOGIN_LIMITER_DEFAULTS, ...options.loginLimiter });
   const connections = new ConnectionService(engine);
   const jobActions = new JobActionService(engine, connections);
-  const live = new LiveUpdates(engine, clock, {
-    hub: { ringBufferEventsMax: 100, ringBufferBytesMax: 1 << 20, subscriberBufferBytesMax: 1024 * 1024, flushIntervalMs: 5, keepAliveIntervalMs: 200 },
-    livenessCheckIntervalMs: 3_600_000,
-    streamsPerUserMax: 3,
-    resumeGraceMs: 60_000,
-    log: (line) => streamLog.push(line),
-    ...options.live,
-  });
+  const live = new LiveUpdates(engine, clock, { ...TEST_LIVE, log: (line) => streamLog.push(line), ...options.live });
   const alerts = new AlertService(engine);
   const alertDelivery = createAlertEdge({
     engine,
@@ -84,13 +106,36 @@ export async function testApp(options: TestAppOptions = {}) {
   });
   const app = createApp({
     engine, accounts, connections, jobActions, live, alerts, alertDelivery,
-    config: { cookieSecure: options.cookieSecure ?? 'auto', sessionTtlMs: 7 * 86_400_000, publicUrl: options.publicUrl ?? null, bodyTimeoutMs: options.bodyTimeoutMs ?? 30_000, trustedProxies: TrustedProxies.parse((options.trustedProxies ?? []).join(',')), inFlightPerConnection: options.inFlightPerConnection },
+    config: testAppConfig(options),
     logError: (line) => errors.push(line),
     backup: noBackups,
   });
   checkAnswersAgainstOpenApi(app);
   if (options.withAdmin ?? true) await accounts.ensureAdmin(ADMIN.email, ADMIN.password);
+  const client = testClient(app);
 
+  /** The same app on a loopback port, for tests that need a real peer address; stopped by the returned function. */
+  function serve(): { baseUrl: string; stop: () => Promise<void> } {
+    app.listen({ port: 0, hostname: '127.0.0.1' });
+    return { baseUrl: `http://127.0.0.1:${app.server!.port}`, stop: async () => void (await app.stop()) };
+  }
+
+  return { app, engine, clock, serve, accounts, connections, live, alerts, alertRunner: alertDelivery.runner, errors, streamLog, halts, ...client };
+}
+
+export function testAppConfig(options: TestAppOptions) {
+  return {
+    cookieSecure: options.cookieSecure ?? 'auto',
+    sessionTtlMs: TEST_SESSION.ttlMs,
+    publicUrl: options.publicUrl ?? null,
+    bodyTimeoutMs: options.bodyTimeoutMs ?? 30_000,
+    trustedProxies: TrustedProxies.parse((options.trustedProxies ?? []).join(',')),
+    inFlightPerConnection: options.inFlightPerConnection,
+  };
+}
+
+/** What a test does through the routes: requests, logins, connections, ingest. */
+export function testClient(app: { handle(request: Request): Promise<Response> }) {
   async function request(method: string, path: string, init: { body?: unknown; headers?: Record<string, string>; rawBody?: string } = {}) {
     const headers: Record<string, string> = { ...init.headers };
     let body: string | undefined = init.rawBody;
@@ -135,13 +180,7 @@ export async function testApp(options: TestAppOptions = {}) {
     return request('POST', '/api/ingest', { body: { events }, headers: { authorization: `Bearer ${apiKey}` } });
   }
 
-  /** The same app on a loopback port, for tests that need a real peer address; stopped by the returned function. */
-  function serve(): { baseUrl: string; stop: () => Promise<void> } {
-    app.listen({ port: 0, hostname: '127.0.0.1' });
-    return { baseUrl: `http://127.0.0.1:${app.server!.port}`, stop: async () => void (await app.stop()) };
-  }
-
-  return { app, engine, clock, serve, accounts, connections, live, alerts, alertRunner: alertDelivery.runner, errors, streamLog, halts, request, login, createConnection, createUser, ingest };
+  return { request, login, createConnection, createUser, ingest };
 }
 
 export type TestApp = Awaited<ReturnType<typeof testApp>>;

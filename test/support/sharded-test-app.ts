@@ -1,0 +1,217 @@
+/**
+ * The test app with its connections on shards (WORKERS above 1): the front (the accounts,
+ * the hubs, the router and merges of src/shards/) and that many shards, each behind a
+ * MessageChannel in this thread running the same runtime as a worker thread would
+ * (src/shards/shard-runtime.ts), with the test's clock and log. Its `app.handle` is the
+ * front's, checked against the OpenAPI document like the single app's.
+ *
+ * What tests read of the engine directly goes through views over front and shards:
+ * `engine.connection(id)` is the actor on its shard, `engine.commit` sends an accounts record
+ * to the front (which replicates it) and a connection's record to its shard, and
+ * `engine.takeSnapshot()` is the combined snapshot a backup writes.
+ */
+import type { Server } from 'bun';
+import { ManualClock } from '../../actors/clock.ts';
+import { Engine, inMemoryLog, type EngineRecord } from '../../actors/engine.ts';
+import type { EngineSnapshot } from '../../actors/engine-snapshot.ts';
+import { LiveUpdates } from '../../actors/live/live-updates.ts';
+import { LOGIN_LIMITER_DEFAULTS } from '../../actors/accounts/login-limiter.ts';
+import { AccountService } from '../../actors/services/account-service.ts';
+import { AlertService } from '../../actors/services/alert-service.ts';
+import { ConnectionService } from '../../actors/services/connection-service.ts';
+import { JobActionService } from '../../actors/services/job-action-service.ts';
+import { createAlertEdge } from '../../src/alerts/alert-edge.ts';
+import { createApp } from '../../src/app.ts';
+import { NOT_OBSERVED } from '../../src/metrics/service-observer.ts';
+import { combinedSnapshot } from '../../src/shards/combined-snapshot.ts';
+import { inProcessChannel } from '../../src/shards/in-process-channel.ts';
+import { ShardFront } from '../../src/shards/shard-front.ts';
+import { shardApp, shardEngine, shardOf, shardRuntime, type ShardApp } from '../../src/shards/shard-runtime.ts';
+import { ShardSet } from '../../src/shards/shard-set.ts';
+import { checkAnswersAgainstOpenApi } from './openapi-conformance.ts';
+import { ADMIN, T0, TEST_LIMITS, TEST_LIVE, TEST_SESSION, testAppConfig, testClient, noBackups, type TestAppOptions } from './test-app.ts';
+
+interface TestShard extends ShardApp {
+  engine: Engine;
+}
+
+export async function shardedTestApp(options: TestAppOptions, count: number) {
+  const clock = new ManualClock(options.nowMs ?? T0);
+  const errors: string[] = [];
+  const streamLog: string[] = [];
+  const halts: unknown[] = [];
+  const limits = { ...TEST_LIMITS, ...options.limits };
+  const recordLog = options.log ?? inMemoryLog;
+  const config = testAppConfig(options);
+  const alertConfig = { alertEvalMs: 10_000, alertWebhookAllowPrivate: options.alerts?.allowPrivate ?? false, publicUrl: options.publicUrl ?? null };
+  const loginLimiter = { ...LOGIN_LIMITER_DEFAULTS, ...options.loginLimiter };
+
+  const set = new ShardSet(count);
+  const engine = new Engine({ clock, log: set.replicating(recordLog), limits, holds: () => false, onHalt: (error) => halts.push(error) });
+  const accounts = new AccountService(engine, TEST_SESSION.ttlMs, TEST_SESSION.secret, loginLimiter);
+  const connections = new ConnectionService(engine);
+  const live = new LiveUpdates(engine, clock, { ...TEST_LIVE, log: (line) => streamLog.push(line), ...options.live, remoteFeed: set.liveFeed });
+  const frontAlerts = new AlertService(engine);
+  const frontApp = createApp({
+    engine,
+    accounts,
+    connections,
+    jobActions: new JobActionService(engine, connections),
+    live,
+    alerts: frontAlerts,
+    alertDelivery: createAlertEdge({ engine, alerts: frontAlerts, config: alertConfig, observer: NOT_OBSERVED, log: (line) => errors.push(line) }),
+    config,
+    logError: (line) => errors.push(line),
+    backup: noBackups,
+    shards: set,
+  });
+
+  const shards: TestShard[] = [];
+  set.connect({
+    engine,
+    live,
+    log: (line, fields) => {
+      if (fields?.severity === 'error') errors.push(line);
+    },
+    spawn: (index) =>
+      inProcessChannel(async (accountChunks, send) => {
+        const built = shardEngine({ index, shards: count, clock, log: recordLog, limits, onHalt: (error) => halts.push(error) }, accountChunks);
+        built.restorer.reconcileWithAccounts();
+        const parts = shardApp({
+          engine: built.engine,
+          clock,
+          send,
+          sessionTtlMs: TEST_SESSION.ttlMs,
+          sessionSecret: TEST_SESSION.secret,
+          loginLimiter,
+          config,
+          alerts: { config: alertConfig, resolve: options.alerts?.resolve, send: options.alerts?.send, observer: options.alerts?.observer ?? NOT_OBSERVED },
+          live: TEST_LIVE,
+          log: (line) => errors.push(line),
+          logError: (line) => errors.push(line),
+        });
+        shards[index] = { engine: built.engine, ...parts };
+        const recovery = { snapshotSeq: 0, recordsReplayed: 0, truncatedBytes: 0, durationMs: 0, connections: 0 };
+        return shardRuntime(built.engine, parts, recovery, async () => null, TEST_LIVE.livenessCheckIntervalMs);
+      }, ''),
+  });
+  await set.start();
+
+  const front = new ShardFront({ links: set.links, app: frontApp, engine, accounts, connections, config, logError: (line) => errors.push(line) });
+  const app = listenable(front, frontApp as unknown as { server: Server<undefined> | null });
+  checkAnswersAgainstOpenApi(app);
+  if (options.withAdmin ?? true) await accounts.ensureAdmin(ADMIN.email, ADMIN.password);
+
+  const shardOfConnection = (connectionId: string): TestShard => shards[shardOf(connectionId, count)]!;
+  const engineView = shardedEngineView(engine, shards, shardOfConnection);
+
+  function serve(): { baseUrl: string; stop: () => Promise<void> } {
+    app.listen({ port: 0, hostname: '127.0.0.1' });
+    return { baseUrl: `http://127.0.0.1:${app.server!.port}`, stop: () => app.stop(true) };
+  }
+
+  const alerts = {
+    evaluate: async (ids: Iterable<string>) => {
+      const total = { rules: 0, transitions: 0 };
+      for (const id of ids) {
+        const done = await shardOfConnection(id).alerts.evaluate([id]);
+        total.rules += done.rules;
+        total.transitions += done.transitions;
+      }
+      return total;
+    },
+    recordAttempt: (connectionId: string, ...rest: Parameters<AlertService['recordAttempt']> extends [string, ...infer R] ? R : never) =>
+      shardOfConnection(connectionId).alerts.recordAttempt(connectionId, ...rest),
+  };
+  const alertRunner = {
+    sendDue: async () => {
+      for (const shard of shards) await shard.alertDelivery.runner.sendDue();
+    },
+  };
+
+  return {
+    app,
+    engine: engineView,
+    clock,
+    serve,
+    accounts,
+    connections,
+    live,
+    alerts,
+    alertRunner,
+    errors,
+    streamLog,
+    halts,
+    shards: set,
+    ...testClient(app),
+  };
+}
+
+/** The front as tests use the single app: `handle`, and `listen`, `server`, `stop` on a loopback port. */
+function listenable(front: ShardFront, frontApp: { server: Server<undefined> | null }) {
+  const app = {
+    server: null as Server<undefined> | null,
+    handle: (request: Request) => front.handle(request, app.server),
+    listen(options: { port: number; hostname: string }) {
+      app.server = Bun.serve({ ...options, development: false, fetch: (request, server) => front.handle(request, server) });
+      // the front's own routes (the live stream) reach the server through their app, as Elysia's listen would give them
+      frontApp.server = app.server;
+      return app;
+    },
+    async stop(closeActive = false) {
+      await app.server?.stop(closeActive);
+    },
+  };
+  return app;
+}
+
+/** What tests read and do of "the engine", over the front and the shards (see the top of this file). */
+function shardedEngineView(front: Engine, shards: TestShard[], shardOfConnection: (id: string) => TestShard) {
+  const connectionRecord = (record: EngineRecord): string | undefined => ('connectionId' in record && record.t !== 'connection.deleted' ? record.connectionId : undefined);
+  return {
+    get accounts() {
+      return front.accounts;
+    },
+    get clock() {
+      return front.clock;
+    },
+    get limits() {
+      return front.limits;
+    },
+    get halted() {
+      return front.halted || shards.some((shard) => shard.engine.halted);
+    },
+    connection: (connectionId: string) => shardOfConnection(connectionId).engine.connection(connectionId),
+    connectionIds: () => shards.flatMap((shard) => [...shard.engine.connectionIds()])[Symbol.iterator](),
+    async commit(record: EngineRecord): Promise<void> {
+      const connectionId = connectionRecord(record);
+      if (connectionId !== undefined) return shardOfConnection(connectionId).engine.commit(record);
+      if (record.t === 'retention') {
+        await Promise.all(shards.map((shard) => shard.engine.commit(record)));
+        return;
+      }
+      return front.commit(record);
+    },
+    evolve(record: EngineRecord) {
+      const connectionId = connectionRecord(record);
+      if (connectionId !== undefined) return shardOfConnection(connectionId).engine.evolve(record);
+      if (record.t === 'retention') {
+        for (const shard of shards) shard.engine.evolve(record);
+        return null;
+      }
+      return front.evolve(record);
+    },
+    takeSnapshot(): EngineSnapshot {
+      const accounts = front.takeSnapshot({ accounts: true, connections: 'none' });
+      const parts = shards.map((shard) => shard.engine.takeSnapshot({ accounts: false, connections: { partition: shards.indexOf(shard), partitions: shards.length } }));
+      const combined = combinedSnapshot(accounts, parts.map((part) => part.chunks));
+      return {
+        chunks: combined.chunks,
+        release: () => {
+          combined.release();
+          for (const part of parts) part.release();
+        },
+      };
+    },
+  } as unknown as Engine;
+}
