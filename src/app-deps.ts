@@ -30,8 +30,12 @@ export interface AppDeps {
   logError: (line: string) => void;
   /** Writes a consistent backup file of the running service (POST /api/admin/backup). */
   backup: () => Promise<BackupFile>;
-  /** With METRICS_TOKEN set: what routes report to and GET /metrics serves; absent, metrics are off. */
-  metrics?: { service: ServiceMetrics; token: string };
+  /**
+   * With METRICS_TOKEN set: what routes report to and GET /metrics serves; absent, metrics are
+   * off. `scrape`: what GET /metrics answers instead of this registry alone (a front adds its
+   * shards' figures).
+   */
+  metrics?: { service: ServiceMetrics; token: string; scrape?: () => Promise<{ contentType: string; body: string }> };
   /** Where ingest requests spend their time (logged at shutdown); absent in tests. */
   ingestTimings?: IngestTimings;
   /** Cluster mode: this node's id, named by /api/health with its role (the owner); absent on a single node. */

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { newSessionSecret } from '../actors/accounts/secrets.ts';
 import { systemClock, type Clock } from '../actors/clock.ts';
 import { Engine, type EngineRecord } from '../actors/engine.ts';
+import type { ConnectionLimits } from '../actors/connection/connection-actor.ts';
 import { acquireDataDirLock, type DataDirLock } from '../persistence/data-dir-lock.ts';
 import { openDurableStore, type DurableStore, type LogWriterObserver, type RecoveryReport } from '../persistence/durable-store.ts';
 import { FileStorage } from '../persistence/file-storage.ts';
@@ -20,6 +21,8 @@ import type { Config } from './config.ts';
 import type { LogLine } from './logging/log-line.ts';
 import type { OpenedCluster, PartitionOwners } from '../cluster/open-cluster.ts';
 import type { ClusterRecoveryHandler, ClusterStore } from '../cluster/cluster-store.ts';
+import { readLayout, WHOLE_STORE_DIR } from '../persistence/data-layout.ts';
+import { openWholeDataDir, settleLayout, type WholeDataDir } from './shards/reshard.ts';
 
 /** What the HTTP front reads of a replica (cluster/subject-follower.ts). */
 export interface LogReplica {
@@ -70,6 +73,12 @@ export interface OpenEngineOptions {
   onGroupCommitted?: (records: number, writeMs: number, syncMs: number) => void;
   /** Cluster mode: what answers HTTP (src/http/cluster-front.ts); required there. */
   clusterWaiting?: ClusterWaiting;
+  /**
+   * A single node's service: a data directory left in shards (WORKERS was above 1) is moved
+   * back into one store first. Without it (the command line) the layout is read as it is:
+   * shards are opened into one engine whose commits go to the accounts' store.
+   */
+  settleLayout?: boolean;
 }
 
 export async function openEngine(config: Config, options: OpenEngineOptions): Promise<OpenedEngine> {
@@ -83,19 +92,18 @@ export async function openEngine(config: Config, options: OpenEngineOptions): Pr
     // a lost lease halts the engine (once it exists), which stops the node
     let halt: (error: unknown) => void = (error) => options.onHalt?.(error);
     cluster = config.clusterNatsUrl === null ? undefined : await openClusterMode(config, options, (error) => halt(error));
+    if (cluster === undefined) {
+      const access = { dataDir: config.dataDir, storage: new FileStorage(), fsync: config.fsync, clock: options.clock ?? systemClock, limits: engineLimits(config), log: options.log, observer: options.logObserver };
+      const layout = options.settleLayout === true ? await settleLayout(access, 1) : await readLayout(access.storage, config.dataDir);
+      if (layout.dir !== null) return await openedWhole(await openWholeDataDir(access), lock, config);
+    }
     const store =
       cluster?.store ??
-      (await openDurableStore({ dir: join(config.dataDir, 'log'), storage: new FileStorage(), fsync: config.fsync, log: options.log, observer: options.logObserver }));
+      (await openDurableStore({ dir: join(config.dataDir, WHOLE_STORE_DIR), storage: new FileStorage(), fsync: config.fsync, log: options.log, observer: options.logObserver }));
     const engine = new Engine({
       clock: options.clock ?? systemClock,
       log: store,
-      limits: {
-        dailyEventLimit: config.dailyEventLimit,
-        dedupKeysMax: config.dedupKeysMax,
-        maxJobsPerConnection: config.maxJobsPerConnection,
-        retentionMs: config.retentionMs,
-        ...config.tenantLimits,
-      },
+      limits: engineLimits(config),
       onHalt: (error) => {
         // cluster: leave the membership at once, so no node hands this one a partition while it exits
         cluster?.leave();
@@ -148,6 +156,34 @@ export async function openEngine(config: Config, options: OpenEngineOptions): Pr
   }
 }
 
+/** A data directory in shards, opened whole (the command line). */
+async function openedWhole(whole: WholeDataDir, lock: DataDirLock, config: Config): Promise<OpenedEngine> {
+  return {
+    engine: whole.engine,
+    store: whole.store,
+    lock,
+    recovery: { ...whole.recovery, lines: [] },
+    sessionSecret: config.sessionSecret ?? (await loadOrCreateSecret(config.dataDir)),
+    clusterNodeId: null,
+    cluster: null,
+    close: async () => {
+      await whole.close();
+      await lock.release();
+    },
+  };
+}
+
+/** What every connection may hold and take, from the settings. */
+export function engineLimits(config: Config): ConnectionLimits {
+  return {
+    dailyEventLimit: config.dailyEventLimit,
+    dedupKeysMax: config.dedupKeysMax,
+    maxJobsPerConnection: config.maxJobsPerConnection,
+    retentionMs: config.retentionMs,
+    ...config.tenantLimits,
+  };
+}
+
 /** The NATS modules load only here, so a single node never imports them. */
 async function openClusterMode(config: Config, options: OpenEngineOptions, onLeaseLost: (error: Error) => void): Promise<OpenedCluster> {
   const waiting = options.clusterWaiting;
@@ -166,7 +202,7 @@ async function openClusterMode(config: Config, options: OpenEngineOptions, onLea
 }
 
 /** Kept beside the log so sessions survive restarts when SESSION_SECRET is not set. */
-async function loadOrCreateSecret(dataDir: string): Promise<string> {
+export async function loadOrCreateSecret(dataDir: string): Promise<string> {
   const path = join(dataDir, 'session-secret');
   try {
     return (await readFile(path, 'utf8')).trim();

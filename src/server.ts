@@ -17,7 +17,6 @@ import { createApp } from './app.ts';
 import type { Config } from './config.ts';
 import { openEngine, type OpenedEngine } from './open-engine.ts';
 import { clearBackupStaging } from './backup/write-backup.ts';
-import type { Engine } from '../actors/engine.ts';
 import type { LogLine } from './logging/log-line.ts';
 import { NOT_OBSERVED } from './metrics/service-observer.ts';
 import { IngestTimings } from '../actors/services/ingest-timings.ts';
@@ -27,6 +26,8 @@ import { SnapshotSchedule } from './service/snapshot-schedule.ts';
 import { startRetentionTimer } from './service/retention-timer.ts';
 import { firstAdminMaker } from './service/admin-bootstrap.ts';
 import { backupTaker } from './service/backup.ts';
+import { buildIndexesBetweenRequests } from './service/index-building.ts';
+import { SERVICE_TIMERS, type ServiceTimers } from './service/service-timers.ts';
 
 export interface RunningService {
   port: number;
@@ -35,30 +36,7 @@ export interface RunningService {
   stop(): Promise<void>;
 }
 
-/** How often the service checks whether a snapshot is due and runs retention; tests shorten them. */
-export interface ServiceTimers {
-  snapshotCheckIntervalMs: number;
-  /** Retention runs as a logged record, so replay removes exactly what the live run removed. */
-  retentionIntervalMs: number;
-}
-
-export const SERVICE_TIMERS: ServiceTimers = { snapshotCheckIntervalMs: 5_000, retentionIntervalMs: 60_000 };
-
-/** How long after listening the remaining indexes start to be built: the first requests after a restart come first. */
-const INDEX_BUILD_DELAY_MS = 1_000;
-
-/**
- * After a recovery from a snapshot the job indexes are built on first use (job-store.ts), so
- * the service answers sooner; the rest are built here, one index per timer turn, so
- * requests are answered between them (a request that needs one builds it itself).
- */
-async function buildIndexesBetweenRequests(engine: Engine): Promise<void> {
-  const turn = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms).unref());
-  await turn(INDEX_BUILD_DELAY_MS);
-  for (const id of [...engine.connectionIds()]) {
-    while (engine.connection(id)?.jobs.buildNextIndex() === true) await turn(1);
-  }
-}
+export { SERVICE_TIMERS, type ServiceTimers } from './service/service-timers.ts';
 
 export async function startService(config: Config, log: LogLine, timers: ServiceTimers = SERVICE_TIMERS): Promise<RunningService> {
   // Metrics off (no METRICS_TOKEN): nothing is measured, not only nothing served.
@@ -69,9 +47,14 @@ export async function startService(config: Config, log: LogLine, timers: Service
       : { service: new (await import('./metrics/service-metrics.ts')).ServiceMetrics(), token: config.metricsToken };
   const observer = metrics?.service ?? NOT_OBSERVED;
   const ingestTimings = new IngestTimings();
+  if (config.workers > 1 && config.clusterNatsUrl === null) {
+    const { startShardedService } = await import('./shards/sharded-service.ts');
+    return startShardedService({ config, log, timers, metrics, logObserver: observeAll([metrics?.service, ingestTimings]), ingestTimings });
+  }
   const mode = serviceModeFor(config, log);
   const opened = await openEngine(config, {
     log,
+    settleLayout: config.clusterNatsUrl === null,
     clusterWaiting: mode.clusterWaiting,
     logObserver: observeAll([metrics?.service, ingestTimings]),
     onListenerError: (error) =>

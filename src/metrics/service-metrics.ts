@@ -6,7 +6,7 @@
  * Process memory, CPU and event-loop delay are prom-client's default metrics
  * (`process_*`, `nodejs_*`; the delay from perf_hooks' monitorEventLoopDelay, which Bun has).
  */
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 import { DomainError } from '../../actors/domain-error.ts';
 import type { DeliveryOutcome } from '../../actors/alerts/alert-model.ts';
 import type { SubscriberCloseReason } from '../../actors/stream/subscriber.ts';
@@ -58,9 +58,14 @@ export class ServiceMetrics implements ServiceObserver {
   private readonly alertTransitions: Counter;
   private readonly alertDeliveries: Counter<'outcome'>;
 
-  constructor() {
+  /**
+   * `processMetrics: false` for a shard's thread: the process's memory, CPU and event loop
+   * are the front's to report (a worker thread shares the process), and shards' figures are
+   * summed with the front's at scrape time (`scrapeWith`).
+   */
+  constructor({ processMetrics = true }: { processMetrics?: boolean } = {}) {
     const registers = [this.registry];
-    collectDefaultMetrics({ register: this.registry });
+    if (processMetrics) collectDefaultMetrics({ register: this.registry });
     const pending = this.pendingEvents;
     new Counter({
       name: 'jobwatch_ingest_events_total',
@@ -192,6 +197,17 @@ export class ServiceMetrics implements ServiceObserver {
   /** The text exposition format and its content type. */
   async scrape(): Promise<{ contentType: string; body: string }> {
     return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+
+  /** The families as data, for a front to add up with its own (a shard's answer to the front's scrape). */
+  async families(): Promise<MetricObjectWithValues<MetricValue<string>>[]> {
+    return this.registry.getMetricsAsJSON();
+  }
+
+  /** This registry's families added to those of the shards (counters, histograms and gauges summed). */
+  async scrapeWith(shards: Array<MetricObjectWithValues<MetricValue<string>>[]>): Promise<{ contentType: string; body: string }> {
+    const merged = AggregatorRegistry.aggregate([await this.families(), ...shards]);
+    return { contentType: this.registry.contentType, body: await merged.metrics() };
   }
 
   ingestAnswered(startedAtMs: number, counts: IngestCounts): void {

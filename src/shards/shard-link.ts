@@ -156,7 +156,8 @@ export class ShardLink {
     if (options.body === null) {
       // none sent: the route reads none
     } else if (options.body !== undefined) {
-      this.sendChunk(id, options.body);
+      // the same bytes may go to several shards: each gets its own copy
+      this.sendChunk(id, options.body.slice());
       this.post({ t: 'bodyEnd', id });
     } else if (request.body !== null) {
       pending.body = request.body.getReader() as unknown as ChunkReader;

@@ -11,6 +11,8 @@ import type { LogLine } from '../logging/log-line.ts';
 import { ShardLink, type ShardChannel } from './shard-link.ts';
 import { shardOf } from './shard-runtime.ts';
 import type { ShardHealth } from './shard-states.ts';
+import type { ShardRecoverySummary } from './shard-protocol.ts';
+import type { RecoveryReport } from '../../persistence/durable-store.ts';
 
 export interface ShardSetParts {
   engine: Engine;
@@ -24,6 +26,8 @@ const RESTART_DELAY_MS = 500;
 
 export class ShardSet {
   private linksNow: ShardLink[] = [];
+  /** what each shard's latest recovery did */
+  private readonly recoveries = new Map<number, ShardRecoverySummary>();
 
   constructor(readonly count: number) {}
 
@@ -74,12 +78,14 @@ export class ShardSet {
           accountsNow: () => [...engine.takeSnapshot({ accounts: true, connections: 'none' }).chunks],
           restartDelayMs: parts.restartDelayMs ?? RESTART_DELAY_MS,
           events: {
-            ready: (shard, recovery) =>
+            ready: (shard, recovery) => {
+              this.recoveries.set(shard, recovery);
               log(
                 `shard ${shard} of ${this.count} ready: ${recovery.connections} connections, snapshot seq ${recovery.snapshotSeq}, ` +
                   `${recovery.recordsReplayed} records replayed${recovery.truncatedBytes > 0 ? `, ${recovery.truncatedBytes} torn bytes cut` : ''} in ${Math.round(recovery.durationMs)} ms`,
                 { shard, ...recovery, durationMs: Math.round(recovery.durationMs) },
-              ),
+              );
+            },
             // what the shard had not sent when it ended is gone: a resume from before it resets
             down: (_shard, _why, watched) => {
               for (const id of watched) live.skipped(id);
@@ -92,6 +98,18 @@ export class ShardSet {
           },
         }),
     );
+  }
+
+  /** The recovery of the whole service: the accounts' and every shard's (records and torn bytes added up), in `durationMs`. */
+  recoveryTotal(accounts: RecoveryReport, durationMs: number): RecoveryReport {
+    const shards = [...this.recoveries.values()];
+    return {
+      snapshotSeq: accounts.snapshotSeq,
+      recordsReplayed: shards.reduce((sum, shard) => sum + shard.recordsReplayed, accounts.recordsReplayed),
+      truncatedBytes: shards.reduce((sum, shard) => sum + shard.truncatedBytes, accounts.truncatedBytes),
+      durationMs: accounts.durationMs + durationMs,
+      lines: accounts.lines,
+    };
   }
 
   /** Every shard's state, for /api/health. */

@@ -37,6 +37,11 @@ const live = new Set<ServiceProcess>();
 /** Wrappers whose service may outlive them (kept after the wrapper exits, for cleanup). */
 const wrapped = new Set<ServiceProcess>();
 
+/** WORKERS of the services the tests start: the variable the tests run with, 1 when unset. */
+export function testWorkers(): string {
+  return process.env.WORKERS ?? '1';
+}
+
 export function makeDataDir(label: string): string {
   return mkdtempSync(join(tmpdir(), `jobwatch-blackbox-${label}-`));
 }
@@ -177,7 +182,8 @@ export class ServiceProcess {
 function serviceEnv(options: SpawnOptions): Record<string, string> {
   const env: Record<string, string | undefined> = { ...process.env };
   for (const name of SERVICE_VARIABLES) delete env[name];
-  Object.assign(env, { PORT: '0', HOST: '127.0.0.1', DATA_DIR: options.dataDir }, options.env ?? {});
+  // WORKERS as the tests were run with (`WORKERS=4 npm test`), else one shard: never the machine's cores
+  Object.assign(env, { PORT: '0', HOST: '127.0.0.1', DATA_DIR: options.dataDir, WORKERS: testWorkers() }, options.env ?? {});
   const clean: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) if (value !== undefined) clean[name] = value;
   return clean;

@@ -21,7 +21,7 @@ import { AlertService } from '../../actors/services/alert-service.ts';
 import { ConnectionService } from '../../actors/services/connection-service.ts';
 import { JobActionService } from '../../actors/services/job-action-service.ts';
 import { createAlertEdge } from '../../src/alerts/alert-edge.ts';
-import { createApp } from '../../src/app.ts';
+import { createApp, type App } from '../../src/app.ts';
 import { NOT_OBSERVED } from '../../src/metrics/service-observer.ts';
 import { combinedSnapshot } from '../../src/shards/combined-snapshot.ts';
 import { inProcessChannel } from '../../src/shards/in-process-channel.ts';
@@ -98,7 +98,7 @@ export async function shardedTestApp(options: TestAppOptions, count: number) {
   await set.start();
 
   const front = new ShardFront({ links: set.links, app: frontApp, engine, accounts, connections, config, logError: (line) => errors.push(line) });
-  const app = listenable(front, frontApp as unknown as { server: Server<undefined> | null });
+  const app = listenable(front, frontApp as unknown as { server: Server<undefined> | null; routes: unknown });
   checkAnswersAgainstOpenApi(app);
   if (options.withAdmin ?? true) await accounts.ensureAdmin(ADMIN.email, ADMIN.password);
 
@@ -124,9 +124,8 @@ export async function shardedTestApp(options: TestAppOptions, count: number) {
       shardOfConnection(connectionId).alerts.recordAttempt(connectionId, ...rest),
   };
   const alertRunner = {
-    sendDue: async () => {
-      for (const shard of shards) await shard.alertDelivery.runner.sendDue();
-    },
+    // every shard's runner starts its sends at once, as one runner over all connections would
+    sendDue: async () => void (await Promise.all(shards.map((shard) => shard.alertDelivery.runner.sendDue()))),
   };
 
   return {
@@ -148,8 +147,10 @@ export async function shardedTestApp(options: TestAppOptions, count: number) {
 }
 
 /** The front as tests use the single app: `handle`, and `listen`, `server`, `stop` on a loopback port. */
-function listenable(front: ShardFront, frontApp: { server: Server<undefined> | null }) {
+function listenable(front: ShardFront, frontApp: { server: Server<undefined> | null; routes: unknown }) {
   const app = {
+    /** the application's route table: the front's and every shard's are the same */
+    routes: frontApp.routes as App['routes'],
     server: null as Server<undefined> | null,
     handle: (request: Request) => front.handle(request, app.server),
     listen(options: { port: number; hostname: string }) {

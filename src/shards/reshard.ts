@@ -1,0 +1,147 @@
+/**
+ * The data directory as one engine, whatever its layout (persistence/data-layout.ts), and a
+ * change of layout when WORKERS changed between restarts: everything is loaded into one
+ * engine from the old stores, the new stores are written as snapshots of it (the accounts',
+ * and each shard's part, or one store with everything), and then put in force at once;
+ * nothing is lost, and a crash at any point leaves one complete layout in force
+ * (test/shards/reshard.test.ts kills it at every step).
+ *
+ * Loading a sharded directory: the accounts' store first (its records create every
+ * connection the accounts know), then each shard's store (its snapshot replaces those
+ * connections' state, its log is replayed on top), then the connections are reconciled with
+ * the accounts, which drops what a shard kept of a connection deleted since. A shard's
+ * retention records name its partition, so replaying them touches only its connections.
+ */
+import type { Clock } from '../../actors/clock.ts';
+import type { ConnectionLimits } from '../../actors/connection/connection-actor.ts';
+import type { EngineSnapshot } from '../../actors/engine-snapshot.ts';
+import { Engine, type EngineRecord } from '../../actors/engine.ts';
+import { commitLayout, layoutStores, nextLayoutDir, readLayout, removeStaleStores, LAYOUT_BEFORE_SHARDS, type DataLayout } from '../../persistence/data-layout.ts';
+import { openDurableStore, type DurableStore, type FsyncPolicy, type LogWriterObserver } from '../../persistence/durable-store.ts';
+import type { Storage } from '../../persistence/storage.ts';
+import type { LogLine } from '../logging/log-line.ts';
+
+export interface DataDirAccess {
+  dataDir: string;
+  storage: Storage;
+  fsync: FsyncPolicy;
+  clock: Clock;
+  limits: ConnectionLimits;
+  log: LogLine;
+  observer?: LogWriterObserver;
+}
+
+export interface WholeDataDir {
+  /** every connection of every store */
+  engine: Engine;
+  /** where the engine's commits go: the one store, or the accounts' (the command line commits only accounts records) */
+  store: DurableStore;
+  layout: DataLayout;
+  /** records replayed and snapshots read, over all stores */
+  recovery: { snapshotSeq: number; recordsReplayed: number; truncatedBytes: number; durationMs: number };
+  close(): Promise<void>;
+}
+
+/** Opens every store of the layout in force into one engine. */
+export async function openWholeDataDir(access: DataDirAccess): Promise<WholeDataDir> {
+  const startedAtMs = performance.now();
+  const layout = await readLayout(access.storage, access.dataDir);
+  const stores = layoutStores(access.dataDir, layout);
+  const open = (dir: string) => openDurableStore({ dir, storage: access.storage, fsync: access.fsync, log: access.log, observer: access.observer });
+  const first = await open(stores.kind === 'whole' ? stores.store : stores.accounts);
+  const engine = new Engine({ clock: access.clock, log: first, limits: access.limits });
+  const restorer = engine.restorer();
+  const recovered = { snapshotSeq: 0, recordsReplayed: 0, truncatedBytes: 0, durationMs: 0 };
+  const recover = async (store: DurableStore): Promise<void> => {
+    const report = await store.recover({ snapshotChunk: (chunk) => restorer.restore(chunk), record: (record) => engine.evolve(record as EngineRecord) });
+    recovered.snapshotSeq = Math.max(recovered.snapshotSeq, report.snapshotSeq);
+    recovered.recordsReplayed += report.recordsReplayed;
+    recovered.truncatedBytes += report.truncatedBytes;
+  };
+  try {
+    await recover(first);
+    if (stores.kind === 'sharded') {
+      restorer.reconcileWithAccounts({ drop: false });
+      for (const dir of stores.shards) {
+        const shard = await open(dir);
+        try {
+          await recover(shard);
+        } finally {
+          await shard.close();
+        }
+      }
+      restorer.reconcileWithAccounts();
+    }
+  } catch (error) {
+    await first.close().catch(() => undefined);
+    throw error;
+  }
+  recovered.durationMs = performance.now() - startedAtMs;
+  return { engine, store: first, layout, recovery: recovered, close: () => first.close() };
+}
+
+const describeLayout = (layout: DataLayout): string => (layout.dir === null ? 'one store (log)' : `${layout.workers} shards (${layout.dir})`);
+
+/**
+ * Makes the layout in force the one for `workers` shards, moving the data when it is not;
+ * removes what an interrupted change left behind. Returns the layout in force.
+ */
+export async function settleLayout(access: DataDirAccess, workers: number): Promise<DataLayout> {
+  const { storage, dataDir, log } = access;
+  const inForce = await readLayout(storage, dataDir);
+  const cleared = await removeStaleStores(storage, dataDir, inForce);
+  if (cleared.length > 0) log(`removed the stores of a layout no longer in force: ${cleared.join(', ')}`, { cleared });
+  if (inForce.workers === workers) return inForce;
+  return reshard(access, inForce, workers);
+}
+
+async function reshard(access: DataDirAccess, from: DataLayout, workers: number): Promise<DataLayout> {
+  const { storage, dataDir, log } = access;
+  const startedAtMs = performance.now();
+  const target: DataLayout = workers === 1 ? LAYOUT_BEFORE_SHARDS : { workers, dir: await nextLayoutDir(storage, dataDir) };
+  log(`WORKERS is ${workers} and the data directory holds ${describeLayout(from)}: moving it into ${describeLayout(target)}`, { from: from.workers, to: workers });
+  const whole = await openWholeDataDir(access);
+  let jobs = 0;
+  for (const id of whole.engine.connectionIds()) jobs += whole.engine.connection(id)!.jobs.size;
+  const connections = [...whole.engine.connectionIds()].length;
+  try {
+    const stores = layoutStores(dataDir, target);
+    if (stores.kind === 'whole') {
+      await writeStore(access, stores.store, whole.engine.takeSnapshot());
+    } else {
+      await writeStore(access, stores.accounts, whole.engine.takeSnapshot({ accounts: true, connections: 'none' }));
+      for (const [index, dir] of stores.shards.entries()) {
+        await writeStore(access, dir, whole.engine.takeSnapshot({ accounts: false, connections: { partition: index, partitions: workers } }));
+      }
+    }
+  } finally {
+    await whole.close();
+  }
+  await commitLayout(storage, dataDir, target);
+  const cleared = await removeStaleStores(storage, dataDir, target);
+  log(
+    `moved ${connections} connections and ${jobs} jobs from ${describeLayout(from)} into ${describeLayout(target)} in ${Math.round(performance.now() - startedAtMs)} ms; ` +
+      `removed the old stores (${cleared.join(', ') || 'none'})`,
+    { connections, jobs, from: from.workers, to: workers, durationMs: Math.round(performance.now() - startedAtMs) },
+  );
+  return target;
+}
+
+/** A new store holding only a snapshot of `snapshot`'s state. */
+async function writeStore(access: DataDirAccess, dir: string, snapshot: EngineSnapshot): Promise<void> {
+  const store = await openDurableStore({ dir, storage: access.storage, fsync: 'always', log: () => undefined });
+  try {
+    await store.recover({
+      snapshotChunk: () => {
+        throw new Error(`${dir} is not empty: a new layout's store is written where nothing is`);
+      },
+      record: () => {
+        throw new Error(`${dir} is not empty: a new layout's store is written where nothing is`);
+      },
+    });
+    await store.writeSnapshot(snapshot);
+  } finally {
+    snapshot.release();
+    await store.close();
+  }
+}

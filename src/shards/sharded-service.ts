@@ -1,0 +1,217 @@
+/**
+ * The running service with WORKERS above 1 (docs/architecture.md, "Shards"): this thread
+ * opens the data directory (its layout moved to WORKERS shards if it held another number),
+ * keeps the accounts with their own log, starts a worker thread per shard (each recovers its
+ * own store), makes the first admin, and serves HTTP through the front that routes and
+ * merges (shard-front.ts). A clean stop stops accepting, has every shard snapshot and close
+ * its log, snapshots the accounts, and unlocks.
+ */
+import { systemClock } from '../../actors/clock.ts';
+import { Engine, type EngineRecord } from '../../actors/engine.ts';
+import type { SnapshotChunk } from '../../actors/engine-snapshot.ts';
+import { LiveUpdates } from '../../actors/live/live-updates.ts';
+import { AccountService } from '../../actors/services/account-service.ts';
+import { AlertService } from '../../actors/services/alert-service.ts';
+import { ConnectionService } from '../../actors/services/connection-service.ts';
+import { JobActionService } from '../../actors/services/job-action-service.ts';
+import type { IngestTimings } from '../../actors/services/ingest-timings.ts';
+import { acquireDataDirLock } from '../../persistence/data-dir-lock.ts';
+import { layoutStores } from '../../persistence/data-layout.ts';
+import { openDurableStore, type LogWriterObserver } from '../../persistence/durable-store.ts';
+import { FileStorage } from '../../persistence/file-storage.ts';
+import { describeTightening, mkdirPrivate, tightenPrivateTree } from '../../persistence/private-files.ts';
+import { createAlertEdge } from '../alerts/alert-edge.ts';
+import { createApp } from '../app.ts';
+import { backupStagingDir, clearBackupStaging, writeBackupOf } from '../backup/write-backup.ts';
+import type { Config } from '../config.ts';
+import { LIVE_UPDATES_DEFAULTS } from '../live-defaults.ts';
+import type { LogLine } from '../logging/log-line.ts';
+import type { ServiceMetrics } from '../metrics/service-metrics.ts';
+import { NOT_OBSERVED } from '../metrics/service-observer.ts';
+import { engineLimits, loadOrCreateSecret, type OpenedEngine } from '../open-engine.ts';
+import type { RunningService } from '../server.ts';
+import { firstAdminMaker } from '../service/admin-bootstrap.ts';
+import { SnapshotSchedule } from '../service/snapshot-schedule.ts';
+import type { ServiceTimers } from '../service/service-timers.ts';
+import { storeSnapshotPolicy } from '../service/store-snapshots.ts';
+import { combinedSnapshot } from './combined-snapshot.ts';
+import { settleLayout } from './reshard.ts';
+import { ShardFront } from './shard-front.ts';
+import { ShardSet } from './shard-set.ts';
+import { workerChannel } from './worker-channel.ts';
+import { plainConfig } from './worker-init.ts';
+
+/** Bun answers a body past this itself; every route reads its body with its own (much smaller) cap. */
+const SERVER_BODY_BYTES_MAX = Number.MAX_SAFE_INTEGER;
+/** As Elysia's own listen: a connection idle this long is closed (a live stream lifts it for itself). */
+const IDLE_TIMEOUT_SECONDS = 30;
+
+export interface ShardedServiceParts {
+  config: Config;
+  log: LogLine;
+  timers: ServiceTimers;
+  metrics: { service: ServiceMetrics; token: string } | undefined;
+  logObserver: LogWriterObserver | undefined;
+  ingestTimings: IngestTimings;
+}
+
+export async function startShardedService({ config, log, timers, metrics, logObserver, ingestTimings }: ShardedServiceParts): Promise<RunningService> {
+  const observer = metrics?.service ?? NOT_OBSERVED;
+  const storage = new FileStorage();
+  await mkdirPrivate(config.dataDir);
+  const lock = await acquireDataDirLock(config.dataDir, log);
+  try {
+    const tightened = describeTightening(config.dataDir, await tightenPrivateTree(config.dataDir));
+    if (tightened !== null) log(tightened, { severity: 'warn' });
+    const limits = engineLimits(config);
+    const layout = await settleLayout({ dataDir: config.dataDir, storage, fsync: config.fsync, clock: systemClock, limits, log }, config.workers);
+    const stores = layoutStores(config.dataDir, layout);
+    if (stores.kind !== 'sharded') throw new Error(`the data directory holds one store, not ${config.workers} shards`);
+    const sessionSecret = config.sessionSecret ?? (await loadOrCreateSecret(config.dataDir));
+
+    const set = new ShardSet(config.workers);
+    const accountsStore = await openDurableStore({ dir: stores.accounts, storage, fsync: config.fsync, log, observer: logObserver });
+    const engine = new Engine({
+      clock: systemClock,
+      log: set.replicating(accountsStore),
+      limits,
+      holds: () => false,
+      onHalt: (error) => {
+        log(`the accounts' log failed (${String(error)}); refusing writes and exiting so a restart recovers from the log`, { severity: 'fatal' });
+        setTimeout(() => process.exit(1), 100);
+      },
+      onListenerError: (error) => log(`live update failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`, { severity: 'error' }),
+    });
+    const restorer = engine.restorer();
+    const accountsRecovery = await accountsStore.recover({ snapshotChunk: (chunk) => restorer.restore(chunk), record: (record) => engine.evolve(record as EngineRecord) });
+
+    const accounts = new AccountService(engine, config.sessionTtlMs, sessionSecret);
+    const connections = new ConnectionService(engine);
+    const live = new LiveUpdates(engine, systemClock, {
+      ...LIVE_UPDATES_DEFAULTS,
+      hub: { ...LIVE_UPDATES_DEFAULTS.hub, ringBufferBytesMax: config.streamResumeBufferBytesMax },
+      streamsPerUserMax: config.streamsPerUserMax,
+      resumeGraceMs: config.streamResumeGraceMs,
+      log,
+      onStreamEnd: (reason) => observer.streamEnded(reason),
+      remoteFeed: set.liveFeed,
+    });
+    set.connect({
+      engine,
+      live,
+      log,
+      spawn: (index) =>
+        workerChannel({ t: 'init', index, shards: config.workers, storeDir: stores.shards[index]!, sessionSecret, config: plainConfig(config), timers }),
+    });
+    const startedAtMs = performance.now();
+    await set.start();
+    const recovery = set.recoveryTotal(accountsRecovery, performance.now() - startedAtMs);
+    observer.recovered(recovery);
+    log(
+      `recovered ${config.workers} shards and the accounts: ${recovery.recordsReplayed} records replayed` +
+        `${recovery.truncatedBytes > 0 ? `, ${recovery.truncatedBytes} torn bytes cut` : ''} in ${Math.round(recovery.durationMs)} ms`,
+      { shards: config.workers, records: recovery.recordsReplayed, truncatedBytes: recovery.truncatedBytes, durationMs: Math.round(recovery.durationMs) },
+    );
+
+    const alerts = new AlertService(engine);
+    const alertDelivery = createAlertEdge({ engine, alerts, config, observer, log });
+    metrics?.service.watch({
+      connections: () => [],
+      openStreams: () => live.openStreamCount(),
+      logBytesSinceSnapshot: () => accountsStore.logBytesSinceSnapshot,
+    });
+    await firstAdminMaker(accounts, config, log)();
+    await clearBackupStaging(config.dataDir);
+    const snapshots = new SnapshotSchedule(storeSnapshotPolicy({ capture: () => engine.takeSnapshot(), store: accountsStore, config, log, observer }), log);
+    const backup = async () => {
+      await snapshots.whenIdle();
+      const parts = (await Promise.all(set.links.map((link) => link.call({ what: 'backup' })))) as SnapshotChunk[][];
+      // taken after the shards': a connection deleted meanwhile is left out, one created meanwhile is restored empty
+      const whole = combinedSnapshot(engine.takeSnapshot({ accounts: true, connections: 'none' }), parts);
+      const written = writeBackupOf(whole, Math.max(1, accountsStore.lastSeq), backupStagingDir(config.dataDir));
+      snapshots.hold(
+        written.then(
+          (file) => log(`backup of ${config.workers} shards: ${file.bytes} bytes`, { bytes: file.bytes }),
+          (error) => log(`backup failed: ${String(error)}`, { severity: 'error' }),
+        ),
+      );
+      return written;
+    };
+    const app = createApp({
+      engine,
+      accounts,
+      connections,
+      jobActions: new JobActionService(engine, connections),
+      alerts,
+      alertDelivery,
+      live,
+      config,
+      logError: (line) => log(line, { severity: 'error' }),
+      backup,
+      metrics:
+        metrics === undefined
+          ? undefined
+          : {
+              ...metrics,
+              scrape: async () => metrics.service.scrapeWith((await Promise.all(set.links.map((link) => link.call({ what: 'metrics' }).catch(() => [])))) as never),
+            },
+      ingestTimings,
+      shards: set,
+    });
+    const front = new ShardFront({ links: set.links, app, engine, accounts, connections, config, logError: (line) => log(line, { severity: 'error' }) });
+    const server = Bun.serve({
+      port: config.port,
+      hostname: config.host,
+      maxRequestBodySize: SERVER_BODY_BYTES_MAX,
+      idleTimeout: IDLE_TIMEOUT_SECONDS,
+      // as a single node: Bun's development mode answers an uncaught error with source lines
+      development: false,
+      fetch: (request, bunServer) => front.handle(request, bunServer),
+    });
+    // the front's own routes (the live stream lifts its idle timeout) reach the server through their app
+    (app as unknown as { server: unknown }).server = server;
+    const port = server.port!;
+    log(`listening on http://${config.host}:${port} (data in ${config.dataDir}, fsync ${config.fsync}, ${config.workers} shards)`, {
+      host: config.host,
+      port,
+      dataDir: config.dataDir,
+      fsync: config.fsync,
+      shards: config.workers,
+    });
+    log(metrics === undefined ? 'metrics off (set METRICS_TOKEN to serve GET /metrics)' : 'metrics at GET /metrics (bearer METRICS_TOKEN)');
+    snapshots.start(timers.snapshotCheckIntervalMs, () => engine.halted);
+    log(`alerts evaluated every ${config.alertEvalMs / 1000} s by each shard for its connections${config.alertWebhookAllowPrivate ? '; webhooks may reach private addresses (ALERT_WEBHOOK_ALLOW_PRIVATE=true)' : ''}`);
+
+    const opened: OpenedEngine = {
+      engine,
+      store: accountsStore,
+      lock,
+      recovery,
+      sessionSecret,
+      clusterNodeId: null,
+      cluster: null,
+      close: async () => {
+        await accountsStore.close();
+        await lock.release();
+      },
+    };
+    const stop = async (): Promise<void> => {
+      snapshots.stopTimer();
+      // streams first: open streams would keep the server from stopping; requests in flight still finish
+      live.close();
+      await server.stop();
+      await set.stop();
+      await snapshots.whenIdle();
+      if (!engine.halted && accountsStore.logBytesSinceSnapshot > 0) await snapshots.now();
+      await opened.close();
+    };
+    const snapshotNow = async (): Promise<void> => {
+      await Promise.all(set.links.map((link) => link.call({ what: 'snapshot' })));
+      await snapshots.now();
+    };
+    return { port, opened, snapshotNow, stop };
+  } catch (error) {
+    await lock.release();
+    throw error;
+  }
+}
