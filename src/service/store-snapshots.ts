@@ -17,18 +17,31 @@ export interface StoreSnapshotParts {
   config: Pick<Config, 'snapshotLogBytesMax' | 'snapshotIntervalMs'>;
   log: LogLine;
   observer: Pick<ServiceObserver, 'snapshotWritten'>;
+  /**
+   * Names one store of several (a shard's, the accounts'): its line then says `<label> snapshot:
+   * seq ...`, and the service logs `snapshot at seq` for all of them together.
+   */
+  label?: string;
 }
 
-export function storeSnapshotPolicy({ capture, store, config, log, observer }: StoreSnapshotParts): SnapshotPolicy {
+export interface StoreSnapshotPolicy extends SnapshotPolicy {
+  /** The newest snapshot this policy wrote, null before the first. */
+  readonly lastWritten: { seq: number; bytes: number } | null;
+}
+
+export function storeSnapshotPolicy({ capture, store, config, log, observer, label }: StoreSnapshotParts): StoreSnapshotPolicy {
   let lastSnapshotMs = Date.now();
+  let lastWritten: { seq: number; bytes: number } | null = null;
   const takeAll = (): Promise<void> => {
     const snapshot = capture(); // in the same tick as writeSnapshot fixes the log position
     return store
       .writeSnapshot(snapshot)
       .then((written) => {
         lastSnapshotMs = Date.now();
+        lastWritten = { seq: written.seq, bytes: written.bytes };
         observer.snapshotWritten(written.bytes, written.durationMs);
-        log(`snapshot at seq ${written.seq}: ${written.bytes} bytes in ${Math.round(written.durationMs)} ms`, {
+        const what = label === undefined ? `snapshot at seq ${written.seq}:` : `${label} snapshot: seq ${written.seq},`;
+        log(`${what} ${written.bytes} bytes in ${Math.round(written.durationMs)} ms`, {
           seq: written.seq,
           bytes: written.bytes,
           durationMs: Math.round(written.durationMs),
@@ -38,6 +51,9 @@ export function storeSnapshotPolicy({ capture, store, config, log, observer }: S
   };
   return {
     takeAll,
+    get lastWritten() {
+      return lastWritten;
+    },
     takeDue() {
       const logFull = store.logBytesSinceSnapshot >= config.snapshotLogBytesMax;
       // Stryker disable next-line EqualityOperator: `>` differs by one millisecond of wall clock; the next check catches up

@@ -16,7 +16,8 @@ import type { Clock } from '../../actors/clock.ts';
 import type { ConnectionLimits } from '../../actors/connection/connection-actor.ts';
 import type { EngineSnapshot } from '../../actors/engine-snapshot.ts';
 import { Engine, type EngineRecord } from '../../actors/engine.ts';
-import { commitLayout, layoutStores, nextLayoutDir, readLayout, removeStaleStores, LAYOUT_BEFORE_SHARDS, type DataLayout } from '../../persistence/data-layout.ts';
+import { join } from 'node:path';
+import { commitLayout, layoutStores, nextLayoutDir, readLayout, removeStaleStores, LAYOUT_BEFORE_SHARDS, WHOLE_STORE_DIR, type DataLayout } from '../../persistence/data-layout.ts';
 import { openDurableStore, type DurableStore, type FsyncPolicy, type LogWriterObserver } from '../../persistence/durable-store.ts';
 import type { Storage } from '../../persistence/storage.ts';
 import type { LogLine } from '../logging/log-line.ts';
@@ -92,7 +93,18 @@ export async function settleLayout(access: DataDirAccess, workers: number): Prom
   const cleared = await removeStaleStores(storage, dataDir, inForce);
   if (cleared.length > 0) log(`removed the stores of a layout no longer in force: ${cleared.join(', ')}`, { cleared });
   if (inForce.workers === workers) return inForce;
+  if (inForce.dir === null && (await holdsNothing(storage, join(dataDir, WHOLE_STORE_DIR)))) {
+    // a new data directory: nothing to move
+    const target: DataLayout = { workers, dir: await nextLayoutDir(storage, dataDir) };
+    await commitLayout(storage, dataDir, target);
+    log(`a new data directory for ${describeLayout(target)}`, { shards: workers });
+    return target;
+  }
   return reshard(access, inForce, workers);
+}
+
+async function holdsNothing(storage: Storage, dir: string): Promise<boolean> {
+  return !(await storage.exists(dir)) || (await storage.list(dir)).length === 0;
 }
 
 async function reshard(access: DataDirAccess, from: DataLayout, workers: number): Promise<DataLayout> {

@@ -15,7 +15,7 @@ import type { EngineRecord } from '../../actors/engine.ts';
 import { DomainError } from '../../actors/domain-error.ts';
 import type { StreamEventName } from '../../actors/stream/stream-hub.ts';
 import type { ForwardedClient } from '../http/forward-signature.ts';
-import type { FromShard, HeaderList, ShardCall, ShardPort, ShardRecoverySummary, ToShard } from './shard-protocol.ts';
+import type { FromShard, HeaderList, ShardCall, ShardPort, ShardRecoverySummary, StoreMark, ToShard } from './shard-protocol.ts';
 import { SHARD_MERGE_HEADER } from './shard-protocol.ts';
 import type { ShardHealth, ShardHealthState } from './shard-states.ts';
 
@@ -230,12 +230,13 @@ export class ShardLink {
     return { shard: this.index, state };
   }
 
-  /** A clean stop: the shard snapshots and closes its log, then ends; it is not restarted. */
-  async stop(): Promise<void> {
-    if (this.stateNow === 'ready') await this.call({ what: 'stop' }).catch(() => undefined);
+  /** A clean stop: the shard snapshots and closes its log, then ends; it is not restarted. Null: it was not ready to. */
+  async stop(): Promise<StoreMark | null> {
     this.stopped = true;
+    const mark = this.stateNow === 'ready' ? ((await this.call({ what: 'stop' }).catch(() => null)) as StoreMark | null) : null;
     await this.channel?.terminate();
     this.stateNow = 'down';
+    return mark;
   }
 
   /** Ends the shard as a crash would (tests of the front's fault handling). */

@@ -20,13 +20,13 @@ export type HeaderList = Array<[string, string]>;
 
 /** Calls the front makes of a shard, answered by a `reply` (see ShardHost). */
 export type ShardCall =
-  /** a snapshot of the shard's store now (a clean stop, the CLI's and tests' "snapshot now") */
+  /** a snapshot of the shard's store now, if its log grew since the last (a StoreMark) */
   | { what: 'snapshot' }
-  /** snapshot, sync and close; the shard answers nothing after it */
+  /** snapshot, sync and close (a StoreMark); the shard answers nothing after it */
   | { what: 'stop' }
   /** the shard's Prometheus families as prom-client JSON, to be aggregated with the front's */
   | { what: 'metrics' }
-  /** the shard's state as snapshot chunks (a backup): the connections it keeps, without the accounts */
+  /** the shard's state as snapshot chunks (a backup, a ShardBackupPart): the connections it keeps, without the accounts */
   | { what: 'backup' }
   /** whether the shard's engine refuses writes (its log failed) */
   | { what: 'health' };
@@ -70,6 +70,21 @@ export type FromShard =
   | { t: 'halted'; message: string }
   /** A log line of the shard, written by the front's logger (a worker has none of its own). */
   | { t: 'log'; line: string; fields?: Record<string, unknown> };
+
+/**
+ * Where a shard's store stands after a snapshot or a stop: its last sequence (its newest
+ * snapshot covers it) and the bytes of the snapshot just written (0: none was needed).
+ */
+export interface StoreMark {
+  seq: number;
+  bytes: number;
+}
+
+/** A shard's part of a backup: its connections as snapshot chunks, and the log sequence they are the state after. */
+export interface ShardBackupPart {
+  seq: number;
+  chunks: SnapshotChunk[];
+}
 
 /** What a shard's recovery did, for the front's log line. */
 export interface ShardRecoverySummary {

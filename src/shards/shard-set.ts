@@ -11,7 +11,7 @@ import type { LogLine } from '../logging/log-line.ts';
 import { ShardLink, type ShardChannel } from './shard-link.ts';
 import { shardOf } from './shard-runtime.ts';
 import type { ShardHealth } from './shard-states.ts';
-import type { ShardRecoverySummary } from './shard-protocol.ts';
+import type { ShardRecoverySummary, StoreMark } from './shard-protocol.ts';
 import type { RecoveryReport } from '../../persistence/durable-store.ts';
 
 export interface ShardSetParts {
@@ -100,11 +100,15 @@ export class ShardSet {
     );
   }
 
-  /** The recovery of the whole service: the accounts' and every shard's (records and torn bytes added up), in `durationMs`. */
+  /**
+   * The recovery of the whole service: the accounts' and every shard's added up (snapshot
+   * sequences too: each store counts its own records, so their sum is the records the
+   * snapshots cover, as one store's sequence is), in `durationMs`.
+   */
   recoveryTotal(accounts: RecoveryReport, durationMs: number): RecoveryReport {
     const shards = [...this.recoveries.values()];
     return {
-      snapshotSeq: accounts.snapshotSeq,
+      snapshotSeq: shards.reduce((sum, shard) => sum + shard.snapshotSeq, accounts.snapshotSeq),
       recordsReplayed: shards.reduce((sum, shard) => sum + shard.recordsReplayed, accounts.recordsReplayed),
       truncatedBytes: shards.reduce((sum, shard) => sum + shard.truncatedBytes, accounts.truncatedBytes),
       durationMs: accounts.durationMs + durationMs,
@@ -122,8 +126,13 @@ export class ShardSet {
     await Promise.all(this.linksNow.map((link) => link.start()));
   }
 
-  /** Each shard snapshots, syncs and closes its log, then ends. */
-  async stop(): Promise<void> {
-    await Promise.all(this.linksNow.map((link) => link.stop()));
+  /** Each shard snapshots, syncs and closes its log, then ends; where each store stands then. */
+  async stop(): Promise<Array<StoreMark | null>> {
+    return Promise.all(this.linksNow.map((link) => link.stop()));
+  }
+
+  /** Each shard snapshots its store if its log grew; where each stands then. */
+  async snapshot(): Promise<StoreMark[]> {
+    return (await Promise.all(this.linksNow.map((link) => link.call({ what: 'snapshot' })))) as StoreMark[];
   }
 }

@@ -22,7 +22,7 @@ import { SnapshotSchedule } from '../service/snapshot-schedule.ts';
 import { storeSnapshotPolicy } from '../service/store-snapshots.ts';
 import { engineLimits } from '../open-engine.ts';
 import { ShardHost, type ShardRuntimeFactory } from './shard-host.ts';
-import type { FromShard, ShardPort } from './shard-protocol.ts';
+import type { FromShard, ShardBackupPart, ShardPort, StoreMark } from './shard-protocol.ts';
 import { shardApp, shardEngine, shardRuntime } from './shard-runtime.ts';
 import { configOfWorker, type ShardWorkerInit } from './worker-init.ts';
 
@@ -78,7 +78,15 @@ function runtimeFactory(init: ShardWorkerInit): ShardRuntimeFactory {
       openStreams: () => 0,
       logBytesSinceSnapshot: () => store.logBytesSinceSnapshot,
     });
-    const snapshots = new SnapshotSchedule(storeSnapshotPolicy({ capture: () => engine.takeSnapshot(scope), store, config, log, observer }), log);
+    const policy = storeSnapshotPolicy({ capture: () => engine.takeSnapshot(scope), store, config, log, observer, label: 'store' });
+    const snapshots = new SnapshotSchedule(policy, log);
+    /** A snapshot if the log grew since the last, and where the store stands then. */
+    const snapshotIfGrown = async (): Promise<StoreMark> => {
+      await snapshots.whenIdle();
+      if (engine.halted || store.logBytesSinceSnapshot === 0) return { seq: store.lastSeq, bytes: 0 };
+      await snapshots.now();
+      return { seq: store.lastSeq, bytes: policy.lastWritten?.bytes ?? 0 };
+    };
     snapshots.start(init.timers.snapshotCheckIntervalMs, () => engine.halted);
     const stopRetention = startRetentionTimer(engine, (atMs) => [{ t: 'retention', atMs, partition: index, partitions: shards }], init.timers.retentionIntervalMs, log);
     parts.alertDelivery.runner.start();
@@ -97,9 +105,7 @@ function runtimeFactory(init: ShardWorkerInit): ShardRuntimeFactory {
       async (call) => {
         switch (call.what) {
           case 'snapshot':
-            await snapshots.whenIdle();
-            if (!engine.halted && store.logBytesSinceSnapshot > 0) await snapshots.now();
-            return null;
+            return snapshotIfGrown();
           case 'stop': {
             snapshots.stopTimer();
             stopRetention();
@@ -107,20 +113,20 @@ function runtimeFactory(init: ShardWorkerInit): ShardRuntimeFactory {
             await parts.alertDelivery.runner.stop();
             ingestTimings.stop();
             if (ingestTimings.work.size > 0) log(ingestTimings.summary());
-            await snapshots.whenIdle();
-            if (!engine.halted && store.logBytesSinceSnapshot > 0) await snapshots.now();
+            const mark = await snapshotIfGrown();
             await store.close();
-            return null;
+            return mark;
           }
           case 'metrics':
             return metrics === undefined ? [] : metrics.service.families();
           case 'backup': {
             // one capture at a time: the backup waits for a running snapshot and holds off the next
             await snapshots.whenIdle();
+            const seq = store.lastSeq; // the same tick as the capture: the chunks are the state after it
             const snapshot = engine.takeSnapshot(scope);
-            const chunks = [...snapshot.chunks];
+            const part: ShardBackupPart = { seq, chunks: [...snapshot.chunks] };
             snapshot.release();
-            return chunks;
+            return part;
           }
           case 'health':
             return { halted: engine.halted };

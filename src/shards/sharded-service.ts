@@ -8,7 +8,6 @@
  */
 import { systemClock } from '../../actors/clock.ts';
 import { Engine, type EngineRecord } from '../../actors/engine.ts';
-import type { SnapshotChunk } from '../../actors/engine-snapshot.ts';
 import { LiveUpdates } from '../../actors/live/live-updates.ts';
 import { AccountService } from '../../actors/services/account-service.ts';
 import { AlertService } from '../../actors/services/alert-service.ts';
@@ -39,6 +38,7 @@ import { settleLayout } from './reshard.ts';
 import { ShardFront } from './shard-front.ts';
 import { ShardSet } from './shard-set.ts';
 import { workerChannel } from './worker-channel.ts';
+import type { ShardBackupPart, StoreMark } from './shard-protocol.ts';
 import { plainConfig } from './worker-init.ts';
 
 /** Bun answers a body past this itself; every route reads its body with its own (much smaller) cap. */
@@ -107,10 +107,11 @@ export async function startShardedService({ config, log, timers, metrics, logObs
     await set.start();
     const recovery = set.recoveryTotal(accountsRecovery, performance.now() - startedAtMs);
     observer.recovered(recovery);
+    // as a single node's line, the sequences added up over the stores
     log(
-      `recovered ${config.workers} shards and the accounts: ${recovery.recordsReplayed} records replayed` +
-        `${recovery.truncatedBytes > 0 ? `, ${recovery.truncatedBytes} torn bytes cut` : ''} in ${Math.round(recovery.durationMs)} ms`,
-      { shards: config.workers, records: recovery.recordsReplayed, truncatedBytes: recovery.truncatedBytes, durationMs: Math.round(recovery.durationMs) },
+      `recovered: snapshot seq ${recovery.snapshotSeq}, ${recovery.recordsReplayed} records replayed` +
+        `${recovery.truncatedBytes > 0 ? `, ${recovery.truncatedBytes} torn bytes cut` : ''} in ${Math.round(recovery.durationMs)} ms (${config.workers} shards and the accounts)`,
+      { snapshotSeq: recovery.snapshotSeq, records: recovery.recordsReplayed, truncatedBytes: recovery.truncatedBytes, durationMs: Math.round(recovery.durationMs), shards: config.workers },
     );
 
     const alerts = new AlertService(engine);
@@ -122,16 +123,39 @@ export async function startShardedService({ config, log, timers, metrics, logObs
     });
     await firstAdminMaker(accounts, config, log)();
     await clearBackupStaging(config.dataDir);
-    const snapshots = new SnapshotSchedule(storeSnapshotPolicy({ capture: () => engine.takeSnapshot(), store: accountsStore, config, log, observer }), log);
+    const policy = storeSnapshotPolicy({ capture: () => engine.takeSnapshot(), store: accountsStore, config, log, observer, label: 'accounts store' });
+    const snapshots = new SnapshotSchedule(policy, log);
+    /** The accounts' store snapshotted if its log grew, then one line for all stores, sequences added up as at recovery. */
+    const snapshotAll = async (shardMarks: Array<StoreMark | null>): Promise<void> => {
+      await snapshots.whenIdle();
+      let accountsBytes = 0;
+      if (!engine.halted && accountsStore.logBytesSinceSnapshot > 0) {
+        await snapshots.now();
+        accountsBytes = policy.lastWritten?.bytes ?? 0;
+      }
+      const marks = [...shardMarks.filter((mark) => mark !== null), { seq: accountsStore.lastSeq, bytes: accountsBytes }];
+      const bytes = marks.reduce((sum, mark) => sum + mark.bytes, 0);
+      if (bytes === 0) return;
+      const seq = marks.reduce((sum, mark) => sum + mark.seq, 0);
+      log(`snapshot at seq ${seq}: ${bytes} bytes (${config.workers} shards and the accounts)`, { seq, bytes, shards: config.workers });
+    };
     const backup = async () => {
       await snapshots.whenIdle();
-      const parts = (await Promise.all(set.links.map((link) => link.call({ what: 'backup' })))) as SnapshotChunk[][];
+      const parts = (await Promise.all(set.links.map((link) => link.call({ what: 'backup' })))) as ShardBackupPart[];
       // taken after the shards': a connection deleted meanwhile is left out, one created meanwhile is restored empty
-      const whole = combinedSnapshot(engine.takeSnapshot({ accounts: true, connections: 'none' }), parts);
-      const written = writeBackupOf(whole, Math.max(1, accountsStore.lastSeq), backupStagingDir(config.dataDir));
+      const accountsPart = engine.takeSnapshot({ accounts: true, connections: 'none' });
+      const seq = parts.reduce((sum, part) => sum + part.seq, accountsStore.lastSeq);
+      const written = writeBackupOf(
+        combinedSnapshot(
+          accountsPart,
+          parts.map((part) => part.chunks),
+        ),
+        seq,
+        backupStagingDir(config.dataDir),
+      );
       snapshots.hold(
         written.then(
-          (file) => log(`backup of ${config.workers} shards: ${file.bytes} bytes`, { bytes: file.bytes }),
+          (file) => log(`backup at seq ${file.seq}: ${file.bytes} bytes (${config.workers} shards and the accounts)`, { seq: file.seq, bytes: file.bytes }),
           (error) => log(`backup failed: ${String(error)}`, { severity: 'error' }),
         ),
       );
@@ -200,15 +224,10 @@ export async function startShardedService({ config, log, timers, metrics, logObs
       // streams first: open streams would keep the server from stopping; requests in flight still finish
       live.close();
       await server.stop();
-      await set.stop();
-      await snapshots.whenIdle();
-      if (!engine.halted && accountsStore.logBytesSinceSnapshot > 0) await snapshots.now();
+      await snapshotAll(await set.stop());
       await opened.close();
     };
-    const snapshotNow = async (): Promise<void> => {
-      await Promise.all(set.links.map((link) => link.call({ what: 'snapshot' })));
-      await snapshots.now();
-    };
+    const snapshotNow = async (): Promise<void> => snapshotAll(await set.snapshot());
     return { port, opened, snapshotNow, stop };
   } catch (error) {
     await lock.release();

@@ -78,7 +78,7 @@ export function testShardCount(): number {
 
 type SingleTestApp = Awaited<ReturnType<typeof singleTestApp>>;
 
-async function singleTestApp(options: TestAppOptions) {
+export async function singleTestApp(options: TestAppOptions = {}) {
   const clock = new ManualClock(options.nowMs ?? T0);
   const errors: string[] = [];
   /** what LiveUpdates logs: one line per stream a client left or was cut off from */
