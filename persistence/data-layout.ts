@@ -51,9 +51,10 @@ export class DataLayoutError extends Error {
 export async function readLayout(storage: Storage, dataDir: string): Promise<DataLayout> {
   const path = join(dataDir, LAYOUT_FILE);
   if (!(await storage.exists(path))) return LAYOUT_BEFORE_SHARDS;
+  const bytes = await storage.readFile(path);
   let parsed: unknown;
   try {
-    parsed = JSON.parse(new TextDecoder().decode(await storage.readFile(path)));
+    parsed = JSON.parse(new TextDecoder().decode(bytes));
   } catch (error) {
     throw new DataLayoutError(`${path} cannot be read (${error instanceof Error ? error.message : String(error)}); it names where the stores are, and nothing was changed`);
   }
