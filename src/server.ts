@@ -28,10 +28,14 @@ import { firstAdminMaker } from './service/admin-bootstrap.ts';
 import { backupTaker } from './service/backup.ts';
 import { buildIndexesBetweenRequests } from './service/index-building.ts';
 import { SERVICE_TIMERS, type ServiceTimers } from './service/service-timers.ts';
+import type { ShardSet } from './shards/shard-set.ts';
 
 export interface RunningService {
   port: number;
+  /** The engine of this thread: everything on one thread; the accounts when the connections live on shards. */
   opened: OpenedEngine;
+  /** With WORKERS above 1: the shards, started and restarted by the front. */
+  shards?: ShardSet;
   snapshotNow(): Promise<void>;
   stop(): Promise<void>;
 }

@@ -83,6 +83,8 @@ export class ShardLink {
   private startedAtMs = 0;
   private stopped = false;
   private readonly readyWaiters: Array<() => void> = [];
+  /** Why the front ended a shard itself (a halt, a test): said instead of how its thread ended. */
+  private readonly endedBecause = new WeakMap<ShardChannel, string>();
 
   constructor(private readonly options: ShardLinkOptions) {
     this.restartDelayMs = options.restartDelayMs;
@@ -109,7 +111,7 @@ export class ShardLink {
     this.stateNow = 'starting';
     this.startedAtMs = Date.now();
     channel.port.addEventListener('message', (event) => this.receive(channel, event.data as FromShard));
-    void channel.ended.then((why) => this.lost(channel, why));
+    void channel.ended.then((why) => this.lost(channel, this.endedBecause.get(channel) ?? why));
     this.post({ t: 'start', accounts: this.options.accountsNow() });
     // what the front's streams watched before a restart is watched again, in order after the start
     if (this.watched.size > 0) this.post({ t: 'watch', ack: 0, connectionIds: [...this.watched] });
@@ -243,6 +245,7 @@ export class ShardLink {
   async kill(why: string): Promise<void> {
     const channel = this.channel;
     if (channel === undefined) return;
+    this.endedBecause.set(channel, why);
     await channel.terminate();
     this.lost(channel, why);
   }
@@ -291,6 +294,7 @@ export class ShardLink {
       }
       case 'halted':
         this.options.events.log(`shard ${this.index} halted: ${message.message}; restarting it`, { severity: 'error', shard: this.index });
+        this.endedBecause.set(channel, message.message);
         void channel.terminate().then(() => this.lost(channel, message.message));
         return;
       case 'log':

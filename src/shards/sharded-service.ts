@@ -228,7 +228,7 @@ export async function startShardedService({ config, log, timers, metrics, logObs
       await opened.close();
     };
     const snapshotNow = async (): Promise<void> => snapshotAll(await set.snapshot());
-    return { port, opened, snapshotNow, stop };
+    return { port, opened, shards: set, snapshotNow, stop };
   } catch (error) {
     await lock.release();
     throw error;
