@@ -35,6 +35,10 @@
  *    HTTP): heap and resident memory per job and ingest CPU per event at 100k and 1M jobs
  *    (100k with --quick; 3M too with BENCH_GROWTH_3M=1, which takes a few minutes more and
  *    about 3 GB), printed after the table.
+ * 7. scaling: load/scaling.ts: 1 (one thread), 2 and 4 shards (WORKERS) with 16 connections and a
+ *    sender each, events/s beside 1 shard's, and the HTTP thread's CPU per 1,000 routed events;
+ *    one connection at 1 and 4 shards (a connection is bounded by its shard). The other
+ *    scenarios run with the WORKERS this script was started with (default 1).
  * 5. stream: N SSE subscribers while ingesting at a target rate (load/stream.ts), twice: spread
  *    over as many users as the per-user stream limit needs (each user its own connection; the
  *    target row), and the most streams one connection may have (one user's limit) receiving
@@ -43,7 +47,7 @@
  * Options: --jobs N, --quick, --ingest-duration s, --ingest-connections n (default 4),
  * --read-duration s, --read-connections n (default 4), --subscribers n (default 1000),
  * --stream-rate events/s (default 50000), --stream-duration s, --profile (CPU profiles of
- * the services, top functions printed after the table), --skip ingest,reads,restart,stream,growth.
+ * the services, top functions printed after the table), --skip ingest,reads,restart,stream,growth,scaling.
  * Progress goes to stderr, results to stdout.
  */
 import { mkdirSync, readdirSync } from 'node:fs';
@@ -58,6 +62,9 @@ import { describeRestartProfile, firstTouchMsPerMiB } from './restart-profile.ts
 import { makeTempDir, removeTempDir, serviceFromEnv } from './service.ts';
 import { describeStream, measureStream, streamShape, type StreamLayout, type StreamResult } from './stream.ts';
 import { flag, fmtBytes, fmtCount, fmtMs, machineDescription, note, num, parseArgs, str, table } from './util.ts';
+import { measureScaling, scalingRows, type ScalingRun } from './scaling.ts';
+import { benchWorkers } from './service.ts';
+import { cpus } from 'node:os';
 
 const args = parseArgs();
 if (flag(args, 'cluster')) {
@@ -127,6 +134,7 @@ const streams: StreamResult[] = [];
 const problems: string[] = [];
 /** load/store-growth.ts's own output, printed after the table */
 let growthReport: string | null = null;
+let scaling: { many: ScalingRun[]; one: ScalingRun[] } | null = null;
 /** The issue's sizes for the cost of growth; 3M needs about 3 GB and minutes more, so it is asked for. */
 const growthSizes = quick ? '100k' : process.env.BENCH_GROWTH_3M === '1' ? '100k,1m,3m' : '100k,1m';
 
@@ -205,6 +213,22 @@ try {
       } finally {
         await service.cleanup();
       }
+    }
+  }
+
+  if (!skip.has('scaling')) {
+    note('scaling: 1, 2 and 4 shards with 16 connections, then one connection at 1 and 4 shards (load/scaling.ts)');
+    try {
+      scaling = await measureScaling({
+        shards: [1, 2, 4],
+        connections: 16,
+        durationS: settings.ingestS,
+        warmupS: settings.ingestWarmupS,
+        generators: Math.max(1, Math.floor(cpus().length / 4)),
+        oneConnectionAt: [1, 4],
+      });
+    } catch (error) {
+      problems.push(`scaling: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
 
@@ -346,6 +370,8 @@ for (const stream of streams) {
   ]);
 }
 
+if (scaling !== null) for (const row of scalingRows(scaling, cpus().length)) rows.push(row as Row);
+
 /**
  * Why the tail target is a throughput target: with every sender waiting for its answer before
  * sending again, a round of all senders' events takes (senders x batch) / throughput, which is
@@ -366,7 +392,7 @@ console.log(`jobwatch load test, ${startedAt.toISOString()}`);
 console.log(`machine: ${machineDescription()}`);
 console.log(
   `settings: ${fmtCount(jobs)} jobs${quick ? ' (--quick)' : ''}; ingest ${settings.ingestConnections} connections x ${settings.ingestS} s; reads ${settings.readConnections} connections x ${settings.readS} s, limit 50; ` +
-    `stream ${settings.subscribers} subscribers at ${fmtCount(settings.streamRate)} events/s; load generator and servers share the machine; run took ${minutes.toFixed(1)} min`,
+    `stream ${settings.subscribers} subscribers at ${fmtCount(settings.streamRate)} events/s; WORKERS=${benchWorkers()} but in the scaling rows; load generator and servers share the machine; run took ${minutes.toFixed(1)} min`,
 );
 console.log('');
 console.log(table(['figure', 'service', 'baseline', 'ratio', 'target', 'result', 'detail'], rows));

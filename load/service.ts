@@ -102,6 +102,11 @@ function installExitHook(): void {
 }
 
 /** A temporary directory under os.tmpdir(), removed when the process exits at the latest. */
+/** WORKERS of the services the load scripts start when a scenario does not set it: the environment's, else 1. */
+export function benchWorkers(): string {
+  return process.env.WORKERS ?? '1';
+}
+
 export function makeTempDir(prefix: string): string {
   installExitHook();
   const dir = mkdtempSync(join(tmpdir(), prefix));
@@ -277,6 +282,8 @@ export async function startService(options: StartOptions = {}): Promise<Service>
     // Scripts measure the service, not its per-connection byte budgets (1M jobs pass the default memory budget).
     DAILY_INGEST_MB: '0',
     CONNECTION_MEMORY_MB: '0',
+    // as the script was run (`WORKERS=4 npm run bench`), else one thread: never the machine's cores by chance
+    WORKERS: benchWorkers(),
     ...options.env,
   };
 
