@@ -223,7 +223,8 @@ try {
         shards: [1, 2, 4],
         connections: 16,
         durationS: settings.ingestS,
-        warmupS: settings.ingestWarmupS,
+        // each shard's thread compiles its hot code for itself: more shards, longer warm-up
+        warmupS: Math.max(3, 2 * settings.ingestWarmupS),
         generators: Math.max(1, Math.floor(cpus().length / 4)),
         oneConnectionAt: [1, 4],
       });

@@ -13,8 +13,9 @@
  * The load generator runs on the same machine: --generators n spreads the senders over n
  * processes of this script (default: a quarter of the cores, at least 1), so it does not
  * become the bound on a big machine. Options: --shards list, --connections n per run
- * (default 2 x the most shards, at least 16), --duration s (default 8; --quick 4), --warmup s
- * (default 2; --quick 1), --generators n. Targets: 2 shards >= 1.6x of 1 (a 2-core machine,
+ * (default 2 x the most shards, at least 16), --duration s (default 10; --quick 5), --warmup s
+ * (default 5; --quick 3: each shard's thread compiles its hot code for itself, so a run with
+ * more shards needs the longer warm-up), --generators n. Targets: 2 shards >= 1.6x of 1 (a 2-core machine,
  * the generator included), 8 shards >= 6x of 1 (16 cores), the HTTP thread under 2 ms of
  * CPU per 1,000 routed events, one connection's rate >= 0.9x of 1 shard's.
  */
@@ -213,8 +214,8 @@ if (import.meta.main) {
   const options: ScalingOptions = {
     shards,
     connections: num(args, 'connections', Math.max(16, 2 * most)),
-    durationS: num(args, 'duration', quick ? 4 : 8),
-    warmupS: num(args, 'warmup', quick ? 1 : 2),
+    durationS: num(args, 'duration', quick ? 5 : 10),
+    warmupS: num(args, 'warmup', quick ? 3 : 5),
     generators: num(args, 'generators', Math.max(1, Math.floor(cpus().length / 4))),
     oneConnectionAt: flag(args, 'one-connection') ? [1, most] : [],
   };
