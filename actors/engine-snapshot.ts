@@ -11,6 +11,10 @@
  * ids as bytes, stores errors and traces as codes into the chunk's strings and extensions as
  * JSON text, and records how much each connection's job table holds, so that a restart sizes
  * the table once (job-columns.ts); a reader of format 3 would misread it, so the version says it.
+ * Format 5 keeps each job's last few commands (not only its latest), each with where its
+ * state entry stands and the state before it, so that a refused one can be withdrawn after a
+ * restart; a reader of format 4 would keep one command per job and lose that.
+ * The job columns are format 4's.
  *
  * In cluster mode each partition's owner snapshots only its part (a `SnapshotScope`):
  * the connections of one partition, and the accounts in the accounts partition's own
@@ -32,13 +36,16 @@ import type { Worker } from './connection/worker-store.ts';
 import { QueueMetrics } from './metrics/queue-metrics.ts';
 import { WorkerRate } from './metrics/worker-metrics.ts';
 import { inPartition, type PartitionSelector } from './partition-of.ts';
+import { checkChunkShape } from './stored/chunk-shapes.ts';
+import { ShapeError } from './stored/shape-check.ts';
 
-export const SNAPSHOT_FORMAT_VERSION = 4;
+export const SNAPSHOT_FORMAT_VERSION = 5;
 /**
  * Versions `SnapshotRestorer` reads: 1 wrote jobs as objects (`k: 'jobs'`), 1 and 2 kept
- * dedup keys in the connection chunk, 1 to 3 had no job table sizes and ids as strings only.
+ * dedup keys in the connection chunk, 1 to 3 had no job table sizes and ids as strings only,
+ * 1 to 4 kept one command outcome per job, without its entry time and prior state.
  */
-const READABLE_FORMAT_VERSIONS: readonly number[] = [1, 2, 3, 4];
+const READABLE_FORMAT_VERSIONS: readonly number[] = [1, 2, 3, 4, 5];
 /** Each chunk is copied and encoded in one turn of the event loop: small chunks bound the stall. */
 export const JOBS_PER_CHUNK = 1_000;
 /** 100k dedup keys in one chunk took 40-60 ms to encode at 1M jobs: the stall a snapshot caused. */
@@ -59,8 +66,8 @@ export type SnapshotChunk =
       workers: PlainWorker[];
       queues: PlainQueue[];
       commands: Command[];
-      /** absent in snapshots written before command outcomes existed */
-      commandOutcomes?: CommandOutcome[];
+      /** absent in snapshots written before command outcomes existed; formats 1 to 4: one per job, without entryAtMs and priorState */
+      commandOutcomes?: Array<Omit<CommandOutcome, 'entryAtMs' | 'priorState'> & Partial<CommandOutcome>>;
       /** absent in snapshots written before alerts existed, and when the connection has none */
       alerts?: AlertBookSnapshot;
       /** format 4: how much the job table held, so that a restart sizes it once (a hint: the jobColumns chunks are the data) */
@@ -160,9 +167,17 @@ export interface RestoreTimings {
   lookupsMs: number;
 }
 
-/** Rebuilds state from chunks in the order `takeSnapshot` produced them. */
+/**
+ * Rebuilds state from chunks in the order `takeSnapshot` produced them. Each chunk's shape
+ * is checked first (stored/chunk-shapes.ts), and so is their order: a header opens each
+ * snapshot and an end chunk closes it, so a chunk that went missing or was swapped is
+ * refused rather than skipped.
+ */
 export class SnapshotRestorer {
   readonly timings: RestoreTimings = { chunksMs: 0, lookupsMs: 0 };
+  /** where in a snapshot the chunks are: before its header, inside it, or past its end chunk */
+  private position: 'before header' | 'inside' | 'after end' = 'before header';
+  private sawAccounts = false;
   /** the rows loaded into each connection's job table, indexed at `end` */
   private readonly pendingJobs = new Map<ConnectionActor, number[]>();
   /** Restored once all have arrived: the cache's fast path wants them in one array. */
@@ -180,14 +195,36 @@ export class SnapshotRestorer {
 
   restore(raw: unknown): void {
     const startedAtMs = performance.now();
-    const chunk = raw as SnapshotChunk;
+    const chunk = checkChunkShape(raw);
     try {
+      this.follow(chunk.k);
       this.apply(chunk);
     } finally {
       const ms = performance.now() - startedAtMs;
-      if (chunk?.k === 'end') this.timings.lookupsMs += ms;
+      if (chunk.k === 'end') this.timings.lookupsMs += ms;
       else this.timings.chunksMs += ms;
     }
+  }
+
+  /**
+   * After a snapshot's last chunk: it must have ended with its end chunk, and a snapshot of
+   * the whole state (a single node's; not one partition's) must have held the accounts.
+   */
+  snapshotEnded({ wholeState }: { wholeState: boolean }): void {
+    if (this.position !== 'after end') throw new ShapeError(`expected the snapshot to close with its 'end' chunk, but its chunks ran out ${this.position === 'before header' ? 'before any header' : 'before it'}`);
+    if (wholeState && !this.sawAccounts) throw new ShapeError("expected an 'accounts' chunk in a snapshot of the whole state, found none: every user, session and connection would be lost");
+  }
+
+  private follow(kind: SnapshotChunk['k']): void {
+    if (kind === 'header') {
+      if (this.position === 'inside') throw new ShapeError("expected the snapshot's 'end' chunk before another header");
+      this.position = 'inside';
+      this.sawAccounts = false;
+      return;
+    }
+    if (this.position !== 'inside') throw new ShapeError(`expected ${this.position === 'before header' ? 'the header chunk first' : 'nothing after the end chunk'}, found a '${kind}' chunk`);
+    if (kind === 'accounts') this.sawAccounts = true;
+    if (kind === 'end') this.position = 'after end';
   }
 
   private apply(chunk: SnapshotChunk): void {

@@ -16,6 +16,7 @@ import { isAlertRecord, type AlertRecord } from './alerts/alert-records.ts';
 import { DomainError } from './domain-error.ts';
 import { SnapshotRestorer, takeSnapshot, type EngineSnapshot, type SnapshotScope } from './engine-snapshot.ts';
 import { partitionOf } from './partition-of.ts';
+import { checkRecordShape } from './stored/record-shapes.ts';
 
 /**
  * Removes what retention has passed as of `atMs`: in every connection, or, with
@@ -127,9 +128,15 @@ export class Engine {
    * following the owner): applied and told to the listeners exactly as a local commit is
    * once durable, so live streams, metrics and views work on a replica. Nothing is appended.
    */
-  applyReplicated(record: EngineRecord): void {
+  applyReplicated(raw: unknown): void {
+    const record = checkRecordShape(raw);
     const changes = this.evolve(record);
     this.notify(record, changes);
+  }
+
+  /** Recovery: a record read back from the log, its shape checked (stored/record-shapes.ts), then applied. */
+  replay(raw: unknown): void {
+    this.evolve(checkRecordShape(raw));
   }
 
   /** The record is durable and acknowledged whatever a listener does. */
@@ -156,6 +163,7 @@ export class Engine {
       case 'ingest':
       case 'job.action':
       case 'commands.acked':
+      case 'commands.expired':
         return this.connectionActors.get(record.connectionId)?.evolve(record) ?? null;
       case 'retention':
         for (const actor of this.connectionActors.values()) {

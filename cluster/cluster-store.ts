@@ -63,7 +63,7 @@ export interface ClusterRecoveryHandler extends RecoveryHandler {
 }
 
 /** Connection records (alert records included): written to their connection's partition. */
-const CONNECTION_RECORD_TYPES = new Set(['ingest', 'job.action', 'commands.acked', ...ALERT_RECORD_TYPES]);
+const CONNECTION_RECORD_TYPES = new Set(['ingest', 'job.action', 'commands.acked', 'commands.expired', ...ALERT_RECORD_TYPES]);
 
 export class ClusterStore implements DurableStore {
   private readonly logs = new Map<string, PartitionLog>();

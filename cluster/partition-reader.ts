@@ -59,7 +59,7 @@ export class PartitionReader {
   }
 
   /** Loads the newest snapshot object into `handler` (none: the subject is read from its start). */
-  async loadSnapshot(handler: Pick<RecoveryHandler, 'snapshotChunk'>, say: (line: string) => void): Promise<StoredSnapshot | undefined> {
+  async loadSnapshot(handler: Pick<RecoveryHandler, 'snapshotChunk' | 'snapshotEnded'>, say: (line: string) => void): Promise<StoredSnapshot | undefined> {
     const { stream, subject, snapshotName, snapshots } = this.options;
     const snapshot = await this.retrying(`reading snapshot ${snapshotName}`, () => snapshots.download(snapshotName), say);
     const snapshotSeq = snapshot?.coveredSeq ?? 0;
@@ -72,7 +72,10 @@ export class PartitionReader {
     }
     if (snapshot) {
       say(`loaded snapshot ${snapshotName} covering seq ${snapshotSeq} (${snapshot.bytes} bytes)`);
-      for (const payload of snapshot.chunkPayloads) handler.snapshotChunk(decodeValue(payload));
+      for (const [index, payload] of snapshot.chunkPayloads.entries()) {
+        readBack(`snapshot object ${snapshotName} chunk ${index + 1} of ${snapshot.chunkPayloads.length} (frame at offset ${snapshot.chunkOffsets[index]})`, () => handler.snapshotChunk(decodeValue(payload)));
+      }
+      if (handler.snapshotEnded !== undefined) readBack(`snapshot object ${snapshotName}`, () => handler.snapshotEnded!());
     } else {
       say(`no snapshot ${snapshotName} in the object store: replaying ${subject} from its start`);
     }
@@ -123,12 +126,21 @@ export class PartitionReader {
       }
     } catch (error) {
       // half a message may be applied: a retry would apply its first records twice
-      throw new NotANatsFailure(`applying seq ${message.seq} of ${subject} failed: ${describeError(error)}`, { cause: error });
+      throw new NotANatsFailure(`applying seq ${message.seq} of ${subject} (stream ${this.options.stream}) failed: ${describeError(error)}`, { cause: error });
     }
     this.appliedSeq = message.seq;
   }
 
   private retrying<T>(what: string, step: () => Promise<T>, say: (line: string) => void): Promise<T> {
     return retryingWhileNatsRecovers(what, step, say);
+  }
+}
+
+/** A snapshot chunk msgpack cannot read, or one the engine refuses (its shape), stops the start naming the object and the chunk. */
+function readBack(where: string, step: () => void): void {
+  try {
+    step();
+  } catch (error) {
+    throw new RecoveryRefusedError(`refusing to start: ${where}: ${describeError(error)}. Restore a backup; nothing was changed.`, { cause: error });
   }
 }

@@ -20,6 +20,8 @@ export interface StoredSnapshot {
   coveredSeq: number;
   bytes: number;
   chunkPayloads: Uint8Array[];
+  /** where each chunk's frame starts in the object */
+  chunkOffsets: number[];
 }
 
 export class SnapshotObjects {
@@ -72,7 +74,7 @@ export class SnapshotObjects {
             'Restore a backup; nothing was changed.',
         );
       }
-      return { coveredSeq, bytes: data.length, chunkPayloads: read.chunkPayloads };
+      return { coveredSeq, bytes: data.length, chunkPayloads: read.chunkPayloads, chunkOffsets: read.chunkOffsets };
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -280,9 +280,7 @@ export async function startService(options: StartOptions = {}): Promise<Service>
     ADMIN_PASSWORD: LOAD_ADMIN.password,
     COOKIE_SECURE: 'false',
     // Scripts measure the service, not its per-connection byte budgets (1M jobs pass the default memory budget).
-    DAILY_INGEST_MB: '0',
-    CONNECTION_MEMORY_MB: '0',
-    // as the script was run (`WORKERS=4 npm run bench`), else one thread: never the machine's cores by chance
+    ...{ DAILY_INGEST_MB: '0', CONNECTION_MEMORY_MB: '0' },
     WORKERS: benchWorkers(),
     ...options.env,
   };

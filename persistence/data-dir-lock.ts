@@ -97,6 +97,29 @@ export function sameFile(fd: number, path: string): boolean {
   }
 }
 
+/**
+ * The pid of a live process holding the directory's lock ('unknown' when its LOCK names
+ * none), or undefined when nobody holds it. Changes nothing: a LOCK that is missing is not
+ * made, and one that is free is locked only for the instant of the check.
+ */
+export function lockHolder(dir: string): number | 'unknown' | undefined {
+  const lockPath = join(dir, LOCK_FILE_NAME);
+  let fd: number;
+  try {
+    fd = openSync(lockPath, constants.O_RDONLY);
+  } catch (error) {
+    if (isMissingFileError(error)) return undefined;
+    throw error;
+  }
+  try {
+    if (!tryLockExclusive(fd)) return readHolderPid(lockPath) ?? 'unknown';
+    unlock(fd);
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** Undefined when the file is gone or holds no pid (a clean release, or a fresh file). */
 export function readHolderPid(lockPath: string): number | undefined {
   try {

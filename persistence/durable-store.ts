@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { ManifestKeeper } from './data-dir-manifest.ts';
 import { DurabilityError, RecoveryRefusedError, describeError } from './errors.ts';
 import { parseDataFileName } from './file-names.ts';
 import { invariant } from './invariant.ts';
@@ -61,6 +62,12 @@ export interface DurableStore {
   /** Resolves with the record's seq once it is durable per the policy. */
   append(record: unknown): Promise<number>;
   writeSnapshot(source: SnapshotSource): Promise<{ seq: number; bytes: number; durationMs: number }>;
+  /**
+   * Keeps a fact about the directory that its records cannot show once they are lost (the
+   * manifest's marks: `accounts` once a user exists); the next recovery's report lists it.
+   * A store that keeps none (cluster mode) has no `mark`.
+   */
+  mark?(name: string): Promise<void>;
   readonly lastSeq: number;
   readonly logBytesSinceSnapshot: number;
   /** Writes and syncs what is pending, stops timers. */
@@ -78,6 +85,7 @@ export async function openDurableStore(opts: DurableStoreOptions): Promise<Durab
 
 class LogAndSnapshotStore implements DurableStore {
   private writer: LogWriter | undefined;
+  private manifest: ManifestKeeper | undefined;
   private recoveryStarted = false;
   private snapshotInProgress: Promise<unknown> | undefined;
   /** Log bytes after the newest snapshot that recovery found on disk (the writer counts only its own). */
@@ -104,6 +112,8 @@ class LogAndSnapshotStore implements DurableStore {
     this.recoveryStarted = true;
     const { dir, storage, fsync, log } = this.options;
     const result = await recoverDataDir({ dir, storage, handler, log, progressEveryMs: this.options.recoveryProgressEveryMs });
+    const manifest = new ManifestKeeper(storage, dir, result.manifest);
+    this.manifest = manifest;
     this.writer = await LogWriter.open({
       dir,
       storage,
@@ -113,9 +123,17 @@ class LogAndSnapshotStore implements DurableStore {
       segmentBytesMax: this.segmentBytesMax,
       lastSeq: result.lastSeq,
       continueSegment: result.continueSegment,
+      segmentCreated: (firstSeq) => manifest.segmentCreated(firstSeq),
     });
+    // a directory of an older version (no manifest), or a crash between a new segment and its manifest entry
+    if (manifest.manifest.newestSegment !== this.writer.segmentFirstSeq) await manifest.segmentCreated(this.writer.segmentFirstSeq);
     this.replayBytesAtOpen = result.logBytesAfterSnapshot;
     return result.report;
+  }
+
+  mark(name: string): Promise<void> {
+    if (!this.manifest) return Promise.reject(new Error('mark() before recover() finished: recover first'));
+    return this.manifest.mark(name);
   }
 
   append(record: unknown): Promise<number> {

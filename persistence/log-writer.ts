@@ -28,6 +28,11 @@ export interface LogWriterOptions {
   continueSegment: { path: string; firstSeq: number; sizeBytes: number } | undefined;
   /** Told of each group commit and sync, for metrics; none by default. */
   observer?: LogWriterObserver;
+  /**
+   * Told of each new segment once its name is durable, before any record in it is written
+   * (the manifest records it, so a deleted newest segment is seen at the next start).
+   */
+  segmentCreated?: (firstSeq: number) => Promise<void>;
 }
 
 /** Called on the write path, after the I/O it describes: it must be cheap and must not throw. */
@@ -112,12 +117,17 @@ export class LogWriter {
     const existing = options.continueSegment;
     const segment = existing
       ? { ...existing, file: await options.storage.openAppend(existing.path), unsyncedBytes: 0 }
-      : await createSegment(options.storage, options.dir, options.lastSeq + 1);
+      : await createSegment(options, options.lastSeq + 1);
     return new LogWriter(options, segment);
   }
 
   get lastSeq(): number {
     return this.nextSeq - 1;
+  }
+
+  /** The first seq of the segment appends go to now. */
+  get segmentFirstSeq(): number {
+    return this.segment.firstSeq;
   }
 
   /** Frame bytes accepted since this writer opened, durable or not. */
@@ -237,7 +247,7 @@ export class LogWriter {
     // newer one holds a byte: recovery forgives damage only at the end of the newest.
     await this.syncSegment();
     await this.segment.file.close();
-    this.segment = await createSegment(this.options.storage, this.options.dir, firstSeq);
+    this.segment = await createSegment(this.options, firstSeq);
   }
 
   private async syncSegment(): Promise<void> {
@@ -273,13 +283,19 @@ export class LogWriter {
   }
 }
 
-async function createSegment(storage: Storage, dir: string, firstSeq: number): Promise<OpenSegment> {
+async function createSegment({ storage, dir, segmentCreated }: LogWriterOptions, firstSeq: number): Promise<OpenSegment> {
   const path = join(dir, segmentFileName(firstSeq));
   // Stryker disable next-line StringLiteral: the message of an invariant that holds in correct code
   invariant(!(await storage.exists(path)), `log segment ${path} already exists`);
   const file = await storage.openAppend(path);
   // Without this a crash could drop the new name along with records already acknowledged in it.
   await storage.fsyncDir(dir);
+  try {
+    await segmentCreated?.(firstSeq);
+  } catch (error) {
+    await file.close().catch(() => undefined);
+    throw error;
+  }
   return { path, firstSeq, file, sizeBytes: 0, unsyncedBytes: 0 };
 }
 

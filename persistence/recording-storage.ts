@@ -34,8 +34,9 @@ export class RecordingStorage implements Storage {
 
   constructor(private readonly inner: Storage) {}
 
-  count(name: StorageOperationName): number {
-    return this.operations.filter((operation) => operation.name === name).length;
+  /** Operations of `name`, on files whose path ends with `pathEnd` when it is given (`.seg`: the log's). */
+  count(name: StorageOperationName, pathEnd?: string): number {
+    return this.operations.filter((operation) => operation.name === name && (pathEnd === undefined || operation.path.endsWith(pathEnd))).length;
   }
 
   async mkdirp(dir: string): Promise<void> {

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
-import { parseDataFileName } from './file-names.ts';
+import { EMPTY_MANIFEST, MANIFEST_FILE, readManifest, type DataDirManifest } from './data-dir-manifest.ts';
+import { parseDataFileName, segmentFileName } from './file-names.ts';
 import { assessLog, scanSegment } from './log-scan.ts';
 import type { LogAssessment, SegmentFile, SegmentScan } from './log-scan.ts';
 import type { SnapshotCondition } from './recovery-decisions.ts';
@@ -17,6 +18,7 @@ export interface SnapshotFile {
 }
 
 export interface DataDirInventory {
+  dir: string;
   /** Oldest first. */
   segments: SegmentFile[];
   /** Newest first. */
@@ -32,6 +34,8 @@ export interface RecoveryBase {
   /** For log lines: "snapshot <path>" or "an empty state". */
   description: string;
   chunkPayloads: Uint8Array[];
+  /** where each chunk's frame starts in the file */
+  chunkOffsets: number[];
 }
 
 export interface RecoveryAssessment {
@@ -39,12 +43,14 @@ export interface RecoveryAssessment {
   log: LogAssessment;
   /** Where replay starts when the decision is to replay. */
   base: RecoveryBase;
+  /** The directory's manifest (an empty one when it has none yet). */
+  manifest: DataDirManifest;
 }
 
-const EMPTY_STATE: RecoveryBase = { seq: 0, description: 'an empty state', chunkPayloads: [] };
+const EMPTY_STATE: RecoveryBase = { seq: 0, description: 'an empty state', chunkPayloads: [], chunkOffsets: [] };
 
 export async function takeInventory(storage: Storage, dir: string): Promise<DataDirInventory> {
-  const inventory: DataDirInventory = { segments: [], snapshots: [], unfinishedSnapshots: [] };
+  const inventory: DataDirInventory = { dir, segments: [], snapshots: [], unfinishedSnapshots: [] };
   for (const name of await storage.list(dir)) {
     const parsed = parseDataFileName(name);
     if (!parsed) continue;
@@ -58,11 +64,51 @@ export async function takeInventory(storage: Storage, dir: string): Promise<Data
   return inventory;
 }
 
+/**
+ * Judges the directory: its snapshot and log (below), then the log against the manifest,
+ * which names the newest segment the writer made: a log that ends before it lost that
+ * segment, and every record acknowledged in it, though what is left looks whole.
+ */
 export async function assessDataDir(
   storage: Storage,
   inventory: DataDirInventory,
   say: (line: string) => void,
 ): Promise<RecoveryAssessment> {
+  const dir = inventory.dir;
+  const manifestRead = await readManifest(storage, dir);
+  const manifest = manifestRead.kind === 'ok' ? manifestRead.manifest : EMPTY_MANIFEST;
+  const assessment = { ...(await assessFiles(storage, inventory, say)), manifest };
+  if (assessment.log.condition === 'corrupt') return assessment;
+  if (manifestRead.kind === 'corrupt') {
+    const path = join(dir, MANIFEST_FILE);
+    return {
+      ...assessment,
+      log: {
+        condition: 'corrupt',
+        problem: `${path} is damaged: ${manifestRead.reason}`,
+        remedy: `restore it from a backup, or remove it (this start then cannot tell whether the newest log segment or every account went missing)`,
+      },
+    };
+  }
+  const expected = manifest.newestSegment;
+  const newest = inventory.segments.at(-1);
+  if (expected !== null && (newest === undefined || newest.firstSeq < expected)) {
+    const path = join(dir, segmentFileName(expected));
+    return {
+      ...assessment,
+      log: {
+        condition: 'corrupt',
+        problem:
+          `the newest log segment ${path} is missing: ${join(dir, MANIFEST_FILE)} names it as the last one the log began, ` +
+          `so the records it held (from seq ${expected} on) were acknowledged and are gone`,
+        remedy: `restore ${path} from a backup; or, to accept losing whatever it held, create it empty (touch ${path}) and start again`,
+      },
+    };
+  }
+  return assessment;
+}
+
+async function assessFiles(storage: Storage, inventory: DataDirInventory, say: (line: string) => void): Promise<Omit<RecoveryAssessment, 'manifest'>> {
   const scans = new Map<string, Promise<SegmentScan>>();
   const scan = (segment: SegmentFile): Promise<SegmentScan> => {
     let result = scans.get(segment.path);
@@ -79,7 +125,7 @@ export async function assessDataDir(
 
   const newestRead = await readSnapshotFile(storage, newest.path, newest.seq);
   if (newestRead.kind === 'ok') {
-    const base = { seq: newest.seq, path: newest.path, description: `snapshot ${newest.path}`, chunkPayloads: newestRead.chunkPayloads };
+    const base = { seq: newest.seq, path: newest.path, description: `snapshot ${newest.path}`, chunkPayloads: newestRead.chunkPayloads, chunkOffsets: newestRead.chunkOffsets };
     return { snapshot: 'ok', log: await judgeLogFrom(newest.seq), base };
   }
 
@@ -110,7 +156,7 @@ export async function assessDataDir(
 
 async function readBase(storage: Storage, snapshot: SnapshotFile, say: (line: string) => void): Promise<RecoveryBase | undefined> {
   const read = await readSnapshotFile(storage, snapshot.path, snapshot.seq);
-  if (read.kind === 'ok') return { seq: snapshot.seq, path: snapshot.path, description: `snapshot ${snapshot.path}`, chunkPayloads: read.chunkPayloads };
+  if (read.kind === 'ok') return { seq: snapshot.seq, path: snapshot.path, description: `snapshot ${snapshot.path}`, chunkPayloads: read.chunkPayloads, chunkOffsets: read.chunkOffsets };
   say(`older snapshot ${snapshot.path} is corrupt too (${read.reason}); skipping it`);
   return undefined;
 }

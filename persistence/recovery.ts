@@ -1,9 +1,10 @@
-import { RecoveryRefusedError } from './errors.ts';
+import type { DataDirManifest } from './data-dir-manifest.ts';
+import { RecoveryRefusedError, describeError } from './errors.ts';
 import { FRAME_HEADER_BYTES, LOG_MAGIC, readFrame } from './frame.ts';
 import { invariant } from './invariant.ts';
 import type { SegmentFile, TornTail } from './log-scan.ts';
 import { assessDataDir, takeInventory } from './recovery-assessment.ts';
-import type { RecoveryAssessment } from './recovery-assessment.ts';
+import type { RecoveryAssessment, RecoveryBase } from './recovery-assessment.ts';
 import { RECOVERY_DECISIONS } from './recovery-decisions.ts';
 import { decodeValue, releaseDecoderInput } from './record-codec.ts';
 import type { Storage } from './storage.ts';
@@ -11,12 +12,17 @@ import type { Storage } from './storage.ts';
 /**
  * Recovery, which never guesses: judge the directory (recovery-assessment.ts), look up the one
  * decision for that case (recovery-decisions.ts, where the table lives), and carry it
- * out, saying in log lines what was done. A refusal changes nothing on disk; a replay
- * first removes unfinished snapshot files and cuts a torn tail, then hands the engine
- * the snapshot chunks and the records after the snapshot, in seq order.
+ * out, saying in log lines what was done. It hands the engine the snapshot chunks and the
+ * records after the snapshot, in seq order, reading only; once all were taken it removes
+ * unfinished snapshot files, cuts a torn tail and syncs what was read. So a refusal, at
+ * the assessment or from the handler (a chunk or record whose content is not what it
+ * expects), changes nothing on disk, and names the file, the offset and what was wrong.
+ * A dry run (the `verify` command) makes no change at all and says what it would do.
  */
 export interface RecoveryHandler {
   snapshotChunk(chunk: unknown): void;
+  /** After the last chunk of the snapshot recovery starts from (none when it starts empty); may refuse it by throwing. */
+  snapshotEnded?(): void;
   record(record: unknown, seq: number): void;
   /**
    * How the time spent in `snapshotChunk` splits, as the handler measured it inside its calls
@@ -47,6 +53,8 @@ export interface RecoveryReport {
    */
   phases?: RecoveryPhase[];
   lines: string[];
+  /** What the data directory's manifest says it has held (data-dir-manifest.ts), e.g. `accounts`. */
+  marks?: readonly string[];
 }
 
 export interface RecoveryParams {
@@ -59,6 +67,8 @@ export interface RecoveryParams {
   progressEveryRecords?: number;
   /** ... and whenever this much time passed since the last one, so a long replay is seen to move. */
   progressEveryMs?: number;
+  /** Change nothing on disk (no directory made, no tail cut, no file removed or synced): say what would be done. */
+  dryRun?: boolean;
 }
 
 export interface RecoveryResult {
@@ -68,6 +78,8 @@ export interface RecoveryResult {
   logBytesAfterSnapshot: number;
   /** The newest segment when it ends at lastSeq, so appends may continue in it. */
   continueSegment: { path: string; firstSeq: number; sizeBytes: number } | undefined;
+  /** The manifest as recovery found it (an empty one when there was none), for the writer to keep. */
+  manifest: DataDirManifest;
 }
 
 const PROGRESS_EVERY_RECORDS = 250_000;
@@ -77,6 +89,7 @@ const PROGRESS_CLOCK_EVERY_RECORDS = 256;
 
 export async function recoverDataDir(params: RecoveryParams): Promise<RecoveryResult> {
   const { dir, storage } = params;
+  const dryRun = params.dryRun === true;
   const startedAtMs = performance.now();
   const lines: string[] = [];
   const say = (line: string, fields?: Record<string, unknown>): void => {
@@ -84,10 +97,10 @@ export async function recoverDataDir(params: RecoveryParams): Promise<RecoveryRe
     params.log(line, fields);
   };
 
-  await storage.mkdirp(dir);
+  if (!dryRun) await storage.mkdirp(dir);
   const inventory = await takeInventory(storage, dir);
   if (inventory.segments.length === 0 && inventory.snapshots.length === 0) {
-    say(`data directory ${dir} holds no snapshot and no log: starting empty`);
+    say(`data directory ${dir} holds no snapshot and no log: ${dryRun ? 'a start would begin empty' : 'starting empty'}`);
   }
   const assessment = await assessDataDir(storage, inventory, say);
   const readMs = performance.now() - startedAtMs;
@@ -97,25 +110,10 @@ export async function recoverDataDir(params: RecoveryParams): Promise<RecoveryRe
     throw new RecoveryRefusedError(refusalMessage(dir, assessment));
   }
   const log = assessment.log;
-
-  // Decided to start: from here on the directory may change.
-  const syncStartedAtMs = performance.now();
-  for (const path of inventory.unfinishedSnapshots) {
-    await storage.remove(path);
-    say(`removed ${path}: a snapshot write that never finished`, { severity: 'warn', path });
-  }
-  let truncatedBytes = 0;
-  if (decision.cutTornTail) {
-    // Stryker disable next-line StringLiteral: the message of an invariant that holds in correct code
-    invariant(log.tornTail, 'a torn log carries its torn tail');
-    await cutTornTail(storage, log.tornTail, say);
-    truncatedBytes = log.tornTail.droppedBytes;
-  }
-
   const { base } = assessment;
-  await makeDurable(storage, dir, [...(base.path ? [base.path] : []), ...log.segments.map((segment) => segment.path)]);
-  const syncMs = performance.now() - syncStartedAtMs;
-  const snapshotWork = applySnapshot(base.chunkPayloads, params.handler);
+
+  // Reading only: a chunk or record the handler refuses stops the start with nothing changed.
+  const snapshotWork = applySnapshot(dir, base, params.handler);
   const replayStartedAtMs = performance.now();
   const replay = await replayLog(storage, log, base.seq, params, say, startedAtMs);
   releaseDecoderInput();
@@ -124,18 +122,39 @@ export async function recoverDataDir(params: RecoveryParams): Promise<RecoveryRe
   // Stryker disable next-line ConditionalExpression,StringLiteral: an invariant that holds in correct code; only a bug elsewhere trips it
   invariant(lastSeq === log.lastLogSeq, `replay reached seq ${lastSeq}, the assessment expected ${log.lastLogSeq}`);
 
+  // Everything was taken: from here on the directory may change.
+  const syncStartedAtMs = performance.now();
+  let truncatedBytes = 0;
+  if (dryRun) {
+    for (const path of inventory.unfinishedSnapshots) say(`would remove ${path}: a snapshot write that never finished`, { path });
+    if (decision.cutTornTail) say(`would cut ${describeTornTail(log.tornTail!)}`, { path: log.tornTail!.segment.path });
+  } else {
+    for (const path of inventory.unfinishedSnapshots) {
+      await storage.remove(path);
+      say(`removed ${path}: a snapshot write that never finished`, { severity: 'warn', path });
+    }
+    if (decision.cutTornTail) {
+      // Stryker disable next-line StringLiteral: the message of an invariant that holds in correct code
+      invariant(log.tornTail, 'a torn log carries its torn tail');
+      await cutTornTail(storage, log.tornTail, say);
+      truncatedBytes = log.tornTail.droppedBytes;
+    }
+    await makeDurable(storage, dir, [...(base.path ? [base.path] : []), ...log.segments.map((segment) => segment.path)]);
+  }
+  const syncMs = performance.now() - syncStartedAtMs;
+
   const durationMs = performance.now() - startedAtMs;
   say(
-    `recovered from ${base.description} (seq ${base.seq}) and ${replay.recordsReplayed} log records ` +
+    `${dryRun ? 'would recover' : 'recovered'} from ${base.description} (seq ${base.seq}) and ${replay.recordsReplayed} log records ` +
       `in ${Math.round(durationMs)} ms; last seq ${lastSeq}`,
     { snapshotSeq: base.seq, records: replay.recordsReplayed, logBytes: replay.replayedBytes, durationMs: Math.round(durationMs), lastSeq },
   );
   const phases: RecoveryPhase[] = [
     { name: 'read', ms: readMs },
-    { name: 'sync', ms: syncMs },
     { name: 'decode', ms: snapshotWork.decodeMs },
     ...(params.handler.snapshotChunkPhases?.() ?? [{ name: 'restore', ms: snapshotWork.restoreMs }]),
     { name: 'replay', ms: replayMs },
+    { name: 'sync', ms: syncMs },
   ];
   say(`recovery phases: ${describePhases(phases)}`, {
     phasesMs: Object.fromEntries(phases.map((phase) => [phase.name, Math.round(phase.ms)])),
@@ -146,11 +165,13 @@ export async function recoverDataDir(params: RecoveryParams): Promise<RecoveryRe
     newest && replay.lastSegmentLastSeq === lastSeq
       ? { path: newest.path, firstSeq: newest.firstSeq, sizeBytes: replay.lastSegmentSizeBytes }
       : undefined;
+  const manifest = assessment.manifest;
   return {
-    report: { snapshotSeq: base.seq, recordsReplayed: replay.recordsReplayed, truncatedBytes, durationMs, phases, lines },
+    report: { snapshotSeq: base.seq, recordsReplayed: replay.recordsReplayed, truncatedBytes, durationMs, phases, lines, marks: manifest.marks },
     lastSeq,
     logBytesAfterSnapshot: replay.replayedBytes,
     continueSegment,
+    manifest,
   };
 }
 
@@ -159,19 +180,65 @@ export function describePhases(phases: readonly RecoveryPhase[]): string {
   return phases.map((phase) => `${phase.name} ${Math.round(phase.ms).toLocaleString('en-US')} ms`).join(', ');
 }
 
-/** Decodes and hands over each snapshot chunk, timing the two apart (msgpack vs the handler's own work). */
-function applySnapshot(payloads: readonly Uint8Array[], handler: RecoveryHandler): { decodeMs: number; restoreMs: number } {
+/**
+ * Decodes and hands over each snapshot chunk, timing the two apart (msgpack vs the handler's
+ * own work). A chunk msgpack cannot read, or one the handler refuses, stops the start naming
+ * the file and the chunk's offset.
+ */
+function applySnapshot(dir: string, base: RecoveryBase, handler: RecoveryHandler): { decodeMs: number; restoreMs: number } {
   let decodeMs = 0;
   let restoreMs = 0;
-  for (const payload of payloads) {
+  const { chunkPayloads, chunkOffsets } = base;
+  for (const [index, payload] of chunkPayloads.entries()) {
     const decodeStartedAtMs = performance.now();
-    const chunk = decodeValue(payload);
-    const restoreStartedAtMs = performance.now();
-    handler.snapshotChunk(chunk);
+    let restoreStartedAtMs = decodeStartedAtMs;
+    try {
+      const chunk = decodeValue(payload);
+      restoreStartedAtMs = performance.now();
+      handler.snapshotChunk(chunk);
+    } catch (error) {
+      throw unreadable(dir, error, `snapshot ${base.path} chunk ${index + 1} of ${chunkPayloads.length} (frame at offset ${chunkOffsets[index]})`, snapshotRemedy(base.path!));
+    }
     decodeMs += restoreStartedAtMs - decodeStartedAtMs;
     restoreMs += performance.now() - restoreStartedAtMs;
   }
+  if (base.path !== undefined && handler.snapshotEnded !== undefined) {
+    const startedAtMs = performance.now();
+    try {
+      handler.snapshotEnded();
+    } catch (error) {
+      throw unreadable(dir, error, `snapshot ${base.path}`, snapshotRemedy(base.path));
+    }
+    restoreMs += performance.now() - startedAtMs;
+  }
   return { decodeMs, restoreMs };
+}
+
+/**
+ * The refusal to start for a stored value that could not be read back: msgpack's failure,
+ * or the handler's refusal of what it found (its shape). It names where the value is and
+ * what the operator can do; nothing has changed on disk at this point.
+ */
+function unreadable(dir: string, error: unknown, where: string, remedy: string): RecoveryRefusedError {
+  const what = error instanceof Error && error.name === 'ShapeError' ? error.message : `it could not be read (${describeError(error)})`;
+  return new RecoveryRefusedError(`refusing to start from data directory ${dir}: ${where}: ${what}. To start: ${remedy}. Nothing in the directory was changed.`, { cause: error });
+}
+
+/** What an operator can do about a snapshot that cannot be loaded. */
+function snapshotRemedy(path: string): string {
+  return (
+    `restore ${path} from a backup; or move it out of the directory, and a start recovers from an older snapshot or the log if they hold ` +
+    'every record it covers (`npm run cli -- verify` reads the directory without starting and says whether they do)'
+  );
+}
+
+/** What an operator can do about a log record that cannot be applied: everything from it on is lost without a backup. */
+function recordRemedy(segment: SegmentFile, seq: number, offset: number, laterSegments: readonly SegmentFile[]): string {
+  const alsoMove = laterSegments.length > 0 ? ` and move ${laterSegments.map((each) => each.path).join(', ')} out of the directory` : '';
+  return (
+    `restore ${segment.path} from a backup; or, to accept losing every record from seq ${seq} on, ` +
+    `cut the file at the record (truncate -s ${offset} ${segment.path})${alsoMove}`
+  );
 }
 
 function refusalMessage(dir: string, assessment: RecoveryAssessment): string {
@@ -207,10 +274,11 @@ async function cutTornTail(storage: Storage, tail: TornTail, say: (line: string,
   await storage.truncate(tail.segment.path, tail.offset);
   // The cut must reach the disk before new records are appended after it.
   await syncFile(storage, tail.segment.path);
-  say(
-    `cut the torn tail of ${tail.segment.path} at offset ${tail.offset}: dropped ${tail.droppedBytes} bytes (${tail.reason})`,
-    { severity: 'warn', path: tail.segment.path, offset: tail.offset, droppedBytes: tail.droppedBytes },
-  );
+  say(`cut ${describeTornTail(tail)}`, { severity: 'warn', path: tail.segment.path, offset: tail.offset, droppedBytes: tail.droppedBytes });
+}
+
+function describeTornTail(tail: TornTail): string {
+  return `the torn tail of ${tail.segment.path} at offset ${tail.offset}: dropped ${tail.droppedBytes} bytes (${tail.reason})`;
 }
 
 interface ReplayTotals {
@@ -222,7 +290,7 @@ interface ReplayTotals {
 
 async function replayLog(
   storage: Storage,
-  log: { segments: readonly SegmentFile[]; intactBytes: number },
+  log: { segments: readonly SegmentFile[]; intactBytes: number; tornTail: TornTail | undefined },
   baseSeq: number,
   params: RecoveryParams,
   say: (line: string, fields?: Record<string, unknown>) => void,
@@ -231,8 +299,10 @@ async function replayLog(
   const progress = new ReplayProgress(params, log.intactBytes, say, startedAtMs);
   const totals: ReplayTotals = { recordsReplayed: 0, replayedBytes: 0, lastSegmentLastSeq: undefined, lastSegmentSizeBytes: 0 };
   let bytesBefore = 0; // of the segments already read
-  for (const segment of log.segments) {
-    const bytes = await storage.readFile(segment.path);
+  for (const [index, segment] of log.segments.entries()) {
+    const whole = await storage.readFile(segment.path);
+    // a torn tail is cut once everything was read: its records end where the tear begins
+    const bytes = log.tornTail?.segment.path === segment.path ? whole.subarray(0, log.tornTail.offset) : whole;
     let expectedSeq = segment.firstSeq;
     for (let offset = 0; offset < bytes.length; expectedSeq++) {
       const outcome = readFrame(bytes, offset, LOG_MAGIC, expectedSeq);
@@ -240,7 +310,12 @@ async function replayLog(
       invariant(outcome.kind === 'ok', `${segment.path} changed between assessment and replay (${outcome.kind} at ${offset})`);
       // Stryker disable next-line ConditionalExpression,EqualityOperator: the writer rotates before every snapshot, so no replayed segment holds a record at or below the base
       if (outcome.seq > baseSeq) {
-        params.handler.record(decodeValue(outcome.payload), outcome.seq);
+        try {
+          params.handler.record(decodeValue(outcome.payload), outcome.seq);
+        } catch (error) {
+          const where = `log segment ${segment.path} record seq ${outcome.seq} (frame at offset ${offset})`;
+          throw unreadable(params.dir, error, where, recordRemedy(segment, outcome.seq, offset, log.segments.slice(index + 1)));
+        }
         totals.recordsReplayed += 1;
         totals.replayedBytes += FRAME_HEADER_BYTES + outcome.payload.length;
         progress.replayed(totals.recordsReplayed, outcome.seq, bytesBefore + outcome.nextOffset);

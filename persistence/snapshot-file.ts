@@ -79,7 +79,8 @@ export async function writeSnapshotFile(
 }
 
 export type SnapshotReadResult =
-  | { kind: 'ok'; seq: number; chunkPayloads: Uint8Array[] }
+  /** `chunkOffsets[i]`: where chunk i's frame starts in the file, for messages about it */
+  | { kind: 'ok'; seq: number; chunkPayloads: Uint8Array[]; chunkOffsets: number[] }
   | { kind: 'corrupt'; reason: string };
 
 /**
@@ -89,10 +90,12 @@ export type SnapshotReadResult =
 export async function readSnapshotFile(storage: Storage, path: string, seq: number): Promise<SnapshotReadResult> {
   const bytes = await storage.readFinishedFile(path);
   const payloads: Uint8Array[] = [];
+  const offsets: number[] = [];
   for (let offset = 0; offset < bytes.length; ) {
     const outcome = readFrame(bytes, offset, SNAPSHOT_MAGIC, payloads.length);
     if (outcome.kind !== 'ok') return { kind: 'corrupt', reason: describeFrameDamage(outcome) };
     payloads.push(outcome.payload);
+    offsets.push(offset);
     offset = outcome.nextOffset;
   }
   const [headerPayload] = payloads;
@@ -108,7 +111,7 @@ export async function readSnapshotFile(storage: Storage, path: string, seq: numb
   if (!isTrailerFor(decodeOrUndefined(trailerPayload), seq, chunkPayloads.length)) {
     return { kind: 'corrupt', reason: 'the trailer is missing: the file ends early' };
   }
-  return { kind: 'ok', seq, chunkPayloads };
+  return { kind: 'ok', seq, chunkPayloads, chunkOffsets: offsets.slice(1, -1) };
 }
 
 /** An intact checksum over bytes msgpack cannot read means a format bug, but still: not loadable. */

@@ -4,7 +4,8 @@ import type { LiveUpdates } from '../actors/live/live-updates.ts';
 import type { AccountService } from '../actors/services/account-service.ts';
 import type { ConnectionService } from '../actors/services/connection-service.ts';
 import type { JobActionService } from '../actors/services/job-action-service.ts';
-import type { AlertService, PublicDeliveryAttempt } from '../actors/services/alert-service.ts';
+import type { AlertService } from '../actors/services/alert-service.ts';
+import type { TestAttempt } from './alerts/alert-runner.ts';
 import type { GuardOptions } from './alerts/webhook-guard.ts';
 import type { Config } from './config.ts';
 import type { BackupFile } from './backup/write-backup.ts';
@@ -20,7 +21,7 @@ export interface AppDeps {
   alerts: AlertService;
   /** what the alert routes need of the edge that sends webhooks (src/alerts/) */
   alertDelivery: {
-    runner: { deliverNow(connectionId: string, deliveryId: string): Promise<PublicDeliveryAttempt | null> };
+    runner: { deliverNow(connectionId: string, deliveryId: string): Promise<TestAttempt> };
     /** the outbound guard a channel's URL must pass when it is created */
     guard: GuardOptions;
   };

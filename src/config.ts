@@ -30,6 +30,8 @@ export interface Config {
   adminPassword: string | null;
   dailyEventLimit: number; // 0 = unlimited
   retentionMs: number;
+  /** how long a revoke or retry waits for its agent's outcome before it is withdrawn as expired unconfirmed */
+  commandConfirmMs: number;
   fsync: FsyncPolicy;
   maxJobsPerConnection: number;
   cookieSecure: CookieSecureMode;
@@ -188,6 +190,7 @@ export function loadConfig(env: Env = process.env): Config {
     adminPassword,
     dailyEventLimit: integer(env, 'DAILY_EVENT_LIMIT', 10_000, 0, Number.MAX_SAFE_INTEGER),
     retentionMs: integer(env, 'RETENTION_HOURS', 24, 1, 24 * 365) * HOUR_MS,
+    commandConfirmMs: integer(env, 'COMMAND_CONFIRM_SECONDS', 300, 1, 7 * 86_400) * 1000,
     fsync: oneOf(env, 'FSYNC', 'always', ['always', 'everysec', 'no'] as const),
     maxJobsPerConnection: integer(env, 'MAX_JOBS_PER_CONNECTION', 1_000_000, 1, 50_000_000),
     cookieSecure: oneOf(env, 'COOKIE_SECURE', 'auto', ['auto', 'true', 'false'] as const),

@@ -11,18 +11,20 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { newSessionSecret } from '../actors/accounts/secrets.ts';
 import { systemClock, type Clock } from '../actors/clock.ts';
-import { Engine, type EngineRecord } from '../actors/engine.ts';
 import type { ConnectionLimits } from '../actors/connection/connection-actor.ts';
+import { Engine } from '../actors/engine.ts';
 import { acquireDataDirLock, type DataDirLock } from '../persistence/data-dir-lock.ts';
+import { readLayout, WHOLE_STORE_DIR } from '../persistence/data-layout.ts';
+import { openWholeDataDir, settleLayout, type WholeDataDir } from './shards/reshard.ts';
 import { openDurableStore, type DurableStore, type LogWriterObserver, type RecoveryReport } from '../persistence/durable-store.ts';
 import { FileStorage } from '../persistence/file-storage.ts';
 import { describeTightening, mkdirPrivate, PRIVATE_FILE_MODE, tightenPrivateTree } from '../persistence/private-files.ts';
+import { keepAccountsMark } from './accounts-kept.ts';
+import { engineRecoveryHandler } from './engine-recovery.ts';
 import type { Config } from './config.ts';
 import type { LogLine } from './logging/log-line.ts';
 import type { OpenedCluster, PartitionOwners } from '../cluster/open-cluster.ts';
 import type { ClusterRecoveryHandler, ClusterStore } from '../cluster/cluster-store.ts';
-import { readLayout, WHOLE_STORE_DIR } from '../persistence/data-layout.ts';
-import { openWholeDataDir, settleLayout, type WholeDataDir } from './shards/reshard.ts';
 
 /** What the HTTP front reads of a replica (cluster/subject-follower.ts). */
 export interface LogReplica {
@@ -88,22 +90,23 @@ export async function openEngine(config: Config, options: OpenEngineOptions): Pr
   const tightened = describeTightening(config.dataDir, await tightenPrivateTree(config.dataDir));
   if (tightened !== null) options.log(tightened, { severity: 'warn' });
   let cluster: OpenedCluster | undefined;
+  let singleStore: DurableStore | undefined;
   try {
     // a lost lease halts the engine (once it exists), which stops the node
     let halt: (error: unknown) => void = (error) => options.onHalt?.(error);
     cluster = config.clusterNatsUrl === null ? undefined : await openClusterMode(config, options, (error) => halt(error));
     if (cluster === undefined) {
-      const access = { dataDir: config.dataDir, storage: new FileStorage(), fsync: config.fsync, clock: options.clock ?? systemClock, limits: engineLimits(config), log: options.log, observer: options.logObserver };
+      const access = { dataDir: config.dataDir, storage: new FileStorage(), fsync: config.fsync, clock: options.clock ?? systemClock, limits: engineLimitsOf(config), log: options.log, observer: options.logObserver };
       const layout = options.settleLayout === true ? await settleLayout(access, 1) : await readLayout(access.storage, config.dataDir);
       if (layout.dir !== null) return await openedWhole(await openWholeDataDir(access), lock, config);
     }
-    const store =
+    const store: DurableStore =
       cluster?.store ??
-      (await openDurableStore({ dir: join(config.dataDir, WHOLE_STORE_DIR), storage: new FileStorage(), fsync: config.fsync, log: options.log, observer: options.logObserver }));
+      (singleStore = await openDurableStore({ dir: join(config.dataDir, WHOLE_STORE_DIR), storage: new FileStorage(), fsync: config.fsync, log: options.log, observer: options.logObserver }));
     const engine = new Engine({
       clock: options.clock ?? systemClock,
       log: store,
-      limits: engineLimits(config),
+      limits: engineLimitsOf(config),
       onHalt: (error) => {
         // cluster: leave the membership at once, so no node hands this one a partition while it exits
         cluster?.leave();
@@ -113,23 +116,21 @@ export async function openEngine(config: Config, options: OpenEngineOptions): Pr
     });
     halt = (error) => engine.halt(error);
     const opened = cluster;
-    const restorer = engine.restorer();
+    // a single node's snapshot is the whole state; a cluster's, one partition's
+    const { restorer, ...recoveryHandler } = engineRecoveryHandler(engine, { wholeState: cluster === undefined });
     const handler: ClusterRecoveryHandler = {
-      snapshotChunk: (chunk) => restorer.restore(chunk),
-      snapshotChunkPhases: () => [
-        { name: 'restore', ms: restorer.timings.chunksMs },
-        { name: 'lookups', ms: restorer.timings.lookupsMs },
-      ],
-      record: (record) => engine.evolve(record as EngineRecord),
+      ...recoveryHandler,
       // cluster mode: several partitions' snapshots, taken at different moments (cluster/cluster-store.ts)
       snapshotsRestored: () => restorer.reconcileWithAccounts({ drop: false }),
       replayed: () => restorer.reconcileWithAccounts(),
     };
     const recovery = await store.recover(handler);
+    // a single node's manifest keeps whether the directory held accounts (cluster mode keeps no marks)
+    if (store.mark !== undefined && recovery.marks !== undefined) await keepAccountsMark(engine, { mark: (name) => store.mark!(name) }, recovery.marks, config.dataDir, options.log);
     const sessionSecret = config.sessionSecret ?? (await (cluster ? cluster.sessionSecret() : loadOrCreateSecret(config.dataDir)));
     let clusterNode: ClusterNode | null = null;
     if (cluster !== undefined) {
-      const followed = await cluster.follow((record) => engine.applyReplicated(record as EngineRecord));
+      const followed = await cluster.follow((record) => engine.applyReplicated(record));
       // a replica that cannot follow: the engine refuses everything and onHalt stops the node
       followed.failed.catch((error: unknown) => engine.halt(error));
       clusterNode = { store: cluster.store, replica: followed.replica, owners: followed.owners };
@@ -150,6 +151,8 @@ export async function openEngine(config: Config, options: OpenEngineOptions): Pr
       },
     };
   } catch (error) {
+    // a refusal after recovery (the accounts' mark) leaves the log open: close it before the lock goes
+    await singleStore?.close().catch(() => undefined);
     await cluster?.close().catch(() => undefined);
     await lock.release();
     throw error;
@@ -173,13 +176,14 @@ async function openedWhole(whole: WholeDataDir, lock: DataDirLock, config: Confi
   };
 }
 
-/** What every connection may hold and take, from the settings. */
-export function engineLimits(config: Config): ConnectionLimits {
+/** The connections' limits as configured. */
+export function engineLimitsOf(config: Config): ConnectionLimits {
   return {
     dailyEventLimit: config.dailyEventLimit,
     dedupKeysMax: config.dedupKeysMax,
     maxJobsPerConnection: config.maxJobsPerConnection,
     retentionMs: config.retentionMs,
+    commandConfirmMs: config.commandConfirmMs,
     ...config.tenantLimits,
   };
 }

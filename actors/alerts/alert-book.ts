@@ -37,6 +37,8 @@ export interface ChannelInput {
   name: string;
   url: string;
   format: ChannelFormat;
+  /** see AlertChannel.dashboardUrl */
+  dashboardUrl: string | null;
 }
 
 /** What a send came to, as the edge saw it. */
@@ -91,6 +93,7 @@ export class AlertBook {
       format: input.format,
       secret: SECRET_PREFIX + randomBytes(32).toString('base64url'),
       createdAtMs: nowMs,
+      dashboardUrl: input.dashboardUrl,
     };
     return { t: 'alert.channel.created', connectionId, channel };
   }

@@ -100,6 +100,17 @@ export interface AlertChannel {
   /** signs every request (HMAC-SHA256); shown once at creation, then only used to sign */
   secret: string;
   createdAtMs: number;
+  /**
+   * The dashboard's address (`scheme://host[:port]`) as the request that created the channel
+   * reached it: the base of the links its notices carry when PUBLIC_URL is not set. Absent
+   * in channels created before it was kept, and null where the request named none.
+   */
+  dashboardUrl?: string | null;
+}
+
+/** The base of a channel's notice links: PUBLIC_URL, else the address the channel was created through; null: relative links. */
+export function linkBaseOf(channel: Pick<AlertChannel, 'dashboardUrl'>, publicUrl: string | null): string | null {
+  return publicUrl ?? channel.dashboardUrl ?? null;
 }
 
 /** What a delivery tells, fixed when it is queued so that every retry sends the same thing. */

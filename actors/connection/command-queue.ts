@@ -1,7 +1,8 @@
 /**
  * Control commands for the connection's agent: every revoke or retry is queued so the
  * job system hears of it (decisions, "Agents"). In arrival order, acknowledged by id,
- * bounded, and expired with retention.
+ * bounded, and withdrawn when no outcome came within the wait for confirmation
+ * (connection-actor.ts, `decideCommandExpiry`).
  */
 import type { JobAction } from './connection-records.ts';
 
@@ -24,14 +25,20 @@ export class CommandQueue {
     return this.pending.size;
   }
 
-  /** Past the bound the oldest command is dropped: an agent that never polls cannot grow memory. */
-  push(command: Command): void {
+  /**
+   * Past the bound the oldest command is dropped (an agent that never polls cannot grow
+   * memory); returns those dropped, which the caller settles as expired.
+   */
+  push(command: Command): Command[] {
     this.pending.set(command.id, command);
+    const dropped: Command[] = [];
     while (this.pending.size > this.commandsMax) {
-      const oldest = this.pending.keys().next().value;
+      const oldest = this.pending.values().next().value;
       if (oldest === undefined) break;
-      this.pending.delete(oldest);
+      this.pending.delete(oldest.id);
+      dropped.push(oldest);
     }
+    return dropped;
   }
 
   has(id: string): boolean {
@@ -58,11 +65,14 @@ export class CommandQueue {
     return removed;
   }
 
-  expireBefore(cutoffMs: number): void {
+  /** The ids of up to `limit` commands created before `cutoffMs`, oldest first. */
+  createdBefore(cutoffMs: number, limit = Number.POSITIVE_INFINITY): string[] {
+    const ids: string[] = [];
     for (const command of this.pending.values()) {
-      if (command.createdAtMs >= cutoffMs) break; // arrival order is time order
-      this.pending.delete(command.id);
+      if (command.createdAtMs >= cutoffMs || ids.length >= limit) break; // arrival order is time order
+      ids.push(command.id);
     }
+    return ids;
   }
 
   toSnapshot(): Command[] {

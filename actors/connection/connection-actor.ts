@@ -15,9 +15,9 @@ import { BatchIds } from './batch-ids.ts';
 import { BatchBudget } from './batch-budget.ts';
 import { eventBytes } from '../ingest/event-bytes.ts';
 import { newId } from '../ids.ts';
-import { CommandQueue } from './command-queue.ts';
-import { CommandOutcomes } from './command-outcomes.ts';
-import type { CommandsAckedRecord, ConnectionRecord, IngestRecord, JobAction, JobActionRecord } from './connection-records.ts';
+import { CommandQueue, type Command } from './command-queue.ts';
+import { CommandOutcomes, type CommandStatus } from './command-outcomes.ts';
+import type { CommandsAckedRecord, CommandsExpiredRecord, ConnectionRecord, IngestRecord, JobAction, JobActionRecord } from './connection-records.ts';
 import { ACTION_RULES, notFound, refusal, type ActionResult } from './job-actions.ts';
 import { isFinished, JobStore, type JobChange } from './job-store.ts';
 import { readJobColumns, type StoredJobColumns } from './job-columns.ts';
@@ -34,6 +34,8 @@ export interface ConnectionLimits extends Partial<TenantLimits> {
   dedupKeysMax: number;
   maxJobsPerConnection: number;
   retentionMs: number;
+  /** how long a revoke or retry waits for the agent's outcome before it is withdrawn (COMMAND_CONFIRM_SECONDS); default COMMAND_CONFIRM_DEFAULT_MS */
+  commandConfirmMs?: number;
 }
 
 export interface IngestReply {
@@ -60,6 +62,9 @@ export interface Changes {
 
 export const EVENT_ERRORS_REPORTED_MAX = 100;
 export const COMMANDS_PER_CONNECTION_MAX = 10_000;
+export const COMMAND_CONFIRM_DEFAULT_MS = 5 * 60_000;
+/** Commands one expiry record withdraws at most: a backlog is withdrawn over a few records, each small. */
+export const COMMANDS_EXPIRED_PER_RECORD = 1_000;
 export const SHARED_STRINGS_MAX = 100_000;
 
 /**
@@ -198,6 +203,16 @@ export class ConnectionActor {
     return { results, record };
   }
 
+  /**
+   * The pending commands no outcome came for within the wait for confirmation, oldest
+   * first, as a record that withdraws them; null when there are none. Run by a timer on the
+   * node that writes the connection (src/service/command-deadline-timer.ts).
+   */
+  decideCommandExpiry(nowMs: number): CommandsExpiredRecord | null {
+    const ids = this.commands.createdBefore(nowMs - (this.limits.commandConfirmMs ?? COMMAND_CONFIRM_DEFAULT_MS), COMMANDS_EXPIRED_PER_RECORD);
+    return ids.length === 0 ? null : { t: 'commands.expired', connectionId: this.connectionId, atMs: nowMs, ids };
+  }
+
   evolve(record: ConnectionRecord): Changes {
     const changes: Changes = { jobs: new Set(), workers: new Set(), queues: new Set() };
     switch (record.t) {
@@ -224,6 +239,9 @@ export class ConnectionActor {
         break;
       case 'commands.acked':
         this.applyAck(record, changes);
+        break;
+      case 'commands.expired':
+        for (const id of record.ids) this.settle(id, 'expired', null, record.atMs, changes);
         break;
     }
     for (const ref of changes.jobs) this.lateCreated.update(this.jobs.table.rowOfRef(ref));
@@ -269,7 +287,9 @@ export class ConnectionActor {
       this.lateCreated.delete(row);
       this.jobs.remove(row);
     }
-    this.commands.expireBefore(cutoffMs);
+    // what retention still finds pending (the wait for confirmation is longer than retention) is withdrawn too
+    const unseen: Changes = { jobs: new Set(), workers: new Set(), queues: new Set() };
+    for (const id of this.commands.createdBefore(cutoffMs)) this.settle(id, 'expired', null, nowMs, unseen);
     this.commandOutcomes.expireBefore(cutoffMs);
     for (const worker of [...this.workers.values()]) if (livenessMs(worker) < cutoffMs) this.workers.delete(worker);
     for (const queue of [...this.queues.values()]) if (queue.lastSeenMs < cutoffMs) this.queues.delete(queue);
@@ -281,32 +301,56 @@ export class ConnectionActor {
     for (const { jobId, commandId } of record.targets) {
       const row = this.jobs.rowOf(jobId);
       if (row < 0) continue;
-      // The action is the newest thing known about the job even if the job system's clock runs ahead.
+      const priorState = table.stateOf(row);
+      // The action stands after the newest thing known about the job even if the job system's clock runs ahead.
       const atMs = Math.max(record.atMs, table.lastEventMsOf(row));
       this.jobs.applyAction(row, newState, atMs);
       const jobQueue = table.queueOf(row);
       const queue = jobQueue === null ? undefined : this.queues.get(jobQueue);
       if (queue !== undefined) this.queues.touch(queue, atMs);
-      this.commands.push({ id: commandId, type: record.action, jobId, externalId: table.externalId(row), name: table.nameOf(row), queue: jobQueue, createdAtMs: record.atMs });
-      this.commandOutcomes.created(jobId, commandId, record.action, record.atMs);
+      this.commandOutcomes.created({ jobId, commandId, type: record.action, createdAtMs: record.atMs, entryAtMs: atMs, priorState });
+      const command: Command = { id: commandId, type: record.action, jobId, externalId: table.externalId(row), name: table.nameOf(row), queue: jobQueue, createdAtMs: record.atMs };
+      for (const dropped of this.commands.push(command)) this.settleOutcome(dropped, 'expired', null, record.atMs, changes);
       changes.jobs.add(this.jobs.refOf(row));
     }
   }
 
-  /** Outcomes are looked up through the pending command (it knows the job) before the ack removes it. */
   private applyAck(record: CommandsAckedRecord, changes: Changes): void {
     const atMs = record.atMs ?? null;
-    const complete = (commandId: string, status: 'done' | 'failed', reason: string | null): void => {
-      const command = this.commands.get(commandId);
-      if (command === undefined) return;
-      this.commandOutcomes.completed(command.jobId, commandId, status, reason, atMs);
-      const row = this.jobs.rowOf(command.jobId);
-      if (row >= 0) changes.jobs.add(this.jobs.refOf(row)); // so a watching dashboard refetches the detail
-    };
-    for (const id of record.ids) complete(id, 'done', null);
-    for (const { id, reason } of record.failed ?? []) complete(id, 'failed', reason);
-    this.commands.ack(record.ids);
-    this.commands.ack((record.failed ?? []).map((failure) => failure.id));
+    for (const id of record.ids) this.settle(id, 'done', null, atMs, changes);
+    for (const { id, reason } of record.failed ?? []) this.settle(id, 'failed', reason, atMs, changes);
+  }
+
+  /** A pending command's outcome: it leaves the agent's queue; nothing when it is no longer pending (an ack sent again). */
+  private settle(commandId: string, status: Exclude<CommandStatus, 'pending'>, reason: string | null, atMs: number | null, changes: Changes): void {
+    const command = this.commands.get(commandId);
+    if (command === undefined) return;
+    this.commands.ack([commandId]);
+    this.settleOutcome(command, status, reason, atMs, changes);
+  }
+
+  /**
+   * Records what became of a command on its job. One that did not happen (failed or
+   * expired) is withdrawn: its state entry leaves the history, and the job shows what the
+   * job system last reported, events that arrived meanwhile included.
+   */
+  private settleOutcome(command: Command, status: Exclude<CommandStatus, 'pending'>, reason: string | null, atMs: number | null, changes: Changes): void {
+    const outcome = this.commandOutcomes.completed(command.jobId, command.id, status, reason, atMs);
+    const row = this.jobs.rowOf(command.jobId);
+    if (row < 0) return;
+    changes.jobs.add(this.jobs.refOf(row)); // so a watching dashboard refetches the job
+    if (status === 'done') return;
+    const table = this.jobs.table;
+    const stateBefore = table.stateOf(row);
+    if (!this.jobs.withdrawAction(row, ACTION_RULES[command.type].to, outcome?.entryAtMs ?? command.createdAtMs)) return;
+    // Events the action hid moved the job meanwhile (it finished, say): the metrics count that
+    // move now, unless the job is only back where it was when the action was taken.
+    const state = table.stateOf(row);
+    const jobQueue = table.queueOf(row);
+    const queue = jobQueue === null ? undefined : this.queues.get(jobQueue);
+    if (queue !== undefined && state !== stateBefore && state !== outcome?.priorState) {
+      this.recordMetrics({ row, created: false, stateBefore, isNewest: true }, queue, atMs ?? command.createdAtMs);
+    }
   }
 
   private applyEvent(event: NormalizedEvent, changes: Changes): void {
@@ -338,21 +382,21 @@ export class ConnectionActor {
     const queue = jobQueue === null ? undefined : this.queues.get(jobQueue);
     if (queue !== undefined) {
       this.queues.touch(queue, event.atMs);
-      this.recordMetrics(change, queue, event);
+      this.recordMetrics(change, queue, event.atMs);
     }
   }
 
-  /** Metrics move only when the newest event moves the job into a new state. */
-  private recordMetrics(change: JobChange, queue: Queue, event: JobEvent): void {
+  /** Metrics move only when the newest event (or a withdrawn action) moves the job into a new state; `atMs` stands in for times the job lacks. */
+  private recordMetrics(change: JobChange, queue: Queue, atMs: number): void {
     const { table } = this.jobs;
     const row = change.row;
     const state = table.stateOf(row);
     if (!change.isNewest || change.stateBefore === state) return;
     if (state === 'active') {
-      const startedAtMs = table.startedAtMsOf(row) ?? event.atMs;
+      const startedAtMs = table.startedAtMsOf(row) ?? atMs;
       queue.metrics.recordStarted(startedAtMs, Math.max(0, startedAtMs - table.createdAtMsOf(row)));
     } else if (isFinished(state)) {
-      const finishedAtMs = table.completedAtMsOf(row) ?? event.atMs;
+      const finishedAtMs = table.completedAtMsOf(row) ?? atMs;
       queue.metrics.recordFinished(finishedAtMs, state === 'failed');
       const workerId = table.workerOf(row);
       const worker = workerId === null ? undefined : this.workers.get(workerId);

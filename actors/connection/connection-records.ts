@@ -32,4 +32,16 @@ export interface CommandsAckedRecord {
   atMs?: number;
 }
 
-export type ConnectionRecord = IngestRecord | JobActionRecord | CommandsAckedRecord;
+/**
+ * Pending commands no outcome came for within the wait for confirmation (written by the
+ * node that writes the connection, `decideCommandExpiry`): withdrawn from the agent's
+ * queue, and their jobs shown as the job system last reported them.
+ */
+export interface CommandsExpiredRecord {
+  t: 'commands.expired';
+  connectionId: string;
+  atMs: number;
+  ids: string[];
+}
+
+export type ConnectionRecord = IngestRecord | JobActionRecord | CommandsAckedRecord | CommandsExpiredRecord;

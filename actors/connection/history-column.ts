@@ -101,6 +101,24 @@ export class HistoryColumn {
   }
 
   /**
+   * Removes the newest entry equal to (`atMs`, `code`); false when the row has none (the
+   * bound dropped it) or it is the row's only entry (a job always keeps one).
+   */
+  remove(row: number, atMs: number, code: number): boolean {
+    const entry = packHistoryEntry(atMs, code);
+    const start = this.starts[row]!;
+    const length = this.lengths[row]!;
+    if (length < 2) return false;
+    for (let index = length - 1; index >= 0; index--) {
+      if (this.entries[start + index] !== entry) continue;
+      this.entries.copyWithin(start + index, start + index + 1, start + length);
+      this.lengths[row] = length - 1;
+      return true;
+    }
+    return false;
+  }
+
+  /**
    * Appends rows `first`.. with `lengths[i]` entries each, taken in order from `packed` (a
    * snapshot's column: its entries, or their bytes).
    */

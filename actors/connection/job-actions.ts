@@ -26,3 +26,13 @@ export function refusal(action: JobAction, state: JobState, id: string): ActionR
 export function notFound(id: string): ActionResult {
   return { id, success: false, reason: 'not-found', error: 'job not found' };
 }
+
+/** The note a command's request leaves in the job's served history, and the dashboard's word while it waits. */
+export function requestNote(action: JobAction): string {
+  return `${action} requested`;
+}
+
+/** The note of a command that did not happen: the agent refused it, or no outcome came within the wait. */
+export function unfulfilledNote(action: JobAction, status: 'failed' | 'expired', reason: string | null): string {
+  return status === 'failed' ? `${action} refused: ${reason ?? 'no reason given'}` : `${action} expired unconfirmed`;
+}

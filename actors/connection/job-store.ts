@@ -196,12 +196,25 @@ export class JobStore {
     return { row: existing, created: false, stateBefore, isNewest };
   }
 
-  /** A revoke or retry: the job enters `state` at `atMs`, its newest event. */
+  /**
+   * A revoke or retry: the job enters `state` at `atMs`. Its newest event stays the job
+   * system's (events merge as if the action were not there), so a withdrawal leaves the job
+   * as the job system reported it.
+   */
   applyAction(row: number, state: JobState, atMs: number): void {
+    this.change(row, () => this.table.addHistory(row, state, atMs));
+  }
+
+  /**
+   * A revoke or retry that did not happen: its entry leaves the history, and the job shows
+   * what the job system last reported (or a later action). False when the entry is gone.
+   */
+  withdrawAction(row: number, state: JobState, atMs: number): boolean {
+    let withdrawn = false;
     this.change(row, () => {
-      this.table.addHistory(row, state, atMs);
-      this.table.setLastEventMs(row, atMs);
+      withdrawn = this.table.removeHistory(row, state, atMs);
     });
+    return withdrawn;
   }
 
   /**

@@ -19,6 +19,7 @@
  */
 import type { JobEvent } from '../ingest/normalized-event.ts';
 import { jsonText, rememberJson, retainedJobBytes } from '../ingest/event-bytes.ts';
+import { JSON_OBJECT_BYTES_MAX } from '../ingest/json-object-limits.ts';
 import { JOB_STATES, type Framework, type JobState } from '../ingest/states.ts';
 import { CodeTable, NO_CODE } from './code-table.ts';
 import { HistoryColumn } from './history-column.ts';
@@ -244,7 +245,7 @@ export class JobTable {
     takeCode(this.codes, this.worker, row, event.workerId, isNewest);
     takeCode(this.texts, this.error, row, event.error, isNewest);
     takeCode(this.texts, this.stacktrace, row, event.stacktrace, isNewest);
-    if (event.extensions !== undefined && (isNewest || !this.extensions.has(row))) this.setExtensions(row, event.extensions);
+    if (event.extensions !== undefined && (isNewest || !this.extensions.has(row))) this.setExtensions(row, this.extensionsAfter(row, event.atMs, event.extensions));
     takeNumber(this.maxRetries, row, event.maxRetries, isNewest);
     takeNumber(this.progress, row, event.progress, isNewest);
     takeNumber(this.startedAtMs, row, event.startedAtMs, isNewest);
@@ -265,8 +266,11 @@ export class JobTable {
     this.state[row] = entryCode(this.history.last(row));
   }
 
-  setLastEventMs(row: number, atMs: number): void {
-    this.lastEventMs[row] = atMs;
+  /** Takes back an entry `addHistory` made (a revoke or retry that did not happen); false when it is no longer there. */
+  removeHistory(row: number, state: JobState, atMs: number): boolean {
+    if (!this.history.remove(row, atMs, stateCodeOf(state))) return false;
+    this.state[row] = entryCode(this.history.last(row));
+    return true;
   }
 
   /** A number that finds this job again while it lives (`rowOfRef`), and never a later job in its row. */
@@ -408,6 +412,19 @@ export class JobTable {
     const parsed = JSON.parse(text) as Record<string, unknown>;
     rememberJson(parsed, text);
     return parsed;
+  }
+
+  /**
+   * What an event's extensions leave on the row: a newer event's replace the row's whole; at
+   * one instant (the row's newest event has the same timestamp) the two complement each
+   * other, key by key with the later arrival's value, unless together they pass the size
+   * limit of one object. Two entries written in one millisecond (BullMQ's `added` and
+   * `delayed`) then keep what each said.
+   */
+  private extensionsAfter(row: number, atMs: number, extensions: Record<string, unknown>): Record<string, unknown> {
+    if (atMs !== this.lastEventMs[row] || !this.extensions.has(row)) return extensions;
+    const merged = { ...(JSON.parse(this.extensions.get(row)) as Record<string, unknown>), ...extensions };
+    return Buffer.byteLength(jsonText(merged)) > JSON_OBJECT_BYTES_MAX ? extensions : merged;
   }
 
   private setExtensions(row: number, extensions: Record<string, unknown> | null): void {

@@ -48,7 +48,7 @@ export class LiveFeed implements EngineListener {
     for (const ref of changes.jobs) {
       // a job a later record removed meanwhile is gone: nothing to show
       const job = actor.jobs.readRef(ref);
-      if (job !== undefined) this.sink.publish(connectionId, 'job', toJobListItem(job));
+      if (job !== undefined) this.sink.publish(connectionId, 'job', toJobListItem(job, actor.commandOutcomes.ofJob(job.id)));
     }
     for (const worker of changes.workers) {
       this.announcedOffline.delete(worker);

@@ -34,6 +34,7 @@ export interface JobListPage {
 
 /** A row of one connection's store: the scans of several connections merge into these. */
 interface StoreRow {
+  actor: ConnectionActor;
   store: JobStore;
   row: number;
 }
@@ -41,8 +42,9 @@ interface StoreRow {
 const idOf = (item: StoreRow): string => item.store.table.id(item.row);
 
 /** A store's scan with each row paired with its store; the scans filter first, so this sees about a page of entries. */
-function* withStore(store: JobStore, scan: IterableIterator<IndexEntry<number>>): Generator<IndexEntry<StoreRow>, void, undefined> {
-  for (const entry of scan) yield { key: entry.key, item: { store, row: entry.item } };
+function* withStore(actor: ConnectionActor, scan: IterableIterator<IndexEntry<number>>): Generator<IndexEntry<StoreRow>, void, undefined> {
+  const store = actor.jobs;
+  for (const entry of scan) yield { key: entry.key, item: { actor, store, row: entry.item } };
 }
 
 /** Builds the page in one synchronous step: the rows it reads cannot be freed meanwhile. `itemCursors`: see JobListPage. */
@@ -50,14 +52,18 @@ export function listJobs(actors: ConnectionActor[], query: JobListQuery, { itemC
   const after = query.cursor === undefined ? undefined : positionOf(query);
   const matches = jobMatcher(query);
   // the scans filter, so a selective filter walks its index without an entry per refused job
-  const scans = actors.map((actor) => withStore(actor.jobs, actor.jobs.indexes[query.sortBy].scan(query.sortOrder, after, matches ?? undefined)));
+  const scans = actors.map((actor) => withStore(actor, actor.jobs.indexes[query.sortBy].scan(query.sortOrder, after, matches ?? undefined)));
   const page = takePage(mergeScans(scans, query.sortOrder, idOf), () => true, query.limit);
   const cursorAfter = (item: StoreRow): string =>
     encodeCursor({ sortBy: query.sortBy, sortOrder: query.sortOrder, key: JOB_SORT_VALUE[query.sortBy](item.store.table, item.row), id: idOf(item) });
   const last = page.items[page.items.length - 1];
   const nextCursor = page.hasMore && last !== undefined ? cursorAfter(last.item) : null;
   const total = actors.reduce((sum, actor) => sum + countMatching(actor, matches), 0);
-  const listed: JobListPage = { data: page.items.map(({ item }) => toJobListItem(item.store.read(item.row))), pagination: { nextCursor, limit: query.limit, total } };
+  const data = page.items.map(({ item }) => {
+    const job = item.store.read(item.row);
+    return toJobListItem(job, item.actor.commandOutcomes.ofJob(job.id));
+  });
+  const listed: JobListPage = { data, pagination: { nextCursor, limit: query.limit, total } };
   if (itemCursors) listed.itemCursors = page.items.map(({ item }) => cursorAfter(item));
   return listed;
 }

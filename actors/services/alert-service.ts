@@ -5,11 +5,12 @@
  * sends anything itself: src/alerts/ asks it what is due and tells it what happened.
  */
 import type { User } from '../accounts/account-records.ts';
-import type { AlertChannel, AlertKind, AlertRule, ChannelFormat, DeliveryAttempt, Delivery, NoticeStatus, RuleStatus } from '../alerts/alert-model.ts';
+import { linkBaseOf, type AlertChannel, type AlertKind, type AlertRule, type ChannelFormat, type DeliveryAttempt, type Delivery, type NoticeStatus, type RuleStatus } from '../alerts/alert-model.ts';
 import type { ChannelInput, SendResult } from '../alerts/alert-book.ts';
 import { decideEvaluation } from '../alerts/alert-evaluation.ts';
 import { measure, type Measure } from '../alerts/alert-measures.ts';
 import { checkRuleInput, type RuleInput } from '../alerts/rule-input.ts';
+import { TestSendLimiter } from '../alerts/test-send-limiter.ts';
 import { conditionText, valueText } from '../alerts/alert-text.ts';
 import type { ConnectionActor } from '../connection/connection-actor.ts';
 import { DomainError } from '../domain-error.ts';
@@ -38,6 +39,8 @@ export interface PublicChannel {
   url: string;
   format: ChannelFormat;
   createdAt: string;
+  /** where its notices' links point: PUBLIC_URL, else the dashboard address the channel was created through; null: relative links */
+  linkBase: string | null;
   /** deliveries waiting for their next attempt */
   pending: number;
   /** the last attempts, newest first */
@@ -90,7 +93,12 @@ export interface DueDelivery {
 }
 
 export class AlertService {
-  constructor(private readonly engine: Engine) {}
+  /** `publicUrl`: PUBLIC_URL, the base of every notice link when set. */
+  constructor(
+    private readonly engine: Engine,
+    private readonly publicUrl: string | null = null,
+    private readonly testSends = new TestSendLimiter(),
+  ) {}
 
   listChannels(user: User, connectionIdFilter?: string): PublicChannel[] {
     return this.actorsOf(user, connectionIdFilter).flatMap((actor) => [...actor.alerts.channels.values()].map((channel) => this.describeChannel(actor, channel)));
@@ -108,10 +116,18 @@ export class AlertService {
     await this.engine.commit(actor.alerts.decideDeleteChannel(channelId));
   }
 
-  /** Queues a test notice; the edge sends it at once. */
+  /**
+   * Queues a test notice; the edge sends it in the connection's turn. Past the connection's
+   * test rate (test-send-limiter.ts) it is refused 429 before anything is recorded.
+   */
   async queueTest(user: User, channelId: string): Promise<{ connectionId: string; deliveryId: string }> {
     const actor = this.actorHolding(user, (alerts) => alerts.channels.has(channelId), 'alert channel');
-    const record = actor.alerts.decideTest(channelId, this.engine.clock.nowMs());
+    const nowMs = this.engine.clock.nowMs();
+    const record = actor.alerts.decideTest(channelId, nowMs);
+    const waitSeconds = this.testSends.admit(actor.connectionId, nowMs);
+    if (waitSeconds !== null) {
+      throw new DomainError('RATE_LIMITED', `too many test notices for this connection; try again in ${waitSeconds} s`, undefined, undefined, { 'Retry-After': String(waitSeconds) });
+    }
     await this.engine.commit(record);
     return { connectionId: actor.connectionId, deliveryId: record.delivery.id };
   }
@@ -238,7 +254,17 @@ export class AlertService {
     let pending = 0;
     for (const delivery of alerts.pending.values()) if (delivery.channelId === channel.id) pending++;
     const deliveries = (alerts.history.get(channel.id) ?? []).map(describeAttempt).reverse();
-    return { id: channel.id, connectionId: channel.connectionId, name: channel.name, url: channel.url, format: channel.format, createdAt: iso(channel.createdAtMs)!, pending, deliveries };
+    return {
+      id: channel.id,
+      connectionId: channel.connectionId,
+      name: channel.name,
+      url: channel.url,
+      format: channel.format,
+      createdAt: iso(channel.createdAtMs)!,
+      linkBase: linkBaseOf(channel, this.publicUrl),
+      pending,
+      deliveries,
+    };
   }
 
   private describeRule(actor: ConnectionActor, rule: AlertRule, nowMs: number): PublicRule {

@@ -1,7 +1,10 @@
 /** The Job list item and Job detail shapes of the interface, built from a stored job. */
 import { isoOrNull } from '../clock.ts';
-import type { CommandOutcome } from '../connection/command-outcomes.ts';
+import { actionAvailability, type ActionAvailability } from '../connection/action-availability.ts';
+import type { CommandOutcome, CommandStatus } from '../connection/command-outcomes.ts';
+import type { JobAction } from '../connection/connection-records.ts';
 import { collapsedHistory, detailsOfJob, durationMsOf, stateChangedAtMs, type Job } from '../connection/job-record.ts';
+import { servedStateHistory, type StateHistoryEntry } from './state-history.ts';
 
 export interface JobListItem {
   id: string;
@@ -19,6 +22,12 @@ export interface JobListItem {
   durationMs: number | null;
   workerId: string | null;
   error: string | null;
+  /**
+   * The job's latest revoke or retry and what became of it. While it is `pending`, `state`
+   * is what the contract's answer said (`cancelled`, `retrying`) and the job system has not
+   * confirmed it; `failed` (refused) and `expired` were withdrawn, and `state` is the job system's.
+   */
+  lastCommand: LastCommand | null;
 }
 
 export interface RecentExecution {
@@ -44,22 +53,22 @@ export interface JobDetail extends JobListItem {
   parentId: string | null;
   rootId: string | null;
   extensions: Record<string, unknown>;
-  stateHistory: Array<{ state: string; timestamp: string }>;
+  stateHistory: StateHistoryEntry[];
   recentExecutions: RecentExecution[];
-  /** The job's latest revoke or retry command and whether the job system carried it out. */
-  lastCommand: LastCommand | null;
+  /** whether revoke and retry can work for this job now, and why not (action-availability.ts) */
+  actions: Record<JobAction, ActionAvailability>;
 }
 
 export interface LastCommand {
   id: string;
-  type: 'revoke' | 'retry';
-  status: 'pending' | 'done' | 'failed';
+  type: JobAction;
+  status: CommandStatus;
   reason: string | null;
   createdAt: string;
   completedAt: string | null;
 }
 
-export function toJobListItem(job: Job): JobListItem {
+export function toJobListItem(job: Job, lastCommand: CommandOutcome | undefined): JobListItem {
   return {
     id: job.id,
     externalId: job.externalId,
@@ -76,16 +85,19 @@ export function toJobListItem(job: Job): JobListItem {
     durationMs: durationMsOf(job),
     workerId: job.workerId,
     error: detailsOfJob(job).error,
+    lastCommand: lastCommand === undefined ? null : toLastCommand(lastCommand),
   };
 }
 
-export function toJobDetail(job: Job, recent: Job[], lastCommand: CommandOutcome | undefined): JobDetail {
+/** `commands`: the job's revokes and retries kept, oldest first (CommandOutcomes.trailOf). */
+export function toJobDetail(job: Job, recent: Job[], commands: readonly CommandOutcome[]): JobDetail {
   const history = collapsedHistory(job);
   const details = detailsOfJob(job);
   const extensions = details.extensions ?? {};
   const tags = extensions.tags;
+  const item = toJobListItem(job, commands.at(-1));
   return {
-    ...toJobListItem(job),
+    ...item,
     tags: tags !== null && typeof tags === 'object' && !Array.isArray(tags) ? (tags as Record<string, unknown>) : {},
     previousState: history.length >= 2 ? history[history.length - 2]!.state : null,
     attempt: job.attempt,
@@ -97,7 +109,7 @@ export function toJobDetail(job: Job, recent: Job[], lastCommand: CommandOutcome
     parentId: stringOrNull(extensions.parentId),
     rootId: stringOrNull(extensions.rootId),
     extensions,
-    stateHistory: history.map((entry) => ({ state: entry.state, timestamp: new Date(entry.atMs).toISOString() })),
+    stateHistory: servedStateHistory(history, commands),
     recentExecutions: recent.map((other) => ({
       id: other.id,
       externalId: other.externalId,
@@ -108,17 +120,18 @@ export function toJobDetail(job: Job, recent: Job[], lastCommand: CommandOutcome
       durationMs: durationMsOf(other),
       error: detailsOfJob(other).error,
     })),
-    lastCommand:
-      lastCommand === undefined
-        ? null
-        : {
-            id: lastCommand.commandId,
-            type: lastCommand.type,
-            status: lastCommand.status,
-            reason: lastCommand.reason,
-            createdAt: new Date(lastCommand.createdAtMs).toISOString(),
-            completedAt: isoOrNull(lastCommand.completedAtMs),
-          },
+    actions: { revoke: actionAvailability('revoke', item), retry: actionAvailability('retry', item) },
+  };
+}
+
+function toLastCommand(command: CommandOutcome): LastCommand {
+  return {
+    id: command.commandId,
+    type: command.type,
+    status: command.status,
+    reason: command.reason,
+    createdAt: new Date(command.createdAtMs).toISOString(),
+    completedAt: isoOrNull(command.completedAtMs),
   };
 }
 

@@ -7,7 +7,7 @@ import type { Engine } from '../../actors/engine.ts';
 import type { AlertService } from '../../actors/services/alert-service.ts';
 import type { Config } from '../config.ts';
 import type { LogLine } from '../logging/log-line.ts';
-import { AlertRunner, type AlertRunnerObserver, type WebhookSend } from './alert-runner.ts';
+import { AlertRunner, type AlertRunnerObserver, type AlertRunnerOptions, type WebhookSend } from './alert-runner.ts';
 import { systemResolver, type GuardOptions, type Resolver } from './webhook-guard.ts';
 import { SENDER_DEFAULTS, sendWebhook } from './webhook-sender.ts';
 
@@ -28,6 +28,8 @@ export interface AlertEdgeOptions {
   resolve?: Resolver;
   /** tests: a sender in place of HTTP */
   send?: WebhookSend;
+  /** tests and benchmarks: the send pool and how long a test waits for its turn */
+  runnerLimits?: Pick<AlertRunnerOptions, 'sendsInFlightMax' | 'testTurnWaitMs'>;
 }
 
 export function createAlertEdge(options: AlertEdgeOptions): AlertEdge {
@@ -42,6 +44,7 @@ export function createAlertEdge(options: AlertEdgeOptions): AlertEdge {
     writes: options.writes ?? (() => true),
     observer: options.observer,
     log: options.log,
+    ...options.runnerLimits,
   });
   return { runner, guard };
 }

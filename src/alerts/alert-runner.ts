@@ -8,12 +8,16 @@
  * A delivery whose outcome was not yet committed when the process died is sent again
  * after the restart: at least once, with the same delivery id (`deliveryId` in the
  * payload) so a receiver can drop the repeat.
+ *
+ * Every send, a test notice's too, takes a slot of send-slots.ts's fair queue: a
+ * connection whose receiver never answers holds its own slots, never another's.
  */
-import type { DeliveryOutcome } from '../../actors/alerts/alert-model.ts';
+import { linkBaseOf, type DeliveryOutcome } from '../../actors/alerts/alert-model.ts';
 import type { SendResult } from '../../actors/alerts/alert-book.ts';
 import type { Engine } from '../../actors/engine.ts';
 import type { AlertService, DueDelivery, PublicDeliveryAttempt } from '../../actors/services/alert-service.ts';
 import type { LogLine } from '../logging/log-line.ts';
+import { SendSlots } from './send-slots.ts';
 import { SIGNATURE_HEADER, signatureOf, webhookBody } from './webhook-payload.ts';
 
 export type WebhookSend = (url: string, body: string, headers: Record<string, string>) => Promise<SendResult>;
@@ -34,21 +38,33 @@ export interface AlertRunnerOptions {
   writes(connectionId: string): boolean;
   observer: AlertRunnerObserver;
   log: LogLine;
-  /** sends in flight at once, over every connection */
+  /** sends in flight at once over every connection, beyond each connection's first (send-slots.ts) */
   sendsInFlightMax?: number;
+  /** how long "send a test" waits for its connection's turn before it answers without an attempt */
+  testTurnWaitMs?: number;
 }
 
 const SENDS_IN_FLIGHT_MAX = 32;
 /** per connection: one tenant's slow or flooded receiver cannot hold every slot */
 export const SENDS_IN_FLIGHT_PER_CONNECTION_MAX = 4;
+/** As long as one send may take: a test behind four sends to a receiver that never answers gets its turn within it. */
+export const TEST_TURN_WAIT_MS = 5_000;
+
+/** What "send a test" came to: the first attempt, or that it still waits for its connection's turn (or is gone: null). */
+export type TestAttempt = PublicDeliveryAttempt | null | 'waiting';
 
 export class AlertRunner {
   private timer: ReturnType<typeof setInterval> | null = null;
   private evaluating: Promise<void> | null = null;
+  private stopped = false;
   private readonly inFlight = new Map<string, Promise<PublicDeliveryAttempt | null>>();
-  private readonly inFlightPerConnection = new Map<string, number>();
+  private readonly slots: SendSlots;
+  /** test notices whose request waits for their first attempt to start, by delivery id */
+  private readonly testsWaiting = new Map<string, (started: { attempt: Promise<PublicDeliveryAttempt | null> }) => void>();
 
-  constructor(private readonly options: AlertRunnerOptions) {}
+  constructor(private readonly options: AlertRunnerOptions) {
+    this.slots = new SendSlots({ totalMax: options.sendsInFlightMax ?? SENDS_IN_FLIGHT_MAX, perConnectionMax: SENDS_IN_FLIGHT_PER_CONNECTION_MAX });
+  }
 
   start(): void {
     this.timer = setInterval(() => void this.tick(), this.options.evalIntervalMs);
@@ -59,6 +75,7 @@ export class AlertRunner {
   async stop(): Promise<void> {
     if (this.timer !== null) clearInterval(this.timer);
     this.timer = null;
+    this.stopped = true;
     await this.evaluating;
     await Promise.allSettled(this.inFlight.values());
   }
@@ -82,30 +99,48 @@ export class AlertRunner {
     this.sendDue();
   }
 
-  /** Starts every due send not already in flight, up to the bound. */
+  /** Starts the due sends not already in flight that the fair queue lets start now (send-slots.ts). */
   sendDue(): Promise<unknown> {
-    const started: Promise<unknown>[] = [];
+    if (this.stopped) return Promise.resolve();
+    const waiting = new Map<string, DueDelivery[]>();
     for (const due of this.options.alerts.due(this.writtenConnections())) {
-      if (this.inFlight.size >= (this.options.sendsInFlightMax ?? SENDS_IN_FLIGHT_MAX)) break;
       if (this.inFlight.has(due.delivery.id)) continue;
-      if ((this.inFlightPerConnection.get(due.delivery.connectionId) ?? 0) >= SENDS_IN_FLIGHT_PER_CONNECTION_MAX) continue;
-      started.push(this.attempt(due));
+      const queue = waiting.get(due.delivery.connectionId);
+      if (queue === undefined) waiting.set(due.delivery.connectionId, [due]);
+      else queue.push(due);
     }
-    return Promise.all(started);
+    return Promise.all(this.slots.pick(waiting).map((due) => this.attempt(due)));
   }
 
-  /** Sends one pending delivery now (the "send a test" action) and returns its attempt; null when it is gone. */
-  deliverNow(connectionId: string, deliveryId: string): Promise<PublicDeliveryAttempt | null> {
+  /**
+   * "Send a test": the pending test delivery is sent in its connection's turn, behind the
+   * connection's own sends, within its slots. Returns its first attempt, or 'waiting' when
+   * the turn did not come within `testTurnWaitMs` (it is sent when it does), or null when
+   * the delivery is gone.
+   */
+  async deliverNow(connectionId: string, deliveryId: string): Promise<TestAttempt> {
     const running = this.inFlight.get(deliveryId);
     if (running !== undefined) return running;
-    const due = this.options.alerts.pendingDelivery(connectionId, deliveryId);
-    return due === undefined ? Promise.resolve(null) : this.attempt(due);
+    if (this.options.alerts.pendingDelivery(connectionId, deliveryId) === undefined) return null;
+    // wrapped: a promise resolved with a promise would wait for the attempt's end, not its start
+    const started = Promise.withResolvers<{ attempt: Promise<PublicDeliveryAttempt | null> }>();
+    this.testsWaiting.set(deliveryId, started.resolve);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    try {
+      void this.sendDue();
+      const turn = new Promise<'waiting'>((resolve) => (timer = setTimeout(() => resolve('waiting'), this.options.testTurnWaitMs ?? TEST_TURN_WAIT_MS)));
+      const turnCame = await Promise.race([started.promise, turn]);
+      return turnCame === 'waiting' ? 'waiting' : await turnCame.attempt;
+    } finally {
+      clearTimeout(timer);
+      this.testsWaiting.delete(deliveryId);
+    }
   }
 
   private attempt(due: DueDelivery): Promise<PublicDeliveryAttempt | null> {
     const { delivery, channel } = due;
     const attempt = (async () => {
-      const body = webhookBody(delivery, channel, this.options.publicUrl);
+      const body = webhookBody(delivery, channel, linkBaseOf(channel, this.options.publicUrl));
       const headers = {
         [SIGNATURE_HEADER]: signatureOf(channel.secret, body),
         'X-Jobwatch-Delivery': delivery.id,
@@ -124,12 +159,12 @@ export class AlertRunner {
       })
       .finally(() => {
         this.inFlight.delete(delivery.id);
-        const left = (this.inFlightPerConnection.get(delivery.connectionId) ?? 1) - 1;
-        if (left > 0) this.inFlightPerConnection.set(delivery.connectionId, left);
-        else this.inFlightPerConnection.delete(delivery.connectionId);
+        this.slots.release(delivery.connectionId);
+        // a test waits for a slot its request is held open for: hand the freed one on now, not at the next evaluation
+        if (this.testsWaiting.size > 0 && !this.options.engine.halted) void this.sendDue();
       });
     this.inFlight.set(delivery.id, tracked);
-    this.inFlightPerConnection.set(delivery.connectionId, (this.inFlightPerConnection.get(delivery.connectionId) ?? 0) + 1);
+    this.testsWaiting.get(delivery.id)?.({ attempt: tracked });
     return tracked;
   }
 

@@ -6,7 +6,7 @@
  */
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import { ALWAYS_REFUSED, refusedRangeOf } from './address-ranges.ts';
+import { ALWAYS_REFUSED, classifyAddress, type AddressVerdict } from './address-ranges.ts';
 
 export class WebhookRefusal extends Error {
   constructor(
@@ -59,11 +59,12 @@ export async function checkWebhookTarget(rawUrl: string, options: GuardOptions):
   }
   // every address must pass: a name resolving to one public and one private address is refused
   for (const { address } of addresses) {
-    const range = refusedRangeOf(address);
-    if (range === null) continue;
-    if (ALWAYS_REFUSED.has(range)) throw new WebhookRefusal(`${describe(hostname, address)} is the ${range} address: always refused`);
+    const verdict = classifyAddress(address);
+    if (verdict.range === null) continue;
+    const subject = `${describe(hostname, address)}${embedding(verdict)}`;
+    if (ALWAYS_REFUSED.has(verdict.range)) throw new WebhookRefusal(`${subject} is a cloud metadata endpoint (${verdict.endpoint}): always refused`);
     if (!options.allowPrivate) {
-      throw new WebhookRefusal(`${describe(hostname, address)} is a ${range} address: refused (ALERT_WEBHOOK_ALLOW_PRIVATE=true allows private addresses for an intranet)`);
+      throw new WebhookRefusal(`${subject} is a ${verdict.range} address: refused (ALERT_WEBHOOK_ALLOW_PRIVATE=true allows private addresses for an intranet)`);
     }
   }
   const [first] = addresses;
@@ -72,4 +73,9 @@ export async function checkWebhookTarget(rawUrl: string, options: GuardOptions):
 
 function describe(hostname: string, address: string): string {
   return hostname === address ? address : `${hostname} resolves to ${address}, which`;
+}
+
+/** ", which carries 169.254.169.254 (IPv4-mapped), and that": the IPv4 address judged in an IPv6 one's place. */
+function embedding(verdict: AddressVerdict): string {
+  return verdict.embedded === null ? '' : ` carries ${verdict.embedded.text} (${verdict.embedded.form}), which`;
 }

@@ -42,8 +42,11 @@ const UNITS: Record<NonNullable<Notice['kind']>, string> = {
   job_stuck: 'seconds',
 };
 
-/** The dashboard page showing what a notice is about; relative when PUBLIC_URL is not set. */
-export function dashboardLink(delivery: Delivery, publicUrl: string | null): string {
+/**
+ * The dashboard page showing what a notice is about, under `linkBase` (the channel's, see
+ * linkBaseOf in actors/alerts/alert-model.ts); relative only when there is none.
+ */
+export function dashboardLink(delivery: Delivery, linkBase: string | null): string {
   const { notice, connectionId } = delivery;
   const query = new URLSearchParams({ connectionId });
   let path = '/jobs';
@@ -74,10 +77,10 @@ export function dashboardLink(delivery: Delivery, publicUrl: string | null): str
       break;
   }
   const search = query.toString();
-  return `${publicUrl ?? ''}${path}${search === '' ? '' : `?${search}`}`;
+  return `${linkBase ?? ''}${path}${search === '' ? '' : `?${search}`}`;
 }
 
-export function jsonPayload(delivery: Delivery, publicUrl: string | null): JsonPayload {
+export function jsonPayload(delivery: Delivery, linkBase: string | null): JsonPayload {
   const { notice } = delivery;
   return {
     version: PAYLOAD_VERSION,
@@ -91,15 +94,15 @@ export function jsonPayload(delivery: Delivery, publicUrl: string | null): JsonP
     firingSince: iso(notice.firingSinceMs),
     resolvedAt: iso(notice.resolvedAtMs),
     at: iso(notice.atMs)!,
-    link: dashboardLink(delivery, publicUrl),
+    link: dashboardLink(delivery, linkBase),
   };
 }
 
 /** One line a person reads in a chat channel, then the link (Slack's `<url|label>` markup, which Mattermost also reads). */
-export function slackText(delivery: Delivery, publicUrl: string | null): string {
+export function slackText(delivery: Delivery, linkBase: string | null): string {
   const { notice } = delivery;
-  const link = dashboardLink(delivery, publicUrl);
-  if (notice.status === 'test') return `:white_check_mark: jobwatch test notification (${notice.ruleName}): this channel works.\n<${link}|Open alerts>`;
+  const link = dashboardLink(delivery, linkBase);
+  if (notice.status === 'test') return `:white_check_mark: jobwatch test notification (${escapeSlack(notice.ruleName)}): this channel works.\n<${link}|Open alerts>`;
   const head = notice.status === 'firing' ? ':rotating_light: *FIRING*' : ':white_check_mark: *RESOLVED*';
   return `${head} ${escapeSlack(notice.ruleName)}: ${escapeSlack(noticeText(notice))}\n<${link}|Open in jobwatch>`;
 }
@@ -111,8 +114,8 @@ export function noticeText(notice: Notice): string {
   return `${condition} (${notice.status === 'resolved' ? 'now' : 'was'} ${valueText(notice.kind, notice.value)})`;
 }
 
-export function webhookBody(delivery: Delivery, channel: AlertChannel, publicUrl: string | null): string {
-  return JSON.stringify(channel.format === 'slack' ? { text: slackText(delivery, publicUrl) } : jsonPayload(delivery, publicUrl));
+export function webhookBody(delivery: Delivery, channel: AlertChannel, linkBase: string | null): string {
+  return JSON.stringify(channel.format === 'slack' ? { text: slackText(delivery, linkBase) } : jsonPayload(delivery, linkBase));
 }
 
 /** `sha256=<hex HMAC-SHA256 of the body>` keyed by the channel secret. */

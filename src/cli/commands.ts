@@ -9,6 +9,7 @@ import type { AccountService } from '../../actors/services/account-service.ts';
 import type { ConnectionService } from '../../actors/services/connection-service.ts';
 import type { Engine } from '../../actors/engine.ts';
 import { BACKUP_USAGE } from './backup-commands.ts';
+import { VERIFY_USAGE } from './verify-command.ts';
 
 export interface CliContext {
   engine: Engine;
@@ -25,10 +26,11 @@ export const USAGE = `usage: bun run cli <command> [flags]
   connection list [--owner EMAIL] [--json]
   connection delete --owner EMAIL --id CONNECTION_ID
 ${BACKUP_USAGE}
+${VERIFY_USAGE}
 
 The user and connection commands work on DATA_DIR (default ./data) while the server is
 stopped; while it runs, use the HTTP API instead (the data directory is locked by the
-server). backup works while the server runs (it asks the server).`;
+server). backup works while the server runs (it asks the server); verify reads only.`;
 
 export async function runCommand(context: CliContext, words: string[], flags: Flags): Promise<string> {
   const command = words.join(' ');

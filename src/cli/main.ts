@@ -11,6 +11,7 @@ import { ConfigError, loadConfig } from '../config.ts';
 import { openEngine } from '../open-engine.ts';
 import { runCommand, USAGE } from './commands.ts';
 import { backupCommand, restoreCommand } from './backup-commands.ts';
+import { verifyCommand } from './verify-command.ts';
 
 const { positionals, values } = parseArgs({
   args: Bun.argv.slice(2),
@@ -39,11 +40,16 @@ const quiet = (): void => undefined;
 
 try {
   const config = loadConfig();
-  // backup and restore do not open the data directory: backup asks the running service
+  // backup, restore and verify do not open the data directory: backup asks the running service
   if (positionals[0] === 'backup' || positionals[0] === 'restore') {
     const run = positionals[0] === 'backup' ? backupCommand : restoreCommand;
     console.log(await run(config, positionals[1], values));
     process.exit(0);
+  }
+  if (positionals[0] === 'verify') {
+    const verified = await verifyCommand(config, values);
+    console.log(verified.text);
+    process.exit(verified.exitCode);
   }
   const opened = await openEngine(config, { log: values.json === true ? quiet : (line) => console.error(line) });
   try {

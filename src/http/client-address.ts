@@ -69,6 +69,22 @@ export function requestedOrigin(request: Request, server: PeerSource | null | un
   return { host: host.toLowerCase(), https: proto === undefined ? own.https : proto.toLowerCase() === 'https' };
 }
 
+/**
+ * The service's address as the client reached it (`https://jobs.example.com`), for links sent
+ * where no request is (webhooks): the same host and scheme the cross-site guard trusts, so
+ * forwarded ones only from a trusted proxy; null when that does not make an http(s) origin.
+ */
+export function reachedAddress(request: Request, server: PeerSource | null | undefined, config: ProxyConfig): string | null {
+  const { host, https } = requestedOrigin(request, server, config);
+  try {
+    const url = new URL(`${https ? 'https' : 'http'}://${host}`);
+    // a host with a path, query or credentials smuggled in is not an address
+    return url.username === '' && url.password === '' && url.pathname === '/' && url.search === '' && url.hash === '' ? url.origin : null;
+  } catch {
+    return null;
+  }
+}
+
 /** The nearest proxy wrote the last value; earlier ones came from further away (maybe the client). */
 function lastListValue(header: string | null): string | undefined {
   if (header === null) return undefined;

@@ -5,14 +5,16 @@
  * (turn-slices.ts), and so are the events validated. One `JSON.parse` of a 5 MB body held
  * the loop up to a quarter of a second for a body the contract allows and over half a
  * second for one it refuses; an event is at most `INGEST_EVENT_BYTES_MAX` bytes and
- * `INGEST_EVENT_MEMBERS_MAX` members, so no single parse is long.
+ * `INGEST_EVENT_MEMBERS_MAX` members, so no single parse is long. An event that breaks a
+ * structure limit inside itself (json-shape.ts) is not parsed: it is refused on its own,
+ * with what it broke, and the others go on.
  */
 import type { ConnectionActor } from '../../actors/connection/connection-actor.ts';
 import { DomainError } from '../../actors/domain-error.ts';
 import type { EventVerdict } from '../../actors/ingest/validate-event.ts';
 import type { BodyReader, BodyWatcher } from './read-body.ts';
-import { notJson, parseJson, requireJsonContentType } from './read-body.ts';
-import { JsonShapeScanner, JSON_SHAPE_LIMITS, type SplitArray } from './json-shape.ts';
+import { declaredLength, notJson, parseJson, requireJsonContentType } from './read-body.ts';
+import { envelopeRefusal, JsonShapeScanner, JSON_SHAPE_LIMITS, type SplitArray } from './json-shape.ts';
 import { TurnSlices } from './turn-slices.ts';
 
 /**
@@ -40,6 +42,15 @@ export interface WholeParseLimits {
 
 const WHOLE_PARSE: WholeParseLimits = { bytesMax: WHOLE_PARSE_BYTES_MAX, membersMax: WHOLE_PARSE_MEMBERS_MAX };
 
+/** An ingest body read: `body` as JSON.parse would give it, but each refused event null in `body.events`. */
+export interface IngestBody {
+  body: unknown;
+  /** events refused for a structure limit broken inside them, by index: what they broke */
+  refusedEvents: ReadonlyMap<number, string>;
+}
+
+const NONE_REFUSED: ReadonlyMap<number, string> = new Map();
+
 /** The parsed body, its `events` parsed one by one when it is large; `watchers` see the bytes too. */
 export async function readIngestBody(
   reader: BodyReader,
@@ -47,47 +58,46 @@ export async function readIngestBody(
   maxBytes: number,
   watchers: readonly BodyWatcher[] = [],
   wholeParse: WholeParseLimits = WHOLE_PARSE,
-): Promise<unknown> {
+): Promise<IngestBody> {
   requireJsonContentType(request);
-  const scanner = new JsonShapeScanner(JSON_SHAPE_LIMITS, { key: 'events', elementBytesMax: INGEST_EVENT_BYTES_MAX, elementMembersMax: INGEST_EVENT_MEMBERS_MAX });
+  // a body longer than a whole parse takes is parsed in pieces: its envelope limit holds from its first byte
+  const declared = declaredLength(request);
+  const scanner = new JsonShapeScanner(JSON_SHAPE_LIMITS, {
+    key: 'events',
+    elementBytesMax: INGEST_EVENT_BYTES_MAX,
+    elementMembersMax: INGEST_EVENT_MEMBERS_MAX,
+    envelopeBytesMax: INGEST_ENVELOPE_BYTES_MAX,
+    envelopeCheckedFrom: declared !== null && declared > wholeParse.bytesMax ? 0 : wholeParse.bytesMax + 1,
+  });
   const bytes = await reader.bytes(request, maxBytes, [...watchers, scanner]);
-  if (bytes.length <= wholeParse.bytesMax && scanner.members <= wholeParse.membersMax) return parseJson(bytes);
   const split = scanner.splitArray();
+  if (bytes.length <= wholeParse.bytesMax && scanner.members <= wholeParse.membersMax) {
+    const body = parseJson(bytes);
+    const refusedEvents = split?.refused ?? NONE_REFUSED;
+    // the scanner's array is the one JSON.parse kept, so its element indexes are the array's
+    const events = (body as { events?: unknown } | null)?.events;
+    if (Array.isArray(events)) for (const index of refusedEvents.keys()) events[index] = null;
+    return { body, refusedEvents };
+  }
   if (split === null) throw new DomainError('VALIDATION_ERROR', 'request body failed schema validation', { events: ['is required and must be an array'] });
-  return parseInSlices(bytes, split);
+  // counted by the scanner as the bytes arrived (a walk over 5 MB held the event loop 30-60 ms); a
+  // body over it was refused then if it was sure to come here, else (many members in few bytes) now
+  if (scanner.outsideContentBytes > INGEST_ENVELOPE_BYTES_MAX) throw envelopeRefusal(INGEST_ENVELOPE_BYTES_MAX);
+  return { body: await parseInSlices(bytes, split), refusedEvents: split.refused };
 }
 
+/** The envelope, then each event not refused, between turns of the event loop. */
 async function parseInSlices(bytes: Uint8Array, split: SplitArray): Promise<unknown> {
-  if (outsideContentBytes(bytes, split) > INGEST_ENVELOPE_BYTES_MAX) {
-    const problem = `must carry at most ${INGEST_ENVELOPE_BYTES_MAX} bytes besides its events`;
-    throw new DomainError('VALIDATION_ERROR', `request body ${problem}`, { body: [problem] });
-  }
   const envelope = parseEnvelope(bytes, split);
   const events: unknown[] = [];
   const slices = new TurnSlices();
-  const { spans } = split;
+  const { spans, refused } = split;
   for (let i = 0; i < spans.length; i += 2) {
     await slices.next();
-    events.push(parseJson(bytes.subarray(spans[i]!, spans[i + 1]!)));
+    events.push(refused.has(i / 2) ? null : parseJson(bytes.subarray(spans[i]!, spans[i + 1]!)));
   }
   envelope.events = events;
   return envelope;
-}
-
-const JSON_WHITESPACE = new Set([0x20, 0x09, 0x0a, 0x0d]);
-
-/**
- * The bytes outside the `events` array that are not whitespace: what the envelope's one parse
- * works through. Whitespace costs that parse next to nothing, and a body padded with it (up to
- * the 5 MB limit) is a body the contract allows.
- */
-function outsideContentBytes(bytes: Uint8Array, split: SplitArray): number {
-  let content = 0;
-  for (let i = 0; i < bytes.length; i++) {
-    if (i === split.start) i = split.end;
-    if (i < bytes.length && !JSON_WHITESPACE.has(bytes[i]!)) content++;
-  }
-  return content;
 }
 
 /** The body with the array emptied: `{"events":[]}` and whatever else it carries. */
@@ -101,13 +111,21 @@ function parseEnvelope(bytes: Uint8Array, split: SplitArray): Record<string, unk
   return envelope as Record<string, unknown>;
 }
 
-/** Each event validated as the connection's decision would, in slices between turns of the event loop. */
-export async function validateInSlices(actor: ConnectionActor, events: readonly unknown[], nowMs: number): Promise<EventVerdict[]> {
+/**
+ * Each event validated as the connection's decision would, in slices between turns of the
+ * event loop; an event the structure check refused gets that refusal as its verdict.
+ */
+export async function validateInSlices(actor: ConnectionActor, events: readonly unknown[], nowMs: number, refusedEvents: ReadonlyMap<number, string> = NONE_REFUSED): Promise<EventVerdict[]> {
   const verdicts: EventVerdict[] = [];
   const slices = new TurnSlices();
-  for (const event of events) {
+  for (const [index, event] of events.entries()) {
     await slices.next();
-    verdicts.push(actor.validateIngestEvent(event, nowMs));
+    const refusal = refusedEvents.get(index);
+    verdicts.push(refusal === undefined ? actor.validateIngestEvent(event, nowMs) : structureRefusal(refusal));
   }
   return verdicts;
+}
+
+function structureRefusal(problem: string): EventVerdict {
+  return { ok: false, error: { code: 'VALIDATION_ERROR', message: 'event failed validation', details: { '(event)': [problem] } } };
 }

@@ -11,6 +11,11 @@
  * For ingest it also finds where each element of the top-level `events` array starts and
  * ends, so that the events can be parsed one by one between turns of the event loop (see
  * ingest-body.ts), and bounds what one event may hold, so that no single parse is long.
+ * A structure limit broken inside one event (too deep, too many members in one object or
+ * array) refuses that event only: the scan goes on counting its depth without keeping its
+ * levels, the event is never parsed, and the others are taken. An event's bytes and values
+ * (`elementBytesMax`, `elementMembersMax`) and the hostile depth stay limits of the body:
+ * they are what bound the walk of such an event and end a hostile body early.
  * It does not check the grammar: `JSON.parse` of the pieces does, and the pieces are cut
  * only at the array's own brackets and commas, so they are valid exactly when the whole is.
  */
@@ -18,8 +23,17 @@ import { DomainError } from '../../actors/domain-error.ts';
 import { JSON_OBJECT_BYTES_MAX, JSON_OBJECT_DEPTH_MAX } from '../../actors/ingest/json-object-limits.ts';
 
 export interface JsonShapeLimits {
-  /** containers inside containers, the outermost being level 1 */
+  /**
+   * Containers inside containers, the outermost being level 1. Deeper inside an element of
+   * the split array refuses that element; anywhere else, the body.
+   */
   depthMax: number;
+  /**
+   * Deeper than this the body is refused wherever it is: no value a job system holds
+   * nests so deep, only a hostile body, whose walk then ends at once (counting an event's
+   * levels up to its values limit held the event loop about 14 ms a body).
+   */
+  hostileDepthMax: number;
   /** members of one object */
   objectMembersMax: number;
   /** elements of one array */
@@ -35,6 +49,7 @@ export interface JsonShapeLimits {
  */
 export const JSON_SHAPE_LIMITS: JsonShapeLimits = {
   depthMax: 4 * JSON_OBJECT_DEPTH_MAX,
+  hostileDepthMax: 32 * JSON_OBJECT_DEPTH_MAX,
   objectMembersMax: JSON_OBJECT_BYTES_MAX / 4,
   arrayElementsMax: JSON_OBJECT_BYTES_MAX,
 };
@@ -46,6 +61,13 @@ export interface SplitLimits {
   elementBytesMax: number;
   /** members of all objects and arrays inside one element together (its commas and containers) */
   elementMembersMax: number;
+  /**
+   * Content the body may carry outside the array, enforced once `envelopeCheckedFrom` bytes
+   * have arrived (from where the body is sure to be parsed in pieces): past it the body is
+   * refused at once, the rest unread. Absent: only counted (`outsideContentBytes`).
+   */
+  envelopeBytesMax?: number;
+  envelopeCheckedFrom?: number;
 }
 
 /** Where the top-level array's elements are: byte offsets into the body. */
@@ -56,6 +78,8 @@ export interface SplitArray {
   end: number;
   /** start and end (exclusive) of each element, whitespace included, flattened */
   spans: number[];
+  /** elements refused for a structure limit broken inside them, by index: what they broke */
+  refused: Map<number, string>;
 }
 
 const QUOTE = 0x22;
@@ -97,6 +121,12 @@ export class JsonShapeScanner {
   private elementStart = 0;
   private elementHasValue = false;
   private elementMembers = 0;
+  /** what the current element broke, null while it is within the limits */
+  private elementRefusal: string | null = null;
+  /** content bytes outside the split array (whitespace outside strings not counted) */
+  private outsideBytes = 0;
+  /** the string being skipped is outside the split array */
+  private stringOutside = false;
 
   constructor(
     private readonly limits: JsonShapeLimits = JSON_SHAPE_LIMITS,
@@ -112,10 +142,13 @@ export class JsonShapeScanner {
     const length = chunk.length;
     while (i < length) {
       if (this.inString) {
+        const from = i;
         i = this.keyBytes === null ? this.skipString(chunk, i) : this.skipKey(chunk, i);
+        if (this.stringOutside) this.outsideBytes += i - from;
         continue;
       }
       const byte = chunk[i]!;
+      if (this.splitting === null && !isWhitespace(byte)) this.outsideBytes++;
       if (byte === QUOTE) {
         this.startString();
       } else if (byte === OPEN_OBJECT || byte === OPEN_ARRAY) {
@@ -132,6 +165,8 @@ export class JsonShapeScanner {
     this.offset += length;
     // an element's size is checked as it grows (per chunk), not only at its end
     if (this.splitting !== null && this.offset - this.elementStart > this.splitLimits!.elementBytesMax) this.elementTooLarge();
+    const envelopeBytesMax = this.splitLimits?.envelopeBytesMax;
+    if (envelopeBytesMax !== undefined && this.outsideBytes > envelopeBytesMax && this.offset >= (this.splitLimits!.envelopeCheckedFrom ?? 0)) throw envelopeRefusal(envelopeBytesMax);
   }
 
   /** The top-level split array, when the body had one (the last, as JSON.parse keeps the last of a repeated key). */
@@ -144,9 +179,19 @@ export class JsonShapeScanner {
     return this.membersSeen;
   }
 
+  /**
+   * Bytes of the body outside the split array that are not whitespace between tokens: what
+   * a parse of the rest of the body works through. Counted as the bytes arrive (a long
+   * string by its length), so a large body needs no second walk.
+   */
+  get outsideContentBytes(): number {
+    return this.outsideBytes;
+  }
+
   private startString(): void {
     this.markValue();
     this.inString = true;
+    this.stringOutside = this.splitting === null;
     if (this.depth === 1 && this.expectingKey && this.splitLimits !== null) this.keyBytes = [];
   }
 
@@ -231,25 +276,38 @@ export class JsonShapeScanner {
     this.keyBytes = null;
     this.expectingKey = false;
     this.lastKeyIsSplitKey = keyText(key) === this.splitLimits!.key;
-    // a later member of the same name replaces the array, as it does for JSON.parse
-    if (this.lastKeyIsSplitKey) this.split = null;
+    // a later member of the same name replaces the array, as it does for JSON.parse; the replaced one is the envelope's to parse
+    if (this.lastKeyIsSplitKey && this.split !== null) {
+      this.outsideBytes += this.split.end - this.split.start + 1;
+      this.split = null;
+    }
   }
 
   private open(object: boolean, at: number): void {
     this.markValue();
     const depth = this.depth + 1;
     this.membersSeen++;
-    if (depth > this.limits.depthMax) throw shapeError(`must not nest more than ${this.limits.depthMax} levels deep`);
+    if (depth > this.limits.depthMax) {
+      // inside an event, past the levels kept: only the depth is counted from here
+      if (!this.insideElement()) throw shapeError(`must not nest more than ${this.limits.depthMax} levels deep`);
+      if (depth > this.limits.hostileDepthMax) throw shapeError(`must not nest more than ${this.limits.hostileDepthMax} levels deep anywhere (an event deeper than ${this.limits.depthMax - 2} levels is refused on its own)`);
+      this.refuseElement(`must not nest more than ${this.limits.depthMax - 2} levels deep (the event itself is level 1)`);
+      this.depth = depth;
+      this.countElementMember();
+      return;
+    }
     this.depth = depth;
     this.commas[depth] = 0;
     this.isObject[depth] = object ? 1 : 0;
     if (depth > 2 && this.splitting !== null) this.countElementMember();
     if (depth === 1) this.expectingKey = object;
     if (depth === 2 && !object && this.lastKeyIsSplitKey && this.isObject[1] === 1) {
-      this.splitting = { start: at, end: -1, spans: [] };
+      this.outsideBytes -= 1; // its `[` was counted as the envelope's before it was known to open the array
+      this.splitting = { start: at, end: -1, spans: [], refused: new Map() };
       this.elementStart = at + 1;
       this.elementHasValue = false;
       this.elementMembers = 0;
+      this.elementRefusal = null;
     }
     if (depth === 2) this.lastKeyIsSplitKey = false;
   }
@@ -269,15 +327,19 @@ export class JsonShapeScanner {
     const depth = this.depth;
     if (depth === 0) return;
     this.membersSeen++;
+    if (depth > this.limits.depthMax) {
+      this.countElementMember(); // a level not kept: its element is refused already
+      return;
+    }
     const commas = ++this.commas[depth]!;
     if (this.isObject[depth] === 1) {
-      if (commas >= this.limits.objectMembersMax) throw shapeError(`must not hold more than ${this.limits.objectMembersMax} members in one object`);
+      if (commas >= this.limits.objectMembersMax) this.refuseContainer(`must not hold more than ${this.limits.objectMembersMax} members in one object`);
       if (depth === 1) {
         this.expectingKey = true;
         this.lastKeyIsSplitKey = false;
       }
     } else if (commas >= this.limits.arrayElementsMax) {
-      throw shapeError(`must not hold more than ${this.limits.arrayElementsMax} elements in one array`);
+      this.refuseContainer(`must not hold more than ${this.limits.arrayElementsMax} elements in one array`);
     }
     if (this.splitting === null) return;
     if (depth === 2) {
@@ -285,9 +347,26 @@ export class JsonShapeScanner {
       this.elementStart = at + 1;
       this.elementHasValue = false;
       this.elementMembers = 0;
+      this.elementRefusal = null;
     } else {
       this.countElementMember();
     }
+  }
+
+  /** Inside an element of the split array (below the array's own level). */
+  private insideElement(): boolean {
+    return this.splitting !== null && this.depth >= 2;
+  }
+
+  /** A container over its member limit: inside an event, that event is refused; anywhere else, the body. */
+  private refuseContainer(problem: string): void {
+    if (this.depth > 2 && this.splitting !== null) this.refuseElement(problem);
+    else throw shapeError(problem);
+  }
+
+  /** The first limit an element breaks is the one its refusal names. */
+  private refuseElement(problem: string): void {
+    this.elementRefusal ??= problem;
   }
 
   /** The start of a string or container: inside the split array, the current element is not empty. */
@@ -303,7 +382,9 @@ export class JsonShapeScanner {
 
   private endElement(at: number): void {
     if (at - this.elementStart > this.splitLimits!.elementBytesMax) this.elementTooLarge();
-    this.splitting!.spans.push(this.elementStart, at);
+    const split = this.splitting!;
+    if (this.elementRefusal !== null) split.refused.set(split.spans.length / 2, this.elementRefusal);
+    split.spans.push(this.elementStart, at);
   }
 
   private elementTooLarge(): never {
@@ -330,6 +411,11 @@ function keyText(bytes: number[]): string | null {
   } catch {
     return null;
   }
+}
+
+/** A body carrying more than `bytesMax` of content besides the split array. */
+export function envelopeRefusal(bytesMax: number): DomainError {
+  return shapeError(`must carry at most ${bytesMax} bytes besides its events`);
 }
 
 function shapeError(problem: string, field = 'body'): DomainError {

@@ -28,6 +28,9 @@ export const AlertChannel = closed({
   url: Type.String(),
   format: literals(CHANNEL_FORMATS),
   createdAt: time(),
+  linkBase: nullable(
+    Type.String({ description: "where its notices' links point: PUBLIC_URL when set, else the dashboard address (scheme, host, port) the channel was created through; null: relative links" }),
+  ),
   pending: Type.Integer({ minimum: 0, description: 'deliveries waiting for their next attempt' }),
   deliveries: Type.Array(DeliveryAttempt, { maxItems: 100, description: 'the last attempts, newest first' }),
 });
@@ -80,7 +83,11 @@ export const AlertsOverviewReply = closed({
 
 export const TestDeliveryReply = closed({
   deliveryId: Type.String(),
+  /** the first attempt; null while it waits (`waiting`) or when the channel was deleted meanwhile */
   attempt: nullable(DeliveryAttempt),
+  waiting: Type.Boolean({
+    description: "true when the connection's own sends in flight (at most 4) held the test past 5 s: it is sent in its turn, and the channel's history shows it",
+  }),
 });
 
 same<PublicDeliveryAttempt, Static<typeof DeliveryAttempt>>(true);

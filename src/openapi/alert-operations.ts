@@ -44,10 +44,13 @@ export const ALERT_OPERATIONS: Record<string, OperationDoc> = {
   'POST /api/alert-channels/:id/test': {
     tag: 'Alerts',
     summary: 'Send a test notification now',
-    description: 'Queues a delivery with `status: "test"` and sends it at once; `attempt` is what the first attempt came to (it is retried like any delivery).',
+    description:
+      'Queues a delivery with `status: "test"` and sends it in the connection\'s turn: like every delivery it takes one of the connection\'s 4 send slots, so it waits behind the connection\'s own sends in flight (never another connection\'s). ' +
+      '`attempt` is what the first attempt came to (it is retried like any delivery); `waiting` is true when no slot freed within 5 s. ' +
+      'At most 5 tests per connection at once, then one every 12 s: past that, 429 `RATE_LIMITED` with `Retry-After`.',
     auth: 'session',
     success: { 200: { description: 'The first attempt', json: Reply.TestDeliveryReply } },
-    errors: ['NOT_FOUND', 'SERVICE_UNAVAILABLE'],
+    errors: ['NOT_FOUND', 'RATE_LIMITED', 'SERVICE_UNAVAILABLE'],
   },
   'GET /api/alert-rules': {
     tag: 'Alerts',

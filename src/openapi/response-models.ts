@@ -33,6 +33,21 @@ export const Usage = closed(
   "Today's accepted events of the connection",
 );
 
+const LastCommand = closed(
+  {
+    id: Type.String(),
+    type: literals(['revoke', 'retry'] as const),
+    status: literals(['pending', 'done', 'failed', 'expired'] as const, {
+      description:
+        '`pending`: the agent has not reported (the job shows what the contract answered); `done`: carried out; `failed`: the job system refused it (`reason` says why) and `expired`: no outcome came within the wait, both withdrawn: the job shows what the job system reported',
+    }),
+    reason: nullable(Type.String()),
+    createdAt: time(),
+    completedAt: nullable(time()),
+  },
+  "The job's latest revoke or retry command and what became of it",
+);
+
 export const JobListItem = closed({
   id: Type.String(),
   externalId: Type.String(),
@@ -49,7 +64,10 @@ export const JobListItem = closed({
   durationMs: nullable(Type.Integer()),
   workerId: nullable(Type.String()),
   error: nullable(Type.String()),
+  lastCommand: nullable(LastCommand),
 });
+
+const ActionAvailability = closed({ available: Type.Boolean(), reason: nullable(Type.String({ description: 'why not, when not available' })) });
 
 const RecentExecution = closed({
   id: Type.String(),
@@ -61,18 +79,6 @@ const RecentExecution = closed({
   durationMs: nullable(Type.Integer()),
   error: nullable(Type.String()),
 });
-
-const LastCommand = closed(
-  {
-    id: Type.String(),
-    type: literals(['revoke', 'retry'] as const),
-    status: literals(['pending', 'done', 'failed'] as const),
-    reason: nullable(Type.String()),
-    createdAt: time(),
-    completedAt: nullable(time()),
-  },
-  "The job's latest revoke or retry command and what the agent did with it",
-);
 
 export const JobDetail = closed({
   ...JobListItem.properties,
@@ -87,9 +93,18 @@ export const JobDetail = closed({
   parentId: nullable(Type.String()),
   rootId: nullable(Type.String()),
   extensions: freeObject('Framework-specific data, as ingested'),
-  stateHistory: Type.Array(closed({ state: literals(JOB_STATES), timestamp: time() })),
+  stateHistory: Type.Array(
+    closed({
+      state: literals(JOB_STATES),
+      timestamp: time(),
+      note: Type.Optional(Type.String({ description: 'on the entries of a revoke or retry: `revoke requested`, `revoke refused: <reason>`, `revoke expired unconfirmed` (and `retry ...`)' })),
+    }),
+  ),
   recentExecutions: Type.Array(RecentExecution, { maxItems: 10 }),
-  lastCommand: nullable(LastCommand),
+  actions: closed(
+    { revoke: ActionAvailability, retry: ActionAvailability },
+    'Whether each action can work for this job now: the state rule and what its job system can do (a refused one is still answered as the contract says)',
+  ),
 });
 
 const HealthBar = closed({

@@ -8,8 +8,9 @@ import { Elysia } from 'elysia';
 import { ALERT_KINDS, ALERT_LIMITS, CHANNEL_FORMATS } from '../../actors/alerts/alert-model.ts';
 import type { RuleInput } from '../../actors/alerts/rule-input.ts';
 import { validationError } from '../../actors/domain-error.ts';
-import { checkWebhookTarget, WebhookRefusal } from '../alerts/webhook-guard.ts';
+import { checkWebhookTarget, WebhookRefusal, type GuardOptions } from '../alerts/webhook-guard.ts';
 import type { AppDeps } from '../app-deps.ts';
+import { reachedAddress } from '../http/client-address.ts';
 import { dashboardUser, type SessionContext } from '../http/dashboard-auth.ts';
 import { bodyReader, FORM_BODY_BYTES_MAX } from '../http/read-body.ts';
 import { model, validBody, validQuery } from '../http/validate.ts';
@@ -85,6 +86,16 @@ function ruleChangesOf(body: RuleFields): Partial<RuleInput> {
   return changes;
 }
 
+/** A channel's URL passes the outbound guard before it is stored; a refusal is the field's error. */
+async function checkTarget(url: string, guard: GuardOptions): Promise<void> {
+  try {
+    await checkWebhookTarget(url, guard);
+  } catch (error) {
+    if (error instanceof WebhookRefusal) throw validationError('url', error.message);
+    throw error;
+  }
+}
+
 /**
  * Alert channels (webhooks) and rules of the user's connections, the alerts firing now,
  * and the "send a test" action. Another user's rules and channels are "not found".
@@ -103,13 +114,10 @@ export function alertRoutes(deps: AppDeps) {
       async (context) => {
         const owner = user(context);
         const input = validBody(CreateChannelBody, await body.json(context.request, FORM_BODY_BYTES_MAX));
-        try {
-          await checkWebhookTarget(input.url, alertDelivery.guard);
-        } catch (error) {
-          if (error instanceof WebhookRefusal) throw validationError('url', error.message);
-          throw error;
-        }
-        const created = await alerts.createChannel(owner, input.connectionId, { name: input.name, url: input.url, format: input.format });
+        await checkTarget(input.url, alertDelivery.guard);
+        // the links its notices carry point where this (signed-in, same-origin) request came in
+        const dashboardUrl = reachedAddress(context.request, context.server, deps.config);
+        const created = await alerts.createChannel(owner, input.connectionId, { name: input.name, url: input.url, format: input.format, dashboardUrl });
         context.set.status = 201;
         return created;
       },
@@ -124,7 +132,7 @@ export function alertRoutes(deps: AppDeps) {
       async (context) => {
         const queued = await alerts.queueTest(user(context), context.params.id);
         const attempt = await alertDelivery.runner.deliverNow(queued.connectionId, queued.deliveryId);
-        return { deliveryId: queued.deliveryId, attempt };
+        return attempt === 'waiting' ? { deliveryId: queued.deliveryId, attempt: null, waiting: true } : { deliveryId: queued.deliveryId, attempt, waiting: false };
       },
       { parse: 'none' },
     )

@@ -44,13 +44,14 @@ export function ingestRoutes(deps: AppDeps, inFlight: InFlightLimiter) {
         const quotaSpent = actor.quotaSpent(engine.clock.nowMs());
         const bodyBytesMax = quotaSpent ? QUOTA_SPENT_BODY_BYTES_MAX : INGEST_BODY_BYTES_MAX;
         ticket = inFlight.admit(actor.connectionId, admittedBytes(request, bodyBytesMax));
-        events = eventsOf(await readIngestBody(body, request, bodyBytesMax, [ticket]).catch((error: unknown) => {
+        const read = await readIngestBody(body, request, bodyBytesMax, [ticket]).catch((error: unknown) => {
           // a spent connection's body past its cap (by its declared length, before a byte is read,
           // or a chunked one as soon as it passes it): the quota is the reason, not the size
           if (quotaSpent && error instanceof DomainError && error.code === 'PAYLOAD_TOO_LARGE') closingConnection(() => { throw actor.quotaRefusal(engine.clock.nowMs()); });
           throw error;
-        }));
-        const verdicts = await validateInSlices(actor, events, engine.clock.nowMs());
+        });
+        events = eventsOf(read.body);
+        const verdicts = await validateInSlices(actor, events, engine.clock.nowMs(), read.refusedEvents);
         // ingestForConnection checks the connection still exists: it may have been deleted while the body arrived
         const reply = await ingestForConnection(engine, actor, events, deps.ingestTimings, verdicts);
         observer.ingestAnswered(startedAtMs, reply);

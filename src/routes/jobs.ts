@@ -41,7 +41,7 @@ export function jobReadRoutes(deps: AppDeps) {
       const user = dashboardUser(accounts, context);
       for (const actor of connections.readableActors(user, undefined)) {
         const job = actor.jobs.get(context.params.id);
-        if (job !== undefined) return toJobDetail(job, actor.jobs.recentOfName(job, RECENT_EXECUTIONS_MAX), actor.commandOutcomes.ofJob(job.id));
+        if (job !== undefined) return toJobDetail(job, actor.jobs.recentOfName(job, RECENT_EXECUTIONS_MAX), actor.commandOutcomes.trailOf(job.id));
       }
       throw new DomainError('NOT_FOUND', 'job not found');
     });

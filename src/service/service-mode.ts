@@ -10,7 +10,7 @@
  * | snapshots | the whole store, when its log passed SNAPSHOT_LOG_MB or the interval passed | each partition this node writes, by its own log and interval |
  * | retention | one record for every connection | one record per partition this node writes |
  * | durability | `fsync <FSYNC>` | the log on JetStream |
- * | alerts | every connection's rules are evaluated and sent here | only the connections of partitions this node writes, so each alert is sent once |
+ * | alerts, unconfirmed commands | every connection's rules are evaluated and sent, and its commands withdrawn, here | only the connections of partitions this node writes, so each alert is sent once and each command withdrawn once |
  */
 import type { Engine, RetentionRecord } from '../../actors/engine.ts';
 import type { App } from '../app.ts';
@@ -43,8 +43,8 @@ export interface ServiceMode {
   serve(app: App, opened: OpenedEngine): string;
   snapshotPolicy(opened: OpenedEngine, observer: Pick<ServiceObserver, 'snapshotWritten'>): SnapshotPolicy;
   retentionRecords(opened: OpenedEngine, atMs: number): RetentionRecord[];
-  /** Which connections' alert rules this node evaluates and sends (undefined: all of them). */
-  evaluatesAlertsOf(opened: OpenedEngine): ((connectionId: string) => boolean) | undefined;
+  /** Which connections this node writes (undefined: all of them): it evaluates their alert rules and withdraws their unconfirmed commands. */
+  writesConnectionsOf(opened: OpenedEngine): ((connectionId: string) => boolean) | undefined;
 }
 
 export function serviceModeFor(config: Config, log: LogLine): ServiceMode {
@@ -64,7 +64,7 @@ function singleNode(config: Config, log: LogLine): ServiceMode {
     },
     snapshotPolicy: ({ engine, store }, observer) => storeSnapshotPolicy({ capture: () => engine.takeSnapshot(), store, config, log, observer }),
     retentionRecords: (_opened, atMs) => [{ t: 'retention', atMs }],
-    evaluatesAlertsOf: () => undefined,
+    writesConnectionsOf: () => undefined,
   };
 }
 
@@ -106,7 +106,7 @@ function clusterNode(config: Config, log: LogLine): ServiceMode {
           const partition = partitionNumberOf(key);
           return partition === null ? [] : [{ t: 'retention' as const, atMs, partition, partitions: config.clusterPartitions }];
         }),
-    evaluatesAlertsOf: (opened) => (connectionId) =>
+    writesConnectionsOf: (opened) => (connectionId) =>
       cluster(opened).store.writing().includes(connectionPartitionKey(connectionId, config.clusterPartitions)),
   };
 }

@@ -15,10 +15,12 @@
 import type { Clock } from '../../actors/clock.ts';
 import type { ConnectionLimits } from '../../actors/connection/connection-actor.ts';
 import type { EngineSnapshot } from '../../actors/engine-snapshot.ts';
-import { Engine, type EngineRecord } from '../../actors/engine.ts';
+import { Engine } from '../../actors/engine.ts';
+import { ACCOUNTS_MARK, lostAccountsProblem } from '../accounts-kept.ts';
+import { engineRecoveryHandler } from '../engine-recovery.ts';
 import { join } from 'node:path';
 import { commitLayout, layoutStores, nextLayoutDir, readLayout, removeStaleStores, LAYOUT_BEFORE_SHARDS, WHOLE_STORE_DIR, type DataLayout } from '../../persistence/data-layout.ts';
-import { openDurableStore, type DurableStore, type FsyncPolicy, type LogWriterObserver } from '../../persistence/durable-store.ts';
+import { openDurableStore, RecoveryRefusedError, type DurableStore, type FsyncPolicy, type LogWriterObserver, type RecoveryReport } from '../../persistence/durable-store.ts';
 import type { Storage } from '../../persistence/storage.ts';
 import type { LogLine } from '../logging/log-line.ts';
 
@@ -51,22 +53,27 @@ export async function openWholeDataDir(access: DataDirAccess): Promise<WholeData
   const open = (dir: string) => openDurableStore({ dir, storage: access.storage, fsync: access.fsync, log: access.log, observer: access.observer });
   const first = await open(stores.kind === 'whole' ? stores.store : stores.accounts);
   const engine = new Engine({ clock: access.clock, log: first, limits: access.limits });
-  const restorer = engine.restorer();
   const recovered = { snapshotSeq: 0, recordsReplayed: 0, truncatedBytes: 0, durationMs: 0 };
-  const recover = async (store: DurableStore): Promise<void> => {
-    const report = await store.recover({ snapshotChunk: (chunk) => restorer.restore(chunk), record: (record) => engine.evolve(record as EngineRecord) });
-    recovered.snapshotSeq = Math.max(recovered.snapshotSeq, report.snapshotSeq);
+  /** A store's snapshot and log into the engine, shapes checked as a start checks them; a shard's snapshot holds no accounts. */
+  const recover = async (store: DurableStore, wholeState: boolean): Promise<RecoveryReport> => {
+    const report = await store.recover(engineRecoveryHandler(engine, { wholeState }));
+    recovered.snapshotSeq += report.snapshotSeq;
     recovered.recordsReplayed += report.recordsReplayed;
     recovered.truncatedBytes += report.truncatedBytes;
+    return report;
   };
   try {
-    await recover(first);
+    const firstReport = await recover(first, true);
+    // the accounts' store keeps the mark that the directory held accounts, as one store does
+    const lost = lostAccountsProblem(engine, firstReport.marks ?? []);
+    if (lost !== null) throw new RecoveryRefusedError(`refusing to open data directory ${access.dataDir}: ${lost}; restore it from a backup`);
     if (stores.kind === 'sharded') {
+      const restorer = engine.restorer();
       restorer.reconcileWithAccounts({ drop: false });
       for (const dir of stores.shards) {
         const shard = await open(dir);
         try {
-          await recover(shard);
+          await recover(shard, false);
         } finally {
           await shard.close();
         }
@@ -118,12 +125,13 @@ async function reshard(access: DataDirAccess, from: DataLayout, workers: number)
   const connections = [...whole.engine.connectionIds()].length;
   try {
     const stores = layoutStores(dataDir, target);
+    const heldAccounts = whole.engine.accounts.users.size > 0;
     if (stores.kind === 'whole') {
-      await writeStore(access, stores.store, whole.engine.takeSnapshot());
+      await writeStore(access, stores.store, whole.engine.takeSnapshot(), heldAccounts);
     } else {
-      await writeStore(access, stores.accounts, whole.engine.takeSnapshot({ accounts: true, connections: 'none' }));
+      await writeStore(access, stores.accounts, whole.engine.takeSnapshot({ accounts: true, connections: 'none' }), heldAccounts);
       for (const [index, dir] of stores.shards.entries()) {
-        await writeStore(access, dir, whole.engine.takeSnapshot({ accounts: false, connections: { partition: index, partitions: workers } }));
+        await writeStore(access, dir, whole.engine.takeSnapshot({ accounts: false, connections: { partition: index, partitions: workers } }), false);
       }
     }
   } finally {
@@ -139,8 +147,8 @@ async function reshard(access: DataDirAccess, from: DataLayout, workers: number)
   return target;
 }
 
-/** A new store holding only a snapshot of `snapshot`'s state. */
-async function writeStore(access: DataDirAccess, dir: string, snapshot: EngineSnapshot): Promise<void> {
+/** A new store holding only a snapshot of `snapshot`'s state; `heldAccounts`: its manifest marked so, as the old one was. */
+async function writeStore(access: DataDirAccess, dir: string, snapshot: EngineSnapshot, heldAccounts: boolean): Promise<void> {
   const store = await openDurableStore({ dir, storage: access.storage, fsync: 'always', log: () => undefined });
   try {
     await store.recover({
@@ -152,6 +160,7 @@ async function writeStore(access: DataDirAccess, dir: string, snapshot: EngineSn
       },
     });
     await store.writeSnapshot(snapshot);
+    if (heldAccounts) await store.mark!(ACCOUNTS_MARK);
   } finally {
     snapshot.release();
     await store.close();

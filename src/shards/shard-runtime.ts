@@ -77,7 +77,7 @@ export interface ShardAppOptions {
   sessionSecret: string;
   loginLimiter?: LoginLimiterOptions;
   config: AppDeps['config'];
-  alerts: Pick<AlertEdgeOptions, 'config' | 'resolve' | 'send' | 'observer'>;
+  alerts: Pick<AlertEdgeOptions, 'config' | 'resolve' | 'send' | 'observer' | 'runnerLimits'>;
   live: Pick<LiveUpdatesOptions, 'hub' | 'livenessCheckIntervalMs' | 'streamsPerUserMax' | 'resumeGraceMs'>;
   log: LogLine;
   logError: (line: string) => void;
@@ -105,7 +105,7 @@ export function shardApp(options: ShardAppOptions): ShardApp {
   const sink = new RemoteLiveSink(options.send);
   const feed = new LiveFeed(engine, clock, sink);
   const live = new LiveUpdates(engine, clock, { ...options.live, remoteFeed: NO_REMOTE_FEED });
-  const alerts = new AlertService(engine);
+  const alerts = new AlertService(engine, options.config.publicUrl);
   const alertDelivery = createAlertEdge({
     engine,
     alerts,
@@ -114,6 +114,7 @@ export function shardApp(options: ShardAppOptions): ShardApp {
     log: options.log,
     resolve: options.alerts.resolve,
     send: options.alerts.send,
+    runnerLimits: options.alerts.runnerLimits,
   });
   const app = createApp({
     engine,

@@ -16,49 +16,138 @@ import { describeError } from '../../persistence/errors.ts';
 import { LIVE_UPDATES_DEFAULTS } from '../live-defaults.ts';
 import type { LogLine } from '../logging/log-line.ts';
 import { NOT_OBSERVED } from '../metrics/service-observer.ts';
-import { buildIndexesBetweenRequests } from '../service/index-building.ts';
+import { buildIndexesBetweenRequests } from '../service/background-work.ts';
 import { startRetentionTimer } from '../service/retention-timer.ts';
+import { startCommandDeadlineTimer } from '../service/command-deadline-timer.ts';
+import { engineRecoveryHandler } from '../engine-recovery.ts';
 import { SnapshotSchedule } from '../service/snapshot-schedule.ts';
 import { storeSnapshotPolicy } from '../service/store-snapshots.ts';
-import { engineLimits } from '../open-engine.ts';
+import { engineLimitsOf } from '../open-engine.ts';
 import { ShardHost, type ShardRuntimeFactory } from './shard-host.ts';
-import type { FromShard, ShardBackupPart, ShardPort, StoreMark } from './shard-protocol.ts';
+import type { FromShard, ShardBackupPart, ShardCall, ShardPort, StoreMark } from './shard-protocol.ts';
+import type { SnapshotChunk } from '../../actors/engine-snapshot.ts';
+import type { Engine } from '../../actors/engine.ts';
+import type { DurableStore, LogWriterObserver } from '../../persistence/durable-store.ts';
+import type { Config } from '../config.ts';
+import type { ServiceMetrics } from '../metrics/service-metrics.ts';
+import type { ServiceObserver } from '../metrics/service-observer.ts';
+import type { ShardApp } from './shard-runtime.ts';
 import { shardApp, shardEngine, shardRuntime } from './shard-runtime.ts';
 import { configOfWorker, type ShardWorkerInit } from './worker-init.ts';
 
 declare const self: ShardPort;
 
+/** What a started shard's calls and timers work on. */
+interface ShardParts {
+  init: ShardWorkerInit;
+  config: Config;
+  engine: Engine;
+  store: DurableStore;
+  app: ShardApp;
+  metrics: { service: ServiceMetrics; token: string } | undefined;
+  ingestTimings: IngestTimings;
+  log: LogLine;
+}
+
+/** Its store opened and recovered on top of the accounts the front sent. */
+async function recoverShard(init: ShardWorkerInit, config: Config, accounts: SnapshotChunk[], send: (message: FromShard) => void, log: LogLine, observer: LogWriterObserver | undefined) {
+  const store = await openDurableStore({ dir: init.storeDir, storage: new FileStorage(), fsync: config.fsync, log, observer });
+  const { engine, restorer } = shardEngine(
+    {
+      index: init.index,
+      shards: init.shards,
+      clock: systemClock,
+      log: store,
+      limits: engineLimitsOf(config),
+      // the front restarts the shard, which recovers what its log made durable
+      onHalt: (error) => send({ t: 'halted', message: `its log failed (${describeError(error)})` }),
+      onListenerError: (error) => log(`live update failed: ${describeError(error)}`, { severity: 'error' }),
+    },
+    accounts,
+  );
+  // a shard's snapshot holds its connections, not the accounts (the front sent those); the
+  // front reports the whole service's recovery, every shard's and the accounts', as its own
+  const report = await store.recover(engineRecoveryHandler(engine, { wholeState: false }));
+  restorer.reconcileWithAccounts();
+  return { store, engine, report };
+}
+
+/** What one thread runs beside requests, for this shard's connections; returns the schedule and what stops the rest. */
+function startShardWork({ init, config, engine, store, app, log, ingestTimings }: ShardParts, observer: ServiceObserver) {
+  const scope = shardScope(init);
+  const policy = storeSnapshotPolicy({ capture: () => engine.takeSnapshot(scope), store, config, log, observer, label: 'store' });
+  const snapshots = new SnapshotSchedule(policy, log);
+  snapshots.start(init.timers.snapshotCheckIntervalMs, () => engine.halted);
+  const stops = [
+    startRetentionTimer(engine, (atMs) => [{ t: 'retention', atMs, partition: init.index, partitions: init.shards }], init.timers.retentionIntervalMs, log),
+    startCommandDeadlineTimer(engine, undefined, config.commandConfirmMs, log),
+  ];
+  app.alertDelivery.runner.start();
+  ingestTimings.start();
+  void buildIndexesBetweenRequests(engine);
+  /** A snapshot if the log grew since the last, and where the store stands then. */
+  const snapshotIfGrown = async (): Promise<StoreMark> => {
+    await snapshots.whenIdle();
+    if (engine.halted || store.logBytesSinceSnapshot === 0) return { seq: store.lastSeq, bytes: 0 };
+    await snapshots.now();
+    return { seq: store.lastSeq, bytes: policy.lastWritten?.bytes ?? 0 };
+  };
+  const stop = async (): Promise<void> => {
+    snapshots.stopTimer();
+    for (const each of stops) each();
+    await app.alertDelivery.runner.stop();
+    ingestTimings.stop();
+    if (ingestTimings.work.size > 0) log(ingestTimings.summary());
+  };
+  return { snapshots, snapshotIfGrown, stop };
+}
+
+/** The shard's answers to the front's calls (ShardCall). */
+function shardCalls(parts: ShardParts, work: ReturnType<typeof startShardWork>, stopTimers: () => void): (call: ShardCall) => Promise<unknown> {
+  const { engine, store, metrics } = parts;
+  return async (call) => {
+    switch (call.what) {
+      case 'snapshot':
+        return work.snapshotIfGrown();
+      case 'stop': {
+        stopTimers();
+        await work.stop();
+        const mark = await work.snapshotIfGrown();
+        await store.close();
+        return mark;
+      }
+      case 'metrics':
+        return metrics === undefined ? [] : metrics.service.families();
+      case 'backup': {
+        // one capture at a time: the backup waits for a running snapshot and holds off the next
+        await work.snapshots.whenIdle();
+        const seq = store.lastSeq; // the same tick as the capture: the chunks are the state after it
+        const snapshot = engine.takeSnapshot(shardScope(parts.init));
+        const part: ShardBackupPart = { seq, chunks: [...snapshot.chunks] };
+        snapshot.release();
+        return part;
+      }
+      case 'health':
+        return { halted: engine.halted };
+    }
+  };
+}
+
+const shardScope = (init: ShardWorkerInit) => ({ accounts: false, connections: { partition: init.index, partitions: init.shards } }) as const;
+
 function runtimeFactory(init: ShardWorkerInit): ShardRuntimeFactory {
   const config = configOfWorker(init.config);
-  const { index, shards } = init;
-  const scope = { accounts: false, connections: { partition: index, partitions: shards } } as const;
   return async (accounts, send) => {
     const startedAtMs = performance.now();
-    const log: LogLine = (line, fields) => send({ t: 'log', line: `shard ${index}: ${line}`, fields });
+    const log: LogLine = (line, fields) => send({ t: 'log', line: `shard ${init.index}: ${line}`, fields });
     const metrics =
       config.metricsToken === null
         ? undefined
         : { service: new (await import('../metrics/service-metrics.ts')).ServiceMetrics({ processMetrics: false }), token: config.metricsToken };
     const observer = metrics?.service ?? NOT_OBSERVED;
     const ingestTimings = new IngestTimings();
-    const store = await openDurableStore({ dir: init.storeDir, storage: new FileStorage(), fsync: config.fsync, log, observer: observeAll([metrics?.service, ingestTimings]) });
-    const { engine, restorer } = shardEngine(
-      {
-        index,
-        shards,
-        clock: systemClock,
-        log: store,
-        limits: engineLimits(config),
-        // the front restarts the shard, which recovers what its log made durable
-        onHalt: (error) => send({ t: 'halted', message: `its log failed (${describeError(error)})` }),
-        onListenerError: (error) => log(`live update failed: ${describeError(error)}`, { severity: 'error' }),
-      },
-      accounts,
-    );
-    const report = await store.recover({ snapshotChunk: (chunk) => restorer.restore(chunk), record: (record) => engine.evolve(record as never) });
-    restorer.reconcileWithAccounts();
-    // the front reports the whole service's recovery (every shard's and the accounts') as its own
-    const parts = shardApp({
+    const { store, engine, report } = await recoverShard(init, config, accounts, send, log, observeAll([metrics?.service, ingestTimings]));
+    const app = shardApp({
       engine,
       clock: systemClock,
       send: (message: FromShard) => send(message),
@@ -73,67 +162,17 @@ function runtimeFactory(init: ShardWorkerInit): ShardRuntimeFactory {
       ingestTimings,
     });
     metrics?.service.watch({
-      alertsFiring: () => parts.alerts.firingCount(),
+      alertsFiring: () => app.alerts.firingCount(),
       connections: () => [...engine.connectionIds()].flatMap((id) => engine.connection(id) ?? []),
       openStreams: () => 0,
       logBytesSinceSnapshot: () => store.logBytesSinceSnapshot,
     });
-    const policy = storeSnapshotPolicy({ capture: () => engine.takeSnapshot(scope), store, config, log, observer, label: 'store' });
-    const snapshots = new SnapshotSchedule(policy, log);
-    /** A snapshot if the log grew since the last, and where the store stands then. */
-    const snapshotIfGrown = async (): Promise<StoreMark> => {
-      await snapshots.whenIdle();
-      if (engine.halted || store.logBytesSinceSnapshot === 0) return { seq: store.lastSeq, bytes: 0 };
-      await snapshots.now();
-      return { seq: store.lastSeq, bytes: policy.lastWritten?.bytes ?? 0 };
-    };
-    snapshots.start(init.timers.snapshotCheckIntervalMs, () => engine.halted);
-    const stopRetention = startRetentionTimer(engine, (atMs) => [{ t: 'retention', atMs, partition: index, partitions: shards }], init.timers.retentionIntervalMs, log);
-    parts.alertDelivery.runner.start();
-    ingestTimings.start();
-    void buildIndexesBetweenRequests(engine);
-    const runtime = shardRuntime(
-      engine,
-      parts,
-      {
-        snapshotSeq: report.snapshotSeq,
-        recordsReplayed: report.recordsReplayed,
-        truncatedBytes: report.truncatedBytes,
-        durationMs: performance.now() - startedAtMs,
-        connections: [...engine.connectionIds()].length,
-      },
-      async (call) => {
-        switch (call.what) {
-          case 'snapshot':
-            return snapshotIfGrown();
-          case 'stop': {
-            snapshots.stopTimer();
-            stopRetention();
-            runtime.stopTimers();
-            await parts.alertDelivery.runner.stop();
-            ingestTimings.stop();
-            if (ingestTimings.work.size > 0) log(ingestTimings.summary());
-            const mark = await snapshotIfGrown();
-            await store.close();
-            return mark;
-          }
-          case 'metrics':
-            return metrics === undefined ? [] : metrics.service.families();
-          case 'backup': {
-            // one capture at a time: the backup waits for a running snapshot and holds off the next
-            await snapshots.whenIdle();
-            const seq = store.lastSeq; // the same tick as the capture: the chunks are the state after it
-            const snapshot = engine.takeSnapshot(scope);
-            const part: ShardBackupPart = { seq, chunks: [...snapshot.chunks] };
-            snapshot.release();
-            return part;
-          }
-          case 'health':
-            return { halted: engine.halted };
-        }
-      },
-      LIVE_UPDATES_DEFAULTS.livenessCheckIntervalMs,
-    );
+    const parts: ShardParts = { init, config, engine, store, app, metrics, ingestTimings, log };
+    const work = startShardWork(parts, observer);
+    const recovery = { ...report, durationMs: performance.now() - startedAtMs, connections: [...engine.connectionIds()].length };
+    let stopTimers = (): void => undefined;
+    const runtime = shardRuntime(engine, app, recovery, shardCalls(parts, work, () => stopTimers()), LIVE_UPDATES_DEFAULTS.livenessCheckIntervalMs);
+    stopTimers = runtime.stopTimers;
     return runtime;
   };
 }

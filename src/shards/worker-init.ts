@@ -5,7 +5,7 @@
  */
 import type { Config } from '../config.ts';
 import { TrustedProxies } from '../http/trusted-proxies.ts';
-import type { ServiceTimers } from '../service/service-timers.ts';
+import type { ServiceTimers } from '../service/background-work.ts';
 
 export type PlainConfig = Omit<Config, 'trustedProxies'> & { trustedProxies: string };
 

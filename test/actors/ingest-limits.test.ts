@@ -148,6 +148,43 @@ describe('daily quota', () => {
 
 test('a job event without an attempt has its own dedup key, distinct from any attempt', () => {
   const base = { kind: 'job' as const, atMs: T0, framework: 'celery' as const, externalId: 'a', name: 'n', state: 'queued' as const };
-  expect(dedupKeyOf(base)).toBe(`j\u0000a\u0000queued\u0000${T0}\u0000`);
-  expect(dedupKeyOf({ ...base, attempt: 1 })).toBe(`j\u0000a\u0000queued\u0000${T0}\u00001`);
+  // the identity, then the content's fingerprint
+  expect(dedupKeyOf(base)).toStartWith(`j\u0000a\u0000queued\u0000${T0}\u0000\u0000`);
+  expect(dedupKeyOf({ ...base, attempt: 1 })).toStartWith(`j\u0000a\u0000queued\u0000${T0}\u00001\u0000`);
+  expect(dedupKeyOf(base).split('\u0000').at(-1)).toBe(dedupKeyOf({ ...base, attempt: 1 }).split('\u0000').at(-1)!);
+});
+
+test('the fingerprint in a dedup key: the same content the same key; any field that differs, a new key; long texts by length, start and end', () => {
+  const base = { kind: 'job' as const, atMs: T0, framework: 'celery' as const, externalId: 'a', name: 'n', state: 'failed' as const, attempt: 1 };
+  const long = 'x'.repeat(1_000);
+  const variants = [
+    base,
+    { ...base, queue: '' },
+    { ...base, queue: 'q' },
+    { ...base, workerId: 'q' },
+    { ...base, name: 'm' },
+    { ...base, framework: 'bullmq' as const },
+    { ...base, maxRetries: 3 },
+    { ...base, progress: 0.5 },
+    { ...base, progress: 0.25 },
+    { ...base, createdAtMs: T0 - 1 },
+    { ...base, startedAtMs: T0 - 1 },
+    { ...base, completedAtMs: T0 - 1 },
+    { ...base, error: long },
+    { ...base, error: `${long}x` },
+    { ...base, error: `y${long.slice(1)}` },
+    { ...base, error: `${long.slice(1)}y` },
+    { ...base, stacktrace: 'trace' },
+    { ...base, extensions: { eta: 1 } },
+    { ...base, extensions: { eta: 2 } },
+  ];
+  const keys = variants.map((event) => dedupKeyOf(event));
+  expect(new Set(keys).size).toBe(variants.length);
+  expect(variants.map((event) => dedupKeyOf(structuredClone(event)))).toEqual(keys); // a copy, as replay decodes it
+  // past 256 characters the middle is not read: the cost of a 50,000-character trace stays bounded
+  expect(dedupKeyOf({ ...base, error: `${long.slice(0, 500)}y${long.slice(501)}` })).toBe(dedupKeyOf({ ...base, error: long }));
+  const worker = { kind: 'worker' as const, atMs: T0, framework: 'celery' as const, externalId: 'w', hostname: 'h', state: 'online' as const };
+  expect(new Set([worker, { ...worker, queues: ['a', 'b'] }, { ...worker, queues: ['ab'] }, { ...worker, activeJobs: 1 }, { ...worker, metadata: { a: 1 } }].map((event) => dedupKeyOf(event))).size).toBe(5);
+  const queue = { kind: 'queue' as const, atMs: T0, framework: 'celery' as const, name: 'q', depth: 1 };
+  expect(new Set([queue, { ...queue, depth: 2 }, { ...queue, consumers: 1 }, { ...queue, extensions: {} }].map((event) => dedupKeyOf(event))).size).toBe(4);
 });

@@ -190,9 +190,13 @@ describe('the job table', () => {
     expect(table.merge(row, event({ atMs: T + 1, state: 'active', queue: 'other', error: 'older' }))).toBe(false);
     expect([copy.history.length, copy.queue, copy.state]).toEqual([2, 'mail', 'failed']);
     expect([table.read(row).history.length, table.queueOf(row), table.stateOf(row), table.detailsOf(row).error]).toEqual([3, 'mail', 'failed', 'boom']);
+    // an action's entry: the job's state, while its newest event stays the job system's
     table.addHistory(row, 'queued', T + 20);
-    table.setLastEventMs(row, T + 20);
-    expect([table.stateOf(row), table.lastEventMsOf(row), table.stateChangedAtMs(row)]).toEqual(['queued', T + 20, T + 20]);
+    expect([table.stateOf(row), table.lastEventMsOf(row), table.stateChangedAtMs(row)]).toEqual(['queued', T + 10, T + 20]);
+    // taken back: the state is the newest entry's again; an entry that is not there is not taken
+    expect(table.removeHistory(row, 'queued', T + 21)).toBe(false);
+    expect(table.removeHistory(row, 'queued', T + 20)).toBe(true);
+    expect([table.stateOf(row), table.stateChangedAtMs(row), table.read(row).history.length]).toEqual(['failed', T + 10, 3]);
   });
 
   test('given a freed row, then the next job reuses it without anything of the old one, and refs tell the two apart', () => {

@@ -34,6 +34,7 @@ const READ_AS: Record<string, (config: Config) => unknown> = {
   DATA_DIR: (config) => config.dataDir,
   DAILY_EVENT_LIMIT: (config) => config.dailyEventLimit,
   RETENTION_HOURS: (config) => config.retentionMs / HOUR_MS,
+  COMMAND_CONFIRM_SECONDS: (config) => config.commandConfirmMs / 1000,
   FSYNC: (config) => config.fsync,
   MAX_JOBS_PER_CONNECTION: (config) => config.maxJobsPerConnection,
   COOKIE_SECURE: (config) => config.cookieSecure,

@@ -45,7 +45,8 @@ export async function alertFixture(options: TestAppOptions = {}) {
   /** A second engine built from every record so far, as a restart's replay builds it. */
   function replayed(): Engine {
     const engine = new Engine({ clock: new ManualClock(t.clock.nowMs()), log: inMemoryLog, limits: t.engine.limits });
-    for (const record of records) engine.evolve(structuredClone(record));
+    // as recovery replays them: each record's shape checked first
+    for (const record of records) engine.replay(structuredClone(record));
     return engine;
   }
 
@@ -54,6 +55,7 @@ export async function alertFixture(options: TestAppOptions = {}) {
     const engine = new Engine({ clock: new ManualClock(t.clock.nowMs()), log: inMemoryLog, limits: t.engine.limits });
     const restorer = engine.restorer();
     for (const chunk of t.engine.takeSnapshot().chunks) restorer.restore(edit(structuredClone(chunk)));
+    restorer.snapshotEnded({ wholeState: true });
     restorer.reconcileWithAccounts();
     return engine;
   }

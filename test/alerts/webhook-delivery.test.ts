@@ -105,7 +105,19 @@ describe('webhook delivery', () => {
     const payload = signedPayload(hooks.received[0]!, secret);
     expect(Object.keys(payload)).toEqual(['text']);
     expect(payload.text).toContain(':rotating_light: *FIRING* emails &lt;failing&gt;: failure rate &gt; 20% over 5 min (was 100%)');
-    expect(payload.text).toContain(`</jobs?connectionId=${f.connection.id}&state=failed|Open in jobwatch>`);
+    expect(payload.text).toContain(`<http://localhost:3000/jobs?connectionId=${f.connection.id}&state=failed|Open in jobwatch>`);
+  });
+
+  test('a slack channel\'s test notice escapes the channel name as Slack markup requires', async () => {
+    const hooks = receiver();
+    const f = await alertFixture({ alerts: { allowPrivate: true } });
+    const { channel } = await f.createChannel({ url: hooks.url(), format: 'slack', name: 'ops <!channel> & <https://evil.example|click>' });
+    const tested = await f.t.request('POST', `/api/alert-channels/${channel.id}/test`, { headers: { cookie: f.cookie, 'content-type': 'application/json' }, rawBody: '{}' });
+    expect(tested.json.attempt.outcome).toBe('delivered');
+    const { text } = JSON.parse(hooks.received[0]!.body);
+    expect(text).toStartWith(':white_check_mark: jobwatch test notification (test of channel ops &lt;!channel&gt; &amp; &lt;https://evil.example|click&gt;): this channel works.\n');
+    // the only markup left is jobwatch's own link
+    expect(text.match(/</g)).toHaveLength(1);
   });
 
   test('a receiver answering 500 is retried after the backoff, and the 200 that follows delivers it', async () => {

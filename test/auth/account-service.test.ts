@@ -106,7 +106,9 @@ describe('login', () => {
 
   test('a successful login gives its attempt back, so logging in often is never limited', async () => {
     const { accounts } = await service({ users: [{ email: 'ada@example.com' }], limiter: { pairFailuresFree: 2, emailBurst: 2, addressFailuresMax: 2 } });
-    for (let i = 0; i < 6; i++) await accounts.login('ada@example.com', PASSWORD, '10.0.0.1');
+    for (let i = 0; i < 6; i++) expect((await accounts.login('ada@example.com', PASSWORD, '10.0.0.1')).user.id).toBe('u0');
+    // six successes left nothing counted against the email or the address: a wrong password is still only wrong
+    expect((await domainErrorOf(() => accounts.login('ada@example.com', 'wrong horse battery', '10.0.0.1'))).code).toBe('UNAUTHORIZED');
   });
 
   test(`a password longer than ${PASSWORD_CHARS_MAX} characters is refused before anything else; one of exactly that length is checked`, async () => {

@@ -4,7 +4,7 @@
  */
 import { expect, test } from 'bun:test';
 import { ManualClock } from '../../actors/clock.ts';
-import { DEDUP_KEYS_PER_CHUNK, type SnapshotChunk } from '../../actors/engine-snapshot.ts';
+import { DEDUP_KEYS_PER_CHUNK, SNAPSHOT_FORMAT_VERSION, type SnapshotChunk } from '../../actors/engine-snapshot.ts';
 import { Engine, inMemoryLog } from '../../actors/engine.ts';
 import { AccountService } from '../../actors/services/account-service.ts';
 import { ConnectionService } from '../../actors/services/connection-service.ts';
@@ -47,5 +47,7 @@ test('given more dedup keys than one chunk holds, the snapshot slices them in or
 
 test('given dedup keys for a connection the snapshot does not have, the restore refuses it by name', () => {
   const engine = new Engine({ clock: new ManualClock(T0), log: inMemoryLog, limits: LIMITS });
-  expect(() => engine.restorer().restore({ k: 'dedupKeys', connectionId: 'nobody', keys: ['k'] })).toThrow('snapshot has dedup keys for unknown connection nobody');
+  const restorer = engine.restorer();
+  restorer.restore({ k: 'header', version: SNAPSHOT_FORMAT_VERSION, takenAtMs: T0 });
+  expect(() => restorer.restore({ k: 'dedupKeys', connectionId: 'nobody', keys: ['k'] })).toThrow('snapshot has dedup keys for unknown connection nobody');
 });

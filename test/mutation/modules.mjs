@@ -73,9 +73,12 @@ export const MODULES = {
           `${P}/recovery-details.test.ts`,
           `${P}/recovery-releases-input.test.ts`,
           `${P}/snapshot-integrity.test.ts`,
+          `${P}/read-back-refusals.test.ts`,
+          `${P}/data-dir-manifest.test.ts`,
         ],
       },
-      { mutate: ['persistence/snapshot-file.ts'], tests: [`${P}/snapshot-integrity.test.ts`, `${P}/snapshot.test.ts`, `${P}/recovery.test.ts`] },
+      { mutate: ['persistence/snapshot-file.ts'], tests: [`${P}/snapshot-integrity.test.ts`, `${P}/snapshot.test.ts`, `${P}/recovery.test.ts`, `${P}/read-back-refusals.test.ts`] },
+      { mutate: ['persistence/data-dir-manifest.ts'], tests: [`${P}/data-dir-manifest.test.ts`, 'test/durability/damaged-snapshot.test.ts'] },
       {
         mutate: ['persistence/log-writer.ts', 'persistence/durable-store.ts', 'persistence/file-storage.ts', 'persistence/record-codec.ts'],
         // the simulation with 15 seeds per fsync policy instead of up to 200: every seed runs for every mutant
@@ -157,10 +160,11 @@ export const MODULES = {
           lines(ACTOR, 'this.lateCreated.update(this.jobs.table.rowOfRef(ref));'), // in evolve: every changed job
           lines(ACTOR, 'this.lateCreated.delete(row);', undefined, 'private enforceJobCap('),
           'actors/connection/late-created-jobs.ts',
-          block('actors/connection/command-queue.ts', 'expireBefore('),
+          block('actors/connection/command-queue.ts', 'createdBefore('),
           lines('actors/engine.ts', "case 'retention':", 'return null;'),
           'src/service/snapshot-schedule.ts',
           'src/service/retention-timer.ts',
+          'src/service/background-work.ts',
           block('src/service/service-mode.ts', 'snapshotPolicy({ engine, store }, observer) {'),
           lines('src/service/service-mode.ts', 'retentionRecords: (_opened, atMs) =>'),
           lines('src/service/service-mode.ts', 'retentionRecords: (opened, atMs) =>', '}),'),
@@ -168,6 +172,28 @@ export const MODULES = {
         // direct tests of the actor; the service test for the timers as the running server wires them
         tests: ['test/actors/retention-late-created.test.ts', 'test/durability/partition-snapshots.test.ts', 'test/server/service-timers.test.ts'],
       },
+    ],
+  },
+  jobActions: {
+    what: 'revoke and retry after the answer: what a job shows while its command is pending, the withdrawal of one refused or unconfirmed, the commands kept per job and their notes in the history, where each action can work',
+    parts: [
+      {
+        mutate: [
+          'actors/connection/command-outcomes.ts',
+          'actors/connection/action-availability.ts',
+          'actors/connection/job-actions.ts',
+          'actors/views/state-history.ts',
+          block(ACTOR, 'decideCommandExpiry('),
+          block(ACTOR, 'private applyJobAction('),
+          block(ACTOR, 'private applyAck('),
+          block(ACTOR, 'private settle('),
+          block(ACTOR, 'private settleOutcome('),
+          block('actors/connection/job-store.ts', 'withdrawAction('),
+          block('actors/connection/command-queue.ts', 'push('),
+        ],
+        tests: ['test/actors/command-withdrawal.test.ts', 'test/durability/snapshot-command-trail.test.ts', 'test/routes/job-action-truth.test.ts', 'test/routes/agent-ack-outcomes.test.ts'],
+      },
+      { mutate: ['src/service/command-deadline-timer.ts'], tests: ['test/server/service-timers.test.ts'] },
     ],
   },
   jobStore: {
@@ -226,19 +252,23 @@ export const MODULES = {
           block('actors/connection/job-store.ts', 'lastCompletedAtOfName('),
           block('actors/metrics/queue-metrics.ts', 'finishedWithin('),
         ],
-        tests: ['test/alerts/alert-evaluation.test.ts', 'test/routes/alerts.test.ts', 'test/alerts/webhook-delivery.test.ts'],
+        tests: ['test/alerts/alert-evaluation.test.ts', 'test/alerts/notice-links.test.ts', 'test/routes/alerts.test.ts', 'test/alerts/webhook-delivery.test.ts'],
       },
       {
-        mutate: ['actors/services/alert-service.ts', 'actors/alerts/alert-text.ts', 'src/routes/alerts.ts'],
-        tests: ['test/routes/alerts.test.ts', 'test/alerts/webhook-delivery.test.ts'],
+        mutate: ['actors/services/alert-service.ts', 'actors/alerts/alert-text.ts', 'src/routes/alerts.ts', block('src/http/client-address.ts', 'export function reachedAddress(')],
+        tests: ['test/alerts/notice-links.test.ts', 'test/routes/alerts.test.ts', 'test/alerts/webhook-delivery.test.ts'],
       },
       {
-        mutate: ['src/alerts/address-ranges.ts', 'src/alerts/webhook-guard.ts', 'src/alerts/webhook-sender.ts'],
-        tests: ['test/alerts/webhook-guard.test.ts', 'test/alerts/webhook-delivery.test.ts'],
+        mutate: ['src/alerts/address-ranges.ts', 'src/alerts/embedded-ipv4.ts', 'src/alerts/webhook-guard.ts', 'src/alerts/webhook-sender.ts'],
+        tests: ['test/alerts/address-forms.test.ts', 'test/alerts/webhook-guard.test.ts', 'test/alerts/webhook-delivery.test.ts'],
+      },
+      {
+        mutate: ['src/alerts/send-slots.ts', 'actors/alerts/test-send-limiter.ts'],
+        tests: ['test/alerts/alert-runner.test.ts'],
       },
       {
         mutate: ['src/alerts/webhook-payload.ts', 'src/alerts/alert-runner.ts'],
-        tests: ['test/alerts/alert-runner.test.ts', 'test/alerts/webhook-delivery.test.ts'],
+        tests: ['test/alerts/alert-runner.test.ts', 'test/alerts/notice-links.test.ts', 'test/alerts/webhook-delivery.test.ts'],
       },
     ],
   },
@@ -251,8 +281,30 @@ export const MODULES = {
       { mutate: [lines('src/routes/ingest.ts', 'const actor = connectionActorForKey', 'ticket?.release()')], tests: ['test/routes/heavy-bodies.test.ts'] },
     ],
   },
+  dashboardText: {
+    what: "how the dashboard puts figures and names into words: queue throughput and the job system's own counts, worker titles, the agents' command lines",
+    parts: [
+      {
+        mutate: ['ui/src/pages/queues/queue-figures.ts', 'ui/src/pages/workers/worker-title.ts', 'ui/src/pages/connections/agent-commands.ts'],
+        tests: ['test/ui/queue-and-worker-text.test.ts', 'test/ui/agent-commands.test.ts'],
+      },
+    ],
+  },
+  storedShapes: {
+    what: 'what a start reads back: the shape of every record and snapshot chunk, the chunks\' order, the accounts\' mark, and the verify command',
+    parts: [
+      {
+        mutate: ['actors/stored/*.ts', block('actors/engine-snapshot.ts', 'snapshotEnded({'), block('actors/engine-snapshot.ts', 'private follow(')],
+        tests: ['test/durability/damaged-snapshot.test.ts', 'test/durability/snapshot-round-trip.test.ts', 'test/durability/snapshot-older-formats.test.ts'],
+      },
+      {
+        mutate: ['src/accounts-kept.ts', 'src/engine-recovery.ts', 'src/cli/verify-command.ts'],
+        tests: ['test/durability/damaged-snapshot.test.ts', 'test/cli/verify.test.ts'],
+      },
+    ],
+  },
   'bullmq-agent': {
-    what: "the BullMQ agent's mapping of stream entries to jobwatch events, its settings, spool, checkpoints, delivery and gap rule",
+    what: "the BullMQ agent's mapping of stream entries to jobwatch events, its settings, spool, checkpoints, delivery and gap rule, what it bounds, files and logs, and what a command may name",
     parts: [
       {
         mutate: ['agents/bullmq/src/normalize.js', 'agents/bullmq/src/job-facts.js', 'agents/bullmq/src/config.js'],
@@ -260,7 +312,17 @@ export const MODULES = {
       },
       {
         mutate: ['agents/bullmq/src/spool.js', 'agents/bullmq/src/checkpoint.js', 'agents/bullmq/src/deliver.js', 'agents/bullmq/src/workers.js', 'agents/bullmq/src/discover.js', 'agents/bullmq/src/event-reader.js'],
-        tests: ['test/agents/bullmq/delivery.test.ts', 'test/agents/bullmq/event-reader.test.ts'],
+        tests: ['test/agents/bullmq/delivery.test.ts', 'test/agents/bullmq/event-reader.test.ts', 'test/agents/bullmq/refused-batches.test.ts'],
+      },
+      {
+        mutate: [
+          'agents/bullmq/src/bound-json.js',
+          'agents/bullmq/src/limits.js',
+          'agents/bullmq/src/private-files.js',
+          'agents/bullmq/src/log.js',
+          lines('agents/bullmq/src/commands.js', 'export function targetOf', 'return { queue, jobId };'),
+        ],
+        tests: ['test/agents/agent-ingest-limits.test.ts', 'test/agents/bullmq/spool-modes-and-log.test.ts', 'test/agents/bullmq/command-target.test.ts', 'test/agents/bullmq/delivery.test.ts'],
       },
     ],
   },

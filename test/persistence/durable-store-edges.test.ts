@@ -9,11 +9,13 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDurableStore, type DurableStore, type FsyncPolicy } from '../../persistence/durable-store.ts';
+import { MANIFEST_FILE } from '../../persistence/data-dir-manifest.ts';
 import { FileStorage } from '../../persistence/file-storage.ts';
 import { segmentFileName, snapshotFileName } from '../../persistence/file-names.ts';
 import { FRAME_HEADER_BYTES } from '../../persistence/frame.ts';
 import { encodeValue } from '../../persistence/record-codec.ts';
 import { RecordingStorage } from '../../persistence/recording-storage.ts';
+import { spend } from '../support/spend.ts';
 
 const tempDirs: string[] = [];
 afterAll(() => tempDirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
@@ -81,7 +83,7 @@ describe('snapshots', () => {
     const second = await store.writeSnapshot(chunks([1, 2]));
     await store.close();
     expect(second.seq).toBe(2);
-    expect(readdirSync(dir).sort()).toEqual([segmentFileName(3), 'notes.txt', snapshotFileName(2)]);
+    expect(readdirSync(dir).sort()).toEqual([segmentFileName(3), MANIFEST_FILE, 'notes.txt', snapshotFileName(2)]);
   });
 
   test('a second snapshot while one is being written is refused; the first completes', async () => {
@@ -98,8 +100,13 @@ describe('snapshots', () => {
     const { store, storage } = await opened({ lines });
     await store.append({ n: 1 });
     const before = performance.now();
-    const ok = await store.writeSnapshot(chunks([1]));
-    expect(ok.durationMs).toBeGreaterThanOrEqual(0);
+    // making its one chunk takes 20 ms: the snapshot cannot have taken less
+    const slowChunk = (function* () {
+      spend(20);
+      yield [1];
+    })();
+    const ok = await store.writeSnapshot({ chunks: slowChunk });
+    expect(ok.durationMs).toBeGreaterThanOrEqual(20);
     expect(ok.durationMs).toBeLessThanOrEqual(performance.now() - before);
     await store.append({ n: 2 });
     storage.beforeOperation = (operation) => {
@@ -136,7 +143,7 @@ describe('lifecycle', () => {
     const { store, storage } = await opened({ fsync: 'no' });
     await store.append({ n: 1 });
     await Bun.sleep(1_500); // past the everysec interval
-    expect(storage.count('datasync')).toBe(0);
+    expect(storage.count('datasync', '.seg')).toBe(0);
     await store.close();
   }, 20_000);
 
@@ -157,10 +164,10 @@ describe('lifecycle', () => {
     const { store, storage } = await opened({ fsync: 'everysec' });
     await store.append({ n: 1 });
     const deadline = Date.now() + 10_000;
-    while (storage.count('datasync') === 0 && Date.now() < deadline) await Bun.sleep(50);
-    expect(storage.count('datasync')).toBe(1);
+    while (storage.count('datasync', '.seg') === 0 && Date.now() < deadline) await Bun.sleep(50);
+    expect(storage.count('datasync', '.seg')).toBe(1);
     await Bun.sleep(2_500); // two more ticks with nothing written
-    expect(storage.count('datasync')).toBe(1);
+    expect(storage.count('datasync', '.seg')).toBe(1);
     await store.close();
   }, 20_000);
 });

@@ -39,7 +39,7 @@ async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
 describe('durable store: appends', () => {
   test('given always, when 100 appends arrive in waves while a sync is in flight, then they share far fewer syncs and resolve in seq order', async () => {
     const { store, storage } = await openRecovered('always');
-    const syncsBefore = storage.count('datasync');
+    const syncsBefore = storage.count('datasync', '.seg');
     const resolvedOrder: number[] = [];
     const appends: Promise<number>[] = [];
 
@@ -53,7 +53,7 @@ describe('durable store: appends', () => {
     }
     const seqs = await Promise.all(appends);
 
-    const syncs = storage.count('datasync') - syncsBefore;
+    const syncs = storage.count('datasync', '.seg') - syncsBefore;
     expect(seqs).toEqual(Array.from({ length: 100 }, (_, index) => index + 1));
     expect(resolvedOrder).toEqual(seqs);
     expect(syncs).toBeGreaterThanOrEqual(1);
@@ -77,11 +77,11 @@ describe('durable store: appends', () => {
     const { store, storage, dir } = await openRecovered('everysec');
 
     await store.append({ n: 1 });
-    expect(storage.count('append')).toBe(1);
-    expect(storage.count('datasync')).toBe(0);
+    expect(storage.count('append', '.seg')).toBe(1);
+    expect(storage.count('datasync', '.seg')).toBe(0);
     await store.close();
 
-    expect(storage.count('datasync')).toBe(1);
+    expect(storage.count('datasync', '.seg')).toBe(1);
     expect(await replayedRecords(dir)).toEqual([{ n: 1 }]);
   });
 
@@ -89,7 +89,7 @@ describe('durable store: appends', () => {
     const { store, storage } = await openRecovered('no');
     await Promise.all([store.append({ n: 1 }), store.append({ n: 2 })]);
     await store.append({ n: 3 });
-    expect(storage.count('datasync')).toBe(0);
+    expect(storage.count('datasync', '.seg')).toBe(0);
     await store.close();
   });
 

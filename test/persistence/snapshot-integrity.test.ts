@@ -173,7 +173,7 @@ describe('snapshot file integrity', () => {
     tempDirs.push(dir);
     const { path } = await writeSnapshotFile(storage, dir, SEQ, { chunks: [][Symbol.iterator]() });
     const read = await readSnapshotFile(storage, path, SEQ);
-    expect(read).toEqual({ kind: 'ok', seq: SEQ, chunkPayloads: [] });
+    expect(read).toEqual({ kind: 'ok', seq: SEQ, chunkPayloads: [], chunkOffsets: [] });
   });
 });
 

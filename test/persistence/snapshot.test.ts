@@ -6,6 +6,7 @@ import { DurabilityError, openDurableStore } from '../../persistence/durable-sto
 import type { DurableStore } from '../../persistence/durable-store.ts';
 import { FileStorage } from '../../persistence/file-storage.ts';
 import { segmentFileName, snapshotFileName } from '../../persistence/file-names.ts';
+import { MANIFEST_FILE } from '../../persistence/data-dir-manifest.ts';
 import { FRAME_HEADER_BYTES } from '../../persistence/frame.ts';
 import { encodeValue } from '../../persistence/record-codec.ts';
 import { RecordingStorage } from '../../persistence/recording-storage.ts';
@@ -55,7 +56,7 @@ describe('snapshots', () => {
     expect(logBytesBefore).toBeGreaterThan(0);
     expect(store.logBytesSinceSnapshot).toBe(bytesAppendedDuring);
     const files = readdirSync(dir).sort();
-    expect(files).toEqual([segmentFileName(11), snapshotFileName(10)]);
+    expect(files).toEqual([segmentFileName(11), MANIFEST_FILE, snapshotFileName(10)]);
 
     const state: number[] = [];
     const reopened = await openDurableStore({ dir, storage: new FileStorage(), fsync: 'always', log: () => {} });
@@ -113,7 +114,7 @@ describe('snapshots', () => {
     await store.close();
 
     expect(second.seq).toBe(1);
-    expect(readdirSync(dir).sort()).toEqual([segmentFileName(2), snapshotFileName(1)]);
+    expect(readdirSync(dir).sort()).toEqual([segmentFileName(2), MANIFEST_FILE, snapshotFileName(1)]);
   });
 });
 

@@ -6,7 +6,7 @@
  */
 import { describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { JSON_SHAPE_LIMITS } from '../../src/http/json-shape.ts';
-import { INGEST_EVENT_BYTES_MAX } from '../../src/http/ingest-body.ts';
+import { INGEST_EVENT_BYTES_MAX, INGEST_EVENT_MEMBERS_MAX } from '../../src/http/ingest-body.ts';
 import { QUOTA_SPENT_BODY_BYTES_MAX } from '../../src/routes/ingest.ts';
 import { jobEvent, workerEvent } from '../support/events.ts';
 import { BASE, T0, testApp, type TestApp } from '../support/test-app.ts';
@@ -39,10 +39,10 @@ async function setUp(options: Parameters<typeof testApp>[0] = {}) {
 }
 
 describe('hostile shapes are refused before they are parsed', () => {
-  test('5 MB of nested arrays: 400 in the envelope, naming the depth limit, and the connection is closed', async () => {
+  test('5 MB of nested arrays outside the events: 400 in the envelope naming the depth limit, the rest unread, the connection closed', async () => {
     const { t, connection } = await setUp();
     const depth = 2_600_000;
-    const response = await post(t, '/api/ingest', connection.apiKey, `{"events":${'['.repeat(depth)}${']'.repeat(depth)}}`);
+    const response = await post(t, '/api/ingest', connection.apiKey, `{"other":${'['.repeat(depth)}${']'.repeat(depth)},"events":[]}`);
     expect(response.status).toBe(400);
     expect(response.headers.get('connection')).toBe('close');
     const body = (await response.json()) as { error: { code: string; docs_url: string; details: unknown } };
@@ -51,15 +51,57 @@ describe('hostile shapes are refused before they are parsed', () => {
     expect(body.error.details).toEqual({ body: [`must not nest more than ${JSON_SHAPE_LIMITS.depthMax} levels deep`] });
   });
 
-  test('an event whose extensions hold 400,000 keys: 400 naming the member limit', async () => {
+  test('5 MB of nested arrays as an event: 400 naming the hostile depth, the rest unread', async () => {
+    const { t, connection } = await setUp();
+    const depth = 2_600_000;
+    const response = await post(t, '/api/ingest', connection.apiKey, `{"events":${'['.repeat(depth)}${']'.repeat(depth)}}`);
+    expect(response.status).toBe(400);
+    expect(response.headers.get('connection')).toBe('close');
+    expect(((await response.json()) as { error: { details: unknown } }).error.details).toEqual({
+      body: [`must not nest more than ${JSON_SHAPE_LIMITS.hostileDepthMax} levels deep anywhere (an event deeper than ${JSON_SHAPE_LIMITS.depthMax - 2} levels is refused on its own)`],
+    });
+  });
+
+  test('one event nesting deeper than the limit is rejected on its own; the others are taken', async () => {
+    const { t, connection } = await setUp();
+    let progress: unknown = 1;
+    for (let level = 0; level < 40; level++) progress = [progress];
+    const events = [
+      jobEvent(connection.id, T0, { externalId: 'before', state: 'completed' }),
+      jobEvent(connection.id, T0, { externalId: 'deep', extensions: { progress } }),
+      jobEvent(connection.id, T0, { externalId: 'after', state: 'completed' }),
+    ];
+    const response = await post(t, '/api/ingest', connection.apiKey, JSON.stringify({ events }));
+    expect(response.status).toBe(200);
+    const reply = (await response.json()) as { accepted: number; rejected: number; errors: unknown[] };
+    expect(reply).toMatchObject({ accepted: 2, rejected: 1 });
+    expect(reply.errors).toEqual([
+      { index: 1, code: 'VALIDATION_ERROR', message: 'event failed validation', details: { '(event)': [`must not nest more than ${JSON_SHAPE_LIMITS.depthMax - 2} levels deep (the event itself is level 1)`] } },
+    ]);
+    expect(t.engine.connection(connection.id)!.jobs.size).toBe(2);
+  });
+
+  test('an event whose extensions hold 400,000 keys: 400 naming the event\'s values limit', async () => {
     const { t, connection } = await setUp();
     const keys = Array.from({ length: 400_000 }, (_, k) => `"k${k}":1`).join(',');
     const event = JSON.stringify(jobEvent(connection.id, T0)).slice(0, -2);
     const response = await post(t, '/api/ingest', connection.apiKey, `{"events":[${event},"extensions":{${keys}}}}]}`);
     expect(response.status).toBe(400);
     expect(((await response.json()) as { error: { details: unknown } }).error.details).toEqual({
-      body: [`must not hold more than ${JSON_SHAPE_LIMITS.objectMembersMax} members in one object`],
+      'events[0]': [`event 0 must not hold more than ${INGEST_EVENT_MEMBERS_MAX} values`],
     });
+  });
+
+  test('an event with more members in one object than the limit is rejected on its own', async () => {
+    const { t, connection } = await setUp();
+    const keys = Array.from({ length: JSON_SHAPE_LIMITS.objectMembersMax + 1 }, (_, k) => `"k${k}":1`).join(',');
+    const event = JSON.stringify(jobEvent(connection.id, T0, { externalId: 'wide' })).slice(0, -2);
+    const fine = JSON.stringify(jobEvent(connection.id, T0, { externalId: 'fine' }));
+    const response = await post(t, '/api/ingest', connection.apiKey, `{"events":[${event},"extensions":{${keys}}}},${fine}]}`);
+    expect(response.status).toBe(200);
+    const reply = (await response.json()) as { accepted: number; errors: Array<{ index: number; details: unknown }> };
+    expect(reply.accepted).toBe(1);
+    expect(reply.errors).toMatchObject([{ index: 0, details: { '(event)': [`must not hold more than ${JSON_SHAPE_LIMITS.objectMembersMax} members in one object`] } }]);
   });
 
   test('an event larger than any the contract allows: 400 naming the event; nothing of the batch is stored', async () => {

@@ -1,6 +1,16 @@
 import { describe, expect, test } from 'bun:test';
 import { testApp, T0 } from '../support/test-app.ts';
 import { jobEvent, queueEvent, workerEvent } from '../support/events.ts';
+import { recordingLog, replayedAndRestored } from '../support/recording-log.ts';
+import { dedupKeyOf } from '../../actors/ingest/dedup-key.ts';
+import { validateEvent } from '../../actors/ingest/validate-event.ts';
+
+/** An event as the service normalizes it (what its dedup key is made from). */
+function normalized(raw: ReturnType<typeof jobEvent> | ReturnType<typeof workerEvent>) {
+  const verdict = validateEvent(raw, raw.connectionId, T0 + 60_000);
+  if (!verdict.ok) throw new Error(verdict.error.message);
+  return verdict.event;
+}
 
 async function setup(dailyEventLimit: number) {
   const t = await testApp({ limits: { dailyEventLimit } });
@@ -26,20 +36,71 @@ describe('ingest: duplicates', () => {
     expect((await t.ingest(connection.apiKey, [a, b])).json).toMatchObject({ accepted: 1, skipped: 1 });
   });
 
-  test('keys follow the decisions: job (externalId, state, timestamp, attempt), worker (externalId, state, timestamp), queue (name, timestamp)', async () => {
+  test('an event is a duplicate when one of the same identity and the same content was accepted: job (externalId, state, timestamp, attempt), worker (externalId, state, timestamp), queue (name, timestamp)', async () => {
     const { t, connection } = await setup(100);
     const response = await t.ingest(connection.apiKey, [
       jobEvent(connection.id, T0, { attempt: 1 }),
       jobEvent(connection.id, T0, { attempt: 2 }), // other attempt: new
       jobEvent(connection.id, T0, { attempt: 1, state: 'active' }), // other state: new
-      jobEvent(connection.id, T0, { attempt: 1, error: 'differs but same key' }), // duplicate
+      jobEvent(connection.id, T0, { attempt: 1 }), // the same again: duplicate
       workerEvent(connection.id, T0),
-      workerEvent(connection.id, T0, { hostname: 'other' }), // duplicate
+      workerEvent(connection.id, T0), // duplicate
       workerEvent(connection.id, T0 + 1),
       queueEvent(connection.id, T0),
-      queueEvent(connection.id, T0, { depth: 99 }), // duplicate
+      queueEvent(connection.id, T0), // duplicate
     ]);
     expect(response.json).toMatchObject({ accepted: 6, skipped: 3 });
+  });
+
+  test('an event of the same identity that says more is applied, not skipped: a scheduled job then with its eta in the same millisecond', async () => {
+    const { t, connection } = await setup(100);
+    const scheduled = { state: 'scheduled', attempt: 1, extensions: { bullmqState: 'delayed' } };
+    const eta = '2026-11-21T10:05:00.000Z';
+    const withEta = { ...scheduled, extensions: { bullmqState: 'delayed', eta } };
+    // in one batch, as BullMQ's `added` and `delayed` entries arrive
+    const first = await t.ingest(connection.apiKey, [jobEvent(connection.id, T0, scheduled), jobEvent(connection.id, T0, withEta)]);
+    expect(first.json).toMatchObject({ accepted: 2, skipped: 0, usage: { used: 2 } });
+    const job = t.engine.connection(connection.id)!.jobs.getByExternalId('task-1')!;
+    const cookie = await t.login();
+    const detail = (await t.request('GET', `/api/jobs/${job.id}`, { headers: { cookie } })).json;
+    expect(detail.scheduledFor).toBe(eta);
+    expect(detail.stateHistory.map((entry: { state: string }) => entry.state)).toEqual(['scheduled']);
+    // across batches too; and either, sent again, is an exact repeat: skipped and not counted
+    const again = await t.ingest(connection.apiKey, [jobEvent(connection.id, T0, withEta), jobEvent(connection.id, T0, scheduled)]);
+    expect(again.json).toMatchObject({ accepted: 0, skipped: 2, usage: { used: 2 } });
+  });
+
+  test('events of one instant complement each other whatever their order: the later one without the eta keeps it', async () => {
+    const { t, connection } = await setup(100);
+    const eta = '2026-11-21T10:05:00.000Z';
+    await t.ingest(connection.apiKey, [jobEvent(connection.id, T0, { state: 'scheduled', extensions: { bullmqState: 'delayed', eta } })]);
+    await t.ingest(connection.apiKey, [jobEvent(connection.id, T0, { state: 'scheduled', extensions: { bullmqState: 'delayed', jobId: '7' } })]);
+    const job = t.engine.connection(connection.id)!.jobs.getByExternalId('task-1')!;
+    expect(job.details?.extensions).toEqual({ bullmqState: 'delayed', eta, jobId: '7' });
+    // a newer event still replaces them whole
+    await t.ingest(connection.apiKey, [jobEvent(connection.id, T0 + 1, { state: 'queued', extensions: { bullmqState: 'waiting' } })]);
+    expect(t.engine.connection(connection.id)!.jobs.getByExternalId('task-1')!.details?.extensions).toEqual({ bullmqState: 'waiting' });
+  });
+
+  test('replay and a snapshot keep the same duplicates and the same job', async () => {
+    const log = recordingLog();
+    const t = await testApp({ log, limits: { dailyEventLimit: 100 } });
+    const connection = await t.createConnection(await t.login(), 'prod');
+    const eta = '2026-11-21T10:05:00.000Z';
+    const events = [
+      jobEvent(connection.id, T0, { state: 'scheduled' }),
+      jobEvent(connection.id, T0, { state: 'scheduled', extensions: { eta } }),
+      workerEvent(connection.id, T0, { activeJobs: 1 }),
+      workerEvent(connection.id, T0, { activeJobs: 2 }),
+    ];
+    expect((await t.ingest(connection.apiKey, events)).json).toMatchObject({ accepted: 4, skipped: 0 });
+    const live = t.engine.connection(connection.id)!;
+    for (const engine of replayedAndRestored(t.engine, log.records)) {
+      const actor = engine.connection(connection.id)!;
+      expect(actor.dedup.toSnapshot()).toEqual(live.dedup.toSnapshot());
+      expect(actor.jobs.getByExternalId('task-1')).toEqual(live.jobs.getByExternalId('task-1')!);
+      for (const event of events) expect(actor.dedup.has(dedupKeyOf(normalized(event)))).toBe(true);
+    }
   });
 
   test('the dedup memory is bounded: the oldest keys are forgotten first', async () => {

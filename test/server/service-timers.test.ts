@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { SERVICE_TIMERS, startService, type RunningService, type ServiceTimers } from '../../src/server.ts';
+import { deadlineCheckIntervalMs } from '../../src/service/command-deadline-timer.ts';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, batchOfJobs, createConnection, getJson, ingest, login } from '../blackbox/service-process.ts';
 
 const HOUR_MS = 3_600_000;
@@ -124,6 +125,30 @@ describe('timers of the running service', () => {
     release = true;
     await blocking;
     expect((await ingest(baseUrl, connection.apiKey, batchOfJobs(connection.id, 'after', 1))).status).toBe(200);
+  }, 30_000);
+
+  test('the wait for confirmation is checked every tenth of it, between a quarter second and 10 s', () => {
+    expect([1_000, 5_000, 60_000, 300_000, 86_400_000].map(deadlineCheckIntervalMs)).toEqual([250, 500, 6_000, 10_000, 10_000]);
+  });
+
+  test('a revoke no agent confirms within COMMAND_CONFIRM_SECONDS is withdrawn by itself, once, and the log says so', async () => {
+    const { baseUrl, cookie, connection, lines, severities } = await start({ commandConfirmMs: 1_000 }, {});
+    const running = { type: 'job_state_change', timestamp: new Date(Date.now() - 1_000).toISOString(), framework: 'celery', connectionId: connection.id, job: { externalId: 'left', name: 'tasks.x', state: 'active' } };
+    expect((await ingest(baseUrl, connection.apiKey, [running])).body.accepted).toBe(1);
+    const [job] = (await getJson(baseUrl, '/api/jobs', cookie)).body.data as Array<{ id: string }>;
+    const revoked = await fetch(`${baseUrl}/api/jobs/${job!.id}/revoke`, { method: 'POST', headers: { cookie } });
+    expect(((await revoked.json()) as { state: string }).state).toBe('cancelled');
+    const askedAtMs = Date.now();
+    const detail = async () => (await getJson(baseUrl, `/api/jobs/${job!.id}`, cookie)).body;
+    await eventually('the unconfirmed revoke withdrawn', async () => (await detail()).lastCommand.status === 'expired');
+    // not before the wait, and at most a check interval (a tenth of it) plus a loaded machine's slack after
+    expect(Date.now() - askedAtMs).toBeGreaterThanOrEqual(1_000);
+    expect(await detail()).toMatchObject({ state: 'active' });
+    const withdrawn = lines.filter((line) => line.startsWith('commands: 1 of connection'));
+    expect(withdrawn).toEqual([`commands: 1 of connection ${connection.id} withdrawn, unconfirmed after 1 s; their jobs show what the job system reported (is the agent running and polling?)`]);
+    expect(severities.get(withdrawn[0]!)).toBe('warn');
+    await Bun.sleep(300); // later checks find nothing more to withdraw
+    expect(lines.filter((line) => line.startsWith('commands: '))).toHaveLength(1);
   }, 30_000);
 
   test('a snapshot is taken when SNAPSHOT_INTERVAL_MINUTES has passed, and only when something was written since', async () => {

@@ -102,12 +102,20 @@ beforeAll(async () => {
   for (const page of (await single.request('GET', '/api/jobs?limit=100', { headers: { cookie: cookies.admin } })).json.data as Array<{ id: string }>) jobIds.push(page.id);
 }, 120_000);
 
+/**
+ * Commands made by each app on its own (the bulk action below) get ids of their own: the
+ * same command, by every other field, once its id is set aside.
+ */
+let commandIdsDiffer = false;
+const withoutCommandIds = (text: string): unknown => JSON.parse(text.replace(/("lastCommand":\{[^{}]*?"id":)"[^"]*"/g, '$1"(made by each app)"'));
+
 /** The same request to both apps: the same status and the same body, byte for byte once parsed. */
 async function same(path: string, user: 'admin' | 'other' = 'admin', init: { method?: string; body?: unknown } = {}): Promise<any> {
   const method = init.method ?? 'GET';
   const one = await single.request(method, path, { headers: { cookie: cookies[user] }, body: init.body });
   const many = await sharded.request(method, path, { headers: { cookie: cookies[user] }, body: init.body });
-  expect({ path, user, status: many.status, body: many.json }).toEqual({ path, user, status: one.status, body: one.json });
+  const body = (answer: { json: unknown; text: string }) => (commandIdsDiffer ? withoutCommandIds(answer.text) : answer.json);
+  expect({ path, user, status: many.status, body: body(many) }).toEqual({ path, user, status: one.status, body: body(one) });
   return one.json;
 }
 
@@ -195,6 +203,7 @@ describe(`reads over ${SHARDS} shards equal one engine's (seed ${SEED})`, () => 
     const body = { ids };
     const one = await single.request('POST', '/api/jobs/bulk/revoke', { body, headers: { cookie: cookies.admin } });
     const many = await sharded.request('POST', '/api/jobs/bulk/revoke', { body, headers: { cookie: cookies.admin } });
+    commandIdsDiffer = true;
     expect(many.status).toBe(200);
     expect(many.json).toEqual(one.json);
     expect(one.json.results.filter((result: { success: boolean }) => result.success).length).toBeGreaterThan(5);

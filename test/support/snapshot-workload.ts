@@ -3,13 +3,14 @@
  * tests restore and compare.
  */
 import { ManualClock } from '../../actors/clock.ts';
-import { Engine, type EngineRecord } from '../../actors/engine.ts';
+import { Engine } from '../../actors/engine.ts';
 import { AccountService } from '../../actors/services/account-service.ts';
 import { ConnectionService } from '../../actors/services/connection-service.ts';
 import { JobActionService } from '../../actors/services/job-action-service.ts';
 import { ingestEvents } from '../../actors/services/ingest-service.ts';
 import { openDurableStore } from '../../persistence/durable-store.ts';
 import { FileStorage } from '../../persistence/file-storage.ts';
+import { engineRecoveryHandler } from '../../src/engine-recovery.ts';
 import { iso, jobEvent, queueEvent, workerEvent } from './events.ts';
 import { T0 } from './test-app.ts';
 
@@ -18,8 +19,8 @@ export const LIMITS = { dailyEventLimit: 50_000, dedupKeysMax: 500, maxJobsPerCo
 export async function openAt(dir: string, clock: ManualClock) {
   const store = await openDurableStore({ dir, storage: new FileStorage(), fsync: 'always', log: () => undefined });
   const engine = new Engine({ clock, log: store, limits: LIMITS });
-  const restorer = engine.restorer();
-  const report = await store.recover({ snapshotChunk: (chunk) => restorer.restore(chunk), record: (record) => engine.evolve(record as EngineRecord) });
+  // as a start recovers: every chunk and record checked for its shape
+  const report = await store.recover(engineRecoveryHandler(engine, { wholeState: true }));
   const accounts = new AccountService(engine, 86_400_000, 'secret-for-tests');
   const connections = new ConnectionService(engine);
   return { store, engine, accounts, connections, actions: new JobActionService(engine, connections), report };

@@ -41,7 +41,7 @@ export interface TestAppOptions {
   /** false: no ADMIN user, which saves its argon2id hash (about a second on a busy machine) */
   withAdmin?: boolean;
   /** the alerting edge: ALERT_WEBHOOK_ALLOW_PRIVATE (default false), a resolver or sender in place of DNS and HTTP */
-  alerts?: { allowPrivate?: boolean } & Partial<Pick<AlertEdgeOptions, 'resolve' | 'send' | 'observer'>>;
+  alerts?: { allowPrivate?: boolean } & Partial<Pick<AlertEdgeOptions, 'resolve' | 'send' | 'observer' | 'runnerLimits'>>;
   /** IN_FLIGHT_REQUESTS_PER_CONNECTION and IN_FLIGHT_MB_PER_CONNECTION (in bytes); default the service's defaults */
   inFlightPerConnection?: { requestsMax: number; bytesMax: number };
 }
@@ -94,7 +94,7 @@ export async function singleTestApp(options: TestAppOptions = {}) {
   const connections = new ConnectionService(engine);
   const jobActions = new JobActionService(engine, connections);
   const live = new LiveUpdates(engine, clock, { ...TEST_LIVE, log: (line) => streamLog.push(line), ...options.live });
-  const alerts = new AlertService(engine);
+  const alerts = new AlertService(engine, options.publicUrl ?? null);
   const alertDelivery = createAlertEdge({
     engine,
     alerts,
@@ -103,6 +103,7 @@ export async function singleTestApp(options: TestAppOptions = {}) {
     log: (line) => errors.push(line),
     resolve: options.alerts?.resolve,
     send: options.alerts?.send,
+    runnerLimits: options.alerts?.runnerLimits,
   });
   const app = createApp({
     engine, accounts, connections, jobActions, live, alerts, alertDelivery,

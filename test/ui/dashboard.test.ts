@@ -71,7 +71,8 @@ describe('dashboard in Chromium', () => {
     expect(apiKey).toMatch(/^sk_/);
     const listed = (await (await page.request.get('/api/connections')).json()) as { data: Array<{ id: string; name: string }> };
     connection = { id: listed.data[0]!.id, apiKey };
-    expect(await page.locator('pre', { hasText: 'jobwatch-celery' }).textContent()).toContain(`--connection-id ${connection.id}`);
+    // the agent finds its connection from the key: the command names the key and this service's address
+    expect(await page.getByTestId('agent-command').textContent()).toBe(`jobwatch-celery \\\n  --broker redis://localhost:6379/0 \\\n  --url ${service.baseUrl} \\\n  --api-key ${apiKey}`);
     await page.locator('table[aria-label="Connections"] tbody tr', { hasText: 'production' }).waitFor();
     await screenshot(page, 'connections-light');
 
@@ -154,13 +155,13 @@ describe('dashboard in Chromium', () => {
     expect(await timeline.locator('.gap').allTextContents()).toEqual(['1.2 s until active', '1.3 s until failed', 'current']);
     expect(await page.locator('pre', { hasText: 'Traceback (most recent call last)' }).count()).toBe(1);
 
-    await page.getByRole('button', { name: 'Revoke' }).click();
-    await page.getByRole('dialog').getByRole('button', { name: 'Revoke' }).click();
-    await page.getByRole('alert').filter({ hasText: /cannot be revoked from state 'failed'/ }).waitFor();
+    // a failed job cannot be revoked: not offered, and the control says why
+    expect(await page.getByRole('button', { name: 'Revoke' }).isDisabled()).toBe(true);
+    expect(await page.getByRole('button', { name: 'Revoke' }).getAttribute('title')).toBe('only active or queued jobs can be revoked');
     await page.getByRole('button', { name: 'Retry' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Retry' }).click();
-    await page.getByText(/Retry accepted: the job is now retrying/).waitFor();
-    await page.locator('.page-head .badge', { hasText: 'retrying' }).waitFor();
+    await page.getByText('retry requested, waiting for the agent.').waitFor();
+    await page.locator('.page-head .badge.requested', { hasText: 'retry requested' }).waitFor();
     await screenshot(page, 'job-detail-light');
 
     // the agent reports that it could not carry the retry out; the page says why
@@ -170,8 +171,9 @@ describe('dashboard in Chromium', () => {
     const reason = 'task billing.charge_invoice is not registered';
     const acked = await fetch(`${service.baseUrl}/api/agent/commands/ack`, { method: 'POST', headers: agent, body: JSON.stringify({ outcomes: [{ id: retry.id, status: 'failed', reason }] }) });
     expect(acked.status).toBe(200);
-    await page.reload();
-    await page.getByRole('alert').filter({ hasText: `Retry not carried out by the agent: ${reason}` }).waitFor();
+    // live, without a reload: the job is failed again, and the page says why
+    await page.getByRole('alert').filter({ hasText: `retry refused: ${reason}` }).waitFor();
+    await page.locator('.page-head .badge.state-failed').waitFor();
   }, TEST_TIMEOUT_MS);
 
   test('bulk revoke of a selection changes the rows and reports each job', async () => {
@@ -182,21 +184,32 @@ describe('dashboard in Chromium', () => {
     await page.getByText('2 selected').waitFor();
     await page.getByRole('button', { name: 'Revoke selected' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Revoke' }).click();
-    await page.getByText('2 of 2 done').waitFor();
-    for (const id of picked) await page.locator(`tr[data-id="${id}"] .badge`, { hasText: 'cancelled' }).waitFor();
+    await page.getByText('2 of 2 requested').waitFor();
+    // the contract's answer is cancelled; until the agent reports, the rows say what is true: requested
+    for (const id of picked) await page.locator(`tr[data-id="${id}"] .badge.requested`, { hasText: 'revoke requested' }).waitFor();
     const states = await Promise.all(picked.map(async (id) => ((await (await page.request.get(`/api/jobs/${id}`)).json()) as { state: string }).state));
     expect(states).toEqual(['cancelled', 'cancelled']);
   }, TEST_TIMEOUT_MS);
 
-  test('the queues page draws a chart per queue', async () => {
+  test('the queues page lists the queues; a chart opens on demand', async () => {
     await page.goto('/queues?range=1h');
-    await page.getByRole('region', { name: 'Queue billing' }).waitFor();
-    const charts = page.locator('[data-testid="queue-chart"] canvas');
+    const row = page.locator('table[aria-label="Queues"] tbody tr', { hasText: 'billing' });
+    await row.waitFor();
+    const charts = page.locator('[data-testid="queue-chart"] svg');
+    expect(await charts.count()).toBe(0);
+    await page.getByRole('button', { name: 'Chart of billing' }).click();
     await charts.first().waitFor();
-    expect(await charts.count()).toBe(await page.locator('.queue-card').count());
-    const size = await charts.first().evaluate((canvas) => ({ width: (canvas as HTMLCanvasElement).width, height: (canvas as HTMLCanvasElement).height }));
-    expect(size.width).toBeGreaterThan(100);
-    expect(size.height).toBeGreaterThan(50);
+    expect(await charts.count()).toBe(1);
+    const chart = charts.first();
+    const size = await chart.boundingBox();
+    expect(size!.width).toBeGreaterThan(100);
+    expect(size!.height).toBeGreaterThan(50);
+    // the chart draws what the health bar counts, and its steps rise where jobs finished
+    const counted = (await row.locator('.health').getAttribute('aria-label'))!.match(/(\d+) succeeded, (\d+) failed/)!;
+    expect(await chart.getAttribute('aria-label')).toContain(`${counted[1]} succeeded, ${counted[2]} failed`);
+    expect(Number(counted[1])).toBeGreaterThan(0);
+    const rise = await chart.locator('.succeeded .edge').evaluate((path) => (path as SVGPathElement).getBBox().height);
+    expect(rise).toBeGreaterThan(10);
     await screenshot(page, 'queues-light');
   }, TEST_TIMEOUT_MS);
 
@@ -261,7 +274,7 @@ describe('dashboard in Chromium', () => {
       await view.page.locator('tbody tr').first().getByRole('link').first().click();
       await view.page.getByRole('list', { name: 'State history' }).waitFor();
       await screenshot(view.page, `job-detail-${suffix}`);
-      for (const [path, ready] of [['/queues', '.queue-card canvas'], ['/workers', 'tbody tr'], ['/connections', 'tbody tr'], ['/users', 'form']] as const) {
+      for (const [path, ready] of [['/queues', 'tbody tr'], ['/workers', 'tbody tr'], ['/connections', 'tbody tr'], ['/users', 'form']] as const) {
         await view.page.goto(path);
         await view.page.locator(ready).first().waitFor();
         await screenshot(view.page, `${path.slice(1)}-${suffix}`);

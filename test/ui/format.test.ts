@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import { ApiError, envelopeError, messageOf, queryString } from '../../ui/src/api/client.ts';
 import { relativeTime, shortDuration } from '../../ui/src/lib/time.ts';
+import { axisMax } from '../../ui/src/lib/axis.ts';
 
 describe('times', () => {
   const now = Date.parse('2026-11-21T10:00:00.000Z');
@@ -35,5 +36,11 @@ describe('API errors in words', () => {
   test('query strings carry only the set values', () => {
     expect(queryString({ state: 'failed', search: '', queue: undefined, limit: 50, cursor: null })).toBe('?state=failed&limit=50');
     expect(queryString({})).toBe('');
+  });
+});
+
+describe('the queue chart', () => {
+  test('its y axis tops out at the largest count or just above, a number whose half is whole', () => {
+    expect([0, 1, 2, 3, 5, 6, 7, 11, 45, 150, 999, 1000].map(axisMax)).toEqual([2, 2, 2, 4, 6, 6, 10, 20, 60, 200, 1000, 1000]);
   });
 });

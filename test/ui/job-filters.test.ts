@@ -18,6 +18,7 @@ const job = (id: string, fields: Partial<JobListItem> = {}): JobListItem => ({
   durationMs: null,
   workerId: null,
   error: null,
+  lastCommand: null,
   ...fields,
 });
 

@@ -1,5 +1,4 @@
 /** The dashboard's entry: styles, the session check, and the page for the address. */
-import 'uplot/dist/uPlot.min.css';
 import './styles.css';
 import { render } from 'preact';
 import { AppShell } from './components/app-shell.tsx';

@@ -2,7 +2,7 @@
 // and queue monitoring and commands, and stops cleanly on SIGTERM/SIGINT (events read
 // are delivered or spooled, and the checkpoints saved).
 import { Redis } from 'ioredis';
-import { rename, writeFile } from 'node:fs/promises';
+import { open, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Backoff } from './backoff.js';
 import { Checkpoints } from './checkpoint.js';
@@ -13,8 +13,10 @@ import { discoverQueues } from './discover.js';
 import { EventReader } from './event-reader.js';
 import { errorText, HttpClient, NetworkError } from './http-client.js';
 import { JobFacts } from './job-facts.js';
+import { QUEUE_CHARS } from './limits.js';
 import { logger, setLogLevel } from './log.js';
 import { Normalizer } from './normalize.js';
+import { mkdirPrivate, PRIVATE_FILE_MODE, tightenPrivateTree } from './private-files.js';
 import { QueueMonitor } from './queues.js';
 import { Spool } from './spool.js';
 import { WorkerMonitor } from './workers.js';
@@ -25,6 +27,8 @@ const CHECKPOINT_SAVE_MS = 250;
 const STATS_INTERVAL_MS = 60_000;
 const WORKER_RELIST_MS = 500;
 const STATUS_INTERVAL_MS = 250;
+/** queue names too long to watch, each said once */
+const REPORTED_TOO_LONG_MAX = 1000;
 
 /** @param {string[]} argv @param {Record<string, string | undefined>} env @returns {Promise<number>} exit code */
 export async function main(argv, env) {
@@ -103,16 +107,19 @@ export class Agent {
     this.config = config;
     const redisOptions = { maxRetriesPerRequest: null, enableReadyCheck: true, lazyConnect: false, connectionName: `jobwatch-bullmq:${config.prefix}` };
     this.redis = new Redis(config.redisUrl, redisOptions);
-    this.blocking = new Redis(config.redisUrl, { ...redisOptions, connectionName: `jobwatch-bullmq:${config.prefix}:reader` });
+    const readerName = `jobwatch-bullmq:${config.prefix}:reader`;
+    this.blocking = new Redis(config.redisUrl, { ...redisOptions, connectionName: readerName });
     for (const connection of [this.redis, this.blocking]) connection.on('error', () => {}); // reported by the loops that use them
     let spool;
     try {
+      mkdirPrivate(config.spoolDir);
+      for (const line of tightenPrivateTree(config.spoolDir)) log.warn(line);
       spool = new Spool(join(config.spoolDir, 'batches'), config.spoolBytesMax);
       this.checkpoints = new Checkpoints(config.spoolDir, config.prefix);
     } catch (error) {
       throw new ConfigError(`--spool-dir: cannot use ${JSON.stringify(config.spoolDir)} (${/** @type {Error} */ (error).message})`);
     }
-    this.workers = new WorkerMonitor(this.redis, config.prefix, connectionId, (queue) => this.normalizer.runningByWorker(queue), (queue) => this.isWatched(queue));
+    this.workers = new WorkerMonitor(this.redis, config.prefix, connectionId, (queue) => this.normalizer.runningByWorker(queue), (queue) => this.isWatched(queue), readerName);
     this.normalizer = new Normalizer(connectionId, new JobFacts(), (queue, name) => this.workers.workerIdOf(queue, name));
     this.deliverer = new Deliverer(client, spool, {
       batchSize: config.batchSize,
@@ -139,9 +146,12 @@ export class Agent {
       },
     });
     this.queueMonitor = new QueueMonitor(this.redis, config.prefix, connectionId, () => this.workers.consumers());
-    this.commands = new CommandRunner(this.redis, config.prefix, client);
+    const scope = config.queues.length > 0 ? `it watches ${config.queues.join(', ')} under prefix ${config.prefix}` : `it watches the queues it found under prefix ${config.prefix}`;
+    this.commands = new CommandRunner(this.redis, config.prefix, client, (queue) => this.reader.positions.has(queue) || this.reader.toStart.includes(queue), scope);
     this.connectionId = connectionId;
     this.workersListedAtMs = 0;
+    /** @type {Set<string>} */
+    this.reportedTooLong = new Set();
   }
 
   isWatched(queue) {
@@ -150,7 +160,12 @@ export class Agent {
 
   async discover() {
     const before = new Set(this.reader.queues);
-    const found = await discoverQueues(this.redis, this.config.prefix, this.config.queues);
+    const { queues: found, tooLong } = await discoverQueues(this.redis, this.config.prefix, this.config.queues);
+    for (const name of tooLong) {
+      if (this.reportedTooLong.has(name) || this.reportedTooLong.size >= REPORTED_TOO_LONG_MAX) continue;
+      this.reportedTooLong.add(name);
+      log.warn(`queue ${JSON.stringify(name.slice(0, 60))}... (${name.length} characters) under prefix ${this.config.prefix} is not watched: jobwatch keeps queue names of at most ${QUEUE_CHARS} characters`);
+    }
     const added = found.filter((queue) => !before.has(queue) && !this.reader.toStart.includes(queue));
     if (added.length > 0) log.info(`found ${added.length} new ${added.length === 1 ? 'queue' : 'queues'} under prefix ${this.config.prefix}: ${added.join(', ')}`);
     this.reader.watch(found);
@@ -193,7 +208,13 @@ export class Agent {
     const d = this.deliverer;
     const status = { at: new Date().toISOString(), queues, sent: d.sent, pending: d.pending, spooled: d.spool.events, rejected: d.rejected, entriesRead: this.reader.entriesRead };
     const path = join(this.config.spoolDir, `status-${encodeURIComponent(this.config.prefix)}.json`);
-    await writeFile(`${path}.tmp`, JSON.stringify(status));
+    const file = await open(`${path}.tmp`, 'w', PRIVATE_FILE_MODE);
+    try {
+      await file.chmod(PRIVATE_FILE_MODE);
+      await file.writeFile(JSON.stringify(status));
+    } finally {
+      await file.close();
+    }
     await rename(`${path}.tmp`, path);
   }
 

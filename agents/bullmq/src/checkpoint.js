@@ -2,11 +2,12 @@
 // restart resumes there. A position is recorded only once the events read up to it are
 // delivered or spooled (at-least-once); the file is replaced atomically (temporary file,
 // fsync, rename), so a crash leaves the old positions or the new ones, never half.
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { open, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { compareStreamIds } from './limits.js';
 import { logger } from './log.js';
+import { mkdirPrivate, openPrivate, PRIVATE_FILE_MODE } from './private-files.js';
 
 const log = logger('checkpoint');
 const STREAM_ID = /^\d+-\d+$/;
@@ -14,7 +15,7 @@ const STREAM_ID = /^\d+-\d+$/;
 export class Checkpoints {
   /** @param {string} directory @param {string} prefix */
   constructor(directory, prefix) {
-    mkdirSync(directory, { recursive: true });
+    mkdirPrivate(directory);
     // One file per prefix: two agents watching different prefixes may share a spool directory's parent.
     this.path = join(directory, `checkpoints-${encodeURIComponent(prefix)}.json`);
     /** @type {Map<string, string>} */
@@ -58,8 +59,9 @@ export class Checkpoints {
     this.saving = true;
     const temporary = `${this.path}.tmp`;
     try {
-      const file = await open(temporary, 'w');
+      const file = await open(temporary, 'w', PRIVATE_FILE_MODE);
       try {
+        await file.chmod(PRIVATE_FILE_MODE);
         await file.writeFile(this.serialize());
         await file.sync();
       } finally {
@@ -78,7 +80,7 @@ export class Checkpoints {
   saveNow() {
     if (!this.dirty) return;
     const temporary = `${this.path}.tmp`;
-    const fd = openSync(temporary, 'w');
+    const fd = openPrivate(temporary);
     try {
       writeSync(fd, this.serialize());
       fsyncSync(fd);

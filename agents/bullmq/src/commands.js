@@ -8,8 +8,15 @@
 // offers no cancel for another process's job, so the command is acknowledged `failed`
 // with that reason. Retry moves a failed job back to waiting. When Redis cannot be
 // reached the command stays unacknowledged and comes back at the next poll.
+//
+// A command names its job by what jobwatch was sent, and anyone holding the connection's
+// API key can send jobwatch anything: a command is checked before any Redis key is built
+// from it. The agent acts only in a queue it watches (found under its prefix, within
+// `--queues`), on a job BullMQ lists in one of that queue's states; anything else is
+// acknowledged `failed` with the reason, and nothing in Redis is touched.
 import { Job, Queue } from 'bullmq';
 import { errorText, NetworkError } from './http-client.js';
+import { EXTERNAL_ID_CHARS, QUEUE_CHARS, TRUNCATED_MARK } from './limits.js';
 import { logger } from './log.js';
 
 const log = logger('commands');
@@ -24,18 +31,41 @@ export const RUNNING_REASON =
 
 class RedisUnavailable extends Error {}
 
-/** The BullMQ job id inside a command's externalId (`<queue>:<job id>`). */
-export function jobIdOf(command) {
-  const externalId = String(command.externalId ?? '');
-  const queue = command.queue ?? externalId.slice(0, Math.max(0, externalId.indexOf(':')));
-  if (queue && externalId.startsWith(`${queue}:`)) return { queue, jobId: externalId.slice(queue.length + 1) };
-  return null;
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+/**
+ * The BullMQ queue and job id a command names (its externalId is `<queue>:<job id>`), or
+ * why it names none this agent could act on.
+ * @returns {{queue: string, jobId: string} | {refused: string}}
+ */
+export function targetOf(command) {
+  const { externalId } = command;
+  if (typeof externalId !== 'string' || externalId === '' || externalId.length > EXTERNAL_ID_CHARS || CONTROL.test(externalId)) {
+    return { refused: `not a BullMQ job id of this agent: ${JSON.stringify(String(externalId ?? '')).slice(0, 200)}` };
+  }
+  if (externalId.length === EXTERNAL_ID_CHARS && externalId.endsWith(TRUNCATED_MARK)) {
+    return { refused: `the job's id was cut to ${EXTERNAL_ID_CHARS} characters when it was sent to jobwatch: the agent cannot tell which BullMQ job it is` };
+  }
+  const named = command.queue ?? null;
+  if (named !== null && (typeof named !== 'string' || named === '' || named.length > QUEUE_CHARS || named.includes(':') || CONTROL.test(named))) {
+    return { refused: `not a BullMQ queue name: ${JSON.stringify(String(named)).slice(0, 300)}` };
+  }
+  const queue = named ?? externalId.slice(0, Math.max(0, externalId.indexOf(':')));
+  const jobId = externalId.slice(queue.length + 1);
+  if (queue === '' || !externalId.startsWith(`${queue}:`) || jobId === '') {
+    return { refused: `not a BullMQ job id of this agent: ${JSON.stringify(externalId).slice(0, 200)}${named === null ? '' : ` in queue ${JSON.stringify(named)}`}` };
+  }
+  return { queue, jobId };
 }
 
 export class CommandRunner {
-  /** @param {import('ioredis').Redis} redis @param {string} prefix @param {import('./http-client.js').HttpClient} client */
-  constructor(redis, prefix, client) {
-    Object.assign(this, { redis, prefix, client });
+  /**
+   * @param {import('ioredis').Redis} redis @param {string} prefix @param {import('./http-client.js').HttpClient} client
+   * @param {(queue: string) => boolean} watches whether the agent watches a queue now
+   * @param {string} scope what the agent watches, for the reasons it gives
+   */
+  constructor(redis, prefix, client, watches, scope) {
+    Object.assign(this, { redis, prefix, client, watches, scope });
     /** @type {Map<string, Queue>} */
     this.queues = new Map();
     /** carried out but not yet acknowledged (the ack failed): not carried out twice */
@@ -100,10 +130,11 @@ export class CommandRunner {
   /** The outcome to acknowledge, or null when Redis could not be reached now. */
   async execute(command) {
     const id = String(command.id);
-    const target = jobIdOf(command);
+    const target = targetOf(command);
     let outcome;
     try {
-      if (target === null) outcome = failed(id, `not a BullMQ job id of this agent: ${JSON.stringify(command.externalId)}`);
+      if ('refused' in target) outcome = failed(id, target.refused);
+      else if (!this.watches(target.queue)) outcome = failed(id, `queue ${JSON.stringify(target.queue)} is not watched by this agent (${this.scope}): it acts only on the queues it watches`);
       else if (command.type === 'revoke') outcome = await this.revoke(id, target.queue, target.jobId);
       else if (command.type === 'retry') outcome = await this.retry(id, target.queue, target.jobId);
       else outcome = failed(id, `this agent does not know command type ${JSON.stringify(command.type)}`);
@@ -121,6 +152,7 @@ export class CommandRunner {
   async revoke(id, queueName, jobId) {
     const { job, state } = await this.find(queueName, jobId);
     if (!job) return failed(id, 'the job is no longer in BullMQ (removed, or cleaned up after it finished)');
+    if (state === 'unknown') return failed(id, notListed(queueName, jobId));
     if (state === 'active') return failed(id, RUNNING_REASON);
     if (!REVOCABLE.has(state)) return failed(id, `the job is ${state} in BullMQ; only a waiting, prioritized or delayed job can be revoked`);
     try {
@@ -135,6 +167,7 @@ export class CommandRunner {
   async retry(id, queueName, jobId) {
     const { job, state } = await this.find(queueName, jobId);
     if (!job) return failed(id, 'the job is no longer in BullMQ (removed, or cleaned up after it finished): there is nothing to re-run');
+    if (state === 'unknown') return failed(id, notListed(queueName, jobId));
     if (state !== 'failed') return failed(id, `the job is ${state} in BullMQ; only a failed job can be retried`);
     await job.retry('failed');
     return { id, status: 'done' };
@@ -151,6 +184,11 @@ export class CommandRunner {
   async close() {
     await Promise.all([...this.queues.values()].map((queue) => queue.close().catch(() => {})));
   }
+}
+
+/** A key that is no job of the queue's (a hash of BullMQ's own, say): BullMQ does not confirm it, so it is left alone. */
+function notListed(queueName, jobId) {
+  return `BullMQ lists no job ${JSON.stringify(jobId)} in any state of queue ${JSON.stringify(queueName)}: nothing was done`;
 }
 
 function failed(id, reason) {

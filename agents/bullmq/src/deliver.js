@@ -6,8 +6,14 @@
 // orders each job's events by their timestamps, not by arrival. Each submitted group of events may carry a stream
 // position (a "mark"); a mark is handed to `onDurable` once every event before it was
 // delivered or written to the spool, which is when the reader's checkpoint may move.
-// The service skips duplicates, so a batch resent after a lost reply is harmless. Only a
-// 4xx other than 429 drops a batch: sending it again would fail the same way.
+// The service skips duplicates, so a batch resent after a lost reply is harmless.
+//
+// A batch jobwatch refuses as a whole (400 or 413: something in the body it will not take)
+// is sent again in halves, and the halves' halves, until the events it refuses are alone:
+// only those are dropped, each named in the log, and the rest of the batch is delivered.
+// One job's odd value never costs the other jobs' events. Any other 4xx but 429 drops the
+// batch (sending it again would fail the same way); events jobwatch rejects one by one in
+// a 200 answer are logged and counted, never sent again.
 import { Backoff } from './backoff.js';
 import { errorText, NetworkError } from './http-client.js';
 import { INGEST_BODY_BYTES_MAX } from './limits.js';
@@ -16,6 +22,10 @@ import { logger } from './log.js';
 const log = logger('deliver');
 const ENVELOPE_BYTES = '{"events":[]}'.length;
 const EVENT_ERRORS_LOGGED_MAX = 3;
+/** Events of one batch named one by one when refused; past it a count says how many more. */
+const REFUSED_NAMED_MAX = 20;
+/** Statuses saying that something in the body is refused, not the request: split the batch. */
+const REFUSED_BODY = new Set([400, 413]);
 
 /**
  * @typedef {{queue: string, id: string}} Mark
@@ -211,6 +221,14 @@ export class Deliverer {
 
   /** True when the batch needs no resending (delivered, or refused for good). @param {string[]} lines @param {boolean} inSpool */
   async send(lines, inSpool) {
+    const refusals = { named: 0, dropped: 0 };
+    const settled = await this.sendPart(lines, inSpool, refusals);
+    if (refusals.dropped > refusals.named) log.error(`... and ${refusals.dropped - refusals.named} more events of the batch refused and dropped`);
+    return settled;
+  }
+
+  /** @param {string[]} lines @param {boolean} inSpool @param {{named: number, dropped: number}} refusals this batch's, for the log */
+  async sendPart(lines, inSpool, refusals) {
     let response;
     try {
       response = await this.client.request('POST', '/api/ingest', `{"events":[${lines.join(',')}]}`);
@@ -221,6 +239,18 @@ export class Deliverer {
     if (response.status === 429 || response.status >= 500) {
       return this.retryLater(`jobwatch answered ${response.status} ${errorText(response.body)}`, response.retryAfterMs, inSpool ? 0 : lines.length);
     }
+    if (REFUSED_BODY.has(response.status)) {
+      if (lines.length === 1) {
+        this.refusedEvent(lines[0], response, refusals);
+        return true;
+      }
+      if (refusals.named === 0 && refusals.dropped === 0) {
+        log.warn(`jobwatch refused a batch of ${lines.length} events with ${response.status} (${errorText(response.body)}); sending it again in halves, so that only the events it refuses are dropped`);
+      }
+      const half = Math.ceil(lines.length / 2);
+      // the second half waits for the first: a failure (an outage) leaves the batch whole for the spool
+      return (await this.sendPart(lines.slice(0, half), inSpool, refusals)) && (await this.sendPart(lines.slice(half), inSpool, refusals));
+    }
     if (response.status >= 400) {
       this.droppedRefused += lines.length;
       log.error(`jobwatch refused a batch with ${response.status} (${errorText(response.body)}): dropped ${lines.length} events; ${this.droppedRefused} dropped this way since start`);
@@ -228,6 +258,15 @@ export class Deliverer {
     }
     this.delivered(lines, response.body ?? {});
     return true;
+  }
+
+  /** One event jobwatch refuses on its own: dropped, and named. */
+  refusedEvent(line, response, refusals) {
+    this.droppedRefused += 1;
+    refusals.dropped += 1;
+    if (refusals.named >= REFUSED_NAMED_MAX) return;
+    refusals.named += 1;
+    log.error(`jobwatch refused ${eventIdentity(line)} with ${response.status} (${errorText(response.body)} ${JSON.stringify(response.body?.error?.details ?? {})}): dropped this event only; ${this.droppedRefused} events dropped this way since start`);
   }
 
   retryLater(reason, retryAfterMs, outside) {
@@ -251,8 +290,8 @@ export class Deliverer {
     if (rejected > 0) {
       this.rejected += rejected;
       for (const error of (body.errors ?? []).slice(0, EVENT_ERRORS_LOGGED_MAX)) {
-        const event = Number.isInteger(error.index) ? String(lines[error.index] ?? '?').slice(0, 300) : '?';
-        log.error(`jobwatch rejected event ${error.index}: ${error.code} ${error.message} ${JSON.stringify(error.details ?? {})}; event: ${event}`);
+        const event = Number.isInteger(error.index) && lines[error.index] !== undefined ? eventIdentity(lines[error.index]) : `event ${error.index}`;
+        log.error(`jobwatch rejected ${event}: ${error.code} ${error.message} ${JSON.stringify(error.details ?? {})}`);
       }
       log.error(`jobwatch rejected ${rejected} of ${lines.length} events in a batch (${this.rejected} since start)`);
     }
@@ -261,4 +300,21 @@ export class Deliverer {
       log.error(`jobwatch's daily event limit: ${truncated} events of a batch dropped (${this.truncated} since start)`);
     }
   }
+}
+
+/**
+ * What identifies an event in the log: its type, the job's externalId (the worker's, the
+ * queue's name) and its time. @param {string} line the event's JSON
+ */
+export function eventIdentity(line) {
+  let event;
+  try {
+    event = JSON.parse(line);
+  } catch {
+    return `an event (${line.slice(0, 120)})`;
+  }
+  const payload = event?.job ?? event?.worker ?? event?.queue ?? {};
+  const id = payload.externalId ?? payload.name;
+  const text = (value) => (typeof value === 'string' ? value.slice(0, 600) : JSON.stringify(value ?? null).slice(0, 600));
+  return `event ${text(event?.type)} ${text(id)}${payload.state ? ` (${text(payload.state)})` : ''} at ${text(event?.timestamp)}`;
 }

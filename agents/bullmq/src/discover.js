@@ -1,6 +1,11 @@
 // Finds the BullMQ queues under a prefix by the keys every queue has (its `meta` hash,
 // its `id` counter, its `events` stream), with SCAN so a large Redis is never blocked.
 // Run again periodically: queues created after the agent started appear on their own.
+// A queue whose name is longer than jobwatch keeps (255 characters) is not watched: its
+// jobs could not be told from another queue's whose name starts alike. It is returned
+// apart, so that the agent says so.
+import { QUEUE_CHARS } from './limits.js';
+
 const SUFFIXES = ['meta', 'id', 'events'];
 const SCAN_COUNT = 1000;
 export const QUEUES_MAX = 1000;
@@ -11,8 +16,10 @@ function globEscape(text) {
 }
 
 /**
- * Queue names under `prefix`, sorted; `only` (when not empty) narrows them.
+ * Queue names under `prefix`, sorted; `only` (when not empty) narrows them. `tooLong`: the
+ * names found that are longer than jobwatch's queue names, not watched.
  * @param {import('ioredis').Redis} redis @param {string} prefix @param {string[]} only
+ * @returns {Promise<{queues: string[], tooLong: string[]}>}
  */
 export async function discoverQueues(redis, prefix, only = []) {
   const found = new Set();
@@ -28,7 +35,7 @@ export async function discoverQueues(redis, prefix, only = []) {
     } while (cursor !== '0' && found.size < QUEUES_MAX * 2);
   }
   const names = [...found].filter((name) => only.length === 0 || only.includes(name)).sort();
-  return names.slice(0, QUEUES_MAX);
+  return { queues: names.filter((name) => name.length <= QUEUE_CHARS).slice(0, QUEUES_MAX), tooLong: names.filter((name) => name.length > QUEUE_CHARS) };
 }
 
 /** The queue of `<prefix>:<queue>:<suffix>`, or null when the key is not one. */
@@ -38,5 +45,5 @@ export function queueOfKey(key, prefix, suffix) {
   if (!key.startsWith(head) || !key.endsWith(tail) || key.length <= head.length + tail.length) return null;
   const queue = key.slice(head.length, key.length - tail.length);
   // BullMQ refuses ':' in queue names; such a key belongs to something else (a job id ending in "meta", a repeat key).
-  return queue.includes(':') || queue.length > 255 ? null : queue;
+  return queue.includes(':') ? null : queue;
 }

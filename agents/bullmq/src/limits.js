@@ -1,4 +1,6 @@
-// jobwatch's ingest field limits, and the time format it expects.
+// jobwatch's ingest field limits, and the time format it expects. The same figures are in
+// agents/ingest-limits.json, which the tests hold these against (and that file against the
+// service's ingest schema), so the agents cannot drift from the service or each other.
 export const EXTERNAL_ID_CHARS = 512;
 export const NAME_CHARS = 1024;
 export const QUEUE_CHARS = 255;
@@ -6,8 +8,31 @@ export const WORKER_ID_CHARS = 512;
 export const HOSTNAME_CHARS = 255;
 export const ERROR_CHARS = 10_000;
 export const STACKTRACE_CHARS = 50_000;
+export const QUEUES_PER_WORKER_MAX = 256;
 export const INGEST_EVENTS_MAX = 1000;
 export const INGEST_BODY_BYTES_MAX = 5 * 1024 * 1024;
+/** Keys the service refuses in extensions and metadata. */
+export const FORBIDDEN_KEYS = ['__proto__', 'constructor', 'prototype'];
+
+/**
+ * What the agent copies from BullMQ into extensions or metadata is cut to these, within
+ * the service's 64 KB and 8 levels (bytes with room to spare for another serializer).
+ */
+export const AGENT_BOUNDS = Object.freeze({
+  bytesMax: 60_000,
+  depthMax: 8,
+  stringChars: 4096,
+  keyChars: 128,
+  arrayItemsMax: 100,
+  objectKeysMax: 100,
+});
+/** Ends every value the agent shortened, so a reader sees that something was left out. */
+export const TRUNCATED_MARK = '\u2026[truncated]';
+
+/** The mark with what was left out: `…[truncated: 3 more items]`. @param {string} detail */
+export function truncatedMark(detail) {
+  return `${TRUNCATED_MARK.slice(0, -1)}: ${detail}]`;
+}
 
 /**
  * Cuts text to `limit` UTF-16 code units (JavaScript's length, as the service counts),
@@ -20,6 +45,17 @@ export function cut(text, limit) {
   const last = head.charCodeAt(head.length - 1);
   if (last >= 0xd800 && last <= 0xdbff) head = head.slice(0, -1);
   return head;
+}
+
+/**
+ * `text` within `limit` UTF-16 units; when it was longer, cut and ended with TRUNCATED_MARK
+ * (just cut where the limit is too short to hold the mark).
+ * @param {string} text @param {number} limit
+ */
+export function cutMarked(text, limit) {
+  if (text.length <= limit) return text;
+  if (limit <= TRUNCATED_MARK.length) return cut(text, limit);
+  return cut(text, limit - TRUNCATED_MARK.length) + TRUNCATED_MARK;
 }
 
 const isoCache = new Map();

@@ -7,7 +7,8 @@
 // queued (the stall in extensions), removed while pending -> cancelled. Every event is
 // timed by its stream id, which is Redis's clock. A job's externalId is
 // `<queue>:<job id>`: BullMQ ids repeat across queues.
-import { cut, ERROR_CHARS, EXTERNAL_ID_CHARS, isoFromMs, msOfStreamId, NAME_CHARS, QUEUE_CHARS, STACKTRACE_CHARS, WORKER_ID_CHARS } from './limits.js';
+import { boundJson } from './bound-json.js';
+import { cutMarked, ERROR_CHARS, EXTERNAL_ID_CHARS, isoFromMs, msOfStreamId, NAME_CHARS, QUEUE_CHARS, STACKTRACE_CHARS, WORKER_ID_CHARS } from './limits.js';
 
 export const UNKNOWN_NAME = 'unknown';
 const PROGRESS_EXTENSION_CHARS_MAX = 4096;
@@ -33,7 +34,7 @@ export function wantsFacts(fields, known) {
 
 /** @param {string} queue @param {string} jobId */
 export function externalIdOf(queue, jobId) {
-  return cut(`${queue}:${jobId}`, EXTERNAL_ID_CHARS);
+  return cutMarked(`${queue}:${jobId}`, EXTERNAL_ID_CHARS);
 }
 
 /** BullMQ progress (a number, by convention 0..100, or any JSON) as jobwatch's 0..1, or null. */
@@ -72,7 +73,8 @@ export class Normalizer {
     }
     const out = [];
     entries.forEach((entry, index) => {
-      const event = this.normalizeEntry(queue, entry, isStallMove(entry, entries[index + 1]));
+      const next = entries[index + 1];
+      const event = this.normalizeEntry(queue, entry, isStallMove(entry, next), isDelayedAdd(entry, next));
       if (event) out.push(event);
     });
     return out;
@@ -81,8 +83,9 @@ export class Normalizer {
   /**
    * @param {string} queue @param {{id: string, fields: Record<string, string>}} entry
    * @param {boolean} stallMove the entry is the move back to waiting that a stall entry right after it explains
+   * @param {boolean} delayedAdd the entry adds a job whose `delayed` entry, with its time, comes right after it
    */
-  normalizeEntry(queue, entry, stallMove = false) {
+  normalizeEntry(queue, entry, stallMove = false, delayedAdd = false) {
     const { event: kind, jobId } = entry.fields;
     const atMs = msOfStreamId(entry.id);
     if (!kind || !jobId || QUEUE_LEVEL.has(kind)) {
@@ -96,6 +99,7 @@ export class Normalizer {
     switch (kind) {
       case 'added':
         this.facts.learn(queue, jobId, { name: entry.fields.name || undefined, addedAtMs: atMs });
+        if (delayedAdd) return null; // the delayed entry says it, with when the job runs
         // the hash may be read after the job ran: a delay it shows then is a backoff's, not the job's own
         change = (known.delayMs ?? 0) > 0 && !(known.attemptsMade > 0) ? { state: 'scheduled', native: 'delayed' } : { state: 'queued', native: (known.priority ?? 0) > 0 ? 'prioritized' : 'waiting' };
         break;
@@ -132,7 +136,8 @@ export class Normalizer {
           value = entry.fields.data;
         }
         const fraction = progressFraction(value);
-        // any JSON is allowed as BullMQ progress; a large one stays out (jobwatch caps extensions at 64 KB)
+        // any JSON is allowed as BullMQ progress; a large one stays out (a progress event can come many times a second),
+        // a small one is bounded with the other extensions (40 nested arrays are 80 characters)
         const small = (entry.fields.data ?? '').length <= PROGRESS_EXTENSION_CHARS_MAX;
         change = { state: 'active', native: 'active', extensions: small ? { progress: value } : { progressTooLarge: true } };
         if (fraction !== null) change.progress = fraction;
@@ -191,18 +196,18 @@ export class Normalizer {
     this.trackActive(queue, jobId, change.state, facts.processedBy);
     const job = {
       externalId: externalIdOf(queue, jobId),
-      name: cut(facts.name || UNKNOWN_NAME, NAME_CHARS),
-      queue: cut(queue, QUEUE_CHARS),
+      name: cutMarked(facts.name || UNKNOWN_NAME, NAME_CHARS),
+      queue: cutMarked(queue, QUEUE_CHARS),
       state: change.state,
       attempt,
     };
     if (facts.attempts !== undefined) job.maxRetries = Math.max(0, facts.attempts - 1);
     if (change.progress !== undefined) job.progress = change.progress;
     const workerId = ['active', 'completed', 'failed', 'retrying'].includes(change.state) ? this.workerIdOf(queue, facts.processedBy) : undefined;
-    if (workerId) job.workerId = cut(workerId, WORKER_ID_CHARS);
+    if (workerId) job.workerId = cutMarked(workerId, WORKER_ID_CHARS);
     if (change.error !== undefined) {
-      job.error = cut(change.error, ERROR_CHARS);
-      if (facts.stacktrace) job.stacktrace = cut(facts.stacktrace, STACKTRACE_CHARS);
+      job.error = cutMarked(change.error, ERROR_CHARS);
+      if (facts.stacktrace) job.stacktrace = cutMarked(facts.stacktrace, STACKTRACE_CHARS);
     }
     const createdAtMs = facts.addedAtMs ?? facts.createdAtMs;
     if (createdAtMs !== undefined) job.createdAt = isoFromMs(createdAtMs);
@@ -225,7 +230,8 @@ export class Normalizer {
     if (facts.processedBy) extensions.processedBy = facts.processedBy;
     // kept on every later event: jobwatch shows the latest extensions, and `eta` is its scheduledFor
     if (facts.etaMs !== undefined) extensions.eta = isoFromMs(facts.etaMs);
-    return { ...extensions, ...(change.extensions ?? {}) };
+    // ids, names and progress are the app's: bounded, so no value of one job can get the event refused
+    return boundJson({ ...extensions, ...(change.extensions ?? {}) });
   }
 
   trackActive(queue, jobId, state, processedBy) {
@@ -248,6 +254,16 @@ export class Normalizer {
   envelope(type, atMs, key, payload) {
     return { type, timestamp: isoFromMs(atMs), framework: 'bullmq', connectionId: this.connectionId, [key]: payload };
   }
+}
+
+/**
+ * BullMQ adds a delayed job with "added" and then "delayed" (which carries when it runs) in
+ * one script, so the two are adjacent in the stream; one scheduled event, the second's, says
+ * both. Split across two reads, both are sent, and jobwatch keeps what each says.
+ * @param {{fields: Record<string, string>}} entry @param {{fields: Record<string, string>} | undefined} next
+ */
+function isDelayedAdd(entry, next) {
+  return entry.fields.event === 'added' && next?.fields.event === 'delayed' && next.fields.jobId === entry.fields.jobId;
 }
 
 /**

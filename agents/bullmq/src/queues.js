@@ -2,7 +2,7 @@
 // written): depth = waiting + paused + prioritized; the other counts go in extensions.
 // An unchanged snapshot is re-sent only every half minute.
 import { queueKeys } from './keys.js';
-import { cut, isoFromMs, QUEUE_CHARS } from './limits.js';
+import { cutMarked, isoFromMs, QUEUE_CHARS } from './limits.js';
 import { logger } from './log.js';
 
 const log = logger('queues');
@@ -51,7 +51,7 @@ export class QueueMonitor {
         waitingChildren: count(7),
         paused: values[8] === '1',
       };
-      const snapshot = { name: cut(queue, QUEUE_CHARS), depth: count(0) + count(1) + count(2), consumers: consumers.get(queue) ?? 0, extensions };
+      const snapshot = { name: cutMarked(queue, QUEUE_CHARS), depth: count(0) + count(1) + count(2), consumers: consumers.get(queue) ?? 0, extensions };
       const text = JSON.stringify(snapshot);
       const last = this.lastSent.get(queue);
       if (last && last[0] === text && now - last[1] < UNCHANGED_RESEND_MS) return;

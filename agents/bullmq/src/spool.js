@@ -1,12 +1,14 @@
 // A bounded on-disk queue of event batches for while jobwatch cannot be reached.
 //
 // One file per batch, `<sequence>-<event count>.json`, written to a temporary name,
-// fsynced and renamed, so a crash of the agent leaves whole batches only. Batches are
+// fsynced and renamed, so a crash of the agent leaves whole batches only (files 0600 in a
+// 0700 directory: they hold the app's job names and errors). Batches are
 // sent oldest first; past the byte bound the oldest are dropped and the drop is logged
 // with its count (the newest events say what the queues look like now).
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, readFileSync, readdirSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { logger } from './log.js';
+import { mkdirPrivate, openPrivate } from './private-files.js';
 
 const log = logger('spool');
 const BATCH_FILE = /^(\d{12})-(\d+)\.json$/;
@@ -17,7 +19,7 @@ export class Spool {
     this.directory = directory;
     this.bytesMax = bytesMax;
     this.droppedEvents = 0;
-    mkdirSync(directory, { recursive: true });
+    mkdirPrivate(directory);
     /** @type {Array<{sequence: number, count: number, bytes: number}>} oldest first */
     this.files = [];
     for (const name of readdirSync(directory)) {
@@ -45,7 +47,7 @@ export class Spool {
     const data = Buffer.from(`[${encodedEvents.join(',')}]`);
     const sequence = this.next++;
     const path = this.path(sequence, encodedEvents.length);
-    const fd = openSync(`${path}.tmp`, 'w');
+    const fd = openPrivate(`${path}.tmp`);
     try {
       writeSync(fd, data);
       fsyncSync(fd);

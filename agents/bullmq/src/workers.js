@@ -4,7 +4,15 @@
 // agent reads CLIENT LIST every couple of seconds, sends a heartbeat for each such
 // connection (jobwatch calls a worker offline after 6 s of silence) and `offline` for
 // one that disappeared (a worker closed, or killed: Redis drops its socket).
-import { cut, EXTERNAL_ID_CHARS, HOSTNAME_CHARS, isoFromMs, QUEUE_CHARS } from './limits.js';
+//
+// What names a worker: its BullMQ name (the Worker's `name` option, in metadata.workerName),
+// its host and its connection. Redis knows a client only by the address it connects from,
+// so a worker on Redis's own machine shows as 127.0.0.1; when the agent also reaches Redis
+// over loopback, that machine is the agent's and its host name is the worker's. A pid is
+// not in Redis at all: name workers `${os.hostname()}:${process.pid}` to see it.
+import { hostname as localHostname } from 'node:os';
+import { boundJson } from './bound-json.js';
+import { cutMarked, EXTERNAL_ID_CHARS, HOSTNAME_CHARS, isoFromMs, QUEUE_CHARS } from './limits.js';
 import { logger } from './log.js';
 
 const log = logger('workers');
@@ -48,9 +56,30 @@ export function parseWorkerClients(list, prefix) {
   return found;
 }
 
+/** The `addr` of the agent's own reading connection (named `<agentName>`) in a CLIENT LIST, or null. */
+export function agentAddress(list, agentName) {
+  if (agentName === '') return null;
+  const line = list.split(/\r?\n/).find((each) => each.includes(` name=${agentName} `));
+  return line === undefined ? null : (/(?:^| )addr=(\S+)/.exec(line)?.[1] ?? null);
+}
+
+/** `127.0.0.1:5100` -> `127.0.0.1`, `[::1]:5100` or `::1:5100` -> `::1`. */
+const ipOf = (addr) => addr.slice(0, Math.max(0, addr.lastIndexOf(':'))).replace(/^\[|\]$/g, '') || addr;
+const isLoopback = (ip) => /^(::ffff:)?127\./.test(ip) || ip === '::1';
+
+/**
+ * The host a worker runs on: the address Redis sees it connect from, or this machine's name
+ * when that address is loopback and so is the agent's own (both run where Redis runs).
+ */
+export function workerHostname(workerAddr, agentAddr, thisHost = localHostname()) {
+  const ip = ipOf(workerAddr) || 'unknown';
+  const here = agentAddr !== null && isLoopback(ip) && isLoopback(ipOf(agentAddr));
+  return cutMarked(here ? thisHost : ip, HOSTNAME_CHARS);
+}
+
 /** The worker's jobwatch id: its name (or queue) and the address of its connection. */
 export function workerExternalId(client) {
-  return cut(`${client.workerName ?? client.queue}@${client.addr}`, EXTERNAL_ID_CHARS);
+  return cutMarked(`${client.workerName ?? client.queue}@${client.addr}`, EXTERNAL_ID_CHARS);
 }
 
 export class WorkerMonitor {
@@ -59,8 +88,10 @@ export class WorkerMonitor {
    * @param {(queue: string) => Map<string, number>} runningByWorker running jobs per worker name, from the event stream
    * @param {(queue: string) => boolean} watched
    */
-  constructor(redis, prefix, connectionId, runningByWorker, watched = () => true) {
-    Object.assign(this, { redis, prefix, connectionId, runningByWorker, watched });
+  /** `agentName`: the name of the agent's own reading connection, to learn its address as Redis sees it */
+  constructor(redis, prefix, connectionId, runningByWorker, watched = () => true, agentName = '') {
+    Object.assign(this, { redis, prefix, connectionId, runningByWorker, watched, agentName });
+    this.agentAddr = null;
     /** externalId -> client seen at the last look */
     this.current = new Map();
     this.byName = new Map();
@@ -78,6 +109,7 @@ export class WorkerMonitor {
       return [];
     }
     this.failing = false;
+    this.agentAddr = agentAddress(list, this.agentName);
     const clients = parseWorkerClients(list, this.prefix).filter((client) => this.watched(client.queue)).slice(0, WORKERS_MAX);
     const now = Date.now();
     const events = [];
@@ -106,10 +138,10 @@ export class WorkerMonitor {
   event(id, client, kind, now, clients) {
     const worker = {
       externalId: id,
-      hostname: cut(client.addr.slice(0, Math.max(0, client.addr.lastIndexOf(':'))) || client.addr || 'unknown', HOSTNAME_CHARS),
+      hostname: workerHostname(client.addr, this.agentAddr),
       state: kind,
-      queues: [cut(client.queue, QUEUE_CHARS)],
-      metadata: { redisClientId: client.clientId, addr: client.addr, workerName: client.workerName, connectedS: client.ageS, idleS: client.idleS },
+      queues: [cutMarked(client.queue, QUEUE_CHARS)],
+      metadata: boundJson({ redisClientId: client.clientId, addr: client.addr, workerName: client.workerName, connectedS: client.ageS, idleS: client.idleS }),
     };
     if (kind === 'offline') {
       worker.activeJobs = 0;

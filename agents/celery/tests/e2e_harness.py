@@ -134,6 +134,13 @@ class Jobwatch:
         assert status == expect, f"{method} {path}: {status} {parsed}"
         return parsed
 
+    def ingest(self, api_key: str, events: List[dict]) -> dict:
+        """Sends events as any holder of the connection's API key can."""
+        request = urllib.request.Request(self.base + "/api/ingest", data=json.dumps({"events": events}).encode(), method="POST",
+                                         headers={"content-type": "application/json", "authorization": f"Bearer {api_key}"})
+        with urllib.request.urlopen(request, timeout=10) as reply:
+            return json.loads(reply.read())
+
     def login_and_connect(self) -> dict:
         self.call("POST", "/api/auth/login", ADMIN)
         return self.call("POST", "/api/connections", {"name": "celery-e2e"}, expect=201)

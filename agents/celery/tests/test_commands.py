@@ -16,11 +16,21 @@ class FakeBackend:
 
 
 class FakeApp:
-    def __init__(self, metas=None, broker_down=False):
-        self.revoked, self.sent = [], []
+    def __init__(self, metas=None, broker_down=False, held_by_workers=()):
+        self.revoked, self.sent, self.queried = [], [], []
         self.broker_down = broker_down
+        self.held = set(held_by_workers)
         self.backend = FakeBackend(metas or {})
-        self.control = SimpleNamespace(revoke=self._revoke)
+        self.control = SimpleNamespace(revoke=self._revoke, inspect=self._inspect)
+
+    def _inspect(self, timeout):
+        def query_task(*ids):
+            self.queried.extend(ids)
+            if self.broker_down:
+                raise OperationalError("broker down")
+            return {"w1@host": {task_id: ["reserved", {"id": task_id}] for task_id in ids if task_id in self.held}}
+
+        return SimpleNamespace(query_task=query_task)
 
     def _revoke(self, task_id, terminate, signal):
         if self.broker_down:
@@ -60,30 +70,36 @@ def command(cid, kind, task_id, name="app.add", queue="celery"):
 EXTENDED = {"status": "FAILURE", "name": "app.add", "args": [1, 2], "kwargs": {"z": 3}, "queue": "math", "retries": 0}
 
 
+def runner(app, jobwatch, signal="SIGTERM", reported=None, queues=()):
+    """A runner whose agent reported the tasks in `reported` ({task id: queue}) and knows `queues`."""
+    reported = {"t0": "celery", "t1": "math"} if reported is None else reported
+    return CommandRunner(app, jobwatch, signal, reported=lambda task_id: {"queue": reported[task_id]} if task_id in reported else None, watched_queues=lambda: set(queues))
+
+
 def test_revoke_terminates_with_the_configured_signal_and_is_acked_done():
     app, jobwatch = FakeApp(), FakeJobwatch([command("c1", "revoke", "t1")])
-    assert CommandRunner(app, jobwatch, "SIGKILL").poll() == 1
+    assert runner(app, jobwatch, "SIGKILL").poll() == 1
     assert app.revoked == [("t1", True, "SIGKILL")]
     assert jobwatch.acks == [{"outcomes": [{"id": "c1", "status": "done"}]}]
 
 
 def test_retry_resends_with_the_original_name_args_kwargs_and_queue_under_the_same_id():
     app, jobwatch = FakeApp({"t1": EXTENDED}), FakeJobwatch([command("c1", "retry", "t1", queue="math")])
-    CommandRunner(app, jobwatch).poll()
+    runner(app, jobwatch).poll()
     assert app.sent == [("app.add", {"args": [1, 2], "kwargs": {"z": 3}, "queue": "math", "task_id": "t1", "retries": 1})]
     assert jobwatch.acks[0]["outcomes"] == [{"id": "c1", "status": "done"}]
 
 
 def test_retry_takes_the_queue_from_the_backend_when_jobwatch_does_not_know_it():
     app = FakeApp({"t1": {**EXTENDED, "queue": "reports"}})
-    CommandRunner(app, FakeJobwatch([command("c1", "retry", "t1", queue=None)])).poll()
+    runner(app, FakeJobwatch([command("c1", "retry", "t1", queue=None)]), reported={}).poll()
     assert app.sent[0][1]["queue"] == "reports"
 
 
 def test_retry_of_a_revoked_task_uses_a_new_id_and_says_so():
     app = FakeApp({"t1": {**EXTENDED, "status": "REVOKED"}})
     jobwatch = FakeJobwatch([command("c1", "retry", "t1")])
-    CommandRunner(app, jobwatch).poll()
+    runner(app, jobwatch).poll()
     [(name, options)] = app.sent
     assert options["task_id"] != "t1"
     [outcome] = jobwatch.acks[0]["outcomes"]
@@ -114,19 +130,19 @@ def test_retry_without_a_result_backend_is_acked_failed():
 
 def test_while_the_broker_is_down_nothing_is_acked_and_the_command_comes_back():
     app, jobwatch = FakeApp({"t1": EXTENDED}, broker_down=True), FakeJobwatch([command("c1", "revoke", "t0"), command("c2", "retry", "t1")])
-    runner = CommandRunner(app, jobwatch)
-    assert runner.poll() == 0 and jobwatch.acks == []
+    commands = runner(app, jobwatch)
+    assert commands.poll() == 0 and jobwatch.acks == []
     app.broker_down = False
-    assert runner.poll() == 2
+    assert commands.poll() == 2
     assert [o["id"] for o in jobwatch.acks[0]["outcomes"]] == ["c1", "c2"]
 
 
 def test_a_command_whose_ack_was_lost_is_acked_again_but_not_carried_out_twice():
     app, jobwatch = FakeApp({"t1": EXTENDED}), FakeJobwatch([command("c1", "retry", "t1")], ack_fails=True)
-    runner = CommandRunner(app, jobwatch)
-    assert runner.poll() == 0
+    commands = runner(app, jobwatch)
+    assert commands.poll() == 0
     jobwatch.ack_fails = False
-    assert runner.poll() == 1
+    assert commands.poll() == 1
     assert len(app.sent) == 1 and jobwatch.acks[0]["outcomes"] == [{"id": "c1", "status": "done"}]
 
 
@@ -142,8 +158,51 @@ def test_acks_are_split_so_every_body_fits_the_services_128_kib_cap():
     from jobwatch_celery.commands import Outcome
 
     jobwatch = FakeJobwatch([command(f"c{i}", "retry", f"t{i}") for i in range(100)])
-    runner = CommandRunner(FakeApp(), jobwatch)
-    runner.execute = lambda c: Outcome(str(c["id"]), "failed", "\u00e9\u4e2d" * 600)  # escapes to 6 bytes a character
-    assert runner.poll() == 100
+    commands = CommandRunner(FakeApp(), jobwatch)
+    commands.execute = lambda c: Outcome(str(c["id"]), "failed", "\u00e9\u4e2d" * 600)  # escapes to 6 bytes a character
+    assert commands.poll() == 100
     assert len(jobwatch.acks) > 1 and sum(len(body["outcomes"]) for body in jobwatch.acks) == 100
     assert max(len(json.dumps(body).encode()) for body in jobwatch.acks) <= 128 * 1024
+
+
+def test_a_revoke_of_a_task_the_agent_never_reported_and_celery_does_not_know_is_refused():
+    app, jobwatch = FakeApp(), FakeJobwatch([command("c1", "revoke", "forged-1")])
+    runner(app, jobwatch).poll()
+    assert app.revoked == [] and app.queried == ["forged-1"]
+    [outcome] = jobwatch.acks[0]["outcomes"]
+    assert outcome["status"] == "failed" and "not a task this agent reported, and Celery knows no task of that id" in outcome["reason"]
+
+
+def test_a_task_the_agent_did_not_report_is_revoked_when_celery_confirms_it():
+    app = FakeApp({"in-backend": {"status": "STARTED", "name": None}}, held_by_workers={"held"})
+    jobwatch = FakeJobwatch([command("c1", "revoke", "in-backend"), command("c2", "revoke", "held")])
+    runner(app, jobwatch, reported={}).poll()
+    assert [task_id for task_id, _, _ in app.revoked] == ["in-backend", "held"]
+    assert [o["status"] for o in jobwatch.acks[0]["outcomes"]] == ["done", "done"]
+
+
+def test_a_task_id_that_is_no_task_id_is_refused_before_celery_is_asked():
+    app = FakeApp()
+    jobwatch = FakeJobwatch([command("c1", "revoke", "t0\r\nforged"), command("c2", "retry", "x" * 600), command("c3", "revoke", None), command("c4", "revoke", "x" * 500 + "…[truncated]")])
+    runner(app, jobwatch, reported={"t0\r\nforged": "celery"}).poll()
+    assert app.revoked == [] and app.sent == [] and app.queried == []
+    reasons = [o["reason"] for o in jobwatch.acks[0]["outcomes"]]
+    assert all(reason.startswith("not a Celery task id") for reason in reasons[:3])
+    assert "cut to 512 characters" in reasons[3]
+
+
+def test_a_retry_goes_to_the_queue_the_agent_reported_never_to_one_only_the_command_names():
+    app = FakeApp({"t1": EXTENDED, "t2": EXTENDED})
+    jobwatch = FakeJobwatch([command("c1", "retry", "t1", queue="elsewhere"), command("c2", "retry", "t2", queue="elsewhere"), command("c3", "retry", "t2", queue="known")])
+    runner(app, jobwatch, reported={"t1": "math"}, queues={"known"}).poll()
+    assert [options["queue"] for _, options in app.sent] == ["math", "known"]
+    first, second, third = jobwatch.acks[0]["outcomes"]
+    assert first["status"] == "done" and third["status"] == "done"
+    assert second["status"] == "failed" and "queue 'elsewhere' is not a queue this agent watches" in second["reason"]
+
+
+def test_a_retry_sends_the_task_celery_names_never_one_only_the_command_names():
+    app = FakeApp({"t1": {**EXTENDED, "name": None}})
+    jobwatch = FakeJobwatch([command("c1", "retry", "t1", name="app.delete_everything")])
+    runner(app, jobwatch).poll()
+    assert app.sent == [] and "does not name the task" in jobwatch.acks[0]["outcomes"][0]["reason"]

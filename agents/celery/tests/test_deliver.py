@@ -17,11 +17,16 @@ class FakeService:
     def __init__(self):
         self.script = []  # what to answer next: "down", a status, or a Response
         self.batches = []
+        self.requests = 0
 
     def request(self, method, path, data=None):
         assert (method, path) == ("POST", "/api/ingest")
+        self.requests += 1
         events = json.loads(data)["events"]
         answer = self.script.pop(0) if self.script else 200
+        if answer == 200 and any(event.get("poison") for event in events):
+            # what jobwatch does with a body nested too deep: the whole request is refused
+            return Response(400, {"error": {"code": "VALIDATION_ERROR", "message": "request body must not nest more than 32 levels deep"}}, None)
         if answer == "down":
             raise NetworkError("connection refused")
         if isinstance(answer, Response):
@@ -44,7 +49,8 @@ class FakeClock:
 
 
 def events(start, count):
-    return [{"n": i, "pad": "x" * 10} for i in range(start, start + count)]
+    return [{"n": i, "type": "job_state_change", "timestamp": f"2026-11-20T10:00:00.{i:03d}Z", "job": {"externalId": f"task-{i}", "state": "queued"}, "pad": "x" * 10}
+            for i in range(start, start + count)]
 
 
 @pytest.fixture
@@ -106,12 +112,59 @@ def test_retryable_answers_back_off_and_other_4xx_drop_with_a_log_line(make, cap
         deliverer.step()
         assert deliverer.spool.events == 0
     assert len(service.batches) == 3
-    service.script = [400]
+    service.script = [401]
     deliverer.submit(events(0, 5))
     deliverer.step()
     assert deliverer.dropped_refused == 5 and deliverer.spool.events == 0 and len(service.batches) == 3
-    assert "jobwatch refused a batch with 400 (X: no): dropped 5 events" in caplog.text
+    assert "jobwatch refused a batch with 401 (X: no): dropped 5 events" in caplog.text
     assert "flush failed: jobwatch answered 503" in caplog.text and "jobwatch reachable again" in caplog.text
+
+
+def test_a_batch_refused_whole_is_sent_again_in_halves_and_only_the_refused_event_is_dropped_and_named(make, caplog):
+    deliverer, service, _ = make(batch_size=1000)
+    batch = events(0, 96)
+    batch[41]["poison"] = True
+    deliverer.submit(batch)
+    deliverer.step()
+    assert sorted(service.delivered()) == [n for n in range(96) if n != 41]
+    assert deliverer.dropped_refused == 1 and deliverer.pending == 0
+    assert service.requests <= 1 + 2 * 7  # the whole, then a refused half and its sibling per level
+    assert "jobwatch refused a batch of 96 events with 400 (VALIDATION_ERROR: request body must not nest more than 32 levels deep); sending it again in halves" in caplog.text
+    assert "jobwatch refused event job_state_change task-41 (queued) at 2026-11-20T10:00:00.041Z with 400" in caplog.text
+    assert "dropped this event only; 1 events dropped this way since start" in caplog.text
+
+
+def test_many_refused_events_are_each_dropped_alone_the_first_named_and_the_rest_counted(make, caplog):
+    deliverer, service, _ = make(batch_size=1000)
+    batch = events(0, 60)
+    for event in batch[::2]:
+        event["poison"] = True
+    deliverer.submit(batch)
+    deliverer.step()
+    assert sorted(service.delivered()) == list(range(1, 60, 2)) and deliverer.dropped_refused == 30
+    assert caplog.text.count("dropped this event only") == 20
+    assert "... and 10 more events of the batch refused and dropped" in caplog.text
+
+
+def test_an_outage_in_the_middle_of_a_split_keeps_the_whole_batch_in_the_spool(make):
+    deliverer, service, clock = make(batch_size=1000)
+    batch = events(0, 8)
+    batch[1]["poison"] = True
+    service.script = [200, 200, "down"]  # the whole (refused), its first half (refused), then the network is gone
+    deliverer.submit(batch)
+    deliverer.step()
+    assert deliverer.spool.events == 8 and deliverer.dropped_refused == 0
+    clock.now += 60
+    deliverer.step()
+    assert deliverer.spool.events == 0 and deliverer.dropped_refused == 1
+    assert sorted(set(service.delivered())) == [0, 2, 3, 4, 5, 6, 7]
+
+
+def test_an_event_the_agent_cannot_encode_as_utf8_goes_escaped_and_stops_nothing(make):
+    deliverer, service, _ = make(batch_size=10)
+    deliverer.submit([{"n": 0, "text": "lone \ud800 surrogate"}, {"n": 1}])
+    deliverer.step()
+    assert service.delivered() == [0, 1] and service.batches[0][0]["text"] == "lone \ud800 surrogate"
 
 
 def test_retry_after_is_a_floor_for_the_next_attempt(make):
@@ -135,7 +188,8 @@ def test_rejected_events_are_counted_and_the_first_errors_logged(make, caplog):
     deliverer.step()
     assert deliverer.rejected == 5 and deliverer.truncated == 2
     logged = [r.getMessage() for r in caplog.records if "rejected event" in r.getMessage()]
-    assert len(logged) == 3 and '"n":0' in logged[0] and "job.name" in logged[0]
+    assert len(logged) == 3 and "jobwatch rejected event job_state_change task-0 (queued) at 2026-11-20T10:00:00.000Z: VALIDATION_ERROR bad" in logged[0]
+    assert "job.name" in logged[0]
     assert "daily event limit: 2 events" in caplog.text
 
 

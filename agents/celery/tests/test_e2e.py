@@ -139,6 +139,68 @@ def test_a_retry_whose_arguments_are_unknown_is_reported_not_guessed(cluster):
     assert detail["lastCommand"]["completedAt"] is not None
 
 
+def test_a_task_whose_root_id_is_40_nested_lists_costs_no_event_of_the_20_tasks_around_it(cluster):
+    nested = 1
+    for _ in range(40):
+        nested = [nested]
+    before = [cluster.app.add.delay(i, 1) for i in range(10)]
+    deep = cluster.app.app.send_task("e2e_app.add", (100, 1), root_id=nested)  # the producer's value, copied into every event of the task
+    after = [cluster.app.add.delay(i, 2) for i in range(10)]
+    results = before + [deep] + after
+    assert [r.get(timeout=30) for r in results] == [i + 1 for i in range(10)] + [101] + [i + 2 for i in range(10)]
+    ids = {r.id for r in results}
+    wait_for(lambda: ids <= {j["externalId"] for j in cluster.jobwatch.jobs(state="completed")}, 20, "all 21 tasks completed in jobwatch")
+    kept = cluster.jobwatch.job_by_external_id(deep.id)["extensions"]["rootId"]
+    for _ in range(2, 9):  # extensions is level 1: seven lists are kept, then the mark
+        kept = kept[0]
+    assert kept == "…[truncated: deeper than 8 levels]"
+    log = cluster.agent.output()
+    assert "refused" not in log and "dropped" not in log
+
+
+def test_a_revoke_of_a_task_the_agent_never_reported_is_refused_and_reaches_no_worker(cluster):
+    forged = "forged-task\nFORGED line: the agent stopped"
+    for task_id in ("forged-task-1", forged):
+        event = {"type": "job_state_change", "timestamp": _iso(time.time()), "framework": "celery", "connectionId": cluster.connection_id,
+                 "job": {"externalId": task_id, "name": "e2e_app.add", "queue": "celery", "state": "queued"}}
+        assert cluster.jobwatch.ingest(cluster.api_key, [event])["accepted"] == 1
+        job = wait_for(lambda: cluster.jobwatch.job_by_external_id(task_id), 10, "the forged job listed")
+        cluster.jobwatch.call("POST", f"/api/jobs/{job['id']}/revoke")
+    unknown = wait_for(lambda: _with_command_status(cluster, "forged-task-1", "failed"), 15, "the revoke of an unknown task refused")
+    assert "not a task this agent reported, and Celery knows no task of that id" in unknown["lastCommand"]["reason"]
+    wait_for(lambda: _with_command_status(cluster, forged, "failed"), 15, "the revoke of an id with a newline refused")
+    revoked = cluster.app.app.control.inspect(timeout=2).revoked() or {}
+    assert revoked and not any("forged-task-1" in ids for ids in revoked.values()), revoked
+    # the id with a newline is in the agent's log, escaped: it forged no line
+    assert "revoke of task forged-task\\nFORGED line: the agent stopped -> failed" in cluster.agent.output()
+    assert not [line for line in cluster.agent.output().splitlines() if line.startswith("FORGED")]
+
+
+def test_a_retry_goes_to_the_queue_the_agent_reported_not_to_one_only_jobwatch_was_told(cluster, tmp_path):
+    flag = str(tmp_path / "flag")
+    result = cluster.app.needs_flag.delay(flag)
+    with pytest.raises(RuntimeError):
+        result.get(timeout=20)
+    wait_for(lambda: finished(cluster, result.id, "failed"), 10, "the task failed")
+    # anyone with the API key moves the job to another queue in jobwatch; its retry command then names that queue
+    moved = {"type": "job_state_change", "timestamp": _iso(time.time()), "framework": "celery", "connectionId": cluster.connection_id,
+             "job": {"externalId": result.id, "name": "e2e_app.needs_flag", "queue": "nobody-consumes-this", "state": "failed"}}
+    assert cluster.jobwatch.ingest(cluster.api_key, [moved])["accepted"] == 1
+    job = wait_for(lambda: (lambda j: j if j and j["queue"] == "nobody-consumes-this" else None)(cluster.jobwatch.job_by_external_id(result.id)), 10, "the job moved")
+    open(flag, "w").close()
+    cluster.jobwatch.call("POST", f"/api/jobs/{job['id']}/retry")
+    again = wait_for(lambda: finished(cluster, result.id, "completed"), 20, "the retried task run by the worker of its own queue")
+    assert again["lastCommand"]["status"] == "done"
+    import redis
+
+    assert redis.Redis(host="127.0.0.1", port=cluster.redis_port).llen("nobody-consumes-this") == 0
+
+
+def test_the_spool_directory_is_the_agents_alone(cluster):
+    spool = os.path.join(cluster.tmp, "spool")
+    assert oct(os.stat(spool).st_mode & 0o777) == oct(0o700)
+
+
 def test_nothing_is_lost_while_jobwatch_is_down(cluster):
     jobwatch, app = cluster.jobwatch, cluster.app
     spanning = [app.sleepy.delay(3)]  # starts before the outage, finishes during it
@@ -227,6 +289,12 @@ def _cancelled_by_celery(cluster, task_id):
 def _with_command_status(cluster, task_id, status):
     job = cluster.jobwatch.job_by_external_id(task_id)
     return job if job and job["lastCommand"] and job["lastCommand"]["status"] == status else None
+
+
+def _iso(epoch):
+    from datetime import datetime, timezone
+
+    return datetime.fromtimestamp(epoch, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
 def _epoch(iso):

@@ -159,12 +159,13 @@ def test_the_fact_cache_is_bounded_and_forgets_the_least_recently_used():
     assert len(facts) == 2 and facts.name_of("b") is None and facts.name_of("a") == "app.a" and facts.forgotten == 1
 
 
-def test_error_and_traceback_are_cut_to_the_ingest_limits_in_utf16_units():
+def test_error_and_traceback_are_cut_to_the_ingest_limits_in_utf16_units_with_a_visible_mark():
     n = Normalizer(CONN)
     n.normalize(task("received", name="app.x"))
     [failed] = n.normalize(task("failed", exception="é" * 20_000, traceback="😀" * 30_000))
-    assert len(failed["job"]["error"]) == 10_000
-    assert len(failed["job"]["stacktrace"]) == 25_000  # each emoji is two UTF-16 units
+    assert len(failed["job"]["error"]) == 10_000 and failed["job"]["error"].endswith("…[truncated]")
+    # each emoji is two UTF-16 units: 49,988 units of emoji (24,994 of them) and the 12-unit mark
+    assert failed["job"]["stacktrace"] == "😀" * 24_994 + "…[truncated]"
     assert len(failed["job"]["stacktrace"].encode("utf-16-le")) == 100_000
 
 

@@ -5,10 +5,12 @@
  * build on each other in order (restarts and outages in the later ones).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, getJson, ingest, login, startService, type ServiceProcess } from '../../blackbox/service-process.ts';
 import { jobEvent } from '../../support/events.ts';
-import { eventually, produce, startAgent, startStack, startWorker, type RedisServer, type Stack } from './harness.ts';
+import { eventually, jobDetail, listedJobs, produce, startAgent, startStack, startWorker, type RedisServer, type Stack } from './harness.ts';
+import { hostname } from 'node:os';
 
 const TEST_MS = 60_000;
 let dir: string;
@@ -24,24 +26,8 @@ let servicePort: number;
 const agentLog = () => agent?.output ?? '';
 const runAgent = () => startAgent({ redisUrl: redis.url, jobwatchUrl: service.baseUrl, apiKey: connection.apiKey, spoolDir: join(dir, 'spool') });
 
-async function bullmqJobs(): Promise<Map<string, any>> {
-  const { status, body } = await getJson(service.baseUrl, '/api/jobs?framework=bullmq&limit=100', cookie);
-  if (status !== 200) throw new Error(`GET /api/jobs -> ${status}`);
-  const all = new Map<string, any>(body.data.map((job: any) => [job.externalId, job]));
-  let cursor = body.pagination.nextCursor;
-  while (cursor) {
-    const next = await getJson(service.baseUrl, `/api/jobs?framework=bullmq&limit=100&cursor=${encodeURIComponent(cursor)}`, cookie);
-    for (const job of next.body.data) all.set(job.externalId, job);
-    cursor = next.body.pagination.nextCursor;
-  }
-  return all;
-}
-
-async function detail(externalId: string): Promise<any> {
-  const job = (await bullmqJobs()).get(externalId);
-  if (!job) return null;
-  return (await getJson(service.baseUrl, `/api/jobs/${job.id}`, cookie)).body;
-}
+const bullmqJobs = () => listedJobs(service.baseUrl, cookie);
+const detail = (externalId: string) => jobDetail(service.baseUrl, cookie, externalId);
 
 /** Waits until each job is in jobwatch in the given state; returns their details. */
 async function untilStates(expected: Record<string, string>, timeoutMs = 25_000): Promise<Record<string, any>> {
@@ -66,7 +52,9 @@ async function action(jobId: string, kind: 'revoke' | 'retry') {
   expect(response.status).toBe(200);
 }
 
-const historyOf = (job: any) => job.stateHistory.map((entry: any) => entry.state);
+/** The states a job went through (an entry with a note, a revoke's or retry's, may repeat the state before it). */
+const historyOf = (job: any): string[] => job.stateHistory.map((entry: any) => entry.state).filter((state: string, index: number, all: string[]) => state !== all[index - 1]);
+const notesOf = (job: any): string[] => job.stateHistory.flatMap((entry: any) => (entry.note === undefined ? [] : [entry.note]));
 
 beforeAll(async () => {
   stack = await startStack('e2e', { QUEUES: 'mail,reports,trimmed', WORKER_NAME: 'w1', CONCURRENCY: '5' }, (redisUrl) =>
@@ -108,7 +96,10 @@ describe('jobwatch-bullmq against a real BullMQ app', () => {
     expect(await redis.cli('EXISTS', `bull:mail:${ok}`)).toBe('0');
     expect(jobs[`mail:${ok}`]).toMatchObject({ name: 'send-welcome', queue: 'mail', framework: 'bullmq', attempt: 1, maxRetries: 0 });
     expect(historyOf(jobs[`mail:${ok}`])).toEqual(['queued', 'active', 'completed']);
-    expect(jobs[`mail:${ok}`].durationMs).toBeGreaterThanOrEqual(0);
+    // one run, from its start to its end; the worker slept 30 ms in it (a timer may fire a millisecond early)
+    const welcome = jobs[`mail:${ok}`];
+    expect(welcome.durationMs).toBe(Date.parse(welcome.completedAt) - Date.parse(welcome.startedAt));
+    expect(welcome.durationMs).toBeGreaterThanOrEqual(29);
 
     const digest = jobs[`mail:${flaky}`];
     expect(historyOf(digest)).toEqual(['queued', 'active', 'retrying', 'queued', 'active', 'completed']);
@@ -131,6 +122,20 @@ describe('jobwatch-bullmq against a real BullMQ app', () => {
     expect(jobs[`mail:${sharedMail}`].id).not.toBe(jobs[`reports:${sharedReports}`].id);
   }, TEST_MS);
 
+  test('a delayed job shows when it will run while it waits, in its detail and on the scheduled list', async () => {
+    const beforeMs = Date.now();
+    const [waiting] = await produce(redis.url, [{ queue: 'mail', name: 'send-in-a-while', data: {}, opts: { delay: 12_000 } }]);
+    const afterMs = Date.now();
+    const { [`mail:${waiting}`]: scheduled } = await untilStates({ [`mail:${waiting}`]: 'scheduled' });
+    expect(scheduled.scheduledFor).not.toBeNull();
+    // BullMQ's time: Redis's clock when the job was added, plus its delay (Redis runs on this machine)
+    expect(Date.parse(scheduled.scheduledFor)).toBeGreaterThanOrEqual(beforeMs + 12_000 - 1_000);
+    expect(Date.parse(scheduled.scheduledFor)).toBeLessThanOrEqual(afterMs + 12_000 + 1_000);
+    expect(historyOf(scheduled)).toEqual(['scheduled']);
+    const list = await getJson(service.baseUrl, '/api/jobs?framework=bullmq&state=scheduled&limit=100', cookie);
+    expect(list.body.data.find((job: any) => job.externalId === `mail:${waiting}`)?.scheduledFor).toBe(scheduled.scheduledFor);
+  }, TEST_MS);
+
   test('workers come from the Redis client list and queues from the state sets', async () => {
     // one BullMQ Worker per queue in the app's worker process
     const workers = await eventually('three bullmq workers', async () => {
@@ -141,6 +146,8 @@ describe('jobwatch-bullmq against a real BullMQ app', () => {
     const mailWorker = workers.find((w: any) => w.queues[0] === 'mail');
     expect(mailWorker.state).not.toBe('offline');
     expect(mailWorker.metadata.workerName).toBe('w1');
+    // the worker and the agent both reach Redis over loopback: the worker runs here, named by this host
+    expect(mailWorker.hostname).toBe(hostname());
     expect(mailWorker.processedTotal).toBeGreaterThan(0);
     // a waiting and a prioritized job in a queue nobody consumes: depth 2, no consumers
     await produce(redis.url, [{ queue: 'parked', name: 'nobody-runs-me', data: {} }, { queue: 'parked', name: 'urgent', opts: { priority: 5 } }]);
@@ -178,8 +185,11 @@ describe('jobwatch-bullmq against a real BullMQ app', () => {
     const outcome = await eventually('the running job\'s revoke acknowledged', async () => (await detail(`mail:${running}`))?.lastCommand?.status === 'failed' && (await detail(`mail:${running}`)), 20_000, agentLog);
     expect(outcome.lastCommand.reason).toContain('cannot be cancelled from outside its worker');
     expect((await detail(waiting.externalId)).lastCommand).toMatchObject({ type: 'revoke', status: 'done' });
-    // the job ran on in BullMQ: jobwatch shows it completing after its revoke
-    await untilStates({ [`mail:${running}`]: 'completed', [waiting.externalId]: 'cancelled', [prioritized.externalId]: 'cancelled' });
+    // the job ran on in BullMQ, and jobwatch shows what BullMQ did: never cancelled, the refusal in its history
+    const ended = await untilStates({ [`mail:${running}`]: 'completed', [waiting.externalId]: 'cancelled', [prioritized.externalId]: 'cancelled' });
+    expect(historyOf(ended[`mail:${running}`])).toEqual(['queued', 'active', 'completed']);
+    expect(notesOf(ended[`mail:${running}`])).toEqual(['revoke requested', `revoke refused: ${outcome.lastCommand.reason}`]);
+    expect(historyOf(ended[waiting.externalId])).toEqual(['queued', 'cancelled']);
   }, TEST_MS);
 
   test('retry re-queues a failed job in BullMQ, which runs it again', async () => {
@@ -257,5 +267,45 @@ describe('jobwatch-bullmq against a real BullMQ app', () => {
     } finally {
       await rescuer.stop();
     }
+  }, TEST_MS);
+
+  test('a job whose progress is 40 nested arrays, among 95 others: every job is shown finished, nothing refused or dropped', async () => {
+    const bulkWorker = await startWorker(redis.url, dir, { QUEUES: 'bulk', WORKER_NAME: 'bulk', CONCURRENCY: '10' });
+    try {
+      let nested: unknown = 1;
+      for (let level = 0; level < 40; level++) nested = [nested];
+      const ids = await produce(redis.url, Array.from({ length: 96 }, (_, n) => ({ queue: 'bulk', name: n === 48 ? 'deep-progress' : `bulk-${n}`, data: n === 48 ? { progress: [nested], stepMs: 0 } : {} })));
+      await untilStates(Object.fromEntries(ids.map((id) => [`bulk:${id}`, 'completed'])), 40_000);
+      expect(agent.output).not.toMatch(/refused|dropped/);
+    } finally {
+      await bulkWorker.stop();
+    }
+  }, TEST_MS);
+
+  test('a queue name that would forge a log line is written escaped', async () => {
+    // BullMQ refuses ':' in a queue name, not a newline or an escape sequence
+    const forged = 'forge\nFORGED ERROR jobwatch refused every event\u001b[0m';
+    await produce(redis.url, [{ queue: forged, name: 'nobody-runs-me' }]);
+    await agent.waitFor(/found 1 new queue under prefix bull: forge\\nFORGED ERROR jobwatch refused every event\\x1b\[0m/);
+    expect(agent.output.split('\n').filter((line) => line.startsWith('FORGED'))).toEqual([]);
+  }, TEST_MS);
+
+  test('a queue whose name is longer than jobwatch keeps is not watched, and the log says so once', async () => {
+    const long = `long-${'q'.repeat(300)}`;
+    await produce(redis.url, [{ queue: long, name: 'too-long-queue' }]);
+    await agent.waitFor(/queue "long-q+"\.\.\. \(305 characters\) under prefix bull is not watched: jobwatch keeps queue names of at most 255 characters/);
+    await Bun.sleep(2500); // two more scans
+    expect(agent.output.match(/\(305 characters\)/g)).toHaveLength(1);
+    expect((await bullmqJobs()).has(`${long}:1`)).toBe(false);
+  }, TEST_MS);
+
+  test('the spool directory and its files are the agent\'s alone (0700, 0600)', async () => {
+    const spool = join(dir, 'spool');
+    await eventually('the status file written', async () => existsSync(join(spool, 'status-bull.json')));
+    const modeOf = (path: string) => statSync(path).mode & 0o777;
+    expect(modeOf(spool)).toBe(0o700);
+    expect(modeOf(join(spool, 'batches'))).toBe(0o700);
+    expect(modeOf(join(spool, 'checkpoints-bull.json'))).toBe(0o600);
+    expect(modeOf(join(spool, 'status-bull.json'))).toBe(0o600);
   }, TEST_MS);
 });

@@ -4,6 +4,7 @@
  * Screenshots land in .tmp/screenshots/bullmq-*.png.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { hostname } from 'node:os';
 import type { Browser, Page } from 'playwright-core';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, getJson, ingest } from '../../blackbox/service-process.ts';
 import { jobEvent } from '../../support/events.ts';
@@ -67,15 +68,20 @@ describe('dashboard with BullMQ data', () => {
     await screenshot(page, 'bullmq-job-detail');
   }, TEST_MS);
 
-  test('the queues and workers pages show the BullMQ queues and their workers', async () => {
+  test('the queues page shows what BullMQ counts in each queue; the workers page names each worker and its host', async () => {
     await page.goto('/queues');
-    await page.getByRole('region', { name: 'Queue emails' }).waitFor();
-    await page.getByRole('region', { name: 'Queue invoices' }).waitFor();
+    const invoices = page.locator('table[aria-label="Queues"] tbody tr', { hasText: 'invoices' });
+    // the agent's snapshot of BullMQ's own lists: charge-card failed for good and stays in the failed set
+    await invoices.locator('small', { hasText: '1 failed' }).waitFor({ timeout: 20_000 });
+    expect(await invoices.locator('small').textContent()).toBe('0 waiting · 0 delayed · 1 failed');
+    expect(await page.locator('table[aria-label="Queues"] tbody tr', { hasText: 'emails' }).locator('small').textContent()).toBe('0 waiting · 0 delayed · 0 failed');
     await screenshot(page, 'bullmq-queues');
     await page.goto('/workers');
-    const rows = page.locator('tbody tr', { hasText: 'web-1@' });
+    // Redis sees the workers at 127.0.0.1, as it sees the agent: they run on this machine, and are titled by their name and its host name
+    const rows = page.locator('tbody tr', { has: page.getByRole('link', { name: `web-1 on ${hostname()}`, exact: true }) });
     await rows.first().waitFor();
     expect(await rows.count()).toBe(2);
+    expect(await rows.locator('small').allTextContents()).toEqual([expect.stringMatching(/^web-1@127\.0\.0\.1:\d+$/), expect.stringMatching(/^web-1@127\.0\.0\.1:\d+$/)]);
     expect(await page.locator('tbody').textContent()).toMatch(/idle|busy|online/);
     await screenshot(page, 'bullmq-workers');
   }, TEST_MS);

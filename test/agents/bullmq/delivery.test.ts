@@ -12,7 +12,7 @@ import { Deliverer } from '../../../agents/bullmq/src/deliver.js';
 import { streamGap } from '../../../agents/bullmq/src/event-reader.js';
 import { NetworkError } from '../../../agents/bullmq/src/http-client.js';
 import { Spool } from '../../../agents/bullmq/src/spool.js';
-import { parseWorkerClients } from '../../../agents/bullmq/src/workers.js';
+import { agentAddress, parseWorkerClients, workerHostname } from '../../../agents/bullmq/src/workers.js';
 import { queueOfKey } from '../../../agents/bullmq/src/discover.js';
 
 const dirs: string[] = [];
@@ -194,6 +194,23 @@ describe('worker connections and queue keys', () => {
       { clientId: '3', addr: '10.0.0.5:5100', queue: 'mail', workerName: null, ageS: 9, idleS: 0 },
       { clientId: '4', addr: '10.0.0.6:5101', queue: 'mail', workerName: 'billing-1', ageS: 3, idleS: 1 },
     ]);
+  });
+  test("a worker's host is the address it connects from, or this machine's name when it and the agent both reach Redis over loopback", () => {
+    const list = [
+      'id=3 addr=127.0.0.1:5100 laddr=127.0.0.1:6379 fd=8 name=bull:bWFpbA== age=9 idle=0',
+      'id=9 addr=127.0.0.1:5200 laddr=127.0.0.1:6379 fd=10 name=jobwatch-bullmq:bull:reader age=9 idle=0',
+    ].join('\n');
+    expect(agentAddress(list, 'jobwatch-bullmq:bull:reader')).toBe('127.0.0.1:5200');
+    expect(agentAddress(list, 'jobwatch-bullmq:other:reader')).toBeNull();
+    expect(agentAddress(list, '')).toBeNull();
+    // the agent over loopback: a loopback worker runs on this machine
+    expect(workerHostname('127.0.0.1:5100', '127.0.0.1:5200', 'app-1')).toBe('app-1');
+    expect(workerHostname('::1:5100', '::1:5200', 'app-1')).toBe('app-1');
+    // a worker on another machine keeps its address; so does a loopback one when the agent is elsewhere (it is Redis's machine, not ours)
+    expect(workerHostname('10.0.0.6:5101', '127.0.0.1:5200', 'app-1')).toBe('10.0.0.6');
+    expect(workerHostname('127.0.0.1:5100', '10.0.0.9:5200', 'app-1')).toBe('127.0.0.1');
+    expect(workerHostname('127.0.0.1:5100', null, 'app-1')).toBe('127.0.0.1');
+    expect(workerHostname('', null, 'app-1')).toBe('unknown');
   });
   test('queue names come from `<prefix>:<queue>:<suffix>` keys only', () => {
     expect(queueOfKey('bull:mail:meta', 'bull', 'meta')).toBe('mail');

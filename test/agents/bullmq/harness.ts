@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, createConnection, login, makeDataDir, removeDir, REPO_ROOT, ServiceProcess, startService } from '../../blackbox/service-process.ts';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, createConnection, getJson, login, makeDataDir, removeDir, REPO_ROOT, ServiceProcess, startService } from '../../blackbox/service-process.ts';
 
 export const AGENT_BIN = join(REPO_ROOT, 'agents', 'bullmq', 'bin', 'jobwatch-bullmq.js');
 const FIXTURES = join(import.meta.dir, 'fixtures');
@@ -111,6 +111,26 @@ export async function eventually<T>(what: string, check: () => Promise<T | undef
   }
 }
 
+/** Every BullMQ job jobwatch lists, by externalId (all pages). */
+export async function listedJobs(baseUrl: string, cookie: string): Promise<Map<string, any>> {
+  const all = new Map<string, any>();
+  let cursor: string | null = null;
+  do {
+    const page = await getJson(baseUrl, `/api/jobs?framework=bullmq&limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, cookie);
+    if (page.status !== 200) throw new Error(`GET /api/jobs -> ${page.status}`);
+    for (const job of page.body.data) all.set(job.externalId, job);
+    cursor = page.body.pagination.nextCursor;
+  } while (cursor);
+  return all;
+}
+
+/** A job's detail (`GET /api/jobs/{id}`) by its externalId, or null while jobwatch has no such job. */
+export async function jobDetail(baseUrl: string, cookie: string, externalId: string): Promise<any> {
+  const job = (await listedJobs(baseUrl, cookie)).get(externalId);
+  if (!job) return null;
+  return (await getJson(baseUrl, `/api/jobs/${job.id}`, cookie)).body;
+}
+
 export interface Stack {
   dir: string;
   dataDir: string;
@@ -124,8 +144,13 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
-/** Redis, jobwatch with a signed-in admin and a connection, the app's worker and the agent. */
-export async function startStack(label: string, workerEnv: Record<string, string>, beforeAgent: (redisUrl: string) => Promise<unknown> = async () => undefined): Promise<Stack> {
+/** Redis, jobwatch with a signed-in admin and a connection, the app's worker and the agent (with `agentArgs` besides the usual ones). */
+export async function startStack(
+  label: string,
+  workerEnv: Record<string, string>,
+  beforeAgent: (redisUrl: string) => Promise<unknown> = async () => undefined,
+  agentArgs: string[] = [],
+): Promise<Stack> {
   const dir = tempDir(label);
   const dataDir = makeDataDir(`bullmq-${label}`);
   const redis = await startRedis(dir);
@@ -143,7 +168,7 @@ export async function startStack(label: string, workerEnv: Record<string, string
     cookie,
     connection,
     agent: undefined as unknown as ServiceProcess,
-    startAgent: () => startAgent({ redisUrl: redis.url, jobwatchUrl: stack.service.baseUrl, apiKey: connection.apiKey, spoolDir: join(dir, 'spool') }),
+    startAgent: () => startAgent({ redisUrl: redis.url, jobwatchUrl: stack.service.baseUrl, apiKey: connection.apiKey, spoolDir: join(dir, 'spool'), extra: agentArgs }),
     async stop() {
       for (const each of [stack.agent, stack.worker, stack.service, redis.process]) await each?.stop(5_000).catch(() => each?.kill());
       removeDir(dir);

@@ -2,6 +2,7 @@
 import { describe, expect, test } from 'bun:test';
 import { factsFromHash, FACT_FIELDS, JobFacts } from '../../../agents/bullmq/src/job-facts.js';
 import { Normalizer, progressFraction } from '../../../agents/bullmq/src/normalize.js';
+import { jsonObjectProblem } from '../../../actors/ingest/json-object-limits.ts';
 
 const CONNECTION = '0190b6d6-0000-7000-8000-000000000001';
 const T0 = 1_800_000_000_000;
@@ -60,8 +61,14 @@ describe('normalize', () => {
     const n = normalizer();
     const fresh = new Map([[JobFacts.key('q', '2'), factsFromHash(hash({ name: 'later', delay: '60000', timestamp: String(T0) }))]]);
     const events: any[] = n.normalizeEntries('q', [entry(T0, { event: 'added', jobId: '2', name: 'later' }), entry(T0, { event: 'delayed', jobId: '2', delay: String(T0 + 60000) })], fresh);
-    expect(events.map((event) => event.job.state)).toEqual(['scheduled', 'scheduled']);
-    expect(events[1].job.extensions.eta).toBe(new Date(T0 + 60000).toISOString());
+    // "added" and "delayed" come from one script: one event says both, with the time and the name
+    expect(events.map((event) => event.job.state)).toEqual(['scheduled']);
+    expect(events[0].job).toMatchObject({ name: 'later', attempt: 1, createdAt: new Date(T0).toISOString() });
+    expect(events[0].job.extensions.eta).toBe(new Date(T0 + 60000).toISOString());
+    // split across two reads, each entry is an event: the second adds the time
+    const m = normalizer();
+    const split: any[] = [...m.normalizeEntries('q', [entry(T0, { event: 'added', jobId: '2', name: 'later' })], fresh), ...m.normalizeEntries('q', [entry(T0, { event: 'delayed', jobId: '2', delay: String(T0 + 60000) })])];
+    expect(split.map((event) => [event.job.state, event.job.extensions.eta ?? null])).toEqual([['scheduled', null], ['scheduled', new Date(T0 + 60000).toISOString()]]);
     const started: any = n.normalizeEntries('q', [entry(T0 + 60001, { event: 'active', jobId: '2' })])[0];
     expect(started.job.extensions.eta).toBe(new Date(T0 + 60000).toISOString()); // jobwatch keeps showing when it was scheduled for
     const removed: any[] = n.normalizeEntries('q', [entry(T0 + 5, { event: 'removed', jobId: '2', prev: 'waiting' }), entry(T0 + 6, { event: 'removed', jobId: '3', prev: 'completed' })]);
@@ -102,6 +109,27 @@ describe('normalize', () => {
     const large: any = n.normalizeEntries('q', [entry(T0 + 2, { event: 'progress', jobId: '9', data: JSON.stringify({ log: 'x'.repeat(10_000) }) })])[0];
     expect(large.job.extensions).toMatchObject({ progressTooLarge: true });
     expect(large.job.extensions.progress).toBeUndefined();
+  });
+
+  test("a progress of 40 nested arrays is bounded: the event stays within jobwatch's 8 levels, with a mark where it was cut", () => {
+    let nested: unknown = 1;
+    for (let level = 0; level < 40; level++) nested = [nested];
+    const [event]: any[] = normalizer().normalizeEntries('q', [entry(T0, { event: 'progress', jobId: '9', data: JSON.stringify(nested) })]);
+    expect(jsonObjectProblem(event.job.extensions)).toBeNull();
+    // extensions is level 1, progress level 2: six more arrays, then the mark
+    let kept = event.job.extensions.progress;
+    for (let level = 2; level <= 8; level++) kept = kept[0];
+    expect(kept).toBe('\u2026[truncated: deeper than 8 levels]');
+  });
+
+  test("the app's names, errors and stack traces are cut to jobwatch's lengths with a visible mark", () => {
+    const n = normalizer();
+    const fresh = new Map([[JobFacts.key('q', '5'), factsFromHash(hash({ name: 'n'.repeat(2000), stacktrace: JSON.stringify(['s'.repeat(60_000)]) }))]]);
+    const [event]: any[] = n.normalizeEntries('q', [entry(T0, { event: 'failed', jobId: '5', failedReason: 'e'.repeat(20_000), prev: 'active' })], fresh);
+    expect(event.job.name).toHaveLength(1024);
+    expect(event.job.error).toHaveLength(10_000);
+    expect(event.job.stacktrace).toHaveLength(50_000);
+    for (const field of ['name', 'error', 'stacktrace']) expect(event.job[field].endsWith('\u2026[truncated]')).toBe(true);
   });
 
   test('a failed job carries the failed reason from the stream; queue-level events give nothing', () => {

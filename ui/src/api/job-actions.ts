@@ -5,10 +5,10 @@ import type { BulkResults, PublicActionResult } from './types.ts';
 export type JobAction = 'revoke' | 'retry';
 
 export const ACTION_LABEL: Record<JobAction, string> = { revoke: 'Revoke', retry: 'Retry' };
-/** The rules of the service, said before the user confirms. */
+/** What an action does, said before the user confirms (where it cannot work it is not offered). */
 export const ACTION_RULE: Record<JobAction, string> = {
-  revoke: 'Only queued and active jobs can be revoked; they become cancelled, and the agent is asked to stop them.',
-  retry: 'Only failed and cancelled jobs can be retried; they become retrying, and the agent is asked to run them again.',
+  revoke: 'The agent is asked to stop it in the job system; until it reports, the job shows "revoke requested".',
+  retry: 'The agent is asked to run it again in the job system; until it reports, the job shows "retry requested".',
 };
 
 export function actOnJob(action: JobAction, id: string): Promise<PublicActionResult> {

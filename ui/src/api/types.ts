@@ -21,6 +21,8 @@ export interface CreatedChannel {
 export interface TestDelivery {
   deliveryId: string;
   attempt: PublicDeliveryAttempt | null;
+  /** the connection's own sends held it past 5 s: it is sent in its turn */
+  waiting: boolean;
 }
 
 export type { JobDetail, JobListItem, JobListPage, LastCommand, PublicActionResult, PublicConnection, PublicUser, QueueStreamItem, QueueView, WorkerView };

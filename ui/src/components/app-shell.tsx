@@ -1,4 +1,9 @@
-/** The frame of every signed-in page: navigation, the live stream's state, the time format switch, sign out. */
+/**
+ * The frame of every signed-in page: navigation, the live stream's state, the time format
+ * switch, sign out. At phone width the header keeps one line (the brand, what fires, the
+ * live state) and the pages and tools open from its menu button.
+ */
+import { useSignal } from '@preact/signals';
 import type { ComponentChildren } from 'preact';
 import { streamState, type StreamState } from '../api/stream.ts';
 import { absoluteTimes, toggleAbsoluteTimes } from '../lib/clock.ts';
@@ -24,16 +29,18 @@ export function AppShell({ children }: { children: ComponentChildren }) {
     ['/connections', 'Connections'],
   ];
   if (user.value?.isAdmin) pages.push(['/users', 'Users']);
+  const menu = useSignal(false);
   return (
     <>
       <a class="skip" href="#main">
         Skip to content
       </a>
-      <header class="top">
+      <header class={`top${menu.value ? ' open' : ''}`}>
         <Link href="/jobs" class="brand">
           jobwatch
         </Link>
-        <nav aria-label="Pages">
+        {/* choosing a page closes the menu */}
+        <nav aria-label="Pages" onClick={() => (menu.value = false)}>
           {pages.map(([href, label]) => (
             <Link key={href} href={href} aria-current={path === href || path.startsWith(href + '/') ? 'page' : undefined}>
               {label}
@@ -45,6 +52,11 @@ export function AppShell({ children }: { children: ComponentChildren }) {
           <span class={`stream stream-${streamState.value}`} role="status" title="Live updates from /api/events/stream">
             {STREAM_LABEL[streamState.value]}
           </span>
+          <button type="button" class="small menu" aria-expanded={menu.value} onClick={() => (menu.value = !menu.value)}>
+            Menu
+          </button>
+        </div>
+        <div class="top-tools more">
           <button type="button" class="small" onClick={toggleAbsoluteTimes} aria-pressed={absoluteTimes.value}>
             {absoluteTimes.value ? 'Absolute times' : 'Relative times'}
           </button>

@@ -6,10 +6,11 @@ import signal
 import sys
 import threading
 import time
-from typing import Callable, List, Optional
+from typing import Callable, List, Optional, Set
 
 from celery import Celery
 
+from . import log_lines
 from .backoff import Backoff
 from .capture import Capture, enable_events
 from .commands import CommandRunner
@@ -17,6 +18,7 @@ from .config import Config, ConfigError, load_config
 from .deliver import Deliverer
 from .http_client import Client, NetworkError
 from .normalize import Normalizer
+from .private_files import makedirs_private, tighten_private_tree
 from .queue_depth import QueueMonitor
 from .spool import Spool
 from .task_names import lookup_names
@@ -34,7 +36,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     except ConfigError as error:
         print(f"jobwatch-celery: {error}", file=sys.stderr)
         return 2
-    logging.basicConfig(level=config.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    log_lines.configure(config.log_level)
     logging.getLogger("kombu.mixins").setLevel(logging.WARNING)  # its "Connected to" repeats the agent's own line
     stopping = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -86,13 +88,16 @@ class Agent:
         self.normalizer = Normalizer(connection_id)
         self.lock = threading.Lock()  # the normalizer's state is shared by capture and housekeeping
         try:
+            makedirs_private(config.spool_dir)
+            for line in tighten_private_tree(config.spool_dir):
+                log.warning("%s", line)
             spool = Spool(config.spool_dir, config.spool_max_bytes)
         except OSError as error:
             raise ConfigError(f"--spool-dir: cannot use {config.spool_dir!r} ({error.strerror or error})") from error
         self.deliverer = Deliverer(client, spool, config.batch_size, config.flush_interval_s)
         self.capture = Capture(self.app, self.on_event)
         self.queues = QueueMonitor(self.app, self.normalizer.worker_info, self.queues_from_events, connection_id, config.queues)
-        self.commands = CommandRunner(self.app, client, config.revoke_signal)
+        self.commands = CommandRunner(self.app, client, config.revoke_signal, reported=self.reported, watched_queues=self.watched_queues)
         self.new_worker = threading.Event()
 
     def on_event(self, event: dict) -> None:
@@ -101,6 +106,21 @@ class Agent:
         self.deliverer.submit(events)
         if event.get("type", "").startswith("worker-") and event.get("hostname") not in self.normalizer.worker_info.queues:
             self.new_worker.set()  # learn its queues and pool size now, not at the next refresh
+
+    def reported(self, task_id: str) -> Optional[dict]:
+        """What the agent knows of a task it reported (its queue among it), None for one it never saw."""
+        with self.lock:
+            facts = self.normalizer.facts.get(task_id)
+            return dict(facts) if facts else None
+
+    def watched_queues(self) -> Set[str]:
+        """The queues the agent knows: named by events, consumed by workers, or given with --queues."""
+        with self.lock:
+            names = set(self.normalizer.queues_seen)
+        names.update(self.config.queues)
+        for queues in list(self.normalizer.worker_info.queues.values()):
+            names.update(queues)
+        return names
 
     def queues_from_events(self) -> List[str]:
         with self.lock:

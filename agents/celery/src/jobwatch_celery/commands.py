@@ -5,20 +5,30 @@ broadcast or the re-sent task). When the broker cannot be reached the command st
 unacknowledged and comes back at the next poll. A retry whose arguments cannot be
 known is not guessed at: it is acknowledged as `failed` with the reason, which jobwatch
 shows on the job.
+
+A command names its task by what jobwatch was sent, and anyone holding the connection's
+API key can send jobwatch anything. So a task id is checked before it is used, a task is
+revoked only when the agent reported it itself or Celery knows it (its result backend has
+a record, or a worker holds it: workers keep revoked ids, so a forged id must not revoke a
+task sent later under it), and a retry is re-sent with the name, arguments and queue Celery
+and the agent know, never a name or queue only the command says. Anything else is
+acknowledged `failed` with the reason.
 """
 from __future__ import annotations
 
 import logging
+import re
 import uuid
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import List, Optional
+from typing import Callable, Collection, List, Optional
 
 from celery import Celery
 from celery.backends.base import DisabledBackend
 from kombu.exceptions import OperationalError
 
 from .http_client import Client, NetworkError
+from .limits import EXTERNAL_ID_CHARS, TRUNCATED_MARK, utf16_units
 
 log = logging.getLogger("jobwatch_celery.commands")
 COMMANDS_PER_POLL = 100
@@ -27,6 +37,8 @@ REASON_CHARS = 1000
 # most 6,000 bytes of JSON, so 20 outcomes always fit in one request.
 ACK_OUTCOMES_PER_REQUEST = 20
 UNACKED_OUTCOMES_MAX = 10_000
+INSPECT_TIMEOUT_S = 1.0
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
 @dataclass
@@ -46,11 +58,31 @@ class BrokerUnavailable(Exception):
     """Celery could not hand the command to the broker: try again at the next poll."""
 
 
+def task_id_problem(task_id: object) -> Optional[str]:
+    """Why a command's externalId is no Celery task id the agent can act on, or None."""
+    if not isinstance(task_id, str) or task_id == "" or utf16_units(task_id) > EXTERNAL_ID_CHARS or _CONTROL.search(task_id):
+        return f"not a Celery task id: {str(task_id)[:200]!r}"
+    if utf16_units(task_id) == EXTERNAL_ID_CHARS and task_id.endswith(TRUNCATED_MARK):
+        return f"the task's id was cut to {EXTERNAL_ID_CHARS} characters when it was sent to jobwatch: the agent cannot tell which task it is"
+    return None
+
+
 class CommandRunner:
-    def __init__(self, app: Celery, client: Client, revoke_signal: str = "SIGTERM") -> None:
+    def __init__(
+        self,
+        app: Celery,
+        client: Client,
+        revoke_signal: str = "SIGTERM",
+        reported: Callable[[str], Optional[dict]] = lambda task_id: None,
+        watched_queues: Callable[[], Collection[str]] = lambda: (),
+    ) -> None:
+        """`reported`: what the agent sent jobwatch about a task (None for a task it never reported);
+        `watched_queues`: the queues the agent knows (from events, the workers and `--queues`)."""
         self.app = app
         self.client = client
         self.revoke_signal = revoke_signal
+        self.reported = reported
+        self.watched_queues = watched_queues
         self._unreachable = False
         # Carried out but not yet acknowledged (the ack failed): not carried out twice.
         self._unacked: "OrderedDict[str, Outcome]" = OrderedDict()
@@ -103,8 +135,11 @@ class CommandRunner:
         command_id = str(command.get("id"))
         kind = command.get("type")
         task_id = command.get("externalId")
+        problem = task_id_problem(task_id)
         try:
-            if kind == "revoke":
+            if problem is not None:
+                outcome = Outcome(command_id, "failed", problem)
+            elif kind == "revoke":
                 outcome = self._revoke(command_id, task_id)
             elif kind == "retry":
                 outcome = self._retry(command_id, command)
@@ -117,11 +152,26 @@ class CommandRunner:
         return outcome
 
     def _revoke(self, command_id: str, task_id: str) -> Outcome:
+        if self.reported(task_id) is None and not self._celery_knows(task_id):
+            return Outcome(command_id, "failed", "not a task this agent reported, and Celery knows no task of that id "
+                           "(the result backend has no record of it and no worker holds it): nothing was revoked")
         try:
             self.app.control.revoke(task_id, terminate=True, signal=self.revoke_signal)
         except (OperationalError, OSError) as error:
             raise BrokerUnavailable(error) from error
         return Outcome(command_id, "done")
+
+    def _celery_knows(self, task_id: str) -> bool:
+        """Whether the result backend has a record of the task or a worker holds it now."""
+        try:
+            if not isinstance(self.app.backend, DisabledBackend):
+                meta = self.app.backend.get_task_meta(task_id)
+                if meta.get("status") != "PENDING" or meta.get("name") is not None:
+                    return True
+            replies = self.app.control.inspect(timeout=INSPECT_TIMEOUT_S).query_task(task_id) or {}
+        except (OperationalError, OSError) as error:
+            raise BrokerUnavailable(error) from error
+        return any(isinstance(tasks, dict) and task_id in tasks for tasks in replies.values())
 
     def _retry(self, command_id: str, command: dict) -> Outcome:
         task_id = command.get("externalId")
@@ -139,10 +189,21 @@ class CommandRunner:
         if args is None or kwargs is None:
             return Outcome(command_id, "failed", "not retried: the task's arguments are not in the result backend; "
                            "set result_extended=True in the Celery app so a retry can re-send them")
-        name = meta.get("name") or command.get("name")
-        # jobwatch's queue came from task-sent (the queue's name); the backend keeps the
-        # routing key, which is the queue's name under Celery's default routing.
-        queue = command.get("queue") or meta.get("queue")
+        name = meta.get("name")
+        if not isinstance(name, str) or not name:
+            return Outcome(command_id, "failed", "not retried: the result backend does not name the task")
+        # The queue the agent reported (task-sent names the queue), else the one the command
+        # names if the agent knows it, else the backend's routing key, which is the queue's
+        # name under Celery's default routing.
+        queue = (self.reported(task_id) or {}).get("queue")
+        named = command.get("queue")
+        if not isinstance(queue, str) and isinstance(named, str) and named:
+            if named not in self.watched_queues():
+                return Outcome(command_id, "failed", f"not retried: queue {named[:300]!r} is not a queue this agent watches "
+                               "(none of its events, workers or --queues names it)")
+            queue = named
+        if not isinstance(queue, str):
+            queue = meta.get("queue")
         # Workers remember revoked ids and would discard the task at once under the same id.
         revoked = meta.get("status") == "REVOKED"
         new_id = str(uuid.uuid4()) if revoked else task_id

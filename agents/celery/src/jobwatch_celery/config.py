@@ -8,8 +8,7 @@ from dataclasses import dataclass
 from typing import Mapping, Optional
 from urllib.parse import urlparse
 
-INGEST_EVENTS_MAX = 1000
-INGEST_BODY_BYTES_MAX = 5 * 1024 * 1024
+from .limits import INGEST_EVENTS_MAX
 
 
 class ConfigError(ValueError):

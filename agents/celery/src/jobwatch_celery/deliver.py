@@ -3,8 +3,14 @@
 Order is kept: while the spool holds anything, new events go behind it on disk and the
 spool is drained oldest first, so a restart of the service loses nothing and events
 arrive in the order they happened (the service skips duplicates, so a batch resent
-after a lost reply is harmless). Only a 4xx other than 429 drops a batch: sending it
-again would fail the same way. Every drop is logged with its count.
+after a lost reply is harmless).
+
+A batch jobwatch refuses as a whole (400 or 413: something in the body it will not take)
+is sent again in halves, and the halves' halves, until the events it refuses are alone:
+only those are dropped, each named in the log, and the rest of the batch is delivered, so
+one task's odd value never costs other tasks' events. Any other 4xx but 429 drops the
+batch (sending it again would fail the same way); events jobwatch rejects one by one in a
+200 answer are logged and counted, never sent again. Every drop is logged with its count.
 """
 from __future__ import annotations
 
@@ -16,13 +22,25 @@ from collections import deque
 from typing import Callable, Deque, List, Optional
 
 from .backoff import Backoff
-from .config import INGEST_BODY_BYTES_MAX
+from .limits import INGEST_BODY_BYTES_MAX
 from .http_client import Client, NetworkError, Response
 from .spool import Spool
 
 log = logging.getLogger("jobwatch_celery.deliver")
 ENVELOPE_BYTES = len('{"events":[]}')
 EVENT_ERRORS_LOGGED_MAX = 3
+# Events of one batch named one by one when refused; past it a count says how many more.
+REFUSED_NAMED_MAX = 20
+# Statuses saying that something in the body is refused, not the request: split the batch.
+REFUSED_BODY = (400, 413)
+
+
+class _Refusals:
+    """A batch's events refused on their own while it was split, for the log."""
+
+    def __init__(self) -> None:
+        self.named = 0
+        self.dropped = 0
 
 
 class Deliverer:
@@ -62,7 +80,7 @@ class Deliverer:
     def submit(self, events: List[dict]) -> None:
         if not events:
             return
-        encoded = [json.dumps(event, separators=(",", ":"), ensure_ascii=False) for event in events]
+        encoded = [_encoded(event) for event in events]
         with self._wake:
             self._memory.extend(encoded)
             overflow = len(self._memory) - self.memory_events_max
@@ -157,6 +175,13 @@ class Deliverer:
 
     def _send(self, batch: List[str], in_spool: bool = False) -> bool:
         """True when the batch needs no resending (delivered, or refused for good)."""
+        refusals = _Refusals()
+        settled = self._send_part(batch, in_spool, refusals)
+        if refusals.dropped > refusals.named:
+            log.error("... and %d more events of the batch refused and dropped", refusals.dropped - refusals.named)
+        return settled
+
+    def _send_part(self, batch: List[str], in_spool: bool, refusals: _Refusals) -> bool:
         outside = 0 if in_spool else len(batch)  # for the log: a batch taken from memory is not counted as pending
         body = ('{"events":[' + ",".join(batch) + "]}").encode()
         try:
@@ -165,6 +190,18 @@ class Deliverer:
             return self._retry_later(f"jobwatch unreachable ({error})", None, outside)
         if response.status == 429 or response.status >= 500:
             return self._retry_later(f"jobwatch answered {response.status} {response.error_text()}", response.retry_after_s, outside)
+        if response.status in REFUSED_BODY:
+            if len(batch) == 1:
+                self._refused_event(batch[0], response, refusals)
+                return True
+            if refusals.named == 0 and refusals.dropped == 0:
+                log.warning(
+                    "jobwatch refused a batch of %d events with %d (%s); sending it again in halves, so that only the events it refuses are dropped",
+                    len(batch), response.status, response.error_text(),
+                )
+            half = (len(batch) + 1) // 2
+            # the second half waits for the first: a failure (an outage) leaves the batch whole for the spool
+            return self._send_part(batch[:half], in_spool, refusals) and self._send_part(batch[half:], in_spool, refusals)
         if response.status >= 400:
             self.dropped_refused += len(batch)
             log.error(
@@ -174,6 +211,19 @@ class Deliverer:
             return True
         self._on_delivered(batch, response)
         return True
+
+    def _refused_event(self, line: str, response: Response, refusals: _Refusals) -> None:
+        """One event jobwatch refuses on its own: dropped, and named."""
+        self.dropped_refused += 1
+        refusals.dropped += 1
+        if refusals.named >= REFUSED_NAMED_MAX:
+            return
+        refusals.named += 1
+        details = response.body.get("error", {}).get("details") if isinstance(response.body, dict) and isinstance(response.body.get("error"), dict) else None
+        log.error(
+            "jobwatch refused %s with %d (%s %s): dropped this event only; %d events dropped this way since start",
+            event_identity(line), response.status, response.error_text(), json.dumps(details or {}), self.dropped_refused,
+        )
 
     def _retry_later(self, reason: str, retry_after_s: Optional[float], batch_events: int) -> bool:
         delay = self.backoff.next_delay(retry_after_s)
@@ -198,9 +248,38 @@ class Deliverer:
             self.rejected += rejected
             for error in (body.get("errors") or [])[:EVENT_ERRORS_LOGGED_MAX]:
                 index = error.get("index")
-                event = batch[index][:300] if isinstance(index, int) and 0 <= index < len(batch) else "?"
-                log.error("jobwatch rejected event %s: %s %s %s; event: %s", index, error.get("code"), error.get("message"), error.get("details") or "", event)
+                event = event_identity(batch[index]) if isinstance(index, int) and 0 <= index < len(batch) else f"event {index}"
+                log.error("jobwatch rejected %s: %s %s %s", event, error.get("code"), error.get("message"), json.dumps(error.get("details") or {}))
             log.error("jobwatch rejected %d of %d events in a batch (%d since start)", rejected, len(batch), self.rejected)
         if truncated:
             self.truncated += truncated
             log.error("jobwatch's daily event limit: %d events of a batch dropped (%d since start)", truncated, self.truncated)
+
+
+def event_identity(line: str) -> str:
+    """What identifies an event in the log: its type, the task's id (the worker's, the queue's name), state and time."""
+    try:
+        event = json.loads(line)
+    except ValueError:
+        return f"an event ({line[:120]})"
+    if not isinstance(event, dict):
+        return f"an event ({line[:120]})"
+    payload = event.get("job") or event.get("worker") or event.get("queue") or {}
+    payload = payload if isinstance(payload, dict) else {}
+
+    def text(value: object) -> str:
+        return value[:600] if isinstance(value, str) else json.dumps(value)[:600]
+
+    ident = payload.get("externalId", payload.get("name"))
+    state = f" ({text(payload['state'])})" if payload.get("state") else ""
+    return f"event {text(event.get('type'))} {text(ident)}{state} at {text(event.get('timestamp'))}"
+
+
+def _encoded(event: dict) -> str:
+    """The event's JSON; a string the agent could not encode as UTF-8 (a lone surrogate) is written escaped instead of stopping delivery."""
+    text = json.dumps(event, separators=(",", ":"), ensure_ascii=False)
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        text = json.dumps(event, separators=(",", ":"))
+    return text

@@ -14,7 +14,8 @@ from collections import OrderedDict
 from typing import Callable, Dict, List, Optional, Tuple
 
 from . import limits
-from .limits import cut, epoch_from_iso, iso_from_epoch
+from .bound_json import bound_json
+from .limits import cut_marked, epoch_from_iso, iso_from_epoch
 from .task_facts import TaskFacts
 
 TASK_STATES = {
@@ -187,20 +188,20 @@ class Normalizer:
         if state == "queued" and eta_s is not None and eta_s > timestamp:
             state = "scheduled"
         job: Dict[str, object] = {
-            "externalId": cut(task_id, limits.EXTERNAL_ID_CHARS),
-            "name": cut(str(facts.get("name") or UNKNOWN_NAME), limits.NAME_CHARS),
+            "externalId": cut_marked(task_id, limits.EXTERNAL_ID_CHARS),
+            "name": cut_marked(str(facts.get("name") or UNKNOWN_NAME), limits.NAME_CHARS),
             "state": state,
         }
         if isinstance(facts.get("queue"), str):
-            job["queue"] = cut(facts["queue"], limits.QUEUE_CHARS)
+            job["queue"] = cut_marked(facts["queue"], limits.QUEUE_CHARS)
         if kind in FROM_WORKER and isinstance(facts.get("worker"), str):
-            job["workerId"] = cut(facts["worker"], limits.WORKER_ID_CHARS)
+            job["workerId"] = cut_marked(facts["worker"], limits.WORKER_ID_CHARS)
         if isinstance(facts.get("retries"), int) and facts["retries"] >= 0:
             job["attempt"] = facts["retries"] + 1
         if kind in ("task-failed", "task-retried"):
-            job["error"] = cut(str(event.get("exception") or ""), limits.ERROR_CHARS)
+            job["error"] = cut_marked(str(event.get("exception") or ""), limits.ERROR_CHARS)
             if event.get("traceback"):
-                job["stacktrace"] = cut(str(event["traceback"]), limits.STACKTRACE_CHARS)
+                job["stacktrace"] = cut_marked(str(event["traceback"]), limits.STACKTRACE_CHARS)
         if isinstance(facts.get("sent_at"), float):
             job["createdAt"] = iso_from_epoch(facts["sent_at"])
         started_at = facts.get("started_at")
@@ -233,8 +234,8 @@ class Normalizer:
             self.heartbeats_skipped += 1
             return None
         worker: Dict[str, object] = {
-            "externalId": cut(hostname, limits.EXTERNAL_ID_CHARS),
-            "hostname": cut(hostname, limits.HOSTNAME_CHARS),
+            "externalId": cut_marked(str(hostname), limits.EXTERNAL_ID_CHARS),
+            "hostname": cut_marked(str(hostname), limits.HOSTNAME_CHARS),
             "state": state,
         }
         if isinstance(event.get("pid"), int) and 0 <= event["pid"] <= 2**32:
@@ -243,11 +244,12 @@ class Normalizer:
             worker["activeJobs"] = active
         queues = self.worker_info.queues.get(hostname)
         if queues is not None:
-            worker["queues"] = [cut(q, limits.QUEUE_CHARS) for q in queues[: limits.QUEUES_PER_WORKER_MAX]]
+            worker["queues"] = [cut_marked(str(q), limits.QUEUE_CHARS) for q in queues[: limits.QUEUES_PER_WORKER_MAX]]
         concurrency = self.worker_info.concurrency.get(hostname)
         if concurrency is not None:
             worker["concurrency"] = concurrency
-        worker["metadata"] = {key: event[key] for key in WORKER_METADATA_KEYS if event.get(key) is not None}
+        # what a worker says of itself (software, load) is bounded like any value from Celery
+        worker["metadata"] = bound_json({key: event[key] for key in WORKER_METADATA_KEYS if event.get(key) is not None})
         return self._envelope("worker_state_change", timestamp, "worker", worker)
 
     def _same_heartbeat_as_last(self, hostname: str, kind: str, timestamp: float, state: str, active: Optional[int]) -> bool:
@@ -279,6 +281,7 @@ def _timestamp(event: dict) -> float:
 
 
 def _task_extensions(facts: dict, event: dict, runtime: Optional[float]) -> dict:
+    """What Celery says of a task beyond the common model; bounded: a producer can put anything in a root id or an ETA."""
     extensions: Dict[str, object] = {}
     for fact, key in (("eta", "eta"), ("expires", "expires"), ("root_id", "rootId"), ("parent_id", "parentId"), ("retries", "retries")):
         if facts.get(fact) is not None:
@@ -288,4 +291,4 @@ def _task_extensions(facts: dict, event: dict, runtime: Optional[float]) -> dict
     for key in ("terminated", "signum", "expired", "requeue"):
         if event.get(key) is not None:
             extensions[key] = event[key]
-    return extensions
+    return bound_json(extensions)

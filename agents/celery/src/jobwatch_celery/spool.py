@@ -1,7 +1,8 @@
 """A bounded on-disk queue of event batches for while jobwatch cannot be reached.
 
 One file per batch, named `<sequence>-<event count>.json`, written to a temporary name,
-fsynced and renamed, so a crash of the agent leaves whole batches only. Files are sent
+fsynced and renamed, so a crash of the agent leaves whole batches only (files 0600 in a 0700
+directory: they hold the app's task names and errors). Files are sent
 oldest first; past the byte bound the oldest batches are dropped, and the drop is logged
 with its count (the newest events are kept: they say what the cluster looks like now).
 """
@@ -13,6 +14,8 @@ import os
 import re
 from typing import List, Optional, Tuple
 
+from .private_files import makedirs_private, open_private
+
 log = logging.getLogger("jobwatch_celery.spool")
 BATCH_FILE = re.compile(r"^(\d{12})-(\d+)\.json$")
 
@@ -22,7 +25,7 @@ class Spool:
         self.directory = directory
         self.max_bytes = max_bytes
         self.dropped_events = 0
-        os.makedirs(directory, exist_ok=True)
+        makedirs_private(directory)
         self._files: List[Tuple[int, int, int]] = []  # (sequence, events, bytes), oldest first
         for name in os.listdir(directory):
             match = BATCH_FILE.match(name)
@@ -56,7 +59,7 @@ class Spool:
         sequence = self._next
         self._next += 1
         path = self._path(sequence, len(encoded_events))
-        with open(path + ".tmp", "wb") as file:
+        with open_private(path + ".tmp") as file:
             file.write(data)
             file.flush()
             os.fsync(file.fileno())

@@ -133,19 +133,27 @@ class SidekiqEndToEndTest < Minitest::Test
     E2E.wait_for("Sidekiq's deletion recorded") { (@api.job(jid)["extensions"]["reason"] || "").include?("deleted from Sidekiq queue parked") }
   end
 
-  def test_revoke_of_a_running_job_is_refused_with_the_reason_and_its_retry_does_not_run
-    jid = SlowFailJob.perform_async(2)
+  def test_revoke_of_a_running_job_is_refused_the_job_shows_active_again_with_the_reason_and_its_retry_does_not_run
+    jid = SlowFailJob.perform_async(6)
     job = wait_state(jid, "active")
-    @api.call("POST", "/api/jobs/#{job["id"]}/revoke")
+    # not offered: open-source Sidekiq cannot stop a running job; the contract's answer still stands if asked
+    assert_equal({ "available" => false, "reason" => "open-source Sidekiq cannot stop a running job safely" }, job["actions"]["revoke"])
+    assert_equal "cancelled", @api.call("POST", "/api/jobs/#{job["id"]}/revoke")["state"]
     detail = E2E.wait_for("the revoke acknowledged failed") { command_status(jid, "failed") }
-    assert_match(/cannot stop a running job safely/, detail["lastCommand"]["reason"])
+    reason = detail["lastCommand"]["reason"]
+    assert_match(/cannot stop a running job safely/, reason)
+    # the run goes on: jobwatch shows what Sidekiq does, with the refusal in the history
+    assert_equal "active", detail["state"]
+    assert_equal ["queued", "active", "active (revoke requested)", "active (revoke refused: #{reason})"], history(detail, notes: true)
+    listed = @api.jobs(state: "active").find { |item| item["externalId"] == jid }
+    assert_equal({ "type" => "revoke", "status" => "failed" }, listed["lastCommand"].slice("type", "status"))
     # the run fails, Sidekiq schedules its retry, and the middleware skips it before it starts
-    skipped = E2E.wait_for("the retry skipped as revoked", timeout_s: 20) do
+    skipped = E2E.wait_for("the retry skipped as revoked", timeout_s: 30) do
       found = @api.job(jid)
       found if found["state"] == "cancelled" && found["extensions"]["reason"] == "revoked from jobwatch before it started"
     end
-    # jobwatch showed cancelled at once; the run then failed, and its retry was skipped
-    assert_equal %w[queued active cancelled retrying queued cancelled], history(skipped)
+    assert_equal %w[queued active retrying queued cancelled], history(skipped)
+    assert_equal ["revoke requested", "revoke refused: #{reason}"], skipped["stateHistory"].filter_map { |entry| entry["note"] }
     sleep 1
     assert_nil Sidekiq::RetrySet.new.find_job(jid)
     assert_nil Sidekiq::DeadSet.new.find_job(jid)
@@ -165,6 +173,61 @@ class SidekiqEndToEndTest < Minitest::Test
     assert_equal %w[queued active failed retrying queued active completed], history(done)
   end
 
+  def test_a_job_whose_retry_option_is_40_nested_arrays_costs_no_event_of_the_20_jobs_around_it
+    nested = 1
+    40.times { nested = [nested] }
+    before = Array.new(10) { |i| SucceedJob.perform_async(i) }
+    deep = SucceedJob.set(retry: nested).perform_async("deep") # the app's value, copied into the job's extensions
+    after = Array.new(10) { |i| SucceedJob.perform_async(i) }
+    jids = before + [deep] + after
+    E2E.wait_for("all 21 jobs completed in jobwatch", timeout_s: 30) { (jids - @api.jobs(state: "completed").map { |job| job["externalId"] }).empty? }
+    kept = @api.job(deep)["extensions"]["retry"]
+    7.times { kept = kept[0] }
+    assert_equal "…[truncated: deeper than 8 levels]", kept
+    refute_match(/refused|dropped/, @cluster.collector.output)
+  end
+
+  def test_a_revoke_outside_what_the_collector_watches_or_reported_is_refused_and_touches_nothing
+    # a list that looks like a Sidekiq queue but is none of Sidekiq's (not in its `queues` set)
+    Sidekiq.redis { |conn| conn.lpush("queue:secret", JSON.generate("class" => "SucceedJob", "args" => [1], "jid" => "secret-1", "queue" => "secret")) }
+    forged = { "secret-1" => "secret", "never-seen-1" => "default", "forged\nFORGED line: the collector stopped" => "default" }
+    forged.each do |jid, queue|
+      event = { "type" => "job_state_change", "timestamp" => Time.now.utc.iso8601(3), "framework" => "sidekiq", "connectionId" => connection_id,
+                "job" => { "externalId" => jid, "name" => "SucceedJob", "queue" => queue, "state" => "queued" } }
+      assert_equal 1, @api.ingest(@cluster.api_key, [event])["accepted"]
+      job = E2E.wait_for("the forged job #{jid.inspect} listed") { @api.job(jid) }
+      @api.call("POST", "/api/jobs/#{job["id"]}/revoke")
+    end
+    secret = E2E.wait_for("the revoke in an unwatched queue refused") { command_status("secret-1", "failed") }
+    assert_match(/queue "secret" is not one of Sidekiq's queues \(in its `queues` set or consumed by a live process\)/, secret["lastCommand"]["reason"])
+    assert_equal 1, Sidekiq.redis { |conn| conn.llen("queue:secret") }
+    unseen = E2E.wait_for("the revoke of a job nobody has refused") { command_status("never-seen-1", "failed") }
+    assert_match(/not a job this collector reported, and Sidekiq has no job "never-seen-1"/, unseen["lastCommand"]["reason"])
+    assert_equal 0, Sidekiq.redis { |conn| conn.exists("jobwatch:sidekiq:revoked:never-seen-1") }
+    E2E.wait_for("the revoke of an id with a newline refused") { command_status(forged.keys.last, "failed") }
+    assert_includes @cluster.collector.output, "revoke of job forged\\nFORGED line: the collector stopped -> failed"
+    assert_empty @cluster.collector.output.lines.grep(/\AFORGED/)
+  end
+
+  def test_retry_of_a_job_whose_jid_holds_glob_characters_finds_it_literally
+    flag = File.join(@cluster.tmp, "flag-glob-#{rand(1 << 30)}")
+    jid = "glob[1]*?\\#{rand(1 << 30)}"
+    Sidekiq::Client.push("class" => NeedsFileJob, "args" => [flag], "jid" => jid)
+    job = wait_state(jid, "failed")
+    E2E.wait_for("the job in Sidekiq's dead set") { Sidekiq::DeadSet.new.any? { |entry| entry.jid == jid } }
+    File.write(flag, "")
+    @api.call("POST", "/api/jobs/#{job["id"]}/retry")
+    done = wait_state(jid, "completed")
+    assert_equal %w[retry done], [done["lastCommand"]["type"], done["lastCommand"]["status"]]
+  end
+
+  def test_the_spool_directory_is_the_collectors_alone
+    wait_state(SucceedJob.perform_async("checkpointed"), "completed")
+    E2E.wait_for("the stream checkpoint written") { File.exist?(File.join(@cluster.spool_dir, "stream-checkpoint.json")) }
+    assert_equal 0o700, File.stat(@cluster.spool_dir).mode & 0o777
+    assert_equal 0o600, File.stat(File.join(@cluster.spool_dir, "stream-checkpoint.json")).mode & 0o777
+  end
+
   def test_queue_snapshots_report_depth_and_consumers
     3.times { SucceedJob.set(queue: "idle-queue").perform_async(1) }
     queue = E2E.wait_for("the idle queue with depth 3") { @api.queues.find { |q| q["name"] == "idle-queue" && q["depth"] == 3 } }
@@ -182,13 +245,20 @@ class SidekiqEndToEndTest < Minitest::Test
     end
   end
 
+  def connection_id
+    @connection_id ||= @api.call("GET", "/api/connections")["data"].find { |connection| connection["name"] == "sidekiq-e2e" }["id"]
+  end
+
   def command_status(jid, status)
     job = @api.job(jid)
     job if job && job["lastCommand"] && job["lastCommand"]["status"] == status
   end
 
-  def history(job)
-    job["stateHistory"].map { |entry| entry["state"] }
+  # The states the job went through (an entry with a note may repeat the state before it); with `notes`,
+  # every entry, those of its revokes and retries as "state (note)".
+  def history(job, notes: false)
+    return job["stateHistory"].map { |entry| entry["note"] ? "#{entry["state"]} (#{entry["note"]})" : entry["state"] } if notes
+    job["stateHistory"].map { |entry| entry["state"] }.chunk_while { |a, b| a == b }.map(&:first)
   end
 
   def iso_s(text)

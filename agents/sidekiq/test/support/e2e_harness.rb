@@ -108,6 +108,17 @@ module E2E
       parsed
     end
 
+    # Sends events as any holder of the connection's API key can.
+    def ingest(api_key, events)
+      request = Net::HTTP::Post.new("/api/ingest")
+      request["Authorization"] = "Bearer #{api_key}"
+      request["Content-Type"] = "application/json"
+      request.body = JSON.generate("events" => events)
+      reply = Net::HTTP.start(@uri.host, @uri.port, open_timeout: 5, read_timeout: 15) { |http| http.request(request) }
+      raise "POST /api/ingest: #{reply.code} #{reply.body[0, 500]}" unless reply.code == "200"
+      JSON.parse(reply.body)
+    end
+
     def jobs(**filters)
       query = URI.encode_www_form({ limit: 100 }.merge(filters))
       call("GET", "/api/jobs?#{query}")["data"]
@@ -211,6 +222,9 @@ module E2E
       argv = ["ruby", File.join(AGENT, "bin", "jobwatch-sidekiq"), "--redis", @redis_url, "--url", @jobwatch_base, "--api-key", @api_key,
               "--spool-dir", @spool_dir, "--poll-interval", "1", "--process-stale", "8", "--command-interval", "0.5"]
       @collector = spawn("collector", argv, {})
+      # its first delivery: a test's job pushed before the collector is up can run and finish
+      # before its first events are read, and a test waiting to see it active would miss it
+      E2E.wait_for("the collector to deliver to jobwatch", timeout_s: 60) { @collector.output.include?("the API key belongs to connection") }
     end
 
     # The Sidekiq process record of a pid, once its first heartbeat is in Redis.

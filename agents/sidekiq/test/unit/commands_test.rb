@@ -87,4 +87,42 @@ class CommandsTest < Minitest::Test
     outcome = C::Commands::Outcome.new("x", "failed", "r" * 5000)
     assert_equal 1000, outcome.to_json_hash["reason"].size
   end
+
+  def test_a_jid_or_queue_that_is_none_is_refused_before_any_redis_key_is_built
+    runner = C::Commands.new(client: FakeJobwatch.new([]), logger: logger, recorder: nil)
+    no_redis = ->(*) { flunk "Redis was asked" }
+    outcomes = Sidekiq.stub(:redis, no_redis) do
+      [
+        runner.execute("id" => "a", "type" => "revoke", "externalId" => "j1\r\nforged"),
+        runner.execute("id" => "b", "type" => "retry", "externalId" => "x" * 600),
+        runner.execute("id" => "c", "type" => "revoke", "externalId" => nil),
+        runner.execute("id" => "d", "type" => "revoke", "externalId" => "j1", "queue" => "de\u0000fault"),
+        runner.execute("id" => "e", "type" => "revoke", "externalId" => "#{"x" * 500}…[truncated]"),
+      ]
+    end
+    assert_equal %w[failed] * 5, outcomes.map(&:status)
+    assert(outcomes.first(3).all? { |outcome| outcome.reason.start_with?("not a Sidekiq job id") })
+    assert outcomes[3].reason.start_with?("not a Sidekiq queue name")
+    assert_includes outcomes[4].reason, "cut to 512 characters"
+  end
+
+  def test_a_command_naming_another_queue_than_the_collector_reported_is_refused
+    reported = C::ReportedJobs.new
+    reported.learn([{ job: { externalId: "j1", queue: "default" } }])
+    runner = C::Commands.new(client: FakeJobwatch.new([]), logger: logger, recorder: nil, reported: reported)
+    outcome = Sidekiq.stub(:redis, ->(*) { flunk "Redis was asked" }) { runner.execute("id" => "a", "type" => "revoke", "externalId" => "j1", "queue" => "secret") }
+    assert_equal "failed", outcome.status
+    assert_includes outcome.reason, 'the command names queue "secret", but the collector reported the job in queue "default"'
+  end
+
+  def test_glob_characters_of_a_jid_are_escaped_for_a_literal_match
+    assert_equal 'report\\[1\\]\\*\\?\\\\x', C::LiteralFind.glob_escape('report[1]*?\\x')
+  end
+
+  def test_reported_jobs_are_bounded_least_recently_reported_first
+    reported = C::ReportedJobs.new(max: 2)
+    reported.learn([{ job: { externalId: "a", queue: "q" } }, { job: { externalId: "b", queue: "q" } }, { "job" => { "externalId" => "c" } }])
+    assert_equal [false, true, true], %w[a b c].map { |jid| reported.reported?(jid) }
+    assert_nil reported.queue_of("c")
+  end
 end

@@ -6,18 +6,16 @@
 import { useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
 import { api } from '../../api/client.ts';
-import type { ChannelFormat, CreatedChannel, PublicChannel, PublicRule } from '../../api/types.ts';
+import type { PublicChannel, PublicRule } from '../../api/types.ts';
 import { ConfirmDialog } from '../../components/confirm-dialog.tsx';
-import { DataTable, type Column } from '../../components/data-table.tsx';
+import { DataTable } from '../../components/data-table.tsx';
 import { EmptyState } from '../../components/empty-state.tsx';
 import { ErrorText } from '../../components/error-text.tsx';
-import { STATUS_CLASS } from './status-class.ts';
-import { ShownOnce } from '../../components/shown-once.tsx';
-import { TimeText } from '../../components/time-text.tsx';
 import { reloadFiringAlerts } from '../../lib/firing-alerts.ts';
 import { connections } from '../../session.ts';
-import { ChannelCard } from './channel-card.tsx';
+import { ChannelsSection } from './channels-section.tsx';
 import { RuleForm } from './rule-form.tsx';
+import { ruleColumns } from './rule-columns.tsx';
 
 /** The service evaluates every ALERT_EVAL_SECONDS (10 s by default): the page follows at that pace. */
 const RELOAD_EVERY_MS = 10_000;
@@ -42,8 +40,6 @@ export function AlertsPage() {
   const error = useSignal<unknown>(null);
   const editing = useSignal<PublicRule | null>(null);
   const deleting = useSignal<{ what: 'rule' | 'channel'; id: string; name: string } | null>(null);
-  const createdChannel = useSignal<CreatedChannel | null>(null);
-  const channelError = useSignal<unknown>(null);
 
   const reload = () =>
     loadAll().then(
@@ -59,24 +55,6 @@ export function AlertsPage() {
     return () => clearInterval(timer);
   }, []);
 
-  const onCreateChannel = async (event: SubmitEvent) => {
-    event.preventDefault();
-    const form = event.currentTarget as HTMLFormElement;
-    const fields = new FormData(form);
-    channelError.value = null;
-    try {
-      createdChannel.value = await api<CreatedChannel>('POST', '/api/alert-channels', {
-        connectionId: String(fields.get('connectionId')),
-        name: String(fields.get('name')),
-        url: String(fields.get('url')),
-        format: String(fields.get('format')) as ChannelFormat,
-      });
-      form.reset();
-      await reload();
-    } catch (failure) {
-      channelError.value = failure;
-    }
-  };
   const onDelete = async () => {
     const target = deleting.value!;
     deleting.value = null;
@@ -90,33 +68,11 @@ export function AlertsPage() {
 
   const loaded = data.value;
   const channelNames = new Map((loaded?.channels ?? []).map((channel) => [channel.id, channel.name]));
-  const columns: Column<PublicRule>[] = [
-    { id: 'name', label: 'Rule', cell: (rule) => <strong>{rule.name}</strong> },
-    { id: 'condition', label: 'Condition', cell: (rule) => <><span class="badge">{rule.kind.replace('_', ' ')}</span> {rule.condition}</> },
-    {
-      id: 'state',
-      label: 'State',
-      cell: (rule) => (
-        <>
-          <span class={`badge ${STATUS_CLASS[rule.status]}`}>{rule.status}</span>{' '}
-          {rule.status === 'firing' && <span class="hint">since <TimeText iso={rule.firingSince} /></span>}
-          {rule.status === 'resolved' && <span class="hint"><TimeText iso={rule.changedAt} /></span>}
-        </>
-      ),
-    },
-    { id: 'value', label: 'Value now', class: 'num', cell: (rule) => <span class={rule.current.breached ? 'error-inline' : undefined}>{rule.current.text}</span> },
-    { id: 'channels', label: 'Notifies', class: 'hide-narrow', cell: (rule) => (rule.channelIds.length === 0 ? <span class="muted">nobody</span> : rule.channelIds.map((id) => channelNames.get(id) ?? id).join(', ')) },
-    {
-      id: 'edit',
-      label: '',
-      cell: (rule) => (
-        <span class="actions">
-          <button type="button" class="small" onClick={() => (editing.value = rule)} aria-label={`Edit ${rule.name}`}>Edit</button>
-          <button type="button" class="danger small" onClick={() => (deleting.value = { what: 'rule', id: rule.id, name: rule.name })} aria-label={`Delete ${rule.name}`}>Delete</button>
-        </span>
-      ),
-    },
-  ];
+  const columns = ruleColumns(
+    channelNames,
+    (rule) => (editing.value = rule),
+    (rule) => (deleting.value = { what: 'rule', id: rule.id, name: rule.name }),
+  );
   return (
     <>
       <div class="page-head">
@@ -128,11 +84,7 @@ export function AlertsPage() {
       ) : (
         <>
           <h2>Rules</h2>
-          {loaded.rules.length === 0 ? (
-            <EmptyState title="No rule yet" />
-          ) : (
-            <DataTable label="Alert rules" rows={loaded.rules} columns={columns} />
-          )}
+          {loaded.rules.length === 0 ? <EmptyState title="No rule yet" /> : <DataTable label="Alert rules" rows={loaded.rules} columns={columns} />}
           {editing.value !== null ? (
             <RuleForm
               key={editing.value.id}
@@ -148,63 +100,7 @@ export function AlertsPage() {
           ) : (
             <RuleForm rule={null} connections={connections.value} channels={loaded.channels} onSaved={() => void reload()} />
           )}
-
-          <h2>Channels</h2>
-          <form class="form-row card" onSubmit={onCreateChannel} aria-label="New channel">
-            <label>
-              <span>Connection</span>
-              <select name="connectionId">
-                {connections.value.map((connection) => (
-                  <option key={connection.id} value={connection.id}>
-                    {connection.name}
-                  </option>
-                ))}
-              </select>
-            </label>
-            <label>
-              <span>Name</span>
-              <input name="name" required maxLength={100} />
-            </label>
-            <label>
-              <span>Webhook URL</span>
-              <input name="url" type="url" required maxLength={2048} size={40} />
-            </label>
-            <label>
-              <span>Format</span>
-              <select name="format">
-                <option value="json">JSON</option>
-                <option value="slack">Slack / Mattermost</option>
-              </select>
-            </label>
-            <button type="submit" class="primary">
-              Add channel
-            </button>
-          </form>
-          <ErrorText error={channelError.value} />
-          {createdChannel.value && (
-            <ShownOnce
-              title={`Signing secret of ${createdChannel.value.channel.name}`}
-              secret={createdChannel.value.secret}
-              what="secret"
-              testId="channel-secret"
-              note={<>Every request carries <code>X-Jobwatch-Signature: sha256=…</code>, the HMAC-SHA256 of the body with this secret.</>}
-              onDismiss={() => (createdChannel.value = null)}
-            />
-          )}
-          {loaded.channels.length === 0 ? (
-            <EmptyState title="No channel yet" />
-          ) : (
-            loaded.channels.map((channel) => (
-              <ChannelCard
-                key={channel.id}
-                channel={channel}
-                connection={connections.value.find((connection) => connection.id === channel.connectionId)}
-                onChanged={() => void reload()}
-                onDelete={() => (deleting.value = { what: 'channel', id: channel.id, name: channel.name })}
-              />
-            ))
-          )}
-
+          <ChannelsSection channels={loaded.channels} onChanged={reload} onDelete={(channel) => (deleting.value = { what: 'channel', id: channel.id, name: channel.name })} />
         </>
       )}
       {deleting.value && (

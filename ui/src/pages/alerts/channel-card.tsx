@@ -33,6 +33,7 @@ export function ChannelCard(props: { channel: PublicChannel; connection: PublicC
           <div class="hint">
             {props.connection?.name ?? channel.connectionId}
             {channel.pending > 0 && ` · ${channel.pending} waiting to be sent`}
+            {` · links open ${channel.linkBase ?? 'relative to the dashboard (set PUBLIC_URL)'}`}
           </div>
         </div>
         <div class="actions">

@@ -1,83 +1,26 @@
 /**
- * Create or edit an alert rule, with the value the condition measures now (the
- * service's preview, asked again as the fields change) so a threshold can be set against
- * what the system actually does.
+ * Create or edit an alert rule: its connection, name and kind, the fields its kind takes,
+ * the channels it notifies, and the value the condition measures now (rule-preview.tsx).
  */
 import { useSignal } from '@preact/signals';
-import { useEffect } from 'preact/hooks';
 import { ALERT_KINDS, KIND_FIELDS } from '../../../../actors/alerts/alert-model.ts';
 import { api } from '../../api/client.ts';
-import type { AlertKind, DescribedMeasure, PublicChannel, PublicConnection, PublicRule } from '../../api/types.ts';
+import type { PublicChannel, PublicConnection, PublicRule } from '../../api/types.ts';
 import { ErrorText } from '../../components/error-text.tsx';
-
-const PREVIEW_DELAY_MS = 400;
-const PREVIEW_EVERY_MS = 10_000;
-
-interface Draft {
-  connectionId: string;
-  name: string;
-  kind: AlertKind;
-  queue: string;
-  task: string;
-  /** as typed: a percentage for failure_rate, a job count for queue_depth */
-  threshold: string;
-  windowMinutes: string;
-  channelIds: string[];
-}
-
-function draftOf(rule: PublicRule | null, connections: PublicConnection[]): Draft {
-  if (rule === null) {
-    return { connectionId: connections[0]?.id ?? '', name: '', kind: 'failure_rate', queue: '', task: '', threshold: '20', windowMinutes: '5', channelIds: [] };
-  }
-  const threshold = rule.threshold === null ? '' : rule.kind === 'failure_rate' ? String(Math.round(rule.threshold * 1000) / 10) : String(rule.threshold);
-  return { connectionId: rule.connectionId, name: rule.name, kind: rule.kind, queue: rule.queue ?? '', task: rule.task ?? '', threshold, windowMinutes: String(rule.windowSeconds / 60), channelIds: [...rule.channelIds] };
-}
-
-/** The body fields of a draft, as the API takes them (fields the kind does not take are left out). */
-export function ruleFields(draft: Draft) {
-  const fields = KIND_FIELDS[draft.kind];
-  const number = Number(draft.threshold);
-  return {
-    kind: draft.kind,
-    queue: fields.queue === 'refused' || draft.queue.trim() === '' ? null : draft.queue.trim(),
-    task: fields.task === 'refused' || draft.task.trim() === '' ? null : draft.task.trim(),
-    threshold: fields.threshold === 'refused' || draft.threshold.trim() === '' ? null : draft.kind === 'failure_rate' ? number / 100 : number,
-    windowSeconds: Math.round(Number(draft.windowMinutes) * 60),
-  };
-}
+import { draftOf, ruleFields, type Draft } from './rule-draft.ts';
+import { RulePreview } from './rule-preview.tsx';
 
 export function RuleForm(props: { rule: PublicRule | null; connections: PublicConnection[]; channels: PublicChannel[]; onSaved: () => void; onCancel?: () => void }) {
   const draft = useSignal<Draft>(draftOf(props.rule, props.connections));
-  const preview = useSignal<DescribedMeasure | null>(null);
-  const previewError = useSignal<unknown>(null);
   const error = useSignal<unknown>(null);
   const busy = useSignal(false);
   const d = draft.value;
-  const fields = KIND_FIELDS[d.kind];
   const set = (changes: Partial<Draft>) => (draft.value = { ...draft.value, ...changes });
-
-  useEffect(() => {
-    if (d.connectionId === '') return;
-    const ask = () =>
-      api<DescribedMeasure>('POST', '/api/alert-rules/preview', { connectionId: d.connectionId, ...ruleFields(d) }).then(
-        (measure) => {
-          preview.value = measure;
-          previewError.value = null;
-        },
-        (failure) => {
-          preview.value = null;
-          previewError.value = failure;
-        },
-      );
-    // asked again while the form is open: the value moves with the jobs
-    const timer = setTimeout(ask, PREVIEW_DELAY_MS);
-    const again = setInterval(ask, PREVIEW_EVERY_MS);
-    return () => {
-      clearTimeout(timer);
-      clearInterval(again);
-    };
-  }, [d.connectionId, d.kind, d.queue, d.task, d.threshold, d.windowMinutes]);
-
+  // every named field is the draft's field of that name; a new connection has other channels
+  const onInput = (event: Event) => {
+    const { name, value } = event.target as HTMLInputElement;
+    if (name in d) set({ [name]: value, ...(name === 'connectionId' ? { channelIds: [] } : {}) });
+  };
   const onSubmit = async (event: SubmitEvent) => {
     event.preventDefault();
     busy.value = true;
@@ -94,14 +37,13 @@ export function RuleForm(props: { rule: PublicRule | null; connections: PublicCo
       busy.value = false;
     }
   };
-  const channels = props.channels.filter((channel) => channel.connectionId === d.connectionId);
-  const toggleChannel = (id: string) => set({ channelIds: d.channelIds.includes(id) ? d.channelIds.filter((other) => other !== id) : [...d.channelIds, id] });
+  const title = props.rule === null ? 'New rule' : `Edit ${props.rule.name}`;
   return (
-    <form class="card rule-form" onSubmit={onSubmit} aria-label={props.rule === null ? 'New rule' : `Edit ${props.rule.name}`}>
-      <h2 class="wide">{props.rule === null ? 'New rule' : `Edit ${props.rule.name}`}</h2>
+    <form class="card rule-form" onSubmit={onSubmit} onInput={onInput} aria-label={title}>
+      <h2 class="wide">{title}</h2>
       <label>
         <span>Connection</span>
-        <select name="connectionId" value={d.connectionId} disabled={props.rule !== null} onChange={(e) => set({ connectionId: e.currentTarget.value, channelIds: [] })}>
+        <select name="connectionId" value={d.connectionId} disabled={props.rule !== null}>
           {props.connections.map((connection) => (
             <option key={connection.id} value={connection.id}>
               {connection.name}
@@ -111,11 +53,11 @@ export function RuleForm(props: { rule: PublicRule | null; connections: PublicCo
       </label>
       <label>
         <span>Name</span>
-        <input name="name" required maxLength={100} value={d.name} onInput={(e) => set({ name: e.currentTarget.value })} />
+        <input name="name" required maxLength={100} value={d.name} />
       </label>
       <label>
         <span>Kind</span>
-        <select name="kind" value={d.kind} onChange={(e) => set({ kind: e.currentTarget.value as AlertKind })}>
+        <select name="kind" value={d.kind}>
           {ALERT_KINDS.map((kind) => (
             <option key={kind} value={kind}>
               {kind.replace('_', ' ')}
@@ -123,51 +65,9 @@ export function RuleForm(props: { rule: PublicRule | null; connections: PublicCo
           ))}
         </select>
       </label>
-      {fields.queue !== 'refused' && (
-        <label>
-          <span>Queue (optional)</span>
-          <input name="queue" maxLength={255} value={d.queue} onInput={(e) => set({ queue: e.currentTarget.value })} />
-        </label>
-      )}
-      {fields.task !== 'refused' && (
-        <label>
-          <span>Task{fields.task === 'optional' ? ' (optional)' : ''}</span>
-          <input name="task" maxLength={255} required={fields.task === 'required'} value={d.task} onInput={(e) => set({ task: e.currentTarget.value })} />
-        </label>
-      )}
-      {fields.threshold === 'required' && (
-        <label>
-          <span>{d.kind === 'failure_rate' ? 'Threshold (%)' : 'Threshold (jobs)'}</span>
-          <input name="threshold" type="number" required min={0} max={d.kind === 'failure_rate' ? 99.9 : undefined} step={d.kind === 'failure_rate' ? 0.1 : 1} value={d.threshold} onInput={(e) => set({ threshold: e.currentTarget.value })} />
-        </label>
-      )}
-      <label>
-        <span>Window (minutes)</span>
-        <input name="windowMinutes" type="number" required min={0.5} max={10080} step="any" value={d.windowMinutes} onInput={(e) => set({ windowMinutes: e.currentTarget.value })} />
-      </label>
-      <fieldset class="wide">
-        <legend>Notify</legend>
-        {channels.length === 0 ? (
-          <span class="muted">No channel yet</span>
-        ) : (
-          channels.map((channel) => (
-            <label key={channel.id}>
-              <input type="checkbox" checked={d.channelIds.includes(channel.id)} onChange={() => toggleChannel(channel.id)} />
-              {channel.name}
-            </label>
-          ))
-        )}
-      </fieldset>
-      <p class="preview wide" role="status" data-testid="rule-preview">
-        {preview.value === null ? (
-          <span class="muted">Value now: {previewError.value === null ? '…' : 'check the fields'}</span>
-        ) : (
-          <>
-            Value now: <strong>{preview.value.text}</strong>{' '}
-            {preview.value.breached ? <span class="badge state-failed">condition holds</span> : <span class="badge">condition does not hold</span>}
-          </>
-        )}
-      </p>
+      <KindInputs draft={d} />
+      <ChannelChoices channels={props.channels.filter((channel) => channel.connectionId === d.connectionId)} chosen={d.channelIds} onChange={(channelIds) => set({ channelIds })} />
+      <RulePreview draft={d} />
       <div class="wide">
         <ErrorText error={error.value} />
       </div>
@@ -182,5 +82,57 @@ export function RuleForm(props: { rule: PublicRule | null; connections: PublicCo
         )}
       </div>
     </form>
+  );
+}
+
+/** The fields the rule's kind takes (KIND_FIELDS), and its window. */
+function KindInputs({ draft: d }: { draft: Draft }) {
+  const fields = KIND_FIELDS[d.kind];
+  const percent = d.kind === 'failure_rate';
+  return (
+    <>
+      {fields.queue !== 'refused' && (
+        <label>
+          <span>Queue (optional)</span>
+          <input name="queue" maxLength={255} value={d.queue} />
+        </label>
+      )}
+      {fields.task !== 'refused' && (
+        <label>
+          <span>Task{fields.task === 'optional' ? ' (optional)' : ''}</span>
+          <input name="task" maxLength={255} required={fields.task === 'required'} value={d.task} />
+        </label>
+      )}
+      {fields.threshold === 'required' && (
+        <label>
+          <span>{percent ? 'Threshold (%)' : 'Threshold (jobs)'}</span>
+          <input name="threshold" type="number" required min={0} max={percent ? 99.9 : undefined} step={percent ? 0.1 : 1} value={d.threshold} />
+        </label>
+      )}
+      <label>
+        <span>Window (minutes)</span>
+        <input name="windowMinutes" type="number" required min={0.5} max={10080} step="any" value={d.windowMinutes} />
+      </label>
+    </>
+  );
+}
+
+/** The connection's channels, each ticked when the rule notifies it. */
+function ChannelChoices(props: { channels: PublicChannel[]; chosen: string[]; onChange: (channelIds: string[]) => void }) {
+  const toggle = (id: string) => props.onChange(props.chosen.includes(id) ? props.chosen.filter((other) => other !== id) : [...props.chosen, id]);
+  return (
+    <fieldset class="wide">
+      <legend>Notify</legend>
+      {props.channels.length === 0 ? (
+        <span class="muted">No channel yet</span>
+      ) : (
+        props.channels.map((channel) => (
+          <label key={channel.id}>
+            <input type="checkbox" checked={props.chosen.includes(channel.id)} onChange={() => toggle(channel.id)} />
+            {channel.name}
+          </label>
+        ))
+      )}
+    </fieldset>
   );
 }

@@ -1,20 +1,13 @@
-/** The API key of a new connection, shown this once, with the agent command that uses it. */
+/** The API key of a new connection, shown this once, with the command of the agent for its job system. */
+import { useSignal } from '@preact/signals';
 import type { CreatedConnection } from '../../api/types.ts';
 import { CopyButton } from '../../components/copy-button.tsx';
 import { ShownOnce } from '../../components/shown-once.tsx';
-
-export function agentCommand(created: CreatedConnection, origin: string): string {
-  return [
-    'jobwatch-celery \\',
-    `  --url ${origin} \\`,
-    `  --api-key ${created.apiKey} \\`,
-    `  --connection-id ${created.connection.id} \\`,
-    '  --broker redis://localhost:6379/0',
-  ].join('\n');
-}
+import { AGENTS, agentCommand, type JobSystem } from './agent-commands.ts';
 
 export function NewKeyCard({ created, onDismiss }: { created: CreatedConnection; onDismiss: () => void }) {
-  const command = agentCommand(created, location.origin);
+  const system = useSignal<JobSystem>('Celery');
+  const command = agentCommand(system.value, created.apiKey, location.origin);
   return (
     <ShownOnce
       title={`API key of ${created.connection.name}`}
@@ -24,10 +17,20 @@ export function NewKeyCard({ created, onDismiss }: { created: CreatedConnection;
       note="Only its hash is stored; to replace a lost key, delete the connection and create a new one."
       onDismiss={onDismiss}
     >
-      <p>Run the Celery agent next to your workers (it sends events and carries out revoke and retry):</p>
+      <div class="tabs" role="group" aria-label="Job system">
+        {(Object.keys(AGENTS) as JobSystem[]).map((each) => (
+          <button key={each} type="button" class="tab" aria-pressed={each === system.value} onClick={() => (system.value = each)}>
+            {each}
+          </button>
+        ))}
+      </div>
+      <p>
+        Run the agent beside the job system (it sends events and carries out revoke and retry)
+        {system.value === 'Sidekiq' && <>, once Sidekiq loads <code>Jobwatch::Sidekiq.install!</code></>}:
+      </p>
       <div class="code-block">
         <CopyButton text={command} />
-        <pre>{command}</pre>
+        <pre data-testid="agent-command">{command}</pre>
       </div>
     </ShownOnce>
   );

@@ -1,15 +1,15 @@
 /**
- * Revoke and retry for one job. The buttons are offered by the service's rules; the
- * service decides, and a 409 is explained with its message (the job's state moved on).
+ * Revoke and retry for one job, offered where they can work (the detail's `actions`, from
+ * action-availability.ts) and disabled with the reason elsewhere. The service decides; a
+ * 409 is explained with its message (the job's state moved on).
  */
 import { useSignal } from '@preact/signals';
+import { requestNote } from '../../../../actors/connection/job-actions.ts';
 import { ApiError } from '../../api/client.ts';
 import { ACTION_LABEL, ACTION_RULE, actOnJob, type JobAction } from '../../api/job-actions.ts';
 import type { JobDetail } from '../../api/types.ts';
 import { ConfirmDialog } from '../../components/confirm-dialog.tsx';
 import { ErrorText } from '../../components/error-text.tsx';
-
-const ALLOWED_FROM: Record<JobAction, readonly string[]> = { revoke: ['queued', 'active'], retry: ['failed', 'cancelled'] };
 
 export function JobActionButtons({ job, onChanged }: { job: JobDetail; onChanged: () => void }) {
   const asking = useSignal<JobAction | null>(null);
@@ -21,7 +21,7 @@ export function JobActionButtons({ job, onChanged }: { job: JobDetail; onChanged
     outcome.value = null;
     try {
       const result = await actOnJob(action, job.id);
-      outcome.value = result.success ? `${ACTION_LABEL[action]} accepted: the job is now ${result.state}; the agent carries it out.` : result.error;
+      outcome.value = result.success ? `${requestNote(action)}, waiting for the agent.` : result.error;
       onChanged();
     } catch (failure) {
       error.value =
@@ -31,19 +31,22 @@ export function JobActionButtons({ job, onChanged }: { job: JobDetail; onChanged
       onChanged();
     }
   };
+  const actions = (['revoke', 'retry'] as const).map((action) => ({ action, ...job.actions[action] }));
   return (
     <div class="actions">
-      {(['revoke', 'retry'] as const).map((action) => (
+      {actions.map(({ action, available, reason }) => (
         <button
           key={action}
           type="button"
           class={action === 'revoke' ? 'danger' : ''}
+          disabled={!available}
           onClick={() => (asking.value = action)}
-          title={ALLOWED_FROM[action].includes(job.state) ? ACTION_RULE[action] : `Not available from ${job.state}. ${ACTION_RULE[action]}`}
+          title={reason ?? ACTION_RULE[action]}
         >
           {ACTION_LABEL[action]}
         </button>
       ))}
+      {actions.map(({ action, reason }) => reason && <small key={action} class="hint why">{ACTION_LABEL[action]}: {reason}</small>)}
       {outcome.value && (
         <span role="status" class="muted">
           {outcome.value}

@@ -8,7 +8,7 @@ import { CopyButton } from '../../components/copy-button.tsx';
 import { ErrorText } from '../../components/error-text.tsx';
 import { JsonView } from '../../components/json-view.tsx';
 import { Link } from '../../components/link.tsx';
-import { StateBadge } from '../../components/state-badge.tsx';
+import { JobState } from '../../components/job-state.tsx';
 import { lastJobsAddress } from '../../router.ts';
 import { connections } from '../../session.ts';
 import { JobActionButtons } from './job-action-buttons.tsx';
@@ -68,7 +68,7 @@ export function JobDetailPage({ id }: { id: string }) {
       </p>
       <div class="page-head">
         <h1 class="mono">{detail.name}</h1>
-        <StateBadge state={detail.state} />
+        <JobState job={detail} />
         <JobActionButtons job={detail} onChanged={reload} />
       </div>
       <LastCommandNotice command={detail.lastCommand} />

@@ -1,22 +1,22 @@
 /** What became of the job's latest revoke or retry at the agent, when the service reports it. */
+import { requestNote, unfulfilledNote } from '../../../../actors/connection/job-actions.ts';
 import type { LastCommand } from '../../api/types.ts';
 import { TimeText } from '../../components/time-text.tsx';
 
-const LABEL = { revoke: 'Revoke', retry: 'Retry' } as const;
+const SAYS = { pending: 'waiting for the agent', done: 'carried out by the agent' };
 
 export function LastCommandNotice({ command }: { command: LastCommand | null | undefined }) {
   if (command === null || command === undefined) return null;
-  const what = LABEL[command.type];
-  if (command.status === 'failed') {
+  if (command.status === 'failed' || command.status === 'expired') {
     return (
       <p class="error" role="alert">
-        {what} not carried out by the agent: {command.reason ?? 'no reason given'} (<TimeText iso={command.completedAt ?? command.createdAt} />)
+        {unfulfilledNote(command.type, command.status, command.reason)} (<TimeText iso={command.completedAt} />): the job shows what the job system reported.
       </p>
     );
   }
   return (
     <p class="notice">
-      {what} {command.status === 'pending' ? 'waiting for the agent' : 'carried out by the agent'} (asked <TimeText iso={command.createdAt} />)
+      {requestNote(command.type)} <TimeText iso={command.createdAt} />: {SAYS[command.status]}
     </p>
   );
 }

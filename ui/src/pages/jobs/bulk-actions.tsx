@@ -1,72 +1,97 @@
-/** Revoke or retry the selected jobs: confirm first, then say what happened to each one. */
+/**
+ * Revoke or retry the selected jobs. Each action is offered for the selected jobs it can
+ * work for (action-availability.ts) and sent for those only; with none, it is disabled and
+ * says why. Confirm first, then say what happened to each one.
+ */
 import { useSignal } from '@preact/signals';
+import { actionAvailability } from '../../../../actors/connection/action-availability.ts';
+import { requestNote } from '../../../../actors/connection/job-actions.ts';
 import { ACTION_LABEL, ACTION_RULE, actOnJobs, type JobAction } from '../../api/job-actions.ts';
-import type { PublicActionResult } from '../../api/types.ts';
+import type { JobListItem, PublicActionResult } from '../../api/types.ts';
 import { ConfirmDialog } from '../../components/confirm-dialog.tsx';
 import { ErrorText } from '../../components/error-text.tsx';
 
-export function BulkActions(props: { selected: string[]; names: Map<string, string>; onDone: (results: PublicActionResult[]) => void; onClear: () => void }) {
+/** The ids of the selected jobs the action can work for, and why not for the others (each reason once). */
+function sortOut(action: JobAction, selected: JobListItem[]) {
+  const able: string[] = [];
+  const reasons = new Set<string>();
+  for (const job of selected) {
+    const { available, reason } = actionAvailability(action, job);
+    if (available) able.push(job.id);
+    else reasons.add(reason!);
+  }
+  return { able, why: [...reasons].join('; ') };
+}
+
+export function BulkActions({ selected, onDone, onClear }: { selected: JobListItem[]; onDone: (action: JobAction, results: PublicActionResult[]) => void; onClear: () => void }) {
   const asking = useSignal<JobAction | null>(null);
-  const results = useSignal<PublicActionResult[] | null>(null);
+  const results = useSignal<{ action: JobAction; list: PublicActionResult[]; names: Map<string, string> } | null>(null);
   const error = useSignal<unknown>(null);
-  const count = props.selected.length;
+  const count = selected.length;
+  const sorted = { revoke: sortOut('revoke', selected), retry: sortOut('retry', selected) };
   const run = async (action: JobAction) => {
     asking.value = null;
     error.value = null;
+    const names = new Map(selected.map((job) => [job.id, job.name]));
     try {
-      const done = await actOnJobs(action, props.selected);
-      results.value = done;
-      props.onDone(done);
+      const list = await actOnJobs(action, sorted[action].able);
+      results.value = { action, list, names };
+      onDone(action, list);
     } catch (failure) {
       error.value = failure;
     }
   };
-  const succeeded = results.value?.filter((result) => result.success).length ?? 0;
+  const shown = results.value;
+  const asked = asking.value && sorted[asking.value];
   return (
     <div class="bulk">
       {count > 0 && (
         <div class="row" role="group" aria-label="Selected jobs">
           <strong>{count} selected</strong>
-          <button type="button" class="danger" onClick={() => (asking.value = 'revoke')}>
-            Revoke selected
-          </button>
-          <button type="button" onClick={() => (asking.value = 'retry')}>
-            Retry selected
-          </button>
-          <button type="button" class="link" onClick={props.onClear}>
+          {(['revoke', 'retry'] as const).map((action) => {
+            const { able, why } = sorted[action];
+            return (
+              <button key={action} type="button" class={action === 'revoke' ? 'danger' : ''} disabled={able.length === 0} title={why || ACTION_RULE[action]} onClick={() => (asking.value = action)}>
+                {ACTION_LABEL[action]} {able.length === count ? 'selected' : `${able.length} of ${count}`}
+              </button>
+            );
+          })}
+          <button type="button" class="link" onClick={onClear}>
             Clear selection
           </button>
         </div>
       )}
       <ErrorText error={error.value} />
-      {results.value && (
+      {shown && (
         <section class="results" aria-live="polite">
           <div class="row">
             <strong>
-              {succeeded} of {results.value.length} done
+              {shown.list.filter((result) => result.success).length} of {shown.list.length} requested
             </strong>
             <button type="button" class="link" onClick={() => (results.value = null)}>
               Dismiss
             </button>
           </div>
           <ul>
-            {results.value.map((result) => (
+            {shown.list.map((result) => (
               <li key={result.id} class={result.success ? 'ok' : 'failed'}>
-                {props.names.get(result.id) ?? result.id}: {result.success ? `now ${result.state}` : result.error}
+                {shown.names.get(result.id) ?? result.id}: {result.success ? `${requestNote(shown.action)}, waiting for the agent` : result.error}
               </li>
             ))}
           </ul>
         </section>
       )}
-      {asking.value && (
+      {asking.value && asked && (
         <ConfirmDialog
-          title={`${ACTION_LABEL[asking.value]} ${count} job${count === 1 ? '' : 's'}?`}
+          title={`${ACTION_LABEL[asking.value]} ${asked.able.length} job${asked.able.length === 1 ? '' : 's'}?`}
           confirmLabel={ACTION_LABEL[asking.value]}
           danger={asking.value === 'revoke'}
           onConfirm={() => void run(asking.value!)}
           onCancel={() => (asking.value = null)}
         >
-          <p>{ACTION_RULE[asking.value]} Jobs in other states are left as they are and reported below.</p>
+          <p>
+            {ACTION_RULE[asking.value]} {asked.why && `The other selected jobs are left as they are: ${asked.why}.`}
+          </p>
         </ConfirmDialog>
       )}
     </div>

@@ -1,14 +1,14 @@
 /** The columns of the job list. */
 import type { JobListItem } from '../../api/types.ts';
 import type { Column } from '../../components/data-table.tsx';
+import { JobState } from '../../components/job-state.tsx';
 import { Link } from '../../components/link.tsx';
-import { StateBadge } from '../../components/state-badge.tsx';
 import { TimeText } from '../../components/time-text.tsx';
 import { shortDuration } from '../../lib/time.ts';
 
 const orDash = (value: string | null) => (value === null ? <span class="muted">–</span> : value);
 
-export const JOB_COLUMNS: Column<JobListItem>[] = [
+const JOB_COLUMNS: Column<JobListItem>[] = [
   {
     id: 'name',
     label: 'Task',
@@ -21,7 +21,7 @@ export const JOB_COLUMNS: Column<JobListItem>[] = [
       </>
     ),
   },
-  { id: 'state', label: 'State', sortKey: 'state', class: 'col-state', cell: (job) => <StateBadge state={job.state} /> },
+  { id: 'state', label: 'State', sortKey: 'state', class: 'col-state', cell: (job) => <JobState job={job} /> },
   { id: 'queue', label: 'Queue', sortKey: 'queue', class: 'col-queue hide-narrow', cell: (job) => orDash(job.queue) },
   { id: 'worker', label: 'Worker', sortKey: 'worker', class: 'col-worker hide-narrow', cell: (job) => <span class="ellipsis">{orDash(job.workerId)}</span> },
   { id: 'createdAt', label: 'Created', sortKey: 'createdAt', class: 'col-time', cell: (job) => <TimeText iso={job.createdAt} /> },
@@ -35,6 +35,15 @@ export const JOB_COLUMNS: Column<JobListItem>[] = [
   },
   { id: 'error', label: 'Error', class: 'col-error hide-narrow', cell: (job) => <span class="ellipsis error-inline" title={job.error ?? ''}>{job.error ?? ''}</span> },
 ];
+
+const RUNS_AT: Column<JobListItem> = { id: 'scheduledFor', label: 'Runs at', class: 'col-time', cell: (job) => <TimeText iso={job.scheduledFor} /> };
+
+/** The list's columns for a state tab: scheduled and retrying jobs also show when they run (in place of when they were created, on a phone). */
+export function jobColumnsFor(state: string | undefined): Column<JobListItem>[] {
+  if (state !== 'scheduled' && state !== 'retrying') return JOB_COLUMNS;
+  const [task, jobState, ...rest] = JOB_COLUMNS.map((column) => (column.id === 'createdAt' ? { ...column, class: 'col-time hide-narrow' } : column));
+  return [task!, jobState!, RUNS_AT, ...rest];
+}
 
 /** Times and durations read best largest or newest first; names and states A to Z. */
 export function firstOrderOf(sortKey: string): 'asc' | 'desc' {

@@ -2,6 +2,7 @@
 import { useComputed, useSignal } from '@preact/signals';
 import { useEffect, useMemo } from 'preact/hooks';
 import { api } from '../../api/client.ts';
+import type { JobAction } from '../../api/job-actions.ts';
 import type { PublicActionResult, QueuePage, WorkerPage } from '../../api/types.ts';
 import { DataTable } from '../../components/data-table.tsx';
 import { EmptyState } from '../../components/empty-state.tsx';
@@ -12,7 +13,7 @@ import { FRAMEWORKS, filtersFromQuery, WAITING_MAX } from '../../lib/job-filters
 import { navigate, rememberJobsAddress, route, withQuery } from '../../router.ts';
 import { connections } from '../../session.ts';
 import { BulkActions } from './bulk-actions.tsx';
-import { firstOrderOf, JOB_COLUMNS } from './job-columns.tsx';
+import { firstOrderOf, jobColumnsFor } from './job-columns.tsx';
 import { StateTabs } from './state-tabs.tsx';
 import { createJobList } from './use-job-list.ts';
 
@@ -27,7 +28,7 @@ export function JobsPage() {
     selected.value = new Set();
   }, [key]);
   const suggestions = useSuggestions();
-  const names = useComputed(() => new Map(list.rows.value.map((row) => [row.id, `${row.name} ${row.externalId}`])));
+  const selectedRows = useComputed(() => list.rows.value.filter((row) => selected.value.has(row.id)));
 
   if (connections.value.length === 0) {
     return (
@@ -53,34 +54,22 @@ export function JobsPage() {
     if (!next.delete(id)) next.add(id);
     selected.value = next;
   };
-  const onDone = (results: PublicActionResult[]) => {
-    list.patch(results.flatMap((result) => (result.success ? [{ id: result.id, state: result.state }] : [])));
+  const onDone = (type: JobAction, results: PublicActionResult[]) => {
+    const lastCommand = { id: '', type, status: 'pending', reason: null, createdAt: new Date().toISOString(), completedAt: null } as const;
+    list.patch(results.flatMap((result) => (result.success ? [{ id: result.id, state: result.state, lastCommand }] : [])));
     selected.value = new Set();
   };
-  const waiting = list.waiting.value.length;
   return (
     <>
-      <div class="page-head">
-        <h1>Jobs</h1>
-        <span class="muted" role="status">
-          {list.total.value === null ? '' : `${list.total.value.toLocaleString()} matching`}
-        </span>
-        <label class="switch">
-          <input type="checkbox" checked={list.paused.value} onChange={(event) => (list.paused.value = event.currentTarget.checked)} />
-          Pause live rows
-        </label>
-        <button type="button" class={`new-rows${waiting > 0 ? '' : ' hidden'}`} onClick={() => void list.reload().then(() => scrollTo(0, 0))} aria-hidden={waiting === 0}>
-          {waiting}{waiting >= WAITING_MAX ? '+' : ''} new – show
-        </button>
-      </div>
+      <JobsHead list={list} />
       <StateTabs active={filters.state} counts={list.counts.value} />
       <FilterBar fields={fields} />
-      <BulkActions selected={[...selected.value]} names={names.value} onDone={onDone} onClear={() => (selected.value = new Set())} />
+      <BulkActions selected={selectedRows.value} onDone={onDone} onClear={() => (selected.value = new Set())} />
       <ErrorText error={list.error.value} />
       <DataTable
         label="Jobs"
         rows={list.rows.value}
-        columns={JOB_COLUMNS}
+        columns={jobColumnsFor(filters.state)}
         sort={{ by: filters.sortBy, order: filters.sortOrder, onSort }}
         selection={{
           selected: selected.value,
@@ -93,17 +82,46 @@ export function JobsPage() {
           {route.value.query.toString() === '' ? 'Jobs appear here live as the agent sends them.' : 'Change or clear the filters above.'}
         </EmptyState>
       )}
-      <div class="pager">
-        {list.nextCursor.value !== null && (
-          <button type="button" onClick={() => void list.loadMore()} disabled={list.loading.value}>
-            Load more
-          </button>
-        )}
-        <span class="muted">
-          {list.rows.value.length.toLocaleString()} shown{list.loading.value ? ' · loading…' : ''}
-        </span>
-      </div>
+      <JobsPager list={list} />
     </>
+  );
+}
+
+type JobList = ReturnType<typeof createJobList>;
+
+/** The title, how many match, the live-rows switch and the button that shows rows waiting behind it. */
+function JobsHead({ list }: { list: JobList }) {
+  const waiting = list.waiting.value.length;
+  return (
+    <div class="page-head">
+      <h1>Jobs</h1>
+      <span class="muted" role="status">
+        {list.total.value === null ? '' : `${list.total.value.toLocaleString()} matching`}
+      </span>
+      <label class="switch">
+        <input type="checkbox" checked={list.paused.value} onChange={(event) => (list.paused.value = event.currentTarget.checked)} />
+        Pause live rows
+      </label>
+      <button type="button" class={`new-rows${waiting > 0 ? '' : ' hidden'}`} onClick={() => void list.reload().then(() => scrollTo(0, 0))} aria-hidden={waiting === 0}>
+        {waiting}{waiting >= WAITING_MAX ? '+' : ''} new – show
+      </button>
+    </div>
+  );
+}
+
+/** "Load more" while the cursor has more, and how many rows are shown. */
+function JobsPager({ list }: { list: JobList }) {
+  return (
+    <div class="pager">
+      {list.nextCursor.value !== null && (
+        <button type="button" onClick={() => void list.loadMore()} disabled={list.loading.value}>
+          Load more
+        </button>
+      )}
+      <span class="muted">
+        {list.rows.value.length.toLocaleString()} shown{list.loading.value ? ' · loading…' : ''}
+      </span>
+    </div>
   );
 }
 

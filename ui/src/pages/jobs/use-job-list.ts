@@ -27,7 +27,8 @@ export interface JobList {
   paused: Signal<boolean>;
   reload(): Promise<void>;
   loadMore(): Promise<void>;
-  patch(updates: Array<{ id: string; state: string }>): void;
+  /** Fields of rows changed by this page's own action, before the stream says so. */
+  patch(updates: Array<Pick<JobListItem, 'id'> & Partial<JobListItem>>): void;
   dispose(): void;
 }
 
@@ -118,9 +119,9 @@ export function createJobList(filters: JobFilters): JobList {
     }, COUNTS_REFRESH_MS);
   });
 
-  const patch = (updates: Array<{ id: string; state: string }>) => {
-    const states = new Map(updates.map((update) => [update.id, update.state]));
-    rows.value = rows.value.map((row) => (states.has(row.id) ? { ...row, state: states.get(row.id)! } : row));
+  const patch = (updates: Array<Pick<JobListItem, 'id'> & Partial<JobListItem>>) => {
+    const byId = new Map(updates.map((update) => [update.id, update]));
+    rows.value = rows.value.map((row) => ({ ...row, ...byId.get(row.id) }));
   };
 
   void reload();

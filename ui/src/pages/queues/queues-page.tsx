@@ -1,6 +1,11 @@
-/** Queues: depth, consumers and the range's throughput, latency, failure rate, health bar and chart. */
+/**
+ * Queues: one compact row each (depth, consumers, the range's throughput, wait, failure
+ * rate and health bar, and what the job system itself counts), and the charts of the queues
+ * asked for under the table. The range and the open charts are in the address.
+ */
 import { api, queryString } from '../../api/client.ts';
 import type { QueuePage, QueueView } from '../../api/types.ts';
+import { DataTable, type Column } from '../../components/data-table.tsx';
 import { EmptyState } from '../../components/empty-state.tsx';
 import { ErrorText } from '../../components/error-text.tsx';
 import { FilterBar } from '../../components/filter-bar.tsx';
@@ -10,20 +15,51 @@ import { PagePager } from '../../components/page-pager.tsx';
 import { QueueChart } from '../../components/queue-chart.tsx';
 import { useLiveReload } from '../../lib/use-live-reload.ts';
 import { shortDuration } from '../../lib/time.ts';
-import { route, withQuery } from '../../router.ts';
+import { navigate, route, withQuery } from '../../router.ts';
 import { connections } from '../../session.ts';
+import { jobSystemFacts, rate } from './queue-figures.ts';
 
 const RANGES = ['1h', '6h', '24h', '7d'] as const;
+/** An hour: a busy queue's throughput reads in jobs per minute, and the health bar's minutes show what just happened. */
+const DEFAULT_RANGE = '1h';
 
-const perMinute = (perSecond: number | null) => (perSecond === null ? '–' : `${(perSecond * 60).toFixed(perSecond * 60 < 10 ? 2 : 0)}/min`);
 const percent = (ratio: number | null) => (ratio === null ? '–' : `${(ratio * 100).toFixed(1)} %`);
 
 export function QueuesPage() {
   const query = route.value.query;
-  const range = (RANGES as readonly string[]).includes(query.get('range') ?? '') ? query.get('range')! : '24h';
+  const range = (RANGES as readonly string[]).includes(query.get('range') ?? '') ? query.get('range')! : DEFAULT_RANGE;
   const page = Math.max(1, Number(query.get('page') ?? '1') || 1);
   const params = queryString({ timeRange: range, page, limit: 50, connectionId: query.get('connectionId') });
   const { data, error } = useLiveReload(() => api<QueuePage>('GET', `/api/queues${params}`), (batch) => batch.queues.length > 0 || batch.jobs.length > 0, params);
+  const charted = (query.get('charts') ?? '').split(',').filter((id) => id !== '');
+  const toggleChart = (id: string) => {
+    const next = charted.includes(id) ? charted.filter((other) => other !== id) : [...charted, id];
+    navigate(withQuery({ charts: next.join(',') }), { replace: true });
+  };
+  const several = connections.value.length > 1;
+  const columns: Column<QueueView>[] = [
+    {
+      id: 'name',
+      label: 'Queue',
+      class: 'col-task',
+      cell: (q) => (
+        <>
+          <Link href={`/jobs?queue=${encodeURIComponent(q.name)}&connectionId=${q.connectionId}`}>{q.name}</Link>{' '}
+          <button type="button" class="small" aria-pressed={charted.includes(q.id)} aria-label={`Chart of ${q.name}`} onClick={() => toggleChart(q.id)}>
+            Chart
+          </button>
+          {several && <span class="muted"> · {connections.value.find((c) => c.id === q.connectionId)?.name}</span>}
+          <small class="muted">{jobSystemFacts(q.extensions)}</small>
+        </>
+      ),
+    },
+    { id: 'depth', label: 'Depth', class: 'col-count num', cell: (q) => q.depth.toLocaleString() },
+    { id: 'consumers', label: 'Consumers', class: 'col-duration num hide-narrow', cell: (q) => q.consumers },
+    { id: 'throughput', label: 'Throughput', class: 'col-rate num', cell: (q) => rate(q.throughput) },
+    { id: 'latency', label: 'Avg wait', class: 'col-duration num hide-narrow', cell: (q) => (q.avgLatencyMs === null ? '–' : shortDuration(q.avgLatencyMs)) },
+    { id: 'failures', label: 'Failed', class: 'col-count num', cell: (q) => percent(q.failureRate) },
+    { id: 'health', label: `Health, ${range}`, class: 'hide-narrow', cell: (q) => q.healthBar && <HealthBar buckets={q.healthBar.buckets} label={`Health of ${q.name} over ${range}`} /> },
+  ];
   const queues = data.value;
   return (
     <>
@@ -31,13 +67,13 @@ export function QueuesPage() {
         <h1>Queues</h1>
         <nav class="tabs" aria-label="Time range">
           {RANGES.map((each) => (
-            <Link key={each} class="tab" href={withQuery({ range: each === '24h' ? undefined : each, page: undefined })} aria-current={each === range ? 'page' : undefined}>
+            <Link key={each} class="tab" href={withQuery({ range: each === DEFAULT_RANGE ? undefined : each, page: undefined })} aria-current={each === range ? 'page' : undefined}>
               {each}
             </Link>
           ))}
         </nav>
       </div>
-      {connections.value.length > 1 && <FilterBar fields={[{ key: 'connectionId', label: 'Connection', options: connections.value.map((c) => [c.id, c.name]) }]} />}
+      {several && <FilterBar fields={[{ key: 'connectionId', label: 'Connection', options: connections.value.map((c) => [c.id, c.name]) }]} />}
       <ErrorText error={error.value} />
       {queues === null ? (
         <p class="muted">Loading…</p>
@@ -45,47 +81,15 @@ export function QueuesPage() {
         <EmptyState title="No queues yet">Queues appear when the agent reports queue depth or a job names its queue.</EmptyState>
       ) : (
         <>
-          {queues.data.map((queue) => (
-            <QueueCard key={queue.id} queue={queue} range={range} />
-          ))}
+          <DataTable label="Queues" rows={queues.data} columns={columns} />
           <PagePager {...queues.pagination} />
+          {queues.data.map(
+            (q) =>
+              charted.includes(q.id) &&
+              q.healthBar && <QueueChart key={q.id} buckets={q.healthBar.buckets} title={`${q.name}: finished jobs per bucket, ${range}`} />,
+          )}
         </>
       )}
     </>
-  );
-}
-
-function QueueCard({ queue, range }: { queue: QueueView; range: string }) {
-  const connectionName = connections.value.find((c) => c.id === queue.connectionId)?.name;
-  const metrics: Array<[string, string]> = [
-    ['depth', queue.depth.toLocaleString()],
-    ['consumers', String(queue.consumers)],
-    [`throughput (${range})`, perMinute(queue.throughput)],
-    ['avg latency', queue.avgLatencyMs === null ? '–' : shortDuration(queue.avgLatencyMs)],
-    ['failure rate', percent(queue.failureRate)],
-  ];
-  return (
-    <section class="card queue-card" aria-label={`Queue ${queue.name}`}>
-      <div class="row">
-        <h2 class="mono">
-          <Link href={`/jobs?queue=${encodeURIComponent(queue.name)}&connectionId=${queue.connectionId}`}>{queue.name}</Link>
-        </h2>
-        {connectionName && connections.value.length > 1 && <span class="muted">{connectionName}</span>}
-      </div>
-      <div class="metrics">
-        {metrics.map(([label, value]) => (
-          <div class="metric" key={label}>
-            <strong>{value}</strong>
-            <span>{label}</span>
-          </div>
-        ))}
-      </div>
-      {queue.healthBar && (
-        <>
-          <HealthBar buckets={queue.healthBar.buckets} label={`Health of ${queue.name} over ${range}`} />
-          <QueueChart buckets={queue.healthBar.buckets} title={`Finished jobs per bucket, ${range}`} />
-        </>
-      )}
-    </section>
   );
 }

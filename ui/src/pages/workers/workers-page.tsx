@@ -15,8 +15,10 @@ import { relativeTime } from '../../lib/time.ts';
 import { useLiveReload } from '../../lib/use-live-reload.ts';
 import { navigate, route, withQuery } from '../../router.ts';
 import { connections } from '../../session.ts';
+import { workerTitle } from './worker-title.ts';
 
 const WORKER_STATES = ['online', 'busy', 'idle', 'offline'] as const;
+
 const SORT_KEYS = ['hostname', 'state', 'activeJobs', 'lastHeartbeat', 'taskRate'];
 
 const COLUMNS: Column<WorkerView>[] = [
@@ -27,8 +29,8 @@ const COLUMNS: Column<WorkerView>[] = [
     class: 'col-task',
     cell: (w) => (
       <>
-        <Link href={`/jobs?worker=${encodeURIComponent(w.externalId)}`}>{w.hostname}</Link>
-        <small class="muted mono ellipsis">{w.externalId}{w.pid === null ? '' : ` · pid ${w.pid}`}</small>
+        <Link href={`/jobs?worker=${encodeURIComponent(w.externalId)}`}>{workerTitle(w)}</Link>
+        <small class="muted mono ellipsis">{w.externalId}</small>
       </>
     ),
   },
@@ -40,9 +42,10 @@ const COLUMNS: Column<WorkerView>[] = [
     class: 'col-time',
     cell: (w) => (w.lastHeartbeat === null ? '–' : <time dateTime={w.lastHeartbeat} title={w.lastHeartbeat}>{relativeTime(w.lastHeartbeat, now.value)}</time>),
   },
-  { id: 'activeJobs', label: 'Active', sortKey: 'activeJobs', class: 'col-duration num', cell: (w) => `${w.activeJobs}${w.concurrency === null ? '' : ` / ${w.concurrency}`}` },
-  { id: 'processed', label: 'Processed', class: 'col-duration num', cell: (w) => (w.processedTotal ?? 0).toLocaleString() },
-  { id: 'taskRate', label: 'Rate', sortKey: 'taskRate', class: 'col-duration num', cell: (w) => (w.taskRate === null ? '–' : `${w.taskRate.toFixed(1)}/min`) },
+  // at phone width: the worker, its state and when it was last heard
+  { id: 'activeJobs', label: 'Active', sortKey: 'activeJobs', class: 'col-duration num hide-narrow', cell: (w) => `${w.activeJobs}${w.concurrency === null ? '' : ` / ${w.concurrency}`}` },
+  { id: 'processed', label: 'Processed', class: 'col-duration num hide-narrow', cell: (w) => (w.processedTotal ?? 0).toLocaleString() },
+  { id: 'taskRate', label: 'Rate', sortKey: 'taskRate', class: 'col-duration num hide-narrow', cell: (w) => (w.taskRate === null ? '–' : `${w.taskRate.toFixed(1)}/min`) },
   { id: 'queues', label: 'Queues', class: 'hide-narrow', cell: (w) => <span class="ellipsis">{w.queues.join(', ') || '–'}</span> },
   {
     id: 'metadata',

@@ -4,6 +4,7 @@
 # and jobwatch skips the duplicates.
 require "json"
 require "fileutils"
+require_relative "private_files"
 
 module Jobwatch
   module Sidekiq
@@ -16,7 +17,7 @@ module Jobwatch
         attr_reader :id
 
         def initialize(directory, stream, logger)
-          FileUtils.mkdir_p(directory)
+          PrivateFiles.mkdir_p(directory)
           @path = File.join(directory, FILE_NAME)
           @stream = stream
           @logger = logger
@@ -25,7 +26,7 @@ module Jobwatch
 
         def save(id)
           raise ArgumentError, "not a stream id: #{id.inspect}" unless id.is_a?(String) && STREAM_ID.match?(id)
-          File.open("#{@path}.tmp", "w") do |file|
+          PrivateFiles.open_write("#{@path}.tmp") do |file|
             file.write(JSON.generate("stream" => @stream, "id" => id))
             file.flush
             file.fsync

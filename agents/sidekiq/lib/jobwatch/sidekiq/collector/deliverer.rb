@@ -4,26 +4,40 @@
 # `deliver` returns once every event it was given is safe: accepted by jobwatch or on
 # disk. The stream reader saves its checkpoint only after that, so stopping the
 # collector at any moment loses nothing. Order is kept: while the spool holds anything,
-# new events go behind it. Only a 4xx other than 429 drops a batch (sending it again
-# would fail the same way); every drop is logged with its count.
+# new events go behind it.
+#
+# A batch jobwatch refuses as a whole (400 or 413: something in the body it will not take)
+# is sent again in halves, and the halves' halves, until the events it refuses are alone:
+# only those are dropped, each named in the log, and the rest of the batch is delivered,
+# so one job's odd value never costs other jobs' events. Any other 4xx but 429 drops the
+# batch (sending it again would fail the same way); events jobwatch rejects one by one in
+# a 200 answer are logged and counted, never sent again. Every drop is logged with its count.
 require "json"
 require_relative "backoff"
 require_relative "http_client"
+require_relative "limits"
 
 module Jobwatch
   module Sidekiq
     module Collector
       class Deliverer
-        EVENTS_PER_REQUEST_MAX = 1000
-        BODY_BYTES_MAX = 5 * 1024 * 1024
+        EVENTS_PER_REQUEST_MAX = Limits::INGEST_EVENTS_MAX
+        BODY_BYTES_MAX = Limits::INGEST_BODY_BYTES_MAX
         ENVELOPE_BYTES = '{"events":[]}'.bytesize
         EVENT_ERRORS_LOGGED_MAX = 3
+        # Events of one batch named one by one when refused; past it a count says how many more.
+        REFUSED_NAMED_MAX = 20
+        # Statuses saying that something in the body is refused, not the request: split the batch.
+        REFUSED_BODY = [400, 413].freeze
+        # A batch's events refused on their own while it was split, for the log.
+        Refusals = Struct.new(:named, :dropped)
 
         attr_reader :sent, :rejected, :dropped_refused, :truncated
 
+        # seen: called with the events of each `deliver` (the commands learn from it which jobs the collector reported)
         def initialize(client:, spool:, logger:, connection_id: nil, backoff: Backoff.new,
                        batch_size: EVENTS_PER_REQUEST_MAX, body_bytes_max: BODY_BYTES_MAX,
-                       clock: -> { Process.clock_gettime(Process::CLOCK_MONOTONIC) })
+                       clock: -> { Process.clock_gettime(Process::CLOCK_MONOTONIC) }, seen: nil)
           @client = client
           @spool = spool
           @logger = logger
@@ -32,6 +46,7 @@ module Jobwatch
           @batch_size = batch_size
           @body_bytes_max = body_bytes_max
           @clock = clock
+          @seen = seen
           @lock = Mutex.new
           @retry_at = 0.0
           @outage_since = nil
@@ -43,8 +58,9 @@ module Jobwatch
 
         # events: Hashes without connectionId (added when sent, once the key's connection is known).
         def deliver(events)
-          return if events.empty?
-          encoded = events.map { |event| JSON.generate(event) }
+          @seen&.call(events)
+          encoded = events.filter_map { |event| encode(event) }
+          return if encoded.empty?
           @lock.synchronize do
             if !@spool.empty? || @clock.call < @retry_at
               @spool.append(encoded)
@@ -96,8 +112,26 @@ module Jobwatch
           result
         end
 
+        # The event's JSON, or nil (logged) for one JSON cannot write: it must not stop the batch.
+        def encode(event)
+          JSON.generate(event)
+        rescue JSON::GeneratorError, EncodingError => e
+          @dropped_refused += 1
+          @logger.error("dropped #{Deliverer.identity(event)}: it cannot be written as JSON (#{e.class}: #{e.message[0, 200]})")
+          nil
+        end
+
         # True when the batch needs no resending (accepted, or refused for good).
         def send_batch(batch, spooled: false)
+          refusals = Refusals.new(0, 0)
+          settled = send_part(batch, spooled, refusals)
+          if refusals.dropped > refusals.named
+            @logger.error("... and #{refusals.dropped - refusals.named} more events of the batch refused and dropped")
+          end
+          settled
+        end
+
+        def send_part(batch, spooled, refusals)
           connection = connection_id
           return retry_later("jobwatch unreachable (could not learn the API key's connection)", nil, batch, spooled) unless connection
           prefix = %({"connectionId":#{JSON.generate(connection)},)
@@ -110,6 +144,7 @@ module Jobwatch
           if response.status == 429 || response.status >= 500
             return retry_later("jobwatch answered #{response.status} #{response.error_text}", response.retry_after_s, batch, spooled)
           end
+          return split(batch, spooled, refusals, response) if REFUSED_BODY.include?(response.status)
           if response.status >= 400
             @dropped_refused += batch.size
             @logger.error("jobwatch refused a batch with #{response.status} (#{response.error_text}): dropped #{batch.size} events; " \
@@ -118,6 +153,47 @@ module Jobwatch
           end
           delivered(batch, response)
           true
+        end
+
+        # A batch refused as a whole: its halves are sent on their own, down to the single events refused.
+        def split(batch, spooled, refusals, response)
+          if batch.size == 1
+            refused_event(batch.first, response, refusals)
+            return true
+          end
+          if refusals.named.zero? && refusals.dropped.zero?
+            @logger.warn("jobwatch refused a batch of #{batch.size} events with #{response.status} (#{response.error_text}); " \
+                         "sending it again in halves, so that only the events it refuses are dropped")
+          end
+          half = (batch.size + 1) / 2
+          # the second half waits for the first: a failure (an outage) leaves the batch whole for the spool
+          send_part(batch.first(half), spooled, refusals) && send_part(batch.drop(half), spooled, refusals)
+        end
+
+        # One event jobwatch refuses on its own: dropped, and named.
+        def refused_event(line, response, refusals)
+          @dropped_refused += 1
+          refusals.dropped += 1
+          return if refusals.named >= REFUSED_NAMED_MAX
+          refusals.named += 1
+          error = response.body.is_a?(Hash) && response.body["error"].is_a?(Hash) ? response.body["error"] : {}
+          @logger.error("jobwatch refused #{Deliverer.identity(line)} with #{response.status} (#{response.error_text} #{JSON.generate(error["details"] || {})}): " \
+                        "dropped this event only; #{@dropped_refused} events dropped this way since start")
+        end
+
+        # What identifies an event in the log: its type, the job's jid (the worker's id, the
+        # queue's name), state and time. `event`: its JSON text or the Hash itself.
+        def self.identity(event)
+          parsed = event.is_a?(String) ? JSON.parse(event) : event
+          return "an event (#{event.to_s[0, 120]})" unless parsed.is_a?(Hash)
+          parsed = parsed.transform_keys(&:to_s)
+          payload = parsed["job"] || parsed["worker"] || parsed["queue"] || {}
+          payload = payload.is_a?(Hash) ? payload.transform_keys(&:to_s) : {}
+          text = ->(value) { (value.is_a?(String) ? value : JSON.generate(value)).to_s[0, 600] }
+          state = payload["state"] ? " (#{text.call(payload["state"])})" : ""
+          "event #{text.call(parsed["type"])} #{text.call(payload["externalId"] || payload["name"])}#{state} at #{text.call(parsed["timestamp"])}"
+        rescue JSON::ParserError, JSON::GeneratorError, EncodingError
+          "an event (#{event.to_s[0, 120].inspect})"
         end
 
         def connection_id
@@ -158,8 +234,8 @@ module Jobwatch
             @rejected += rejected
             Array(body["errors"]).first(EVENT_ERRORS_LOGGED_MAX).each do |error|
               index = error["index"]
-              event = index.is_a?(Integer) && batch[index] ? batch[index][0, 300] : "?"
-              @logger.error("jobwatch rejected event #{index}: #{error["code"]} #{error["message"]} #{error["details"]}; event: #{event}")
+              event = index.is_a?(Integer) && batch[index] ? Deliverer.identity(batch[index]) : "event #{index}"
+              @logger.error("jobwatch rejected #{event}: #{error["code"]} #{error["message"]} #{JSON.generate(error["details"] || {})}")
             end
             @logger.error("jobwatch rejected #{rejected} of #{batch.size} events in a batch (#{@rejected} since start)")
           end

@@ -5,9 +5,12 @@
 # completed, retrying -> retrying with its error, dead (retries exhausted) -> failed
 # with its error, cancelled (revoked) -> cancelled. `jid` is the externalId, the wrapped
 # ActiveJob class (else the class) the name, `retry` the maxRetries; the attempt comes
-# from retry_count. Native details go to extensions.
+# from retry_count. Native details go to extensions, bounded like every value copied
+# from Sidekiq (BoundJson); the contract's strings are cut with a mark (Limits).
 require_relative "../times"
 require_relative "../compat"
+require_relative "limits"
+require_relative "bound_json"
 
 module Jobwatch
   module Sidekiq
@@ -20,7 +23,6 @@ module Jobwatch
         }.freeze
         FINISHED = %w[succeeded dead cancelled].freeze
         UNKNOWN_NAME = "unknown"
-        LIMITS = { externalId: 512, name: 1024, queue: 255, workerId: 512, error: 10_000, stacktrace: 50_000 }.freeze
         TAGS_MAX = 50
 
         class InvalidRecord < StandardError; end
@@ -44,7 +46,7 @@ module Jobwatch
             payload[:error] = cut(record["error"], :error)
             payload[:stacktrace] = cut(record["backtrace"], :stacktrace) if record["backtrace"].is_a?(String)
           end
-          payload[:extensions]["reason"] = record["reason"] if record["reason"].is_a?(String)
+          payload[:extensions] = BoundJson.bound(payload[:extensions].merge("reason" => record["reason"])) if record["reason"].is_a?(String)
           event(at_s, payload)
         end
 
@@ -56,11 +58,11 @@ module Jobwatch
           when "scheduled"
             at_s = Times.epoch_s(item["created_at"]) || Times.now_s
             payload = job_payload(item, "scheduled")
-            payload[:extensions]["eta"] = Times.iso(score_s) if score_s
+            payload[:extensions] = payload[:extensions].merge("eta" => Times.iso(score_s)) if score_s
           when "retry"
             at_s = Times.epoch_s(item["retried_at"]) || Times.epoch_s(item["failed_at"]) || Times.now_s
             payload = job_payload(item, "retrying", attempt: failed_attempt(item))
-            payload[:extensions]["retryAt"] = Times.iso(score_s) if score_s
+            payload[:extensions] = payload[:extensions].merge("retryAt" => Times.iso(score_s)) if score_s
             add_native_error(payload, item)
           when "dead"
             at_s = score_s || Times.now_s
@@ -88,10 +90,10 @@ module Jobwatch
         def worker_event(process, state, at_s)
           payload = {
             externalId: cut(process["identity"].to_s, :externalId),
-            hostname: process["hostname"].to_s[0, 255],
+            hostname: cut(process["hostname"].to_s, :hostname),
             state: state,
-            queues: Array(process["queues"]).map { |q| q.to_s[0, 255] }.uniq.first(256),
-            metadata: worker_metadata(process),
+            queues: Array(process["queues"]).first(Limits::QUEUES_PER_WORKER_MAX).map { |q| cut(q.to_s, :queue) }.uniq,
+            metadata: BoundJson.bound(worker_metadata(process)),
           }
           payload[:pid] = process["pid"] if process["pid"].is_a?(Integer)
           payload[:concurrency] = process["concurrency"] if process["concurrency"].is_a?(Integer)
@@ -102,7 +104,7 @@ module Jobwatch
         # `latency_s`: Sidekiq's queue latency (seconds the oldest pending job has waited),
         # sent as extensions.latencyMs; nil (not read) leaves extensions out.
         def queue_event(name, depth, consumers, at_s, latency_s: nil)
-          payload = { name: name.to_s[0, 255], depth: depth.to_i, consumers: consumers.to_i }
+          payload = { name: cut(name.to_s, :queue), depth: depth.to_i, consumers: consumers.to_i }
           if latency_s.is_a?(Numeric) && latency_s.finite?
             payload[:extensions] = { "latencyMs" => [(latency_s * 1000).round, 0].max }
           end
@@ -119,7 +121,7 @@ module Jobwatch
             state: state,
             attempt: attempt.is_a?(Integer) && attempt >= 1 ? attempt : attempt_at_start(job),
             maxRetries: max_retries.is_a?(Integer) && max_retries >= 0 ? max_retries : Compat.max_retries(job["retry"]),
-            extensions: extensions(job),
+            extensions: BoundJson.bound(extensions(job)),
           }
           payload[:queue] = cut(job["queue"], :queue) if job["queue"].is_a?(String) && !job["queue"].empty?
           created = Times.epoch_s(job["created_at"])
@@ -174,7 +176,7 @@ module Jobwatch
         end
 
         def cut(text, field)
-          text.to_s[0, LIMITS.fetch(field)]
+          Limits.field(text, field)
         end
       end
     end

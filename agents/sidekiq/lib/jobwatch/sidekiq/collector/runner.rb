@@ -15,6 +15,8 @@ require_relative "deliverer"
 require_relative "stream_reader"
 require_relative "poller"
 require_relative "commands"
+require_relative "private_files"
+require_relative "log_lines"
 
 module Jobwatch
   module Sidekiq
@@ -23,7 +25,8 @@ module Jobwatch
         def self.logger_for(level, io = $stderr)
           logger = Logger.new(io)
           logger.level = { "debug" => Logger::DEBUG, "info" => Logger::INFO, "warn" => Logger::WARN, "error" => Logger::ERROR }.fetch(level)
-          logger.formatter = proc { |severity, time, _, message| "#{time.utc.strftime("%Y-%m-%dT%H:%M:%S.%LZ")} #{severity.ljust(5)} jobwatch-sidekiq: #{message}\n" }
+          # one line per message: names from Sidekiq and jobwatch in it are escaped (LogLines)
+          logger.formatter = proc { |severity, time, _, message| "#{time.utc.strftime("%Y-%m-%dT%H:%M:%S.%LZ")} #{severity.ljust(5)} jobwatch-sidekiq: #{LogLines.printable(message.to_s)}\n" }
           logger
         end
 
@@ -39,12 +42,15 @@ module Jobwatch
         def run
           configure_sidekiq
           client = HttpClient.new(@config.url, @config.api_key)
+          PrivateFiles.mkdir_p(@config.spool_dir)
+          PrivateFiles.tighten(@config.spool_dir).each { |line| @logger.warn(line) }
           spool = Spool.new(File.join(@config.spool_dir, "events"), @config.spool_max_bytes, @logger)
-          deliverer = Deliverer.new(client: client, spool: spool, logger: @logger, connection_id: @config.connection_id)
+          reported = ReportedJobs.new
+          deliverer = Deliverer.new(client: client, spool: spool, logger: @logger, connection_id: @config.connection_id, seen: ->(events) { reported.learn(events) })
           checkpoint = Checkpoint.new(@config.spool_dir, @config.stream, @logger)
           reader = StreamReader.new(stream: @config.stream, checkpoint: checkpoint, deliverer: deliverer, logger: @logger)
           poller = Poller.new(deliverer: deliverer, logger: @logger, stale_s: @config.process_stale_s, set_scan_max: @config.set_scan_max)
-          commands = Commands.new(client: HttpClient.new(@config.url, @config.api_key), logger: @logger, recorder: Jobwatch::Sidekiq.recorder)
+          commands = Commands.new(client: HttpClient.new(@config.url, @config.api_key), logger: @logger, recorder: Jobwatch::Sidekiq.recorder, reported: reported)
           @logger.info("jobwatch-sidekiq #{VERSION} (Sidekiq #{::Sidekiq::VERSION}): Redis #{redacted(@config.redis_url)}, stream #{@config.stream}, " \
                        "jobwatch #{@config.url}, spool #{File.expand_path(@config.spool_dir)}")
           guarded("stream") { reader.check_for_trimmed_entries }

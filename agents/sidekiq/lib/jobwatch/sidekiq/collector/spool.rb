@@ -1,11 +1,13 @@
 # A bounded on-disk queue of event batches for while jobwatch cannot be reached.
 #
 # One file per batch, named `<sequence>-<event count>.json`, written to a temporary
-# name, fsynced and renamed, so a crash leaves whole batches only. Batches are sent
+# name, fsynced and renamed, so a crash leaves whole batches only (files 0600 in a 0700
+# directory: they hold the app's job names and errors). Batches are sent
 # oldest first; past the byte bound the oldest are dropped and the drop is logged with
 # its count (the newest events say what Sidekiq looks like now).
 require "json"
 require "fileutils"
+require_relative "private_files"
 
 module Jobwatch
   module Sidekiq
@@ -20,7 +22,7 @@ module Jobwatch
           @max_bytes = max_bytes
           @logger = logger
           @dropped_events = 0
-          FileUtils.mkdir_p(directory)
+          PrivateFiles.mkdir_p(directory)
           @files = [] # [sequence, events, bytes], oldest first
           Dir.children(directory).each do |name|
             if (match = BATCH_FILE.match(name))
@@ -51,7 +53,7 @@ module Jobwatch
           sequence = @next
           @next += 1
           path = path_of(sequence, encoded_events.size)
-          File.open("#{path}.tmp", "wb") do |file|
+          PrivateFiles.open_write("#{path}.tmp") do |file|
             file.write(data)
             file.flush
             file.fsync

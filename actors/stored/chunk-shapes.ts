@@ -1,0 +1,113 @@
+/**
+ * The shape of every snapshot chunk kind (actors/engine-snapshot.ts `SnapshotChunk`), in
+ * each format this version reads, checked before a chunk is restored. Whether the job
+ * columns agree with their count is job-columns.ts's check, made as they load.
+ */
+import { Type, type TSchema } from '@sinclair/typebox';
+import type { SnapshotChunk } from '../engine-snapshot.ts';
+import { describeValue, shapeCheck, ShapeError } from './shape-check.ts';
+import {
+  AlertChannelShape,
+  AlertRuleShape,
+  CommandOutcomeShape,
+  CommandShape,
+  ConnectionShape,
+  DeliveryAttemptShape,
+  DeliveryShape,
+  freeObject,
+  number,
+  nullable,
+  QueueShape,
+  RuleStateShape,
+  SessionShape,
+  text,
+  TransitionShape,
+  UserShape,
+  WorkerShape,
+} from './stored-types.ts';
+
+const bytes = () => Type.Uint8Array();
+const textOrBytes = () => Type.Union([text(), bytes()]);
+/** format 4 sends codes into the chunk's strings; formats 2 and 3 the texts */
+const codesOrTexts = () => Type.Union([bytes(), Type.Array(nullable(text()))]);
+
+const JobColumnsShape = Type.Object({
+  count: Type.Integer({ minimum: 0 }),
+  ids: textOrBytes(),
+  idLengths: bytes(),
+  externalIds: textOrBytes(),
+  externalIdLengths: bytes(),
+  strings: Type.Array(text()),
+  framework: bytes(),
+  name: bytes(),
+  queue: bytes(),
+  workerId: bytes(),
+  createdAtMs: bytes(),
+  createdAtReported: bytes(),
+  startedAtMs: bytes(),
+  completedAtMs: bytes(),
+  attempt: bytes(),
+  maxRetries: bytes(),
+  progress: bytes(),
+  lastEventMs: bytes(),
+  error: codesOrTexts(),
+  stacktrace: codesOrTexts(),
+  extensions: Type.Array(nullable(Type.Union([text(), freeObject()]))),
+  history: bytes(),
+  historyLengths: bytes(),
+});
+
+/** A job as format 1 stored it: the fields reviveJob reads. */
+const FormatOneJobShape = Type.Object({
+  id: text(),
+  connectionId: text(),
+  externalId: text(),
+  name: text(),
+  queue: nullable(text()),
+  createdAtMs: number(),
+  history: Type.Array(number()),
+  lastEventMs: number(),
+});
+
+const CHUNK_SHAPES: Record<SnapshotChunk['k'], TSchema> = {
+  header: Type.Object({ version: number(), takenAtMs: number() }),
+  accounts: Type.Object({ data: Type.Object({ users: Type.Array(UserShape), sessions: Type.Array(SessionShape), connections: Type.Array(ConnectionShape) }) }),
+  connection: Type.Object({
+    id: text(),
+    quota: Type.Object({ day: number(), used: number(), bytes: Type.Optional(number()) }),
+    dedupKeys: Type.Array(text()),
+    workers: Type.Array(WorkerShape),
+    queues: Type.Array(QueueShape),
+    commands: Type.Array(CommandShape),
+    commandOutcomes: Type.Optional(Type.Array(CommandOutcomeShape)),
+    alerts: Type.Optional(
+      Type.Object({
+        rules: Type.Array(AlertRuleShape),
+        states: Type.Array(Type.Object({ ruleId: text(), state: RuleStateShape })),
+        channels: Type.Array(AlertChannelShape),
+        pending: Type.Array(DeliveryShape),
+        history: Type.Array(DeliveryAttemptShape),
+        transitions: Type.Array(TransitionShape),
+      }),
+    ),
+    jobTable: Type.Optional(Type.Object({ rows: number(), idBytes: number(), externalIdBytes: number(), historyEntries: number(), extensionBytes: Type.Optional(number()) })),
+  }),
+  dedupKeys: Type.Object({ connectionId: text(), keys: Type.Array(text()) }),
+  jobs: Type.Object({ connectionId: text(), jobs: Type.Array(FormatOneJobShape) }),
+  jobColumns: Type.Object({ connectionId: text(), columns: JobColumnsShape }),
+  end: Type.Object({}),
+};
+
+export const CHUNK_KINDS: readonly string[] = Object.keys(CHUNK_SHAPES);
+
+const CHECKS = new Map(Object.entries(CHUNK_SHAPES).map(([kind, schema]) => [kind, shapeCheck(`a '${kind}' chunk`, schema)]));
+
+/** The chunk, typed, when its shape is one this version restores; otherwise a ShapeError. */
+export function checkChunkShape(raw: unknown): SnapshotChunk {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new ShapeError(`expected a snapshot chunk (an object with a kind 'k'), found ${describeValue(raw)}`);
+  const kind = (raw as { k?: unknown }).k;
+  const check = typeof kind === 'string' ? CHECKS.get(kind) : undefined;
+  if (check === undefined) throw new ShapeError(`expected a snapshot chunk kind this version knows (${CHUNK_KINDS.join(', ')}), found ${describeValue(kind)}`);
+  check(raw);
+  return raw as SnapshotChunk;
+}

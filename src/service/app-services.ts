@@ -1,0 +1,45 @@
+/**
+ * The use cases the routes call, over the opened engine: accounts, connections, job
+ * actions, the live stream, alerts, and the edge that evaluates alerts and sends their
+ * webhooks (on the nodes the mode says).
+ */
+import { AccountService } from '../../actors/services/account-service.ts';
+import { AlertService } from '../../actors/services/alert-service.ts';
+import { ConnectionService } from '../../actors/services/connection-service.ts';
+import { JobActionService } from '../../actors/services/job-action-service.ts';
+import { LiveUpdates } from '../../actors/live/live-updates.ts';
+import { systemClock } from '../../actors/clock.ts';
+import { createAlertEdge, type AlertEdge } from '../alerts/alert-edge.ts';
+import type { Config } from '../config.ts';
+import { LIVE_UPDATES_DEFAULTS } from '../live-defaults.ts';
+import type { LogLine } from '../logging/log-line.ts';
+import type { ServiceObserver } from '../metrics/service-observer.ts';
+import type { OpenedEngine } from '../open-engine.ts';
+import type { ServiceMode } from './service-mode.ts';
+
+export interface AppServices {
+  accounts: AccountService;
+  connections: ConnectionService;
+  jobActions: JobActionService;
+  live: LiveUpdates;
+  alerts: AlertService;
+  alertDelivery: AlertEdge;
+}
+
+export function createAppServices(opened: OpenedEngine, config: Config, log: LogLine, mode: ServiceMode, observer: ServiceObserver): AppServices {
+  const { engine } = opened;
+  const accounts = new AccountService(engine, config.sessionTtlMs, opened.sessionSecret);
+  const connections = new ConnectionService(engine);
+  const jobActions = new JobActionService(engine, connections);
+  const live = new LiveUpdates(engine, systemClock, {
+    ...LIVE_UPDATES_DEFAULTS,
+    hub: { ...LIVE_UPDATES_DEFAULTS.hub, ringBufferBytesMax: config.streamResumeBufferBytesMax },
+    streamsPerUserMax: config.streamsPerUserMax,
+    resumeGraceMs: config.streamResumeGraceMs,
+    log,
+    onStreamEnd: (reason) => observer.streamEnded(reason),
+  });
+  const alerts = new AlertService(engine, config.publicUrl);
+  const alertDelivery = createAlertEdge({ engine, alerts, config, observer, log, writes: mode.writesConnectionsOf(opened) });
+  return { accounts, connections, jobActions, live, alerts, alertDelivery };
+}

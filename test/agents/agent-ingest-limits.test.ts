@@ -1,0 +1,103 @@
+/**
+ * One copy of what the agents may send: agents/ingest-limits.json against the service's
+ * ingest schema (so the file cannot drift from the service), the BullMQ agent's constants
+ * against the file (the Celery and Sidekiq agents' tests check theirs the same way), and
+ * the bounding rule: its shared cases, and any value at all, once bounded, taken by the
+ * service's own check of extensions.
+ */
+import { describe, expect, test } from 'bun:test';
+import fc from 'fast-check';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { FIELD_LIMITS } from '../../actors/ingest/event-schema.ts';
+import { JSON_OBJECT_BYTES_MAX, JSON_OBJECT_DEPTH_MAX, jsonObjectProblem } from '../../actors/ingest/json-object-limits.ts';
+import { INGEST_BODY_BYTES_MAX, INGEST_EVENTS_MAX } from '../../src/routes/ingest.ts';
+import { JSON_SHAPE_LIMITS } from '../../src/http/json-shape.ts';
+import { boundJson } from '../../agents/bullmq/src/bound-json.js';
+import * as bullmq from '../../agents/bullmq/src/limits.js';
+
+const AGENTS = join(import.meta.dir, '..', '..', 'agents');
+const limits = JSON.parse(readFileSync(join(AGENTS, 'ingest-limits.json'), 'utf8'));
+const cases = JSON.parse(readFileSync(join(AGENTS, 'bounding-cases.json'), 'utf8'));
+
+describe('agents/ingest-limits.json', () => {
+  test("its field limits are the service's ingest schema's", () => {
+    const { queuesPerWorkerMax, ...chars } = limits.fields;
+    const { countMax: _count, queuesPerWorkerMax: serviceQueues, ...serviceChars } = FIELD_LIMITS;
+    expect(chars).toEqual(serviceChars);
+    expect(queuesPerWorkerMax).toBe(serviceQueues);
+  });
+
+  test("its free-form object and request limits are the service's", () => {
+    expect(limits.freeFormObject.bytesMax).toBe(JSON_OBJECT_BYTES_MAX);
+    expect(limits.freeFormObject.depthMax).toBe(JSON_OBJECT_DEPTH_MAX);
+    for (const key of limits.freeFormObject.forbiddenKeys) expect(jsonObjectProblem(JSON.parse(`{"${key}":1}`))).toContain(key);
+    expect(limits.request).toEqual({ eventsMax: INGEST_EVENTS_MAX, bodyBytesMax: INGEST_BODY_BYTES_MAX });
+  });
+
+  test("the agents' own bounds are within the service's, with room for another serializer's bytes", () => {
+    const bounds = limits.agentBounds;
+    expect(bounds.depthMax).toBeLessThanOrEqual(JSON_OBJECT_DEPTH_MAX);
+    expect(bounds.bytesMax).toBeLessThan(JSON_OBJECT_BYTES_MAX - 4096);
+    // the mark must fit the shortest limit it ends
+    expect(bounds.truncatedMark.length).toBeLessThan(Math.min(bounds.keyChars, bounds.stringChars, ...Object.values(limits.fields as Record<string, number>)));
+    // every value of a bounded object, escaped at 6 bytes a character, fits the byte bound many times over
+    expect(bounds.objectKeysMax * bounds.keyChars * 6).toBeLessThan(bounds.bytesMax * 2);
+    expect(4 + bounds.depthMax).toBeLessThan(JSON_SHAPE_LIMITS.depthMax);
+  });
+
+  test("the BullMQ agent's constants are the file's", () => {
+    expect({
+      externalIdChars: bullmq.EXTERNAL_ID_CHARS,
+      nameChars: bullmq.NAME_CHARS,
+      queueChars: bullmq.QUEUE_CHARS,
+      workerIdChars: bullmq.WORKER_ID_CHARS,
+      hostnameChars: bullmq.HOSTNAME_CHARS,
+      errorChars: bullmq.ERROR_CHARS,
+      stacktraceChars: bullmq.STACKTRACE_CHARS,
+      queuesPerWorkerMax: bullmq.QUEUES_PER_WORKER_MAX,
+    }).toEqual(limits.fields);
+    expect(bullmq.FORBIDDEN_KEYS).toEqual(limits.freeFormObject.forbiddenKeys);
+    expect({ eventsMax: bullmq.INGEST_EVENTS_MAX, bodyBytesMax: bullmq.INGEST_BODY_BYTES_MAX }).toEqual(limits.request);
+    expect({ ...bullmq.AGENT_BOUNDS, truncatedMark: bullmq.TRUNCATED_MARK }).toEqual(limits.agentBounds);
+  });
+});
+
+describe('the bounding rule (BullMQ agent)', () => {
+  for (const each of cases.cases) {
+    test(each.name, () => {
+      expect(boundJson(each.input, { ...cases.bounds, ...(each.bounds ?? {}) })).toEqual(each.expected);
+    });
+  }
+
+  test('strings cut by cutMarked', () => {
+    for (const each of cases.cutMarked) expect(bullmq.cutMarked(each.text, each.limit)).toBe(each.expected);
+  });
+
+  test('the worst an app can put in a value, bounded, is taken by the service', () => {
+    const nasty = '\u0000"\\\u2028😀'.repeat(2000);
+    let deep: unknown = 'bottom';
+    for (let level = 0; level < 5000; level++) deep = level % 2 === 0 ? [deep] : { [`k${level}`]: deep };
+    const wide = Object.fromEntries(Array.from({ length: 300 }, (_, index) => [`${nasty.slice(0, 400)}${index}`, Array.from({ length: 300 }, () => nasty)]));
+    for (const value of [wide, { deep }, { __proto__: 1, list: Array.from({ length: 100_000 }, (_, index) => index) }]) {
+      const bounded = boundJson(value);
+      expect(jsonObjectProblem(bounded)).toBeNull();
+      expect(Buffer.byteLength(JSON.stringify(bounded))).toBeLessThanOrEqual(limits.agentBounds.bytesMax);
+    }
+  });
+
+  test('any JSON value, bounded, is taken by the service', () => {
+    const deepValue = fc.letrec((tie) => ({
+      value: fc.oneof({ depthSize: 'small', withCrossShrink: true }, fc.jsonValue({ maxDepth: 2 }), fc.array(tie('value'), { maxLength: 3 }), fc.dictionary(fc.string(), tie('value'), { maxKeys: 3 })),
+    })).value;
+    // long strings of any code units (lone surrogates, controls), made by repeating a short one: generating them whole is slow
+    const longText = fc.tuple(fc.string({ unit: 'binary', minLength: 1, maxLength: 20 }), fc.integer({ min: 100, max: 400 })).map(([text, times]) => text.repeat(times));
+    fc.assert(
+      fc.property(fc.dictionary(fc.oneof(fc.string(), fc.constantFrom('__proto__', 'constructor', 'prototype')), fc.oneof(deepValue, longText)), (value) => {
+        const bounded = boundJson(value);
+        expect(jsonObjectProblem(bounded)).toBeNull();
+      }),
+      { numRuns: 150 },
+    );
+  }, 30_000);
+});
