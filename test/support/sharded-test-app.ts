@@ -51,7 +51,7 @@ export async function shardedTestApp(options: TestAppOptions, count: number) {
   const accounts = new AccountService(engine, TEST_SESSION.ttlMs, TEST_SESSION.secret, loginLimiter);
   const connections = new ConnectionService(engine);
   const live = new LiveUpdates(engine, clock, { ...TEST_LIVE, log: (line) => streamLog.push(line), ...options.live, remoteFeed: set.liveFeed });
-  const frontAlerts = new AlertService(engine);
+  const frontAlerts = new AlertService(engine, options.publicUrl ?? null);
   const frontApp = createApp({
     engine,
     accounts,
@@ -85,7 +85,7 @@ export async function shardedTestApp(options: TestAppOptions, count: number) {
           sessionSecret: TEST_SESSION.secret,
           loginLimiter,
           config,
-          alerts: { config: alertConfig, resolve: options.alerts?.resolve, send: options.alerts?.send, observer: options.alerts?.observer ?? NOT_OBSERVED },
+          alerts: { config: alertConfig, resolve: options.alerts?.resolve, send: options.alerts?.send, observer: options.alerts?.observer ?? NOT_OBSERVED, runnerLimits: options.alerts?.runnerLimits },
           live: TEST_LIVE,
           log: (line) => errors.push(line),
           logError: (line) => errors.push(line),
