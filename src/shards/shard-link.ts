@@ -82,7 +82,9 @@ export class ShardLink {
   private restartDelayMs: number;
   private startedAtMs = 0;
   private stopped = false;
-  private readonly readyWaiters: Array<() => void> = [];
+  /** Once ready, a shard that ends is started again; before that, it failing to start fails the service's start. */
+  private everReady = false;
+  private readonly readyWaiters: Array<{ resolve(): void; reject(error: Error): void }> = [];
   /** Why the front ended a shard itself (a halt, a test): said instead of how its thread ended. */
   private readonly endedBecause = new WeakMap<ShardChannel, string>();
 
@@ -98,9 +100,12 @@ export class ShardLink {
     return this.stateNow;
   }
 
-  /** Starts the shard; resolves once it is ready (its recovery done). */
+  /**
+   * Starts the shard; resolves once it is ready (its recovery done), rejects when it cannot
+   * start (its store refuses recovery, as a single store would refuse the service's start).
+   */
   start(): Promise<void> {
-    const ready = new Promise<void>((resolve) => this.readyWaiters.push(resolve));
+    const ready = new Promise<void>((resolve, reject) => this.readyWaiters.push({ resolve, reject }));
     this.launch();
     return ready;
   }
@@ -255,8 +260,9 @@ export class ShardLink {
     switch (message.t) {
       case 'ready':
         this.stateNow = 'ready';
+        this.everReady = true;
         this.options.events.ready(this.index, message.recovery);
-        for (const waiter of this.readyWaiters.splice(0)) waiter();
+        for (const waiter of this.readyWaiters.splice(0)) waiter.resolve();
         return;
       case 'response': {
         const pending = this.requests.get(message.id);
@@ -293,6 +299,13 @@ export class ShardLink {
         return;
       }
       case 'halted':
+        if (!this.everReady) {
+          // the first start failed: the service does not start, as with one store
+          this.stopped = true;
+          void channel.terminate();
+          for (const waiter of this.readyWaiters.splice(0)) waiter.reject(new Error(`shard ${this.index} ${message.message}`));
+          return;
+        }
         this.options.events.log(`shard ${this.index} halted: ${message.message}; restarting it`, { severity: 'error', shard: this.index });
         this.endedBecause.set(channel, message.message);
         void channel.terminate().then(() => this.lost(channel, message.message));

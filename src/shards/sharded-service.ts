@@ -124,8 +124,8 @@ async function startShards(front: Front, { config, log, timers }: ShardedService
   // as a single node's line, the sequences added up over the stores
   log(
     `recovered: snapshot seq ${recovery.snapshotSeq}, ${recovery.recordsReplayed} records replayed` +
-      `${recovery.truncatedBytes > 0 ? `, ${recovery.truncatedBytes} torn bytes cut` : ''} in ${Math.round(recovery.durationMs)} ms (${config.workers} shards and the accounts)`,
-    { snapshotSeq: recovery.snapshotSeq, records: recovery.recordsReplayed, truncatedBytes: recovery.truncatedBytes, durationMs: Math.round(recovery.durationMs), shards: config.workers },
+      `${recovery.truncatedBytes > 0 ? `, ${recovery.truncatedBytes} torn bytes cut` : ''} in ${Math.round(recovery.durationMs)} ms`,
+    { snapshotSeq: recovery.snapshotSeq, records: recovery.recordsReplayed, truncatedBytes: recovery.truncatedBytes, durationMs: Math.round(recovery.durationMs) },
   );
   return { live, recovery };
 }
@@ -136,7 +136,7 @@ function frontSnapshots(front: Front, config: Config, log: LogLine, observer: Se
   const policy: StoreSnapshotPolicy = storeSnapshotPolicy({ capture: () => engine.takeSnapshot(), store: accountsStore, config, log, observer, label: 'accounts store' });
   const schedule = new SnapshotSchedule(policy, log);
   /** The accounts' store snapshotted if its log grew, then one line for all stores, sequences added up as at recovery. */
-  const all = async (shardMarks: Array<StoreMark | null>): Promise<void> => {
+  const all = async (shardMarks: Array<StoreMark | null>, startedAtMs: number): Promise<void> => {
     await schedule.whenIdle();
     let accountsBytes = 0;
     if (!engine.halted && accountsStore.logBytesSinceSnapshot > 0) {
@@ -147,7 +147,8 @@ function frontSnapshots(front: Front, config: Config, log: LogLine, observer: Se
     const bytes = marks.reduce((sum, mark) => sum + mark.bytes, 0);
     if (bytes === 0) return;
     const seq = marks.reduce((sum, mark) => sum + mark.seq, 0);
-    log(`snapshot at seq ${seq}: ${bytes} bytes (${config.workers} shards and the accounts)`, { seq, bytes, shards: config.workers });
+    const durationMs = Math.round(performance.now() - startedAtMs);
+    log(`snapshot at seq ${seq}: ${bytes} bytes in ${durationMs} ms`, { seq, bytes, durationMs });
   };
   /** One snapshot with everything: each shard's part, then the accounts (a connection deleted meanwhile is left out). */
   const backup = async (): Promise<BackupFile> => {
@@ -162,7 +163,7 @@ function frontSnapshots(front: Front, config: Config, log: LogLine, observer: Se
     const written = writeBackupOf(whole, seq, backupStagingDir(config.dataDir));
     schedule.hold(
       written.then(
-        (file) => log(`backup at seq ${file.seq}: ${file.bytes} bytes (${config.workers} shards and the accounts)`, { seq: file.seq, bytes: file.bytes }),
+        (file) => log(`backup at seq ${file.seq}: ${file.bytes} bytes`, { seq: file.seq, bytes: file.bytes }),
         (error) => log(`backup failed: ${String(error)}`, { severity: 'error' }),
       ),
     );
@@ -227,7 +228,13 @@ export async function startShardedService(parts: ShardedServiceParts): Promise<R
     throw error;
   }
   const { engine, accountsStore, set } = front;
-  const { live, recovery } = await startShards(front, parts, observer);
+  const { live, recovery } = await startShards(front, parts, observer).catch(async (error: unknown) => {
+    // a shard that cannot start stops the start, as one store's refusal does, the directory let go
+    await set.stop();
+    await accountsStore.close();
+    await lock.release();
+    throw error;
+  });
   metrics?.service.watch({ connections: () => [], openStreams: () => live.openStreamCount(), logBytesSinceSnapshot: () => accountsStore.logBytesSinceSnapshot });
   const snapshots = frontSnapshots(front, config, log, observer);
   const { app, accounts, connections } = frontApp(front, parts, live, snapshots.backup, observer);
@@ -256,8 +263,18 @@ export async function startShardedService(parts: ShardedServiceParts): Promise<R
     // streams first: open streams would keep the server from stopping; requests in flight still finish
     live.close();
     await server.stop();
-    await snapshots.all(await set.stop());
+    const stoppingAtMs = performance.now();
+    await snapshots.all(await set.stop(), stoppingAtMs);
     await opened.close();
   };
-  return { port: server.port!, opened, shards: set, snapshotNow: async () => snapshots.all(await set.snapshot()), stop };
+  return {
+    port: server.port!,
+    opened,
+    shards: set,
+    snapshotNow: async () => {
+      const startedAtMs = performance.now();
+      await snapshots.all(await set.snapshot(), startedAtMs);
+    },
+    stop,
+  };
 }

@@ -13,7 +13,8 @@
 import type { Subprocess } from 'bun';
 import { afterAll, afterEach } from 'bun:test';
 import { SeededRandom } from '../../persistence/seeded-random.ts';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { fnv1a32 } from '../../actors/partition-of.ts';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -368,16 +369,25 @@ export function batchOfJobs(connectionId: string, prefix: string, count: number,
 // ---------------------------------------------------------------------------------------
 // Data directory files (names from persistence/file-names.ts, frame layout from frame.ts)
 
-export function logDir(dataDir: string): string {
-  return join(dataDir, 'log');
+/**
+ * The directory of a store, as docs/operations.md describes the layout: `log` for one store;
+ * with shards (`shards.json`) the store of the shard keeping `connectionId`, or without one
+ * the accounts' store. Read from the files, as an operator would.
+ */
+export function logDir(dataDir: string, connectionId?: string): string {
+  const layoutFile = join(dataDir, 'shards.json');
+  if (!existsSync(layoutFile)) return join(dataDir, 'log');
+  const { workers, dir } = JSON.parse(readFileSync(layoutFile, 'utf8')) as { workers: number; dir: string };
+  return join(dataDir, dir, connectionId === undefined ? 'accounts' : `shard-${fnv1a32(connectionId) % workers}`);
 }
 
-/** log-<20-digit first seq>.seg files, oldest first (a name sort is a seq sort). */
-export function segmentFiles(dataDir: string): string[] {
-  return readdirSync(logDir(dataDir))
+/** log-<20-digit first seq>.seg files of a store (see logDir), oldest first (a name sort is a seq sort). */
+export function segmentFiles(dataDir: string, connectionId?: string): string[] {
+  const dir = logDir(dataDir, connectionId);
+  return readdirSync(dir)
     .filter((name) => /^log-\d{20}\.seg$/.test(name))
     .sort()
-    .map((name) => join(logDir(dataDir), name));
+    .map((name) => join(dir, name));
 }
 
 export const FRAME_HEADER_BYTES = 20;
