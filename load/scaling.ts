@@ -1,8 +1,9 @@
 /**
  * Scale-out: what more shards carry. For each shard count a fresh service (WORKERS=n,
- * FSYNC=always, DAILY_EVENT_LIMIT=0) gets many connections, one sender of 1,000-event
- * bodies per connection, all at once; events/s beside the same run's 1 shard (WORKERS=1, one
- * thread, as before shards), and the CPU the HTTP thread (the process's main thread, which
+ * FSYNC=always, DAILY_EVENT_LIMIT=0) gets many connections, as many on each shard, one
+ * sender of 1,000-event bodies per connection, all at once; events/s beside the same run's
+ * 1 shard (WORKERS=1, one thread, as before shards), and the CPU the HTTP thread (the
+ * process's main thread, which
  * routes every request to its shard) spends per 1,000 events.
  *
  *   npx bun load/scaling.ts                          # 1, 2 and 4 shards (what `npm run bench` runs)
@@ -25,6 +26,7 @@ import { nextSequence, stamp } from './events.ts';
 import { templatesFor } from './ingest.ts';
 import { LOAD_ADMIN, cpuMsOfPid, createConnection, login, startService, type Service } from './service.ts';
 import { flag, fmtCount, fmtMs, machineDescription, note, num, parseArgs, str, table } from './util.ts';
+import { shardOf } from '../src/shards/shard-runtime.ts';
 
 const BATCH = 1000;
 
@@ -100,17 +102,30 @@ async function generate(targets: ScalingTarget[], durationS: number, generators:
   });
 }
 
-async function targetsOn(service: Service, count: number): Promise<ScalingTarget[]> {
+/**
+ * `count` connections, as many on each shard as can be (connections are spread by the hash
+ * of their id: a few made are not used, so that the run measures what the shards carry, not
+ * how evenly a handful of random ids fell).
+ */
+async function targetsOn(service: Service, count: number, shards: number): Promise<ScalingTarget[]> {
   const cookie = await login(service.baseUrl, LOAD_ADMIN.email, LOAD_ADMIN.password);
+  const share = Array.from({ length: shards }, (_, index) => Math.floor(count / shards) + (index < count % shards ? 1 : 0));
   const targets: ScalingTarget[] = [];
-  for (let i = 0; i < count; i++) targets.push({ baseUrl: service.baseUrl, ...(await createConnection(service.baseUrl, cookie, `scaling-${i}`)) });
+  for (let made = 0; targets.length < count; made++) {
+    if (made > 50 * count) throw new Error(`could not spread ${count} connections over ${shards} shards`);
+    const connection = await createConnection(service.baseUrl, cookie, `scaling-${made}`);
+    const shard = shardOf(connection.connectionId, shards);
+    if (share[shard]! === 0) continue;
+    share[shard]! -= 1;
+    targets.push({ baseUrl: service.baseUrl, ...connection });
+  }
   return targets;
 }
 
 async function measureRun(shards: number, connections: number, options: ScalingOptions): Promise<ScalingRun> {
   const service = await startService({ env: { WORKERS: String(shards), FSYNC: 'always', DAILY_EVENT_LIMIT: '0' }, label: `scaling-${shards}`, noSession: true });
   try {
-    const targets = await targetsOn(service, connections);
+    const targets = await targetsOn(service, connections, shards);
     note(`${shards} shard(s), ${connections} connection(s), one sender each: ${options.warmupS} s warm-up, then ${options.durationS} s`);
     if (options.warmupS > 0) await generate(targets, options.warmupS, options.generators);
     const pid = service.pid!;
