@@ -3,8 +3,7 @@
  * FSYNC=always, DAILY_EVENT_LIMIT=0) gets many connections, as many on each shard, one
  * sender of 1,000-event bodies per connection, all at once; events/s beside the same run's
  * 1 shard (WORKERS=1, one thread, as before shards), and the CPU the HTTP thread (the
- * process's main thread, which
- * routes every request to its shard) spends per 1,000 events.
+ * process's main thread, which routes every request to its shard) spends per 1,000 events.
  *
  *   npx bun load/scaling.ts                          # 1, 2 and 4 shards (what `npm run bench` runs)
  *   npx bun load/scaling.ts --shards 1,2,4,8,16 --generators 4
