@@ -15,6 +15,12 @@
  * state entry stands and the state before it, so that a refused one can be withdrawn after a
  * restart; a reader of format 4 would keep one command per job and lose that.
  * The job columns are format 4's.
+ * Format 6 adds teams, memberships and password links to the accounts chunk, and the audit
+ * log's chunks: a reader of format 5 would drop them without a word, so the version says that too.
+ * Format 7 keeps the commands on queues, workers and tasks (pending and settled), what each
+ * agent said it supports, whether each queue is paused, and per job command whether it made
+ * a state entry and what the agent reported beside its outcome; a reader of format 6 would
+ * lose them and misread a pending command on a queue as one on a job.
  *
  * In cluster mode each partition's owner snapshots only its part (a `SnapshotScope`):
  * the connections of one partition, and the accounts in the accounts partition's own
@@ -23,9 +29,12 @@
  * accounts, since the snapshots were taken at different moments.
  */
 import type { AccountsActor } from './accounts/accounts-actor.ts';
+import type { AuditLog, StoredAuditEntry } from './audit/audit-log.ts';
 import { ConnectionActor, type ConnectionLimits } from './connection/connection-actor.ts';
 import type { Command } from './connection/command-queue.ts';
 import type { CommandOutcome } from './connection/command-outcomes.ts';
+import type { AgentCapabilities } from './connection/agent-capabilities.ts';
+import type { ControlOutcome } from './connection/control-outcomes.ts';
 import type { AlertBookSnapshot } from './alerts/alert-book.ts';
 import type { QuotaSnapshot } from './connection/daily-quota.ts';
 import { toJobColumns, type StoredJobColumns } from './connection/job-columns.ts';
@@ -39,24 +48,32 @@ import { inPartition, type PartitionSelector } from './partition-of.ts';
 import { checkChunkShape } from './stored/chunk-shapes.ts';
 import { ShapeError } from './stored/shape-check.ts';
 
-export const SNAPSHOT_FORMAT_VERSION = 5;
+export const SNAPSHOT_FORMAT_VERSION = 7;
 /**
  * Versions `SnapshotRestorer` reads: 1 wrote jobs as objects (`k: 'jobs'`), 1 and 2 kept
  * dedup keys in the connection chunk, 1 to 3 had no job table sizes and ids as strings only,
- * 1 to 4 kept one command outcome per job, without its entry time and prior state.
+ * 1 to 4 kept one command outcome per job, without its entry time and prior state, 1 to 5
+ * had no teams in the accounts chunk (their connections have no team until the first start
+ * of a version with teams moves them) and no audit log, 1 to 6 had no commands but on jobs,
+ * no capabilities and no paused queues.
  */
-const READABLE_FORMAT_VERSIONS: readonly number[] = [1, 2, 3, 4, 5];
+const READABLE_FORMAT_VERSIONS: readonly number[] = [1, 2, 3, 4, 5, 6, 7];
 /** Each chunk is copied and encoded in one turn of the event loop: small chunks bound the stall. */
 export const JOBS_PER_CHUNK = 1_000;
 /** 100k dedup keys in one chunk took 40-60 ms to encode at 1M jobs: the stall a snapshot caused. */
 export const DEDUP_KEYS_PER_CHUNK = 5_000;
+/** audit entries per chunk, for the same reason */
+export const AUDIT_ENTRIES_PER_CHUNK = 5_000;
 
 type PlainWorker = Omit<Worker, 'rate'> & { rate: unknown };
-type PlainQueue = Omit<Queue, 'metrics'> & { metrics: unknown };
+/** formats 1 to 6: no `paused` and `pausedAtMs` */
+type PlainQueue = Omit<Queue, 'metrics' | 'paused' | 'pausedAtMs'> & Partial<Pick<Queue, 'paused' | 'pausedAtMs'>> & { metrics: unknown };
 
 export type SnapshotChunk =
   | { k: 'header'; version: number; takenAtMs: number }
   | { k: 'accounts'; data: ReturnType<AccountsActor['toSnapshot']> }
+  /** format 6: audit entries, oldest first, those of the snapshot's partitions in cluster mode */
+  | { k: 'audit'; entries: StoredAuditEntry[] }
   | {
       k: 'connection';
       id: string;
@@ -70,6 +87,10 @@ export type SnapshotChunk =
       commandOutcomes?: Array<Omit<CommandOutcome, 'entryAtMs' | 'priorState'> & Partial<CommandOutcome>>;
       /** absent in snapshots written before alerts existed, and when the connection has none */
       alerts?: AlertBookSnapshot;
+      /** format 7: the commands on queues, workers and tasks and what became of them */
+      controlOutcomes?: ControlOutcome[];
+      /** format 7: each framework's agent's latest report of what it supports */
+      capabilities?: AgentCapabilities[];
       /** format 4: how much the job table held, so that a restart sizes it once (a hint: the jobColumns chunks are the data) */
       jobTable?: JobTableSizes;
     }
@@ -93,16 +114,24 @@ export interface SnapshotScope {
   accounts: boolean;
   /** the connections of one partition, or none (the accounts partition's snapshot) */
   connections: PartitionSelector | 'none';
+  /**
+   * every audit entry the engine holds, whatever it came through: a shard's, which holds only
+   * those it wrote, some about no connection (src/shards/); else those of the scope's partitions
+   */
+  everyAuditEntry?: boolean;
 }
 
 /**
  * Captures `actors` as they are at this call (not at the first pull: the log fixes the
  * snapshot's sequence number at the same moment), then produces chunks lazily.
  */
-export function takeSnapshot(accounts: AccountsActor, actors: Map<string, ConnectionActor>, takenAtMs: number, scope?: SnapshotScope): EngineSnapshot {
+export function takeSnapshot(accounts: AccountsActor, audit: AuditLog, actors: Map<string, ConnectionActor>, takenAtMs: number, scope?: SnapshotScope): EngineSnapshot {
   // Everything but jobs is small: copy it now, synchronously.
   const fixed: SnapshotChunk[] = [{ k: 'header', version: SNAPSHOT_FORMAT_VERSION, takenAtMs }];
   if (scope === undefined || scope.accounts) fixed.push({ k: 'accounts', data: structuredClone(accounts.toSnapshot()) });
+  // entries never change once kept: the array of references is the copy
+  const auditEntries = audit.toSnapshot(scope?.everyAuditEntry === true ? undefined : scope);
+  for (let start = 0; start < auditEntries.length; start += AUDIT_ENTRIES_PER_CHUNK) fixed.push({ k: 'audit', entries: auditEntries.slice(start, start + AUDIT_ENTRIES_PER_CHUNK) });
   const jobLists: Array<{ actor: ConnectionActor; rows: Uint32Array; preImages: Map<number, Job> }> = [];
   for (const actor of actors.values()) {
     if (scope !== undefined && (scope.connections === 'none' || !inPartition(actor.connectionId, scope.connections))) continue;
@@ -154,6 +183,8 @@ function connectionChunk(actor: ConnectionActor): SnapshotChunk {
     queues: [...actor.queues.values()].map((queue) => ({ ...structuredClone({ ...queue, metrics: null }), metrics: queue.metrics.toSnapshot() })),
     commands: structuredClone(actor.commands.toSnapshot()),
     commandOutcomes: structuredClone(actor.commandOutcomes.toSnapshot()),
+    controlOutcomes: structuredClone(actor.controlOutcomes.toSnapshot()),
+    capabilities: structuredClone(actor.capabilities.toSnapshot()),
     ...(actor.alerts.isEmpty ? {} : { alerts: actor.alerts.toSnapshot() }),
     jobTable: actor.jobs.table.sizes(),
   };
@@ -188,6 +219,7 @@ export class SnapshotRestorer {
 
   constructor(
     private readonly accounts: AccountsActor,
+    private readonly audit: AuditLog,
     private readonly actors: Map<string, ConnectionActor>,
     private readonly limits: ConnectionLimits,
     private readonly holds: (connectionId: string) => boolean = () => true,
@@ -238,6 +270,9 @@ export class SnapshotRestorer {
       case 'accounts':
         this.accounts.restore(chunk.data);
         return;
+      case 'audit':
+        this.audit.restore(chunk.entries);
+        return;
       case 'connection': {
         if (!this.holds(chunk.id)) {
           this.passedOver.add(chunk.id);
@@ -252,10 +287,15 @@ export class SnapshotRestorer {
           const lastSeenMs = (queue as Partial<PlainQueue>).lastSeenMs ?? this.takenAtMs;
           // Snapshots before queue extensions have none: the next queue snapshot brings them.
           const extensions = (queue as Partial<PlainQueue>).extensions ?? null;
-          actor.queues.insert({ ...queue, lastSeenMs, extensions, metrics: QueueMetrics.fromSnapshot(queue.metrics) });
+          // Snapshots before format 7 do not say whether a queue is paused: the next snapshot or outcome does.
+          const paused = queue.paused ?? null;
+          const pausedAtMs = queue.pausedAtMs ?? Number.NEGATIVE_INFINITY;
+          actor.queues.insert({ ...queue, lastSeenMs, extensions, paused, pausedAtMs, metrics: QueueMetrics.fromSnapshot(queue.metrics) });
         }
         actor.commands.restore(chunk.commands);
         actor.commandOutcomes.restore(chunk.commandOutcomes ?? []);
+        actor.controlOutcomes.restore(chunk.controlOutcomes ?? []);
+        actor.capabilities.restore(chunk.capabilities ?? []);
         if (chunk.alerts !== undefined) actor.alerts.restore(chunk.alerts);
         if (chunk.jobTable !== undefined) actor.jobs.table.reserve(chunk.jobTable);
         this.actors.set(chunk.id, actor);

@@ -13,6 +13,7 @@ import type { Clock } from './clock.ts';
 import { ConnectionActor, type Changes, type ConnectionLimits } from './connection/connection-actor.ts';
 import type { ConnectionRecord } from './connection/connection-records.ts';
 import { isAlertRecord, type AlertRecord } from './alerts/alert-records.ts';
+import { AuditLog, type AuditLimits, type AuditRecord } from './audit/audit-log.ts';
 import { DomainError } from './domain-error.ts';
 import { SnapshotRestorer, takeSnapshot, type EngineSnapshot, type SnapshotScope } from './engine-snapshot.ts';
 import { partitionOf } from './partition-of.ts';
@@ -40,7 +41,10 @@ export interface KeepAliveRecord {
   atMs: number;
 }
 
-export type EngineRecord = AccountsRecord | ConnectionRecord | AlertRecord | RetentionRecord | KeepAliveRecord;
+/** Records after which a live stream may have to end: its session, its user or its user's teams changed. */
+const ACCESS_RECORD_PREFIXES = ['session.', 'user.', 'team.', 'member.'];
+
+export type EngineRecord = AccountsRecord | ConnectionRecord | AlertRecord | AuditRecord | RetentionRecord | KeepAliveRecord;
 
 /** Where records go to become durable: the append log, or memory in tests. */
 export interface RecordLog {
@@ -54,7 +58,7 @@ export interface EngineListener {
   changed?(connectionId: string, changes: Changes): void;
   /** after a connection and all its data were deleted */
   deleted?(connectionId: string): void;
-  /** after a record that changed users or sessions (a logout, a login that dropped an old session) */
+  /** after a record that changed users, sessions or who may read what (a logout, a login that dropped an old session, a membership) */
   accountsChanged?(): void;
 }
 
@@ -72,12 +76,15 @@ export interface EngineOptions {
    * so its records find none and change nothing. Default: every connection.
    */
   holds?: (connectionId: string) => boolean;
+  /** the audit log's bounds (AUDIT_RETENTION_DAYS, AUDIT_ENTRIES_MAX); the defaults when absent */
+  audit?: AuditLimits;
 }
 
 const HOLDS_EVERY_CONNECTION = (): boolean => true;
 
 export class Engine {
   readonly accounts = new AccountsActor();
+  readonly audit: AuditLog;
   private readonly connectionActors = new Map<string, ConnectionActor>();
   private readonly listeners: EngineListener[] = [];
   private haltedBy: unknown = null;
@@ -88,6 +95,7 @@ export class Engine {
   constructor(private readonly options: EngineOptions) {
     this.clock = options.clock;
     this.holds = options.holds ?? HOLDS_EVERY_CONNECTION;
+    this.audit = new AuditLog(options.audit);
   }
 
   get limits(): ConnectionLimits {
@@ -143,9 +151,9 @@ export class Engine {
   private notify(record: EngineRecord, changes: Changes | null): void {
     for (const listener of this.listeners) {
       try {
-        if (changes !== null && 'connectionId' in record && record.t !== 'connection.deleted') listener.changed?.(record.connectionId, changes);
+        if (changes !== null && 'connectionId' in record && record.connectionId !== undefined && record.t !== 'connection.deleted') listener.changed?.(record.connectionId, changes);
         if (record.t === 'connection.deleted') listener.deleted?.(record.connectionId);
-        if (record.t.startsWith('session.') || record.t.startsWith('user.')) listener.accountsChanged?.();
+        if (ACCESS_RECORD_PREFIXES.some((prefix) => record.t.startsWith(prefix)) || record.t === 'connection.moved') listener.accountsChanged?.();
       } catch (error) {
         (this.options.onListenerError ?? ((e) => console.error('engine listener failed:', e)))(error);
       }
@@ -162,8 +170,10 @@ export class Engine {
     switch (record.t) {
       case 'ingest':
       case 'job.action':
+      case 'control.requested':
       case 'commands.acked':
       case 'commands.expired':
+      case 'agent.capabilities':
         return this.connectionActors.get(record.connectionId)?.evolve(record) ?? null;
       case 'retention':
         for (const actor of this.connectionActors.values()) {
@@ -183,6 +193,9 @@ export class Engine {
         return null;
       case 'log.keepalive':
         return null;
+      case 'audit.recorded':
+        this.audit.evolve(record);
+        return null;
       default:
         this.accounts.evolve(record);
         return null;
@@ -191,12 +204,12 @@ export class Engine {
 
   /** The state as of this call, produced lazily (see engine-snapshot.ts); a scope limits it to one partition's part. */
   takeSnapshot(scope?: SnapshotScope): EngineSnapshot {
-    return takeSnapshot(this.accounts, this.connectionActors, this.clock.nowMs(), scope);
+    return takeSnapshot(this.accounts, this.audit, this.connectionActors, this.clock.nowMs(), scope);
   }
 
   /** Recovery: applies snapshot chunks in order, before any record is replayed. */
   restorer(): SnapshotRestorer {
-    return new SnapshotRestorer(this.accounts, this.connectionActors, this.options.limits, this.holds);
+    return new SnapshotRestorer(this.accounts, this.audit, this.connectionActors, this.options.limits, this.holds);
   }
 
   refuseWhenHalted(): void {

@@ -62,8 +62,12 @@ export interface ClusterRecoveryHandler extends RecoveryHandler {
   replayed(): void;
 }
 
-/** Connection records (alert records included): written to their connection's partition. */
-const CONNECTION_RECORD_TYPES = new Set(['ingest', 'job.action', 'commands.acked', 'commands.expired', ...ALERT_RECORD_TYPES]);
+/**
+ * Connection records (alert records included): written to their connection's partition.
+ * An audit entry names a connection when the change it describes went to that connection's
+ * partition, and goes with it; one without goes to the accounts partition.
+ */
+const CONNECTION_RECORD_TYPES = new Set(['ingest', 'job.action', 'commands.acked', 'control.requested', 'commands.expired', 'agent.capabilities', 'audit.recorded', ...ALERT_RECORD_TYPES]);
 
 export class ClusterStore implements DurableStore {
   private readonly logs = new Map<string, PartitionLog>();

@@ -66,7 +66,7 @@ async function connectionWith(jobs: number): Promise<{ engine: Engine; actor: Co
   });
   for (let index = 0; index < 100; index++) {
     const kind = ALERT_KINDS[index % ALERT_KINDS.length]!;
-    await engine.commit(actor.alerts.decideSaveRule(actor.connectionId, null, { name: `r${index}`, kind, windowSeconds: 3_600, channelIds: [], ...kindFields(kind, index) }, T0));
+    await engine.commit(actor.alerts.decideSaveRule(actor.connectionId, null, { name: `r${index}`, kind, windowSeconds: 3_600, channelIds: [], includePaused: false, ...kindFields(kind, index) }, T0));
   }
   return { engine, actor, clock };
 }

@@ -27,6 +27,10 @@ import { openEngine } from '../src/open-engine.ts';
 import { buildTemplates, nextSequence, stamp } from './events.ts';
 import { makeTempDir, removeTempDir } from './service.ts';
 import { fmtMs, num, parseArgs, str } from './util.ts';
+import { TeamService } from '../actors/services/team-service.ts';
+import { UserService } from '../actors/services/user-service.ts';
+import { AuditService } from '../actors/services/audit-service.ts';
+import { Access } from '../actors/accounts/access.ts';
 
 const args = parseArgs();
 const batch = num(args, 'batch', 100);
@@ -49,16 +53,18 @@ async function side(withMetrics: boolean) {
     resumeGraceMs: 0,
   });
   const alerts = new AlertService(engine);
+  const teams = new TeamService(engine);
   const app = createApp({
-    engine, accounts, connections, live, config, metrics, alerts,
+    engine, accounts, connections, teams, users: new UserService(engine, config.passwordLinkTtlMs), audit: new AuditService(engine), live, config, metrics, alerts,
     alertDelivery: createAlertEdge({ engine, alerts, config, observer: NOT_OBSERVED, log: () => {} }),
     jobActions: new JobActionService(engine, connections),
     logError: (line) => console.error(line),
     backup: () => Promise.reject(new Error('no backups here')),
   });
   const admin = (await accounts.ensureAdmin('ops@example.test', config.adminPassword))!;
+  await teams.createFirstTeam(admin.id, 'cost');
   const user = engine.accounts.userByEmail(admin.email)!;
-  const { connection, apiKey } = await connections.create(user, 'cost');
+  const { connection, apiKey } = await connections.create(new Access(user, engine.accounts), 'cost', undefined);
   const templates = buildTemplates({ connectionId: connection.id, eventsPerBatch: batch, count: 32, seed: 5 });
   const send = async (): Promise<void> => {
     const body = stamp(templates[nextSequence() % templates.length]!, nextSequence());

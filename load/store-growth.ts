@@ -29,6 +29,7 @@ import { decodeValue, encodeValue, releaseDecoderInput } from '../persistence/re
 import { listJobs, type JobListQuery } from '../actors/queries/job-list.ts';
 import { JobGenerator, RARE_COMBINATION } from './events.ts';
 import { parseArgs, percentiles, str, num, table } from './util.ts';
+import { AuditLog } from '../actors/audit/audit-log.ts';
 
 const args = parseArgs();
 const count = (text: string): number => {
@@ -158,14 +159,14 @@ const HEAP_MEANING =
 /** The actor's state through its snapshot chunks, as a restart reads them; memory per job after it, less the chunks' own bytes. */
 function restartInProcess(loaded: ConnectionActor): void {
   const jobs = loaded.jobs.size;
-  const snapshot = takeSnapshot(new AccountsActor(), new Map([[CONNECTION, loaded]]), Date.now());
+  const snapshot = takeSnapshot(new AccountsActor(), new AuditLog(), new Map([[CONNECTION, loaded]]), Date.now());
   const encoded = Array.from(snapshot.chunks, (chunk) => encodeValue(chunk));
   const limits = loaded.limits;
   loaded = undefined as unknown as ConnectionActor; // let the loaded actor go before measuring the restored one
   const before = memory();
   const actors = new Map<string, ConnectionActor>();
   const start = cpuUs();
-  const restorer = new SnapshotRestorer(new AccountsActor(), actors, limits);
+  const restorer = new SnapshotRestorer(new AccountsActor(), new AuditLog(), actors, limits);
   for (const bytes of encoded) restorer.restore(decodeValue(bytes));
   releaseDecoderInput();
   const servingUs = cpuUs() - start;

@@ -171,34 +171,11 @@ async function main(): Promise<void> {
   // alerts: evaluated every second, and the receivers are on loopback
   const service = await startService({ env: { FSYNC: 'always', DAILY_EVENT_LIMIT: '0', ALERT_EVAL_SECONDS: '1', ALERT_WEBHOOK_ALLOW_PRIVATE: 'true' }, label: 'fairness' });
   note(`service pid ${service.pid} on ${service.baseUrl}; ${machineDescription()}`);
-  const rows: Array<{ phase: string; route: string; requests: number; p50: number; p99: number; max: number; rss: number | null }> = [];
+  const rows: Row[] = [];
   const floods: string[] = [];
   let alertPhases: AlertPhase[] = [];
   try {
-    // tenant B: its own user, connection and jobs
-    const userB = { email: 'tenant-b@example.com', password: 'tenant-b-password-1234' };
-    const created = await fetch(`${service.baseUrl}/api/users`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', cookie: service.cookie },
-      body: JSON.stringify(userB),
-    });
-    if (created.status !== 201) throw new Error(`creating tenant B's user: ${created.status} ${await created.text()}`);
-    const cookieB = await login(service.baseUrl, userB.email, userB.password);
-    const connectionB = await createConnection(service.baseUrl, cookieB, 'tenant-b');
-    const seeded = await fetch(`${service.baseUrl}/api/ingest`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${connectionB.apiKey}` },
-      body: JSON.stringify({
-        events: Array.from({ length: 500 }, (_, i) => ({
-          type: 'job_state_change',
-          timestamp: new Date().toISOString(),
-          framework: 'celery',
-          connectionId: connectionB.connectionId,
-          job: { externalId: `b-${i}`, name: 'tasks.tenant_b', state: 'completed', queue: 'default' },
-        })),
-      }),
-    });
-    if (seeded.status !== 200) throw new Error(`seeding tenant B: ${seeded.status} ${await seeded.text()}`);
+    const { cookieB, connectionB } = await seedTenantB(service.baseUrl, service.cookie);
     await readFor(service.baseUrl, cookieB, 500); // warm-up
 
     const phase = async (name: string, flood: FloodKind | null): Promise<void> => {
@@ -227,6 +204,41 @@ async function main(): Promise<void> {
     await service.cleanup();
   }
 
+  printReport(rows, floods, alertPhases, durationMs);
+}
+
+/** Tenant B: its own user, connection and 500 finished jobs, whose reads the floods must not slow. */
+async function seedTenantB(baseUrl: string, adminCookie: string): Promise<{ cookieB: string; connectionB: Awaited<ReturnType<typeof createConnection>> }> {
+  const userB = { email: 'tenant-b@example.com', password: 'tenant-b-password-1234' };
+  const created = await fetch(`${baseUrl}/api/users`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', cookie: adminCookie },
+    body: JSON.stringify(userB),
+  });
+  if (created.status !== 201) throw new Error(`creating tenant B's user: ${created.status} ${await created.text()}`);
+  const cookieB = await login(baseUrl, userB.email, userB.password);
+  const connectionB = await createConnection(baseUrl, cookieB, 'tenant-b');
+  const seeded = await fetch(`${baseUrl}/api/ingest`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${connectionB.apiKey}` },
+    body: JSON.stringify({
+      events: Array.from({ length: 500 }, (_, i) => ({
+        type: 'job_state_change',
+        timestamp: new Date().toISOString(),
+        framework: 'celery',
+        connectionId: connectionB.connectionId,
+        job: { externalId: `b-${i}`, name: 'tasks.tenant_b', state: 'completed', queue: 'default' },
+      })),
+    }),
+  });
+  if (seeded.status !== 200) throw new Error(`seeding tenant B: ${seeded.status} ${await seeded.text()}`);
+  return { cookieB, connectionB };
+}
+
+type Row = { phase: string; route: string; requests: number; p50: number; p99: number; max: number; rss: number | null };
+
+/** The table of tenant B's reads per phase against the baseline of the same run, then the alert delays. */
+function printReport(rows: Row[], floods: string[], alertPhases: AlertPhase[], durationMs: number): void {
   const baselineP99 = new Map(rows.filter((row) => row.phase.startsWith('baseline')).map((row) => [row.route, row.p99]));
   const lines = rows.map((row) => {
     const baseline = row.phase.startsWith('baseline');

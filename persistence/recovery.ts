@@ -124,23 +124,9 @@ export async function recoverDataDir(params: RecoveryParams): Promise<RecoveryRe
 
   // Everything was taken: from here on the directory may change.
   const syncStartedAtMs = performance.now();
-  let truncatedBytes = 0;
-  if (dryRun) {
-    for (const path of inventory.unfinishedSnapshots) say(`would remove ${path}: a snapshot write that never finished`, { path });
-    if (decision.cutTornTail) say(`would cut ${describeTornTail(log.tornTail!)}`, { path: log.tornTail!.segment.path });
-  } else {
-    for (const path of inventory.unfinishedSnapshots) {
-      await storage.remove(path);
-      say(`removed ${path}: a snapshot write that never finished`, { severity: 'warn', path });
-    }
-    if (decision.cutTornTail) {
-      // Stryker disable next-line StringLiteral: the message of an invariant that holds in correct code
-      invariant(log.tornTail, 'a torn log carries its torn tail');
-      await cutTornTail(storage, log.tornTail, say);
-      truncatedBytes = log.tornTail.droppedBytes;
-    }
-    await makeDurable(storage, dir, [...(base.path ? [base.path] : []), ...log.segments.map((segment) => segment.path)]);
-  }
+  // Stryker disable next-line StringLiteral: the message of an invariant that holds in correct code
+  if (decision.cutTornTail) invariant(log.tornTail, 'a torn log carries its torn tail');
+  const truncatedBytes = await settleDataDir(storage, dir, inventory.unfinishedSnapshots, decision.cutTornTail ? log.tornTail : undefined, [...(base.path ? [base.path] : []), ...log.segments.map((segment) => segment.path)], dryRun, say);
   const syncMs = performance.now() - syncStartedAtMs;
 
   const durationMs = performance.now() - startedAtMs;
@@ -173,6 +159,34 @@ export async function recoverDataDir(params: RecoveryParams): Promise<RecoveryRe
     continueSegment,
     manifest,
   };
+}
+
+/**
+ * What recovery changes once everything was read: unfinished snapshot writes removed, the
+ * torn tail cut, the files it kept synced (a dry run says what it would do). Returns the
+ * bytes cut.
+ */
+async function settleDataDir(
+  storage: Storage,
+  dir: string,
+  unfinishedSnapshots: readonly string[],
+  tornTail: TornTail | undefined,
+  kept: readonly string[],
+  dryRun: boolean,
+  say: (line: string, fields?: Record<string, unknown>) => void,
+): Promise<number> {
+  if (dryRun) {
+    for (const path of unfinishedSnapshots) say(`would remove ${path}: a snapshot write that never finished`, { path });
+    if (tornTail !== undefined) say(`would cut ${describeTornTail(tornTail)}`, { path: tornTail.segment.path });
+    return 0;
+  }
+  for (const path of unfinishedSnapshots) {
+    await storage.remove(path);
+    say(`removed ${path}: a snapshot write that never finished`, { severity: 'warn', path });
+  }
+  if (tornTail !== undefined) await cutTornTail(storage, tornTail, say);
+  await makeDurable(storage, dir, kept);
+  return tornTail?.droppedBytes ?? 0;
 }
 
 /** `read 120 ms, decode 800 ms, ...`: the figures an operator compares, rounded to the ms. */

@@ -4,6 +4,11 @@ import type { LiveUpdates } from '../actors/live/live-updates.ts';
 import type { AccountService } from '../actors/services/account-service.ts';
 import type { ConnectionService } from '../actors/services/connection-service.ts';
 import type { JobActionService } from '../actors/services/job-action-service.ts';
+import type { TeamService } from '../actors/services/team-service.ts';
+import type { UserService } from '../actors/services/user-service.ts';
+import type { AuditService } from '../actors/services/audit-service.ts';
+import type { GroupGrant, SsoService } from '../actors/services/sso-service.ts';
+import type { OidcClient } from './sso/oidc-client.ts';
 import type { AlertService } from '../actors/services/alert-service.ts';
 import type { TestAttempt } from './alerts/alert-runner.ts';
 import type { GuardOptions } from './alerts/webhook-guard.ts';
@@ -17,6 +22,9 @@ export interface AppDeps {
   engine: Engine;
   accounts: AccountService;
   connections: ConnectionService;
+  teams: TeamService;
+  users: UserService;
+  audit: AuditService;
   jobActions: JobActionService;
   alerts: AlertService;
   /** what the alert routes need of the edge that sends webhooks (src/alerts/) */
@@ -27,7 +35,9 @@ export interface AppDeps {
   };
   live: LiveUpdates;
   /** `inFlightPerConnection` absent: the defaults (in-flight.ts) */
-  config: Pick<Config, 'cookieSecure' | 'sessionTtlMs' | 'publicUrl' | 'bodyTimeoutMs' | 'trustedProxies'> & Partial<Pick<Config, 'inFlightPerConnection'>>;
+  config: Pick<Config, 'cookieSecure' | 'sessionTtlMs' | 'publicUrl' | 'bodyTimeoutMs' | 'trustedProxies'> & Partial<Pick<Config, 'inFlightPerConnection' | 'passwordSignIn'>>;
+  /** single sign-on, when OIDC_ISSUER is set (src/sso/) */
+  sso?: { client: OidcClient; service: SsoService; groupMap: readonly GroupGrant[] };
   logError: (line: string) => void;
   /** Writes a consistent backup file of the running service (POST /api/admin/backup). */
   backup: () => Promise<BackupFile>;

@@ -7,6 +7,7 @@ import { availableParallelism } from 'node:os';
 import { TENANT_LIMIT_DEFAULTS as TENANT, type TenantLimits } from '../actors/connection/tenant-limits.ts';
 import { IN_FLIGHT_DEFAULTS, type InFlightLimits } from './http/in-flight.ts';
 import { TrustedProxies } from './http/trusted-proxies.ts';
+import { oidcSettings, OidcSettingsError, type OidcSettings } from './sso/oidc-settings.ts';
 
 /** as in Redis: `always` syncs before acknowledging (group commit), `everysec` once a second, `no` leaves it to the OS */
 export type FsyncPolicy = 'always' | 'everysec' | 'no';
@@ -37,6 +38,16 @@ export interface Config {
   cookieSecure: CookieSecureMode;
   sessionSecret: string | null; // null: generated once and kept in the data directory
   sessionTtlMs: number;
+  /** how long an invitation or password reset link stays good */
+  passwordLinkTtlMs: number;
+  /** audit entries older than this are dropped (docs/security.md, "Audit log") */
+  auditRetentionMs: number;
+  /** at most this many audit entries are kept, the oldest dropped first */
+  auditEntriesMax: number;
+  /** single sign-on with OpenID Connect; null: off (src/sso/oidc-settings.ts) */
+  oidc: OidcSettings | null;
+  /** false: only single sign-on signs in (needs OIDC_ISSUER) */
+  passwordSignIn: boolean;
   dedupKeysMax: number;
   snapshotLogBytesMax: number;
   snapshotIntervalMs: number;
@@ -86,6 +97,20 @@ export interface Config {
 export class ConfigError extends Error {}
 
 type Env = Record<string, string | undefined>;
+
+/** How people sign in: single sign-on (src/sso/oidc-settings.ts) and whether a password still does. */
+function signIn(env: Env): Pick<Config, 'oidc' | 'passwordSignIn'> {
+  let oidc: OidcSettings | null;
+  try {
+    oidc = oidcSettings(env);
+  } catch (error) {
+    if (error instanceof OidcSettingsError) throw new ConfigError(error.message);
+    throw error;
+  }
+  const passwordSignIn = oneOf(env, 'PASSWORD_SIGN_IN', 'true', ['true', 'false'] as const) === 'true';
+  if (!passwordSignIn && oidc === null) throw new ConfigError('PASSWORD_SIGN_IN=false needs single sign-on (OIDC_ISSUER): nobody could sign in');
+  return { oidc, passwordSignIn };
+}
 
 function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
@@ -196,6 +221,10 @@ export function loadConfig(env: Env = process.env): Config {
     cookieSecure: oneOf(env, 'COOKIE_SECURE', 'auto', ['auto', 'true', 'false'] as const),
     sessionSecret,
     sessionTtlMs: integer(env, 'SESSION_TTL_HOURS', 24 * 7, 1, 24 * 365) * HOUR_MS,
+    passwordLinkTtlMs: integer(env, 'PASSWORD_LINK_HOURS', 72, 1, 24 * 30) * HOUR_MS,
+    auditRetentionMs: integer(env, 'AUDIT_RETENTION_DAYS', 90, 1, 3_650) * 24 * HOUR_MS,
+    auditEntriesMax: integer(env, 'AUDIT_ENTRIES_MAX', 100_000, 100, 10_000_000),
+    ...signIn(env),
     dedupKeysMax: integer(env, 'DEDUP_KEYS_MAX', 100_000, 1, 10_000_000),
     snapshotLogBytesMax: integer(env, 'SNAPSHOT_LOG_MB', 256, 1, 1_000_000) * 1024 * 1024,
     snapshotIntervalMs: integer(env, 'SNAPSHOT_INTERVAL_MINUTES', 60, 1, 24 * 60) * 60_000,

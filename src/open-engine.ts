@@ -11,6 +11,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { newSessionSecret } from '../actors/accounts/secrets.ts';
 import { systemClock, type Clock } from '../actors/clock.ts';
+import type { AuditLimits } from '../actors/audit/audit-log.ts';
 import type { ConnectionLimits } from '../actors/connection/connection-actor.ts';
 import { Engine } from '../actors/engine.ts';
 import { acquireDataDirLock, type DataDirLock } from '../persistence/data-dir-lock.ts';
@@ -107,6 +108,7 @@ export async function openEngine(config: Config, options: OpenEngineOptions): Pr
       clock: options.clock ?? systemClock,
       log: store,
       limits: engineLimitsOf(config),
+      audit: auditLimitsOf(config),
       onHalt: (error) => {
         // cluster: leave the membership at once, so no node hands this one a partition while it exits
         cluster?.leave();
@@ -186,6 +188,11 @@ export function engineLimitsOf(config: Config): ConnectionLimits {
     commandConfirmMs: config.commandConfirmMs,
     ...config.tenantLimits,
   };
+}
+
+/** The audit log's bounds (AUDIT_RETENTION_DAYS, AUDIT_ENTRIES_MAX): of each store, where shards keep one each. */
+export function auditLimitsOf(config: Pick<Config, 'auditRetentionMs' | 'auditEntriesMax'>): AuditLimits {
+  return { retentionMs: config.auditRetentionMs, entriesMax: config.auditEntriesMax };
 }
 
 /** The NATS modules load only here, so a single node never imports them. */

@@ -57,7 +57,7 @@ export async function startService(config: Config, log: LogLine, timers: Service
     openStreams: () => services.live.openStreamCount(),
     logBytesSinceSnapshot: () => store.logBytesSinceSnapshot,
   });
-  await mode.firstAdmin(firstAdminMaker(services.accounts, config, log), engine);
+  await mode.firstAdmin(firstAdminMaker(services.accounts, services.teams, config, log), engine);
   await clearBackupStaging(config.dataDir);
   const snapshots = new SnapshotSchedule(mode.snapshotPolicy(opened, observer), log);
   const backup = backupTaker(engine, store, config.dataDir, snapshots, log);

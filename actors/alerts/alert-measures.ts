@@ -3,8 +3,9 @@
  * buckets, the queue depths, the workers' liveness, the per-name and per-state job
  * indexes. Nothing here scans all jobs, so every rule can be evaluated every few seconds.
  *
- * Values: failure_rate a fraction (0 to 1); queue_depth a job count; worker_offline,
- * task_missing and job_stuck seconds.
+ * Values: failure_rate a fraction (0 to 1); queue_depth a job count (of the queues not
+ * paused, unless the rule includes paused ones); worker_offline, task_missing and job_stuck
+ * seconds.
  */
 import type { ConnectionActor } from '../connection/connection-actor.ts';
 import type { Queue } from '../connection/queue-store.ts';
@@ -16,12 +17,14 @@ export interface Measure {
   value: number | null;
   /** the condition holds now */
   breached: boolean;
+  /** queue_depth: every queue the rule looks at is paused, and the rule leaves paused queues out */
+  paused?: true;
 }
 
 /** How many of a task's newest jobs task_missing looks at for a completion. */
 export const TASK_MISSING_SCAN_MAX = 1_000;
 
-export type MeasuredRule = Pick<AlertRule, 'kind' | 'queue' | 'task' | 'threshold' | 'windowSeconds' | 'createdAtMs'>;
+export type MeasuredRule = Pick<AlertRule, 'kind' | 'queue' | 'task' | 'threshold' | 'windowSeconds' | 'createdAtMs'> & Partial<Pick<AlertRule, 'includePaused'>>;
 
 export function measure(rule: MeasuredRule, actor: ConnectionActor, nowMs: number): Measure {
   const windowMs = rule.windowSeconds * 1000;
@@ -40,10 +43,17 @@ export function measure(rule: MeasuredRule, actor: ConnectionActor, nowMs: numbe
     }
     case 'queue_depth': {
       let deepest: number | null = null;
+      let skipped = 0;
       for (const queue of queuesOf(rule, actor)) {
+        // a paused queue grows by design: it does not fire unless the rule asks
+        if (queue.paused === true && rule.includePaused !== true) {
+          skipped++;
+          continue;
+        }
         const depth = queue.depth ?? actor.jobs.queuedPerQueue.get(queue.name);
         if (deepest === null || depth > deepest) deepest = depth;
       }
+      if (deepest === null && skipped > 0) return { value: null, breached: false, paused: true };
       return { value: deepest, breached: deepest !== null && deepest > (rule.threshold ?? 0) };
     }
     case 'worker_offline': {

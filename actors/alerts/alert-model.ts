@@ -12,14 +12,16 @@ export interface KindFields {
   queue: 'optional' | 'refused';
   task: 'optional' | 'required' | 'refused';
   threshold: 'required' | 'refused';
+  /** whether the rule may also measure paused queues (a paused queue grows by design) */
+  includePaused: 'optional' | 'refused';
 }
 
 export const KIND_FIELDS: Record<AlertKind, KindFields> = {
-  failure_rate: { queue: 'optional', task: 'refused', threshold: 'required' },
-  queue_depth: { queue: 'optional', task: 'refused', threshold: 'required' },
-  worker_offline: { queue: 'optional', task: 'refused', threshold: 'refused' },
-  task_missing: { queue: 'refused', task: 'required', threshold: 'refused' },
-  job_stuck: { queue: 'optional', task: 'optional', threshold: 'refused' },
+  failure_rate: { queue: 'optional', task: 'refused', threshold: 'required', includePaused: 'refused' },
+  queue_depth: { queue: 'optional', task: 'refused', threshold: 'required', includePaused: 'optional' },
+  worker_offline: { queue: 'optional', task: 'refused', threshold: 'refused', includePaused: 'refused' },
+  task_missing: { queue: 'refused', task: 'required', threshold: 'refused', includePaused: 'refused' },
+  job_stuck: { queue: 'optional', task: 'optional', threshold: 'refused', includePaused: 'refused' },
 };
 
 export const CHANNEL_FORMATS = ['json', 'slack'] as const;
@@ -70,6 +72,11 @@ export interface RuleInput {
   threshold: number | null;
   windowSeconds: number;
   channelIds: string[];
+  /**
+   * queue_depth: measure paused queues too (by default a paused queue, which grows by
+   * design, does not fire). Rules saved before it have none: read as false.
+   */
+  includePaused: boolean;
 }
 
 export interface AlertRule extends RuleInput {

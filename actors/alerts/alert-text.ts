@@ -25,7 +25,7 @@ export function valueText(kind: AlertKind, value: number | null): string {
 }
 
 /** "failure rate > 20% over 5 min, queue emails". */
-export function conditionText(rule: Pick<AlertRule, 'kind' | 'threshold' | 'windowSeconds' | 'queue' | 'task'>): string {
+export function conditionText(rule: Pick<AlertRule, 'kind' | 'threshold' | 'windowSeconds' | 'queue' | 'task'> & Partial<Pick<AlertRule, 'includePaused'>>): string {
   const window = durationText(rule.windowSeconds);
   const threshold = rule.threshold ?? 0;
   const main: Record<AlertKind, string> = {
@@ -35,6 +35,10 @@ export function conditionText(rule: Pick<AlertRule, 'kind' | 'threshold' | 'wind
     task_missing: `no completion within ${window}`,
     job_stuck: `a job active > ${window}`,
   };
-  const scope = [rule.queue === null ? null : `queue ${rule.queue}`, rule.task === null ? null : `task ${rule.task}`].filter((part) => part !== null);
+  const scope = [
+    rule.queue === null ? null : `queue ${rule.queue}`,
+    rule.task === null ? null : `task ${rule.task}`,
+    rule.kind === 'queue_depth' && rule.includePaused === true ? 'paused queues too' : null,
+  ].filter((part) => part !== null);
   return [main[rule.kind], ...scope].join(', ');
 }

@@ -16,6 +16,7 @@ export function checkRuleInput(input: RuleInput): void {
   if (fields.queue === 'refused' && input.queue !== null) add('queue', `a ${input.kind} rule does not take a queue`);
   if (fields.task === 'refused' && input.task !== null) add('task', `a ${input.kind} rule does not take a task`);
   if (fields.task === 'required' && input.task === null) add('task', `a ${input.kind} rule names the task it watches`);
+  if (fields.includePaused === 'refused' && input.includePaused) add('includePaused', `a ${input.kind} rule does not look at whether queues are paused`);
   if (fields.threshold === 'refused' && input.threshold !== null) add('threshold', `a ${input.kind} rule has no threshold: its window is the limit`);
   if (fields.threshold === 'required') {
     const threshold = input.threshold;

@@ -1,23 +1,17 @@
 /**
- * Control commands for the connection's agent: every revoke or retry is queued so the
- * job system hears of it (decisions, "Agents"). In arrival order, acknowledged by id,
+ * Commands for the connection's agent: every revoke, retry and other control is queued so
+ * the job system hears of it (decisions, "Agents"). In arrival order, acknowledged by id,
  * bounded, and withdrawn when no outcome came within the wait for confirmation
  * (connection-actor.ts, `decideCommandExpiry`).
  */
-import type { JobAction } from './connection-records.ts';
+import { isJobCommand, type Command } from './command-types.ts';
 
-export interface Command {
-  id: string;
-  type: JobAction;
-  jobId: string;
-  externalId: string;
-  name: string;
-  queue: string | null;
-  createdAtMs: number;
-}
+export type { Command };
 
 export class CommandQueue {
   private readonly pending = new Map<string, Command>();
+  /** pending commands that act on a queue, worker or task (not a job): a user asks for each, so they are bounded apart */
+  private controls = 0;
 
   constructor(private readonly commandsMax: number) {}
 
@@ -25,17 +19,22 @@ export class CommandQueue {
     return this.pending.size;
   }
 
+  /** Pending commands acting on a queue, a worker or a task. */
+  get controlSize(): number {
+    return this.controls;
+  }
+
   /**
    * Past the bound the oldest command is dropped (an agent that never polls cannot grow
    * memory); returns those dropped, which the caller settles as expired.
    */
   push(command: Command): Command[] {
-    this.pending.set(command.id, command);
+    this.add(command);
     const dropped: Command[] = [];
     while (this.pending.size > this.commandsMax) {
       const oldest = this.pending.values().next().value;
       if (oldest === undefined) break;
-      this.pending.delete(oldest.id);
+      this.remove(oldest);
       dropped.push(oldest);
     }
     return dropped;
@@ -61,7 +60,12 @@ export class CommandQueue {
   /** Returns how many of the ids were pending; unknown ids are ignored so acks can be retried. */
   ack(ids: readonly string[]): number {
     let removed = 0;
-    for (const id of ids) if (this.pending.delete(id)) removed++;
+    for (const id of ids) {
+      const command = this.pending.get(id);
+      if (command === undefined) continue;
+      this.remove(command);
+      removed++;
+    }
     return removed;
   }
 
@@ -80,6 +84,17 @@ export class CommandQueue {
   }
 
   restore(commands: Command[]): void {
-    for (const command of commands) this.pending.set(command.id, command);
+    for (const command of commands) this.add(command);
+  }
+
+  private add(command: Command): void {
+    if (this.pending.has(command.id)) return;
+    this.pending.set(command.id, command);
+    if (!isJobCommand(command)) this.controls++;
+  }
+
+  private remove(command: Command): void {
+    this.pending.delete(command.id);
+    if (!isJobCommand(command)) this.controls--;
   }
 }

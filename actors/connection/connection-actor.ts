@@ -15,10 +15,14 @@ import { BatchIds } from './batch-ids.ts';
 import { BatchBudget } from './batch-budget.ts';
 import { eventBytes } from '../ingest/event-bytes.ts';
 import { newId } from '../ids.ts';
-import { CommandQueue, type Command } from './command-queue.ts';
-import { CommandOutcomes, type CommandStatus } from './command-outcomes.ts';
-import type { CommandsAckedRecord, CommandsExpiredRecord, ConnectionRecord, IngestRecord, JobAction, JobActionRecord } from './connection-records.ts';
-import { ACTION_RULES, notFound, refusal, type ActionResult } from './job-actions.ts';
+import { CommandQueue } from './command-queue.ts';
+import { CommandOutcomes, stateEntryOf, type OutcomeDetails, type SettledStatus } from './command-outcomes.ts';
+import { isJobCommand, type Command, type ControlCommand, type JobCommand, type JobCommandType } from './command-types.ts';
+import type { CapabilitiesRecord, CommandsAckedRecord, CommandsExpiredRecord, ConnectionRecord, ControlRequestedRecord, IngestRecord, JobActionRecord } from './connection-records.ts';
+import { ACTION_RULES, entryStateOf, notFound, refusal, type ActionResult } from './job-actions.ts';
+import { CapabilityBook, type AgentCapabilities } from './agent-capabilities.ts';
+import { ControlOutcomes } from './control-outcomes.ts';
+import type { SupportOf } from './action-availability.ts';
 import { isFinished, JobStore, type JobChange } from './job-store.ts';
 import { readJobColumns, type StoredJobColumns } from './job-columns.ts';
 import { reviveJob, type FormatOneJob, type Job } from './job-record.ts';
@@ -58,14 +62,28 @@ export interface Changes {
   jobs: Set<number>;
   workers: Set<Worker>;
   queues: Set<Queue>;
+  /** ids of the commands made or settled */
+  commands: Set<string>;
+}
+
+export function noChanges(): Changes {
+  return { jobs: new Set(), workers: new Set(), queues: new Set(), commands: new Set() };
 }
 
 export const EVENT_ERRORS_REPORTED_MAX = 100;
 export const COMMANDS_PER_CONNECTION_MAX = 10_000;
+/**
+ * Commands on queues, workers and tasks pending per connection: each is a person's request,
+ * so past this one is refused (429) rather than an older one dropped.
+ */
+export const CONTROL_COMMANDS_PENDING_MAX = 1_000;
 export const COMMAND_CONFIRM_DEFAULT_MS = 5 * 60_000;
 /** Commands one expiry record withdraws at most: a backlog is withdrawn over a few records, each small. */
 export const COMMANDS_EXPIRED_PER_RECORD = 1_000;
 export const SHARED_STRINGS_MAX = 100_000;
+
+/** Omit over each member of a union (a plain Omit merges them). */
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 /**
  * The dedup keys decide built for a record's events, for evolve on the live path: the same
@@ -82,6 +100,12 @@ export class ConnectionActor {
   readonly dedup: DedupCache;
   readonly commands = new CommandQueue(COMMANDS_PER_CONNECTION_MAX);
   readonly commandOutcomes = new CommandOutcomes();
+  /** what became of the commands on queues, workers and tasks */
+  readonly controlOutcomes = new ControlOutcomes();
+  /** what each framework's agent said it supports */
+  readonly capabilities = new CapabilityBook();
+  /** the capabilities as the availability rules read them (action-availability.ts) */
+  readonly supportOf: SupportOf = (framework, type) => this.capabilities.support(framework, type);
   /** alert rules, channels and deliveries: their records go to `alerts.evolve` (actors/alerts/alert-book.ts) */
   readonly alerts = new AlertBook();
   private readonly sharedStrings = new StringPool(SHARED_STRINGS_MAX);
@@ -185,7 +209,7 @@ export class ConnectionActor {
    * Judges each id against the rules; ids repeated in one request see the effect of their
    * earlier occurrence. Returns one result per id, in order, and the record of what passed.
    */
-  decideJobAction(action: JobAction, jobIds: readonly string[], nowMs: number): { results: ActionResult[]; record: JobActionRecord | null } {
+  decideJobAction(action: JobCommandType, jobIds: readonly string[], nowMs: number): { results: ActionResult[]; record: JobActionRecord | null } {
     const rule = ACTION_RULES[action];
     const decidedState = new Map<string, Job['state']>();
     const targets: JobActionRecord['targets'] = [];
@@ -194,9 +218,11 @@ export class ConnectionActor {
       if (row < 0) return notFound(id);
       const state = decidedState.get(id) ?? this.jobs.table.stateOf(row);
       if (!rule.from.has(state)) return refusal(action, state, id);
-      decidedState.set(id, rule.to);
-      targets.push({ jobId: id, commandId: newId() });
-      return { id, success: true, state: rule.to };
+      const shown = entryStateOf(action, state) ?? state;
+      decidedState.set(id, shown);
+      const commandId = newId();
+      targets.push({ jobId: id, commandId });
+      return { id, success: true, state: shown, commandId };
     });
     const record: JobActionRecord | null =
       targets.length === 0 ? null : { t: 'job.action', connectionId: this.connectionId, atMs: nowMs, action, targets };
@@ -213,8 +239,32 @@ export class ConnectionActor {
     return ids.length === 0 ? null : { t: 'commands.expired', connectionId: this.connectionId, atMs: nowMs, ids };
   }
 
+  /**
+   * A command on a queue, a worker or a task, as the agent will receive it; its target and
+   * parameters were checked by the caller. Refused (429) while the connection already has
+   * `CONTROL_COMMANDS_PENDING_MAX` of them waiting for the agent.
+   */
+  decideControl(command: DistributiveOmit<ControlCommand, 'id' | 'createdAtMs'>, nowMs: number): ControlRequestedRecord {
+    if (this.commands.controlSize >= CONTROL_COMMANDS_PENDING_MAX) {
+      throw new DomainError(
+        'RATE_LIMITED',
+        `${CONTROL_COMMANDS_PENDING_MAX} commands of this connection are waiting for its agent (is it running?); wait for it to answer them, or for them to expire`,
+        undefined,
+        undefined,
+        { 'Retry-After': '10' },
+      );
+    }
+    return { t: 'control.requested', connectionId: this.connectionId, atMs: nowMs, command: { ...command, id: newId(), createdAtMs: nowMs } as ControlCommand };
+  }
+
+  /** An agent's report of what it supports; null when it says what the kept report says (nothing to record). */
+  decideCapabilities(report: Omit<AgentCapabilities, 'reportedAtMs'>, nowMs: number): CapabilitiesRecord | null {
+    if (this.capabilities.same(report)) return null;
+    return { t: 'agent.capabilities', connectionId: this.connectionId, atMs: nowMs, framework: report.framework, agentVersion: report.agentVersion, controls: report.controls };
+  }
+
   evolve(record: ConnectionRecord): Changes {
-    const changes: Changes = { jobs: new Set(), workers: new Set(), queues: new Set() };
+    const changes = noChanges();
     switch (record.t) {
       case 'ingest': {
         let bytes = 0;
@@ -237,11 +287,17 @@ export class ConnectionActor {
       case 'job.action':
         this.applyJobAction(record, changes);
         break;
+      case 'control.requested':
+        this.applyControl(record, changes);
+        break;
       case 'commands.acked':
         this.applyAck(record, changes);
         break;
       case 'commands.expired':
         for (const id of record.ids) this.settle(id, 'expired', null, record.atMs, changes);
+        break;
+      case 'agent.capabilities':
+        this.capabilities.set({ framework: record.framework, agentVersion: record.agentVersion, reportedAtMs: record.atMs, controls: record.controls });
         break;
     }
     for (const ref of changes.jobs) this.lateCreated.update(this.jobs.table.rowOfRef(ref));
@@ -288,15 +344,15 @@ export class ConnectionActor {
       this.jobs.remove(row);
     }
     // what retention still finds pending (the wait for confirmation is longer than retention) is withdrawn too
-    const unseen: Changes = { jobs: new Set(), workers: new Set(), queues: new Set() };
+    const unseen = noChanges();
     for (const id of this.commands.createdBefore(cutoffMs)) this.settle(id, 'expired', null, nowMs, unseen);
     this.commandOutcomes.expireBefore(cutoffMs);
+    this.controlOutcomes.expireBefore(cutoffMs);
     for (const worker of [...this.workers.values()]) if (livenessMs(worker) < cutoffMs) this.workers.delete(worker);
     for (const queue of [...this.queues.values()]) if (queue.lastSeenMs < cutoffMs) this.queues.delete(queue);
   }
 
   private applyJobAction(record: JobActionRecord, changes: Changes): void {
-    const newState = ACTION_RULES[record.action].to;
     const table = this.jobs.table;
     for (const { jobId, commandId } of record.targets) {
       const row = this.jobs.rowOf(jobId);
@@ -304,45 +360,80 @@ export class ConnectionActor {
       const priorState = table.stateOf(row);
       // The action stands after the newest thing known about the job even if the job system's clock runs ahead.
       const atMs = Math.max(record.atMs, table.lastEventMsOf(row));
-      this.jobs.applyAction(row, newState, atMs);
+      const entry = entryStateOf(record.action, priorState);
+      if (entry !== null) this.jobs.applyAction(row, entry, atMs);
       const jobQueue = table.queueOf(row);
       const queue = jobQueue === null ? undefined : this.queues.get(jobQueue);
       if (queue !== undefined) this.queues.touch(queue, atMs);
-      this.commandOutcomes.created({ jobId, commandId, type: record.action, createdAtMs: record.atMs, entryAtMs: atMs, priorState });
-      const command: Command = { id: commandId, type: record.action, jobId, externalId: table.externalId(row), name: table.nameOf(row), queue: jobQueue, createdAtMs: record.atMs };
-      for (const dropped of this.commands.push(command)) this.settleOutcome(dropped, 'expired', null, record.atMs, changes);
+      this.commandOutcomes.created({ jobId, commandId, type: record.action, createdAtMs: record.atMs, entryAtMs: atMs, priorState, stateEntry: entry });
+      const command: JobCommand = { id: commandId, type: record.action, jobId, externalId: table.externalId(row), name: table.nameOf(row), queue: jobQueue, createdAtMs: record.atMs };
+      this.queueCommand(command, record.atMs, changes);
       changes.jobs.add(this.jobs.refOf(row));
     }
+  }
+
+  private applyControl(record: ControlRequestedRecord, changes: Changes): void {
+    this.controlOutcomes.created(record.command);
+    this.queueCommand(record.command, record.atMs, changes);
+  }
+
+  /** Into the agent's queue; what the bound pushes out is settled as expired. */
+  private queueCommand(command: Command, atMs: number, changes: Changes): void {
+    changes.commands.add(command.id);
+    for (const dropped of this.commands.push(command)) this.settleOutcome(dropped, 'expired', null, atMs, changes, null);
   }
 
   private applyAck(record: CommandsAckedRecord, changes: Changes): void {
     const atMs = record.atMs ?? null;
     for (const id of record.ids) this.settle(id, 'done', null, atMs, changes);
     for (const { id, reason } of record.failed ?? []) this.settle(id, 'failed', reason, atMs, changes);
+    for (const { id, status, reason, details } of record.outcomes ?? []) this.settle(id, status, reason, atMs, changes, details ?? null);
   }
 
   /** A pending command's outcome: it leaves the agent's queue; nothing when it is no longer pending (an ack sent again). */
-  private settle(commandId: string, status: Exclude<CommandStatus, 'pending'>, reason: string | null, atMs: number | null, changes: Changes): void {
+  private settle(commandId: string, status: SettledStatus, reason: string | null, atMs: number | null, changes: Changes, details: OutcomeDetails | null = null): void {
     const command = this.commands.get(commandId);
     if (command === undefined) return;
     this.commands.ack([commandId]);
-    this.settleOutcome(command, status, reason, atMs, changes);
+    this.settleOutcome(command, status, reason, atMs, changes, details);
+  }
+
+  private settleOutcome(command: Command, status: SettledStatus, reason: string | null, atMs: number | null, changes: Changes, details: OutcomeDetails | null): void {
+    changes.commands.add(command.id);
+    if (isJobCommand(command)) this.settleJobCommand(command, status, reason, atMs, changes, details);
+    else this.settleControl(command, status, reason, atMs, changes, details);
   }
 
   /**
-   * Records what became of a command on its job. One that did not happen (failed or
-   * expired) is withdrawn: its state entry leaves the history, and the job shows what the
-   * job system last reported, events that arrived meanwhile included.
+   * What became of a command on a queue, a worker or a task. A pause or resume carried out
+   * says whether the queue is paused (until a newer queue snapshot says otherwise).
    */
-  private settleOutcome(command: Command, status: Exclude<CommandStatus, 'pending'>, reason: string | null, atMs: number | null, changes: Changes): void {
-    const outcome = this.commandOutcomes.completed(command.jobId, command.id, status, reason, atMs);
+  private settleControl(command: ControlCommand, status: SettledStatus, reason: string | null, atMs: number | null, changes: Changes, details: OutcomeDetails | null): void {
+    this.controlOutcomes.completed(command.id, status, reason, atMs, details);
+    if (command.type !== 'queue.pause' && command.type !== 'queue.resume' && command.type !== 'queue.clean') return;
+    const queue = this.queues.get(command.queue);
+    if (queue === undefined) return;
+    changes.queues.add(queue); // so a watching dashboard shows the outcome on the queue
+    if (status === 'done' && command.type !== 'queue.clean') this.queues.sayPaused(queue, command.type === 'queue.pause', atMs ?? command.createdAtMs);
+  }
+
+  /**
+   * Records what became of a command on its job. One that did not happen (failed,
+   * unsupported or expired) is withdrawn: its state entry, if it made one, leaves the
+   * history, and the job shows what the job system last reported, events that arrived
+   * meanwhile included.
+   */
+  private settleJobCommand(command: JobCommand, status: SettledStatus, reason: string | null, atMs: number | null, changes: Changes, details: OutcomeDetails | null): void {
+    const outcome = this.commandOutcomes.completed(command.jobId, command.id, status, reason, atMs, details);
     const row = this.jobs.rowOf(command.jobId);
     if (row < 0) return;
     changes.jobs.add(this.jobs.refOf(row)); // so a watching dashboard refetches the job
     if (status === 'done') return;
+    const entry = stateEntryOf(outcome ?? { type: command.type });
+    if (entry === null) return;
     const table = this.jobs.table;
     const stateBefore = table.stateOf(row);
-    if (!this.jobs.withdrawAction(row, ACTION_RULES[command.type].to, outcome?.entryAtMs ?? command.createdAtMs)) return;
+    if (!this.jobs.withdrawAction(row, entry, outcome?.entryAtMs ?? command.createdAtMs)) return;
     // Events the action hid moved the job meanwhile (it finished, say): the metrics count that
     // move now, unless the job is only back where it was when the action was taken.
     const state = table.stateOf(row);

@@ -1,5 +1,9 @@
 /** Log records that change one connection's data. */
 import type { NormalizedEvent } from '../ingest/normalized-event.ts';
+import type { Framework } from '../ingest/states.ts';
+import type { ControlSupport } from './agent-capabilities.ts';
+import type { OutcomeDetails } from './command-outcomes.ts';
+import type { ControlCommand, JobCommandType } from './command-types.ts';
 
 export interface IngestRecord {
   t: 'ingest';
@@ -8,27 +12,46 @@ export interface IngestRecord {
   events: NormalizedEvent[];
 }
 
+/** The contract's two actions; the other job commands share their record (`JobActionRecord`). */
 export type JobAction = 'revoke' | 'retry';
 
-/** A revoke or retry of jobs that passed the state rules; command ids are decided up front. */
+/** A command on jobs that passed the state rules (revoke, retry, run now, delete, kill); command ids are decided up front. */
 export interface JobActionRecord {
   t: 'job.action';
   connectionId: string;
   atMs: number;
-  action: JobAction;
+  action: JobCommandType;
   targets: Array<{ jobId: string; commandId: string }>;
+}
+
+/** A command on a queue, a worker or a task, as the agent will receive it (its `createdAtMs` is the record's `atMs`). */
+export interface ControlRequestedRecord {
+  t: 'control.requested';
+  connectionId: string;
+  atMs: number;
+  command: ControlCommand;
+}
+
+/** One command's outcome as the agent reported it. */
+export interface AckedOutcome {
+  id: string;
+  status: 'done' | 'failed' | 'unsupported';
+  reason: string | null;
+  details?: OutcomeDetails;
 }
 
 /**
  * The agent's acknowledgement: `ids` were carried out, `failed` were not (with the
- * agent's reason). Both name pending commands only. Records written before outcomes
- * existed carry neither `failed` nor `atMs`.
+ * agent's reason), `outcomes` say either or `unsupported`, with details. All name pending
+ * commands only. Records written before outcomes existed carry neither `failed` nor `atMs`,
+ * and before the controls no `outcomes`.
  */
 export interface CommandsAckedRecord {
   t: 'commands.acked';
   connectionId: string;
   ids: string[];
   failed?: Array<{ id: string; reason: string | null }>;
+  outcomes?: AckedOutcome[];
   atMs?: number;
 }
 
@@ -44,4 +67,14 @@ export interface CommandsExpiredRecord {
   ids: string[];
 }
 
-export type ConnectionRecord = IngestRecord | JobActionRecord | CommandsAckedRecord | CommandsExpiredRecord;
+/** What an agent of one framework said it can do, when it started (`PUT /api/agent/capabilities`). */
+export interface CapabilitiesRecord {
+  t: 'agent.capabilities';
+  connectionId: string;
+  atMs: number;
+  framework: Framework;
+  agentVersion: string;
+  controls: Record<string, ControlSupport>;
+}
+
+export type ConnectionRecord = IngestRecord | JobActionRecord | ControlRequestedRecord | CommandsAckedRecord | CommandsExpiredRecord | CapabilitiesRecord;

@@ -317,9 +317,14 @@ export class JobStore {
   }
 
   /** The rows of the jobs in `active`, read from the state index's own partition (alerts look for stuck jobs). */
-  *activeRows(): Generator<number> {
-    for (const entry of this.indexes.state.scan('asc', { key: 'active', id: '' })) {
-      if (entry.key !== 'active') return;
+  activeRows(): Generator<number> {
+    return this.rowsIn('active');
+  }
+
+  /** The rows of the jobs in `state`, by id, read from the state index's own partition; the store must not change while iterating. */
+  *rowsIn(state: JobState): Generator<number> {
+    for (const entry of this.indexes.state.scan('asc', { key: state, id: '' })) {
+      if (entry.key !== state) return;
       yield entry.item;
     }
   }

@@ -3,6 +3,11 @@
  * depth, consumers and extensions come from the newest snapshot (fallbacks for depth and
  * consumers are computed at read). A snapshot that leaves out consumers or extensions keeps
  * what an earlier one said: an agent that does not report them says nothing about them.
+ *
+ * Whether the queue is paused comes from the job system: the newest snapshot's
+ * `extensions.paused` (true or false), or a pause or resume the agent reported done, each
+ * taking effect unless the other is newer (a snapshot by its event time, an outcome by the
+ * time the service received it).
  */
 import type { Framework } from '../ingest/states.ts';
 import type { QueueEvent } from '../ingest/normalized-event.ts';
@@ -18,6 +23,10 @@ export interface Queue {
   consumers: number | null;
   /** the newest snapshot's framework-specific data, replaced whole; null until one carries it */
   extensions: Record<string, unknown> | null;
+  /** paused in the job system; null until a snapshot or a command's outcome said */
+  paused: boolean | null;
+  /** when `paused` was last said (NEGATIVE_INFINITY: never) */
+  pausedAtMs: number;
   lastSnapshotMs: number;
   /** newest event time naming the queue (snapshot, job, action on one of its jobs): retention reads it */
   lastSeenMs: number;
@@ -27,6 +36,7 @@ export interface Queue {
 
 export class QueueStore {
   private readonly byName = new Map<string, Queue>();
+  private readonly byId = new Map<string, Queue>();
 
   get size(): number {
     return this.byName.size;
@@ -36,16 +46,31 @@ export class QueueStore {
     return this.byName.get(name);
   }
 
+  getById(id: string): Queue | undefined {
+    return this.byId.get(id);
+  }
+
   values(): IterableIterator<Queue> {
     return this.byName.values();
   }
 
   insert(queue: Queue): void {
     this.byName.set(queue.name, queue);
+    this.byId.set(queue.id, queue);
   }
 
   delete(queue: Queue): void {
     this.byName.delete(queue.name);
+    this.byId.delete(queue.id);
+  }
+
+  /** The job system said at `atMs` whether the queue is paused; an older word never overrides a newer one. */
+  sayPaused(queue: Queue, paused: boolean, atMs: number): boolean {
+    if (atMs < queue.pausedAtMs) return false;
+    const changed = queue.paused !== paused;
+    queue.paused = paused;
+    queue.pausedAtMs = atMs;
+    return changed;
   }
 
   /** Something at `atMs` named the queue; an older event never moves it back. */
@@ -66,12 +91,14 @@ export class QueueStore {
         depth: null,
         consumers: null,
         extensions: null,
+        paused: null,
+        pausedAtMs: Number.NEGATIVE_INFINITY,
         lastSnapshotMs: Number.NEGATIVE_INFINITY,
         lastSeenMs: atMs,
         createdAtMs: atMs,
         metrics: new QueueMetrics(),
       };
-      this.byName.set(name, queue);
+      this.insert(queue);
     }
     return queue;
   }
@@ -84,6 +111,8 @@ export class QueueStore {
       queue.consumers = event.consumers ?? queue.consumers;
       queue.extensions = event.extensions ?? queue.extensions;
       queue.framework = event.framework;
+      const paused = event.extensions?.paused;
+      if (typeof paused === 'boolean') this.sayPaused(queue, paused, event.atMs);
     }
     queue.createdAtMs = Math.min(queue.createdAtMs, event.atMs);
     this.touch(queue, event.atMs);

@@ -1,7 +1,8 @@
 /**
  * The half of the live stream that lives beside the connection actors: after each durable
  * change it turns the change into stream events (job -> Job list item, worker -> Worker,
- * queue -> Queue without metrics), and it announces workers going offline by the 6 s rule
+ * queue -> Queue without metrics, a command made or settled -> the command with its
+ * outcome), and it announces workers going offline by the 6 s rule
  * when it happens rather than on the next read. Where the events go is a `LiveSink`: the
  * stream hubs of the same thread (live-updates.ts), or, on a shard, the HTTP thread that
  * holds the hubs (docs/architecture.md, "Shards").
@@ -13,6 +14,7 @@ import type { Engine, EngineListener } from '../engine.ts';
 import type { StreamEventName } from '../stream/stream-hub.ts';
 import { toJobListItem } from '../views/job-view.ts';
 import { toQueueStreamItem } from '../views/queue-view.ts';
+import { commandViewOf } from '../views/command-view.ts';
 import { toWorkerView } from '../views/worker-view.ts';
 
 /** Where a connection's live events go, and whether anyone wants them now. */
@@ -55,6 +57,10 @@ export class LiveFeed implements EngineListener {
       this.sink.publish(connectionId, 'worker', toWorkerView(worker, actor, nowMs));
     }
     for (const queue of changes.queues) this.sink.publish(connectionId, 'queue', toQueueStreamItem(queue, actor, nowMs));
+    for (const commandId of changes.commands) {
+      const command = commandViewOf(actor, commandId);
+      if (command !== undefined) this.sink.publish(connectionId, 'command', command);
+    }
   }
 
   /** Publishes each worker of `connectionIds` once when it passes the heartbeat timeout without saying so. */

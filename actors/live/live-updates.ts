@@ -4,11 +4,14 @@
  * thread), by the shards that keep the connections (`remoteFeed`), which build the events
  * and send them here. Publishing never waits on a client (see actors/stream).
  *
- * A stream lives only as long as the session that opened it: it ends when that session
- * is deleted (logout, or dropped as the user's oldest) as soon as the record is applied,
- * and when it expires or its user is gone by the next liveness check. A deleted
- * connection ends the streams watching it (its hub closes).
+ * A stream lives only as long as the session that opened it and the access it was opened
+ * with: it ends when that session is deleted (logout, a user disabled or removed, or
+ * dropped as the user's oldest) or when the user may no longer read one of its connections
+ * (a team membership or role changed), as soon as the record is applied, and when the
+ * session expires by the next liveness check. The dashboard reconnects and gets what the
+ * user may read now. A deleted connection ends the streams watching it (its hub closes).
  */
+import { Access } from '../accounts/access.ts';
 import type { Clock } from '../clock.ts';
 import { DomainError } from '../domain-error.ts';
 import type { Engine, EngineListener } from '../engine.ts';
@@ -59,6 +62,7 @@ export interface StreamOwner {
 
 interface OpenStream {
   owner: StreamOwner;
+  connectionIds: readonly string[];
   end(): void;
 }
 
@@ -112,16 +116,18 @@ export class LiveUpdates implements EngineListener, LiveSink {
     this.lastSubscriberLeftAtMs.delete(connectionId);
   }
 
-  /** A session was deleted (or a user changed): its streams end now rather than at the next liveness check. */
+  /** A session was deleted, a user or a team membership changed: the streams it ends, end now rather than at the next liveness check. */
   accountsChanged(): void {
     this.endStreamsOfEndedSessions();
   }
 
-  /** Ends every stream whose session is no longer live (deleted, expired, or its user gone). */
+  /** Ends every stream whose session is no longer live (deleted, expired, or its user gone), or whose user may no longer read all its connections. */
   endStreamsOfEndedSessions(): void {
     const nowMs = this.clock.nowMs();
     for (const open of [...this.openStreams]) {
-      if (this.engine.accounts.sessionUser(open.owner.sessionKey, nowMs)?.id !== open.owner.userId) {
+      const user = this.engine.accounts.sessionUser(open.owner.sessionKey, nowMs);
+      const access = user?.id === open.owner.userId ? new Access(user, this.engine.accounts) : undefined;
+      if (access === undefined || open.connectionIds.some((id) => access.connectionRole(id) === null)) {
         this.openStreams.delete(open);
         open.end();
       }
@@ -159,7 +165,7 @@ export class LiveUpdates implements EngineListener, LiveSink {
       this.logStreamEnd(userId, connectionIds, reason);
     };
     const subscription = subscribeMany(hubs, { lastEventId, signal, onClose });
-    opened = { owner, end: () => subscription.end() };
+    opened = { owner, connectionIds, end: () => subscription.end() };
     this.openStreams.add(opened);
     return subscription;
   }
@@ -241,5 +247,5 @@ const streamEndExplanations: Record<SubscriberCloseReason, string | null> = {
   cancelled: 'client went away',
   aborted: 'client went away',
   'hub-closed': null,
-  'session-ended': 'its session ended (logout, expiry or the user removed)',
+  'session-ended': 'its session or access ended (logout, expiry, the user disabled or removed, or a team membership changed)',
 };

@@ -1,10 +1,13 @@
 /**
  * Alerts for the routes and for the edge that evaluates and delivers them: rules and
- * channels of the connections a user owns (another user's are "not found"), the public
+ * channels of the connections a user's teams own (another team's are "not found"; reading
+ * needs the viewer role, every change the admin role, and a webhook's address past its
+ * host is shown to admins only, since it often holds the receiver's secret), the public
  * shapes of each, and the commits of evaluations and delivery outcomes. The engine never
  * sends anything itself: src/alerts/ asks it what is due and tells it what happened.
  */
-import type { User } from '../accounts/account-records.ts';
+import type { Access } from '../accounts/access.ts';
+import { roleIncludes, type Role } from '../accounts/roles.ts';
 import { linkBaseOf, type AlertChannel, type AlertKind, type AlertRule, type ChannelFormat, type DeliveryAttempt, type Delivery, type NoticeStatus, type RuleStatus } from '../alerts/alert-model.ts';
 import type { ChannelInput, SendResult } from '../alerts/alert-book.ts';
 import { decideEvaluation } from '../alerts/alert-evaluation.ts';
@@ -100,19 +103,21 @@ export class AlertService {
     private readonly testSends = new TestSendLimiter(),
   ) {}
 
-  listChannels(user: User, connectionIdFilter?: string): PublicChannel[] {
-    return this.actorsOf(user, connectionIdFilter).flatMap((actor) => [...actor.alerts.channels.values()].map((channel) => this.describeChannel(actor, channel)));
+  listChannels(access: Access, connectionIdFilter?: string): PublicChannel[] {
+    return this.readable(access, connectionIdFilter).flatMap(({ actor, role }) =>
+      [...actor.alerts.channels.values()].map((channel) => this.describeChannel(actor, channel, role)),
+    );
   }
 
-  async createChannel(user: User, connectionId: string, input: ChannelInput): Promise<{ channel: PublicChannel; secret: string }> {
-    const actor = this.ownedActor(user, connectionId);
+  async createChannel(access: Access, connectionId: string, input: ChannelInput): Promise<{ channel: PublicChannel; secret: string }> {
+    const actor = this.actorToChange(access, connectionId, 'create alert channels');
     const record = actor.alerts.decideCreateChannel(connectionId, input, this.engine.clock.nowMs());
     await this.engine.commit(record);
-    return { channel: this.describeChannel(actor, record.channel), secret: record.channel.secret };
+    return { channel: this.describeChannel(actor, record.channel, 'admin'), secret: record.channel.secret };
   }
 
-  async deleteChannel(user: User, channelId: string): Promise<void> {
-    const actor = this.actorHolding(user, (alerts) => alerts.channels.has(channelId), 'alert channel');
+  async deleteChannel(access: Access, channelId: string): Promise<void> {
+    const actor = this.actorHolding(access, (alerts) => alerts.channels.has(channelId), 'alert channel', 'delete alert channels');
     await this.engine.commit(actor.alerts.decideDeleteChannel(channelId));
   }
 
@@ -120,8 +125,8 @@ export class AlertService {
    * Queues a test notice; the edge sends it in the connection's turn. Past the connection's
    * test rate (test-send-limiter.ts) it is refused 429 before anything is recorded.
    */
-  async queueTest(user: User, channelId: string): Promise<{ connectionId: string; deliveryId: string }> {
-    const actor = this.actorHolding(user, (alerts) => alerts.channels.has(channelId), 'alert channel');
+  async queueTest(access: Access, channelId: string): Promise<{ connectionId: string; deliveryId: string }> {
+    const actor = this.actorHolding(access, (alerts) => alerts.channels.has(channelId), 'alert channel', 'test alert channels');
     const nowMs = this.engine.clock.nowMs();
     const record = actor.alerts.decideTest(channelId, nowMs);
     const waitSeconds = this.testSends.admit(actor.connectionId, nowMs);
@@ -132,21 +137,21 @@ export class AlertService {
     return { connectionId: actor.connectionId, deliveryId: record.delivery.id };
   }
 
-  listRules(user: User, connectionIdFilter?: string): PublicRule[] {
+  listRules(access: Access, connectionIdFilter?: string): PublicRule[] {
     const nowMs = this.engine.clock.nowMs();
-    return this.actorsOf(user, connectionIdFilter).flatMap((actor) => [...actor.alerts.rules.values()].map((rule) => this.describeRule(actor, rule, nowMs)));
+    return this.actorsOf(access, connectionIdFilter).flatMap((actor) => [...actor.alerts.rules.values()].map((rule) => this.describeRule(actor, rule, nowMs)));
   }
 
-  async createRule(user: User, connectionId: string, input: RuleInput): Promise<PublicRule> {
-    const actor = this.ownedActor(user, connectionId);
+  async createRule(access: Access, connectionId: string, input: RuleInput): Promise<PublicRule> {
+    const actor = this.actorToChange(access, connectionId, 'create alert rules');
     const record = actor.alerts.decideSaveRule(connectionId, null, input, this.engine.clock.nowMs());
     await this.engine.commit(record);
     return this.describeRule(actor, record.rule, this.engine.clock.nowMs());
   }
 
   /** `changes` replaces the fields it names; the result must still fit the kind. */
-  async updateRule(user: User, ruleId: string, changes: Partial<RuleInput>): Promise<PublicRule> {
-    const actor = this.actorHolding(user, (alerts) => alerts.rules.has(ruleId), 'alert rule');
+  async updateRule(access: Access, ruleId: string, changes: Partial<RuleInput>): Promise<PublicRule> {
+    const actor = this.actorHolding(access, (alerts) => alerts.rules.has(ruleId), 'alert rule', 'change alert rules');
     const rule = actor.alerts.rules.get(ruleId)!;
     const input: RuleInput = { ...inputOf(rule), ...changes };
     const record = actor.alerts.decideSaveRule(actor.connectionId, ruleId, input, this.engine.clock.nowMs());
@@ -154,23 +159,23 @@ export class AlertService {
     return this.describeRule(actor, record.rule, this.engine.clock.nowMs());
   }
 
-  async deleteRule(user: User, ruleId: string): Promise<void> {
-    const actor = this.actorHolding(user, (alerts) => alerts.rules.has(ruleId), 'alert rule');
+  async deleteRule(access: Access, ruleId: string): Promise<void> {
+    const actor = this.actorHolding(access, (alerts) => alerts.rules.has(ruleId), 'alert rule', 'delete alert rules');
     await this.engine.commit(actor.alerts.decideDeleteRule(ruleId));
   }
 
   /** The value a rule would measure now, before it is saved (the dashboard's preview). */
-  preview(user: User, connectionId: string, input: RuleInput): DescribedMeasure {
+  preview(access: Access, connectionId: string, input: RuleInput): DescribedMeasure {
     checkRuleInput(input);
-    const actor = this.ownedActor(user, connectionId);
+    const actor = this.actorToChange(access, connectionId, 'write alert rules');
     const nowMs = this.engine.clock.nowMs();
     return described(input.kind, measure({ ...input, createdAtMs: nowMs }, actor, nowMs));
   }
 
-  overview(user: User, connectionIdFilter?: string): AlertsOverview {
+  overview(access: Access, connectionIdFilter?: string): AlertsOverview {
     const firing: PublicAlert[] = [];
     const recent: PublicAlert[] = [];
-    for (const actor of this.actorsOf(user, connectionIdFilter)) {
+    for (const actor of this.actorsOf(access, connectionIdFilter)) {
       for (const rule of actor.alerts.rules.values()) {
         const state = actor.alerts.stateOf(rule.id);
         if (state.status !== 'firing') continue;
@@ -249,7 +254,7 @@ export class AlertService {
     return firing;
   }
 
-  private describeChannel(actor: ConnectionActor, channel: AlertChannel): PublicChannel {
+  private describeChannel(actor: ConnectionActor, channel: AlertChannel, role: Role): PublicChannel {
     const alerts = actor.alerts;
     let pending = 0;
     for (const delivery of alerts.pending.values()) if (delivery.channelId === channel.id) pending++;
@@ -258,7 +263,7 @@ export class AlertService {
       id: channel.id,
       connectionId: channel.connectionId,
       name: channel.name,
-      url: channel.url,
+      url: roleIncludes(role, 'admin') ? channel.url : urlUpToHost(channel.url),
       format: channel.format,
       createdAt: iso(channel.createdAtMs)!,
       linkBase: linkBaseOf(channel, this.publicUrl),
@@ -279,6 +284,7 @@ export class AlertService {
       threshold: rule.threshold,
       windowSeconds: rule.windowSeconds,
       channelIds: [...rule.channelIds],
+      includePaused: rule.includePaused ?? false,
       createdAt: iso(rule.createdAtMs)!,
       updatedAt: iso(rule.updatedAtMs)!,
       status: state.status,
@@ -290,36 +296,51 @@ export class AlertService {
     };
   }
 
-  private actorsOf(user: User, connectionIdFilter: string | undefined): ConnectionActor[] {
-    const actors: ConnectionActor[] = [];
-    for (const connection of this.engine.accounts.connectionsOf(user.id)) {
-      if (connectionIdFilter !== undefined && connection.id !== connectionIdFilter) continue;
+  private readable(access: Access, connectionIdFilter: string | undefined): Array<{ actor: ConnectionActor; role: Role }> {
+    const readable: Array<{ actor: ConnectionActor; role: Role }> = [];
+    for (const { connection, role } of access.connections(connectionIdFilter)) {
       const actor = this.engine.connection(connection.id);
-      if (actor !== undefined) actors.push(actor);
+      if (actor !== undefined) readable.push({ actor, role });
     }
-    return actors;
+    return readable;
   }
 
-  /** The user's connection `connectionId`; another user's is not found, as an unknown one. */
-  private ownedActor(user: User, connectionId: string): ConnectionActor {
-    const [actor] = this.actorsOf(user, connectionId);
+  private actorsOf(access: Access, connectionIdFilter: string | undefined): ConnectionActor[] {
+    return this.readable(access, connectionIdFilter).map(({ actor }) => actor);
+  }
+
+  /** The connection `connectionId`, when the user is an admin of its team; another team's is not found, as an unknown one. */
+  private actorToChange(access: Access, connectionId: string, doing: string): ConnectionActor {
+    access.requireConnection(connectionId, 'admin', doing);
+    const actor = this.engine.connection(connectionId);
     if (actor === undefined) throw new DomainError('NOT_FOUND', 'connection not found');
     return actor;
   }
 
-  private actorHolding(user: User, holds: (alerts: ConnectionActor['alerts']) => boolean, what: string): ConnectionActor {
-    const actor = this.actorsOf(user, undefined).find((candidate) => holds(candidate.alerts));
+  /** The connection holding a rule or channel, when the user may see it (else not found) and is an admin of its team. */
+  private actorHolding(access: Access, holds: (alerts: ConnectionActor['alerts']) => boolean, what: string, doing: string): ConnectionActor {
+    const actor = this.actorsOf(access, undefined).find((candidate) => holds(candidate.alerts));
     if (actor === undefined) throw new DomainError('NOT_FOUND', `${what} not found`);
-    return actor;
+    return this.actorToChange(access, actor.connectionId, doing);
+  }
+}
+
+/** What a viewer sees of a webhook's address: its scheme and host, not the path and query that often hold a secret. */
+function urlUpToHost(url: string): string {
+  try {
+    return `${new URL(url).origin}/…`;
+  } catch {
+    return '…';
   }
 }
 
 function described(kind: AlertKind, measured: Measure): DescribedMeasure {
-  return { ...measured, text: valueText(kind, measured.value) };
+  return { ...measured, text: measured.paused === true ? 'paused' : valueText(kind, measured.value) };
 }
 
 function inputOf(rule: AlertRule): RuleInput {
-  return { name: rule.name, kind: rule.kind, queue: rule.queue, task: rule.task, threshold: rule.threshold, windowSeconds: rule.windowSeconds, channelIds: rule.channelIds };
+  // rules saved before includePaused have none
+  return { name: rule.name, kind: rule.kind, queue: rule.queue, task: rule.task, threshold: rule.threshold, windowSeconds: rule.windowSeconds, channelIds: rule.channelIds, includePaused: rule.includePaused ?? false };
 }
 
 function describeAttempt(attempt: DeliveryAttempt): PublicDeliveryAttempt {

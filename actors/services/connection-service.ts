@@ -1,5 +1,7 @@
-/** Connections: create (the API key is shown once), list with usage, delete with all data. */
-import type { Connection, User } from '../accounts/account-records.ts';
+/** Connections: create in a team (the API key is shown once), list with usage, delete with all data. */
+import type { Access } from '../accounts/access.ts';
+import type { Connection } from '../accounts/account-records.ts';
+import type { Role } from '../accounts/roles.ts';
 import { newApiKey } from '../accounts/secrets.ts';
 import { DomainError } from '../domain-error.ts';
 import type { Engine } from '../engine.ts';
@@ -12,62 +14,96 @@ export interface PublicConnection {
   keyPrefix: string;
   createdAt: string;
   usage: Usage;
+  /** the team that owns it; null only for a connection from before teams, until the upgrade moves it */
+  teamId: string | null;
+  /** the signed-in user's role on it (their role in its team) */
+  role: Role;
+}
+
+/** A connection the user may read, with their role on it: the unit reads are dispatched by. */
+export interface ReadableConnection {
+  actor: ConnectionActor;
+  role: Role;
 }
 
 export class ConnectionService {
   constructor(private readonly engine: Engine) {}
 
-  async create(owner: User, name: string): Promise<{ connection: PublicConnection; apiKey: string }> {
+  /** In `teamId`, or when absent the user's first team where they are an admin. */
+  async create(access: Access, name: string, teamId: string | undefined): Promise<{ connection: PublicConnection; apiKey: string }> {
+    const team = teamId ?? this.defaultTeamOf(access);
+    access.requireTeam(team, 'admin', 'create connections');
     const apiKey = newApiKey();
-    const record = this.engine.accounts.decideCreateConnection(owner.id, name, apiKey, this.engine.clock.nowMs());
+    const record = this.engine.accounts.decideCreateConnection(access.user.id, name, apiKey, this.engine.clock.nowMs(), team);
     await this.engine.commit(record);
     if (record.t !== 'connection.created') throw new Error('unreachable');
+    access.note(team, record.connection.id);
     // a shard's front keeps no connection: a new connection has used nothing yet, wherever it is kept
     const usage = this.engine.holds(record.connection.id) ? undefined : new DailyQuota(this.engine.limits.dailyEventLimit).usage(this.engine.clock.nowMs());
-    return { connection: this.describe(record.connection, usage), apiKey };
+    return { connection: this.describe(record.connection, 'admin', usage), apiKey };
   }
 
-  /** The user's connections kept by this engine (all of them but on a shard), oldest first. */
-  list(owner: User): PublicConnection[] {
-    return this.engine.accounts
-      .connectionsOf(owner.id)
-      .filter((connection) => this.engine.connection(connection.id) !== undefined)
-      .sort((a, b) => a.createdAtMs - b.createdAtMs)
-      .map((connection) => this.describe(connection));
+  /** The connections the user may read that this engine keeps (all of them but on a shard), oldest first. */
+  list(access: Access): PublicConnection[] {
+    return access
+      .connections()
+      .filter(({ connection }) => this.engine.connection(connection.id) !== undefined)
+      .sort((a, b) => a.connection.createdAtMs - b.connection.createdAtMs)
+      .map(({ connection, role }) => this.describe(connection, role));
   }
 
-  async delete(owner: User, connectionId: string): Promise<void> {
-    await this.engine.commit(this.engine.accounts.decideDeleteConnection(owner.id, connectionId));
+  async delete(access: Access, connectionId: string): Promise<void> {
+    access.requireConnection(connectionId, 'admin', 'delete connections');
+    await this.engine.commit(this.engine.accounts.decideDeleteConnection(connectionId));
   }
 
   /**
    * The ids of the connections a user may read, narrowed by an optional `connectionId`
-   * filter, in the accounts' order; a connection of another user yields none. Known from the
-   * accounts alone, so a shard's front answers it for connections kept elsewhere.
+   * filter, in the order `Access.connections` gives; a connection of another team yields
+   * none. Known from the accounts alone, so a shard's front answers it for connections kept
+   * elsewhere.
    */
-  readableConnectionIds(owner: User, connectionIdFilter: string | undefined): string[] {
-    const ids: string[] = [];
-    for (const connection of this.engine.accounts.connectionsOf(owner.id)) {
-      if (connectionIdFilter === undefined || connection.id === connectionIdFilter) ids.push(connection.id);
-    }
-    return ids;
+  readableConnectionIds(access: Access, connectionIdFilter: string | undefined): string[] {
+    return access.connections(connectionIdFilter).map(({ connection }) => connection.id);
   }
 
   /**
-   * The actors of the connections a user may read that this engine keeps (every one but on
-   * a shard), narrowed by an optional `connectionId` filter; a connection of another user
-   * yields none (an empty page).
+   * The connections a user may read that this engine keeps (every one but on a shard),
+   * narrowed by an optional `connectionId` filter, with the user's role on each; a
+   * connection of another team yields none (an empty page).
    */
-  readableActors(owner: User, connectionIdFilter: string | undefined): ConnectionActor[] {
-    const actors: ConnectionActor[] = [];
-    for (const id of this.readableConnectionIds(owner, connectionIdFilter)) {
-      const actor = this.engine.connection(id);
-      if (actor !== undefined) actors.push(actor);
+  readable(access: Access, connectionIdFilter: string | undefined): ReadableConnection[] {
+    const readable: ReadableConnection[] = [];
+    for (const { connection, role } of access.connections(connectionIdFilter)) {
+      const actor = this.engine.connection(connection.id);
+      if (actor !== undefined) readable.push({ actor, role });
     }
-    return actors;
+    return readable;
   }
 
-  private describe(connection: Connection, usage?: Usage): PublicConnection {
+  /** The actors of `readable`, for the reads that need no role beyond viewer. */
+  readableActors(access: Access, connectionIdFilter: string | undefined): ConnectionActor[] {
+    return this.readable(access, connectionIdFilter).map(({ actor }) => actor);
+  }
+
+  /**
+   * The one check before a user's command reaches a connection's job system ("may
+   * operate"): the operator role on the connection (its team's), else FORBIDDEN naming
+   * `doing`; a connection the user cannot see is not found.
+   */
+  requireOperator(access: Access, connectionId: string, doing: string): void {
+    access.requireConnection(connectionId, 'operator', doing);
+  }
+
+  private defaultTeamOf(access: Access): string {
+    const admin = access.teams().find((grant) => grant.role === 'admin');
+    if (admin === undefined) {
+      throw new DomainError('FORBIDDEN', 'you are not an admin of any team: ask an admin of a team to create the connection, or the instance admin to make you one');
+    }
+    return admin.team.id;
+  }
+
+  private describe(connection: Connection, role: Role, usage?: Usage): PublicConnection {
     const actor = this.engine.connection(connection.id);
     if (actor === undefined && usage === undefined) throw new DomainError('NOT_FOUND', 'connection not found');
     return {
@@ -76,6 +112,8 @@ export class ConnectionService {
       keyPrefix: connection.keyPrefix,
       createdAt: new Date(connection.createdAtMs).toISOString(),
       usage: usage ?? actor!.quota.usage(this.engine.clock.nowMs()),
+      teamId: connection.teamId ?? null,
+      role,
     };
   }
 }

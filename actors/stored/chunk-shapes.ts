@@ -9,7 +9,13 @@ import { describeValue, shapeCheck, ShapeError } from './shape-check.ts';
 import {
   AlertChannelShape,
   AlertRuleShape,
+  AuditEntryShape,
+  MembershipShape,
+  PasswordLinkShape,
+  TeamShape,
+  CapabilitiesShape,
   CommandOutcomeShape,
+  ControlOutcomeShape,
   CommandShape,
   ConnectionShape,
   DeliveryAttemptShape,
@@ -71,7 +77,18 @@ const FormatOneJobShape = Type.Object({
 
 const CHUNK_SHAPES: Record<SnapshotChunk['k'], TSchema> = {
   header: Type.Object({ version: number(), takenAtMs: number() }),
-  accounts: Type.Object({ data: Type.Object({ users: Type.Array(UserShape), sessions: Type.Array(SessionShape), connections: Type.Array(ConnectionShape) }) }),
+  accounts: Type.Object({
+    data: Type.Object({
+      users: Type.Array(UserShape),
+      sessions: Type.Array(SessionShape),
+      connections: Type.Array(ConnectionShape),
+      // format 6
+      teams: Type.Optional(Type.Object({ teams: Type.Array(TeamShape), memberships: Type.Array(MembershipShape) })),
+      teamsEra: Type.Optional(Type.Boolean()),
+      passwordLinks: Type.Optional(Type.Array(PasswordLinkShape)),
+    }),
+  }),
+  audit: Type.Object({ entries: Type.Array(Type.Object({ entry: AuditEntryShape, via: nullable(text()) })) }),
   connection: Type.Object({
     id: text(),
     quota: Type.Object({ day: number(), used: number(), bytes: Type.Optional(number()) }),
@@ -80,6 +97,9 @@ const CHUNK_SHAPES: Record<SnapshotChunk['k'], TSchema> = {
     queues: Type.Array(QueueShape),
     commands: Type.Array(CommandShape),
     commandOutcomes: Type.Optional(Type.Array(CommandOutcomeShape)),
+    // format 7 on
+    controlOutcomes: Type.Optional(Type.Array(ControlOutcomeShape)),
+    capabilities: Type.Optional(Type.Array(CapabilitiesShape)),
     alerts: Type.Optional(
       Type.Object({
         rules: Type.Array(AlertRuleShape),

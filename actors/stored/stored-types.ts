@@ -7,6 +7,7 @@
 import { Kind, Type, TypeRegistry, type TLiteral, type TSchema, type TUnion } from '@sinclair/typebox';
 import { ALERT_KINDS, CHANNEL_FORMATS } from '../alerts/alert-model.ts';
 import { FRAMEWORKS, JOB_STATES, WORKER_EVENT_STATES, WORKER_STATES } from '../ingest/states.ts';
+import { CLEANABLE_STATES, JOB_COMMAND_TYPES, QUEUE_COMMAND_TYPES, TASK_COMMAND_TYPES, WORKER_COMMAND_TYPES } from '../connection/command-types.ts';
 
 export const literals = <T extends string>(values: readonly T[]): TUnion<TLiteral<T>[]> => Type.Union(values.map((value) => Type.Literal(value)));
 export const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
@@ -21,9 +22,36 @@ export const freeObject = () => Type.Object({});
 
 const framework = literals(FRAMEWORKS);
 
-export const UserShape = Type.Object({ id: text(), email: text(), passwordHash: text(), isAdmin: Type.Boolean(), createdAtMs: number() });
+export const SsoIdentityShape = Type.Object({ issuer: text(), subject: text() });
+export const UserShape = Type.Object({
+  id: text(),
+  email: text(),
+  passwordHash: text(),
+  isAdmin: Type.Boolean(),
+  createdAtMs: number(),
+  disabled: Type.Optional(Type.Boolean()),
+  sso: Type.Optional(SsoIdentityShape),
+});
 export const SessionShape = Type.Object({ tokenHash: text(), userId: text(), createdAtMs: number(), expiresAtMs: number() });
-export const ConnectionShape = Type.Object({ id: text(), name: text(), ownerId: text(), keyHash: text(), keyPrefix: text(), createdAtMs: number() });
+/** `teamId` absent: a connection from before teams */
+export const ConnectionShape = Type.Object({ id: text(), name: text(), ownerId: text(), teamId: Type.Optional(text()), keyHash: text(), keyPrefix: text(), createdAtMs: number() });
+export const TeamShape = Type.Object({ id: text(), name: text(), createdAtMs: number() });
+export const MembershipShape = Type.Object({ teamId: text(), userId: text(), role: literals(['viewer', 'operator', 'admin'] as const), sinceMs: number() });
+export const PasswordLinkShape = Type.Object({ tokenHash: text(), userId: text(), purpose: literals(['invite', 'reset'] as const), createdAtMs: number(), expiresAtMs: number() });
+export const AuditEntryShape = Type.Object({
+  id: text(),
+  atMs: number(),
+  userId: nullable(text()),
+  email: text(),
+  address: text(),
+  action: text(),
+  target: nullable(text()),
+  teamId: nullable(text()),
+  connectionId: nullable(text()),
+  outcome: literals(['success', 'denied', 'failed'] as const),
+  status: number(),
+  error: nullable(text()),
+});
 
 /** An accepted event as an ingest record holds it (actors/ingest/normalized-event.ts). */
 export const EVENT_SHAPES = {
@@ -86,6 +114,8 @@ export const AlertRuleShape = Type.Object({
   channelIds: Type.Array(text()),
   createdAtMs: number(),
   updatedAtMs: number(),
+  // rules saved before it have none
+  includePaused: Type.Optional(Type.Boolean()),
 });
 
 export const RuleStateShape = Type.Object({
@@ -181,25 +211,65 @@ export const QueueShape = Type.Object({
   extensions: Type.Optional(nullable(freeObject())),
   lastSnapshotMs: number(),
   lastSeenMs: Type.Optional(number()),
+  // format 7 on
+  paused: Type.Optional(nullable(Type.Boolean())),
+  pausedAtMs: Type.Optional(number()),
   createdAtMs: number(),
   metrics: Type.Unknown(),
 });
 
-const jobAction = literals(['revoke', 'retry'] as const);
+/** revoke and retry before format 7; run now, delete and kill too from it */
+const jobAction = literals(JOB_COMMAND_TYPES);
+const commandStatus = literals(['pending', 'done', 'failed', 'unsupported', 'expired'] as const);
+const OutcomeDetailsShape = Type.Record(Type.String(), Type.Union([number(), text(), Type.Boolean(), Type.Null()]));
 
-export const CommandShape = Type.Object({ id: text(), type: jobAction, jobId: text(), externalId: text(), name: text(), queue: nullable(text()), createdAtMs: number() });
+const CleanParamsShape = Type.Union([
+  Type.Object({ mode: Type.Literal('finished'), olderThanMs: number(), states: Type.Array(literals(CLEANABLE_STATES)) }),
+  Type.Object({ mode: Type.Literal('waiting') }),
+]);
+
+/** A command on a queue, a worker or a task (format 7 on), as the agent receives it. */
+export const ControlCommandShape = Type.Union([
+  Type.Object({ id: text(), type: literals(QUEUE_COMMAND_TYPES), queue: text(), createdAtMs: number(), params: Type.Optional(Type.Union([CleanParamsShape, Type.Object({ concurrency: nullable(number()) })])) }),
+  Type.Object({ id: text(), type: literals(WORKER_COMMAND_TYPES), workerId: text(), hostname: text(), pid: nullable(number()), createdAtMs: number(), params: Type.Optional(Type.Object({ delta: number() })) }),
+  Type.Object({ id: text(), type: literals(TASK_COMMAND_TYPES), name: text(), queue: nullable(text()), createdAtMs: number(), params: Type.Optional(Type.Object({ rate: nullable(text()) })) }),
+]);
+
+export const CommandShape = Type.Union([
+  Type.Object({ id: text(), type: jobAction, jobId: text(), externalId: text(), name: text(), queue: nullable(text()), createdAtMs: number() }),
+  ControlCommandShape,
+]);
 
 export const CommandOutcomeShape = Type.Object({
   jobId: text(),
   commandId: text(),
   type: jobAction,
-  status: literals(['pending', 'done', 'failed', 'expired'] as const),
+  status: commandStatus,
   reason: nullable(text()),
   createdAtMs: number(),
   completedAtMs: nullable(number()),
   // format 5 on
   entryAtMs: Type.Optional(number()),
   priorState: Type.Optional(nullable(literals(JOB_STATES))),
+  // format 7 on
+  stateEntry: Type.Optional(nullable(literals(JOB_STATES))),
+  details: Type.Optional(nullable(OutcomeDetailsShape)),
 });
+
+export const ControlOutcomeShape = Type.Object({
+  command: ControlCommandShape,
+  status: commandStatus,
+  reason: nullable(text()),
+  details: nullable(OutcomeDetailsShape),
+  completedAtMs: nullable(number()),
+});
+
+const ControlSupportShape = Type.Union([Type.Object({ supported: Type.Literal(true) }), Type.Object({ supported: Type.Literal(false), reason: text() })]);
+export const ControlsShape = Type.Record(Type.String(), ControlSupportShape);
+export const CapabilitiesShape = Type.Object({ framework, agentVersion: text(), reportedAtMs: number(), controls: ControlsShape });
+
+export const AckedOutcomeShape = Type.Object({ id: text(), status: literals(['done', 'failed', 'unsupported'] as const), reason: nullable(text()), details: Type.Optional(OutcomeDetailsShape) });
+
+export { framework as frameworkShape };
 
 export { jobAction };

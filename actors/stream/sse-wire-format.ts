@@ -1,7 +1,7 @@
 // The Server-Sent Events text this service writes. Every message is built here so the
 // framing (field names, the blank line that ends a message) lives in one place.
 
-export type StreamEventName = 'job' | 'worker' | 'queue';
+export type StreamEventName = 'job' | 'worker' | 'queue' | 'command';
 
 const utf8 = new TextEncoder();
 

@@ -1,8 +1,8 @@
 /** The Job list item and Job detail shapes of the interface, built from a stored job. */
 import { isoOrNull } from '../clock.ts';
-import { actionAvailability, type ActionAvailability } from '../connection/action-availability.ts';
-import type { CommandOutcome, CommandStatus } from '../connection/command-outcomes.ts';
-import type { JobAction } from '../connection/connection-records.ts';
+import { allActions, type ActionAvailability, type SupportOf } from '../connection/action-availability.ts';
+import type { CommandOutcome, CommandStatus, OutcomeDetails } from '../connection/command-outcomes.ts';
+import type { JobCommandType } from '../connection/command-types.ts';
 import { collapsedHistory, detailsOfJob, durationMsOf, stateChangedAtMs, type Job } from '../connection/job-record.ts';
 import { servedStateHistory, type StateHistoryEntry } from './state-history.ts';
 
@@ -23,9 +23,10 @@ export interface JobListItem {
   workerId: string | null;
   error: string | null;
   /**
-   * The job's latest revoke or retry and what became of it. While it is `pending`, `state`
-   * is what the contract's answer said (`cancelled`, `retrying`) and the job system has not
-   * confirmed it; `failed` (refused) and `expired` were withdrawn, and `state` is the job system's.
+   * The job's latest command and what became of it. While a revoke or retry is `pending`,
+   * `state` is what the contract's answer said (`cancelled`, `retrying`) and the job system
+   * has not confirmed it; `failed` (refused), `unsupported` and `expired` were withdrawn, and
+   * `state` is the job system's. The other commands never change `state` themselves.
    */
   lastCommand: LastCommand | null;
 }
@@ -55,15 +56,17 @@ export interface JobDetail extends JobListItem {
   extensions: Record<string, unknown>;
   stateHistory: StateHistoryEntry[];
   recentExecutions: RecentExecution[];
-  /** whether revoke and retry can work for this job now, and why not (action-availability.ts) */
-  actions: Record<JobAction, ActionAvailability>;
+  /** whether each command can work for this job now, and why not (action-availability.ts) */
+  actions: Record<JobCommandType, ActionAvailability>;
 }
 
 export interface LastCommand {
   id: string;
-  type: JobAction;
+  type: JobCommandType;
   status: CommandStatus;
   reason: string | null;
+  /** what the agent reported beside its outcome */
+  details: OutcomeDetails | null;
   createdAt: string;
   completedAt: string | null;
 }
@@ -89,8 +92,11 @@ export function toJobListItem(job: Job, lastCommand: CommandOutcome | undefined)
   };
 }
 
-/** `commands`: the job's revokes and retries kept, oldest first (CommandOutcomes.trailOf). */
-export function toJobDetail(job: Job, recent: Job[], commands: readonly CommandOutcome[]): JobDetail {
+/**
+ * `commands`: the job's commands kept, oldest first (CommandOutcomes.trailOf); `supportOf`:
+ * what the connection's agents said they support (its CapabilityBook's `support`).
+ */
+export function toJobDetail(job: Job, recent: Job[], commands: readonly CommandOutcome[], supportOf: SupportOf): JobDetail {
   const history = collapsedHistory(job);
   const details = detailsOfJob(job);
   const extensions = details.extensions ?? {};
@@ -120,7 +126,7 @@ export function toJobDetail(job: Job, recent: Job[], commands: readonly CommandO
       durationMs: durationMsOf(other),
       error: detailsOfJob(other).error,
     })),
-    actions: { revoke: actionAvailability('revoke', item), retry: actionAvailability('retry', item) },
+    actions: allActions(item, supportOf),
   };
 }
 
@@ -130,6 +136,7 @@ function toLastCommand(command: CommandOutcome): LastCommand {
     type: command.type,
     status: command.status,
     reason: command.reason,
+    details: command.details ?? null,
     createdAt: new Date(command.createdAtMs).toISOString(),
     completedAt: isoOrNull(command.completedAtMs),
   };

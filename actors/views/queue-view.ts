@@ -1,7 +1,11 @@
-/** The Queue shape of the interface, with fallbacks for depth and consumers and range metrics. */
+/** The Queue shape of the interface, with fallbacks for depth and consumers and range metrics, and its controls. */
+import type { ActionAvailability } from '../connection/action-availability.ts';
+import { queueTargetKey, type QueueCommandType } from '../connection/command-types.ts';
 import type { ConnectionActor } from '../connection/connection-actor.ts';
+import { queueControls } from '../connection/control-availability.ts';
 import type { Queue } from '../connection/queue-store.ts';
 import type { HealthBucket, TimeRange } from '../metrics/queue-metrics.ts';
+import { toControlView, type CommandView } from './command-view.ts';
 
 export interface QueueView {
   id: string;
@@ -15,6 +19,12 @@ export interface QueueView {
   failureRate: number | null;
   healthBar: { timeRange: TimeRange; buckets: HealthBucket[] } | null;
   extensions: Record<string, unknown>;
+  /** paused in the job system (its newest snapshot's `extensions.paused`, or a pause or resume the agent carried out); null: not said */
+  paused: boolean | null;
+  /** whether each control can work for the queue now, and why not (control-availability.ts) */
+  controls: Record<QueueCommandType, ActionAvailability>;
+  /** the queue's latest commands, newest first, and what became of them */
+  commands: CommandView[];
   createdAt: string;
 }
 
@@ -33,7 +43,17 @@ export function toQueueStreamItem(queue: Queue, actor: ConnectionActor, nowMs: n
     depth: queueDepth(queue, actor),
     consumers: queueConsumers(queue, actor, nowMs),
     extensions: queue.extensions ?? {},
+    paused: queue.paused,
+    ...queueCommandsOf(queue, actor),
     createdAt: new Date(queue.createdAtMs).toISOString(),
+  };
+}
+
+function queueCommandsOf(queue: Queue, actor: ConnectionActor): Pick<QueueView, 'controls' | 'commands'> {
+  const trail = actor.controlOutcomes.trailOf(queueTargetKey(queue.name));
+  return {
+    controls: queueControls(queue, trail, actor.supportOf),
+    commands: trail.map((outcome) => toControlView(actor.connectionId, outcome)).reverse(),
   };
 }
 

@@ -3,16 +3,18 @@
  * earliest entry) and what became of its revokes and retries, in time order. A request
  * marks the state entry it made ("revoke requested" on the `cancelled` it shows); one that
  * did not happen has no state entry (it was withdrawn), so its request, and its refusal or
- * expiry, are entries of their own, each with the state the job system reported then.
+ * expiry, are entries of their own, each with the state the job system reported then. A
+ * command that makes no state entry (run now, delete, kill, a retry of a job waiting to
+ * retry) has its request and its outcome as entries of their own.
  */
-import type { CommandOutcome } from '../connection/command-outcomes.ts';
-import { ACTION_RULES, requestNote, unfulfilledNote } from '../connection/job-actions.ts';
+import { stateEntryOf, type CommandOutcome } from '../connection/command-outcomes.ts';
+import { doneNote, requestNote, unfulfilledNote } from '../connection/job-actions.ts';
 import type { HistoryEntry } from '../connection/job-record.ts';
 
 export interface StateHistoryEntry {
   state: string;
   timestamp: string;
-  /** on an action's entries: "revoke requested", "revoke refused: <reason>", "retry expired unconfirmed" */
+  /** on a command's entries: "revoke requested", "revoke refused: <reason>", "retry expired unconfirmed", "run now done" */
   note?: string;
 }
 
@@ -42,10 +44,13 @@ export function servedStateHistory(states: readonly HistoryEntry[], commands: re
 
 function notesOf(command: CommandOutcome): Note[] {
   const { status } = command;
+  const entry = stateEntryOf(command);
   const standing = status === 'pending' || status === 'done';
-  const requested: Note = { atMs: command.entryAtMs, note: requestNote(command.type), marks: standing ? { state: ACTION_RULES[command.type].to, atMs: command.entryAtMs } : null };
-  if (standing) return [requested];
-  return [requested, { atMs: command.completedAtMs ?? command.entryAtMs, note: unfulfilledNote(command.type, status, command.reason), marks: null }];
+  const requested: Note = { atMs: command.entryAtMs, note: requestNote(command.type), marks: standing && entry !== null ? { state: entry, atMs: command.entryAtMs } : null };
+  const settledAtMs = command.completedAtMs ?? command.entryAtMs;
+  if (status === 'pending') return [requested];
+  if (status === 'done') return entry === null ? [requested, { atMs: settledAtMs, note: doneNote(command.type), marks: null }] : [requested];
+  return [requested, { atMs: settledAtMs, note: unfulfilledNote(command.type, status, command.reason), marks: null }];
 }
 
 function iso(atMs: number): string {

@@ -1,7 +1,11 @@
-/** The Worker shape of the interface, with liveness applied at read time. */
+/** The Worker shape of the interface, with liveness applied at read time, and its controls. */
 import { isoOrNull } from '../clock.ts';
+import type { ActionAvailability } from '../connection/action-availability.ts';
+import { workerTargetKey, type WorkerCommandType } from '../connection/command-types.ts';
 import type { ConnectionActor } from '../connection/connection-actor.ts';
+import { workerControls } from '../connection/control-availability.ts';
 import { effectiveWorkerState, livenessMs, type Worker } from '../connection/worker-store.ts';
+import { toControlView, type CommandView } from './command-view.ts';
 
 export interface WorkerView {
   id: string;
@@ -19,6 +23,10 @@ export interface WorkerView {
   taskRate: number | null;
   processedTotal: number | null;
   extensions: Record<string, unknown>;
+  /** whether each control can work for the worker now, and why not (control-availability.ts) */
+  controls: Record<WorkerCommandType, ActionAvailability>;
+  /** the worker's latest commands, newest first, and what became of them */
+  commands: CommandView[];
   createdAt: string;
 }
 
@@ -29,6 +37,8 @@ export interface WorkerView {
  */
 export function toWorkerView(worker: Worker, actor: ConnectionActor, nowMs: number): WorkerView {
   const liveness = livenessMs(worker);
+  const state = effectiveWorkerState(worker, nowMs);
+  const trail = actor.controlOutcomes.trailOf(workerTargetKey(worker.externalId));
   return {
     id: worker.id,
     externalId: worker.externalId,
@@ -36,7 +46,7 @@ export function toWorkerView(worker: Worker, actor: ConnectionActor, nowMs: numb
     connectionId: worker.connectionId,
     hostname: worker.hostname,
     pid: worker.pid,
-    state: effectiveWorkerState(worker, nowMs),
+    state,
     lastHeartbeat: Number.isFinite(liveness) ? isoOrNull(liveness) : null,
     concurrency: worker.concurrency,
     activeJobs: worker.reportedActiveJobs ?? actor.jobs.activePerWorker.get(worker.externalId),
@@ -45,6 +55,8 @@ export function toWorkerView(worker: Worker, actor: ConnectionActor, nowMs: numb
     taskRate: worker.rate.taskRatePerMinute(nowMs),
     processedTotal: worker.processedTotal,
     extensions: {},
+    controls: workerControls({ framework: worker.framework, state }, trail, actor.supportOf),
+    commands: trail.map((outcome) => toControlView(actor.connectionId, outcome)).reverse(),
     createdAt: new Date(worker.createdAtMs).toISOString(),
   };
 }

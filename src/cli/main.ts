@@ -1,5 +1,5 @@
 /**
- * `bun run cli ...`: accounts and connections for headless installs. It opens the data
+ * `bun run cli ...`: users, teams and connections for headless installs. It opens the data
  * directory like the server does (lock, recover, log every change), so it refuses to
  * run while a server owns the directory rather than corrupt its log.
  */
@@ -7,6 +7,8 @@ import { parseArgs } from 'node:util';
 import { DomainError } from '../../actors/domain-error.ts';
 import { AccountService } from '../../actors/services/account-service.ts';
 import { ConnectionService } from '../../actors/services/connection-service.ts';
+import { TeamService } from '../../actors/services/team-service.ts';
+import { UserService } from '../../actors/services/user-service.ts';
 import { ConfigError, loadConfig } from '../config.ts';
 import { openEngine } from '../open-engine.ts';
 import { runCommand, USAGE } from './commands.ts';
@@ -24,6 +26,8 @@ const { positionals, values } = parseArgs({
     email: { type: 'string' },
     password: { type: 'string' },
     owner: { type: 'string' },
+    team: { type: 'string' },
+    role: { type: 'string' },
     name: { type: 'string' },
     id: { type: 'string' },
     url: { type: 'string' },
@@ -55,7 +59,10 @@ try {
   try {
     const accounts = new AccountService(opened.engine, config.sessionTtlMs, opened.sessionSecret);
     const connections = new ConnectionService(opened.engine);
-    console.log(await runCommand({ engine: opened.engine, accounts, connections }, positionals, values));
+    const teams = new TeamService(opened.engine);
+    const users = new UserService(opened.engine, config.passwordLinkTtlMs);
+    const publicBase = config.publicUrl ?? `http://localhost:${config.port}`;
+    console.log(await runCommand({ engine: opened.engine, accounts, connections, teams, users, publicBase }, positionals, values));
   } finally {
     await opened.close();
   }

@@ -14,10 +14,6 @@ export interface SessionContext {
   cookie: Record<string, { value: unknown } | undefined>;
 }
 
-export function dashboardUser(accounts: AccountService, context: SessionContext): User {
-  return dashboardSession(accounts, context).user;
-}
-
 /** The user and the key of the session that authenticated them (a live stream ends with it). */
 export function dashboardSession(accounts: AccountService, { cookie }: SessionContext): { user: User; sessionKey: string } {
   const token = cookie[SESSION_COOKIE]?.value;

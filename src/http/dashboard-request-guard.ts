@@ -29,8 +29,8 @@ import { isJsonContentType, unsupportedMediaType } from './read-body.ts';
 import { requestPath, routePath } from './request-path.ts';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
-/** Reached before a session exists, so they are guarded whether or not a cookie is sent (login CSRF). */
-const SESSION_ROUTES = new Set(['/api/auth/login', '/api/auth/logout']);
+/** Reached before a session exists, so they are guarded whether or not a cookie is sent (login CSRF: a password link signs in too). */
+const SESSION_ROUTES = new Set(['/api/auth/login', '/api/auth/logout', '/api/auth/set-password']);
 const SAME_ORIGIN_FETCH_SITES = new Set(['same-origin', 'none']);
 const SESSION_COOKIE_PATTERN = new RegExp(`(?:^|;)\\s*${SESSION_COOKIE}=`);
 

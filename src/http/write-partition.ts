@@ -2,9 +2,11 @@
  * Which partition's writer a request that writes goes to (docs/cluster.md, "How it works"),
  * decided on the node where it arrives from its own replica:
  *
- * - ingest and the agent's acknowledgement: the partition of the API key's connection
- *   (the accounts replica resolves the key);
- * - one job's revoke or retry: the partition of the connection holding the job;
+ * - ingest, the agent's acknowledgement and its capabilities: the partition of the API
+ *   key's connection (the accounts replica resolves the key);
+ * - one job's command (revoke, retry, run now, delete, kill): the partition of the
+ *   connection holding the job; a queue's or a worker's control: the partition of the
+ *   connection holding it; a task's rate limit: `connectionInBody`;
  * - a bulk action: `bulk` (the front splits its ids by owner);
  * - an alert rule's or channel's edit, deletion or test: the partition of the connection
  *   holding it; creating one: `connectionInBody` (the front reads `connectionId` from the
@@ -14,6 +16,7 @@
  * `local` means no writer can be named (an unknown key or job): the node answers it
  * itself, and the application refuses it without writing (401, 404).
  */
+import type { ConnectionActor } from '../../actors/connection/connection-actor.ts';
 import type { Engine } from '../../actors/engine.ts';
 import { partitionOf } from '../../actors/partition-of.ts';
 import { bearerToken } from './api-key.ts';
@@ -25,47 +28,77 @@ export type WriteTarget = { kind: 'partition'; key: string } | { kind: 'bulk' } 
 export const ACCOUNTS_PARTITION_KEY = 'accounts';
 export const connectionPartitionKey = (connectionId: string, partitions: number): string => `p.${partitionOf(connectionId, partitions)}`;
 
-const KEYED_PATHS = new Set(['/api/ingest', '/api/agent/commands/ack']);
-const JOB_ACTION = /^\/api\/jobs\/([^/]+)\/(?:revoke|retry)$/;
+const KEYED_PATHS = new Set(['POST /api/ingest', 'POST /api/agent/commands/ack', 'PUT /api/agent/capabilities']);
+const JOB_ACTION = /^\/api\/jobs\/([^/]+)\/(?:revoke|retry|promote|delete|kill)$/;
+const QUEUE_CONTROL = /^\/api\/queues\/([^/]+)\/(?:pause|resume|clean|retry-failed|concurrency)$/;
+const WORKER_CONTROL = /^\/api\/workers\/([^/]+)\/(?:quiet|stop|pool)$/;
 const BULK_ACTION = /^\/api\/jobs\/bulk\/(?:revoke|retry)$/;
-const ALERT_CREATE = new Set(['/api/alert-rules', '/api/alert-channels']);
+/** creates that name their connection in the body: an alert rule or channel, a task's rate limit */
+const CONNECTION_IN_BODY = new Set(['/api/alert-rules', '/api/alert-channels', '/api/tasks/rate-limit']);
 const ALERT_BY_ID = /^\/api\/alert-(rules|channels)\/([^/]+)(?:\/test)?$/;
 
 export function writeTarget(request: Request, pathname: string, engine: Engine, partitions: number): WriteTarget {
-  if (request.method === 'POST' && KEYED_PATHS.has(pathname)) {
+  if (KEYED_PATHS.has(`${request.method} ${pathname}`)) {
     const token = bearerToken(request);
     const connection = token === null ? undefined : engine.accounts.connectionByKey(token);
     return connection === undefined ? { kind: 'local' } : { kind: 'partition', key: connectionPartitionKey(connection.id, partitions) };
   }
   if (request.method === 'POST' && BULK_ACTION.test(pathname)) return { kind: 'bulk' };
-  if (request.method === 'POST' && ALERT_CREATE.has(pathname)) return { kind: 'connectionInBody' };
-  const alert = request.method === 'GET' ? null : ALERT_BY_ID.exec(pathname);
-  if (alert !== null && alert[2] !== 'preview') {
-    const connectionId = connectionOfAlert(engine, alert[1] === 'rules' ? 'rules' : 'channels', safelyDecoded(alert[2]!));
-    return connectionId === undefined ? { kind: 'local' } : { kind: 'partition', key: connectionPartitionKey(connectionId, partitions) };
-  }
-  const job = request.method === 'POST' ? JOB_ACTION.exec(pathname) : null;
-  if (job !== null) {
-    const connectionId = connectionOfJob(engine, safelyDecoded(job[1]!));
-    return connectionId === undefined ? { kind: 'local' } : { kind: 'partition', key: connectionPartitionKey(connectionId, partitions) };
-  }
+  if (request.method === 'POST' && CONNECTION_IN_BODY.has(pathname)) return { kind: 'connectionInBody' };
+  const target = connectionOfTarget(request.method, pathname, engine);
+  if (target !== null) return partitionOrLocal(target, partitions);
   return { kind: 'partition', key: ACCOUNTS_PARTITION_KEY };
 }
 
-/** The connection holding job `id` in this node's replica; undefined when none does. */
-export function connectionOfJob(engine: Engine, id: string): string | undefined {
-  for (const connectionId of engine.connectionIds()) {
-    if ((engine.connection(connectionId)?.jobs.rowOf(id) ?? -1) >= 0) return connectionId;
+/**
+ * The connection holding what a write by id acts on (an alert rule's or channel's edit,
+ * deletion or test, one job's command, a queue's or a worker's control), looked for among
+ * `connectionIds` in their order (default: every connection of the engine); undefined when
+ * none holds it, null for a request that names no such target. A shard's front asks the
+ * shards this to send such a write to the one shard keeping its target (src/shards/).
+ */
+export function connectionOfTarget(method: string, pathname: string, engine: Engine, connectionIds: Iterable<string> = engine.connectionIds()): string | undefined | null {
+  const alert = method === 'GET' ? null : ALERT_BY_ID.exec(pathname);
+  if (alert !== null && alert[2] !== 'preview') {
+    const what = alert[1] === 'rules' ? 'rules' : 'channels';
+    const id = safelyDecoded(alert[2]!);
+    return connectionHolding(engine, connectionIds, (actor) => actor.alerts[what].has(id));
+  }
+  if (method !== 'POST') return null;
+  const job = JOB_ACTION.exec(pathname);
+  if (job !== null) {
+    const id = safelyDecoded(job[1]!);
+    return connectionHolding(engine, connectionIds, (actor) => actor.jobs.rowOf(id) >= 0);
+  }
+  const queue = QUEUE_CONTROL.exec(pathname);
+  if (queue !== null) {
+    const id = safelyDecoded(queue[1]!);
+    return connectionHolding(engine, connectionIds, (actor) => actor.queues.getById(id) !== undefined);
+  }
+  const worker = WORKER_CONTROL.exec(pathname);
+  if (worker !== null) {
+    const id = safelyDecoded(worker[1]!);
+    return connectionHolding(engine, connectionIds, (actor) => [...actor.workers.values()].some((each) => each.id === id));
+  }
+  return null;
+}
+
+function partitionOrLocal(connectionId: string | undefined, partitions: number): WriteTarget {
+  return connectionId === undefined ? { kind: 'local' } : { kind: 'partition', key: connectionPartitionKey(connectionId, partitions) };
+}
+
+/** The first of `connectionIds` whose actor in this engine holds what `holds` looks for. */
+function connectionHolding(engine: Engine, connectionIds: Iterable<string>, holds: (actor: ConnectionActor) => boolean): string | undefined {
+  for (const connectionId of connectionIds) {
+    const actor = engine.connection(connectionId);
+    if (actor !== undefined && holds(actor)) return connectionId;
   }
   return undefined;
 }
 
-/** The connection holding alert rule or channel `id` in this node's replica. */
-function connectionOfAlert(engine: Engine, what: 'rules' | 'channels', id: string): string | undefined {
-  for (const connectionId of engine.connectionIds()) {
-    if (engine.connection(connectionId)?.alerts[what].has(id) === true) return connectionId;
-  }
-  return undefined;
+/** The connection holding job `id` in this engine, the first of `connectionIds` (default: all of them); undefined when none does. */
+export function connectionOfJob(engine: Engine, id: string, connectionIds: Iterable<string> = engine.connectionIds()): string | undefined {
+  return connectionHolding(engine, connectionIds, (actor) => actor.jobs.rowOf(id) >= 0);
 }
 
 /**

@@ -43,7 +43,8 @@ export const CreatedAlertChannel = closed({
 export const AlertMeasure = closed({
   value: nullable(Type.Number({ description: 'failure_rate: a fraction; queue_depth: jobs; the others: seconds. Null: nothing to measure' })),
   breached: Type.Boolean({ description: 'the condition holds now' }),
-  text: Type.String({ description: 'the value in words ("40%", "12 jobs", "5 min"; "no data")' }),
+  text: Type.String({ description: 'the value in words ("40%", "12 jobs", "5 min"; "no data"; "paused")' }),
+  paused: Type.Optional(Type.Literal(true, { description: 'queue_depth: every queue the rule looks at is paused, and the rule leaves paused queues out' })),
 });
 
 export const AlertRule = closed({
@@ -56,6 +57,7 @@ export const AlertRule = closed({
   threshold: nullable(Type.Number()),
   windowSeconds: Type.Integer(),
   channelIds: Type.Array(Type.String()),
+  includePaused: Type.Boolean({ description: 'queue_depth: paused queues are measured too (by default they do not fire)' }),
   createdAt: time(),
   updatedAt: time(),
   status: literals(['ok', 'firing', 'resolved'] as const),

@@ -11,9 +11,10 @@ import { Type, type TSchema } from '@sinclair/typebox';
 import type { AnyElysia } from 'elysia';
 import packageJson from '../../package.json' with { type: 'json' };
 import { UI_PAGE_PATHS } from '../routes/ui.ts';
+import { describeRule, refusalsOf, ruleOf } from '../http/access-rules.ts';
 import { codesByStatus, errorCodesOf, errorEnvelope, type Auth } from './error-responses.ts';
 import { OPERATIONS, RETRY_AFTER, TAGS, type OperationDoc } from './operations.ts';
-import { JobListItem, QueueStreamItem, Worker } from './response-models.ts';
+import { CommandView, JobListItem, QueueStreamItem, Worker } from './response-models.ts';
 
 export const OPENAPI_VERSION = '3.1.2';
 
@@ -63,13 +64,15 @@ const securityOf = (auth: Auth) => (auth === 'none' ? [] : [{ [auth]: [] }]);
 const headerSchemas = (headers: Record<string, string>): Record<string, TSchema> =>
   Object.fromEntries(Object.entries(headers).map(([name, description]) => [name, Type.String({ description })]));
 
-/** The JSON answers of an operation, successes and errors, as Elysia response hooks. */
-function responseHooks(method: string, doc: OperationDoc): Record<number, TSchema> {
+/** The JSON answers of an operation, successes and errors, as Elysia response hooks; the refusals of its access rule among the errors. */
+function responseHooks(route: RouteEntry, doc: OperationDoc): Record<number, TSchema> {
   const responses: Record<number, TSchema> = {};
   for (const [status, success] of Object.entries(doc.success)) {
     if (success.json !== undefined) responses[Number(status)] = success.headers === undefined ? success.json : withHeaders(success.json, headerSchemas(success.headers));
   }
-  const codes = errorCodesOf({ method, auth: doc.auth, readsBody: doc.body !== undefined, errors: doc.errors });
+  const rule = ruleOf(route.method, route.path, UI_PAGE_PATHS);
+  const errors = [...doc.errors, ...(rule === undefined ? [] : refusalsOf(rule))];
+  const codes = errorCodesOf({ method: route.method, auth: doc.auth, readsBody: doc.body !== undefined, errors });
   for (const [status, statusCodes] of codesByStatus(codes)) {
     const envelope = errorEnvelope(statusCodes);
     responses[status] = status === 429 ? withHeaders(envelope, headerSchemas(RETRY_AFTER)) : envelope;
@@ -85,15 +88,22 @@ function routeForGenerator(route: RouteEntry) {
     method: route.method,
     path: route.path,
     hooks: {
-      detail: { tags: [doc.tag], summary: doc.summary, description: doc.description, security: securityOf(doc.auth) },
+      detail: { tags: [doc.tag], summary: doc.summary, description: withWho(route, doc.description), security: securityOf(doc.auth) },
       query: doc.query,
       headers: doc.headers,
       body: doc.body,
       // the routes read JSON themselves (`parse: 'none'`); tell the generator the one media type they take
       parse: doc.body === undefined ? undefined : [{ fn: 'application/json' }],
-      response: responseHooks(route.method, doc),
+      response: responseHooks(route, doc),
     },
   };
+}
+
+/** The description with who may call the route (src/http/access-rules.ts), so the document says what the server enforces. */
+function withWho(route: RouteEntry, description: string | undefined): string {
+  const rule = ruleOf(route.method, route.path, UI_PAGE_PATHS);
+  const who = `Who may call it: ${rule === undefined ? 'nobody (the route has no access rule)' : describeRule(rule)}.`;
+  return description === undefined ? who : `${description}\n\n${who}`;
 }
 
 /** Successes that are not JSON (or have no body), which the generator has no hook for. */
@@ -114,7 +124,7 @@ function otherSuccesses(doc: OperationDoc): Record<string, unknown> {
 }
 
 /** The `data` of the stream's events (see GET /api/events/stream), as named components. */
-const STREAM_EVENT_SCHEMAS = { StreamJob: JobListItem, StreamWorker: Worker, StreamQueue: QueueStreamItem };
+const STREAM_EVENT_SCHEMAS = { StreamJob: JobListItem, StreamWorker: Worker, StreamQueue: QueueStreamItem, StreamCommand: CommandView };
 
 /**
  * The generator turns a nullable union of literals into `{type: [string, null], enum: [...]}`

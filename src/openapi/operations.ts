@@ -7,14 +7,19 @@
  */
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { ErrorCode } from '../../actors/domain-error.ts';
-import { AckBody, CommandsParams } from '../routes/agent.ts';
+import { AckBody, CapabilitiesBody, CommandsParams } from '../routes/agent.ts';
+import { CapabilitiesParams, RateLimitBody } from '../routes/commands.ts';
+import { CleanBody, CleanEstimateParams, ConcurrencyBody } from '../routes/queue-controls.ts';
+import { PoolBody } from '../routes/worker-controls.ts';
 import { LoginBody } from '../routes/auth.ts';
 import { CreateConnectionBody } from '../routes/connections.ts';
 import { BulkBody } from '../routes/job-actions.ts';
 import { JobListParams } from '../routes/jobs.ts';
-import { QueueListParams } from '../routes/queues.ts';
+import { QueueListParams, QueueParams } from '../routes/queues.ts';
 import { StreamParams } from '../routes/stream.ts';
-import { CreateUserBody } from '../routes/users.ts';
+import { USER_OPERATIONS } from './user-operations.ts';
+import { TEAM_OPERATIONS } from './team-operations.ts';
+import { Me } from './team-models.ts';
 import { WorkerListParams } from '../routes/workers.ts';
 import type { Auth } from './error-responses.ts';
 import { IngestBody } from './ingest-body.ts';
@@ -52,10 +57,13 @@ export const TAGS = {
   Ingest: 'Events from the job system (API key)',
   Agent: "The job system's agent: control commands and their outcomes (API key)",
   Auth: 'Sessions and users (session cookie)',
+  Users: 'Users, invitations, passwords (the instance admin; a password of your own)',
+  Teams: 'Teams, their members and roles (session cookie)',
   Connections: 'Connections and their API keys (session cookie)',
   Jobs: 'Job lists, detail, revoke and retry (session cookie)',
-  Queues: 'Queues and their metrics (session cookie)',
-  Workers: 'Workers (session cookie)',
+  Queues: 'Queues, their metrics and their controls (session cookie)',
+  Workers: 'Workers and their controls (session cookie)',
+  Commands: 'Commands sent to the agents, their outcomes, and what each agent supports (session cookie)',
   Alerts: 'Alert rules, webhook channels and firing alerts (session cookie)',
   Stream: 'Live updates over Server-Sent Events (session cookie)',
   Admin: 'Administration (admin session)',
@@ -71,6 +79,35 @@ const SESSION_SET = {
     'the device cookie lets this browser log in while others guess at the account',
 };
 export const RETRY_AFTER = { 'Retry-After': 'seconds until a retry can succeed' };
+
+const ACCEPTED_WORDS = 'Answered 202 with the command; its outcome (done, failed with the reason, unsupported, expired) arrives on the target, the live stream and GET /api/commands/{id}.';
+
+function jobCommandDoc(summary: string, description: string): OperationDoc {
+  return {
+    tag: 'Jobs',
+    summary,
+    description: `${description} The job's state stays what the job system reports. ${ACCEPTED_WORDS} Other states: 409 \`INVALID_STATE\`.`,
+    auth: 'session',
+    success: { 202: { description: 'Accepted', json: Reply.CommandAccepted } },
+    errors: ['NOT_FOUND', 'INVALID_STATE', 'SERVICE_UNAVAILABLE'],
+  };
+}
+
+function queueCommandDoc(summary: string, description = '', body?: TSchema): OperationDoc {
+  return {
+    tag: 'Queues',
+    summary,
+    description: `${description} ${ACCEPTED_WORDS} At most 1,000 commands on queues, workers and tasks wait per connection (429 \`RATE_LIMITED\` beyond).`.trim(),
+    auth: 'session',
+    ...(body === undefined ? {} : { body }),
+    success: { 202: { description: 'Accepted', json: Reply.CommandAccepted } },
+    errors: body === undefined ? ['NOT_FOUND', 'RATE_LIMITED', 'SERVICE_UNAVAILABLE'] : ['VALIDATION_ERROR', 'NOT_FOUND', 'RATE_LIMITED', 'SERVICE_UNAVAILABLE'],
+  };
+}
+
+function workerCommandDoc(summary: string, description = '', body?: TSchema): OperationDoc {
+  return { ...queueCommandDoc(summary, description, body), tag: 'Workers' };
+}
 
 export const OPERATIONS: Record<string, OperationDoc> = {
   'POST /api/ingest': {
@@ -97,8 +134,11 @@ export const OPERATIONS: Record<string, OperationDoc> = {
   },
   'GET /api/agent/commands': {
     tag: 'Agent',
-    summary: 'Pending revoke and retry commands',
-    description: 'Every revoke or retry made in the dashboard is queued for the connection until the agent acknowledges it; commands expire with retention.',
+    summary: 'Pending commands for the job system',
+    description:
+      'Every command made in the dashboard or the API (revoke, retry, run now, delete, kill; pause, resume, clean, retry all failed and concurrency of a queue; ' +
+      'quiet, stop and pool of a worker; a task\'s rate limit) is queued for the connection until the agent acknowledges it, or until no outcome came ' +
+      'within COMMAND_CONFIRM_SECONDS (then it is expired and no longer handed out). What each type asks: docs/api.md, "Agent commands".',
     auth: 'apiKey',
     query: partial(CommandsParams.schema),
     success: { 200: { description: 'Pending commands, oldest first', json: Reply.CommandList } },
@@ -108,12 +148,25 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     tag: 'Agent',
     summary: 'Acknowledge commands the agent carried out (or failed to)',
     description:
-      '`ids` were carried out; `outcomes` say per command `done` or `failed` with a reason. Together 1 to 1,000 commands; body at most 128 KiB. ' +
-      'Unknown or already acknowledged ids are ignored, so an ack can be retried.',
+      '`ids` were carried out; `outcomes` say per command `done`, `failed` (with the reason; "not found" when the job system no longer has the target) ' +
+      'or `unsupported` (the job system cannot do it, with the reason), and may carry `details` (at most 16 keys: numbers, short texts, booleans). ' +
+      'Together 1 to 1,000 commands; body at most 128 KiB. Unknown or already acknowledged ids are ignored, so an ack can be retried.',
     auth: 'apiKey',
     body: AckBody.schema,
     success: { 200: { description: 'How many pending commands this acknowledged', json: Reply.AckReply } },
     errors: ['RATE_LIMITED', 'SERVICE_UNAVAILABLE'],
+  },
+  'PUT /api/agent/capabilities': {
+    tag: 'Agent',
+    summary: 'Say what this agent can do',
+    description:
+      'An agent sends it at its start and again after an outage: for each command type, `{supported: true}` or `{supported: false, reason}`. ' +
+      'The latest report per connection and framework is kept (durably); the dashboard disables what the job system cannot do, with the reason. ' +
+      'Types this service does not know are ignored; a type a report leaves out counts as one the agent does not know.',
+    auth: 'apiKey',
+    body: CapabilitiesBody.schema,
+    success: { 200: { description: 'The report as kept', json: Reply.Capabilities } },
+    errors: ['VALIDATION_ERROR', 'RATE_LIMITED', 'SERVICE_UNAVAILABLE'],
   },
   'POST /api/auth/login': {
     tag: 'Auth',
@@ -138,37 +191,30 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     tag: 'Auth',
     summary: 'The logged-in user and their connections',
     auth: 'session',
-    success: { 200: { description: 'The user', json: Reply.Me } },
+    success: { 200: { description: 'The user', json: Me } },
     errors: [],
-  },
-  'POST /api/users': {
-    tag: 'Auth',
-    summary: 'Create a user (admin only)',
-    description: 'Passwords of at least 12 characters; 409 `CONFLICT` for a taken email.',
-    auth: 'session',
-    body: CreateUserBody.schema,
-    success: { 201: { description: 'Created', json: Reply.UserReply } },
-    errors: ['VALIDATION_ERROR', 'CONFLICT', 'SERVICE_UNAVAILABLE'],
   },
   'POST /api/connections': {
     tag: 'Connections',
-    summary: 'Create a connection and its API key',
-    description: 'The key is in this answer only; the service keeps its hash. 409 `CONFLICT` for a name the user already has.',
+    summary: 'Create a connection and its API key (an admin of the team)',
+    description:
+      'The key is in this answer only; the service keeps its hash. `teamId` names the team to own it; without it, the creator\'s first team ' +
+      'where they are an admin (403 when there is none). 409 `CONFLICT` for a name the team already has; at most 100 connections per team.',
     auth: 'session',
     body: CreateConnectionBody.schema,
     success: { 201: { description: 'Created; `apiKey` is shown this once', json: Reply.CreatedConnection } },
-    errors: ['VALIDATION_ERROR', 'CONFLICT', 'SERVICE_UNAVAILABLE'],
+    errors: ['VALIDATION_ERROR', 'NOT_FOUND', 'CONFLICT', 'SERVICE_UNAVAILABLE'],
   },
   'GET /api/connections': {
     tag: 'Connections',
-    summary: "The user's connections with today's usage",
+    summary: "The connections of the user's teams, with today's usage and the user's role on each",
     auth: 'session',
     success: { 200: { description: 'Oldest first', json: Reply.ConnectionList } },
     errors: [],
   },
   'DELETE /api/connections/:id': {
     tag: 'Connections',
-    summary: 'Delete a connection, its key and all its data',
+    summary: 'Delete a connection, its key and all its data (an admin of its team)',
     auth: 'session',
     success: { 204: { description: 'Deleted' } },
     errors: ['NOT_FOUND', 'SERVICE_UNAVAILABLE'],
@@ -177,7 +223,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     tag: 'Jobs',
     summary: 'List jobs (cursor pages)',
     description:
-      "Jobs of every connection the user owns; `connectionId` narrows it (another tenant's id gives an empty page). `search` matches the task name, " +
+      "Jobs of every connection of the user's teams; `connectionId` narrows it (another team's id gives an empty page). `search` matches the task name, " +
       'case-insensitive. Ties sort by id; nulls last in both orders. A `cursor` is opaque and bound to its `sortBy` and `sortOrder`.',
     auth: 'session',
     query: partial(JobListParams.schema),
@@ -201,12 +247,16 @@ export const OPERATIONS: Record<string, OperationDoc> = {
   },
   'POST /api/jobs/:id/retry': {
     tag: 'Jobs',
-    summary: 'Retry a failed or cancelled job',
-    description: 'Moves the job to `retrying`, broadcasts it and queues a command for the agent. Other states: 409 `INVALID_STATE`.',
+    summary: 'Retry a failed or cancelled job, or run a job waiting to retry now',
+    description:
+      'Moves the job to `retrying`, broadcasts it and queues a command for the agent. A job already `retrying` (waiting for its next attempt) is asked to run now and keeps its state. Other states: 409 `INVALID_STATE`.',
     auth: 'session',
     success: { 200: { description: 'Retried', json: Reply.ActionResult } },
     errors: ['NOT_FOUND', 'INVALID_STATE', 'SERVICE_UNAVAILABLE'],
   },
+  'POST /api/jobs/:id/promote': jobCommandDoc('Run a scheduled job now', 'Asks the job system to run a `scheduled` job now (BullMQ `promote`, Sidekiq: add to the queue now).'),
+  'POST /api/jobs/:id/delete': jobCommandDoc('Delete a job from the job system', "Asks the job system to delete a job in any state but `active` (jobwatch keeps its history)."),
+  'POST /api/jobs/:id/kill': jobCommandDoc('Kill a job waiting to retry', 'Asks the job system to fail a `retrying` job for good (BullMQ: move to failed; Sidekiq: to the dead set).'),
   'POST /api/jobs/bulk/revoke': {
     tag: 'Jobs',
     summary: 'Revoke up to 100 jobs',
@@ -226,12 +276,70 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     errors: ['VALIDATION_ERROR', 'SERVICE_UNAVAILABLE'],
   },
   ...ALERT_OPERATIONS,
+  ...TEAM_OPERATIONS,
+  ...USER_OPERATIONS,
   'GET /api/queues': {
     tag: 'Queues',
     summary: 'List queues with metrics over a time range (page-based)',
     auth: 'session',
     query: partial(QueueListParams.schema),
     success: { 200: { description: 'A page of queues', json: Reply.QueuePage } },
+    errors: [],
+  },
+  'GET /api/queues/:id': {
+    tag: 'Queues',
+    summary: 'One queue with its metrics over a time range, its controls and its latest commands',
+    auth: 'session',
+    query: partial(QueueParams.schema),
+    success: { 200: { description: 'The queue', json: Reply.Queue } },
+    errors: ['NOT_FOUND'],
+  },
+  'POST /api/queues/:id/pause': queueCommandDoc('Pause the queue in the job system', 'Its workers take no new jobs until it is resumed; the running ones finish.'),
+  'POST /api/queues/:id/resume': queueCommandDoc('Resume a paused queue'),
+  'POST /api/queues/:id/clean': queueCommandDoc(
+    'Remove finished jobs older than a time, or every waiting job',
+    '`{mode: "finished", olderThanMs, states: ["completed","failed"]}` or `{mode: "waiting"}`. The outcome\'s `details.removed` says how many the job system removed.',
+    CleanBody.schema,
+  ),
+  'POST /api/queues/:id/retry-failed': queueCommandDoc(
+    'Retry every failed job of the queue',
+    'Where the agent retries jobs one by one (Celery), the service asks for one retry per failed job of the queue it knows (at most 1,000 a request): `commandId` is null and `retriesRequested` says how many.',
+  ),
+  'POST /api/queues/:id/concurrency': queueCommandDoc('Limit how many jobs of the queue run at once', '`{concurrency: n}` (1 to 1,000,000) or `{concurrency: null}` to clear it (BullMQ: global concurrency).', ConcurrencyBody.schema),
+  'GET /api/queues/:id/clean-estimate': {
+    tag: 'Queues',
+    summary: 'How many jobs a clean would remove, as far as jobwatch knows',
+    description: 'For the confirm step. `states` is comma-separated. An estimate: the job system may hold fewer (cleaned already) or jobs it never reported.',
+    auth: 'session',
+    query: partial(CleanEstimateParams.schema),
+    success: { 200: { description: 'The estimate', json: Reply.CleanEstimate } },
+    errors: ['NOT_FOUND'],
+  },
+  'POST /api/workers/:id/quiet': workerCommandDoc('Quiet a worker: it takes no new jobs and finishes those it runs'),
+  'POST /api/workers/:id/stop': workerCommandDoc('Stop a worker (its process shuts down as its job system does on a signal)'),
+  'POST /api/workers/:id/pool': workerCommandDoc('Grow or shrink a worker\'s pool', '`{delta}`: processes to add (positive) or take away (negative), at most 1,000 either way.', PoolBody.schema),
+  'POST /api/tasks/rate-limit': {
+    tag: 'Commands',
+    summary: "Set or clear a task's rate limit in the job system",
+    description: "`{connectionId, name, rate}`: Celery's syntax (`10/m`), or null to clear it. Answered 202; the agent reports the outcome.",
+    auth: 'session',
+    body: RateLimitBody.schema,
+    success: { 202: { description: 'Accepted', json: Reply.CommandAccepted } },
+    errors: ['VALIDATION_ERROR', 'NOT_FOUND', 'RATE_LIMITED', 'SERVICE_UNAVAILABLE'],
+  },
+  'GET /api/commands/:id': {
+    tag: 'Commands',
+    summary: 'A command and what became of it',
+    auth: 'session',
+    success: { 200: { description: 'The command', json: Reply.CommandView } },
+    errors: ['NOT_FOUND'],
+  },
+  'GET /api/capabilities': {
+    tag: 'Commands',
+    summary: "What the connections' agents said they can do",
+    auth: 'session',
+    query: partial(CapabilitiesParams.schema),
+    success: { 200: { description: 'One entry per connection and framework that reported', json: Reply.CapabilitiesList } },
     errors: [],
   },
   'GET /api/workers': {
@@ -253,7 +361,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     success: {
       200: {
         description: 'An endless event stream; see the operation description for its events',
-        media: { 'text/event-stream': 'Events `job`, `worker`, `queue` and `reset`, each `data:` one line of JSON (schemas StreamJob, StreamWorker, StreamQueue)' },
+        media: { 'text/event-stream': 'Events `job`, `worker`, `queue`, `command` and `reset`, each `data:` one line of JSON (schemas StreamJob, StreamWorker, StreamQueue, StreamCommand)' },
       },
     },
     errors: ['RATE_LIMITED'],

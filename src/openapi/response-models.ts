@@ -6,7 +6,11 @@
  * `Exact` checks at the end fail the type check when a view's fields and a model disagree.
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import type { PublicCommand } from '../../actors/services/agent-service.ts';
+import type { PublicCapabilities, PublicCommand } from '../../actors/services/agent-service.ts';
+import type { CommandAccepted as CommandAcceptedView } from '../../actors/services/job-action-service.ts';
+import type { CommandView as CommandViewType } from '../../actors/views/command-view.ts';
+import type { CleanEstimate as CleanEstimateView } from '../../actors/queries/queue-jobs.ts';
+import { CLEANABLE_STATES, COMMAND_TYPES, JOB_COMMAND_TYPES, QUEUE_COMMAND_TYPES, TASK_COMMAND_TYPES, WORKER_COMMAND_TYPES } from '../../actors/connection/command-types.ts';
 import type { PublicUser } from '../../actors/services/account-service.ts';
 import type { PublicConnection } from '../../actors/services/connection-service.ts';
 import type { PublicActionResult } from '../../actors/services/job-action-service.ts';
@@ -33,19 +37,63 @@ export const Usage = closed(
   "Today's accepted events of the connection",
 );
 
+const COMMAND_STATUS_WORDS =
+  '`pending`: the agent has not reported; `done`: carried out; `failed`: the job system did not do it (`reason` says why, "not found" when it no longer has the target); `unsupported`: the job system cannot do it (`reason` says why); `expired`: no outcome came within COMMAND_CONFIRM_SECONDS';
+const commandStatus = () => literals(['pending', 'done', 'failed', 'unsupported', 'expired'] as const, { description: COMMAND_STATUS_WORDS });
+export const OutcomeDetails = Type.Record(Type.String(), Type.Union([Type.Number(), Type.String(), Type.Boolean(), Type.Null()]), {
+  description: 'what the agent reported beside its outcome, e.g. `{"removed": 1204}`',
+});
+
 const LastCommand = closed(
   {
     id: Type.String(),
-    type: literals(['revoke', 'retry'] as const),
-    status: literals(['pending', 'done', 'failed', 'expired'] as const, {
-      description:
-        '`pending`: the agent has not reported (the job shows what the contract answered); `done`: carried out; `failed`: the job system refused it (`reason` says why) and `expired`: no outcome came within the wait, both withdrawn: the job shows what the job system reported',
-    }),
+    type: literals(JOB_COMMAND_TYPES),
+    status: commandStatus(),
     reason: nullable(Type.String()),
+    details: nullable(OutcomeDetails),
     createdAt: time(),
     completedAt: nullable(time()),
   },
-  "The job's latest revoke or retry command and what became of it",
+  "The job's latest command and what became of it. While a revoke or retry is pending the job shows what the contract answered; one that failed, was unsupported or expired is withdrawn: the job shows what the job system reported",
+);
+
+const CleanParams = Type.Union([
+  closed({ mode: Type.Literal('finished'), olderThanMs: count(), states: Type.Array(literals(CLEANABLE_STATES)) }),
+  closed({ mode: Type.Literal('waiting') }),
+]);
+const ConcurrencyParams = closed({ concurrency: nullable(Type.Integer({ minimum: 1 })) });
+const RateLimitParams = closed({ rate: nullable(Type.String()) });
+const PoolParams = closed({ delta: Type.Integer() });
+
+const CommandTarget = Type.Union([
+  closed({ kind: Type.Literal('job'), jobId: Type.String() }),
+  closed({ kind: Type.Literal('queue'), queue: Type.String() }),
+  closed({ kind: Type.Literal('worker'), workerId: Type.String({ description: "the worker's externalId" }), hostname: Type.String(), pid: nullable(Type.Integer()) }),
+  closed({ kind: Type.Literal('task'), name: Type.String(), queue: nullable(Type.String()) }),
+]);
+
+export const CommandView = closed(
+  {
+    id: Type.String(),
+    connectionId: Type.String(),
+    type: literals(COMMAND_TYPES),
+    target: CommandTarget,
+    params: nullable(Type.Union([CleanParams, ConcurrencyParams, RateLimitParams, PoolParams])),
+    status: commandStatus(),
+    reason: nullable(Type.String()),
+    details: nullable(OutcomeDetails),
+    createdAt: time(),
+    completedAt: nullable(time()),
+  },
+  'A command sent to the agent and what became of it',
+);
+
+export const CommandAccepted = closed(
+  {
+    commandId: nullable(Type.String({ description: 'the command; null when the service asked for one retry per failed job instead (see `retriesRequested`)' })),
+    retriesRequested: Type.Optional(count()),
+  },
+  'Accepted: the command waits for the agent; its outcome arrives on the target, the live stream (`command` events) and GET /api/commands/{id}',
 );
 
 export const JobListItem = closed({
@@ -102,10 +150,13 @@ export const JobDetail = closed({
   ),
   recentExecutions: Type.Array(RecentExecution, { maxItems: 10 }),
   actions: closed(
-    { revoke: ActionAvailability, retry: ActionAvailability },
-    'Whether each action can work for this job now: the state rule and what its job system can do (a refused one is still answered as the contract says)',
+    Object.fromEntries(JOB_COMMAND_TYPES.map((type) => [type, ActionAvailability])) as Record<(typeof JOB_COMMAND_TYPES)[number], typeof ActionAvailability>,
+    'Whether each command can work for this job now: the state rule, what its agent reported it supports and what its job system can do (a refused revoke or retry is still answered as the contract says)',
   ),
 });
+
+const availabilityOf = <T extends string>(types: readonly T[], description: string) =>
+  closed(Object.fromEntries(types.map((type) => [type, ActionAvailability])) as Record<T, typeof ActionAvailability>, description);
 
 const HealthBar = closed({
   timeRange: literals(TIME_RANGES),
@@ -121,6 +172,9 @@ export const QueueStreamItem = closed({
   depth: count(),
   consumers: count(),
   extensions: freeObject("Framework-specific data: the newest queue snapshot's `extensions`, `{}` until one carries them"),
+  paused: nullable(Type.Boolean({ description: "paused in the job system: the newest snapshot's `extensions.paused`, or a pause or resume the agent carried out; null until either said" })),
+  controls: availabilityOf(QUEUE_COMMAND_TYPES, "Whether each control can work for the queue now, and why not (what the agent reported, a pending command, the queue's state)"),
+  commands: Type.Array(CommandView, { maxItems: 10, description: "the queue's latest commands, newest first" }),
   createdAt: time(),
 });
 
@@ -148,6 +202,8 @@ export const Worker = closed({
   taskRate: nullable(Type.Number({ minimum: 0, description: 'jobs per minute over the last hour' })),
   processedTotal: nullable(count()),
   extensions: freeObject('Framework-specific data'),
+  controls: availabilityOf(WORKER_COMMAND_TYPES, 'Whether each control can work for the worker now, and why not'),
+  commands: Type.Array(CommandView, { maxItems: 10, description: "the worker's latest commands, newest first" }),
   createdAt: time(),
 });
 
@@ -170,13 +226,14 @@ export const Connection = closed({
   keyPrefix: Type.String({ description: 'the start of the API key, to recognise it' }),
   createdAt: time(),
   usage: Usage,
+  teamId: nullable(Type.String({ description: 'the team that owns it (null only for a connection from before teams, until the first start of this version moves it)' })),
+  role: literals(['viewer', 'operator', 'admin'] as const, { description: "the signed-in user's role on it: their role in its team" }),
 });
 export const ConnectionList = closed({ data: Type.Array(Connection) });
 export const CreatedConnection = closed({
   connection: Connection,
   apiKey: Type.String({ pattern: '^sk_', description: 'shown this once; only its hash is stored' }),
 });
-export const Me = closed({ user: User, connections: Type.Array(Connection) });
 
 export const IngestReply = closed({
   accepted: count(),
@@ -202,18 +259,42 @@ const ActionFailed = closed({ id: Type.String(), success: Type.Literal(false), e
 export const ActionResult = ActionSucceeded;
 export const BulkActionReply = closed({ results: Type.Array(Type.Union([ActionSucceeded, ActionFailed])) });
 
-export const Command = closed({
-  id: Type.String(),
-  type: literals(['revoke', 'retry'] as const),
-  jobId: Type.String(),
-  externalId: Type.String(),
-  name: Type.String(),
-  queue: nullable(Type.String()),
-  createdAt: time(),
-});
+export const Command = Type.Union(
+  [
+    closed({ id: Type.String(), type: literals(JOB_COMMAND_TYPES), jobId: Type.String(), externalId: Type.String(), name: Type.String(), queue: nullable(Type.String()), createdAt: time() }, 'A command on a job'),
+    closed({ id: Type.String(), type: literals(QUEUE_COMMAND_TYPES), queue: Type.String(), params: Type.Optional(Type.Union([CleanParams, ConcurrencyParams])), createdAt: time() }, 'A command on a queue'),
+    closed(
+      { id: Type.String(), type: literals(WORKER_COMMAND_TYPES), workerId: Type.String(), hostname: Type.String(), pid: nullable(Type.Integer()), params: Type.Optional(PoolParams), createdAt: time() },
+      'A command on a worker (`workerId`: its externalId)',
+    ),
+    closed({ id: Type.String(), type: literals(TASK_COMMAND_TYPES), name: Type.String(), queue: nullable(Type.String()), params: Type.Optional(RateLimitParams), createdAt: time() }, 'A command on a task'),
+  ],
+  { description: 'docs/api.md, "Agent commands": what each type asks and the outcomes it may have' },
+);
 export const CommandList = closed({ data: Type.Array(Command, { description: 'pending commands, oldest first' }) });
 export const AckReply = closed({ acked: Type.Integer({ minimum: 0, description: 'pending commands this request acknowledged' }) });
 export const AgentConnection = closed({ connectionId: Type.String() });
+
+const ControlSupport = Type.Union([closed({ supported: Type.Literal(true) }), closed({ supported: Type.Literal(false), reason: Type.String() })]);
+export const Capabilities = closed(
+  {
+    connectionId: Type.String(),
+    framework: Type.String(),
+    agentVersion: Type.String(),
+    reportedAt: time('when the agent first said this (a report that says the same changes nothing)'),
+    controls: Type.Record(Type.String(), ControlSupport, { description: 'command type -> whether the agent carries it out, and why not' }),
+  },
+  'What an agent of one framework said it can do',
+);
+export const CapabilitiesList = closed({ data: Type.Array(Capabilities) });
+export const CleanEstimate = closed(
+  {
+    jobs: count(),
+    atLeast: Type.Boolean({ description: 'the count stopped at its bound: at least `jobs`' }),
+    source: literals(['jobwatch', 'snapshot'] as const, { description: "`jobwatch`: counted from the jobs jobwatch keeps (an estimate: the job system may hold fewer, or some it never reported); `snapshot`: the queue's depth as the agent last reported it" }),
+  },
+  'How many jobs a clean would remove, as far as jobwatch knows',
+);
 
 export const Health = closed({
   status: literals(['ok', 'unavailable'] as const),
@@ -254,4 +335,8 @@ same<PublicUser, Static<typeof User>>(true);
 same<PublicConnection, Static<typeof Connection>>(true);
 same<PublicCommand, Static<typeof Command>>(true);
 same<IngestReplyView, Static<typeof IngestReply>>(true);
+same<CommandViewType, Static<typeof CommandView>>(true);
+same<CommandAcceptedView, Static<typeof CommandAccepted>>(true);
+same<PublicCapabilities, Static<typeof Capabilities>>(true);
+same<CleanEstimateView, Static<typeof CleanEstimate>>(true);
 same<PublicActionResult, Static<typeof ActionSucceeded> | Static<typeof ActionFailed>>(true);

@@ -1,8 +1,12 @@
 import { Type } from '@sinclair/typebox';
 import { Elysia } from 'elysia';
-import { ACK_REASON_CHARS_MAX, ackCommands, pendingCommands, type AckOutcome } from '../../actors/services/agent-service.ts';
+import { ACK_REASON_CHARS_MAX, ackCommands, pendingCommands, reportCapabilities, type AckOutcome } from '../../actors/services/agent-service.ts';
+import { COMMAND_TYPES } from '../../actors/connection/command-types.ts';
+import { FRAMEWORKS } from '../../actors/ingest/states.ts';
+import { literals } from './list-params.ts';
 import { connectionActorForKey } from '../../actors/services/ingest-service.ts';
-import { DomainError } from '../../actors/domain-error.ts';
+import { DomainError, validationError } from '../../actors/domain-error.ts';
+import type { ControlSupport } from '../../actors/connection/agent-capabilities.ts';
 import type { AppDeps } from '../app-deps.ts';
 import { bearerToken } from '../http/api-key.ts';
 import type { InFlightLimiter } from '../http/in-flight.ts';
@@ -12,7 +16,15 @@ import { model, validBody, validQuery } from '../http/validate.ts';
 const ACK_IDS_MAX = 1000;
 const CommandId = Type.String({ minLength: 1, maxLength: 64 });
 export const CommandsParams = model(Type.Object({ limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }) }));
-/** `ids` were carried out; `outcomes` say so per command, with a reason when one was not. */
+/** Limits on what an agent may report beside an outcome: a few named figures or words. */
+export const DETAILS_LIMITS = { keysMax: 16, keyChars: 64, textChars: 200 } as const;
+const Details = Type.Record(
+  Type.String({ maxLength: DETAILS_LIMITS.keyChars }),
+  Type.Union([Type.Number(), Type.String({ maxLength: DETAILS_LIMITS.textChars }), Type.Boolean(), Type.Null()]),
+  { maxProperties: DETAILS_LIMITS.keysMax, description: 'a few named figures or words, e.g. `{"removed": 1204}`' },
+);
+
+/** `ids` were carried out; `outcomes` say so per command (done, failed, unsupported), with a reason when one was not. */
 export const AckBody = model(
   Type.Object({
     ids: Type.Optional(Type.Array(CommandId, { minItems: 1, maxItems: ACK_IDS_MAX })),
@@ -20,14 +32,48 @@ export const AckBody = model(
       Type.Array(
         Type.Object({
           id: CommandId,
-          status: Type.Union([Type.Literal('done'), Type.Literal('failed')]),
+          status: literals(['done', 'failed', 'unsupported'] as const),
           reason: Type.Optional(Type.Union([Type.String({ maxLength: ACK_REASON_CHARS_MAX }), Type.Null()])),
+          details: Type.Optional(Details),
         }),
         { minItems: 1, maxItems: ACK_IDS_MAX },
       ),
     ),
   }),
 );
+
+/** What an agent reports it can do, at its start: one entry per command type it knows. */
+export const CapabilitiesBody = model(
+  Type.Object(
+    {
+      framework: literals(FRAMEWORKS),
+      agentVersion: Type.String({ minLength: 1, maxLength: 64 }),
+      controls: Type.Record(
+        Type.String({ maxLength: 64 }),
+        Type.Object({
+          supported: Type.Boolean(),
+          reason: Type.Optional(Type.Union([Type.String({ maxLength: ACK_REASON_CHARS_MAX }), Type.Null()], { description: 'why not; required when not supported' })),
+        }),
+        { maxProperties: 64, description: 'command type -> whether the agent carries it out, and why not; types this service does not know are ignored' },
+      ),
+    },
+    { additionalProperties: false },
+  ),
+);
+const CAPABILITIES_BODY_BYTES_MAX = 128 * 1024;
+const KNOWN_TYPES: ReadonlySet<string> = new Set(COMMAND_TYPES);
+
+/** The report's entries for the types this service knows, as kept: `{supported: true}`, or `{supported: false, reason}` (a reason is required). */
+function knownControls(controls: Record<string, { supported: boolean; reason?: string | null }>): Record<string, ControlSupport> {
+  const kept: Record<string, ControlSupport> = {};
+  for (const [type, { supported, reason }] of Object.entries(controls)) {
+    if (!KNOWN_TYPES.has(type)) continue;
+    if (supported) kept[type] = { supported: true };
+    else if (typeof reason === 'string' && reason.trim() !== '') kept[type] = { supported: false, reason };
+    else throw validationError(`controls.${type}.reason`, 'a control that is not supported says why');
+  }
+  return kept;
+}
 /** 1,000 ids of up to 64 characters fit easily; an agent reporting long reasons sends fewer outcomes per request */
 const ACK_BODY_BYTES_MAX = 128 * 1024;
 
@@ -63,6 +109,23 @@ export function agentRoutes(deps: AppDeps, inFlight: InFlightLimiter) {
         }
         const all: AckOutcome[] = [...ids.map((id) => ({ id, status: 'done' as const, reason: null })), ...outcomes.map((o) => ({ ...o, reason: o.reason ?? null }))];
         return ackCommands(engine, actor, all);
+      },
+      { parse: 'none' },
+    )
+    // an agent says at its start what it can do; the dashboard disables what it cannot, with its reason
+    .put(
+      '/api/agent/capabilities',
+      async ({ request }) => {
+        const actor = connectionActorForKey(engine, bearerToken(request));
+        const ticket = inFlight.admit(actor.connectionId, admittedBytes(request, CAPABILITIES_BODY_BYTES_MAX));
+        let parsed: unknown;
+        try {
+          parsed = await body.jsonWatched(request, CAPABILITIES_BODY_BYTES_MAX, [ticket]);
+        } finally {
+          ticket.release();
+        }
+        const report = validBody(CapabilitiesBody, parsed);
+        return reportCapabilities(engine, actor, { framework: report.framework, agentVersion: report.agentVersion, controls: knownControls(report.controls) });
       },
       { parse: 'none' },
     );

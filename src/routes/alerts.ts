@@ -10,8 +10,8 @@ import type { RuleInput } from '../../actors/alerts/rule-input.ts';
 import { validationError } from '../../actors/domain-error.ts';
 import { checkWebhookTarget, WebhookRefusal, type GuardOptions } from '../alerts/webhook-guard.ts';
 import type { AppDeps } from '../app-deps.ts';
+import { accessOf } from '../http/access-guard.ts';
 import { reachedAddress } from '../http/client-address.ts';
-import { dashboardUser, type SessionContext } from '../http/dashboard-auth.ts';
 import { bodyReader, FORM_BODY_BYTES_MAX } from '../http/read-body.ts';
 import { model, validBody, validQuery } from '../http/validate.ts';
 import { connectionIdParam, literals } from './list-params.ts';
@@ -28,6 +28,7 @@ const RULE_FIELDS = {
   threshold: Type.Optional(Type.Union([Type.Number({ minimum: 0, maximum: ALERT_LIMITS.depthThresholdMax }), Type.Null()])),
   windowSeconds: Type.Integer({ minimum: ALERT_LIMITS.windowSecondsMin, maximum: ALERT_LIMITS.windowSecondsMax }),
   channelIds: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: ALERT_LIMITS.channelsPerRuleMax }),
+  includePaused: Type.Optional(Type.Boolean({ description: 'queue_depth only: measure paused queues too (default false: a paused queue does not fire)' })),
 };
 
 export const CreateChannelBody = model(
@@ -55,6 +56,7 @@ export const PreviewRuleBody = model(
       task: RULE_FIELDS.task,
       threshold: RULE_FIELDS.threshold,
       windowSeconds: RULE_FIELDS.windowSeconds,
+      includePaused: RULE_FIELDS.includePaused,
     },
     { additionalProperties: false },
   ),
@@ -74,13 +76,14 @@ function ruleInputOf(body: Static<typeof CreateRuleBody.schema>): RuleInput {
     threshold: body.threshold ?? null,
     windowSeconds: body.windowSeconds,
     channelIds: body.channelIds,
+    includePaused: body.includePaused ?? false,
   };
 }
 
 /** The fields a PATCH names, with an explicit null kept (it clears the field). */
 function ruleChangesOf(body: RuleFields): Partial<RuleInput> {
   const changes: Partial<RuleInput> = {};
-  for (const key of ['name', 'kind', 'queue', 'task', 'threshold', 'windowSeconds', 'channelIds'] as const) {
+  for (const key of ['name', 'kind', 'queue', 'task', 'threshold', 'windowSeconds', 'channelIds', 'includePaused'] as const) {
     if (body[key] !== undefined) (changes as Record<string, unknown>)[key] = body[key];
   }
   return changes;
@@ -97,40 +100,39 @@ async function checkTarget(url: string, guard: GuardOptions): Promise<void> {
 }
 
 /**
- * Alert channels (webhooks) and rules of the user's connections, the alerts firing now,
- * and the "send a test" action. Another user's rules and channels are "not found".
+ * Alert channels (webhooks) and rules of the connections of the user's teams, the alerts
+ * firing now, and the "send a test" action. Another team's rules and channels are "not found".
  */
 export function alertRoutes(deps: AppDeps) {
-  const { accounts, alerts, alertDelivery } = deps;
+  const { alerts, alertDelivery } = deps;
   const body = bodyReader(deps);
-  const user = (context: SessionContext) => dashboardUser(accounts, context);
   return new Elysia({ name: 'alerts' })
     .get('/api/alert-channels', (context) => {
       const query = validQuery(AlertListParams, context.query);
-      return { data: alerts.listChannels(user(context), query.connectionId) };
+      return { data: alerts.listChannels(accessOf(context), query.connectionId) };
     })
     .post(
       '/api/alert-channels',
       async (context) => {
-        const owner = user(context);
+        const access = accessOf(context);
         const input = validBody(CreateChannelBody, await body.json(context.request, FORM_BODY_BYTES_MAX));
         await checkTarget(input.url, alertDelivery.guard);
         // the links its notices carry point where this (signed-in, same-origin) request came in
         const dashboardUrl = reachedAddress(context.request, context.server, deps.config);
-        const created = await alerts.createChannel(owner, input.connectionId, { name: input.name, url: input.url, format: input.format, dashboardUrl });
+        const created = await alerts.createChannel(access, input.connectionId, { name: input.name, url: input.url, format: input.format, dashboardUrl });
         context.set.status = 201;
         return created;
       },
       { parse: 'none' },
     )
     .delete('/api/alert-channels/:id', async (context) => {
-      await alerts.deleteChannel(user(context), context.params.id);
+      await alerts.deleteChannel(accessOf(context), context.params.id);
       context.set.status = 204;
     })
     .post(
       '/api/alert-channels/:id/test',
       async (context) => {
-        const queued = await alerts.queueTest(user(context), context.params.id);
+        const queued = await alerts.queueTest(accessOf(context), context.params.id);
         const attempt = await alertDelivery.runner.deliverNow(queued.connectionId, queued.deliveryId);
         return attempt === 'waiting' ? { deliveryId: queued.deliveryId, attempt: null, waiting: true } : { deliveryId: queued.deliveryId, attempt, waiting: false };
       },
@@ -138,14 +140,14 @@ export function alertRoutes(deps: AppDeps) {
     )
     .get('/api/alert-rules', (context) => {
       const query = validQuery(AlertListParams, context.query);
-      return { data: alerts.listRules(user(context), query.connectionId) };
+      return { data: alerts.listRules(accessOf(context), query.connectionId) };
     })
     .post(
       '/api/alert-rules',
       async (context) => {
-        const owner = user(context);
+        const access = accessOf(context);
         const input = validBody(CreateRuleBody, await body.json(context.request, FORM_BODY_BYTES_MAX));
-        const created = await alerts.createRule(owner, input.connectionId, ruleInputOf(input));
+        const created = await alerts.createRule(access, input.connectionId, ruleInputOf(input));
         context.set.status = 201;
         return created;
       },
@@ -154,27 +156,27 @@ export function alertRoutes(deps: AppDeps) {
     .post(
       '/api/alert-rules/preview',
       async (context) => {
-        const owner = user(context);
+        const access = accessOf(context);
         const input = validBody(PreviewRuleBody, await body.json(context.request, FORM_BODY_BYTES_MAX));
-        return alerts.preview(owner, input.connectionId, ruleInputOf({ ...input, name: 'preview', channelIds: [] }));
+        return alerts.preview(access, input.connectionId, ruleInputOf({ ...input, name: 'preview', channelIds: [] }));
       },
       { parse: 'none' },
     )
     .patch(
       '/api/alert-rules/:id',
       async (context) => {
-        const owner = user(context);
+        const access = accessOf(context);
         const changes = validBody(UpdateRuleBody, await body.json(context.request, FORM_BODY_BYTES_MAX));
-        return alerts.updateRule(owner, context.params.id, ruleChangesOf(changes));
+        return alerts.updateRule(access, context.params.id, ruleChangesOf(changes));
       },
       { parse: 'none' },
     )
     .delete('/api/alert-rules/:id', async (context) => {
-      await alerts.deleteRule(user(context), context.params.id);
+      await alerts.deleteRule(accessOf(context), context.params.id);
       context.set.status = 204;
     })
     .get('/api/alerts', (context) => {
       const query = validQuery(AlertListParams, context.query);
-      return alerts.overview(user(context), query.connectionId);
+      return alerts.overview(accessOf(context), query.connectionId);
     });
 }

@@ -6,7 +6,7 @@ import { JOB_STATES } from '../../actors/ingest/states.ts';
 import { listJobs } from '../../actors/queries/job-list.ts';
 import { toJobDetail } from '../../actors/views/job-view.ts';
 import type { AppDeps } from '../app-deps.ts';
-import { dashboardUser } from '../http/dashboard-auth.ts';
+import { accessOf } from '../http/access-guard.ts';
 import { model, validQuery } from '../http/validate.ts';
 import { mergeDetailAsked } from '../shards/merge-detail.ts';
 import { connectionIdParam, frameworkParam, limitParam, literals, sortOrderParam } from './list-params.ts';
@@ -28,20 +28,18 @@ export const JobListParams = model(
 
 const RECENT_EXECUTIONS_MAX = 10;
 
-/** Job lists and job detail, over every connection the session's user owns. */
+/** Job lists and job detail, over every connection of the session user's teams. */
 export function jobReadRoutes(deps: AppDeps) {
-  const { accounts, connections } = deps;
+  const { connections } = deps;
   return new Elysia({ name: 'job-reads' })
     .get('/api/jobs', (context) => {
-      const user = dashboardUser(accounts, context);
       const query = validQuery(JobListParams, context.query);
-      return listJobs(connections.readableActors(user, query.connectionId), query, { itemCursors: mergeDetailAsked(deps, context.request) });
+      return listJobs(connections.readableActors(accessOf(context), query.connectionId), query, { itemCursors: mergeDetailAsked(deps, context.request) });
     })
     .get('/api/jobs/:id', (context) => {
-      const user = dashboardUser(accounts, context);
-      for (const actor of connections.readableActors(user, undefined)) {
+      for (const actor of connections.readableActors(accessOf(context), undefined)) {
         const job = actor.jobs.get(context.params.id);
-        if (job !== undefined) return toJobDetail(job, actor.jobs.recentOfName(job, RECENT_EXECUTIONS_MAX), actor.commandOutcomes.trailOf(job.id));
+        if (job !== undefined) return toJobDetail(job, actor.jobs.recentOfName(job, RECENT_EXECUTIONS_MAX), actor.commandOutcomes.trailOf(job.id), actor.supportOf);
       }
       throw new DomainError('NOT_FOUND', 'job not found');
     });

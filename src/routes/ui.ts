@@ -12,7 +12,24 @@ import { DomainError } from '../../actors/domain-error.ts';
 export const UI_DIST_DIR = join(import.meta.dir, '..', '..', 'ui', 'dist');
 
 /** Client-side routes of the dashboard (ui/src/router.ts); each serves the same shell. */
-export const UI_PAGE_PATHS = ['/', '/signin', '/jobs', '/jobs/:id', '/connections', '/queues', '/workers', '/alerts', '/users'] as const;
+export const UI_PAGE_PATHS = [
+  '/',
+  '/signin',
+  '/set-password',
+  '/no-access',
+  '/jobs',
+  '/jobs/:id',
+  '/connections',
+  '/queues',
+  '/queues/:id',
+  '/workers',
+  '/alerts',
+  '/users',
+  '/teams',
+  '/teams/:id',
+  '/audit',
+  '/account',
+] as const;
 
 /** Every page load revalidates the shell; hashed assets never change under their name. */
 const SHELL_CACHE = 'no-cache';

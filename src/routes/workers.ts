@@ -5,7 +5,7 @@ import type { SortValue } from '../../actors/jobs/sorted-index.ts';
 import { pageOf } from '../../actors/queries/paged-list.ts';
 import { toWorkerView, type WorkerView } from '../../actors/views/worker-view.ts';
 import type { AppDeps } from '../app-deps.ts';
-import { dashboardUser } from '../http/dashboard-auth.ts';
+import { accessOf } from '../http/access-guard.ts';
 import { model, validQuery } from '../http/validate.ts';
 import { mergeDetailAsked } from '../shards/merge-detail.ts';
 import { connectionIdParam, frameworkParam, limitParam, literals, sortOrderParam, pageParam } from './list-params.ts';
@@ -31,13 +31,12 @@ export const WorkerListParams = model(
 );
 
 export function workerRoutes(deps: AppDeps) {
-  const { accounts, connections, engine } = deps;
+  const { connections, engine } = deps;
   return new Elysia({ name: 'workers' }).get('/api/workers', (context) => {
-    const user = dashboardUser(accounts, context);
     const query = validQuery(WorkerListParams, context.query);
     const nowMs = engine.clock.nowMs();
     const views: WorkerView[] = [];
-    for (const actor of connections.readableActors(user, query.connectionId)) {
+    for (const actor of connections.readableActors(accessOf(context), query.connectionId)) {
       for (const worker of actor.workers.values()) {
         if (query.framework !== undefined && worker.framework !== query.framework) continue;
         const view = toWorkerView(worker, actor, nowMs);

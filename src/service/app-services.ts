@@ -1,11 +1,10 @@
 /**
- * The use cases the routes call, over the opened engine: accounts, connections, job
+ * The use cases the routes call, over the opened engine: the people's (accounts,
+ * connections, teams, users, the audit log, single sign-on: people-services.ts), job
  * actions, the live stream, alerts, and the edge that evaluates alerts and sends their
  * webhooks (on the nodes the mode says).
  */
-import { AccountService } from '../../actors/services/account-service.ts';
 import { AlertService } from '../../actors/services/alert-service.ts';
-import { ConnectionService } from '../../actors/services/connection-service.ts';
 import { JobActionService } from '../../actors/services/job-action-service.ts';
 import { LiveUpdates } from '../../actors/live/live-updates.ts';
 import { systemClock } from '../../actors/clock.ts';
@@ -16,10 +15,9 @@ import type { LogLine } from '../logging/log-line.ts';
 import type { ServiceObserver } from '../metrics/service-observer.ts';
 import type { OpenedEngine } from '../open-engine.ts';
 import type { ServiceMode } from './service-mode.ts';
+import { peopleServices, type PeopleServices } from './people-services.ts';
 
-export interface AppServices {
-  accounts: AccountService;
-  connections: ConnectionService;
+export interface AppServices extends PeopleServices {
   jobActions: JobActionService;
   live: LiveUpdates;
   alerts: AlertService;
@@ -28,9 +26,8 @@ export interface AppServices {
 
 export function createAppServices(opened: OpenedEngine, config: Config, log: LogLine, mode: ServiceMode, observer: ServiceObserver): AppServices {
   const { engine } = opened;
-  const accounts = new AccountService(engine, config.sessionTtlMs, opened.sessionSecret);
-  const connections = new ConnectionService(engine);
-  const jobActions = new JobActionService(engine, connections);
+  const people = peopleServices(engine, config, opened.sessionSecret, log);
+  const jobActions = new JobActionService(engine, people.connections);
   const live = new LiveUpdates(engine, systemClock, {
     ...LIVE_UPDATES_DEFAULTS,
     hub: { ...LIVE_UPDATES_DEFAULTS.hub, ringBufferBytesMax: config.streamResumeBufferBytesMax },
@@ -41,5 +38,5 @@ export function createAppServices(opened: OpenedEngine, config: Config, log: Log
   });
   const alerts = new AlertService(engine, config.publicUrl);
   const alertDelivery = createAlertEdge({ engine, alerts, config, observer, log, writes: mode.writesConnectionsOf(opened) });
-  return { accounts, connections, jobActions, live, alerts, alertDelivery };
+  return { ...people, jobActions, live, alerts, alertDelivery };
 }

@@ -1,6 +1,7 @@
 /**
  * One snapshot of a sharded service, as a single engine's snapshot would hold it: the
- * front's accounts, then every shard's connections, then one `end`. A backup of a sharded
+ * front's accounts and audit entries, then every shard's audit entries and connections,
+ * then one `end`. A backup of a sharded
  * service is this (src/service/backup.ts), so it restores into any number of shards, and
  * the test app compares a sharded engine with a single one through it.
  *
@@ -21,6 +22,10 @@ export function combinedSnapshot(accounts: EngineSnapshot, shards: ReadonlyArray
     for (const shard of shards) {
       for (const chunk of shard) {
         if (chunk.k === 'header' || chunk.k === 'end' || chunk.k === 'accounts') continue;
+        if (chunk.k === 'audit') {
+          yield chunk;
+          continue;
+        }
         const connectionId = chunk.k === 'connection' ? chunk.id : chunk.connectionId;
         if (known.has(connectionId)) yield chunk;
       }

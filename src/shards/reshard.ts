@@ -52,7 +52,8 @@ export async function openWholeDataDir(access: DataDirAccess): Promise<WholeData
   const stores = layoutStores(access.dataDir, layout);
   const open = (dir: string) => openDurableStore({ dir, storage: access.storage, fsync: access.fsync, log: access.log, observer: access.observer });
   const first = await open(stores.kind === 'whole' ? stores.store : stores.accounts);
-  const engine = new Engine({ clock: access.clock, log: first, limits: access.limits });
+  // every audit entry of every store is kept through a move; the stores' bounds apply when the service opens them
+  const engine = new Engine({ clock: access.clock, log: first, limits: access.limits, audit: { retentionMs: Number.MAX_SAFE_INTEGER, entriesMax: Number.MAX_SAFE_INTEGER } });
   const recovered = { snapshotSeq: 0, recordsReplayed: 0, truncatedBytes: 0, durationMs: 0 };
   /** A store's snapshot and log into the engine, shapes checked as a start checks them; a shard's snapshot holds no accounts. */
   const recover = async (store: DurableStore, wholeState: boolean): Promise<RecoveryReport> => {

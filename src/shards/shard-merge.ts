@@ -12,12 +12,14 @@
  * - lists in connection order (connections, alert rules and channels, the alerts
  *   overview): each shard lists its own connections' items; they are put in the order of the
  *   user's connections, as one engine walks them;
- * - totals are summed.
+ * - totals are summed;
+ * - audit pages (the front's and every shard's, newest first): merged by (time, id), an entry
+ *   two stores hold kept once, the cursor the last entry's as one store makes it.
  */
-import { notFound } from '../../actors/connection/job-actions.ts';
 import { cursorPosition } from '../../actors/jobs/cursor.ts';
 import { compareInOrder, type SortOrder, type SortValue } from '../../actors/jobs/sorted-index.ts';
 import { RECENT_ALERTS_MAX } from '../../actors/services/alert-service.ts';
+import { auditCursor, type AuditPage } from '../../actors/services/audit-service.ts';
 
 /** What the front knows of the user whose read it merges. */
 export interface MergeContext {
@@ -145,20 +147,16 @@ export const mergeAlertOverviews: Merger = (bodies, context) => {
   return { firing, recent: recent.slice(0, RECENT_ALERTS_MAX) };
 };
 
-type ActionResult = { id: string; success: boolean; error?: string };
-
-/** The not-found result a shard gives for a job it does not keep. */
-const JOB_NOT_FOUND = (notFound('') as { error: string }).error;
-
-/**
- * POST /api/jobs/bulk/*: every shard answers every id, acting on the jobs it keeps; each id
- * takes the answer of the shard that knew it (a repeated id keeps its place), else not found.
- */
-export const mergeBulkResults: Merger = (bodies) => {
-  const answers = bodies.map((body) => (body as { results: ActionResult[] }).results);
-  const results = answers[0]!.map((first, at) => {
-    const known = answers.find((results) => results[at] !== undefined && !(results[at]!.success === false && results[at]!.error === JOB_NOT_FOUND));
-    return known?.[at] ?? first;
-  });
-  return { results };
+/** GET /api/audit: the newest `limit` entries of every store's page, newest first (ties: the greater id first, as one log walks back). */
+export const mergeAuditPages: Merger = (bodies) => {
+  const pages = bodies as AuditPage[];
+  const limit = pages[0]!.pagination.limit;
+  const seen = new Set<string>();
+  const entries = pages.flatMap((page) => page.data).filter((entry) => !seen.has(entry.id) && seen.add(entry.id) !== undefined);
+  const atMs = new Map(entries.map((entry) => [entry.id, Date.parse(entry.at)]));
+  entries.sort((a, b) => atMs.get(b.id)! - atMs.get(a.id)! || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+  const data = entries.slice(0, limit);
+  const more = entries.length > limit || pages.some((page) => page.pagination.nextCursor !== null);
+  const last = data.at(-1);
+  return { data, pagination: { nextCursor: more && last !== undefined ? auditCursor({ atMs: atMs.get(last.id)!, id: last.id }) : null, limit } };
 };

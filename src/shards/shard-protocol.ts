@@ -29,7 +29,14 @@ export type ShardCall =
   /** the shard's state as snapshot chunks (a backup, a ShardBackupPart): the connections it keeps, without the accounts */
   | { what: 'backup' }
   /** whether the shard's engine refuses writes (its log failed) */
-  | { what: 'health' };
+  | { what: 'health' }
+  /**
+   * Which of these connections (in their order) keeps the job, queue, worker, alert rule or
+   * channel a write by id names (`connectionOfTarget`): its id, or null when none here does
+   */
+  | { what: 'locate'; method: string; pathname: string; connectionIds: string[] }
+  /** for each of `ids` (a bulk action's), which of these connections keeps that job here, or null */
+  | { what: 'locateJobs'; ids: string[]; connectionIds: string[] };
 
 export type ToShard =
   /** The accounts as the front has them, then the shard recovers its own log and says `ready`. */

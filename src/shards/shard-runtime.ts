@@ -6,6 +6,7 @@
  * the log lives and which timers run differ.
  */
 import type { SnapshotChunk } from '../../actors/engine-snapshot.ts';
+import type { AuditLimits } from '../../actors/audit/audit-log.ts';
 import type { Clock } from '../../actors/clock.ts';
 import type { ConnectionLimits } from '../../actors/connection/connection-actor.ts';
 import { DomainError } from '../../actors/domain-error.ts';
@@ -15,12 +16,16 @@ import { LiveUpdates, type LiveUpdatesOptions } from '../../actors/live/live-upd
 import type { LoginLimiterOptions } from '../../actors/accounts/login-limiter.ts';
 import { AccountService } from '../../actors/services/account-service.ts';
 import { AlertService } from '../../actors/services/alert-service.ts';
+import { AuditService } from '../../actors/services/audit-service.ts';
+import { TeamService } from '../../actors/services/team-service.ts';
+import { UserService } from '../../actors/services/user-service.ts';
 import { ConnectionService } from '../../actors/services/connection-service.ts';
 import { JobActionService } from '../../actors/services/job-action-service.ts';
 import type { IngestTimings } from '../../actors/services/ingest-timings.ts';
 import { partitionOf } from '../../actors/partition-of.ts';
 import { createAlertEdge, type AlertEdge, type AlertEdgeOptions } from '../alerts/alert-edge.ts';
 import type { AppDeps } from '../app-deps.ts';
+import { connectionOfJob, connectionOfTarget } from '../http/write-partition.ts';
 import { createApp, type App } from '../app.ts';
 import type { LogLine } from '../logging/log-line.ts';
 import type { ServiceMetrics } from '../metrics/service-metrics.ts';
@@ -43,6 +48,7 @@ export interface ShardEngineOptions extends ShardIdentity {
   clock: Clock;
   log: RecordLog;
   limits: ConnectionLimits;
+  audit?: AuditLimits;
   onHalt: (error: unknown) => void;
   onListenerError?: (error: unknown) => void;
 }
@@ -59,6 +65,7 @@ export function shardEngine(options: ShardEngineOptions, accounts: SnapshotChunk
     clock: options.clock,
     log: options.log,
     limits: options.limits,
+    audit: options.audit,
     holds: (connectionId) => shardOf(connectionId, shards) === index,
     onHalt: options.onHalt,
     onListenerError: options.onListenerError,
@@ -75,6 +82,8 @@ export interface ShardAppOptions {
   send: (message: FromShard) => void;
   sessionTtlMs: number;
   sessionSecret: string;
+  /** PASSWORD_LINK_TTL_HOURS in ms (the users' routes are the front's; a shard's app has them all the same) */
+  passwordLinkTtlMs: number;
   loginLimiter?: LoginLimiterOptions;
   config: AppDeps['config'];
   alerts: Pick<AlertEdgeOptions, 'config' | 'resolve' | 'send' | 'observer' | 'runnerLimits'>;
@@ -120,6 +129,9 @@ export function shardApp(options: ShardAppOptions): ShardApp {
     engine,
     accounts,
     connections,
+    teams: new TeamService(engine),
+    users: new UserService(engine, options.passwordLinkTtlMs),
+    audit: new AuditService(engine),
     jobActions,
     live,
     alerts,
@@ -151,7 +163,12 @@ export function shardRuntime(
     watch: (connectionIds, ack) => parts.sink.watch(connectionIds, ack),
     unwatch: (connectionId, graceUntilMs) => parts.sink.unwatch(connectionId, graceUntilMs),
     announceOfflineWorkers: () => parts.feed.announceOfflineWorkers(parts.sink.wantedConnectionIds()),
-    call: (call) => (call.what === 'health' ? Promise.resolve({ halted: engine.halted }) : calls(call)),
+    call: (call) => {
+      if (call.what === 'health') return Promise.resolve({ halted: engine.halted });
+      if (call.what === 'locate') return Promise.resolve(connectionOfTarget(call.method, call.pathname, engine, call.connectionIds) ?? null);
+      if (call.what === 'locateJobs') return Promise.resolve(call.ids.map((id) => connectionOfJob(engine, id, call.connectionIds) ?? null));
+      return calls(call);
+    },
     stopTimers: () => clearInterval(offline),
   };
 }

@@ -43,6 +43,8 @@ export class ShardSet {
   replicating(log: RecordLog): RecordLog {
     return {
       append: async (record) => {
+        // the front's audit entries stay the front's: a read of the log merges the front's and the shards'
+        if ((record as EngineRecord).t === 'audit.recorded') return log.append(record);
         const applied = this.linksNow.map((link) => link.replicate(record as EngineRecord));
         const seq = await log.append(record);
         await Promise.all(applied);
@@ -75,7 +77,7 @@ export class ShardSet {
         new ShardLink({
           index,
           spawn: () => parts.spawn(index),
-          accountsNow: () => [...engine.takeSnapshot({ accounts: true, connections: 'none' }).chunks],
+          accountsNow: () => [...engine.takeSnapshot({ accounts: true, connections: 'none' }).chunks].filter((chunk) => chunk.k !== 'audit'),
           restartDelayMs: parts.restartDelayMs ?? RESTART_DELAY_MS,
           events: {
             ready: (shard, recovery) => {

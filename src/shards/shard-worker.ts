@@ -22,7 +22,7 @@ import { startCommandDeadlineTimer } from '../service/command-deadline-timer.ts'
 import { engineRecoveryHandler } from '../engine-recovery.ts';
 import { SnapshotSchedule } from '../service/snapshot-schedule.ts';
 import { storeSnapshotPolicy } from '../service/store-snapshots.ts';
-import { engineLimitsOf } from '../open-engine.ts';
+import { auditLimitsOf, engineLimitsOf } from '../open-engine.ts';
 import { ShardHost, type ShardRuntimeFactory } from './shard-host.ts';
 import type { FromShard, ShardBackupPart, ShardCall, ShardPort, StoreMark } from './shard-protocol.ts';
 import type { SnapshotChunk } from '../../actors/engine-snapshot.ts';
@@ -59,6 +59,7 @@ async function recoverShard(init: ShardWorkerInit, config: Config, accounts: Sna
       clock: systemClock,
       log: store,
       limits: engineLimitsOf(config),
+      audit: auditLimitsOf(config),
       // the front restarts the shard, which recovers what its log made durable
       onHalt: (error) => send({ t: 'halted', message: `its log failed (${describeError(error)})` }),
       onListenerError: (error) => log(`live update failed: ${describeError(error)}`, { severity: 'error' }),
@@ -128,12 +129,15 @@ function shardCalls(parts: ShardParts, work: ReturnType<typeof startShardWork>, 
         return part;
       }
       case 'health':
-        return { halted: engine.halted };
+      case 'locate':
+      case 'locateJobs':
+        throw new Error(`the shard's runtime answers '${call.what}' itself`);
     }
   };
 }
 
-const shardScope = (init: ShardWorkerInit) => ({ accounts: false, connections: { partition: init.index, partitions: init.shards } }) as const;
+/** A shard's snapshot: its partition's connections, and every audit entry it wrote (some name no connection). */
+const shardScope = (init: ShardWorkerInit) => ({ accounts: false, connections: { partition: init.index, partitions: init.shards }, everyAuditEntry: true }) as const;
 
 function runtimeFactory(init: ShardWorkerInit): ShardRuntimeFactory {
   const config = configOfWorker(init.config);
@@ -153,6 +157,7 @@ function runtimeFactory(init: ShardWorkerInit): ShardRuntimeFactory {
       send: (message: FromShard) => send(message),
       sessionTtlMs: config.sessionTtlMs,
       sessionSecret: init.sessionSecret,
+      passwordLinkTtlMs: config.passwordLinkTtlMs,
       config,
       alerts: { config, observer },
       live: { ...LIVE_UPDATES_DEFAULTS, streamsPerUserMax: config.streamsPerUserMax, resumeGraceMs: config.streamResumeGraceMs, hub: { ...LIVE_UPDATES_DEFAULTS.hub, ringBufferBytesMax: config.streamResumeBufferBytesMax } },

@@ -9,9 +9,7 @@
 import { systemClock } from '../../actors/clock.ts';
 import { Engine } from '../../actors/engine.ts';
 import { LiveUpdates } from '../../actors/live/live-updates.ts';
-import { AccountService } from '../../actors/services/account-service.ts';
 import { AlertService } from '../../actors/services/alert-service.ts';
-import { ConnectionService } from '../../actors/services/connection-service.ts';
 import { JobActionService } from '../../actors/services/job-action-service.ts';
 import type { IngestTimings } from '../../actors/services/ingest-timings.ts';
 import { acquireDataDirLock, type DataDirLock } from '../../persistence/data-dir-lock.ts';
@@ -29,9 +27,10 @@ import { LIVE_UPDATES_DEFAULTS } from '../live-defaults.ts';
 import type { LogLine } from '../logging/log-line.ts';
 import type { ServiceMetrics } from '../metrics/service-metrics.ts';
 import { NOT_OBSERVED, type ServiceObserver } from '../metrics/service-observer.ts';
-import { engineLimitsOf, loadOrCreateSecret, type OpenedEngine } from '../open-engine.ts';
+import { auditLimitsOf, engineLimitsOf, loadOrCreateSecret, type OpenedEngine } from '../open-engine.ts';
 import type { RunningService } from '../server.ts';
 import { firstAdminMaker } from '../service/admin-bootstrap.ts';
+import { peopleServices } from '../service/people-services.ts';
 import type { ServiceTimers } from '../service/background-work.ts';
 import { SnapshotSchedule } from '../service/snapshot-schedule.ts';
 import { storeSnapshotPolicy, type StoreSnapshotPolicy } from '../service/store-snapshots.ts';
@@ -85,6 +84,7 @@ async function openFront({ config, log, logObserver }: ShardedServiceParts, lock
     clock: systemClock,
     log: set.replicating(accountsStore),
     limits,
+    audit: auditLimitsOf(config),
     holds: () => false,
     onHalt: (error) => {
       log(`the accounts' log failed (${String(error)}); refusing writes and exiting so a restart recovers from the log`, { severity: 'fatal' });
@@ -154,7 +154,7 @@ function frontSnapshots(front: Front, config: Config, log: LogLine, observer: Se
   const backup = async (): Promise<BackupFile> => {
     await schedule.whenIdle();
     const parts = (await Promise.all(set.links.map((link) => link.call({ what: 'backup' })))) as ShardBackupPart[];
-    const accountsPart = engine.takeSnapshot({ accounts: true, connections: 'none' });
+    const accountsPart = engine.takeSnapshot({ accounts: true, connections: 'none', everyAuditEntry: true });
     const seq = parts.reduce((sum, part) => sum + part.seq, accountsStore.lastSeq);
     const whole = combinedSnapshot(
       accountsPart,
@@ -176,14 +176,12 @@ function frontSnapshots(front: Front, config: Config, log: LogLine, observer: Se
 function frontApp(front: Front, parts: ShardedServiceParts, live: LiveUpdates, backup: () => Promise<BackupFile>, observer: ServiceObserver) {
   const { engine, set } = front;
   const { config, log, metrics } = parts;
-  const accounts = new AccountService(engine, config.sessionTtlMs, front.sessionSecret);
-  const connections = new ConnectionService(engine);
+  const people = peopleServices(engine, config, front.sessionSecret, log);
   const alerts = new AlertService(engine, config.publicUrl);
   const app = createApp({
     engine,
-    accounts,
-    connections,
-    jobActions: new JobActionService(engine, connections),
+    ...people,
+    jobActions: new JobActionService(engine, people.connections),
     alerts,
     alertDelivery: createAlertEdge({ engine, alerts, config, observer, log }),
     live,
@@ -194,7 +192,7 @@ function frontApp(front: Front, parts: ShardedServiceParts, live: LiveUpdates, b
     ingestTimings: parts.ingestTimings,
     shards: set,
   });
-  return { app, accounts, connections };
+  return { app, ...people };
 }
 
 function serve(config: Config, front: ShardFront, app: App, log: LogLine) {
@@ -237,8 +235,8 @@ export async function startShardedService(parts: ShardedServiceParts): Promise<R
   });
   metrics?.service.watch({ connections: () => [], openStreams: () => live.openStreamCount(), logBytesSinceSnapshot: () => accountsStore.logBytesSinceSnapshot });
   const snapshots = frontSnapshots(front, config, log, observer);
-  const { app, accounts, connections } = frontApp(front, parts, live, snapshots.backup, observer);
-  await firstAdminMaker(accounts, config, log)();
+  const { app, accounts, connections, teams } = frontApp(front, parts, live, snapshots.backup, observer);
+  await firstAdminMaker(accounts, teams, config, log)();
   await clearBackupStaging(config.dataDir);
   const shardFront = new ShardFront({ links: set.links, app, engine, accounts, connections, config, logError: (line) => log(line, { severity: 'error' }) });
   const server = serve(config, shardFront, app, log);

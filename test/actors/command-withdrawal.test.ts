@@ -4,6 +4,7 @@
  * and here the two bounds: retention still finding it pending, and the per-connection bound
  * on pending commands dropping the oldest. The history column gives the entry back exactly.
  */
+import type { JobCommand } from '../../actors/connection/command-types.ts';
 import { describe, expect, test } from 'bun:test';
 import { COMMANDS_PER_CONNECTION_MAX, ConnectionActor } from '../../actors/connection/connection-actor.ts';
 import { HistoryColumn } from '../../actors/connection/history-column.ts';
@@ -52,7 +53,7 @@ describe('withdrawn by the bounds', () => {
     expect(first.state).toBe('active');
     expect(actor.commandOutcomes.ofJob(first.id)).toMatchObject({ status: 'expired', completedAtMs: T0 + 2_000 });
     expect(actor.commands.size).toBe(COMMANDS_PER_CONNECTION_MAX);
-    expect(actor.commands.oldestFirst(1)[0]!.jobId).toBe(actor.jobs.getByExternalId('job-1')!.id);
+    expect((actor.commands.oldestFirst(1)[0] as JobCommand).jobId).toBe(actor.jobs.getByExternalId('job-1')!.id);
     expect(changes.jobs.has(actor.jobs.refOf(actor.jobs.rowOf(first.id)))).toBe(true); // a watching dashboard hears of it
   });
 });

@@ -12,6 +12,7 @@ import { ManualClock } from '../../actors/clock.ts';
 import { Engine, inMemoryLog } from '../../actors/engine.ts';
 import { AccountService } from '../../actors/services/account-service.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
+import { OIDC_GROUPS_CLAIM_DEFAULT, OIDC_SCOPES_DEFAULT } from '../../src/sso/oidc-settings.ts';
 
 const REPO_ROOT = join(import.meta.dir, '..', '..');
 const HOUR_MS = 3_600_000;
@@ -39,6 +40,13 @@ const READ_AS: Record<string, (config: Config) => unknown> = {
   MAX_JOBS_PER_CONNECTION: (config) => config.maxJobsPerConnection,
   COOKIE_SECURE: (config) => config.cookieSecure,
   SESSION_TTL_HOURS: (config) => config.sessionTtlMs / HOUR_MS,
+  PASSWORD_LINK_HOURS: (config) => config.passwordLinkTtlMs / HOUR_MS,
+  AUDIT_RETENTION_DAYS: (config) => config.auditRetentionMs / (24 * HOUR_MS),
+  AUDIT_ENTRIES_MAX: (config) => config.auditEntriesMax,
+  PASSWORD_SIGN_IN: (config) => String(config.passwordSignIn),
+  OIDC_GROUPS_CLAIM: () => OIDC_GROUPS_CLAIM_DEFAULT,
+  OIDC_SCOPES: () => OIDC_SCOPES_DEFAULT,
+  OIDC_ALLOW_HTTP: () => 'false',
   DEDUP_KEYS_MAX: (config) => config.dedupKeysMax,
   SNAPSHOT_LOG_MB: (config) => config.snapshotLogBytesMax / MIB,
   SNAPSHOT_INTERVAL_MINUTES: (config) => config.snapshotIntervalMs / 60_000,
@@ -73,6 +81,10 @@ const APPLIED_ELSEWHERE: Record<string, (config: Config) => unknown> = {
   CLUSTER_NODE_ID: (config) => config.clusterNodeId,
   CLUSTER_SECRET: (config) => config.clusterSecret,
   CLUSTER_ADVERTISE_URL: (config) => config.clusterAdvertiseUrl,
+  OIDC_ISSUER: (config) => config.oidc,
+  OIDC_CLIENT_ID: (config) => config.oidc,
+  OIDC_CLIENT_SECRET: (config) => config.oidc,
+  OIDC_GROUP_MAP: (config) => config.oidc,
 };
 
 function asValue(cell: string): string | number {

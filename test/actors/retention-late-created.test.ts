@@ -4,6 +4,7 @@
  * the createdAt scan alone cannot find; and it does so the same way after a restart,
  * whether the jobs come back from the log or from a snapshot.
  */
+import type { JobCommand } from '../../actors/connection/command-types.ts';
 import { afterEach, describe, expect, test } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,6 +19,7 @@ import { openDurableStore } from '../../persistence/durable-store.ts';
 import { FileStorage } from '../../persistence/file-storage.ts';
 import { iso, jobEvent, queueEvent, workerEvent } from '../support/events.ts';
 import { T0 } from '../support/test-app.ts';
+import { withOwnTeam } from '../support/team-access.ts';
 
 const RETENTION_MS = 86_400_000;
 const LIMITS = { dailyEventLimit: 0, dedupKeysMax: 1_000, maxJobsPerConnection: 1_000, retentionMs: RETENTION_MS };
@@ -180,7 +182,7 @@ describe('retention of what else a connection holds', () => {
 
     actor.expire(CUTOFF_MS + RETENTION_MS);
 
-    expect(actor.commands.oldestFirst(10).map((command) => command.externalId)).toEqual(['c']);
+    expect(actor.commands.oldestFirst(10).map((command) => (command as JobCommand).externalId)).toEqual(['c']);
     const outcomes = actor.commandOutcomes.toSnapshot();
     expect(outcomes.map((outcome) => outcome.jobId)).toEqual([actor.jobs.getByExternalId('c')!.id]);
   });
@@ -205,7 +207,7 @@ describe('after a restart', () => {
     const opened = await openAt(dir, clock);
     const owner = { id: 'u1', email: 'owner@example.com', passwordHash: 'not used here', isAdmin: true, createdAtMs: T0 };
     await opened.engine.commit({ t: 'user.created', user: owner });
-    const { connection, apiKey } = await new ConnectionService(opened.engine).create(owner, 'prod');
+    const { connection, apiKey } = await new ConnectionService(opened.engine).create(await withOwnTeam(opened.engine, owner), 'prod', undefined);
     const reply = await ingestEvents(opened.engine, apiKey, [
       jobEvent(connection.id, CUTOFF_MS - 10, { externalId: 'late', createdAt: iso(CUTOFF_MS + 5_000) }),
       jobEvent(connection.id, CUTOFF_MS - 10, { externalId: 'plain' }),

@@ -84,6 +84,33 @@ describe('alert evaluation', () => {
     expect(f.stateOf(rule.id).status).toBe('resolved');
   });
 
+  test('queue_depth skips a paused queue (it grows by design) unless the rule includes paused queues; other kinds refuse the option', async () => {
+    const f = await alertFixture();
+    const skips = await f.createRule({ kind: 'queue_depth', queue: 'default', threshold: 10, windowSeconds: 60 });
+    const anyQueue = await f.createRule({ kind: 'queue_depth', threshold: 10, windowSeconds: 60 });
+    const includes = await f.createRule({ kind: 'queue_depth', queue: 'default', threshold: 10, windowSeconds: 60, includePaused: true });
+    await f.ingest([queueEvent(f.connection.id, T0, { depth: 50, extensions: { paused: true } })]);
+    await f.evaluate();
+    f.t.clock.advance(61_000);
+    await f.evaluate();
+    expect([skips, anyQueue, includes].map((rule) => f.stateOf(rule.id).status)).toEqual(['ok', 'ok', 'firing']);
+    const listed = (await f.t.request('GET', '/api/alert-rules', { headers: { cookie: f.cookie } })).json.data;
+    expect(listed.map((rule: { includePaused: boolean; condition: string }) => [rule.includePaused, rule.condition])).toEqual([
+      [false, 'depth > 10 for 1 min, queue default'],
+      [false, 'depth > 10 for 1 min'],
+      [true, 'depth > 10 for 1 min, queue default, paused queues too'],
+    ]);
+    expect(listed[0].current).toEqual({ value: null, breached: false, paused: true, text: 'paused' });
+    // resumed, the same depth fires once it held for the window
+    await f.ingest([queueEvent(f.connection.id, f.t.clock.nowMs(), { depth: 50, extensions: { paused: false } })]);
+    await f.evaluate();
+    f.t.clock.advance(61_000);
+    await f.evaluate();
+    expect(f.stateOf(skips.id).status).toBe('firing');
+    const refused = await f.t.request('POST', '/api/alert-rules', { body: { connectionId: f.connection.id, name: 'x', kind: 'job_stuck', windowSeconds: 60, channelIds: [], includePaused: true }, headers: { cookie: f.cookie } });
+    expect(refused.json.error.details).toEqual({ includePaused: ['a job_stuck rule does not look at whether queues are paused'] });
+  });
+
   test('worker_offline: fires when no worker was alive for the window, resolves on a heartbeat', async () => {
     const f = await alertFixture();
     const rule = await f.createRule({ kind: 'worker_offline', windowSeconds: 60 });

@@ -186,7 +186,7 @@ describe('creating users', () => {
 
   test('ensureAdmin without an admin (users made with the CLI may exist): the configured one', async () => {
     const configured = await service({ users: [{ email: 'made-by-cli@example.com' }] });
-    expect(await configured.accounts.ensureAdmin('boss@example.com', PASSWORD)).toEqual({ email: 'boss@example.com', generatedPassword: null });
+    expect(await configured.accounts.ensureAdmin('boss@example.com', PASSWORD)).toEqual({ id: expect.any(String), email: 'boss@example.com', generatedPassword: null });
     expect(configured.engine.accounts.userByEmail('boss@example.com')?.isAdmin).toBe(true);
   });
 

@@ -5,7 +5,7 @@
  */
 import { describe, expect, test } from 'bun:test';
 import type { AccountsRecord, Session, User } from '../../actors/accounts/account-records.ts';
-import { AccountsActor, CONNECTIONS_PER_USER_MAX, normalizeEmail, SESSIONS_PER_USER_MAX } from '../../actors/accounts/accounts-actor.ts';
+import { AccountsActor, CONNECTIONS_PER_TEAM_MAX, normalizeEmail, SESSIONS_PER_USER_MAX } from '../../actors/accounts/accounts-actor.ts';
 import { sha256Hex } from '../../actors/accounts/secrets.ts';
 import { DomainError } from '../../actors/domain-error.ts';
 
@@ -119,55 +119,76 @@ describe('sessions', () => {
   });
 });
 
+/** A team in `actor`, with `admin` as its admin. */
+function team(actor: AccountsActor, name: string, admin: User): string {
+  const created = actor.teams.decideCreate(name, T0);
+  actor.evolve(created);
+  const teamId = (created as Extract<AccountsRecord, { t: 'team.created' }>).team.id;
+  actor.evolve(actor.teams.decideSetMember(teamId, admin, 'admin', T0));
+  return teamId;
+}
+
 describe('connections', () => {
-  test('a connection stores the hash and a short prefix of its key, and the key finds it', () => {
+  test('a connection of a team stores the hash and a short prefix of its key, and the key finds it', () => {
     const { actor, users } = withUsers('ada@example.com');
+    const teamId = team(actor, 'prod team', users[0]!);
     const apiKey = 'sk_abcdefghijklmnop';
-    const record = actor.decideCreateConnection(users[0]!.id, 'prod', apiKey, T0);
+    const record = actor.decideCreateConnection(users[0]!.id, 'prod', apiKey, T0, teamId);
     expect(record).toEqual({
       t: 'connection.created',
-      connection: { id: expect.any(String), name: 'prod', ownerId: users[0]!.id, keyHash: sha256Hex(apiKey), keyPrefix: 'sk_abcdef', createdAtMs: T0 },
+      connection: { id: expect.any(String), name: 'prod', ownerId: users[0]!.id, teamId, keyHash: sha256Hex(apiKey), keyPrefix: 'sk_abcdef', createdAtMs: T0 },
     });
     actor.evolve(record);
     expect(actor.connectionByKey(apiKey)?.name).toBe('prod');
     expect(actor.connectionByKey('sk_other')).toBeUndefined();
-    expect(actor.connectionsOf(users[0]!.id).map((connection) => connection.name)).toEqual(['prod']);
+    expect(actor.connectionsOfTeamId(teamId).map((connection) => connection.name)).toEqual(['prod']);
+    expect(actor.legacyConnections()).toEqual([]);
   });
 
-  test('a name is unique per owner, not across owners', () => {
+  test('a name is unique per team, not across teams; an unknown team is not found', () => {
     const { actor, users } = withUsers('ada@example.com', 'bob@example.com');
-    actor.evolve(actor.decideCreateConnection(users[0]!.id, 'prod', 'sk_1', T0));
-    const error = domainErrorOf(() => actor.decideCreateConnection(users[0]!.id, 'prod', 'sk_2', T0));
+    const [ada, bob] = [team(actor, 'ada', users[0]!), team(actor, 'bob', users[1]!)];
+    actor.evolve(actor.decideCreateConnection(users[0]!.id, 'prod', 'sk_1', T0, ada));
+    const error = domainErrorOf(() => actor.decideCreateConnection(users[1]!.id, 'prod', 'sk_2', T0, ada));
     expect(error.code).toBe('CONFLICT');
-    expect(error.message).toBe("a connection named 'prod' already exists");
-    actor.evolve(actor.decideCreateConnection(users[1]!.id, 'prod', 'sk_3', T0));
-    expect(actor.connectionsOf(users[1]!.id)).toHaveLength(1);
+    expect(error.message).toBe("a connection named 'prod' already exists in team 'ada'");
+    actor.evolve(actor.decideCreateConnection(users[1]!.id, 'prod', 'sk_3', T0, bob));
+    expect(actor.connectionsOfTeamId(bob)).toHaveLength(1);
+    expect(domainErrorOf(() => actor.decideCreateConnection(users[0]!.id, 'x', 'sk_4', T0, 'no-such-team')).code).toBe('NOT_FOUND');
   });
 
-  test(`a user owns at most ${CONNECTIONS_PER_USER_MAX} connections; another user is not limited by them`, () => {
+  test(`a team owns at most ${CONNECTIONS_PER_TEAM_MAX} connections; another team is not limited by them`, () => {
     const { actor, users } = withUsers('ada@example.com', 'bob@example.com');
-    for (let i = 0; i < CONNECTIONS_PER_USER_MAX - 1; i++) actor.evolve(actor.decideCreateConnection(users[0]!.id, `c${i}`, `sk_${i}`, T0));
-    actor.evolve(actor.decideCreateConnection(users[0]!.id, 'last', 'sk_last', T0)); // the 100th is allowed
-    const error = domainErrorOf(() => actor.decideCreateConnection(users[0]!.id, 'one-too-many', 'sk_x', T0));
+    const [ada, bob] = [team(actor, 'ada', users[0]!), team(actor, 'bob', users[1]!)];
+    for (let i = 0; i < CONNECTIONS_PER_TEAM_MAX - 1; i++) actor.evolve(actor.decideCreateConnection(users[0]!.id, `c${i}`, `sk_${i}`, T0, ada));
+    actor.evolve(actor.decideCreateConnection(users[0]!.id, 'last', 'sk_last', T0, ada)); // the 100th is allowed
+    const error = domainErrorOf(() => actor.decideCreateConnection(users[0]!.id, 'one-too-many', 'sk_x', T0, ada));
     expect(error.code).toBe('CONFLICT');
-    expect(error.message).toBe(`a user can own at most ${CONNECTIONS_PER_USER_MAX} connections`);
-    expect(() => actor.decideCreateConnection(users[1]!.id, 'bobs', 'sk_bob', T0)).not.toThrow();
+    expect(error.message).toBe(`a team can have at most ${CONNECTIONS_PER_TEAM_MAX} connections`);
+    expect(() => actor.decideCreateConnection(users[1]!.id, 'bobs', 'sk_bob', T0, bob)).not.toThrow();
   });
 
-  test("deleting removes the connection and its key; another owner's or an unknown id is not found", () => {
-    const { actor, users } = withUsers('ada@example.com', 'bob@example.com');
-    const created = actor.decideCreateConnection(users[0]!.id, 'prod', 'sk_1', T0);
+  test('without a team (as before teams) a connection is its creator\'s alone, until moved into a team', () => {
+    const { actor, users } = withUsers('ada@example.com');
+    const created = actor.decideCreateConnection(users[0]!.id, 'old', 'sk_old', T0);
     actor.evolve(created);
     const id = (created as Extract<AccountsRecord, { t: 'connection.created' }>).connection.id;
-    for (const [owner, connectionId] of [
-      [users[1]!.id, id],
-      [users[0]!.id, 'unknown'],
-    ] as const) {
-      const error = domainErrorOf(() => actor.decideDeleteConnection(owner, connectionId));
-      expect(error.code).toBe('NOT_FOUND');
-      expect(error.message).toBe('connection not found');
-    }
-    const deletion = actor.decideDeleteConnection(users[0]!.id, id);
+    expect(actor.legacyConnections().map((connection) => connection.id)).toEqual([id]);
+    const teamId = team(actor, 'ada', users[0]!);
+    actor.evolve({ t: 'connection.moved', connectionId: id, teamId });
+    expect(actor.legacyConnections()).toEqual([]);
+    expect(actor.connectionsOfTeamId(teamId).map((connection) => connection.id)).toEqual([id]);
+  });
+
+  test('deleting removes the connection and its key; an unknown id is not found', () => {
+    const { actor, users } = withUsers('ada@example.com');
+    const created = actor.decideCreateConnection(users[0]!.id, 'prod', 'sk_1', T0, team(actor, 'ada', users[0]!));
+    actor.evolve(created);
+    const id = (created as Extract<AccountsRecord, { t: 'connection.created' }>).connection.id;
+    const error = domainErrorOf(() => actor.decideDeleteConnection('unknown'));
+    expect(error.code).toBe('NOT_FOUND');
+    expect(error.message).toBe('connection not found');
+    const deletion = actor.decideDeleteConnection(id);
     expect(deletion).toEqual({ t: 'connection.deleted', connectionId: id });
     actor.evolve(deletion);
     expect(actor.connections.has(id)).toBe(false);

@@ -20,7 +20,7 @@ import {
 } from '../../actors/accounts/secrets.ts';
 import type { AccountService } from '../../actors/services/account-service.ts';
 import { bearerToken } from '../../src/http/api-key.ts';
-import { dashboardSession, dashboardUser, SESSION_COOKIE } from '../../src/http/dashboard-auth.ts';
+import { dashboardSession, SESSION_COOKIE } from '../../src/http/dashboard-auth.ts';
 
 const BASE64URL_32_BYTES = /^[A-Za-z0-9_-]{43}$/;
 
@@ -89,7 +89,7 @@ describe('bearerToken', () => {
   });
 });
 
-describe('dashboardUser', () => {
+describe('dashboardSession', () => {
   const someone = { id: 'u1', email: 'ada@example.com' } as User;
   /** An account service that knows one token; what the cookie gave it is recorded. */
   function accounts() {
@@ -108,15 +108,14 @@ describe('dashboardUser', () => {
   test(`the "${SESSION_COOKIE}" cookie's value names the user`, () => {
     const { service, seen } = accounts();
     expect(SESSION_COOKIE).toBe('session');
-    expect(dashboardUser(service, { request, cookie: { session: { value: 'good-token' } } })).toBe(someone);
     expect(dashboardSession(service, { request, cookie: { session: { value: 'good-token' } } })).toEqual({ user: someone, sessionKey: 'the-session-key' });
-    expect(seen).toEqual(['good-token', 'good-token']);
+    expect(seen).toEqual(['good-token']);
   });
 
   test('a missing cookie, another cookie or a value that is not text counts as no token', () => {
     const { service, seen } = accounts();
     for (const cookie of [{}, { other: { value: 'good-token' } }, { session: { value: 42 } }, { session: undefined }]) {
-      expect(() => dashboardUser(service, { request, cookie })).toThrow('authentication required');
+      expect(() => dashboardSession(service, { request, cookie })).toThrow('authentication required');
     }
     expect(seen).toEqual([undefined, undefined, undefined, undefined]);
   });

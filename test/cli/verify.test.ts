@@ -29,7 +29,7 @@ async function cli(dir: string, ...args: string[]) {
   return { stdout, stderr, exitCode };
 }
 
-/** A directory with one user and one connection, made by the CLI itself. */
+/** A directory with one user and one connection (in a team of the user's own), made by the CLI itself: 4 records (user, team, membership, connection). */
 async function populated(): Promise<string> {
   const dir = dataDir();
   expect((await cli(dir, 'user', 'create', '--email', 'ops@example.com', '--password', 'long enough pw', '--admin')).exitCode).toBe(0);
@@ -50,10 +50,10 @@ describe('verify', () => {
     const verified = await cli(dir, 'verify');
     expect(verified.exitCode).toBe(0);
     expect(verified.stdout).toContain(`data directory ${dir} (read only: nothing was changed)`);
-    expect(verified.stdout).toContain('would recover from an empty state (seq 0) and 2 log records');
+    expect(verified.stdout).toContain('would recover from an empty state (seq 0) and 4 log records');
     expect(verified.stdout).toContain(`manifest: newest segment ${segmentFileName(1)}; marks: accounts`);
     expect(verified.stdout).toContain('lock: free: no service is running on it');
-    expect(verified.stdout).toContain('holds: 1 user, 1 connection, 0 jobs, 0 alert rules; last seq 2');
+    expect(verified.stdout).toContain('holds: 1 user, 1 connection, 0 jobs, 0 alert rules; last seq 4');
     expect(verified.stdout.trim().split('\n').at(-1)).toBe('OK: a start recovers everything above');
     expect(contentsOf(dir)).toEqual(before);
   });
@@ -62,14 +62,14 @@ describe('verify', () => {
     const dir = await populated();
     const segment = join(dir, 'log', segmentFileName(1));
     const offset = statSync(segment).size;
-    appendFileSync(segment, encodeFrame(LOG_MAGIC, 3, encodeValue({ t: 'user.renamed' })));
+    appendFileSync(segment, encodeFrame(LOG_MAGIC, 5, encodeValue({ t: 'user.renamed' })));
     // and a torn tail after it, which a start would cut: verify only says so
-    appendFileSync(segment, encodeFrame(LOG_MAGIC, 4, encodeValue({ t: 'log.keepalive', atMs: 1 })).subarray(0, 9));
+    appendFileSync(segment, encodeFrame(LOG_MAGIC, 6, encodeValue({ t: 'log.keepalive', atMs: 1 })).subarray(0, 9));
     const before = contentsOf(dir);
     const verified = await cli(dir, 'verify');
     expect(verified.exitCode).toBe(1);
     expect(verified.stdout).toContain('DAMAGED: a start would refuse.');
-    expect(verified.stdout).toContain(`log segment ${segment} record seq 3 (frame at offset ${offset}): expected a record type this version knows`);
+    expect(verified.stdout).toContain(`log segment ${segment} record seq 5 (frame at offset ${offset}): expected a record type this version knows`);
     expect(verified.stdout).toContain(`found "user.renamed"`);
     expect(contentsOf(dir)).toEqual(before);
   });
@@ -88,7 +88,7 @@ describe('verify', () => {
     const dir = await populated();
     const verified = await cli(join(dir, 'elsewhere'), 'verify', '--data-dir', dir, '--json');
     expect(verified.exitCode).toBe(0);
-    expect(JSON.parse(verified.stdout)).toMatchObject({ ok: true, holds: { users: 1, connections: 1, jobs: 0, lastSeq: 2 } });
+    expect(JSON.parse(verified.stdout)).toMatchObject({ ok: true, holds: { users: 1, connections: 1, jobs: 0, lastSeq: 4 } });
     const missing = await cli(dir, 'verify', '--data-dir', join(dir, 'nowhere'));
     expect(missing.exitCode).toBe(1);
     expect(missing.stdout).toContain(`there is no data directory at ${join(dir, 'nowhere')}`);

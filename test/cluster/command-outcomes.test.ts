@@ -3,7 +3,8 @@
  * every partition. A revoke asked through the node that does not write the job's partition
  * and refused by the agent through it too shows the job active again on both nodes; one no
  * agent confirms is withdrawn once, by the partition's writer alone (its log says so, the
- * other node's does not), and both nodes show it expired.
+ * other node's does not), and both nodes show it expired. A queue's pause, the agent's
+ * capabilities and its answer, all through the node that does not write, show on both.
  */
 import { beforeAll, expect, test } from 'bun:test';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, createConnection, getJson, ingest, login, makeDataDir, startService, type ServiceProcess } from '../blackbox/service-process.ts';
@@ -81,4 +82,34 @@ test('refused or unconfirmed, a revoke is withdrawn on every node, once, by the 
   }
   expect(nodes[writer]!.output.match(/commands: 1 of connection \S+ withdrawn, unconfirmed after 3 s/g)).toHaveLength(1);
   expect(other.output).not.toContain('withdrawn, unconfirmed');
+}, 120_000);
+
+test("a queue's pause asked and answered through the node that does not write its partition: paused on every node, with the agent's capabilities", async () => {
+  const cookie = await login(nodes[0]!.baseUrl, ADMIN_EMAIL, ADMIN_PASSWORD);
+  const connection = await createConnection(nodes[0]!.baseUrl, cookie, 'controls');
+  const writer = writers.get(`p.${partitionOf(connection.id, PARTITIONS)}`)!;
+  const other = nodes[1 - writer]!;
+  const agent = { authorization: `Bearer ${connection.apiKey}`, 'content-type': 'application/json' };
+  const snapshot = { type: 'queue_snapshot', timestamp: new Date().toISOString(), framework: 'bullmq', connectionId: connection.id, queue: { name: 'emails', depth: 4, extensions: { paused: false } } };
+  expect((await ingest(other.baseUrl, connection.apiKey, [snapshot])).body.accepted).toBe(1);
+  const reported = await fetch(`${other.baseUrl}/api/agent/capabilities`, {
+    method: 'PUT', headers: agent, body: JSON.stringify({ framework: 'bullmq', agentVersion: '0.2.0', controls: { 'queue.pause': { supported: true }, 'queue.clean': { supported: false, reason: 'not in this test' } } }),
+  });
+  expect(reported.status).toBe(200);
+  const queue = await until('the queue on the other node', async () => (await getJson(other.baseUrl, '/api/queues', cookie)).body.data.find((each: any) => each.name === 'emails') ?? null);
+  const asked = await fetch(`${other.baseUrl}/api/queues/${queue.id}/pause`, { method: 'POST', headers: { cookie, 'content-type': 'application/json', origin: other.baseUrl }, body: '{}' });
+  expect(asked.status).toBe(202);
+  const { commandId } = (await asked.json()) as { commandId: string };
+  const pending = (await (await fetch(`${other.baseUrl}/api/agent/commands`, { headers: agent })).json()) as { data: Array<{ id: string; type: string; queue: string }> };
+  expect(pending.data).toEqual([expect.objectContaining({ id: commandId, type: 'queue.pause', queue: 'emails' })]);
+  const ack = await fetch(`${other.baseUrl}/api/agent/commands/ack`, { method: 'POST', headers: agent, body: JSON.stringify({ outcomes: [{ id: commandId, status: 'done' }] }) });
+  expect(await ack.json()).toEqual({ acked: 1 });
+  for (const node of nodes) {
+    const shown = await until('the paused queue on every node', async () => {
+      const view = (await getJson(node.baseUrl, `/api/queues/${queue.id}`, cookie)).body;
+      return view.paused === true ? view : null;
+    });
+    expect(shown.commands).toEqual([expect.objectContaining({ id: commandId, status: 'done' })]);
+    expect(shown.controls['queue.clean']).toEqual({ available: false, reason: 'not in this test' });
+  }
 }, 120_000);

@@ -22,6 +22,7 @@ import { decodeValue, encodeValue } from '../../persistence/record-codec.ts';
 import { loadConfig } from '../../src/config.ts';
 import { openEngine } from '../../src/open-engine.ts';
 import { jobEvent } from '../support/events.ts';
+import { withOwnTeam } from '../support/team-access.ts';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -39,7 +40,7 @@ async function dataDir(): Promise<{ dir: string; logDir: string; snapshot: strin
   const accounts = new AccountService(opened.engine, config.sessionTtlMs, opened.sessionSecret);
   const owner = await accounts.addUser('ops@example.com', 'long enough pw', true);
   await accounts.addUser('dev@example.com', 'long enough pw', false);
-  const { connection, apiKey } = await new ConnectionService(opened.engine).create(owner, 'prod');
+  const { connection, apiKey } = await new ConnectionService(opened.engine).create(await withOwnTeam(opened.engine, owner), 'prod', undefined);
   await ingestEvents(opened.engine, apiKey, [jobEvent(connection.id, Date.now(), { externalId: 'a' }), jobEvent(connection.id, Date.now(), { externalId: 'b' })]);
   const taken = opened.engine.takeSnapshot();
   const { seq } = await opened.store.writeSnapshot(taken).finally(() => taken.release());
@@ -107,7 +108,7 @@ describe('a damaged snapshot stops the start, never starting as a new installati
     const error = await refusal(dir);
     expect(error.message).toStartWith(
       `refusing to start from data directory ${logDir}: snapshot ${snapshot} chunk 2 of ${framesOf(snapshot, SNAPSHOT_MAGIC).length - 2} (frame at offset ${accountsFrame.start}): ` +
-        'expected a snapshot chunk kind this version knows (header, accounts, connection, dedupKeys, jobs, jobColumns, end), found nothing. To start:',
+        'expected a snapshot chunk kind this version knows (header, accounts, audit, connection, dedupKeys, jobs, jobColumns, end), found nothing. To start:',
     );
     expect(readdirSync(logDir).sort()).toEqual(before);
   });

@@ -13,6 +13,7 @@ import { ascendingOrder } from '../../actors/jobs/ascending-order.ts';
 import { dumpEngine } from '../support/engine-dump.ts';
 import { openAt, workload } from '../support/snapshot-workload.ts';
 import { T0 } from '../support/test-app.ts';
+import { accessOf, withOwnTeam } from '../support/team-access.ts';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -25,7 +26,7 @@ async function snapshottedDir(clock: ManualClock) {
   dirs.push(dir);
   const live = await openAt(dir, clock);
   const admin = await live.accounts.addUser('admin@example.com', 'a long password!', true);
-  const { connection, apiKey } = await live.connections.create(admin, 'prod');
+  const { connection, apiKey } = await live.connections.create(await withOwnTeam(live.engine, admin), 'prod', undefined);
   await workload(live, apiKey, connection.id, 1);
   await workload(live, apiKey, connection.id, 2);
   await live.store.writeSnapshot(live.engine.takeSnapshot());
@@ -56,7 +57,7 @@ describe('indexes built lazily after a recovery', () => {
     const jobs = opened.engine.connection(connectionId)!.jobs;
     expect(jobs.indexesPending).toBe(true);
     const admin = opened.engine.accounts.userByEmail('admin@example.com')!;
-    await opened.actions.bulk(admin, 'revoke', [...jobs.values()].slice(0, 30).map((job) => job.id));
+    await opened.actions.bulk(accessOf(opened.engine, admin), 'revoke', [...jobs.values()].slice(0, 30).map((job) => job.id));
     await workload(opened, apiKey, connectionId, 3);
     const { table } = jobs;
     const byId = [...jobs.rows()];

@@ -15,6 +15,7 @@ import { ConnectionService } from '../../actors/services/connection-service.ts';
 import { dumpEngine } from '../support/engine-dump.ts';
 import { LIMITS, workload } from '../support/snapshot-workload.ts';
 import { T0 } from '../support/test-app.ts';
+import { withOwnTeam } from '../support/team-access.ts';
 
 const PARTITIONS = 2;
 const ACCOUNTS_ONLY: SnapshotScope = { accounts: true, connections: 'none' };
@@ -33,7 +34,7 @@ async function populated(): Promise<{ live: Opened; owner: Awaited<ReturnType<Ac
   const byPartition: string[][] = [[], []];
   for (let round = 0; byPartition.some((ids) => ids.length < 2); round++) {
     if (round >= 40) throw new Error('40 random ids did not give two per partition');
-    const { connection, apiKey } = await live.connections.create(owner, `c${round}`);
+    const { connection, apiKey } = await live.connections.create(await withOwnTeam(live.engine, owner), `c${round}`, undefined);
     const ids = byPartition[partitionOf(connection.id, PARTITIONS)]!;
     ids.push(connection.id);
     if (ids.length === 1) await workload(live, apiKey, connection.id, round);
@@ -114,8 +115,8 @@ describe('scoped snapshots restored in sequence', () => {
     const p0 = chunksOf(live.engine, partitionScope(0));
     const p1 = chunksOf(live.engine, partitionScope(1));
     const deleted = byPartition[0]![0]!;
-    await live.connections.delete(owner, deleted);
-    const { connection: added } = await live.connections.create(owner, 'added later');
+    await live.connections.delete(await withOwnTeam(live.engine, owner), deleted);
+    const { connection: added } = await live.connections.create(await withOwnTeam(live.engine, owner), 'added later', undefined);
     const accounts = chunksOf(live.engine, ACCOUNTS_ONLY);
 
     const { engine } = newEngine();
@@ -188,7 +189,7 @@ test('recovery in stream order: an accounts snapshot older than a partition snap
   const owner = await live.accounts.addUser('admin@example.com', 'a long password!', true);
   const accountsSnapshot = chunksOf(engine, ACCOUNTS_ONLY);
   const coveredByAccounts = records.length;
-  const { connection, apiKey } = await live.connections.create(owner, 'created between the snapshots');
+  const { connection, apiKey } = await live.connections.create(await withOwnTeam(live.engine, owner), 'created between the snapshots', undefined);
   await workload(live, apiKey, connection.id, 0);
   const partitionSnapshot = chunksOf(engine, partitionScope(partitionOf(connection.id, PARTITIONS)));
   const jobs = engine.connection(connection.id)!.jobs.size;

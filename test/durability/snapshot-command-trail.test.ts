@@ -42,7 +42,7 @@ const details = (engine: Engine) => {
   const actor = engine.connection('c1')!;
   return ['a', 'b', 'c'].map((externalId) => {
     const job = actor.jobs.getByExternalId(externalId)!;
-    return toJobDetail(job, [], actor.commandOutcomes.trailOf(job.id));
+    return toJobDetail(job, [], actor.commandOutcomes.trailOf(job.id), actor.supportOf);
   });
 };
 
@@ -57,7 +57,7 @@ describe('command trails in snapshots', () => {
   test(`format ${SNAPSHOT_FORMAT_VERSION} restores every job's commands, their notes and what is pending; a refusal after the restart withdraws as before it`, () => {
     const live = engineWithCommands();
     const chunks = [...live.takeSnapshot().chunks];
-    expect(chunks[0]).toMatchObject({ k: 'header', version: 5 });
+    expect(chunks[0]).toMatchObject({ k: 'header', version: SNAPSHOT_FORMAT_VERSION });
     const restored = restoredFrom(chunks);
     expect(details(restored)).toEqual(details(live));
     expect(restored.connection('c1')!.commandOutcomes.toSnapshot()).toEqual(live.connection('c1')!.commandOutcomes.toSnapshot());

@@ -11,6 +11,7 @@ import { ConnectionService } from '../../actors/services/connection-service.ts';
 import { ingestEvents } from '../../actors/services/ingest-service.ts';
 import { jobEvent } from '../support/events.ts';
 import { T0 } from '../support/test-app.ts';
+import { withOwnTeam } from '../support/team-access.ts';
 
 const KEYS = 2 * DEDUP_KEYS_PER_CHUNK + 123;
 const LIMITS = { dailyEventLimit: 0, dedupKeysMax: KEYS + 10, maxJobsPerConnection: 1_000, retentionMs: 86_400_000 };
@@ -19,7 +20,7 @@ test('given more dedup keys than one chunk holds, the snapshot slices them in or
   const clock = new ManualClock(T0);
   const engine = new Engine({ clock, log: inMemoryLog, limits: LIMITS });
   const admin = await new AccountService(engine, 86_400_000, 'secret-for-tests').addUser('admin@example.com', 'a long password!', true);
-  const { connection, apiKey } = await new ConnectionService(engine).create(admin, 'prod');
+  const { connection, apiKey } = await new ConnectionService(engine).create(await withOwnTeam(engine, admin), 'prod', undefined);
   for (let start = 0; start < KEYS; start += 1_000) {
     const events = [];
     for (let i = start; i < Math.min(KEYS, start + 1_000); i++) events.push(jobEvent(connection.id, T0 - 60_000 + (i % 50_000), { externalId: `job-${i % 500}`, name: `tasks.t${i}` }));

@@ -17,6 +17,7 @@ import { SNAPSHOT_FORMAT_VERSION, type SnapshotChunk } from '../../actors/engine
 import { dumpEngine } from '../support/engine-dump.ts';
 import { openAt, workload } from '../support/snapshot-workload.ts';
 import { T0 } from '../support/test-app.ts';
+import { withOwnTeam } from '../support/team-access.ts';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -95,8 +96,8 @@ for (const version of [1, 2, 3] as const) {
     const clock = new ManualClock(T0);
     const live = await openAt(dir, clock);
     const admin = await live.accounts.addUser('admin@example.com', 'a long password!', true);
-    const { connection, apiKey } = await live.connections.create(admin, 'prod');
-    const other = await live.connections.create(admin, 'other');
+    const { connection, apiKey } = await live.connections.create(await withOwnTeam(live.engine, admin), 'prod', undefined);
+    const other = await live.connections.create(await withOwnTeam(live.engine, admin), 'other', undefined);
     await workload(live, apiKey, connection.id, 1);
     await workload(live, other.apiKey, other.connection.id, 2);
     await live.store.writeSnapshot({ chunks: olderFormatChunks(live.engine, version) });

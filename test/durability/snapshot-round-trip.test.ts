@@ -6,6 +6,7 @@ import { ManualClock } from '../../actors/clock.ts';
 import { dumpEngine } from '../support/engine-dump.ts';
 import { LIMITS, openAt, workload } from '../support/snapshot-workload.ts';
 import { T0 } from '../support/test-app.ts';
+import { accessOf, withOwnTeam } from '../support/team-access.ts';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -20,14 +21,15 @@ describe('snapshot + log round trip', () => {
     const live = await openAt(dir, clock);
     const admin = await live.accounts.addUser('admin@example.com', 'a long password!', true);
     const session = await live.accounts.login('admin@example.com', 'a long password!', '127.0.0.1');
-    const { connection, apiKey } = await live.connections.create(admin, 'prod');
-    const other = await live.connections.create(admin, 'other');
+    const asAdmin = await withOwnTeam(live.engine, admin);
+    const { connection, apiKey } = await live.connections.create(asAdmin, 'prod', undefined);
+    const other = await live.connections.create(asAdmin, 'other', undefined);
     await workload(live, apiKey, connection.id, 1);
     await workload(live, other.apiKey, other.connection.id, 2);
     const actor = live.engine.connection(connection.id)!;
     const someIds = [...actor.jobs.values()].slice(0, 40).map((job) => job.id);
-    await live.actions.bulk(admin, 'revoke', someIds);
-    await live.actions.bulk(admin, 'retry', someIds);
+    await live.actions.bulk(asAdmin, 'revoke', someIds);
+    await live.actions.bulk(asAdmin, 'retry', someIds);
     await live.engine.commit({ t: 'commands.acked', connectionId: connection.id, ids: actor.commands.oldestFirst(5).map((command) => command.id) });
     const [failedCommand] = actor.commands.oldestFirst(1);
     await live.engine.commit({ t: 'commands.acked', connectionId: connection.id, ids: [], failed: [{ id: failedCommand!.id, reason: 'arguments unknown' }], atMs: clock.nowMs() });
@@ -35,7 +37,7 @@ describe('snapshot + log round trip', () => {
     // Snapshot while more events, actions and retention keep changing the same jobs.
     const snapshotting = live.store.writeSnapshot(live.engine.takeSnapshot());
     await workload(live, apiKey, connection.id, 3);
-    await live.actions.bulk(admin, 'revoke', someIds.slice(0, 10));
+    await live.actions.bulk(asAdmin, 'revoke', someIds.slice(0, 10));
     clock.advance(60_000);
     await live.engine.commit({ t: 'retention', atMs: T0 - 1_800_000 + LIMITS.retentionMs });
     await snapshotting;

@@ -122,6 +122,31 @@ export const MODULES = {
       },
     ],
   },
+  teams: {
+    what: 'teams, members and roles, who may read and do what (Access), the access rules and their guard, the upgrade to teams, users and password links, the audit log, single sign-on',
+    parts: [
+      {
+        mutate: ['actors/accounts/team-book.ts', 'actors/accounts/access.ts', 'actors/accounts/roles.ts'],
+        tests: ['test/auth/team-book.test.ts', 'test/auth/accounts-actor.test.ts'],
+      },
+      {
+        mutate: ['actors/services/team-service.ts', 'src/routes/teams.ts', 'src/http/access-guard.ts', 'src/http/access-rules.ts', 'src/service/admin-bootstrap.ts'],
+        tests: ['test/routes/teams.test.ts', 'test/routes/role-matrix.test.ts', 'test/blackbox/teams-upgrade.test.ts'],
+      },
+      {
+        mutate: ['actors/accounts/password-links.ts', 'actors/services/user-service.ts', 'src/routes/users.ts', 'src/http/public-address.ts', 'src/http/session-cookies.ts'],
+        tests: ['test/routes/users.test.ts', 'test/routes/auth-routes.test.ts'],
+      },
+      {
+        mutate: ['actors/services/sso-service.ts', 'src/sso/oidc-client.ts', 'src/sso/oidc-settings.ts', 'src/routes/oidc.ts'],
+        tests: ['test/actors/oidc-settings.test.ts', 'test/routes/single-sign-on.test.ts'],
+      },
+      {
+        mutate: ['actors/audit/audit-log.ts', 'actors/services/audit-service.ts', 'src/http/audit-trail.ts', 'src/routes/audit.ts'],
+        tests: ['test/auth/audit-log.test.ts', 'test/routes/audit.test.ts', 'test/routes/role-matrix.test.ts'],
+      },
+    ],
+  },
   ingest: {
     what: 'event validation, dedup keys and cache, daily quota, the ingest decision',
     parts: [
@@ -188,12 +213,40 @@ export const MODULES = {
           block(ACTOR, 'private applyAck('),
           block(ACTOR, 'private settle('),
           block(ACTOR, 'private settleOutcome('),
+          block(ACTOR, 'private settleJobCommand('),
           block('actors/connection/job-store.ts', 'withdrawAction('),
           block('actors/connection/command-queue.ts', 'push('),
         ],
-        tests: ['test/actors/command-withdrawal.test.ts', 'test/durability/snapshot-command-trail.test.ts', 'test/routes/job-action-truth.test.ts', 'test/routes/agent-ack-outcomes.test.ts'],
+        tests: [
+          'test/actors/command-withdrawal.test.ts',
+          'test/durability/snapshot-command-trail.test.ts',
+          'test/routes/job-action-truth.test.ts',
+          'test/routes/agent-ack-outcomes.test.ts',
+          'test/routes/job-commands.test.ts',
+        ],
       },
       { mutate: ['src/service/command-deadline-timer.ts'], tests: ['test/server/service-timers.test.ts'] },
+    ],
+  },
+  controls: {
+    what: 'the controls of queues, workers and tasks: the commands and their params, what the agents say they support, where each control can work, the outcomes kept per target, the paused state of a queue, what a clean would remove',
+    parts: [
+      {
+        mutate: [
+          'actors/connection/command-types.ts',
+          'actors/connection/agent-capabilities.ts',
+          'actors/connection/control-outcomes.ts',
+          'actors/connection/control-availability.ts',
+          'actors/queries/queue-jobs.ts',
+          'actors/services/control-service.ts',
+          'actors/views/command-view.ts',
+          block(ACTOR, 'decideControl('),
+          block(ACTOR, 'decideCapabilities('),
+          block(ACTOR, 'private settleControl('),
+          block('actors/connection/queue-store.ts', 'sayPaused('),
+        ],
+        tests: ['test/durability/snapshot-controls.test.ts', 'test/routes/queue-controls.test.ts', 'test/routes/job-commands.test.ts'],
+      },
     ],
   },
   jobStore: {
@@ -268,7 +321,7 @@ export const MODULES = {
           'actors/alerts/alert-measures.ts',
           'actors/alerts/alert-model.ts',
           'actors/alerts/rule-input.ts',
-          block('actors/connection/job-store.ts', '*activeRows('),
+          block('actors/connection/job-store.ts', '*rowsIn('),
           block('actors/connection/job-store.ts', 'lastCompletedAtOfName('),
           block('actors/metrics/queue-metrics.ts', 'finishedWithin('),
         ],
@@ -324,7 +377,7 @@ export const MODULES = {
     ],
   },
   'bullmq-agent': {
-    what: "the BullMQ agent's mapping of stream entries to jobwatch events, its settings, spool, checkpoints, delivery and gap rule, what it bounds, files and logs, and what a command may name",
+    what: "the BullMQ agent's mapping of stream entries to jobwatch events, its settings, spool, checkpoints, delivery and gap rule, what it bounds, files and logs, what a command may name and carry, and what it says it supports",
     parts: [
       {
         mutate: ['agents/bullmq/src/normalize.js', 'agents/bullmq/src/job-facts.js', 'agents/bullmq/src/config.js'],
@@ -340,9 +393,14 @@ export const MODULES = {
           'agents/bullmq/src/limits.js',
           'agents/bullmq/src/private-files.js',
           'agents/bullmq/src/log.js',
-          lines('agents/bullmq/src/commands.js', 'export function targetOf', 'return { queue, jobId };'),
+          lines('agents/bullmq/src/commands.js', 'export function queueNameRefusal', 'return { queue, jobId };'),
         ],
         tests: ['test/agents/agent-ingest-limits.test.ts', 'test/agents/bullmq/spool-modes-and-log.test.ts', 'test/agents/bullmq/command-target.test.ts', 'test/agents/bullmq/delivery.test.ts'],
+      },
+      {
+        // what the agent reads of a command and what it says it supports; carrying them out is the end-to-end test's (agent-controls.test.ts: real Redis and BullMQ, too slow for a mutant each)
+        mutate: ['agents/bullmq/src/capabilities.js', lines('agents/bullmq/src/queue-commands.js', 'export function queueParamsOf', 'return { params: undefined };')],
+        tests: ['test/agents/bullmq/command-params.test.ts'],
       },
     ],
   },

@@ -57,7 +57,7 @@ describe('GET /openapi.json', () => {
         ? [{ apiKey: [] }]
         : key === 'GET /metrics'
           ? [{ metricsToken: [] }]
-          : /^\w+ \/api\/(health|auth\/login|auth\/logout)$|^GET \/(docs|openapi)/.test(key)
+          : /^\w+ \/api\/(health|auth\/login|auth\/logout|auth\/set-password|auth\/methods|auth\/oidc\/start|auth\/oidc\/callback)$|^GET \/(docs|openapi)/.test(key)
             ? []
             : [{ session: [] }];
       expect({ key, security: operation.security }).toEqual({ key, security: expected });
@@ -134,8 +134,8 @@ describe('GET /openapi.json', () => {
   test('the stream is text/event-stream, its event types described and their data schemas named', () => {
     const stream = document.paths['/api/events/stream'].get;
     expect(Object.keys(stream.responses['200'].content)).toEqual(['text/event-stream']);
-    for (const event of ['`job`', '`worker`', '`queue`', '`reset`', 'StreamJob', 'StreamWorker', 'StreamQueue', 'Last-Event-ID']) expect(stream.description).toContain(event);
-    expect(Object.keys(document.components.schemas)).toEqual(['StreamJob', 'StreamWorker', 'StreamQueue']);
+    for (const event of ['`job`', '`worker`', '`queue`', '`command`', '`reset`', 'StreamJob', 'StreamWorker', 'StreamQueue', 'StreamCommand', 'Last-Event-ID']) expect(stream.description).toContain(event);
+    expect(Object.keys(document.components.schemas)).toEqual(['StreamJob', 'StreamWorker', 'StreamQueue', 'StreamCommand']);
     expect(stream.responses['429']).toBeDefined();
   });
 });

@@ -1,3 +1,4 @@
+import type { JobCommand } from '../../actors/connection/command-types.ts';
 import { describe, expect, test } from 'bun:test';
 import type { RecordLog } from '../../actors/engine.ts';
 import { recordingLog, replayedAndRestored } from '../support/recording-log.ts';
@@ -25,7 +26,7 @@ describe('agent ack outcomes and the job detail lastCommand', () => {
     expect((await detail(0)).lastCommand).toBeNull();
     await t.request('POST', `/api/jobs/${jobId(0)}/retry`, { headers: { cookie } });
     const { lastCommand } = await detail(0);
-    expect(lastCommand).toEqual({ id: expect.any(String), type: 'retry', status: 'pending', reason: null, createdAt: new Date(T0).toISOString(), completedAt: null });
+    expect(lastCommand).toEqual({ id: expect.any(String), type: 'retry', status: 'pending', reason: null, details: null, createdAt: new Date(T0).toISOString(), completedAt: null });
     expect((await detail(1)).lastCommand).toBeNull();
   });
 
@@ -103,7 +104,7 @@ describe('agent ack outcomes and the job detail lastCommand', () => {
       const actor = engine.connection(c.id)!;
       expect(actor.commandOutcomes.toSnapshot()).toEqual(t.engine.connection(c.id)!.commandOutcomes.toSnapshot());
       expect(actor.commandOutcomes.ofJob(jobId(0))).toMatchObject({ status: 'failed', reason: 'no arguments', completedAtMs: T0 + 2_000 });
-      expect(actor.commands.oldestFirst(10).map((command) => command.jobId)).toEqual([jobId(1)]);
+      expect(actor.commands.oldestFirst(10).map((command) => (command as JobCommand).jobId)).toEqual([jobId(1)]);
     }
   });
 

@@ -95,7 +95,7 @@ describe('alert routes', () => {
     const extraChannel = await f.t.request('POST', '/api/alert-channels', { body: { connectionId: f.connection.id, name: 'one more', url: 'https://hooks.example.com/', format: 'json' }, headers: { cookie: f.cookie } });
     expect(extraChannel.status).toBe(409);
     expect(extraChannel.json.error.message).toContain(`at most ${ALERT_LIMITS.channelsPerConnectionMax} alert channels`);
-    for (let i = 0; i < ALERT_LIMITS.rulesPerConnectionMax; i++) f.t.engine.evolve(f.book().decideSaveRule(f.connection.id, null, { name: `r${i}`, kind: 'job_stuck', queue: null, task: null, threshold: null, windowSeconds: 60, channelIds: [] }, T0));
+    for (let i = 0; i < ALERT_LIMITS.rulesPerConnectionMax; i++) f.t.engine.evolve(f.book().decideSaveRule(f.connection.id, null, { name: `r${i}`, kind: 'job_stuck', queue: null, task: null, threshold: null, windowSeconds: 60, channelIds: [], includePaused: false }, T0));
     const extraRule = await f.t.request('POST', '/api/alert-rules', { body: { connectionId: f.connection.id, name: 'one more', kind: 'job_stuck', windowSeconds: 60, channelIds: [] }, headers: { cookie: f.cookie } });
     expect(extraRule.status).toBe(409);
     const longName = await f.t.request('POST', '/api/alert-channels', { body: { connectionId: f.connection.id, name: 'x'.repeat(ALERT_LIMITS.nameLengthMax + 1), url: 'https://hooks.example.com/', format: 'json' }, headers: { cookie: f.cookie } });

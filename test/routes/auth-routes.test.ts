@@ -6,6 +6,7 @@
  */
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { testApp, type TestApp } from '../support/test-app.ts';
+import { withOwnTeam } from '../support/team-access.ts';
 
 const PASSWORD = 'correct horse battery';
 const SESSION_TTL_SECONDS = 7 * 86_400; // testApp's session time to live
@@ -98,13 +99,19 @@ describe('POST /api/auth/login', () => {
 });
 
 describe('POST /api/auth/logout and GET /api/auth/me', () => {
-  test('me shows the user and their connections', async () => {
-    const cookie = await cookieOf(shared, await addUser(shared));
+  test('me shows the user, their teams with their role in each, and their connections', async () => {
+    const email = await addUser(shared);
+    const cookie = await cookieOf(shared, email);
+    const none = await shared.request('GET', '/api/auth/me', { headers: { cookie } });
+    expect(none.json).toMatchObject({ teams: [], connections: [] });
+    const user = shared.engine.accounts.userByEmail(email)!;
+    await withOwnTeam(shared.engine, user, `team ${userCount}`);
     await shared.createConnection(cookie, 'prod');
     const me = await shared.request('GET', '/api/auth/me', { headers: { cookie } });
     expect(me.status).toBe(200);
     expect(me.json.user).toEqual({ id: `u${userCount}`, email: `user${userCount}@example.com`, isAdmin: false, createdAt: expect.any(String) });
-    expect(me.json.connections.map((connection: { name: string }) => connection.name)).toEqual(['prod']);
+    expect(me.json.teams).toEqual([{ id: expect.any(String), name: `team ${userCount}`, role: 'admin', members: 1, connections: 1, createdAt: expect.any(String) }]);
+    expect(me.json.connections.map((connection: { name: string; role: string; teamId: string }) => [connection.name, connection.role, connection.teamId])).toEqual([['prod', 'admin', me.json.teams[0].id]]);
   });
 
   test('logout is 204, clears the cookie and ends the session; without a session it is 204 too', async () => {
@@ -119,11 +126,11 @@ describe('POST /api/auth/logout and GET /api/auth/me', () => {
 });
 
 describe('POST /api/users', () => {
-  test('the admin creates a user: 201 and the public user', async () => {
+  test('the admin creates a user with a password: 201, the user, and no invitation', async () => {
     const admin = await cookieOf(shared, await addUser(shared, true));
     const created = await shared.request('POST', '/api/users', { body: { email: 'New@Example.com', password: 'twelve chars' }, headers: { cookie: admin } });
     expect(created.status).toBe(201);
-    expect(created.json).toEqual({ user: { id: expect.any(String), email: 'new@example.com', isAdmin: false, createdAt: expect.any(String) } });
+    expect(created.json).toEqual({ user: { id: expect.any(String), email: 'new@example.com', isAdmin: false, createdAt: expect.any(String), status: 'active', teams: [] }, invite: null });
   });
 
   test('without a session it is 401 whatever the body; a bad body from the admin is 400', async () => {
@@ -134,7 +141,7 @@ describe('POST /api/users', () => {
     const cases: Array<[Record<string, unknown>, Record<string, string[]>]> = [
       [{ email: 'ab', password: PASSWORD }, { email: ['expected string length greater or equal to 3'] }],
       [{ email: 'a'.repeat(321), password: PASSWORD }, { email: ['expected string length less or equal to 320'] }],
-      [{ email: 'ab@example.com' }, { password: ['expected required property', 'expected string'] }],
+      [{ email: 'ab@example.com', role: 'owner' }, { role: ['must be one of: viewer, operator, admin'] }],
       [{ email: 'ab@example.com', password: '' }, { password: ['expected string length greater or equal to 1'] }],
       [{ email: 'ab@example.com', password: 'x'.repeat(1025) }, { password: ['expected string length less or equal to 1024'] }],
     ];

@@ -191,7 +191,7 @@ test('replaying the log and restoring a snapshot give the same jobs, commands an
   await t.engine.commit(actor.decideCommandExpiry(t.clock.nowMs())!);
   const shown = (engine: Engine) => [id, idOf('job-2'), idOf('job-3')].map((jobId) => {
     const other = engine.connection(c.id)!;
-    return toJobDetail(other.jobs.get(jobId)!, [], other.commandOutcomes.trailOf(jobId));
+    return toJobDetail(other.jobs.get(jobId)!, [], other.commandOutcomes.trailOf(jobId), other.supportOf);
   });
   const expected = shown(t.engine);
   expect(expected.map((job) => [job.state, job.lastCommand?.status])).toEqual([['completed', 'failed'], ['failed', 'expired'], ['queued', 'expired']]);

@@ -1,6 +1,6 @@
 /** Client-controlled limits at and one past their edge, through the routes. */
 import { describe, expect, test } from 'bun:test';
-import { CONNECTIONS_PER_USER_MAX } from '../../actors/accounts/accounts-actor.ts';
+import { CONNECTIONS_PER_TEAM_MAX } from '../../actors/accounts/accounts-actor.ts';
 import { PASSWORD_CHARS_MAX } from '../../actors/services/account-service.ts';
 import { FIELD_LIMITS } from '../../actors/ingest/event-schema.ts';
 import { T0, testApp } from '../support/test-app.ts';
@@ -17,13 +17,13 @@ describe('limits at their edge', () => {
     expect(Object.keys(refused.json.error.details)).toEqual(['password']);
   });
 
-  test(`a user owns at most ${CONNECTIONS_PER_USER_MAX} connections`, async () => {
+  test(`a team owns at most ${CONNECTIONS_PER_TEAM_MAX} connections`, async () => {
     const t = await testApp();
     const cookie = await t.login();
-    for (let i = 0; i < CONNECTIONS_PER_USER_MAX; i++) await t.createConnection(cookie, `c${i}`);
+    for (let i = 0; i < CONNECTIONS_PER_TEAM_MAX; i++) await t.createConnection(cookie, `c${i}`);
     const refused = await t.request('POST', '/api/connections', { body: { name: 'one-more' }, headers: { cookie } });
     expect(refused.status).toBe(409);
-    expect(refused.json.error.message).toContain(`at most ${CONNECTIONS_PER_USER_MAX}`);
+    expect(refused.json.error.message).toContain(`at most ${CONNECTIONS_PER_TEAM_MAX}`);
   });
 
   test(`a worker lists at most ${FIELD_LIMITS.queuesPerWorkerMax} queues`, async () => {

@@ -216,7 +216,7 @@ describe('a stream lives as long as its session', () => {
     await until(() => t.live.openStreamCount() === 2, 'both streams');
     expect((await t.request('POST', '/api/auth/logout', { headers: { cookie } })).status).toBe(204);
     expect(await readToEnd(ended.reader!)).toEqual([]);
-    await until(() => t.streamLog.some((line) => line.endsWith('ended: its session ended (logout, expiry or the user removed)')), 'the end to be logged');
+    await until(() => t.streamLog.some((line) => line.endsWith('ended: its session or access ended (logout, expiry, the user disabled or removed, or a team membership changed)')), 'the end to be logged');
     expect(t.live.openStreamCount()).toBe(1);
     await t.ingest(c.apiKey, [jobEvent(c.id, T0)]);
     expect((await kept.reader!.nextEvents(1))[0]!.event).toBe('job');

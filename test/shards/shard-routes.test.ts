@@ -6,7 +6,7 @@
  */
 import { beforeAll, expect, test } from 'bun:test';
 import { SHARD_ROUTES, shardRoute } from '../../src/shards/shard-routes.ts';
-import { mergeBulkResults, mergeConnectionLists, mergeCursorPages, mergeMe, mergeNumberedPages } from '../../src/shards/shard-merge.ts';
+import { mergeAuditPages, mergeConnectionItems, mergeConnectionLists, mergeCursorPages, mergeMe, mergeNumberedPages } from '../../src/shards/shard-merge.ts';
 import { singleTestApp, type TestApp } from '../support/test-app.ts';
 
 let t: TestApp;
@@ -31,10 +31,40 @@ test('what concerns one connection goes to its shard; what spans connections is 
   expect(shardRoute('GET', '/api/queues')).toEqual({ by: 'split', answer: mergeNumberedPages });
   expect(shardRoute('GET', '/api/connections')).toEqual({ by: 'split', answer: mergeConnectionLists });
   expect(shardRoute('GET', '/api/auth/me')).toEqual({ by: 'split', answer: mergeMe });
-  expect(shardRoute('POST', '/api/jobs/bulk/retry')).toEqual({ by: 'split', answer: mergeBulkResults });
-  expect(shardRoute('POST', '/api/jobs/abc/retry')).toEqual({ by: 'split', answer: 'firstFound' });
+  expect(shardRoute('POST', '/api/jobs/bulk/retry')).toEqual({ by: 'bulk' });
   expect(shardRoute('GET', '/api/jobs/abc')).toEqual({ by: 'split', answer: 'firstFound' });
-  for (const [method, path] of [['POST', '/api/auth/login'], ['POST', '/api/connections'], ['DELETE', '/api/connections/x'], ['GET', '/api/events/stream'], ['POST', '/api/admin/backup'], ['GET', '/api/health'], ['GET', '/jobs/abc'], ['GET', '/api/no-such-route']]) {
+  expect(shardRoute('GET', '/api/queues/abc')).toEqual({ by: 'split', answer: 'firstFound' });
+  expect(shardRoute('GET', '/api/commands/abc')).toEqual({ by: 'split', answer: 'firstFound' });
+  expect(shardRoute('GET', '/api/capabilities')).toEqual({ by: 'split', answer: mergeConnectionItems });
+  expect(shardRoute('GET', '/api/audit')).toEqual({ by: 'everywhere', answer: mergeAuditPages });
+  // the controls go to the shard keeping their target's connection, as the cluster sends them to its writer
+  expect(shardRoute('PUT', '/api/agent/capabilities')).toEqual({ by: 'apiKey' });
+  expect(shardRoute('POST', '/api/tasks/rate-limit')).toEqual({ by: 'bodyConnection' });
+  for (const [method, path] of [
+    ['POST', '/api/jobs/abc/retry'],
+    ['POST', '/api/jobs/abc/kill'],
+    ['POST', '/api/queues/q/pause'],
+    ['POST', '/api/queues/q/concurrency'],
+    ['POST', '/api/workers/w/stop'],
+    ['PATCH', '/api/alert-rules/r'],
+    ['DELETE', '/api/alert-channels/c'],
+  ]) {
+    expect({ method, path, route: shardRoute(method!, path!) }).toEqual({ method, path, route: { by: 'target' } });
+  }
+  for (const [method, path] of [
+    ['POST', '/api/auth/login'],
+    ['POST', '/api/connections'],
+    ['DELETE', '/api/connections/x'],
+    ['POST', '/api/teams'],
+    ['PATCH', '/api/teams/t/members/u'],
+    ['GET', '/api/users'],
+    ['GET', '/api/auth/oidc/callback'],
+    ['GET', '/api/events/stream'],
+    ['POST', '/api/admin/backup'],
+    ['GET', '/api/health'],
+    ['GET', '/jobs/abc'],
+    ['GET', '/api/no-such-route'],
+  ]) {
     expect({ method, path, route: shardRoute(method!, path!) }).toEqual({ method, path, route: { by: 'front' } });
   }
 });

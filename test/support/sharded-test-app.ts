@@ -18,7 +18,14 @@ import { LiveUpdates } from '../../actors/live/live-updates.ts';
 import { LOGIN_LIMITER_DEFAULTS } from '../../actors/accounts/login-limiter.ts';
 import { AccountService } from '../../actors/services/account-service.ts';
 import { AlertService } from '../../actors/services/alert-service.ts';
+import type { ChannelInput } from '../../actors/alerts/alert-book.ts';
+import type { RuleInput } from '../../actors/alerts/alert-model.ts';
+import type { Access } from '../../actors/accounts/access.ts';
 import { ConnectionService } from '../../actors/services/connection-service.ts';
+import { TeamService } from '../../actors/services/team-service.ts';
+import { UserService } from '../../actors/services/user-service.ts';
+import { AuditService } from '../../actors/services/audit-service.ts';
+import type { AuditEntry, AuditLog, AuditQuery, StoredAuditEntry } from '../../actors/audit/audit-log.ts';
 import { JobActionService } from '../../actors/services/job-action-service.ts';
 import { createAlertEdge } from '../../src/alerts/alert-edge.ts';
 import { createApp, type App } from '../../src/app.ts';
@@ -29,7 +36,20 @@ import { ShardFront } from '../../src/shards/shard-front.ts';
 import { shardApp, shardEngine, shardOf, shardRuntime, type ShardApp } from '../../src/shards/shard-runtime.ts';
 import { ShardSet } from '../../src/shards/shard-set.ts';
 import { checkAnswersAgainstOpenApi } from './openapi-conformance.ts';
-import { ADMIN, T0, TEST_LIMITS, TEST_LIVE, TEST_SESSION, testAppConfig, testClient, noBackups, type TestAppOptions } from './test-app.ts';
+import {
+  T0,
+  TEST_INVITE_TTL_MS,
+  TEST_LIMITS,
+  TEST_LIVE,
+  TEST_SESSION,
+  firstTestAdmin,
+  noBackups,
+  sessionHelpers,
+  testAppConfig,
+  testClient,
+  testSso,
+  type TestAppOptions,
+} from './test-app.ts';
 
 interface TestShard extends ShardApp {
   engine: Engine;
@@ -50,12 +70,18 @@ export async function shardedTestApp(options: TestAppOptions, count: number) {
   const engine = new Engine({ clock, log: set.replicating(recordLog), limits, holds: () => false, onHalt: (error) => halts.push(error) });
   const accounts = new AccountService(engine, TEST_SESSION.ttlMs, TEST_SESSION.secret, loginLimiter);
   const connections = new ConnectionService(engine);
+  const teams = new TeamService(engine);
+  const users = new UserService(engine, TEST_INVITE_TTL_MS);
   const live = new LiveUpdates(engine, clock, { ...TEST_LIVE, log: (line) => streamLog.push(line), ...options.live, remoteFeed: set.liveFeed });
   const frontAlerts = new AlertService(engine, options.publicUrl ?? null);
   const frontApp = createApp({
     engine,
     accounts,
     connections,
+    teams,
+    users,
+    audit: new AuditService(engine),
+    sso: testSso(options, engine),
     jobActions: new JobActionService(engine, connections),
     live,
     alerts: frontAlerts,
@@ -83,6 +109,7 @@ export async function shardedTestApp(options: TestAppOptions, count: number) {
           send,
           sessionTtlMs: TEST_SESSION.ttlMs,
           sessionSecret: TEST_SESSION.secret,
+          passwordLinkTtlMs: TEST_INVITE_TTL_MS,
           loginLimiter,
           config,
           alerts: { config: alertConfig, resolve: options.alerts?.resolve, send: options.alerts?.send, observer: options.alerts?.observer ?? NOT_OBSERVED, runnerLimits: options.alerts?.runnerLimits },
@@ -100,7 +127,7 @@ export async function shardedTestApp(options: TestAppOptions, count: number) {
   const front = new ShardFront({ links: set.links, app: frontApp, engine, accounts, connections, config, logError: (line) => errors.push(line) });
   const app = listenable(front, frontApp as unknown as { server: Server<undefined> | null; routes: unknown });
   checkAnswersAgainstOpenApi(app);
-  if (options.withAdmin ?? true) await accounts.ensureAdmin(ADMIN.email, ADMIN.password);
+  if (options.withAdmin ?? true) await firstTestAdmin(accounts, teams);
 
   const shardOfConnection = (connectionId: string): TestShard => shards[shardOf(connectionId, count)]!;
   const engineView = shardedEngineView(engine, shards, shardOfConnection);
@@ -122,6 +149,8 @@ export async function shardedTestApp(options: TestAppOptions, count: number) {
     },
     recordAttempt: (connectionId: string, ...rest: Parameters<AlertService['recordAttempt']> extends [string, ...infer R] ? R : never) =>
       shardOfConnection(connectionId).alerts.recordAttempt(connectionId, ...rest),
+    createChannel: (access: Access, connectionId: string, input: ChannelInput) => shardOfConnection(connectionId).alerts.createChannel(access, connectionId, input),
+    createRule: (access: Access, connectionId: string, input: RuleInput) => shardOfConnection(connectionId).alerts.createRule(access, connectionId, input),
   };
   const alertRunner = {
     // every shard's runner starts its sends at once, as one runner over all connections would
@@ -135,6 +164,8 @@ export async function shardedTestApp(options: TestAppOptions, count: number) {
     serve,
     accounts,
     connections,
+    teams,
+    users,
     live,
     alerts,
     alertRunner,
@@ -143,6 +174,7 @@ export async function shardedTestApp(options: TestAppOptions, count: number) {
     halts,
     shards: set,
     ...testClient(app),
+    ...sessionHelpers(engineView, clock),
   };
 }
 
@@ -179,6 +211,10 @@ function shardedEngineView(front: Engine, shards: TestShard[], shardOfConnection
     get limits() {
       return front.limits;
     },
+    /** the front's entries and every shard's, as one log */
+    get audit() {
+      return combinedAudit([front.audit, ...shards.map((shard) => shard.engine.audit)]);
+    },
     get halted() {
       return front.halted || shards.some((shard) => shard.engine.halted);
     },
@@ -203,8 +239,8 @@ function shardedEngineView(front: Engine, shards: TestShard[], shardOfConnection
       return front.evolve(record);
     },
     takeSnapshot(): EngineSnapshot {
-      const accounts = front.takeSnapshot({ accounts: true, connections: 'none' });
-      const parts = shards.map((shard) => shard.engine.takeSnapshot({ accounts: false, connections: { partition: shards.indexOf(shard), partitions: shards.length } }));
+      const accounts = front.takeSnapshot({ accounts: true, connections: 'none', everyAuditEntry: true });
+      const parts = shards.map((shard, index) => shard.engine.takeSnapshot({ accounts: false, connections: { partition: index, partitions: shards.length }, everyAuditEntry: true }));
       const combined = combinedSnapshot(accounts, parts.map((part) => part.chunks));
       return {
         chunks: combined.chunks,
@@ -215,4 +251,30 @@ function shardedEngineView(front: Engine, shards: TestShard[], shardOfConnection
       };
     },
   } as unknown as Engine;
+}
+
+/** The audit logs of the front and the shards read as one: each entry once, in one order. */
+function combinedAudit(logs: AuditLog[]) {
+  const all = (): StoredAuditEntry[] => {
+    const seen = new Set<string>();
+    return logs
+      .flatMap((log) => log.toSnapshot())
+      .filter(({ entry }) => !seen.has(entry.id) && seen.add(entry.id) !== undefined)
+      .sort((a, b) => a.entry.atMs - b.entry.atMs || (a.entry.id < b.entry.id ? -1 : a.entry.id > b.entry.id ? 1 : 0));
+  };
+  return {
+    get size() {
+      return all().length;
+    },
+    toSnapshot: all,
+    query(query: AuditQuery): { entries: AuditEntry[]; more: boolean } {
+      const pages = logs.map((log) => log.query(query));
+      const seen = new Set<string>();
+      const entries = pages
+        .flatMap((page) => page.entries)
+        .filter((entry) => !seen.has(entry.id) && seen.add(entry.id) !== undefined)
+        .sort((a, b) => b.atMs - a.atMs || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+      return { entries: entries.slice(0, query.limit), more: entries.length > query.limit || pages.some((page) => page.more) };
+    },
+  };
 }

@@ -9,6 +9,13 @@ import { DomainError } from '../../actors/domain-error.ts';
 import { Engine, inMemoryLog, type RecordLog } from '../../actors/engine.ts';
 import { AccountService } from '../../actors/services/account-service.ts';
 import { ConnectionService } from '../../actors/services/connection-service.ts';
+import { TeamService } from '../../actors/services/team-service.ts';
+import { UserService } from '../../actors/services/user-service.ts';
+import { AuditService } from '../../actors/services/audit-service.ts';
+import { SsoService } from '../../actors/services/sso-service.ts';
+import { OidcClient } from '../../src/sso/oidc-client.ts';
+import { oidcSettings } from '../../src/sso/oidc-settings.ts';
+import { firstAdminMaker } from '../../src/service/admin-bootstrap.ts';
 import { JobActionService } from '../../actors/services/job-action-service.ts';
 import { AlertService } from '../../actors/services/alert-service.ts';
 import { createAlertEdge, type AlertEdgeOptions } from '../../src/alerts/alert-edge.ts';
@@ -19,6 +26,10 @@ import { checkAnswersAgainstOpenApi } from './openapi-conformance.ts';
 import { TrustedProxies } from '../../src/http/trusted-proxies.ts';
 import type { ConnectionLimits } from '../../actors/connection/connection-actor.ts';
 import { LOGIN_LIMITER_DEFAULTS, type LoginLimiterOptions } from '../../actors/accounts/login-limiter.ts';
+import type { User } from '../../actors/accounts/account-records.ts';
+import { newSessionToken, sessionTokenHasher } from '../../actors/accounts/secrets.ts';
+import { normalizeEmail } from '../../actors/accounts/accounts-actor.ts';
+import { newId } from '../../actors/ids.ts';
 
 export const BASE = 'http://localhost:3000';
 export const ADMIN = { email: 'admin@example.com', password: 'correct horse battery' };
@@ -44,6 +55,10 @@ export interface TestAppOptions {
   alerts?: { allowPrivate?: boolean } & Partial<Pick<AlertEdgeOptions, 'resolve' | 'send' | 'observer' | 'runnerLimits'>>;
   /** IN_FLIGHT_REQUESTS_PER_CONNECTION and IN_FLIGHT_MB_PER_CONNECTION (in bytes); default the service's defaults */
   inFlightPerConnection?: { requestsMax: number; bytesMax: number };
+  /** single sign-on: the OIDC_* variables as the environment would give them; none by default */
+  sso?: Record<string, string>;
+  /** PASSWORD_SIGN_IN; default true */
+  passwordSignIn?: boolean;
 }
 
 /** The in-memory app has no data directory to back up; backups are tested on a real service. */
@@ -58,6 +73,8 @@ export const TEST_LIVE: Omit<LiveUpdatesOptions, 'remoteFeed'> = {
   resumeGraceMs: 60_000,
 };
 export const TEST_SESSION = { ttlMs: 7 * 86_400_000, secret: 'test-session-secret' };
+/** how long an invitation's password link lives in the tests */
+export const TEST_INVITE_TTL_MS = 72 * 3_600_000;
 
 /**
  * The app of a test: a single engine, or with WORKERS above 1 (as the service reads it) the
@@ -92,6 +109,8 @@ export async function singleTestApp(options: TestAppOptions = {}) {
   });
   const accounts = new AccountService(engine, TEST_SESSION.ttlMs, TEST_SESSION.secret, { ...LOGIN_LIMITER_DEFAULTS, ...options.loginLimiter });
   const connections = new ConnectionService(engine);
+  const teams = new TeamService(engine);
+  const users = new UserService(engine, TEST_INVITE_TTL_MS);
   const jobActions = new JobActionService(engine, connections);
   const live = new LiveUpdates(engine, clock, { ...TEST_LIVE, log: (line) => streamLog.push(line), ...options.live });
   const alerts = new AlertService(engine, options.publicUrl ?? null);
@@ -106,13 +125,13 @@ export async function singleTestApp(options: TestAppOptions = {}) {
     runnerLimits: options.alerts?.runnerLimits,
   });
   const app = createApp({
-    engine, accounts, connections, jobActions, live, alerts, alertDelivery,
+    engine, accounts, connections, teams, users, audit: new AuditService(engine), sso: testSso(options, engine), jobActions, live, alerts, alertDelivery,
     config: testAppConfig(options),
     logError: (line) => errors.push(line),
     backup: noBackups,
   });
   checkAnswersAgainstOpenApi(app);
-  if (options.withAdmin ?? true) await accounts.ensureAdmin(ADMIN.email, ADMIN.password);
+  if (options.withAdmin ?? true) await firstTestAdmin(accounts, teams);
   const client = testClient(app);
 
   /** The same app on a loopback port, for tests that need a real peer address; stopped by the returned function. */
@@ -121,7 +140,7 @@ export async function singleTestApp(options: TestAppOptions = {}) {
     return { baseUrl: `http://127.0.0.1:${app.server!.port}`, stop: async () => void (await app.stop()) };
   }
 
-  return { app, engine, clock, serve, accounts, connections, live, alerts, alertRunner: alertDelivery.runner, errors, streamLog, halts, ...client };
+  return { app, engine, clock, serve, accounts, connections, teams, users, live, alerts, alertRunner: alertDelivery.runner, errors, streamLog, halts, ...client, ...sessionHelpers(engine, clock) };
 }
 
 export function testAppConfig(options: TestAppOptions) {
@@ -132,10 +151,44 @@ export function testAppConfig(options: TestAppOptions) {
     bodyTimeoutMs: options.bodyTimeoutMs ?? 30_000,
     trustedProxies: TrustedProxies.parse((options.trustedProxies ?? []).join(',')),
     inFlightPerConnection: options.inFlightPerConnection,
+    passwordSignIn: options.passwordSignIn,
   };
 }
 
-/** What a test does through the routes: requests, logins, connections, ingest. */
+/** Single sign-on as the test asks for it (OIDC_* variables), over the engine of the accounts. */
+export function testSso(options: TestAppOptions, engine: Engine) {
+  const settings = options.sso === undefined ? null : oidcSettings(options.sso);
+  return settings === null ? undefined : { client: new OidcClient(settings, TEST_SESSION.secret), service: new SsoService(engine), groupMap: settings.groupMap };
+}
+
+/** As a new installation starts: the admin, and the first team with the admin as its admin. */
+export function firstTestAdmin(accounts: AccountService, teams: TeamService): Promise<void> {
+  return firstAdminMaker(accounts, teams, { adminEmail: ADMIN.email, adminPassword: ADMIN.password }, () => undefined)();
+}
+
+/** Users and sessions made straight in the engine's accounts, for tests about what users may do, not how they sign in. */
+export function sessionHelpers(engine: Pick<Engine, 'commit' | 'accounts'>, clock: { nowMs(): number }) {
+  /**
+   * A user made straight in the engine (no password, so no slow hash) and a session for
+   * them: the cookie a sign-in would have given.
+   */
+  async function userWithSession(email: string, options: { isAdmin?: boolean } = {}): Promise<{ user: User; cookie: string }> {
+    const user: User = { id: newId(), email: normalizeEmail(email), passwordHash: '', isAdmin: options.isAdmin ?? false, createdAtMs: clock.nowMs() };
+    await engine.commit({ t: 'user.created', user });
+    return { user, cookie: await sessionCookieOf(user) };
+  }
+
+  /** A new session of `user`, as the cookie header value. */
+  async function sessionCookieOf(user: User): Promise<string> {
+    const token = newSessionToken();
+    await engine.commit(engine.accounts.decideCreateSession(user, sessionTokenHasher(TEST_SESSION.secret)(token), TEST_SESSION.ttlMs, clock.nowMs()));
+    return `session=${token}`;
+  }
+
+  return { userWithSession, sessionCookieOf };
+}
+
+/** What a test does through the routes: requests, logins, users, connections, ingest. */
 export function testClient(app: { handle(request: Request): Promise<Response> }) {
   async function request(method: string, path: string, init: { body?: unknown; headers?: Record<string, string>; rawBody?: string } = {}) {
     const headers: Record<string, string> = { ...init.headers };
@@ -171,9 +224,21 @@ export function testClient(app: { handle(request: Request): Promise<Response> })
     return { id: created.json.connection.id, apiKey: created.json.apiKey };
   }
 
-  async function createUser(adminCookie: string, email: string, password = 'another long password'): Promise<string> {
+  /**
+   * Creates a user (as the admin whose cookie is given) and logs them in. By default the
+   * user also gets a team of their own, named after their email, as its admin (as every
+   * user from before teams did), so that what they create is theirs alone; `team: false`
+   * leaves them in no team.
+   */
+  async function createUser(adminCookie: string, email: string, password = 'another long password', options: { team?: boolean } = {}): Promise<string> {
     const created = await request('POST', '/api/users', { body: { email, password }, headers: { cookie: adminCookie } });
     if (created.status !== 201) throw new Error(`create user failed: ${created.status} ${created.text}`);
+    if (options.team ?? true) {
+      const team = await request('POST', '/api/teams', { body: { name: email }, headers: { cookie: adminCookie } });
+      if (team.status !== 201) throw new Error(`create team failed: ${team.status} ${team.text}`);
+      const member = await request('POST', `/api/teams/${team.json.team.id}/members`, { body: { email, role: 'admin' }, headers: { cookie: adminCookie } });
+      if (member.status !== 201) throw new Error(`add member failed: ${member.status} ${member.text}`);
+    }
     return login(email, password);
   }
 

@@ -96,7 +96,7 @@ describe('the header', () => {
     await view.context.close();
   }, TEST_TIMEOUT_MS);
 
-  test('at phone width a worker reads by its title, its state and when it was last heard', async () => {
+  test('at phone width a worker reads by its title (its controls under it), its state and when it was last heard', async () => {
     const view = await signedIn(390);
     const { page } = view;
     await page.goto('/workers');

@@ -80,7 +80,7 @@ describe('the jobs list and a job detail say what is true about revokes and retr
     expect(await revoke.isEnabled()).toBe(true);
     expect(await retry.isDisabled()).toBe(true);
     expect((await revoke.getAttribute('title'))!.split('; ').sort()).toEqual(['only active or queued jobs can be revoked', 'open-source Sidekiq cannot stop a running job safely']);
-    expect(await retry.getAttribute('title')).toBe('only failed or cancelled jobs can be retried');
+    expect(await retry.getAttribute('title')).toBe('only failed, cancelled or retrying jobs can be retried');
     await screenshot(page, 'job-truth-bulk-bar');
     await revoke.click();
     const dialog = page.getByRole('dialog');
@@ -108,7 +108,7 @@ describe('the jobs list and a job detail say what is true about revokes and retr
         expect(await revoke.isDisabled()).toBe(true);
         expect(await revoke.getAttribute('title')).toBe('open-source Sidekiq cannot stop a running job safely');
         await page.getByText('Revoke: open-source Sidekiq cannot stop a running job safely').waitFor();
-        await page.getByText('Retry: only failed or cancelled jobs can be retried').waitFor();
+        await page.getByText('Retry: only failed, cancelled or retrying jobs can be retried').waitFor();
         await screenshot(page, 'job-truth-not-offered');
         // asked through the API anyway (the contract answers cancelled): the page says it is requested
         expect((await (await page.request.post(`/api/jobs/${id}/revoke`, { headers: { origin: service.baseUrl } })).json()).state).toBe('cancelled');

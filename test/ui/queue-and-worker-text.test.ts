@@ -18,10 +18,11 @@ describe('queue throughput', () => {
 });
 
 describe("what the job system counts, from a queue snapshot's extensions", () => {
-  test("BullMQ's counts: waiting, delayed and failed always, the others when not 0, and paused", () => {
+  test("BullMQ's counts: waiting, delayed and failed always, the others when not 0 (paused is the queue's badge)", () => {
     const counts = { waiting: 1200, prioritized: 0, delayed: 3, active: 2, failed: 0, completed: 40, waitingChildren: 4, paused: false };
     expect(jobSystemFacts(counts)).toBe('1,200 waiting · 3 delayed · 0 failed · 2 active · 4 waiting for children');
-    expect(jobSystemFacts({ ...counts, active: 0, waitingChildren: 0, prioritized: 7, paused: true })).toBe('1,200 waiting · 3 delayed · 0 failed · 7 prioritized · paused');
+    // paused or not is the queue's badge (its `paused`, which a pause or resume carried out says too), not a fact of the extensions
+    expect(jobSystemFacts({ ...counts, active: 0, waitingChildren: 0, prioritized: 7, paused: true })).toBe('1,200 waiting · 3 delayed · 0 failed · 7 prioritized');
   });
   test("Sidekiq's latency is how long the oldest job has waited; a Celery queue sends none", () => {
     expect(jobSystemFacts({ latencyMs: 4_200 })).toBe('oldest waited 4.2 s');

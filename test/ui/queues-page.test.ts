@@ -73,7 +73,9 @@ describe('the Queues page', () => {
     expect(await page.getByRole('navigation', { name: 'Time range' }).getByRole('link', { name: '1h' }).getAttribute('aria-current')).toBe('page');
     expect(await cellsOf(page, 'emails')).toMatchObject({ Depth: '12', Consumers: '2', Throughput: '2.1/min', Failed: '4.8 %' });
     expect(await rowOf(page, 'emails').locator('small').textContent()).toBe('12 waiting · 3 delayed · 1 failed · 2 active');
-    expect(await rowOf(page, 'reports').locator('small').textContent()).toBe('5 waiting · 0 delayed · 0 failed · paused');
+    // paused is a badge beside the name (the queue's `paused`, from its snapshot or a pause carried out)
+    expect(await rowOf(page, 'reports').locator('small').textContent()).toBe('5 waiting · 0 delayed · 0 failed');
+    expect(await rowOf(page, 'reports').locator('.state-paused').textContent()).toBe('paused');
     expect(await rowOf(page, 'mailers').locator('small').textContent()).toBe('oldest waited 4.2 s');
     expect(await cellsOf(page, 'billing')).toMatchObject({ Depth: '0', Throughput: '–', Failed: '–' });
     // compact: no chart is drawn until asked for, and four queues fit in a screen

@@ -1,13 +1,16 @@
-/** Who is signed in, and their connections; an expired session sends the user to sign in. */
+/** Who is signed in, their teams and connections (with their role on each); an expired session sends the user to sign in. */
 import { signal } from '@preact/signals';
 import { api, setUnauthorizedHandler } from './api/client.ts';
 import { startStream, stopStream } from './api/stream.ts';
-import type { Me, PublicConnection, PublicUser } from './api/types.ts';
+import { loadCapabilities } from './lib/capabilities.ts';
+import type { Me, PublicConnection, PublicTeam, PublicUser } from './api/types.ts';
 import { navigate, route } from './router.ts';
 
 /** undefined while the first check runs; null when signed out. */
 export const user = signal<PublicUser | null | undefined>(undefined);
 export const connections = signal<PublicConnection[]>([]);
+/** the user's teams (every team for the instance admin, with role null where not a member) */
+export const teams = signal<PublicTeam[]>([]);
 export const sessionNotice = signal<string | null>(null);
 
 export function signInAddress(): string {
@@ -22,11 +25,14 @@ export function nextAddress(): string {
   return next.startsWith('/') && !next.startsWith('//') ? next : '/jobs';
 }
 
+/** Pages shown without a session: being signed out does not send them to sign in. */
+export const PUBLIC_PATHS: readonly string[] = ['/signin', '/set-password', '/no-access'];
+
 setUnauthorizedHandler(() => {
   if (user.value) sessionNotice.value = 'Your session has ended. Sign in again to continue.';
   user.value = null;
   stopStream();
-  if (route.value.path !== '/signin') navigate(signInAddress(), { replace: true });
+  if (!PUBLIC_PATHS.includes(route.value.path)) navigate(signInAddress(), { replace: true });
 });
 
 export async function loadSession(): Promise<void> {
@@ -34,7 +40,9 @@ export async function loadSession(): Promise<void> {
     const me = await api<Me>('GET', '/api/auth/me');
     user.value = me.user;
     connections.value = me.connections;
+    teams.value = me.teams;
     startStream();
+    void loadCapabilities();
   } catch {
     user.value = null;
   }
@@ -43,6 +51,7 @@ export async function loadSession(): Promise<void> {
 export async function refreshConnections(): Promise<void> {
   const me = await api<Me>('GET', '/api/auth/me');
   connections.value = me.connections;
+  teams.value = me.teams;
 }
 
 export async function signIn(email: string, password: string): Promise<void> {
@@ -56,5 +65,6 @@ export async function signOut(): Promise<void> {
   stopStream();
   user.value = null;
   connections.value = [];
+  teams.value = [];
   navigate('/signin');
 }

@@ -1,4 +1,8 @@
 // The few HTTP calls the agent makes to jobwatch, over Node's fetch.
+import { readFileSync } from 'node:fs';
+
+const USER_AGENT = `jobwatch-bullmq/${JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version}`;
+
 export class NetworkError extends Error {}
 
 export class HttpClient {
@@ -14,7 +18,7 @@ export class HttpClient {
    * @returns {Promise<{status: number, body: any, retryAfterMs: number | null}>}
    */
   async request(method, path, body) {
-    const headers = { authorization: `Bearer ${this.apiKey}`, accept: 'application/json', 'user-agent': 'jobwatch-bullmq/0.1.0' };
+    const headers = { authorization: `Bearer ${this.apiKey}`, accept: 'application/json', 'user-agent': USER_AGENT };
     if (body !== undefined) headers['content-type'] = 'application/json';
     let response;
     try {

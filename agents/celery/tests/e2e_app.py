@@ -46,3 +46,9 @@ def needs_flag(path):
 @app.task(ignore_result=True)
 def forgetful():
     raise RuntimeError("fails and keeps no result")
+
+
+@app.task(bind=True, max_retries=1)
+def retries_later(self):
+    # waits a minute for its retry: in the worker's timer, where Celery cannot run it sooner
+    raise self.retry(countdown=60, exc=RuntimeError("retry in a minute"))

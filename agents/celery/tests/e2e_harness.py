@@ -156,34 +156,100 @@ class Jobwatch:
         return None
 
 
+class RedisServer:
+    """A redis-server of the test's own, without persistence, that can be restarted."""
+
+    def __init__(self, tmp: str) -> None:
+        redis_server = require("redis-server", "install Debian's redis-server (apt-get install redis-server)")
+        self.tmp = tmp
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.argv = [redis_server, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", tmp]
+        self.runs = [Process("redis", self.argv, dict(os.environ), tmp)]
+        wait_for(self.ready, 10, "redis-server to answer PING")
+
+    @property
+    def process(self) -> Process:
+        return self.runs[-1]
+
+    def client(self):
+        import redis
+
+        return redis.Redis(host="127.0.0.1", port=self.port, socket_connect_timeout=1)
+
+    def ready(self) -> bool:
+        import redis
+
+        try:
+            return bool(self.client().ping())
+        except redis.exceptions.ConnectionError:
+            return False
+
+    def restart(self, down_s: float) -> None:
+        """The broker goes away (its data with it, as a restart without persistence does) and comes back."""
+        self.process.stop()
+        time.sleep(down_s)
+        self.runs.append(Process(f"redis-{len(self.runs) + 1}", self.argv, dict(os.environ), self.tmp))
+        wait_for(self.ready, 10, "redis-server to answer PING again")
+
+    def stop(self) -> None:
+        self.process.stop()
+
+
+def celery_env(broker: str) -> Dict[str, str]:
+    """The environment a worker of the test app and the agent run in (from the checkout, not installed)."""
+    require_celery()
+    return {**os.environ, "E2E_BROKER": broker, "PYTHONPATH": os.pathsep.join([HERE, AGENT_SRC])}
+
+
+def start_worker(env: Dict[str, str], log_dir: str, name: str, queues: str = "celery", concurrency: int = 2) -> Process:
+    """A real Celery worker of the test app (`e2e_app`), sending events, without mingle and gossip."""
+    return Process(f"worker-{name.split('@')[0]}", [SYSTEM_PYTHON, "-m", "celery", "-A", "e2e_app", "worker", "-E", "-c", str(concurrency), "-n", name,
+                                                   "-Q", queues, "-O", "fair", "--without-mingle", "--without-gossip", "--loglevel", "INFO"], env, log_dir, cwd=HERE)
+
+
+def producer_app(broker: str):
+    """The test app in this process (the producer side), on `broker` (made anew for each test module's broker)."""
+    import importlib
+
+    if HERE not in sys.path:
+        sys.path.insert(0, HERE)
+    os.environ["E2E_BROKER"] = broker
+    import e2e_app  # noqa: E402
+
+    return e2e_app if e2e_app.app.conf.broker_url == broker else importlib.reload(e2e_app)
+
+
+def close_results(app) -> None:
+    """This process's results unsubscribe from Redis when collected at exit; without a
+    subscription left they do not try to reach the stopped redis-server."""
+    consumer = getattr(app.backend, "result_consumer", None)
+    if consumer is not None and getattr(consumer, "_pubsub", None) is not None:
+        consumer._pubsub.close()
+        consumer._pubsub = None
+
+
 class Cluster:
     """redis-server, one Celery worker and the agent, around a Jobwatch."""
 
     def __init__(self, tmp: str) -> None:
-        redis_server = require("redis-server", "install Debian's redis-server (apt-get install redis-server)")
+        require("redis-server", "install Debian's redis-server (apt-get install redis-server)")
         require_celery()
         self.tmp = tmp
-        self.redis_port = free_port()
-        self.broker = f"redis://127.0.0.1:{self.redis_port}/0"
-        self.redis_argv = [redis_server, "--port", str(self.redis_port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", tmp]
-        self.redis_runs = [Process("redis", self.redis_argv, dict(os.environ), tmp)]
+        self.redis_server = RedisServer(tmp)
+        self.redis_port = self.redis_server.port
+        self.broker = self.redis_server.url
         self.jobwatch = Jobwatch(os.path.join(tmp, "jobwatch-data"), tmp)
         self.jobwatch.start()
         created = self.jobwatch.login_and_connect()
         self.connection_id = created["connection"]["id"]
         self.api_key = created["apiKey"]
-        self.env = {**os.environ, "E2E_BROKER": self.broker, "PYTHONPATH": os.pathsep.join([HERE, AGENT_SRC])}
-        wait_for(self._redis_ready, 10, "redis-server to answer PING")
+        self.env = celery_env(self.broker)
         self.worker_name = f"e2e-{os.getpid()}@{socket.gethostname()}"
-        self.worker = Process("worker", [SYSTEM_PYTHON, "-m", "celery", "-A", "e2e_app", "worker", "-E", "-c", "2", "-n", self.worker_name,
-                                         "-Q", "celery", "-O", "fair", "--without-mingle", "--without-gossip", "--loglevel", "INFO"], self.env, tmp, cwd=HERE)
+        self.worker = start_worker(self.env, tmp, self.worker_name)
         self.agents_started = 0
         self.agent = self.start_agent()
-        sys.path.insert(0, HERE)
-        os.environ["E2E_BROKER"] = self.broker
-        import e2e_app  # noqa: E402  the producer side, in this process
-
-        self.app = e2e_app
+        self.app = producer_app(self.broker)
 
     def start_agent(self) -> Process:
         """The agent as a user runs it; every start shares the spool directory."""
@@ -196,44 +262,29 @@ class Cluster:
         return process
 
     def spooled_events(self) -> int:
+        from jobwatch_celery.spool import BATCH_FILE
+
         spool = os.path.join(self.tmp, "spool")
         names = os.listdir(spool) if os.path.isdir(spool) else []
-        return sum(int(name.split("-")[1].split(".")[0]) for name in names if name.endswith(".json"))
+        return sum(int(match.group(2)) for match in map(BATCH_FILE.match, names) if match)
 
     @property
     def redis(self) -> Process:
-        return self.redis_runs[-1]
+        return self.redis_server.process
 
     def restart_redis(self, down_s: float) -> None:
-        """The broker goes away (its data with it, as a restart without persistence does) and comes back."""
-        self.redis.stop()
-        time.sleep(down_s)
-        self.redis_runs.append(Process(f"redis-{len(self.redis_runs) + 1}", self.redis_argv, dict(os.environ), self.tmp))
-        wait_for(self._redis_ready, 10, "redis-server to answer PING again")
-
-    def _redis_ready(self) -> bool:
-        import redis
-
-        try:
-            return bool(redis.Redis(host="127.0.0.1", port=self.redis_port, socket_connect_timeout=1).ping())
-        except redis.exceptions.ConnectionError:
-            return False
+        self.redis_server.restart(down_s)
 
     def stop(self) -> None:
         for process in (self.agent, self.worker):
             process.stop()
         self.jobwatch.stop()
-        # This process's results unsubscribe from Redis when collected at exit; without a
-        # subscription left they do not try to reach the stopped redis-server.
-        consumer = getattr(self.app.app.backend, "result_consumer", None)
-        if consumer is not None and getattr(consumer, "_pubsub", None) is not None:
-            consumer._pubsub.close()
-            consumer._pubsub = None
-        self.redis.stop()
+        close_results(self.app.app)
+        self.redis_server.stop()
 
     def logs(self) -> str:
         parts = []
-        for process in (*self.agent_runs, self.worker, self.jobwatch.process, *self.redis_runs):
+        for process in (*self.agent_runs, self.worker, self.jobwatch.process, *self.redis_server.runs):
             if process is not None:
                 parts.append(f"----- {process.name} -----\n{process.output()[-6000:]}")
         return "\n".join(parts)

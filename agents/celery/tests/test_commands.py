@@ -1,66 +1,6 @@
 """Commands: acknowledged only after Celery accepted them; a retry without arguments is reported, not guessed."""
-from types import SimpleNamespace
-
-from kombu.exceptions import OperationalError
-
+from command_fakes import FakeApp, FakeJobwatch
 from jobwatch_celery.commands import CommandRunner
-from jobwatch_celery.http_client import NetworkError, Response
-
-
-class FakeBackend:
-    def __init__(self, metas):
-        self.metas = metas
-
-    def get_task_meta(self, task_id):
-        return self.metas.get(task_id, {"status": "PENDING", "result": None})
-
-
-class FakeApp:
-    def __init__(self, metas=None, broker_down=False, held_by_workers=()):
-        self.revoked, self.sent, self.queried = [], [], []
-        self.broker_down = broker_down
-        self.held = set(held_by_workers)
-        self.backend = FakeBackend(metas or {})
-        self.control = SimpleNamespace(revoke=self._revoke, inspect=self._inspect)
-
-    def _inspect(self, timeout):
-        def query_task(*ids):
-            self.queried.extend(ids)
-            if self.broker_down:
-                raise OperationalError("broker down")
-            return {"w1@host": {task_id: ["reserved", {"id": task_id}] for task_id in ids if task_id in self.held}}
-
-        return SimpleNamespace(query_task=query_task)
-
-    def _revoke(self, task_id, terminate, signal):
-        if self.broker_down:
-            raise OperationalError("broker down")
-        self.revoked.append((task_id, terminate, signal))
-
-    def send_task(self, name, **options):
-        if self.broker_down:
-            raise OperationalError("broker down")
-        self.sent.append((name, options))
-
-
-class FakeJobwatch:
-    def __init__(self, commands, ack_fails=False):
-        self.commands = commands
-        self.acks = []
-        self.ack_fails = ack_fails
-
-    def get(self, path):
-        assert path.startswith("/api/agent/commands")
-        return Response(200, {"data": self.commands}, None)
-
-    def post(self, path, body):
-        assert path == "/api/agent/commands/ack"
-        if self.ack_fails:
-            raise NetworkError("down")
-        self.acks.append(body)
-        acked = {o["id"] for o in body["outcomes"]}
-        self.commands = [c for c in self.commands if c["id"] not in acked]
-        return Response(200, {"acked": len(acked)}, None)
 
 
 def command(cid, kind, task_id, name="app.add", queue="celery"):
@@ -146,10 +86,14 @@ def test_a_command_whose_ack_was_lost_is_acked_again_but_not_carried_out_twice()
     assert len(app.sent) == 1 and jobwatch.acks[0]["outcomes"] == [{"id": "c1", "status": "done"}]
 
 
-def test_an_unknown_command_type_is_acked_failed():
-    app, jobwatch = FakeApp(), FakeJobwatch([command("c1", "pause", "t1")])
+def test_an_unknown_command_type_is_acked_unsupported_naming_it():
+    app, jobwatch = FakeApp(), FakeJobwatch([command("c1", "pause", "t1"), command("c2", None, "t1")])
     CommandRunner(app, jobwatch).poll()
-    assert jobwatch.acks[0]["outcomes"][0]["status"] == "failed"
+    assert jobwatch.acks[0]["outcomes"] == [
+        {"id": "c1", "status": "unsupported", "reason": "this agent version does not know 'pause'"},
+        {"id": "c2", "status": "unsupported", "reason": "this agent version does not know 'None'"},
+    ]
+    assert app.revoked == [] and app.sent == []
 
 
 def test_acks_are_split_so_every_body_fits_the_services_128_kib_cap():
@@ -206,3 +150,63 @@ def test_a_retry_sends_the_task_celery_names_never_one_only_the_command_names():
     jobwatch = FakeJobwatch([command("c1", "retry", "t1", name="app.delete_everything")])
     runner(app, jobwatch).poll()
     assert app.sent == [] and "does not name the task" in jobwatch.acks[0]["outcomes"][0]["reason"]
+
+
+def test_a_queue_worker_or_task_name_that_names_nothing_is_refused_before_celery_is_asked():
+    from fake_remote import FakeRemote, FakeWorker
+
+    remote = FakeRemote(a=FakeWorker(["mail\nFORGED"], registered=["app.x\r"]))
+    jobwatch = FakeJobwatch([
+        {"id": "c1", "type": "queue.pause", "queue": "mail\nFORGED"},
+        {"id": "c2", "type": "queue.clean", "queue": "q" * 256, "params": {"mode": "waiting"}},
+        {"id": "c3", "type": "worker.stop", "workerId": "a@host\x1b[2J", "hostname": "a@host", "pid": None},
+        {"id": "c4", "type": "task.rate_limit", "name": "app.x\r", "queue": None, "params": {"rate": "1/s"}},
+        {"id": "c5", "type": "worker.pool", "workerId": None, "params": {"delta": 1}},
+    ])
+    CommandRunner(FakeApp(), jobwatch, watched_queues=lambda: {"mail\nFORGED"}, remote=remote).poll()
+    reasons = [(o["status"], o["reason"].split(":")[0]) for o in jobwatch.acks[0]["outcomes"]]
+    assert reasons == [("failed", "not a queue name"), ("failed", "not a queue name"), ("failed", "not a Celery worker name"),
+                       ("failed", "not a task name"), ("failed", "not a Celery worker name")]
+    assert remote.sent == [] and remote.asked == []
+
+
+def test_a_control_while_the_broker_is_down_is_not_acked_and_comes_back():
+    from fake_remote import FakeRemote, FakeWorker
+
+    remote = FakeRemote(a=FakeWorker(["mail"]))
+    remote.broker_down = True
+    jobwatch = FakeJobwatch([{"id": "c1", "type": "queue.pause", "queue": "mail"}, {"id": "c2", "type": "worker.quiet", "workerId": "a@host"}])
+    runner = CommandRunner(FakeApp(), jobwatch, watched_queues=lambda: {"mail"}, remote=remote)
+    assert runner.poll() == 0 and jobwatch.acks == []
+    remote.broker_down = False
+    assert runner.poll() == 2
+    assert [o["status"] for o in jobwatch.acks[0]["outcomes"]] == ["done", "done"]
+
+
+def test_a_command_celery_chokes_on_is_failed_with_the_error_and_the_next_one_still_runs():
+    from fake_remote import FakeRemote, FakeWorker
+
+    remote = FakeRemote(a=FakeWorker(["mail"]))
+    jobwatch = FakeJobwatch([{"id": "c1", "type": "queue.pause", "queue": "mail"}, {"id": "c2", "type": "queue.resume", "queue": "mail"}])
+    runner = CommandRunner(FakeApp(), jobwatch, watched_queues=lambda: {"mail"}, remote=remote)
+    runner.handlers["queue.pause"] = lambda command_id, command: 1 / 0
+    runner.poll()
+    first, second = jobwatch.acks[0]["outcomes"]
+    assert first == {"id": "c1", "status": "failed", "reason": "the agent could not carry it out: ZeroDivisionError: division by zero"}
+    assert second["status"] == "failed" and "not paused" in second["reason"]
+
+
+def test_retry_now_of_a_task_waiting_to_retry_is_unsupported():
+    app = FakeApp({"t1": {**EXTENDED, "status": "RETRY"}})
+    jobwatch = FakeJobwatch([command("c1", "retry", "t1"), command("c2", "retry", "t2")])
+    CommandRunner(app, jobwatch, reported=lambda task_id: {"queue": "celery", "state": "retrying"} if task_id == "t2" else None).poll()
+    assert [o["status"] for o in jobwatch.acks[0]["outcomes"]] == ["unsupported", "unsupported"]
+    assert "ETA task in the memory of the worker" in jobwatch.acks[0]["outcomes"][0]["reason"] and app.sent == []
+
+
+def test_an_outcomes_reason_and_details_stay_within_what_jobwatch_takes():
+    from jobwatch_celery.outcome import Outcome
+
+    body = Outcome("c1", "done", "x" * 5000, {f"k{i}" + "y" * 100: "z" * 500 for i in range(20)}).to_json()
+    assert len(body["reason"]) == 1000 and body["reason"].endswith("…[truncated]")
+    assert len(body["details"]) == 16 and all(len(k) <= 64 and len(v) <= 200 for k, v in body["details"].items())

@@ -10,6 +10,8 @@ import pytest
 
 from e2e_harness import Cluster, wait_for
 
+pytestmark = pytest.mark.e2e
+
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
@@ -98,10 +100,14 @@ def test_queue_depth_counts_every_priority_list_and_the_consumers(cluster):
     def depths():
         queues = {q["name"]: q for q in cluster.jobwatch.call("GET", "/api/queues")["data"]}
         parked, celery = queues.get("parked"), queues.get("celery")
-        return (parked, celery) if parked and parked["depth"] == 6 and celery and celery["consumers"] == 1 else None
+        # jobwatch counts a queue's jobs until the agent's snapshot of it comes, which carries extensions
+        from_agent = parked and celery and "paused" in parked["extensions"] and "paused" in celery["extensions"]
+        return (parked, celery) if from_agent and parked["depth"] == 6 and celery["consumers"] == 1 else None
 
-    parked, celery = wait_for(depths, 10, "queue depth 6 for parked and one consumer of celery")
+    parked, celery = wait_for(depths, 10, "the agent's snapshots: queue depth 6 for parked and one consumer of celery")
     assert parked["consumers"] == 0 and celery["depth"] == 0
+    # nothing paused them: Celery has no paused state, the agent says whether jobwatch paused one
+    assert parked["extensions"] == {"paused": False} and celery["extensions"] == {"paused": False}
 
 
 def test_revoke_from_jobwatch_terminates_the_running_task_in_celery(cluster):

@@ -8,7 +8,7 @@
  */
 import { signal } from '@preact/signals';
 import { api } from './client.ts';
-import type { JobListItem, QueueStreamItem, WorkerView } from './types.ts';
+import type { CommandView, JobListItem, QueueStreamItem, WorkerView } from './types.ts';
 
 export type StreamState = 'off' | 'connecting' | 'live' | 'reconnecting';
 
@@ -16,6 +16,8 @@ export interface LiveBatch {
   jobs: JobListItem[];
   workers: WorkerView[];
   queues: QueueStreamItem[];
+  /** commands to the agents, when made and when their outcome arrives */
+  commands: CommandView[];
   /** The server could not resume from our last event: refetch what is on screen. */
   reset: boolean;
 }
@@ -34,7 +36,7 @@ let flushTimer: ReturnType<typeof setTimeout> | null = null;
 let reconnectTimer: ReturnType<typeof setTimeout> | null = null;
 
 function emptyBatch(): LiveBatch {
-  return { jobs: [], workers: [], queues: [], reset: false };
+  return { jobs: [], workers: [], queues: [], commands: [], reset: false };
 }
 
 export function onLive(listener: Listener): () => void {
@@ -83,6 +85,7 @@ export function startStream(): void {
   events.addEventListener('job', (event) => queue((batch) => batch.jobs.push(parse<JobListItem>(event)), event));
   events.addEventListener('worker', (event) => queue((batch) => batch.workers.push(parse<WorkerView>(event)), event));
   events.addEventListener('queue', (event) => queue((batch) => batch.queues.push(parse<QueueStreamItem>(event)), event));
+  events.addEventListener('command', (event) => queue((batch) => batch.commands.push(parse<CommandView>(event)), event));
   events.addEventListener('reset', (event) =>
     queue((batch) => {
       batch.reset = true;

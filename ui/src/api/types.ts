@@ -5,7 +5,14 @@
 import type { JobListPage } from '../../../actors/queries/job-list.ts';
 import type { PagedResult } from '../../../actors/queries/paged-list.ts';
 import type { PublicUser } from '../../../actors/services/account-service.ts';
-import type { PublicActionResult } from '../../../actors/services/job-action-service.ts';
+import type { PublicMember, PublicTeam } from '../../../actors/services/team-service.ts';
+import type { UserSummary } from '../../../actors/services/user-service.ts';
+import type { AuditPage, PublicAuditEntry } from '../../../actors/services/audit-service.ts';
+import type { Role } from '../../../actors/accounts/roles.ts';
+import type { CommandAccepted, PublicActionResult } from '../../../actors/services/job-action-service.ts';
+import type { PublicCapabilities } from '../../../actors/services/agent-service.ts';
+import type { CommandView } from '../../../actors/views/command-view.ts';
+import type { CleanEstimate } from '../../../actors/queries/queue-jobs.ts';
 import type { PublicConnection } from '../../../actors/services/connection-service.ts';
 import type { JobDetail, JobListItem, LastCommand } from '../../../actors/views/job-view.ts';
 import type { QueueStreamItem, QueueView } from '../../../actors/views/queue-view.ts';
@@ -25,12 +32,24 @@ export interface TestDelivery {
   waiting: boolean;
 }
 
-export type { JobDetail, JobListItem, JobListPage, LastCommand, PublicActionResult, PublicConnection, PublicUser, QueueStreamItem, QueueView, WorkerView };
+export type { CleanEstimate, CommandAccepted, CommandView, JobDetail, JobListItem, JobListPage, LastCommand, PublicActionResult, PublicCapabilities, PublicConnection, PublicUser, QueueStreamItem, QueueView, WorkerView };
+export type { AuditPage, PublicAuditEntry, PublicMember, PublicTeam, Role, UserSummary };
+/** A single-use link that sets a password, as the service answers it. */
+export interface PasswordLinkAnswer {
+  url: string;
+  purpose: 'invite' | 'reset';
+  expiresAt: string;
+}
+export interface CreatedUser {
+  user: UserSummary;
+  invite: PasswordLinkAnswer | null;
+}
 
 export type QueuePage = PagedResult<QueueView>;
 export type WorkerPage = PagedResult<WorkerView>;
 export interface Me {
   user: PublicUser;
+  teams: PublicTeam[];
   connections: PublicConnection[];
 }
 export interface CreatedConnection {

@@ -8,9 +8,11 @@ import type { ComponentChildren } from 'preact';
 import { streamState, type StreamState } from '../api/stream.ts';
 import { absoluteTimes, toggleAbsoluteTimes } from '../lib/clock.ts';
 import { route } from '../router.ts';
-import { signOut, user } from '../session.ts';
+import { readsAudit } from '../lib/roles.ts';
+import { signOut, teams, user } from '../session.ts';
 import { Link } from './link.tsx';
 import { FiringBadge } from './firing-badge.tsx';
+import { CommandToasts } from './command-toasts.tsx';
 
 const STREAM_LABEL: Record<StreamState, string> = {
   off: 'Live updates off',
@@ -27,8 +29,11 @@ export function AppShell({ children }: { children: ComponentChildren }) {
     ['/workers', 'Workers'],
     ['/alerts', 'Alerts'],
     ['/connections', 'Connections'],
+    ['/teams', 'Teams'],
   ];
   if (user.value?.isAdmin) pages.push(['/users', 'Users']);
+  if (readsAudit()) pages.push(['/audit', 'Audit']);
+  const inNoTeam = teams.value.every((team) => team.role === null);
   const menu = useSignal(false);
   return (
     <>
@@ -60,13 +65,23 @@ export function AppShell({ children }: { children: ComponentChildren }) {
           <button type="button" class="small" onClick={toggleAbsoluteTimes} aria-pressed={absoluteTimes.value}>
             {absoluteTimes.value ? 'Absolute times' : 'Relative times'}
           </button>
-          <span class="muted user-email">{user.value?.email}</span>
+          <Link href="/account" class="muted user-email" aria-current={path === '/account' ? 'page' : undefined}>
+            {user.value?.email}
+          </Link>
           <button type="button" class="small" onClick={() => void signOut()}>
             Sign out
           </button>
         </div>
       </header>
-      <main id="main">{children}</main>
+      <main id="main">
+        {inNoTeam && !path.startsWith('/teams') && path !== '/account' && path !== '/users' && path !== '/audit' && (
+          <p class="notice" role="status">
+            You are in no team yet, so there is no data to show: an admin of a team adds you to it{user.value?.isAdmin ? ' (as the instance admin, you may add yourself on the Teams page)' : ''}.
+          </p>
+        )}
+        {children}
+      </main>
+      <CommandToasts />
     </>
   );
 }

@@ -3,11 +3,9 @@
  * confirmed reads "revoke requested", not the contract's `cancelled`; one the job system
  * refused, or that no agent confirmed, is said beside the state it left, until the job moves on.
  */
-import { requestNote, unfulfilledNote } from '../../../actors/connection/job-actions.ts';
+import { ACTION_RULES, requestNote, unfulfilledNote } from '../../../actors/connection/job-actions.ts';
 import type { JobListItem } from '../api/types.ts';
 import { StateBadge } from './state-badge.tsx';
-
-const SHOWN_AS = { revoke: 'cancelled', retry: 'retrying' };
 
 export function JobState({ job }: { job: Pick<JobListItem, 'state' | 'stateChangedAt' | 'lastCommand'> }) {
   const command = job.lastCommand;
@@ -15,7 +13,7 @@ export function JobState({ job }: { job: Pick<JobListItem, 'state' | 'stateChang
   if (command === null || command.status === 'done') return badge;
   if (command.status === 'pending') {
     const note = requestNote(command.type);
-    return job.state === SHOWN_AS[command.type] ? <span class="badge requested">{note}</span> : <>{badge} <small class="muted">{note}</small></>;
+    return job.state === ACTION_RULES[command.type].to ? <span class="badge requested">{note}</span> : <>{badge} <small class="muted">{note}</small></>;
   }
   // news until the job changes state after it
   if (Date.parse(job.stateChangedAt ?? '') > Date.parse(command.completedAt ?? '')) return badge;

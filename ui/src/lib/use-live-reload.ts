@@ -4,15 +4,16 @@
  * time-based figures (rates, health buckets) move on when nothing is sent.
  */
 import { useSignal, type Signal } from '@preact/signals';
-import { useEffect } from 'preact/hooks';
+import { useEffect, useRef } from 'preact/hooks';
 import { onLive, type LiveBatch } from '../api/stream.ts';
 
 const RELOAD_AFTER_EVENT_MS = 2000;
 const RELOAD_EVERY_MS = 30_000;
 
-export function useLiveReload<T>(load: () => Promise<T>, cares: (batch: LiveBatch) => boolean, key: string): { data: Signal<T | null>; error: Signal<unknown> } {
+export function useLiveReload<T>(load: () => Promise<T>, cares: (batch: LiveBatch) => boolean, key: string): { data: Signal<T | null>; error: Signal<unknown>; reload: () => void } {
   const data = useSignal<T | null>(null);
   const error = useSignal<unknown>(null);
+  const reloadNow = useRef<() => void>(() => undefined);
   useEffect(() => {
     let current = true;
     let timer: ReturnType<typeof setTimeout> | null = null;
@@ -26,6 +27,7 @@ export function useLiveReload<T>(load: () => Promise<T>, cares: (batch: LiveBatc
         (failure) => current && (error.value = failure),
       );
     data.value = null;
+    reloadNow.current = () => void reload();
     void reload();
     const stop = onLive((batch) => {
       if (!batch.reset && !cares(batch)) return;
@@ -42,5 +44,5 @@ export function useLiveReload<T>(load: () => Promise<T>, cares: (batch: LiveBatc
       if (timer !== null) clearTimeout(timer);
     };
   }, [key]);
-  return { data, error };
+  return { data, error, reload: () => reloadNow.current() };
 }

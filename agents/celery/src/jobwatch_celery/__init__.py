@@ -1,2 +1,2 @@
 """jobwatch collector agent for Celery."""
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -18,10 +18,12 @@ from .config import Config, ConfigError, load_config
 from .deliver import Deliverer
 from .http_client import Client, NetworkError
 from .normalize import Normalizer
+from .paused_queues import PausedQueues
 from .private_files import makedirs_private, tighten_private_tree
 from .queue_depth import QueueMonitor
 from .spool import Spool
 from .task_names import lookup_names
+from .workers_seen import WorkersSeen
 
 log = logging.getLogger("jobwatch_celery")
 ENABLE_EVENTS_INTERVAL_S = 5.0
@@ -96,14 +98,20 @@ class Agent:
             raise ConfigError(f"--spool-dir: cannot use {config.spool_dir!r} ({error.strerror or error})") from error
         self.deliverer = Deliverer(client, spool, config.batch_size, config.flush_interval_s)
         self.capture = Capture(self.app, self.on_event)
-        self.queues = QueueMonitor(self.app, self.normalizer.worker_info, self.queues_from_events, connection_id, config.queues)
-        self.commands = CommandRunner(self.app, client, config.revoke_signal, reported=self.reported, watched_queues=self.watched_queues)
+        self.paused = PausedQueues(config.spool_dir)
+        self.queues = QueueMonitor(self.app, self.normalizer.worker_info, self.queues_from_events, connection_id, config.queues, paused=self.paused.names)
+        self.workers_seen = WorkersSeen()
         self.new_worker = threading.Event()
+        self.commands = CommandRunner(
+            self.app, client, config.revoke_signal, reported=self.reported, watched_queues=self.watched_queues, paused=self.paused,
+            known_workers=self.known_workers, offline_since=self.workers_seen.offline_since, workers_changed=self.new_worker.set,
+        )
 
     def on_event(self, event: dict) -> None:
         with self.lock:
             events = self.normalizer.normalize(event)
         self.deliverer.submit(events)
+        self.workers_seen.saw(event)
         if event.get("type", "").startswith("worker-") and event.get("hostname") not in self.normalizer.worker_info.queues:
             self.new_worker.set()  # learn its queues and pool size now, not at the next refresh
 
@@ -118,9 +126,14 @@ class Agent:
         with self.lock:
             names = set(self.normalizer.queues_seen)
         names.update(self.config.queues)
+        names.update(self.paused.names())
         for queues in list(self.normalizer.worker_info.queues.values()):
             names.update(queues)
         return names
+
+    def known_workers(self) -> Set[str]:
+        """The workers the agent saw: in their events or in the last inspect."""
+        return self.workers_seen.hostnames() | set(self.normalizer.worker_info.queues)
 
     def queues_from_events(self) -> List[str]:
         with self.lock:
@@ -165,7 +178,9 @@ class Agent:
 
     def _refresh_workers(self) -> None:
         self.new_worker.clear()
-        self.queues.refresh_workers()
+        asked_at = time.time()
+        active = self.queues.refresh_workers()
+        self.commands.queues.keep_paused(active, asked_at)
 
     def _snapshot_queues(self) -> None:
         self.deliverer.submit(self.queues.snapshots())

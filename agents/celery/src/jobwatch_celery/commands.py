@@ -1,70 +1,58 @@
-"""Revoke and retry from jobwatch, carried out in Celery and acknowledged with an outcome.
+"""Commands from jobwatch, carried out in Celery and acknowledged with an outcome.
 
-A command is acknowledged only after Celery accepted it (the broker took the revoke
-broadcast or the re-sent task). When the broker cannot be reached the command stays
-unacknowledged and comes back at the next poll. A retry whose arguments cannot be
-known is not guessed at: it is acknowledged as `failed` with the reason, which jobwatch
-shows on the job.
-
-A command names its task by what jobwatch was sent, and anyone holding the connection's
-API key can send jobwatch anything. So a task id is checked before it is used, a task is
-revoked only when the agent reported it itself or Celery knows it (its result backend has
-a record, or a worker holds it: workers keep revoked ids, so a forged id must not revoke a
-task sent later under it), and a retry is re-sent with the name, arguments and queue Celery
-and the agent know, never a name or queue only the command says. Anything else is
-acknowledged `failed` with the reason.
+The agent polls jobwatch for commands, checks what each names (`command_inputs`), carries
+it out through the module of its target (a task, a queue, a worker, a task type) and
+acknowledges `done`, `failed` with the reason ("not found: ..." when Celery has no such
+thing) or `unsupported` with why Celery cannot (`capabilities`). A command is acknowledged
+only after Celery accepted it; when the broker cannot be reached the command stays
+unacknowledged and comes back at the next poll.
 """
 from __future__ import annotations
 
 import logging
-import re
-import uuid
 from collections import OrderedDict
-from dataclasses import dataclass
-from typing import Callable, Collection, List, Optional
+from typing import Callable, Collection, Dict, List, Optional
 
 from celery import Celery
-from celery.backends.base import DisabledBackend
-from kombu.exceptions import OperationalError
 
+from .capabilities import CONTROLS, CapabilityReport, unknown_type_reason
+from .command_inputs import queue_problem, task_id_problem, task_name_problem, worker_problem
 from .http_client import Client, NetworkError
-from .limits import EXTERNAL_ID_CHARS, TRUNCATED_MARK, utf16_units
+from .job_commands import JobCommands
+from .outcome import Outcome, failed, unsupported
+from .paused_queues import PausedQueues
+from .queue_controls import QueueControls
+from .remote_control import BrokerUnavailable, RemoteControl
+from .task_controls import TaskControls
+from .worker_controls import WorkerControls
 
 log = logging.getLogger("jobwatch_celery.commands")
 COMMANDS_PER_POLL = 100
-REASON_CHARS = 1000
 # The service caps an ack body at 128 KiB; a reason of 1,000 characters escapes to at
 # most 6,000 bytes of JSON, so 20 outcomes always fit in one request.
 ACK_OUTCOMES_PER_REQUEST = 20
 UNACKED_OUTCOMES_MAX = 10_000
-INSPECT_TIMEOUT_S = 1.0
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+# what each command's target is named by, and the check that name passes before use
+TARGET_FIELDS = {
+    "job": ("externalId", task_id_problem),
+    "queue": ("queue", queue_problem),
+    "worker": ("workerId", worker_problem),
+    "task": ("name", task_name_problem),
+}
 
 
-@dataclass
-class Outcome:
-    id: str
-    status: str  # "done" | "failed"
-    reason: Optional[str] = None
-
-    def to_json(self) -> dict:
-        body = {"id": self.id, "status": self.status}
-        if self.reason is not None:
-            body["reason"] = self.reason[:REASON_CHARS]
-        return body
+TARGET_WORDS = {"job": "task", "queue": "queue", "worker": "worker", "task": "task type"}
 
 
-class BrokerUnavailable(Exception):
-    """Celery could not hand the command to the broker: try again at the next poll."""
-
-
-def task_id_problem(task_id: object) -> Optional[str]:
-    """Why a command's externalId is no Celery task id the agent can act on, or None."""
-    if not isinstance(task_id, str) or task_id == "" or utf16_units(task_id) > EXTERNAL_ID_CHARS or _CONTROL.search(task_id):
-        return f"not a Celery task id: {str(task_id)[:200]!r}"
-    if utf16_units(task_id) == EXTERNAL_ID_CHARS and task_id.endswith(TRUNCATED_MARK):
-        return f"the task's id was cut to {EXTERNAL_ID_CHARS} characters when it was sent to jobwatch: the agent cannot tell which task it is"
-    return None
+def target_of(kind: str) -> str:
+    if kind.startswith("queue."):
+        return "queue"
+    if kind.startswith("worker."):
+        return "worker"
+    if kind.startswith("task."):
+        return "task"
+    return "job"
 
 
 class CommandRunner:
@@ -75,14 +63,37 @@ class CommandRunner:
         revoke_signal: str = "SIGTERM",
         reported: Callable[[str], Optional[dict]] = lambda task_id: None,
         watched_queues: Callable[[], Collection[str]] = lambda: (),
+        *,
+        paused: Optional[PausedQueues] = None,
+        known_workers: Callable[[], Collection[str]] = lambda: (),
+        offline_since: Callable[[str], Optional[float]] = lambda host: None,
+        workers_changed: Callable[[], None] = lambda: None,
+        remote: Optional[RemoteControl] = None,
     ) -> None:
         """`reported`: what the agent sent jobwatch about a task (None for a task it never reported);
-        `watched_queues`: the queues the agent knows (from events, the workers and `--queues`)."""
-        self.app = app
+        `watched_queues`: the queues the agent knows (from events, the workers and `--queues`);
+        `paused`: the queues jobwatch paused (kept in memory only when None); `known_workers`,
+        `offline_since`, `workers_changed`: see `WorkerControls`."""
         self.client = client
-        self.revoke_signal = revoke_signal
-        self.reported = reported
-        self.watched_queues = watched_queues
+        self.remote = remote or RemoteControl(app)
+        self.paused = paused if paused is not None else PausedQueues(None)
+        self.jobs = JobCommands(app, self.remote, revoke_signal, reported, watched_queues)
+        self.queues = QueueControls(app, self.remote, self.paused, watched_queues)
+        self.workers = WorkerControls(self.remote, known_workers, offline_since, workers_changed)
+        self.tasks = TaskControls(self.remote)
+        self.capabilities = CapabilityReport(client)
+        self.handlers: Dict[str, Callable[[str, dict], Outcome]] = {
+            "revoke": self.jobs.revoke,
+            "retry": self.jobs.retry,
+            "delete": self.jobs.delete,
+            "queue.pause": self.queues.pause,
+            "queue.resume": self.queues.resume,
+            "queue.clean": self.queues.clean,
+            "task.rate_limit": self.tasks.rate_limit,
+            "worker.quiet": self.workers.quiet,
+            "worker.stop": self.workers.stop,
+            "worker.pool": self.workers.pool,
+        }
         self._unreachable = False
         # Carried out but not yet acknowledged (the ack failed): not carried out twice.
         self._unacked: "OrderedDict[str, Outcome]" = OrderedDict()
@@ -96,7 +107,10 @@ class CommandRunner:
                 log.warning("commands: jobwatch unreachable (%s); polling on", error)
                 self._unreachable = True
             return 0
-        self._unreachable = False
+        if self._unreachable:
+            self.capabilities.outage_over()  # a restarted or restored jobwatch hears them again
+            self._unreachable = False
+        self.capabilities.send_if_due()
         if response.status != 200:
             log.error("commands: jobwatch answered %d %s", response.status, response.error_text())
             return 0
@@ -134,84 +148,35 @@ class CommandRunner:
         """The outcome to acknowledge, or None when Celery could not accept the command now."""
         command_id = str(command.get("id"))
         kind = command.get("type")
-        task_id = command.get("externalId")
-        problem = task_id_problem(task_id)
+        shown = describe(kind, command)
         try:
-            if problem is not None:
-                outcome = Outcome(command_id, "failed", problem)
-            elif kind == "revoke":
-                outcome = self._revoke(command_id, task_id)
-            elif kind == "retry":
-                outcome = self._retry(command_id, command)
-            else:
-                outcome = Outcome(command_id, "failed", f"this agent does not know command type {kind!r}")
+            outcome = self._carry_out(command_id, kind, command)
         except BrokerUnavailable as error:
-            log.warning("commands: %s of task %s not carried out now (broker: %s); will try again", kind, task_id, error)
+            log.warning("commands: %s of %s not carried out now (broker: %s); will try again", kind, shown, error)
             return None
-        log.info("commands: %s of task %s -> %s%s", kind, task_id, outcome.status, f" ({outcome.reason})" if outcome.reason else "")
+        except Exception as error:  # one command Celery choked on must not stop the others
+            log.exception("commands: %s of %s failed", kind, shown)
+            outcome = failed(command_id, f"the agent could not carry it out: {type(error).__name__}: {error}")
+        log.info("commands: %s of %s -> %s%s", kind, shown, outcome.status, f" ({outcome.reason})" if outcome.reason else "")
         return outcome
 
-    def _revoke(self, command_id: str, task_id: str) -> Outcome:
-        if self.reported(task_id) is None and not self._celery_knows(task_id):
-            return Outcome(command_id, "failed", "not a task this agent reported, and Celery knows no task of that id "
-                           "(the result backend has no record of it and no worker holds it): nothing was revoked")
-        try:
-            self.app.control.revoke(task_id, terminate=True, signal=self.revoke_signal)
-        except (OperationalError, OSError) as error:
-            raise BrokerUnavailable(error) from error
-        return Outcome(command_id, "done")
+    def _carry_out(self, command_id: str, kind: object, command: dict) -> Outcome:
+        if not isinstance(kind, str) or kind not in CONTROLS:
+            return unsupported(command_id, unknown_type_reason(kind))
+        reason = CONTROLS[kind]
+        if reason is not None:
+            return unsupported(command_id, reason)
+        field_name, check = TARGET_FIELDS[target_of(kind)]
+        problem = check(command.get(field_name))
+        if problem is not None:
+            return failed(command_id, problem)
+        return self.handlers[kind](command_id, command)
 
-    def _celery_knows(self, task_id: str) -> bool:
-        """Whether the result backend has a record of the task or a worker holds it now."""
-        try:
-            if not isinstance(self.app.backend, DisabledBackend):
-                meta = self.app.backend.get_task_meta(task_id)
-                if meta.get("status") != "PENDING" or meta.get("name") is not None:
-                    return True
-            replies = self.app.control.inspect(timeout=INSPECT_TIMEOUT_S).query_task(task_id) or {}
-        except (OperationalError, OSError) as error:
-            raise BrokerUnavailable(error) from error
-        return any(isinstance(tasks, dict) and task_id in tasks for tasks in replies.values())
 
-    def _retry(self, command_id: str, command: dict) -> Outcome:
-        task_id = command.get("externalId")
-        if isinstance(self.app.backend, DisabledBackend):
-            return Outcome(command_id, "failed", "not retried: the agent has no result backend to read the task's arguments from "
-                           "(start it with --result-backend, the same URL as the Celery app's, with result_extended=True)")
-        try:
-            meta = self.app.backend.get_task_meta(task_id)
-        except (OperationalError, OSError) as error:
-            raise BrokerUnavailable(f"result backend: {error}") from error
-        if meta.get("status") == "PENDING" and meta.get("name") is None:
-            return Outcome(command_id, "failed", "not retried: the result backend has no record of this task "
-                           "(its result expired, was never stored, or the task was revoked before it ran)")
-        args, kwargs = meta.get("args"), meta.get("kwargs")
-        if args is None or kwargs is None:
-            return Outcome(command_id, "failed", "not retried: the task's arguments are not in the result backend; "
-                           "set result_extended=True in the Celery app so a retry can re-send them")
-        name = meta.get("name")
-        if not isinstance(name, str) or not name:
-            return Outcome(command_id, "failed", "not retried: the result backend does not name the task")
-        # The queue the agent reported (task-sent names the queue), else the one the command
-        # names if the agent knows it, else the backend's routing key, which is the queue's
-        # name under Celery's default routing.
-        queue = (self.reported(task_id) or {}).get("queue")
-        named = command.get("queue")
-        if not isinstance(queue, str) and isinstance(named, str) and named:
-            if named not in self.watched_queues():
-                return Outcome(command_id, "failed", f"not retried: queue {named[:300]!r} is not a queue this agent watches "
-                               "(none of its events, workers or --queues names it)")
-            queue = named
-        if not isinstance(queue, str):
-            queue = meta.get("queue")
-        # Workers remember revoked ids and would discard the task at once under the same id.
-        revoked = meta.get("status") == "REVOKED"
-        new_id = str(uuid.uuid4()) if revoked else task_id
-        retries = meta.get("retries") if isinstance(meta.get("retries"), int) else 0
-        try:
-            self.app.send_task(name, args=list(args), kwargs=dict(kwargs), queue=queue, task_id=new_id, retries=retries + 1)
-        except (OperationalError, OSError) as error:
-            raise BrokerUnavailable(error) from error
-        if revoked:
-            return Outcome(command_id, "done", f"re-sent as new task {new_id}: Celery workers discard a revoked task id")
-        return Outcome(command_id, "done")
+def describe(kind: object, command: dict) -> str:
+    """What a command names, for its log line (the log escapes what it cannot print)."""
+    if not isinstance(kind, str):
+        return "?"
+    target = target_of(kind)
+    name = command.get(TARGET_FIELDS[target][0])
+    return f"{TARGET_WORDS[target]} {str(name)[:300] if name is not None else '?'}"

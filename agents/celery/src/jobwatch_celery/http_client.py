@@ -45,6 +45,9 @@ class Client:
     def post(self, path: str, body: Any) -> Response:
         return self.request("POST", path, json.dumps(body, separators=(",", ":")).encode())
 
+    def put(self, path: str, body: Any) -> Response:
+        return self.request("PUT", path, json.dumps(body, separators=(",", ":")).encode())
+
     def request(self, method: str, path: str, data: Optional[bytes] = None) -> Response:
         headers = {"Authorization": f"Bearer {self.api_key}", "User-Agent": USER_AGENT, "Accept": "application/json"}
         if data is not None:

@@ -159,6 +159,8 @@ class Normalizer:
             "expires": event.get("expires"),
             "root_id": event.get("root_id"),
             "parent_id": event.get("parent_id"),
+            # the state of the last event received (events can cross: a command reads it as a hint only)
+            "state": TASK_STATES[kind],
         }
         if kind == "task-sent" and (not facts["retries"] or "sent_at" not in self.facts.get(task_id)):
             facts["sent_at"] = timestamp  # the first dispatch: a retry's re-send does not move createdAt

@@ -1,5 +1,8 @@
 """Queue depth from the broker itself: no management plugin, every few seconds.
 
+Each snapshot also says whether jobwatch paused the queue (`extensions.paused`), from the
+agent's record of paused queues, and goes out at once when that changes.
+
 Redis: the queue is a list, plus one list per priority step named as kombu names them
 (`<queue>\\x06\\x16<priority>`), so the depth is the sum of their lengths. Other brokers:
 a passive queue declare reports the message and consumer counts.
@@ -14,6 +17,7 @@ from celery import Celery
 
 from .limits import QUEUE_CHARS, iso_from_epoch
 from .normalize import WorkerInfo
+from .worker_pool import pool_size
 
 log = logging.getLogger("jobwatch_celery.queues")
 QUEUES_MAX = 1000
@@ -30,19 +34,23 @@ class QueueMonitor:
         queues_from_events: Callable[[], Iterable[str]],
         connection_id: str,
         named_queues: Iterable[str] = (),
+        paused: Callable[[], Iterable[str]] = lambda: (),
     ) -> None:
+        """`paused`: the queues jobwatch paused (reported even when no worker consumes them then)."""
         self.app = app
+        self.paused = paused
         self.named_queues = list(named_queues)
         self.worker_info = worker_info
         self.queues_from_events = queues_from_events
         self.connection_id = connection_id
         self._connection = None
         self._failing = False
-        self._last_sent: Dict[str, Tuple[Tuple[int, Optional[int]], float]] = {}
+        self._last_sent: Dict[str, Tuple[Tuple[int, Optional[int], bool], float]] = {}
         self.clock = time.monotonic
 
-    def refresh_workers(self) -> None:
-        """Which queues each worker consumes and its pool size, from `inspect` (replies within a second)."""
+    def refresh_workers(self) -> Dict[str, list]:
+        """Which queues each worker consumes and its pool size, from `inspect` (replies within a second);
+        returns what `active_queues` answered."""
         inspect = self.app.control.inspect(timeout=INSPECT_TIMEOUT_S)
         active_queues = inspect.active_queues() or {}
         stats = inspect.stats() or {}
@@ -53,13 +61,15 @@ class QueueMonitor:
         }
         concurrency: Dict[str, int] = {}
         for hostname, info in stats.items():
-            size = (info.get("pool") or {}).get("max-concurrency") if isinstance(info, dict) else None
-            if isinstance(size, int):
+            size = pool_size(info)
+            if size is not None:
                 concurrency[hostname] = size
         self.worker_info.concurrency = concurrency
+        return active_queues
 
     def known_queues(self) -> List[str]:
         names: Dict[str, None] = dict.fromkeys(self.named_queues)
+        names.update(dict.fromkeys(self.paused()))
         for queues in list(self.worker_info.queues.values()):
             for name in queues:
                 names[name] = None
@@ -94,18 +104,20 @@ class QueueMonitor:
             log.info("queue depth: broker reachable again")
             self._failing = False
         consumers = self.consumers()
+        paused = set(self.paused())
         timestamp = iso_from_epoch(time.time())
         events = []
         now = self.clock()
         for name, (depth, broker_consumers) in depths.items():
-            queue = {"name": name, "depth": depth}
+            queue = {"name": name, "depth": depth, "extensions": {"paused": name in paused}}
             known = broker_consumers if broker_consumers is not None else consumers.get(name)
             if known is not None:
                 queue["consumers"] = known
             last = self._last_sent.get(name)
-            if last is not None and last[0] == (depth, known) and now - last[1] < UNCHANGED_RESEND_S:
+            seen = (depth, known, name in paused)
+            if last is not None and last[0] == seen and now - last[1] < UNCHANGED_RESEND_S:
                 continue
-            self._last_sent[name] = ((depth, known), now)
+            self._last_sent[name] = (seen, now)
             events.append({"type": "queue_snapshot", "timestamp": timestamp, "framework": "celery", "connectionId": self.connection_id, "queue": queue})
         return events
 

@@ -104,7 +104,7 @@ module E2E
       cookie = reply["Set-Cookie"]
       @cookie = cookie.split(";").first if cookie
       parsed = reply.body.nil? || reply.body.empty? ? nil : JSON.parse(reply.body)
-      raise "#{method} #{path}: #{reply.code} #{parsed.inspect[0, 500]}" unless reply.code.to_i == expect
+      raise "#{method} #{path}: #{reply.code} #{parsed.inspect[0, 500]}" unless Array(expect).include?(reply.code.to_i)
       parsed
     end
 

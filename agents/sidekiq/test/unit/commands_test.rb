@@ -3,31 +3,11 @@ require "minitest/mock"
 require "sidekiq"
 require "sidekiq/api"
 require "jobwatch/sidekiq/collector/commands"
+require_relative "../support/fake_jobwatch"
 
 class CommandsTest < Minitest::Test
   include UnitHelpers
   C = Jobwatch::Sidekiq::Collector
-
-  class FakeJobwatch
-    attr_reader :acks
-    attr_accessor :commands, :ack_down
-
-    def initialize(commands)
-      @commands = commands
-      @acks = []
-    end
-
-    def get(_path)
-      C::Response.new(200, { "data" => @commands }, nil)
-    end
-
-    def post(_path, body)
-      raise C::NetworkError, "reset" if ack_down
-      @acks << body["outcomes"]
-      @commands -= @commands.select { |command| body["outcomes"].any? { |o| o["id"] == command["id"] } }
-      C::Response.new(200, { "acknowledged" => body["outcomes"].size }, nil)
-    end
-  end
 
   # Carries out nothing in Sidekiq: counts what it was asked to do.
   class CountingCommands < C::Commands
@@ -62,10 +42,11 @@ class CommandsTest < Minitest::Test
     assert_match(/ack of 2 commands failed/, logged)
   end
 
-  def test_an_unknown_command_type_is_acknowledged_failed_with_the_reason
-    jobwatch = FakeJobwatch.new([{ "id" => "x", "type" => "pause", "externalId" => "j" }])
-    C::Commands.new(client: jobwatch, logger: logger, recorder: nil).step
-    assert_equal [{ "id" => "x", "status" => "failed", "reason" => "this collector does not know command type \"pause\"" }], jobwatch.acks.first
+  def test_an_unknown_command_type_is_answered_unsupported_with_the_reason_and_touches_nothing
+    jobwatch = FakeJobwatch.new([{ "id" => "x", "type" => "pause", "externalId" => "j" }, { "id" => "y", "type" => "x" * 500 }])
+    Sidekiq.stub(:redis, ->(*) { flunk "Redis was asked" }) { C::Commands.new(client: jobwatch, logger: logger, recorder: nil).step }
+    assert_equal({ "id" => "x", "status" => "unsupported", "reason" => "this agent version does not know 'pause'" }, jobwatch.outcomes["x"])
+    assert_equal "this agent version does not know '#{"x" * 100}'", jobwatch.outcomes["y"]["reason"]
   end
 
   def test_a_sidekiq_error_is_acknowledged_failed_not_raised

@@ -125,4 +125,10 @@ class NormalizeTest < Minitest::Test
     refute N.queue_event("mail", 0, 0, T0)[:queue].key?(:extensions), "latency not read: nothing said"
     refute N.queue_event("mail", 0, 0, T0, latency_s: Float::NAN)[:queue].key?(:extensions)
   end
+
+  def test_a_queue_snapshot_says_whether_sidekiq_has_the_queue_paused
+    assert_equal({ "latencyMs" => 0, "paused" => false }, N.queue_event("mail", 0, 0, T0, latency_s: 0, paused: false)[:queue][:extensions])
+    assert_equal({ "paused" => true }, N.queue_event("mail", 0, 0, T0, paused: true)[:queue][:extensions])
+    refute N.queue_event("mail", 0, 0, T0, paused: "yes")[:queue].key?(:extensions), "not read: nothing said"
+  end
 end

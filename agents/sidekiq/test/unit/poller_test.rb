@@ -1,14 +1,19 @@
 require_relative "test_helper"
 require "sidekiq"
+require "sidekiq/api"
 require "jobwatch/sidekiq/collector/poller"
 
-# The poller's own choices that need no Redis: how a queue's latency is read.
+# The poller's own choices that need no Redis: how a queue's latency and paused state are read.
 class PollerTest < Minitest::Test
   include UnitHelpers
   C = Jobwatch::Sidekiq::Collector
 
   FakeQueue = Struct.new(:name, :result) do
     def latency
+      result.is_a?(Exception) ? raise(result) : result
+    end
+
+    def paused?
       result.is_a?(Exception) ? raise(result) : result
     end
   end
@@ -29,5 +34,11 @@ class PollerTest < Minitest::Test
     assert_equal 0.5, poller.send(:latency_s, FakeQueue.new("mail", 0.5))
     poller.send(:latency_s, broken)
     assert_equal 2, logged.scan("latency unreadable").size, "said again after it was readable in between"
+  end
+
+  def test_the_paused_state_is_sidekiqs_own_answer_and_left_out_when_unreadable
+    assert_equal false, poller.send(:paused?, Sidekiq::Queue.new("mail")), "open-source Sidekiq: never paused"
+    assert_equal true, poller.send(:paused?, FakeQueue.new("mail", true))
+    assert_nil poller.send(:paused?, FakeQueue.new("mail", RuntimeError.new("Pro's Redis call failed")))
   end
 end

@@ -15,6 +15,7 @@ import { reloadFiringAlerts } from '../../lib/firing-alerts.ts';
 import { connections } from '../../session.ts';
 import { ChannelsSection } from './channels-section.tsx';
 import { RuleForm } from './rule-form.tsx';
+import { adminConnections, NOT_AN_ADMIN } from './alert-roles.ts';
 import { ruleColumns } from './rule-columns.tsx';
 
 /** The service evaluates every ALERT_EVAL_SECONDS (10 s by default): the page follows at that pace. */
@@ -97,8 +98,10 @@ export function AlertsPage() {
               }}
               onCancel={() => (editing.value = null)}
             />
+          ) : adminConnections().length > 0 ? (
+            <RuleForm rule={null} connections={adminConnections()} channels={loaded.channels} onSaved={() => void reload()} />
           ) : (
-            <RuleForm rule={null} connections={connections.value} channels={loaded.channels} onSaved={() => void reload()} />
+            <p class="hint">{NOT_AN_ADMIN}</p>
           )}
           <ChannelsSection channels={loaded.channels} onChanged={reload} onDelete={(channel) => (deleting.value = { what: 'channel', id: channel.id, name: channel.name })} />
         </>

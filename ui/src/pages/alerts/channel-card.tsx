@@ -6,7 +6,8 @@ import { ErrorText } from '../../components/error-text.tsx';
 import { TimeText } from '../../components/time-text.tsx';
 import { STATUS_CLASS } from './status-class.ts';
 
-export function ChannelCard(props: { channel: PublicChannel; connection: PublicConnection | undefined; onChanged: () => void; onDelete: () => void }) {
+/** `whyNot`: why the user may not test or delete it (their role), or null. */
+export function ChannelCard(props: { channel: PublicChannel; connection: PublicConnection | undefined; whyNot: string | null; onChanged: () => void; onDelete: () => void }) {
   const { channel } = props;
   const testing = useSignal(false);
   const error = useSignal<unknown>(null);
@@ -37,10 +38,10 @@ export function ChannelCard(props: { channel: PublicChannel; connection: PublicC
           </div>
         </div>
         <div class="actions">
-          <button type="button" class="small" onClick={() => void sendTest()} disabled={testing.value}>
+          <button type="button" class="small" onClick={() => void sendTest()} disabled={testing.value || props.whyNot !== null} title={props.whyNot ?? undefined}>
             {testing.value ? 'Sending…' : 'Send a test'}
           </button>
-          <button type="button" class="danger small" onClick={props.onDelete} aria-label={`Delete channel ${channel.name}`}>
+          <button type="button" class="danger small" onClick={props.onDelete} disabled={props.whyNot !== null} title={props.whyNot ?? undefined} aria-label={`Delete channel ${channel.name}`}>
             Delete
           </button>
         </div>

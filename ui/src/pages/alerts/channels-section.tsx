@@ -6,18 +6,23 @@ import { ShownOnce } from '../../components/shown-once.tsx';
 import { connections } from '../../session.ts';
 import { ChannelCard } from './channel-card.tsx';
 import { NewChannelForm } from './new-channel-form.tsx';
+import { adminConnections, NOT_AN_ADMIN, whyNotChange } from './alert-roles.ts';
 
 export function ChannelsSection(props: { channels: PublicChannel[]; onChanged: () => Promise<unknown>; onDelete: (channel: PublicChannel) => void }) {
   const created = useSignal<CreatedChannel | null>(null);
   return (
     <>
       <h2>Channels</h2>
-      <NewChannelForm
-        onCreated={(channel) => {
-          created.value = channel;
-          return props.onChanged();
-        }}
-      />
+      {adminConnections().length === 0 ? (
+        <p class="hint">{NOT_AN_ADMIN}</p>
+      ) : (
+        <NewChannelForm
+          onCreated={(channel) => {
+            created.value = channel;
+            return props.onChanged();
+          }}
+        />
+      )}
       {created.value && (
         <ShownOnce
           title={`Signing secret of ${created.value.channel.name}`}
@@ -34,6 +39,7 @@ export function ChannelsSection(props: { channels: PublicChannel[]; onChanged: (
         props.channels.map((channel) => (
           <ChannelCard
             key={channel.id}
+            whyNot={whyNotChange(channel.connectionId)}
             channel={channel}
             connection={connections.value.find((connection) => connection.id === channel.connectionId)}
             onChanged={() => void props.onChanged()}

@@ -3,7 +3,7 @@ import { useSignal } from '@preact/signals';
 import { api } from '../../api/client.ts';
 import type { ChannelFormat, CreatedChannel } from '../../api/types.ts';
 import { ErrorText } from '../../components/error-text.tsx';
-import { connections } from '../../session.ts';
+import { adminConnections } from './alert-roles.ts';
 
 export function NewChannelForm(props: { onCreated: (created: CreatedChannel) => Promise<unknown> }) {
   const error = useSignal<unknown>(null);
@@ -31,7 +31,7 @@ export function NewChannelForm(props: { onCreated: (created: CreatedChannel) => 
         <label>
           <span>Connection</span>
           <select name="connectionId">
-            {connections.value.map((connection) => (
+            {adminConnections().map((connection) => (
               <option key={connection.id} value={connection.id}>
                 {connection.name}
               </option>

@@ -3,6 +3,7 @@ import type { PublicRule } from '../../api/types.ts';
 import type { Column } from '../../components/data-table.tsx';
 import { TimeText } from '../../components/time-text.tsx';
 import { STATUS_CLASS } from './status-class.ts';
+import { whyNotChange } from './alert-roles.ts';
 
 export function ruleColumns(channelNames: Map<string, string>, onEdit: (rule: PublicRule) => void, onDelete: (rule: PublicRule) => void): Column<PublicRule>[] {
   return [
@@ -27,8 +28,8 @@ export function ruleColumns(channelNames: Map<string, string>, onEdit: (rule: Pu
       label: '',
       cell: (rule) => (
         <span class="actions">
-          <button type="button" class="small" onClick={() => onEdit(rule)} aria-label={`Edit ${rule.name}`}>Edit</button>
-          <button type="button" class="danger small" onClick={() => onDelete(rule)} aria-label={`Delete ${rule.name}`}>Delete</button>
+          <button type="button" class="small" disabled={whyNotChange(rule.connectionId) !== null} title={whyNotChange(rule.connectionId) ?? undefined} onClick={() => onEdit(rule)} aria-label={`Edit ${rule.name}`}>Edit</button>
+          <button type="button" class="danger small" disabled={whyNotChange(rule.connectionId) !== null} title={whyNotChange(rule.connectionId) ?? undefined} onClick={() => onDelete(rule)} aria-label={`Delete ${rule.name}`}>Delete</button>
         </span>
       ),
     },

@@ -15,14 +15,16 @@ export interface Draft {
   threshold: string;
   windowMinutes: string;
   channelIds: string[];
+  /** queue_depth: measure paused queues too */
+  includePaused: boolean;
 }
 
 export function draftOf(rule: PublicRule | null, connections: PublicConnection[]): Draft {
   if (rule === null) {
-    return { connectionId: connections[0]?.id ?? '', name: '', kind: 'failure_rate', queue: '', task: '', threshold: '20', windowMinutes: '5', channelIds: [] };
+    return { connectionId: connections[0]?.id ?? '', name: '', kind: 'failure_rate', queue: '', task: '', threshold: '20', windowMinutes: '5', channelIds: [], includePaused: false };
   }
   const threshold = rule.threshold === null ? '' : rule.kind === 'failure_rate' ? String(Math.round(rule.threshold * 1000) / 10) : String(rule.threshold);
-  return { connectionId: rule.connectionId, name: rule.name, kind: rule.kind, queue: rule.queue ?? '', task: rule.task ?? '', threshold, windowMinutes: String(rule.windowSeconds / 60), channelIds: [...rule.channelIds] };
+  return { connectionId: rule.connectionId, name: rule.name, kind: rule.kind, queue: rule.queue ?? '', task: rule.task ?? '', threshold, windowMinutes: String(rule.windowSeconds / 60), channelIds: [...rule.channelIds], includePaused: rule.includePaused };
 }
 
 /** The body fields of a draft, as the API takes them (fields the kind does not take are left out). */
@@ -35,5 +37,6 @@ export function ruleFields(draft: Draft) {
     task: fields.task === 'refused' || draft.task.trim() === '' ? null : draft.task.trim(),
     threshold: fields.threshold === 'refused' || draft.threshold.trim() === '' ? null : draft.kind === 'failure_rate' ? number / 100 : number,
     windowSeconds: Math.round(Number(draft.windowMinutes) * 60),
+    includePaused: fields.includePaused === 'optional' && draft.includePaused,
   };
 }

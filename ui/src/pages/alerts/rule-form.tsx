@@ -18,8 +18,8 @@ export function RuleForm(props: { rule: PublicRule | null; connections: PublicCo
   const set = (changes: Partial<Draft>) => (draft.value = { ...draft.value, ...changes });
   // every named field is the draft's field of that name; a new connection has other channels
   const onInput = (event: Event) => {
-    const { name, value } = event.target as HTMLInputElement;
-    if (name in d) set({ [name]: value, ...(name === 'connectionId' ? { channelIds: [] } : {}) });
+    const { name, value, type, checked } = event.target as HTMLInputElement;
+    if (name in d) set({ [name]: type === 'checkbox' ? checked : value, ...(name === 'connectionId' ? { channelIds: [] } : {}) });
   };
   const onSubmit = async (event: SubmitEvent) => {
     event.preventDefault();
@@ -107,6 +107,12 @@ function KindInputs({ draft: d }: { draft: Draft }) {
         <label>
           <span>{percent ? 'Threshold (%)' : 'Threshold (jobs)'}</span>
           <input name="threshold" type="number" required min={0} max={percent ? 99.9 : undefined} step={percent ? 0.1 : 1} value={d.threshold} />
+        </label>
+      )}
+      {fields.includePaused === 'optional' && (
+        <label class="checkbox">
+          <input name="includePaused" type="checkbox" checked={d.includePaused} />
+          Also while the queue is paused (a paused queue grows by design)
         </label>
       )}
       <label>

@@ -1,4 +1,7 @@
-/** Connections: create one (its key shown once), see usage, delete one with all its data. */
+/**
+ * Connections of your teams: create one in a team you are an admin of (its key shown once),
+ * see usage and your role on each, delete one with all its data (its team's admins).
+ */
 import { useSignal } from '@preact/signals';
 import { api } from '../../api/client.ts';
 import { restartStream } from '../../api/stream.ts';
@@ -9,7 +12,9 @@ import { DataTable, type Column } from '../../components/data-table.tsx';
 import { EmptyState } from '../../components/empty-state.tsx';
 import { ErrorText } from '../../components/error-text.tsx';
 import { TimeText } from '../../components/time-text.tsx';
-import { connections, refreshConnections } from '../../session.ts';
+import { whyNotOnConnection } from '../../lib/roles.ts';
+import { NewConnectionForm } from './new-connection-form.tsx';
+import { connections, refreshConnections, teams } from '../../session.ts';
 import { NewKeyCard } from './new-key-card.tsx';
 
 export function ConnectionsPage() {
@@ -25,11 +30,12 @@ export function ConnectionsPage() {
   const onCreate = async (event: SubmitEvent) => {
     event.preventDefault();
     const form = event.currentTarget as HTMLFormElement;
-    const name = String(new FormData(form).get('name') ?? '');
+    const fields = new FormData(form);
+    const name = String(fields.get('name') ?? '');
     busy.value = true;
     error.value = null;
     try {
-      created.value = await api<CreatedConnection>('POST', '/api/connections', { name });
+      created.value = await api<CreatedConnection>('POST', '/api/connections', { name, teamId: fields.get('teamId') });
       form.reset();
       await changed();
     } catch (failure) {
@@ -53,10 +59,19 @@ export function ConnectionsPage() {
   const columns: Column<PublicConnection>[] = [
     { id: 'name', label: 'Name', cell: (c) => <strong>{c.name}</strong> },
     { id: 'id', label: 'Connection id', class: 'hide-narrow', cell: (c) => <><span class="mono ellipsis">{c.id}</span> <CopyButton text={c.id} /></> },
+    { id: 'team', label: 'Team', cell: (c) => <>{teams.value.find((team) => team.id === c.teamId)?.name ?? ''}<div class="muted small">you: {c.role}</div></> },
     { id: 'key', label: 'API key', cell: (c) => <span class="mono">{c.keyPrefix}…</span> },
     { id: 'usage', label: 'Events today', class: 'num', cell: (c) => `${c.usage.used.toLocaleString()}${c.usage.limit > 0 ? ` / ${c.usage.limit.toLocaleString()}` : ''}` },
     { id: 'created', label: 'Created', class: 'col-time hide-narrow', cell: (c) => <TimeText iso={c.createdAt} /> },
-    { id: 'delete', label: '', class: 'col-duration', cell: (c) => <button type="button" class="danger small" onClick={() => (deleting.value = c)} aria-label={`Delete ${c.name}`}>Delete</button> },
+    {
+      id: 'delete',
+      label: '',
+      class: 'col-duration',
+      cell: (c) => {
+        const why = whyNotOnConnection(c.id, 'admin', 'delete connections');
+        return <button type="button" class="danger small" disabled={why !== null} title={why ?? undefined} onClick={() => (deleting.value = c)} aria-label={`Delete ${c.name}`}>Delete</button>;
+      },
+    },
   ];
   return (
     <>
@@ -64,18 +79,10 @@ export function ConnectionsPage() {
         <h1>Connections</h1>
       </div>
       <p class="hint">A connection is one job system (say, production's Celery). It owns its jobs, workers and queues, and one API key.</p>
-      <form class="form-row card" onSubmit={onCreate}>
-        <label>
-          <span>New connection name</span>
-          <input name="name" required maxLength={255} placeholder="production" />
-        </label>
-        <button type="submit" class="primary" disabled={busy.value}>
-          Create connection
-        </button>
-      </form>
+      <NewConnectionForm busy={busy.value} onCreate={onCreate} />
       <ErrorText error={error.value} />
       {created.value && <NewKeyCard created={created.value} onDismiss={() => (created.value = null)} />}
-      <h2>Your connections</h2>
+      <h2>Your teams' connections</h2>
       {connections.value.length === 0 ? (
         <EmptyState title="No connection yet">Create one above; the key it shows lets an agent send jobs here.</EmptyState>
       ) : (

@@ -7,7 +7,7 @@ const SAYS = { pending: 'waiting for the agent', done: 'carried out by the agent
 
 export function LastCommandNotice({ command }: { command: LastCommand | null | undefined }) {
   if (command === null || command === undefined) return null;
-  if (command.status === 'failed' || command.status === 'expired') {
+  if (command.status === 'failed' || command.status === 'unsupported' || command.status === 'expired') {
     return (
       <p class="error" role="alert">
         {unfulfilledNote(command.type, command.status, command.reason)} (<TimeText iso={command.completedAt} />): the job shows what the job system reported.

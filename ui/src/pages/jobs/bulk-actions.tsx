@@ -1,22 +1,25 @@
 /**
  * Revoke or retry the selected jobs. Each action is offered for the selected jobs it can
- * work for (action-availability.ts) and sent for those only; with none, it is disabled and
- * says why. Confirm first, then say what happened to each one.
+ * work for (an operator's role in their team, then action-availability.ts) and sent for
+ * those only; with none, it is disabled and says why. Confirm first, then say what happened to each one.
  */
 import { useSignal } from '@preact/signals';
 import { actionAvailability } from '../../../../actors/connection/action-availability.ts';
+import { supportIn } from '../../lib/capabilities.ts';
 import { requestNote } from '../../../../actors/connection/job-actions.ts';
 import { ACTION_LABEL, ACTION_RULE, actOnJobs, type JobAction } from '../../api/job-actions.ts';
 import type { JobListItem, PublicActionResult } from '../../api/types.ts';
 import { ConfirmDialog } from '../../components/confirm-dialog.tsx';
 import { ErrorText } from '../../components/error-text.tsx';
+import { whyNotOnConnection } from '../../lib/roles.ts';
 
-/** The ids of the selected jobs the action can work for, and why not for the others (each reason once). */
+/** The ids of the selected jobs the action can work for (the user's role in the job's team first), and why not for the others (each reason once). */
 function sortOut(action: JobAction, selected: JobListItem[]) {
   const able: string[] = [];
   const reasons = new Set<string>();
   for (const job of selected) {
-    const { available, reason } = actionAvailability(action, job);
+    const roleWhyNot = whyNotOnConnection(job.connectionId, 'operator', `${action} jobs`);
+    const { available, reason } = roleWhyNot === null ? actionAvailability(action, job, supportIn(job.connectionId)) : { available: false, reason: roleWhyNot };
     if (available) able.push(job.id);
     else reasons.add(reason!);
   }

@@ -5,6 +5,8 @@ import { JobState } from '../../components/job-state.tsx';
 import { Link } from '../../components/link.tsx';
 import { TimeText } from '../../components/time-text.tsx';
 import { shortDuration } from '../../lib/time.ts';
+import type { JobCommandType } from '../../../../actors/connection/command-types.ts';
+import { ROW_COMMANDS, RowActions } from './row-actions.tsx';
 
 const orDash = (value: string | null) => (value === null ? <span class="muted">–</span> : value);
 
@@ -38,11 +40,18 @@ const JOB_COLUMNS: Column<JobListItem>[] = [
 
 const RUNS_AT: Column<JobListItem> = { id: 'scheduledFor', label: 'Runs at', class: 'col-time', cell: (job) => <TimeText iso={job.scheduledFor} /> };
 
-/** The list's columns for a state tab: scheduled and retrying jobs also show when they run (in place of when they were created, on a phone). */
-export function jobColumnsFor(state: string | undefined): Column<JobListItem>[] {
-  if (state !== 'scheduled' && state !== 'retrying') return JOB_COLUMNS;
+/**
+ * The list's columns for a state tab: scheduled and retrying jobs also show when they run
+ * (in place of when they were created, on a phone); the tabs with row commands end with
+ * them (row-actions.tsx). `onAsked` hears of a command asked from a row.
+ */
+export function jobColumnsFor(state: string | undefined, onAsked: (job: JobListItem, type: JobCommandType) => void = () => undefined): Column<JobListItem>[] {
+  const commands = state === undefined ? undefined : ROW_COMMANDS[state];
+  const actions: Column<JobListItem>[] =
+    commands === undefined ? [] : [{ id: 'actions', label: 'Actions', class: 'col-actions', cell: (job) => <RowActions job={job} types={commands} onAsked={(type) => onAsked(job, type)} /> }];
+  if (state !== 'scheduled' && state !== 'retrying') return [...JOB_COLUMNS, ...actions];
   const [task, jobState, ...rest] = JOB_COLUMNS.map((column) => (column.id === 'createdAt' ? { ...column, class: 'col-time hide-narrow' } : column));
-  return [task!, jobState!, RUNS_AT, ...rest];
+  return [task!, jobState!, RUNS_AT, ...rest, ...actions];
 }
 
 /** Times and durations read best largest or newest first; names and states A to Z. */

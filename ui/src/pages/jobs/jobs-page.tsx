@@ -3,7 +3,8 @@ import { useComputed, useSignal } from '@preact/signals';
 import { useEffect, useMemo } from 'preact/hooks';
 import { api } from '../../api/client.ts';
 import type { JobAction } from '../../api/job-actions.ts';
-import type { PublicActionResult, QueuePage, WorkerPage } from '../../api/types.ts';
+import type { JobListItem, PublicActionResult, QueuePage, WorkerPage } from '../../api/types.ts';
+import type { JobCommandType } from '../../../../actors/connection/command-types.ts';
 import { DataTable } from '../../components/data-table.tsx';
 import { EmptyState } from '../../components/empty-state.tsx';
 import { ErrorText } from '../../components/error-text.tsx';
@@ -14,6 +15,7 @@ import { navigate, rememberJobsAddress, route, withQuery } from '../../router.ts
 import { connections } from '../../session.ts';
 import { BulkActions } from './bulk-actions.tsx';
 import { firstOrderOf, jobColumnsFor } from './job-columns.tsx';
+import { pendingRow } from './row-actions.tsx';
 import { StateTabs } from './state-tabs.tsx';
 import { createJobList } from './use-job-list.ts';
 
@@ -55,10 +57,12 @@ export function JobsPage() {
     selected.value = next;
   };
   const onDone = (type: JobAction, results: PublicActionResult[]) => {
-    const lastCommand = { id: '', type, status: 'pending', reason: null, createdAt: new Date().toISOString(), completedAt: null } as const;
+    const lastCommand = { id: '', type, status: 'pending', reason: null, details: null, createdAt: new Date().toISOString(), completedAt: null } as const;
     list.patch(results.flatMap((result) => (result.success ? [{ id: result.id, state: result.state, lastCommand }] : [])));
     selected.value = new Set();
   };
+  // a row's command shows on the row at once; the stream brings what the job system then did
+  const onRowCommand = (job: JobListItem, type: JobCommandType) => list.patch([pendingRow(job, type)]);
   return (
     <>
       <JobsHead list={list} />
@@ -69,7 +73,7 @@ export function JobsPage() {
       <DataTable
         label="Jobs"
         rows={list.rows.value}
-        columns={jobColumnsFor(filters.state)}
+        columns={jobColumnsFor(filters.state, onRowCommand)}
         sort={{ by: filters.sortBy, order: filters.sortOrder, onSort }}
         selection={{
           selected: selected.value,

@@ -1,7 +1,7 @@
 /**
  * A queue's figures in words: the range's throughput at a readable scale, and the facts its
  * agent reads from the job system (a queue snapshot's `extensions`): BullMQ's counts per
- * state and whether it is paused, Sidekiq's latency (how long the oldest job has waited).
+ * state, Sidekiq's latency (how long the oldest job has waited).
  */
 import { shortDuration } from '../../lib/time.ts';
 
@@ -19,13 +19,12 @@ export function rate(perSecond: number | null): string {
 /** The counts worth a glance, by BullMQ's state names: the first three shown even at 0, the others only when not. */
 const COUNTS = ['waiting', 'delayed', 'failed', 'prioritized', 'active', 'waitingChildren'];
 
-/** "12 waiting · 3 delayed · 0 failed · paused", "oldest waited 4.2 s"; '' when the agent sends none of them. */
+/** "12 waiting · 3 delayed · 0 failed", "oldest waited 4.2 s"; '' when the agent sends none of them (whether it is paused is the queue's badge). */
 export function jobSystemFacts(extensions: Record<string, unknown>): string {
   const facts = COUNTS.flatMap((key, index) => {
     const value = extensions[key];
     return typeof value === 'number' && (index < 3 || value > 0) ? [`${value.toLocaleString()} ${key === 'waitingChildren' ? 'waiting for children' : key}`] : [];
   });
-  if (extensions.paused === true) facts.push('paused');
   if (typeof extensions.latencyMs === 'number') facts.push(`oldest waited ${shortDuration(extensions.latencyMs)}`);
   return facts.join(' · ');
 }

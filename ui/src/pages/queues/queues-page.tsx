@@ -1,7 +1,8 @@
 /**
  * Queues: one compact row each (depth, consumers, the range's throughput, wait, failure
- * rate and health bar, and what the job system itself counts), and the charts of the queues
- * asked for under the table. The range and the open charts are in the address.
+ * rate and health bar, whether paused, and what the job system itself counts), and the
+ * charts of the queues asked for under the table. The range, the open charts and the paused
+ * filter are in the address; each queue's name leads to its page, with its controls.
  */
 import { api, queryString } from '../../api/client.ts';
 import type { QueuePage, QueueView } from '../../api/types.ts';
@@ -18,10 +19,13 @@ import { shortDuration } from '../../lib/time.ts';
 import { navigate, route, withQuery } from '../../router.ts';
 import { connections } from '../../session.ts';
 import { jobSystemFacts, rate } from './queue-figures.ts';
+import { PausedBadge } from './paused-badge.tsx';
 
-const RANGES = ['1h', '6h', '24h', '7d'] as const;
+const PAUSED_FILTER = { key: 'paused', label: 'Paused', options: [['true', 'paused'], ['false', 'not paused']] as Array<[string, string]> };
+
+export const RANGES = ['1h', '6h', '24h', '7d'] as const;
 /** An hour: a busy queue's throughput reads in jobs per minute, and the health bar's minutes show what just happened. */
-const DEFAULT_RANGE = '1h';
+export const DEFAULT_RANGE = '1h';
 
 const percent = (ratio: number | null) => (ratio === null ? '–' : `${(ratio * 100).toFixed(1)} %`);
 
@@ -29,7 +33,7 @@ export function QueuesPage() {
   const query = route.value.query;
   const range = (RANGES as readonly string[]).includes(query.get('range') ?? '') ? query.get('range')! : DEFAULT_RANGE;
   const page = Math.max(1, Number(query.get('page') ?? '1') || 1);
-  const params = queryString({ timeRange: range, page, limit: 50, connectionId: query.get('connectionId') });
+  const params = queryString({ timeRange: range, page, limit: 50, connectionId: query.get('connectionId'), paused: query.get('paused') });
   const { data, error } = useLiveReload(() => api<QueuePage>('GET', `/api/queues${params}`), (batch) => batch.queues.length > 0 || batch.jobs.length > 0, params);
   const charted = (query.get('charts') ?? '').split(',').filter((id) => id !== '');
   const toggleChart = (id: string) => {
@@ -44,7 +48,7 @@ export function QueuesPage() {
       class: 'col-task',
       cell: (q) => (
         <>
-          <Link href={`/jobs?queue=${encodeURIComponent(q.name)}&connectionId=${q.connectionId}`}>{q.name}</Link>{' '}
+          <Link href={`/queues/${encodeURIComponent(q.id)}`}>{q.name}</Link> <PausedBadge paused={q.paused} />{' '}
           <button type="button" class="small" aria-pressed={charted.includes(q.id)} aria-label={`Chart of ${q.name}`} onClick={() => toggleChart(q.id)}>
             Chart
           </button>
@@ -73,7 +77,7 @@ export function QueuesPage() {
           ))}
         </nav>
       </div>
-      {several && <FilterBar fields={[{ key: 'connectionId', label: 'Connection', options: connections.value.map((c) => [c.id, c.name]) }]} />}
+      <FilterBar fields={[...(several ? [{ key: 'connectionId', label: 'Connection', options: connections.value.map((c): [string, string] => [c.id, c.name]) }] : []), PAUSED_FILTER]} />
       <ErrorText error={error.value} />
       {queues === null ? (
         <p class="muted">Loading…</p>

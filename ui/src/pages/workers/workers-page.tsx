@@ -1,4 +1,4 @@
-/** Workers: state, heartbeat age (ticking), active jobs, processed, rate, queues, metadata; live. */
+/** Workers: state, heartbeat age (ticking), active jobs, processed, rate, queues, metadata, their controls; live. */
 import { useEffect } from 'preact/hooks';
 import { api, queryString } from '../../api/client.ts';
 import { onLive } from '../../api/stream.ts';
@@ -15,6 +15,7 @@ import { relativeTime } from '../../lib/time.ts';
 import { useLiveReload } from '../../lib/use-live-reload.ts';
 import { navigate, route, withQuery } from '../../router.ts';
 import { connections } from '../../session.ts';
+import { WorkerControls } from './worker-controls.tsx';
 import { workerTitle } from './worker-title.ts';
 
 const WORKER_STATES = ['online', 'busy', 'idle', 'offline'] as const;
@@ -31,6 +32,10 @@ const COLUMNS: Column<WorkerView>[] = [
       <>
         <Link href={`/jobs?worker=${encodeURIComponent(w.externalId)}`}>{workerTitle(w)}</Link>
         <small class="muted mono ellipsis">{w.externalId}</small>
+        {/* at phone width the controls go under the title, which keeps its room */}
+        <div class="show-narrow">
+          <WorkerControls worker={w} />
+        </div>
       </>
     ),
   },
@@ -42,11 +47,12 @@ const COLUMNS: Column<WorkerView>[] = [
     class: 'col-time',
     cell: (w) => (w.lastHeartbeat === null ? '–' : <time dateTime={w.lastHeartbeat} title={w.lastHeartbeat}>{relativeTime(w.lastHeartbeat, now.value)}</time>),
   },
-  // at phone width: the worker, its state and when it was last heard
+  // at phone width: the worker (its controls under it), its state and when it was last heard
   { id: 'activeJobs', label: 'Active', sortKey: 'activeJobs', class: 'col-duration num hide-narrow', cell: (w) => `${w.activeJobs}${w.concurrency === null ? '' : ` / ${w.concurrency}`}` },
   { id: 'processed', label: 'Processed', class: 'col-duration num hide-narrow', cell: (w) => (w.processedTotal ?? 0).toLocaleString() },
   { id: 'taskRate', label: 'Rate', sortKey: 'taskRate', class: 'col-duration num hide-narrow', cell: (w) => (w.taskRate === null ? '–' : `${w.taskRate.toFixed(1)}/min`) },
   { id: 'queues', label: 'Queues', class: 'hide-narrow', cell: (w) => <span class="ellipsis">{w.queues.join(', ') || '–'}</span> },
+  { id: 'controls', label: 'Controls', class: 'col-actions hide-narrow', cell: (w) => <WorkerControls worker={w} /> },
   {
     id: 'metadata',
     label: 'Metadata',
@@ -69,7 +75,7 @@ export function WorkersPage() {
   const sortOrder = query.get('sortOrder') === 'desc' ? 'desc' : 'asc';
   const page = Math.max(1, Number(query.get('page') ?? '1') || 1);
   const params = queryString({ page, limit: 50, sortBy, sortOrder, state: query.get('state'), connectionId: query.get('connectionId') });
-  const { data, error } = useLiveReload(() => api<WorkerPage>('GET', `/api/workers${params}`), (batch) => batch.workers.length > 0, params);
+  const { data, error } = useLiveReload(() => api<WorkerPage>('GET', `/api/workers${params}`), (batch) => batch.workers.length > 0 || batch.commands.some((command) => command.target.kind === 'worker'), params);
   // a worker on screen changes at once; the reload after it brings new ones and the order
   useEffect(
     () =>

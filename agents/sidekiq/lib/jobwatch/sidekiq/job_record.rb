@@ -19,7 +19,8 @@ module Jobwatch
 
       module_function
 
-      # attempt: the run this change belongs to (1 for the first run).
+      # attempt: the run this change belongs to (1 for the first run). error: the exception,
+      # or the text of one Sidekiq kept in the job ("Class: message", no backtrace).
       def build(kind, job, at_s: Times.now_s, attempt: nil, error: nil, started_at_s: nil, reason: nil, worker: nil)
         record = { "v" => 1, "k" => kind, "t" => at_s, "job" => job.slice(*KEPT_FIELDS) }
         record["max"] = Compat.max_retries(job["retry"])
@@ -27,7 +28,9 @@ module Jobwatch
         record["wid"] = worker if worker
         record["started"] = started_at_s if started_at_s
         record["reason"] = reason if reason
-        if error
+        if error.is_a?(String)
+          record["error"] = error[0, ERROR_CHARS_MAX]
+        elsif error
           record["error"] = error_text(error)[0, ERROR_CHARS_MAX]
           record["backtrace"] = Array(error.backtrace).join("\n")[0, BACKTRACE_CHARS_MAX] if error.backtrace
         end

@@ -35,10 +35,11 @@ module Jobwatch
 
         # body: a Hash (sent as JSON) or an already encoded JSON String.
         def post(path, body)
-          message = Net::HTTP::Post.new(path)
-          message["Content-Type"] = "application/json"
-          message.body = body.is_a?(String) ? body : JSON.generate(body)
-          request(message)
+          request(with_body(Net::HTTP::Post.new(path), body))
+        end
+
+        def put(path, body)
+          request(with_body(Net::HTTP::Put.new(path), body))
         end
 
         def close
@@ -57,6 +58,12 @@ module Jobwatch
             finish
             raise NetworkError, "#{e.class}: #{e.message}"
           end
+        end
+
+        def with_body(message, body)
+          message["Content-Type"] = "application/json"
+          message.body = body.is_a?(String) ? body : JSON.generate(body)
+          message
         end
 
         def connection

@@ -102,12 +102,15 @@ module Jobwatch
         end
 
         # `latency_s`: Sidekiq's queue latency (seconds the oldest pending job has waited),
-        # sent as extensions.latencyMs; nil (not read) leaves extensions out.
-        def queue_event(name, depth, consumers, at_s, latency_s: nil)
+        # sent as extensions.latencyMs; `paused`: Sidekiq's `Queue#paused?` (always false in
+        # open-source Sidekiq, the queue's state with Sidekiq Pro), sent as extensions.paused.
+        # nil (not read) leaves each out.
+        def queue_event(name, depth, consumers, at_s, latency_s: nil, paused: nil)
           payload = { name: cut(name.to_s, :queue), depth: depth.to_i, consumers: consumers.to_i }
-          if latency_s.is_a?(Numeric) && latency_s.finite?
-            payload[:extensions] = { "latencyMs" => [(latency_s * 1000).round, 0].max }
-          end
+          extensions = {}
+          extensions["latencyMs"] = [(latency_s * 1000).round, 0].max if latency_s.is_a?(Numeric) && latency_s.finite?
+          extensions["paused"] = paused if paused == true || paused == false
+          payload[:extensions] = extensions unless extensions.empty?
           { type: "queue_snapshot", timestamp: Times.iso(at_s), framework: FRAMEWORK, queue: payload }
         end
 

@@ -1,5 +1,5 @@
 # Every poll interval: Sidekiq's processes as workers, its queues as queue snapshots
-# (depth, consumers and latency), and its sets as job states, all through Sidekiq's own API.
+# (depth, consumers, latency and whether paused), and its sets as job states, all through Sidekiq's own API.
 require_relative "normalize"
 require_relative "process_tracker"
 require_relative "set_scanner"
@@ -45,8 +45,17 @@ module Jobwatch
           queues = ::Sidekiq::Queue.all.first(QUEUES_MAX).to_h { |queue| [queue.name, queue] }
           (queues.keys | consumers.keys).first(QUEUES_MAX).map do |name|
             queue = queues[name] || ::Sidekiq::Queue.new(name)
-            Normalize.queue_event(name, queue.size, consumers[name], now_s, latency_s: latency_s(queue))
+            Normalize.queue_event(name, queue.size, consumers[name], now_s, latency_s: latency_s(queue), paused: paused?(queue))
           end
+        end
+
+        # Sidekiq's own answer: false in open-source Sidekiq, the queue's state where Sidekiq
+        # Pro overrides it; nil (left out) if it cannot be read.
+        def paused?(queue)
+          paused = queue.paused?
+          paused == true || paused == false ? paused : nil
+        rescue StandardError
+          nil
         end
 
         # Sidekiq reads it from the oldest job's enqueued_at; a payload it cannot parse must
