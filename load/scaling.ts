@@ -23,7 +23,7 @@ import { cpus } from 'node:os';
 import { runCannon, type CannonResult } from './cannon.ts';
 import { nextSequence, stamp } from './events.ts';
 import { templatesFor } from './ingest.ts';
-import { LOAD_ADMIN, cpuMsOfPid, createConnection, login, startService, type Service } from './service.ts';
+import { LOAD_ADMIN, cpuMsOfPid, createConnection, deleteConnection, login, startService, type Service } from './service.ts';
 import { flag, fmtCount, fmtMs, machineDescription, note, num, parseArgs, str, table } from './util.ts';
 import { shardOf } from '../src/shards/shard-runtime.ts';
 
@@ -103,8 +103,9 @@ async function generate(targets: ScalingTarget[], durationS: number, generators:
 
 /**
  * `count` connections, as many on each shard as can be (connections are spread by the hash
- * of their id: a few made are not used, so that the run measures what the shards carry, not
- * how evenly a handful of random ids fell).
+ * of their id: one made for a shard that has its share is deleted again, so that the run
+ * measures what the shards carry, not how evenly a handful of random ids fell, and the
+ * team stays within its 100 connections).
  */
 async function targetsOn(service: Service, count: number, shards: number): Promise<ScalingTarget[]> {
   const cookie = await login(service.baseUrl, LOAD_ADMIN.email, LOAD_ADMIN.password);
@@ -114,7 +115,10 @@ async function targetsOn(service: Service, count: number, shards: number): Promi
     if (made > 50 * count) throw new Error(`could not spread ${count} connections over ${shards} shards`);
     const connection = await createConnection(service.baseUrl, cookie, `scaling-${made}`);
     const shard = shardOf(connection.connectionId, shards);
-    if (share[shard]! === 0) continue;
+    if (share[shard]! === 0) {
+      await deleteConnection(service.baseUrl, cookie, connection.connectionId);
+      continue;
+    }
     share[shard]! -= 1;
     targets.push({ baseUrl: service.baseUrl, ...connection });
   }

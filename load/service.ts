@@ -250,6 +250,12 @@ export async function createConnection(baseUrl: string, cookie: string, name: st
   return { connectionId: body.connection.id, apiKey: body.apiKey };
 }
 
+export async function deleteConnection(baseUrl: string, cookie: string, connectionId: string): Promise<void> {
+  const response = await fetch(`${baseUrl}/api/connections/${encodeURIComponent(connectionId)}`, { method: 'DELETE', headers: { cookie } });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`deleting connection ${connectionId} failed: HTTP ${response.status} ${text.slice(0, 300)}`);
+}
+
 interface Spawned {
   child: Subprocess<'ignore', 'pipe', 'pipe'>;
   port: number;
