@@ -302,7 +302,17 @@ export const MODULES = {
       {
         mutate: ['src/shards/shard-front.ts', 'src/shards/shard-link.ts', 'src/shards/shard-host.ts', 'src/shards/remote-live-sink.ts', 'src/shards/shard-set.ts', 'src/shards/combined-snapshot.ts', 'actors/live/live-feed.ts'],
         env: { WORKERS: '4' },
-        tests: ['test/shards/identical-reads.test.ts', 'test/routes/body-limits.test.ts', 'test/routes/stream.test.ts', 'test/routes/log-failure.test.ts', 'test/routes/connections.test.ts', 'test/routes/job-actions.test.ts'],
+        tests: [
+          'test/shards/identical-reads.test.ts',
+          'test/shards/shard-writes.test.ts',
+          'test/routes/body-limits.test.ts',
+          'test/routes/stream.test.ts',
+          'test/routes/log-failure.test.ts',
+          'test/routes/connections.test.ts',
+          'test/routes/job-actions.test.ts',
+          'test/routes/audit.test.ts',
+          'test/routes/role-matrix.test.ts',
+        ],
       },
       {
         // a layout put in force before its stores are written, or a stale one kept, loses data at the next start
