@@ -57,7 +57,7 @@ export function writeTarget(request: Request, pathname: string, engine: Engine, 
  * none holds it, null for a request that names no such target. A shard's front asks the
  * shards this to send such a write to the one shard keeping its target (src/shards/).
  */
-export function connectionOfTarget(method: string, pathname: string, engine: Engine, connectionIds: Iterable<string> = engine.connectionIds()): string | undefined | null {
+export function connectionOfTarget(method: string, pathname: string, engine: Engine, connectionIds?: Iterable<string>): string | undefined | null {
   const alert = method === 'GET' ? null : ALERT_BY_ID.exec(pathname);
   if (alert !== null && alert[2] !== 'preview') {
     const what = alert[1] === 'rules' ? 'rules' : 'channels';
@@ -87,9 +87,9 @@ function partitionOrLocal(connectionId: string | undefined, partitions: number):
   return connectionId === undefined ? { kind: 'local' } : { kind: 'partition', key: connectionPartitionKey(connectionId, partitions) };
 }
 
-/** The first of `connectionIds` whose actor in this engine holds what `holds` looks for. */
-function connectionHolding(engine: Engine, connectionIds: Iterable<string>, holds: (actor: ConnectionActor) => boolean): string | undefined {
-  for (const connectionId of connectionIds) {
+/** The first of `connectionIds` (default: all of the engine's) whose actor in this engine holds what `holds` looks for. */
+function connectionHolding(engine: Engine, connectionIds: Iterable<string> | undefined, holds: (actor: ConnectionActor) => boolean): string | undefined {
+  for (const connectionId of connectionIds ?? engine.connectionIds()) {
     const actor = engine.connection(connectionId);
     if (actor !== undefined && holds(actor)) return connectionId;
   }
@@ -97,7 +97,7 @@ function connectionHolding(engine: Engine, connectionIds: Iterable<string>, hold
 }
 
 /** The connection holding job `id` in this engine, the first of `connectionIds` (default: all of them); undefined when none does. */
-export function connectionOfJob(engine: Engine, id: string, connectionIds: Iterable<string> = engine.connectionIds()): string | undefined {
+export function connectionOfJob(engine: Engine, id: string, connectionIds?: Iterable<string>): string | undefined {
   return connectionHolding(engine, connectionIds, (actor) => actor.jobs.rowOf(id) >= 0);
 }
 
