@@ -44,7 +44,7 @@ beforeAll(async () => {
 
 describe('writes with the connections on shards', () => {
   test("a job's command, a queue's and a worker's control reach the shard keeping their target, each written and audited once", async () => {
-    const [a, b] = on as [{ id: string }, { id: string }];
+    const [a, b] = [on[0]!, on[1]!];
     const retried = await t.request('POST', `/api/jobs/${jobIdOf(b.id, 'failed-1')}/retry`, { headers: { cookie } });
     expect(retried.status).toBe(200);
     expect(t.engine.connection(b.id)!.jobs.getByExternalId('failed-1')!.state).toBe('retrying');
@@ -64,7 +64,7 @@ describe('writes with the connections on shards', () => {
   });
 
   test("a bulk action over jobs on two shards answers each id in the request's order, with one audit entry per connection", async () => {
-    const [a, b] = on as [{ id: string }, { id: string }];
+    const [a, b] = [on[0]!, on[1]!];
     const ids = [jobIdOf(b.id, 'failed-again-1'), 'no-such-job', jobIdOf(a.id, 'failed-again-0')];
     const bulk = await t.request('POST', '/api/jobs/bulk/retry', { body: { ids }, headers: { cookie } });
     expect(bulk.status).toBe(200);
