@@ -28,8 +28,8 @@ const entriesOf = async (action: string) => (await auditRead(`&action=${action}`
 beforeAll(async () => {
   t = (await shardedTestApp({ limits: { dailyEventLimit: 0 } }, SHARDS)) as unknown as TestApp;
   cookie = await t.login();
-  while (on.length < 2) {
-    const created = await t.createConnection(cookie, `c${on.length}`);
+  for (let made = 0; on.length < 2; made++) {
+    const created = await t.createConnection(cookie, `c${made}`);
     if (on.every((other) => shardOf(other.id, SHARDS) !== shardOf(created.id, SHARDS))) on.push(created);
   }
   for (const [index, connection] of on.entries()) {
