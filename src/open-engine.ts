@@ -187,6 +187,7 @@ export function engineLimitsOf(config: Config): ConnectionLimits {
     retentionMs: config.retentionMs,
     commandConfirmMs: config.commandConfirmMs,
     ...config.tenantLimits,
+    taskMetrics: config.taskMetrics,
   };
 }
 

@@ -11,6 +11,8 @@
  * - an alert rule's or channel's edit, deletion or test: the partition of the connection
  *   holding it; creating one: `connectionInBody` (the front reads `connectionId` from the
  *   body, connectionKeyOfBody), since alert records are the connection's;
+ * - a marker: with an API key, the key's connection's partition; with a session,
+ *   `connectionInBody`; deleting one: the partition of the connection holding it;
  * - every other write (login, logout, users, connections, a backup): the accounts partition.
  *
  * `local` means no writer can be named (an unknown key or job): the node answers it
@@ -36,11 +38,18 @@ const BULK_ACTION = /^\/api\/jobs\/bulk\/(?:revoke|retry)$/;
 /** creates that name their connection in the body: an alert rule or channel, a task's rate limit */
 const CONNECTION_IN_BODY = new Set(['/api/alert-rules', '/api/alert-channels', '/api/tasks/rate-limit']);
 const ALERT_BY_ID = /^\/api\/alert-(rules|channels)\/([^/]+)(?:\/test)?$/;
+const MARKER_BY_ID = /^\/api\/markers\/([^/]+)$/;
 
 export function writeTarget(request: Request, pathname: string, engine: Engine, partitions: number): WriteTarget {
   if (KEYED_PATHS.has(`${request.method} ${pathname}`)) {
     const token = bearerToken(request);
     const connection = token === null ? undefined : engine.accounts.connectionByKey(token);
+    return connection === undefined ? { kind: 'local' } : { kind: 'partition', key: connectionPartitionKey(connection.id, partitions) };
+  }
+  if (request.method === 'POST' && pathname === '/api/markers') {
+    const token = bearerToken(request);
+    if (token === null) return { kind: 'connectionInBody' };
+    const connection = engine.accounts.connectionByKey(token);
     return connection === undefined ? { kind: 'local' } : { kind: 'partition', key: connectionPartitionKey(connection.id, partitions) };
   }
   if (request.method === 'POST' && BULK_ACTION.test(pathname)) return { kind: 'bulk' };
@@ -52,7 +61,7 @@ export function writeTarget(request: Request, pathname: string, engine: Engine, 
 
 /**
  * The connection holding what a write by id acts on (an alert rule's or channel's edit,
- * deletion or test, one job's command, a queue's or a worker's control), looked for among
+ * deletion or test, a marker's deletion, one job's command, a queue's or a worker's control), looked for among
  * `connectionIds` in their order (default: every connection of the engine); undefined when
  * none holds it, null for a request that names no such target. A shard's front asks the
  * shards this to send such a write to the one shard keeping its target (src/shards/).
@@ -63,6 +72,11 @@ export function connectionOfTarget(method: string, pathname: string, engine: Eng
     const what = alert[1] === 'rules' ? 'rules' : 'channels';
     const id = safelyDecoded(alert[2]!);
     return connectionHolding(engine, connectionIds, (actor) => actor.alerts[what].has(id));
+  }
+  const marker = method === 'DELETE' ? MARKER_BY_ID.exec(pathname) : null;
+  if (marker !== null) {
+    const id = safelyDecoded(marker[1]!);
+    return connectionHolding(engine, connectionIds, (actor) => actor.markers.has(id));
   }
   if (method !== 'POST') return null;
   const job = JOB_ACTION.exec(pathname);

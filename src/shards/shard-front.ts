@@ -74,6 +74,8 @@ export class ShardFront {
           return await this.byApiKey(request, server);
         case 'bodyConnection':
           return await this.byBodyConnection(request, server);
+        case 'keyOrBodyConnection':
+          return await this.byKeyOrBodyConnection(request, server);
         case 'target':
           return await this.byTarget(request, url, server);
         case 'bulk':
@@ -102,6 +104,14 @@ export class ShardFront {
     const token = bearerToken(request);
     const connection = token === null ? undefined : this.options.engine.accounts.connectionByKey(token);
     if (connection === undefined) return this.options.app.handle(request);
+    return this.linkOf(connection.id).request(request, this.client(request, server));
+  }
+
+  /** With an API key this front knows, its connection's shard; else the shard of the connection the body names. */
+  private async byKeyOrBodyConnection(request: Request, server: PeerSource | null | undefined): Promise<Response> {
+    const token = bearerToken(request);
+    const connection = token === null ? undefined : this.options.engine.accounts.connectionByKey(token);
+    if (connection === undefined) return this.byBodyConnection(request, server);
     return this.linkOf(connection.id).request(request, this.client(request, server));
   }
 

@@ -17,6 +17,7 @@
  *   two stores hold kept once, the cursor the last entry's as one store makes it.
  */
 import { cursorPosition } from '../../actors/jobs/cursor.ts';
+import { DomainError } from '../../actors/domain-error.ts';
 import { compareInOrder, type SortOrder, type SortValue } from '../../actors/jobs/sorted-index.ts';
 import { RECENT_ALERTS_MAX } from '../../actors/services/alert-service.ts';
 import { auditCursor, type AuditPage } from '../../actors/services/audit-service.ts';
@@ -159,4 +160,27 @@ export const mergeAuditPages: Merger = (bodies) => {
   const more = entries.length > limit || pages.some((page) => page.pagination.nextCursor !== null);
   const last = data.at(-1);
   return { data, pagination: { nextCursor: more && last !== undefined ? auditCursor({ atMs: atMs.get(last.id)!, id: last.id }) : null, limit } };
+};
+
+/** GET /api/markers: the markers of every shard by time; at the same time, in the order of their connections, as one engine sorts them. */
+export const mergeMarkers: Merger = (bodies, context) => ({
+  data: inConnectionOrder(
+    bodies.map((body) => (body as { data: Array<ItemOfConnection & { at: string }> }).data),
+    context.connectionOrder,
+    (marker) => marker.connectionId,
+  ).sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0)),
+});
+
+/**
+ * GET /api/metrics/tasks and /series over connections kept on several shards: not merged
+ * yet. A task's row and a series point add up the histograms of every connection before
+ * their percentiles are taken, which the shards' answers (percentiles already taken) cannot
+ * give; so the answer is a clear refusal naming what works (one connection, or one shard),
+ * never a wrong figure.
+ */
+export const refuseTaskMetricsOverShards: Merger = () => {
+  throw new DomainError(
+    'INVALID_STATE',
+    'task metrics over connections kept on several shards are not merged yet (WORKERS above 1): name one connection with connectionId',
+  );
 };

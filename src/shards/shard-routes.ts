@@ -10,6 +10,8 @@
  *   answers the 401 as anyone would);
  * - `bodyConnection`: the shard keeping the connection the JSON body names (creating an
  *   alert rule or channel, a task's rate limit);
+ * - `keyOrBodyConnection`: with a known API key, as `apiKey`; else as `bodyConnection` (a
+ *   deploy marker, added by an agent's key or by a person);
  * - `target`: a write about one job, queue, worker, alert rule or channel by its id: the
  *   shards keeping the user's connections are asked which connection keeps it, and the one
  *   shard keeping it answers (so the change and its audit entry are written once, by the
@@ -34,8 +36,10 @@ import {
   mergeConnectionItems,
   mergeConnectionLists,
   mergeCursorPages,
+  mergeMarkers,
   mergeMe,
   mergeNumberedPages,
+  refuseTaskMetricsOverShards,
   type Merger,
 } from './shard-merge.ts';
 
@@ -43,6 +47,7 @@ export type ShardRoute =
   | { by: 'front' }
   | { by: 'apiKey' }
   | { by: 'bodyConnection' }
+  | { by: 'keyOrBodyConnection' }
   | { by: 'target' }
   | { by: 'bulk' }
   | { by: 'split'; answer: Merger | 'firstFound' }
@@ -124,6 +129,12 @@ export const SHARD_ROUTES: Readonly<Record<string, ShardRoute>> = {
   'DELETE /api/alert-rules/:id': target,
   'GET /api/alerts': merged(mergeAlertOverviews),
   'GET /api/audit': { by: 'everywhere', answer: mergeAuditPages },
+  // the task metrics of connections on one shard pass through; over several they are not merged (see shard-merge.ts)
+  'GET /api/metrics/tasks': merged(refuseTaskMetricsOverShards),
+  'GET /api/metrics/series': merged(refuseTaskMetricsOverShards),
+  'GET /api/markers': merged(mergeMarkers),
+  'POST /api/markers': { by: 'keyOrBodyConnection' },
+  'DELETE /api/markers/:id': target,
   'GET /api/agent/connection': apiKey,
   'GET /api/agent/commands': apiKey,
   'POST /api/agent/commands/ack': apiKey,

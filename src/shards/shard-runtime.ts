@@ -17,6 +17,7 @@ import type { LoginLimiterOptions } from '../../actors/accounts/login-limiter.ts
 import { AccountService } from '../../actors/services/account-service.ts';
 import { AlertService } from '../../actors/services/alert-service.ts';
 import { AuditService } from '../../actors/services/audit-service.ts';
+import { TaskMetricsService } from '../../actors/services/task-metrics-service.ts';
 import { TeamService } from '../../actors/services/team-service.ts';
 import { UserService } from '../../actors/services/user-service.ts';
 import { ConnectionService } from '../../actors/services/connection-service.ts';
@@ -132,6 +133,7 @@ export function shardApp(options: ShardAppOptions): ShardApp {
     teams: new TeamService(engine),
     users: new UserService(engine, options.passwordLinkTtlMs),
     audit: new AuditService(engine),
+    taskMetrics: new TaskMetricsService(engine, connections),
     jobActions,
     live,
     alerts,

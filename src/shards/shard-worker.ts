@@ -147,7 +147,7 @@ function runtimeFactory(init: ShardWorkerInit): ShardRuntimeFactory {
     const metrics =
       config.metricsToken === null
         ? undefined
-        : { service: new (await import('../metrics/service-metrics.ts')).ServiceMetrics({ processMetrics: false }), token: config.metricsToken };
+        : { service: new (await import('../metrics/service-metrics.ts')).ServiceMetrics({ processMetrics: false, taskSeriesMax: config.prometheusTaskSeriesMax }), token: config.metricsToken };
     const observer = metrics?.service ?? NOT_OBSERVED;
     const ingestTimings = new IngestTimings();
     const { store, engine, report } = await recoverShard(init, config, accounts, send, log, observeAll([metrics?.service, ingestTimings]));

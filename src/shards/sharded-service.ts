@@ -11,6 +11,7 @@ import { Engine } from '../../actors/engine.ts';
 import { LiveUpdates } from '../../actors/live/live-updates.ts';
 import { AlertService } from '../../actors/services/alert-service.ts';
 import { JobActionService } from '../../actors/services/job-action-service.ts';
+import { TaskMetricsService } from '../../actors/services/task-metrics-service.ts';
 import type { IngestTimings } from '../../actors/services/ingest-timings.ts';
 import { acquireDataDirLock, type DataDirLock } from '../../persistence/data-dir-lock.ts';
 import { layoutStores } from '../../persistence/data-layout.ts';
@@ -182,6 +183,7 @@ function frontApp(front: Front, parts: ShardedServiceParts, live: LiveUpdates, b
     engine,
     ...people,
     jobActions: new JobActionService(engine, people.connections),
+    taskMetrics: new TaskMetricsService(engine, people.connections),
     alerts,
     alertDelivery: createAlertEdge({ engine, alerts, config, observer, log }),
     live,

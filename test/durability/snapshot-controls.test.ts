@@ -78,7 +78,7 @@ describe('controls in snapshots', () => {
   test(`format ${SNAPSHOT_FORMAT_VERSION} restores commands, outcomes, capabilities and paused queues; what is pending settles after as before`, () => {
     const live = engineWithControls();
     const chunks = [...live.takeSnapshot().chunks];
-    expect(chunks[0]).toMatchObject({ k: 'header', version: 7 });
+    expect(chunks[0]).toMatchObject({ k: 'header', version: SNAPSHOT_FORMAT_VERSION });
     const restored = restoredFrom(chunks);
     expect(shown(restored)).toEqual(shown(live));
     const { queues, jobs } = shown(live);

@@ -6,7 +6,7 @@
  */
 import { beforeAll, expect, test } from 'bun:test';
 import { SHARD_ROUTES, shardRoute } from '../../src/shards/shard-routes.ts';
-import { mergeAuditPages, mergeConnectionItems, mergeConnectionLists, mergeCursorPages, mergeMe, mergeNumberedPages } from '../../src/shards/shard-merge.ts';
+import { mergeAuditPages, mergeConnectionItems, mergeConnectionLists, mergeCursorPages, mergeMarkers, mergeMe, mergeNumberedPages, refuseTaskMetricsOverShards } from '../../src/shards/shard-merge.ts';
 import { singleTestApp, type TestApp } from '../support/test-app.ts';
 
 let t: TestApp;
@@ -39,6 +39,10 @@ test('what concerns one connection goes to its shard; what spans connections is 
   expect(shardRoute('GET', '/api/audit')).toEqual({ by: 'everywhere', answer: mergeAuditPages });
   // the controls go to the shard keeping their target's connection, as the cluster sends them to its writer
   expect(shardRoute('PUT', '/api/agent/capabilities')).toEqual({ by: 'apiKey' });
+  expect(shardRoute('POST', '/api/markers')).toEqual({ by: 'keyOrBodyConnection' });
+  expect(shardRoute('DELETE', '/api/markers/m')).toEqual({ by: 'target' });
+  expect(shardRoute('GET', '/api/markers')).toEqual({ by: 'split', answer: mergeMarkers });
+  expect(shardRoute('GET', '/api/metrics/tasks')).toEqual({ by: 'split', answer: refuseTaskMetricsOverShards });
   expect(shardRoute('POST', '/api/tasks/rate-limit')).toEqual({ by: 'bodyConnection' });
   for (const [method, path] of [
     ['POST', '/api/jobs/abc/retry'],

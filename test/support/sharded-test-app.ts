@@ -22,6 +22,7 @@ import type { ChannelInput } from '../../actors/alerts/alert-book.ts';
 import type { RuleInput } from '../../actors/alerts/alert-model.ts';
 import type { Access } from '../../actors/accounts/access.ts';
 import { ConnectionService } from '../../actors/services/connection-service.ts';
+import { TaskMetricsService } from '../../actors/services/task-metrics-service.ts';
 import { TeamService } from '../../actors/services/team-service.ts';
 import { UserService } from '../../actors/services/user-service.ts';
 import { AuditService } from '../../actors/services/audit-service.ts';
@@ -83,6 +84,7 @@ export async function shardedTestApp(options: TestAppOptions, count: number) {
     audit: new AuditService(engine),
     sso: testSso(options, engine),
     jobActions: new JobActionService(engine, connections),
+    taskMetrics: new TaskMetricsService(engine, connections),
     live,
     alerts: frontAlerts,
     alertDelivery: createAlertEdge({ engine, alerts: frontAlerts, config: alertConfig, observer: NOT_OBSERVED, log: (line) => errors.push(line) }),

@@ -18,6 +18,7 @@ import { oidcSettings } from '../../src/sso/oidc-settings.ts';
 import { firstAdminMaker } from '../../src/service/admin-bootstrap.ts';
 import { JobActionService } from '../../actors/services/job-action-service.ts';
 import { AlertService } from '../../actors/services/alert-service.ts';
+import { TaskMetricsService } from '../../actors/services/task-metrics-service.ts';
 import { createAlertEdge, type AlertEdgeOptions } from '../../src/alerts/alert-edge.ts';
 import { NOT_OBSERVED } from '../../src/metrics/service-observer.ts';
 import { LiveUpdates, type LiveUpdatesOptions } from '../../actors/live/live-updates.ts';
@@ -114,6 +115,7 @@ export async function singleTestApp(options: TestAppOptions = {}) {
   const jobActions = new JobActionService(engine, connections);
   const live = new LiveUpdates(engine, clock, { ...TEST_LIVE, log: (line) => streamLog.push(line), ...options.live });
   const alerts = new AlertService(engine, options.publicUrl ?? null);
+  const taskMetrics = new TaskMetricsService(engine, connections);
   const alertDelivery = createAlertEdge({
     engine,
     alerts,
@@ -125,7 +127,7 @@ export async function singleTestApp(options: TestAppOptions = {}) {
     runnerLimits: options.alerts?.runnerLimits,
   });
   const app = createApp({
-    engine, accounts, connections, teams, users, audit: new AuditService(engine), sso: testSso(options, engine), jobActions, live, alerts, alertDelivery,
+    engine, accounts, connections, teams, users, audit: new AuditService(engine), sso: testSso(options, engine), jobActions, live, alerts, alertDelivery, taskMetrics,
     config: testAppConfig(options),
     logError: (line) => errors.push(line),
     backup: noBackups,
