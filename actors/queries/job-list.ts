@@ -11,7 +11,7 @@ import { isSortValueOf, JOB_SORT_VALUE, type JobSortKey } from '../connection/jo
 import { validationError } from '../domain-error.ts';
 import { CursorError, decodeCursor, encodeCursor } from '../jobs/cursor.ts';
 import { mergeScans, takePage } from '../jobs/merge-scans.ts';
-import type { IndexEntry, IndexPosition, SortOrder } from '../jobs/sorted-index.ts';
+import type { IndexEntry, IndexPosition, SortOrder, SortValue } from '../jobs/sorted-index.ts';
 import { compareInOrder } from '../jobs/sort-values.ts';
 import { toJobListItem, type JobListItem } from '../views/job-view.ts';
 import { ScanBudget, StoreSearch, type PayloadQuery } from './payload-search.ts';
@@ -27,6 +27,11 @@ export interface JobListQuery extends JobFilters {
 export interface JobListPage {
   data: JobListItem[];
   pagination: { nextCursor: string | null; limit: number; total: number; scan?: PayloadScan };
+  /**
+   * Asked for by a shard's front merging pages of several shards: the cursor after each item
+   * (its position), in the order of `data`.
+   */
+  itemCursors?: string[];
 }
 
 /** How a search by what jobs were called with went (present only for one). */
@@ -46,6 +51,8 @@ export interface JobListOptions {
   now?: () => number;
   /** up to this many candidates a page is sorted from them instead of walking an index (tests set 0 to walk) */
   sortedCandidatesMax?: number;
+  /** add each item's cursor (JobListPage.itemCursors) */
+  itemCursors?: boolean;
 }
 
 /** A search by payload answers within this, or returns what it found with a cursor to go on. */
@@ -76,13 +83,18 @@ export function listJobs(actors: ConnectionActor[], query: JobListQuery, payload
   // the scans filter, so a selective filter walks its index without an entry per refused job
   const scans = actors.map((actor) => withStore(actor, actor.jobs.indexes[query.sortBy].scan(query.sortOrder, after, matches ?? undefined)));
   const page = takePage(mergeScans(scans, query.sortOrder, idOf), () => true, query.limit);
+  const cursorAfter = (item: StoreRow): string => cursorOfRow(query, item);
   const last = page.items[page.items.length - 1];
-  const nextCursor =
-    page.hasMore && last !== undefined
-      ? encodeCursor({ sortBy: query.sortBy, sortOrder: query.sortOrder, key: JOB_SORT_VALUE[query.sortBy](last.item.store.table, last.item.row), id: idOf(last.item) })
-      : null;
+  const nextCursor = page.hasMore && last !== undefined ? cursorAfter(last.item) : null;
   const total = actors.reduce((sum, actor) => sum + countMatching(actor, matches), 0);
-  return { data: page.items.map(({ item }) => listItemOf(item.actor, item.row)), pagination: { nextCursor, limit: query.limit, total } };
+  const listed: JobListPage = { data: page.items.map(({ item }) => listItemOf(item.actor, item.row)), pagination: { nextCursor, limit: query.limit, total } };
+  if (options.itemCursors === true) listed.itemCursors = page.items.map(({ item }) => cursorAfter(item));
+  return listed;
+}
+
+/** The position just after a row in the listing order, as a cursor. */
+function cursorOfRow(query: JobListQuery, item: StoreRow): string {
+  return encodeCursor({ sortBy: query.sortBy, sortOrder: query.sortOrder, key: JOB_SORT_VALUE[query.sortBy](item.store.table, item.row), id: idOf(item) });
 }
 
 /** A row's job as a list shows it, with its latest command. */
@@ -104,7 +116,7 @@ function searchJobs(actors: ConnectionActor[], query: JobListQuery, payload: Pay
   const marked = searches.map((search) => search.markCandidates());
   if (marked.every((complete) => complete)) {
     const few = fewCandidates(searches, matches, options.sortedCandidatesMax ?? SORTED_CANDIDATES_MAX);
-    if (few !== null) return sortedPage(few, query, after);
+    if (few !== null) return sortedPage(few, query, after, options.itemCursors === true);
   }
   const searchOf = new Map(searches.map((search) => [search.store, search]));
   const scans = searches.map((search) => withStore(search.actor, search.store.indexes[query.sortBy].scan(query.sortOrder, after, matches ?? undefined, search.rowTest)));
@@ -129,15 +141,14 @@ function searchJobs(actors: ConnectionActor[], query: JobListQuery, payload: Pay
     }
   }
   const last = stoppedAt ?? (hasMore ? items[items.length - 1] : undefined);
-  const nextCursor =
-    last !== undefined
-      ? encodeCursor({ sortBy: query.sortBy, sortOrder: query.sortOrder, key: JOB_SORT_VALUE[query.sortBy](last.item.store.table, last.item.row), id: idOf(last.item) })
-      : null;
+  const nextCursor = last !== undefined ? cursorOfRow(query, last.item) : null;
   const { total, totalExact } = payloadTotal(actors, searches, marked, matches, payload);
-  return {
+  const listed: JobListPage = {
     data: items.map(({ item }) => listItemOf(item.actor, item.row)),
     pagination: { nextCursor, limit: query.limit, total, scan: { partial: stoppedAt !== null, examined: budget.examined, totalExact } },
   };
+  if (options.itemCursors === true) listed.itemCursors = items.map(({ item }) => cursorOfRow(query, item));
+  return listed;
 }
 
 /** A job whose arguments hold what was searched for, as the sorted page orders it. */
@@ -163,7 +174,7 @@ function fewCandidates(searches: StoreSearch[], matches: ReturnType<typeof jobMa
 }
 
 /** The page of few candidates: each tested whole, the matches sorted in the listing order, the ones after the cursor's position. Every match is counted. */
-function sortedPage(candidates: Candidate[], query: JobListQuery, after: IndexPosition | undefined): JobListPage {
+function sortedPage(candidates: Candidate[], query: JobListQuery, after: IndexPosition | undefined, itemCursors: boolean): JobListPage {
   const valueOf = JOB_SORT_VALUE[query.sortBy];
   const found = candidates
     .filter(({ search, row }) => search.matches(row))
@@ -171,12 +182,15 @@ function sortedPage(candidates: Candidate[], query: JobListQuery, after: IndexPo
   found.sort((a, b) => compareInOrder(query.sortOrder, a.key, a.id, b.key, b.id));
   const rest = after === undefined ? found : found.filter((job) => compareInOrder(query.sortOrder, job.key, job.id, after.key, after.id) > 0);
   const page = rest.slice(0, query.limit);
+  const cursorAfter = (job: { key: SortValue; id: string }): string => encodeCursor({ sortBy: query.sortBy, sortOrder: query.sortOrder, key: job.key, id: job.id });
   const last = page[page.length - 1];
-  const nextCursor = rest.length > query.limit && last !== undefined ? encodeCursor({ sortBy: query.sortBy, sortOrder: query.sortOrder, key: last.key, id: last.id }) : null;
-  return {
+  const nextCursor = rest.length > query.limit && last !== undefined ? cursorAfter(last) : null;
+  const listed: JobListPage = {
     data: page.map((job) => listItemOf(job.actor, job.row)),
     pagination: { nextCursor, limit: query.limit, total: found.length, scan: { partial: false, examined: candidates.length, totalExact: true } },
   };
+  if (itemCursors) listed.itemCursors = page.map(cursorAfter);
+  return listed;
 }
 
 /**
