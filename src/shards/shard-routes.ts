@@ -4,7 +4,8 @@
  * route list, so a new route cannot be left out:
  *
  * - `front`: the HTTP thread answers with its own application: accounts (sign-in, users,
- *   teams and their members, connections created and deleted), the live stream (its hubs
+ *   teams and their members, their saved views of the jobs list, connections created and
+ *   deleted), the live stream (its hubs
  *   are there), the backup, the documents and the dashboard's files;
  * - `apiKey`: the shard keeping the API key's connection (an unknown key: the front, which
  *   answers the 401 as anyone would);
@@ -90,6 +91,11 @@ export const SHARD_ROUTES: Readonly<Record<string, ShardRoute>> = {
   'POST /api/teams/:id/members': front,
   'PATCH /api/teams/:id/members/:userId': front,
   'DELETE /api/teams/:id/members/:userId': front,
+  // saved views are the teams' (accounts records); saving one checks its filters without any job data
+  'GET /api/views': front,
+  'POST /api/views': front,
+  'PATCH /api/views/:id': front,
+  'DELETE /api/views/:id': front,
   'POST /api/connections': front,
   'GET /api/connections': merged(mergeConnectionLists),
   'DELETE /api/connections/:id': front,
