@@ -6,7 +6,8 @@
  * - a cursor page (jobs): each shard answers the page after the same position with each
  *   item's cursor; the pages are merged by (sort key, id), the first `limit` taken, and the
  *   next cursor is the last item's, a position in the one order every shard shares, so no
- *   cursor needs to carry a position per shard;
+ *   cursor needs to carry a position per shard; a payload search that ran out of a shard's
+ *   scan budget ends the page at the row that shard reached (see mergeCursorPages);
  * - a numbered page (queues, workers): each shard answers every item up to the page's end
  *   with its sort key; they are merged, and the page cut from the merge;
  * - lists in connection order (connections, alert rules and channels, the alerts
@@ -33,34 +34,52 @@ export interface MergeContext {
 /** Merges the parsed bodies of the shards' 200 answers, in shard order. */
 export type Merger = (bodies: unknown[], context: MergeContext) => unknown;
 
+type CursorPosition = ReturnType<typeof cursorPosition>;
+
+interface PayloadScanBody {
+  partial: boolean;
+  examined: number;
+  totalExact: boolean;
+}
+
 interface CursorPageBody {
   data: unknown[];
-  pagination: { nextCursor: string | null; limit: number; total: number };
+  pagination: { nextCursor: string | null; limit: number; total: number; scan?: PayloadScanBody };
   itemCursors: string[];
 }
 
-/** GET /api/jobs: pages after one position merged by (key, id); ties between shards by shard order. */
+/**
+ * GET /api/jobs: pages after one position merged by (key, id); ties between shards by shard order.
+ *
+ * A payload search (`args`, `data.<path>`) runs on every shard within its own scan budget. A
+ * shard whose budget ran out answered every match up to the row it reached, and its next
+ * cursor is that row's position: past it, that shard has not looked. So the merged page stops
+ * at the first such position of all (a match of another shard after it would be listed
+ * before ones the stopped shard has not seen yet), says `partial`, and its cursor is that
+ * position, from which every shard goes on: one position, since all shards share one order.
+ */
 export const mergeCursorPages: Merger = (bodies) => {
   const pages = bodies as CursorPageBody[];
   const limit = pages[0]!.pagination.limit;
   const heads = pages.map(() => 0);
   const positions = pages.map((page) => page.itemCursors.map(cursorPosition));
+  const before = (a: CursorPosition, b: CursorPosition): boolean => compareInOrder(a.sortOrder, a.key, a.id, b.key, b.id) < 0;
+  const stop = firstStop(pages, before);
   const data: unknown[] = [];
   let lastCursor: string | null = null;
+  let stopped = false;
   while (data.length < limit) {
     let best = -1;
     for (let shard = 0; shard < pages.length; shard++) {
       const at = heads[shard]!;
       if (at >= pages[shard]!.data.length) continue;
-      if (best < 0) {
-        best = shard;
-        continue;
-      }
-      const a = positions[shard]![at]!;
-      const b = positions[best]![heads[best]!]!;
-      if (compareInOrder(a.sortOrder, a.key, a.id, b.key, b.id) < 0) best = shard;
+      if (best < 0 || before(positions[shard]![at]!, positions[best]![heads[best]!]!)) best = shard;
     }
-    if (best < 0) break;
+    if (best >= 0 && stop !== null && before(stop.position, positions[best]![heads[best]!]!)) best = -1;
+    if (best < 0) {
+      stopped = stop !== null;
+      break;
+    }
     const at = heads[best]!;
     data.push(pages[best]!.data[at]);
     lastCursor = pages[best]!.itemCursors[at]!;
@@ -68,8 +87,30 @@ export const mergeCursorPages: Merger = (bodies) => {
   }
   const more = pages.some((page, shard) => heads[shard]! < page.data.length || page.pagination.nextCursor !== null);
   const total = pages.reduce((sum, page) => sum + page.pagination.total, 0);
-  return { data, pagination: { nextCursor: more ? lastCursor : null, limit, total } };
+  const nextCursor = stopped ? stop!.cursor : more ? lastCursor : null;
+  const pagination: CursorPageBody['pagination'] = { nextCursor, limit, total };
+  const scans = pages.map((page) => page.pagination.scan);
+  if (scans.every((scan) => scan !== undefined)) {
+    pagination.scan = {
+      partial: stopped,
+      examined: scans.reduce((sum, scan) => sum + scan.examined, 0),
+      totalExact: scans.every((scan) => scan.totalExact),
+    };
+  }
+  return { data, pagination };
 };
+
+/** The earliest position where a shard's payload search ran out of budget, or null when none did. */
+function firstStop(pages: CursorPageBody[], before: (a: CursorPosition, b: CursorPosition) => boolean): { cursor: string; position: CursorPosition } | null {
+  let first: { cursor: string; position: CursorPosition } | null = null;
+  for (const page of pages) {
+    const { scan, nextCursor } = page.pagination;
+    if (scan?.partial !== true || nextCursor === null) continue;
+    const position = cursorPosition(nextCursor);
+    if (first === null || before(position, first.position)) first = { cursor: nextCursor, position };
+  }
+  return first;
+}
 
 interface NumberedPageBody {
   data: Array<{ id: string }>;
