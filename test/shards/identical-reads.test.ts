@@ -199,8 +199,10 @@ describe(`reads over ${SHARDS} shards equal one engine's (seed ${SEED})`, () => 
     }
   });
 
-  test('a job by id from whichever shard keeps it; another user\'s or an unknown one is 404', async () => {
-    for (const id of jobIds.slice(0, 30)) await same(`/api/jobs/${id}`);
+  test('a job by id from whichever shard keeps it, as its shard answered it (arguments, logs, attempts); another user\'s or an unknown one is 404', async () => {
+    const details = [];
+    for (const id of jobIds.slice(0, 30)) details.push(await same(`/api/jobs/${id}`));
+    expect(details.filter((job) => job.args !== null && job.attempts.length > 0).length).toBeGreaterThan(10);
     await same(`/api/jobs/${jobIds[0]}`, 'other');
     await same('/api/jobs/no-such-job');
   });
