@@ -167,8 +167,8 @@ export class MeasureSum implements BucketTarget {
 
   /** This sum as plain data (see SumPart). */
   toPart(): SumPart {
-    const part: SumPart = { counts: [...this.counts] };
-    if (this.gauges[GAUGE.samples] !== 0) part.gauges = [...this.gauges];
+    const part: SumPart = { counts: Array.from(this.counts) };
+    if (this.gauges[GAUGE.samples] !== 0) part.gauges = Array.from(this.gauges);
     if (this.run !== null && this.run.count !== 0) part.run = this.run.pairs();
     if (this.wait !== null && this.wait.count !== 0) part.wait = this.wait.pairs();
     return part;
@@ -179,10 +179,13 @@ export class MeasureSum implements BucketTarget {
     for (let at = 0; at < COUNT_KINDS.length; at++) this.counts[at]! += part.counts[at]!;
     const g = part.gauges;
     if (g !== undefined) this.addGauges(g[GAUGE.samples]!, g[GAUGE.depthSum]!, g[GAUGE.depthMax]!, g[GAUGE.ageSumMs]!, g[GAUGE.ageMaxMs]!);
-    for (const kind of ['run', 'wait'] as const) {
-      const pairs = part[kind];
-      if (pairs !== undefined) for (let at = 0; at < pairs.length; at += 2) this.addBin(kind, pairs[at]!, pairs[at + 1]!);
-    }
+    if (part.run !== undefined) this.addPairs('run', part.run);
+    if (part.wait !== undefined) this.addPairs('wait', part.wait);
+  }
+
+  private addPairs(kind: DurationKind, pairs: readonly number[]): void {
+    const histogram = this.histogram(kind);
+    for (let at = 0; at < pairs.length; at += 2) histogram.add(pairs[at]!, pairs[at + 1]!);
   }
 
   count(kind: CountKind): number {

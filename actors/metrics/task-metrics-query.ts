@@ -124,19 +124,26 @@ export function finishTaskTable(reads: readonly TaskTableParts[], spark: SparkMe
   if (first === undefined) return null;
   const foldedSeries = reads.reduce((total, read) => total + read.foldedSeries, 0);
   const byTask = new Map<string, TaskRowParts[]>();
-  for (const read of reads) for (const row of read.rows) byTask.set(row.task, [...(byTask.get(row.task) ?? []), row]);
+  for (const read of reads) {
+    for (const row of read.rows) {
+      const parts = byTask.get(row.task);
+      if (parts === undefined) byTask.set(row.task, [row]);
+      else parts.push(row);
+    }
+  }
+  // one sum, cleared and refilled for each figure: a table of 200 tasks allocates no histogram per row
   const sum = new MeasureSum();
-  const added = (parts: readonly SumPart[]): MeasureSum => {
+  const added = (parts: readonly TaskRowParts[], pick: (row: TaskRowParts) => SumPart): MeasureSum => {
     sum.clear();
-    for (const part of parts) sum.addPart(part);
+    for (const part of parts) sum.addPart(pick(part));
     return sum;
   };
   const rows: TaskRow[] = [];
   for (const [task, parts] of byTask) {
-    const current = figuresOf(added(parts.map((part) => part.current)), first.window);
-    const previous = figuresOf(added(parts.map((part) => part.previous)), first.previous);
-    const steps = parts[0]!.spark.length;
-    const sparkLine = Array.from({ length: steps }, (_, at) => sparkValue(added(parts.map((part) => part.spark[at]!)), spark, first.sparkStepMs));
+    const current = figuresOf(added(parts, (part) => part.current), first.window);
+    const previous = figuresOf(added(parts, (part) => part.previous), first.previous);
+    const sparkLine: Array<number | null> = [];
+    for (let at = 0; at < parts[0]!.spark.length; at++) sparkLine.push(sparkValue(added(parts, (part) => part.spark[at]!), spark, first.sparkStepMs));
     rows.push({ task, folded: task === OTHER_SERIES && !parts.some((part) => part.own) ? foldedSeries : null, current, previous, spark: sparkLine });
   }
   rows.sort((a, b) => (a.task < b.task ? -1 : a.task > b.task ? 1 : 0));
