@@ -8,20 +8,8 @@ import type { AuditEntry, AuditOutcome } from '../audit/audit-log.ts';
 import { validationError } from '../domain-error.ts';
 import type { Engine } from '../engine.ts';
 
-export interface PublicAuditEntry {
-  id: string;
-  at: string;
-  userId: string | null;
-  email: string;
-  address: string;
-  action: string;
-  target: string | null;
-  teamId: string | null;
-  connectionId: string | null;
-  outcome: AuditOutcome;
-  status: number;
-  error: string | null;
-}
+/** An entry as the API gives it: its time as an ISO string in place of milliseconds. */
+export type PublicAuditEntry = Omit<AuditEntry, 'atMs'> & { at: string };
 
 export interface AuditPage {
   data: PublicAuditEntry[];
