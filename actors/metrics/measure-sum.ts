@@ -35,6 +35,19 @@ export interface BucketTarget {
   addGauges(samples: number, depthSum: number, depthMax: number, ageSumMs: number, ageMaxMs: number): void;
 }
 
+/**
+ * A sum as plain data, to cross from a shard to the front (JSON): the counts, the gauges
+ * (left out when no sample was taken) and each histogram's written bins as
+ * [bin, count, bin, count...]. Adding parts bin by bin gives the sum of the buckets they
+ * were read from, so percentiles taken after are those of one read over all of them.
+ */
+export interface SumPart {
+  counts: number[];
+  gauges?: number[];
+  run?: number[];
+  wait?: number[];
+}
+
 export interface DurationSummary {
   count: number;
   p50: number | null;
@@ -64,6 +77,13 @@ class DenseBins {
     this.count = 0;
     this.low = BIN_COUNT;
     this.high = -1;
+  }
+
+  /** The written bins as [bin, count...] pairs, lowest first. */
+  pairs(): number[] {
+    const pairs: number[] = [];
+    for (let bin = this.low; bin <= this.high; bin++) if (this.values[bin] !== 0) pairs.push(bin, this.values[bin]!);
+    return pairs;
   }
 
   addAll(other: DenseBins): void {
@@ -143,6 +163,29 @@ export class MeasureSum implements BucketTarget {
     this.addGauges(g[GAUGE.samples]!, g[GAUGE.depthSum]!, g[GAUGE.depthMax]!, g[GAUGE.ageSumMs]!, g[GAUGE.ageMaxMs]!);
     if (other.run !== null) this.histogram('run').addAll(other.run);
     if (other.wait !== null) this.histogram('wait').addAll(other.wait);
+  }
+
+  /** This sum as plain data (see SumPart). */
+  toPart(): SumPart {
+    const part: SumPart = { counts: Array.from(this.counts) };
+    if (this.gauges[GAUGE.samples] !== 0) part.gauges = Array.from(this.gauges);
+    if (this.run !== null && this.run.count !== 0) part.run = this.run.pairs();
+    if (this.wait !== null && this.wait.count !== 0) part.wait = this.wait.pairs();
+    return part;
+  }
+
+  /** Merges a part in, as `add` merges a sum. */
+  addPart(part: SumPart): void {
+    for (let at = 0; at < COUNT_KINDS.length; at++) this.counts[at]! += part.counts[at]!;
+    const g = part.gauges;
+    if (g !== undefined) this.addGauges(g[GAUGE.samples]!, g[GAUGE.depthSum]!, g[GAUGE.depthMax]!, g[GAUGE.ageSumMs]!, g[GAUGE.ageMaxMs]!);
+    if (part.run !== undefined) this.addPairs('run', part.run);
+    if (part.wait !== undefined) this.addPairs('wait', part.wait);
+  }
+
+  private addPairs(kind: DurationKind, pairs: readonly number[]): void {
+    const histogram = this.histogram(kind);
+    for (let at = 0; at < pairs.length; at += 2) histogram.add(pairs[at]!, pairs[at + 1]!);
   }
 
   count(kind: CountKind): number {

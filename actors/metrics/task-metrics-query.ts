@@ -2,8 +2,11 @@
  * The answers of GET /api/metrics/tasks and GET /api/metrics/series over the task metrics
  * of the connections a caller may read: each connection is read on its own
  * (metric-reads.ts), their sums merged, and only then turned into rates and percentiles.
+ * Each read is made in two steps, its sums as plain parts (`taskTableParts`,
+ * `seriesParts`), then the answer (`finishTaskTable`, `finishSeries`), so the parts of
+ * several shards' reads are finished by the front exactly as one engine finishes its own.
  */
-import { COUNT_KINDS, GAUGE, MeasureSum, PART, type CountKind, type DurationSummary } from './measure-sum.ts';
+import { COUNT_KINDS, GAUGE, MeasureSum, PART, type CountKind, type DurationSummary, type SumPart } from './measure-sum.ts';
 import type { MetricSeries } from './metric-series.ts';
 import { TIER_NAMES, TIER_WIDTH_MS } from './metric-tiers.ts';
 import { ceilTo, floorTo, forEachStep, mergeSums, readWindow, sumRange, type ReadWindow } from './metric-reads.ts';
@@ -55,11 +58,34 @@ export function seriesOfTask(metrics: TaskMetrics, task: string, queue: string |
   return queue === undefined && metrics.otherTasks !== null ? [metrics.otherTasks.series] : [];
 }
 
+/** One task's sums in the connections read, before any figure is taken from them. */
+export interface TaskRowParts {
+  task: string;
+  /** whether a connection has a series of this name of its own (so an `(other)` row is not only the fold) */
+  own: boolean;
+  current: SumPart;
+  previous: SumPart;
+  spark: SumPart[];
+}
+
 /**
- * One row per task name across `connections` over [fromMs, toMs), with the period of the
- * same length before it. `queue` keeps a task's jobs of that queue only.
+ * What a task table is made of, as plain data: the sums of each task over the window, the
+ * period before and each spark step. The parts of several reads of the same windows (the
+ * shards', each over its own connections) add up to the read of all their connections.
  */
-export function taskTable(connections: readonly TaskMetrics[], query: { fromMs: number; toMs: number; nowMs: number; queue?: string; spark: SparkMeasure }): TaskTable | null {
+export interface TaskTableParts {
+  window: ReadWindow;
+  previous: ReadWindow;
+  sparkStepMs: number;
+  foldedSeries: number;
+  rows: TaskRowParts[];
+}
+
+/**
+ * The parts of the table of `connections` over [fromMs, toMs), with the period of the same
+ * length before it. `queue` keeps a task's jobs of that queue only.
+ */
+export function taskTableParts(connections: readonly TaskMetrics[], query: { fromMs: number; toMs: number; nowMs: number; queue?: string; spark: SparkMeasure }): TaskTableParts | null {
   const settings = connections[0]?.settings;
   if (settings === undefined) return null;
   const window = readWindow(settings, query.fromMs, query.toMs, query.nowMs);
@@ -77,23 +103,57 @@ export function taskTable(connections: readonly TaskMetrics[], query: { fromMs: 
   const sparkStepMs = sparkStep(lengthMs);
   const sparkWindow = stepWindow(window, sparkStepMs);
   const sparkParts = query.spark === 'throughput' || query.spark === 'failureRate' ? PART.counts : query.spark === 'waitP95' ? PART.wait : PART.run;
-  const rows: TaskRow[] = [];
+  const rows: TaskRowParts[] = [];
   for (const task of names) {
     const seriesByConnection = connections.map((metrics) => seriesOfTask(metrics, task, query.queue));
     const current = mergeSums(seriesByConnection.map((series) => sumRange(series, window, PART.counts | PART.run | PART.wait)));
     const before = mergeSums(seriesByConnection.map((series) => sumRange(series, previous, PART.counts | PART.run | PART.wait)));
-    const spark: Array<number | null> = [];
-    forEachStep(seriesByConnection, sparkWindow, sparkStepMs, sparkParts, (sum) => spark.push(sparkValue(sum, query.spark, sparkStepMs)));
-    rows.push({
-      task,
-      folded: task === OTHER_SERIES && !connections.some((metrics) => metrics.seriesOfTask(task).length > 0) ? foldedSeries : null,
-      current: figuresOf(current, window),
-      previous: figuresOf(before, previous),
-      spark,
-    });
+    const spark: SumPart[] = [];
+    forEachStep(seriesByConnection, sparkWindow, sparkStepMs, sparkParts, (sum) => spark.push(sum.toPart()));
+    rows.push({ task, own: connections.some((metrics) => metrics.seriesOfTask(task).length > 0), current: current.toPart(), previous: before.toPart(), spark });
+  }
+  return { window, previous, sparkStepMs, foldedSeries, rows };
+}
+
+/**
+ * The table of one or more reads' parts (of the same windows): each task's parts added,
+ * then its figures and spark taken; rows by task name.
+ */
+export function finishTaskTable(reads: readonly TaskTableParts[], spark: SparkMeasure): TaskTable | null {
+  const first = reads[0];
+  if (first === undefined) return null;
+  const foldedSeries = reads.reduce((total, read) => total + read.foldedSeries, 0);
+  const byTask = new Map<string, TaskRowParts[]>();
+  for (const read of reads) {
+    for (const row of read.rows) {
+      const parts = byTask.get(row.task);
+      if (parts === undefined) byTask.set(row.task, [row]);
+      else parts.push(row);
+    }
+  }
+  // one sum, cleared and refilled for each figure: a table of 200 tasks allocates no histogram per row
+  const sum = new MeasureSum();
+  const added = (parts: readonly TaskRowParts[], pick: (row: TaskRowParts) => SumPart): MeasureSum => {
+    sum.clear();
+    for (const part of parts) sum.addPart(pick(part));
+    return sum;
+  };
+  const rows: TaskRow[] = [];
+  for (const [task, parts] of byTask) {
+    const current = figuresOf(added(parts, (part) => part.current), first.window);
+    const previous = figuresOf(added(parts, (part) => part.previous), first.previous);
+    const sparkLine: Array<number | null> = [];
+    for (let at = 0; at < parts[0]!.spark.length; at++) sparkLine.push(sparkValue(added(parts, (part) => part.spark[at]!), spark, first.sparkStepMs));
+    rows.push({ task, folded: task === OTHER_SERIES && !parts.some((part) => part.own) ? foldedSeries : null, current, previous, spark: sparkLine });
   }
   rows.sort((a, b) => (a.task < b.task ? -1 : a.task > b.task ? 1 : 0));
-  return { window, previous, rows, foldedSeries };
+  return { window: first.window, previous: first.previous, rows, foldedSeries };
+}
+
+/** The table of `connections` read together (one engine's read): its parts, finished. */
+export function taskTable(connections: readonly TaskMetrics[], query: { fromMs: number; toMs: number; nowMs: number; queue?: string; spark: SparkMeasure }): TaskTable | null {
+  const parts = taskTableParts(connections, query);
+  return parts === null ? null : finishTaskTable([parts], query.spark);
 }
 
 /**
@@ -171,11 +231,32 @@ export function stepWindow(window: ReadWindow, stepMs: number): ReadWindow {
   return { tier: window.tier, fromMs: floorTo(window.fromMs, stepMs), toMs: ceilTo(window.toMs, stepMs) };
 }
 
-export function seriesPoints(connections: readonly TaskMetrics[], selector: SeriesSelector, measure: SeriesMeasure, window: ReadWindow, stepMs: number): SeriesPoint[] {
-  const parts = measure === 'counts' ? PART.counts : measure === 'runtime' ? PART.run : measure === 'wait' ? PART.wait : PART.gauges;
+/** The sum of each step of the window over the selected series of `connections`, as parts. */
+export function seriesParts(connections: readonly TaskMetrics[], selector: SeriesSelector, measure: SeriesMeasure, window: ReadWindow, stepMs: number): SumPart[] {
+  const parts: SumPart[] = [];
+  forEachStep(connections.map((metrics) => selectedSeries(metrics, selector)), window, stepMs, partsOf(measure), (sum) => parts.push(sum.toPart()));
+  return parts;
+}
+
+/** The points of one or more reads' step parts (of the same window and step): each step's parts added, then measured. */
+export function finishSeries(reads: readonly (readonly SumPart[])[], measure: SeriesMeasure, window: ReadWindow, stepMs: number): SeriesPoint[] {
+  const sum = new MeasureSum();
   const points: SeriesPoint[] = [];
-  forEachStep(connections.map((metrics) => selectedSeries(metrics, selector)), window, stepMs, parts, (sum, at) => points.push(pointOf(sum, measure, new Date(window.fromMs + at * stepMs).toISOString())));
+  const steps = reads[0]?.length ?? 0;
+  for (let at = 0; at < steps; at++) {
+    sum.clear();
+    for (const read of reads) sum.addPart(read[at]!);
+    points.push(pointOf(sum, measure, new Date(window.fromMs + at * stepMs).toISOString()));
+  }
   return points;
+}
+
+export function seriesPoints(connections: readonly TaskMetrics[], selector: SeriesSelector, measure: SeriesMeasure, window: ReadWindow, stepMs: number): SeriesPoint[] {
+  return finishSeries([seriesParts(connections, selector, measure, window, stepMs)], measure, window, stepMs);
+}
+
+function partsOf(measure: SeriesMeasure): number {
+  return measure === 'counts' ? PART.counts : measure === 'runtime' ? PART.run : measure === 'wait' ? PART.wait : PART.gauges;
 }
 
 function pointOf(sum: MeasureSum, measure: SeriesMeasure, at: string): SeriesPoint {

@@ -11,9 +11,20 @@ import type { ConnectionActor } from '../connection/connection-actor.ts';
 import { DomainError, validationError } from '../domain-error.ts';
 import type { Engine } from '../engine.ts';
 import { readWindow } from '../metrics/metric-reads.ts';
-import { TASK_METRICS_DEFAULTS, TIER_WIDTH_MS, type TierName } from '../metrics/metric-tiers.ts';
+import { TASK_METRICS_DEFAULTS, TIER_WIDTH_MS } from '../metrics/metric-tiers.ts';
 import type { Marker } from '../metrics/markers.ts';
-import { seriesPoints, stepWindow, taskTable, type Figures, type SeriesMeasure, type SeriesPoint, type SparkMeasure, type TaskRow } from '../metrics/task-metrics-query.ts';
+import { seriesParts, stepWindow, taskTableParts, type SeriesMeasure, type SparkMeasure } from '../metrics/task-metrics-query.ts';
+import {
+  finishSeriesAnswer,
+  finishTasks,
+  markersByTime,
+  type PublicMarker,
+  type SeriesAnswer,
+  type SeriesParts,
+  type TaskSortKey,
+  type TasksAnswer,
+  type TasksParts,
+} from './task-metrics-answers.ts';
 import type { ConnectionService } from './connection-service.ts';
 
 const iso = (ms: number): string => new Date(ms).toISOString();
@@ -27,8 +38,7 @@ const AUTO_POINTS = 300;
 /** Who adds and deletes markers from the dashboard; src/http/access-rules.ts gives the routes the same role. */
 export const MARKER_WRITE_ROLE: Role = 'operator';
 
-export const TASK_SORT_KEYS = ['task', 'completed', 'failed', 'retried', 'cancelled', 'throughput', 'failureRate', 'runP50', 'runP95', 'runP99', 'waitP50', 'waitP95', 'waitP99'] as const;
-export type TaskSortKey = (typeof TASK_SORT_KEYS)[number];
+export { TASK_SORT_KEYS, type TaskSortKey } from './task-metrics-answers.ts';
 
 export interface TasksQuery {
   connectionId?: string;
@@ -38,17 +48,8 @@ export interface TasksQuery {
   spark: SparkMeasure;
   sortBy: TaskSortKey;
   sortOrder: 'asc' | 'desc';
-}
-
-export interface TasksAnswer {
-  from: string;
-  to: string;
-  previousFrom: string;
-  previousTo: string;
-  tier: TierName;
-  /** series folded into the `(other)` row in the connections read */
-  foldedSeries: number;
-  data: TaskRow[];
+  /** the instant the read is made as of; default the engine's clock (the front gives its own to every shard of one read) */
+  nowMs?: number;
 }
 
 export interface SeriesQuery {
@@ -59,25 +60,8 @@ export interface SeriesQuery {
   fromMs: number;
   toMs: number;
   stepMs?: number;
-}
-
-export interface PublicMarker {
-  id: string;
-  connectionId: string;
-  name: string;
-  at: string;
-  createdAt: string;
-  addedBy: string;
-}
-
-export interface SeriesAnswer {
-  measure: SeriesMeasure;
-  from: string;
-  to: string;
-  tier: TierName;
-  stepMs: number;
-  points: SeriesPoint[];
-  markers: PublicMarker[];
+  /** as TasksQuery's */
+  nowMs?: number;
 }
 
 export class TaskMetricsService {
@@ -87,32 +71,32 @@ export class TaskMetricsService {
   ) {}
 
   tasks(access: Access, query: TasksQuery): TasksAnswer {
-    const nowMs = this.engine.clock.nowMs();
+    return finishTasks([this.tasksParts(access, query)]);
+  }
+
+  /** The task table of the connections read, before it is finished: what a shard answers the front. */
+  tasksParts(access: Access, query: TasksQuery): TasksParts {
+    const nowMs = query.nowMs ?? this.engine.clock.nowMs();
     const actors = this.connections.readableActors(access, query.connectionId);
-    const table = taskTable(
+    const table = taskTableParts(
       actors.map((actor) => actor.taskMetrics),
       { fromMs: query.fromMs, toMs: query.toMs, nowMs, queue: query.queue, spark: query.spark },
     );
     const window = table?.window ?? readWindow(this.engine.limits.taskMetrics ?? TASK_METRICS_DEFAULTS, query.fromMs, query.toMs, nowMs);
-    const previous = table?.previous ?? window;
-    const rows = table?.rows ?? [];
-    rows.sort(compareRows(query.sortBy, query.sortOrder));
-    return {
-      from: iso(window.fromMs),
-      to: iso(window.toMs),
-      previousFrom: iso(previous.fromMs),
-      previousTo: iso(previous.toMs),
-      tier: window.tier,
-      foldedSeries: table?.foldedSeries ?? 0,
-      data: rows,
-    };
+    return { spark: query.spark, sortBy: query.sortBy, sortOrder: query.sortOrder, window, previous: table?.previous ?? window, table };
   }
 
   series(access: Access, query: SeriesQuery): SeriesAnswer {
+    const parts = this.seriesParts(access, query);
+    return finishSeriesAnswer([parts], parts.markers);
+  }
+
+  /** A series of the connections read, before it is finished: what a shard answers the front. */
+  seriesParts(access: Access, query: SeriesQuery): SeriesParts {
     if ((query.measure === 'depth' || query.measure === 'age') && (query.queue === undefined || query.task !== undefined)) {
       throw validationError('queue', `the ${query.measure} measure is a queue's: name a queue and no task`);
     }
-    const nowMs = this.engine.clock.nowMs();
+    const nowMs = query.nowMs ?? this.engine.clock.nowMs();
     const actors = this.connections.readableActors(access, query.connectionId);
     const settings = actors[0]?.taskMetrics.settings ?? this.engine.limits.taskMetrics ?? TASK_METRICS_DEFAULTS;
     const read = readWindow(settings, query.fromMs, query.toMs, nowMs);
@@ -124,14 +108,11 @@ export class TaskMetricsService {
     const window = stepWindow(read, stepMs);
     const steps = Math.ceil((window.toMs - window.fromMs) / stepMs);
     if (steps > SERIES_POINTS_MAX) throw validationError('step', `the range holds ${steps} steps of this size; at most ${SERIES_POINTS_MAX}: choose a longer step`);
-    const points = seriesPoints(actors.map((actor) => actor.taskMetrics), { task: query.task, queue: query.queue }, query.measure, window, stepMs);
     return {
       measure: query.measure,
-      from: iso(window.fromMs),
-      to: iso(window.toMs),
-      tier: window.tier,
+      window,
       stepMs,
-      points,
+      steps: seriesParts(actors.map((actor) => actor.taskMetrics), { task: query.task, queue: query.queue }, query.measure, window, stepMs),
       markers: markersOf(actors, window.fromMs, window.toMs),
     };
   }
@@ -170,9 +151,7 @@ export class TaskMetricsService {
 }
 
 function markersOf(actors: readonly ConnectionActor[], fromMs: number, toMs: number): PublicMarker[] {
-  return actors
-    .flatMap((actor) => actor.markers.within(fromMs, toMs).map((marker) => publicMarker(actor.connectionId, marker)))
-    .sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
+  return markersByTime(actors.flatMap((actor) => actor.markers.within(fromMs, toMs).map((marker) => publicMarker(actor.connectionId, marker))));
 }
 
 function publicMarker(connectionId: string, marker: Marker): PublicMarker {
@@ -181,45 +160,4 @@ function publicMarker(connectionId: string, marker: Marker): PublicMarker {
 
 function autoStep(rangeMs: number, widthMs: number): number {
   return AUTO_STEPS_MS.find((stepMs) => stepMs >= widthMs && stepMs % widthMs === 0 && rangeMs / stepMs <= AUTO_POINTS) ?? AUTO_STEPS_MS[AUTO_STEPS_MS.length - 1]!;
-}
-
-function sortValue(row: TaskRow, key: TaskSortKey): string | number | null {
-  const figures: Figures = row.current;
-  switch (key) {
-    case 'task':
-      return row.task;
-    case 'throughput':
-      return figures.throughputPerMinute;
-    case 'failureRate':
-      return figures.failureRate;
-    case 'runP50':
-      return figures.runTime.p50;
-    case 'runP95':
-      return figures.runTime.p95;
-    case 'runP99':
-      return figures.runTime.p99;
-    case 'waitP50':
-      return figures.waitTime.p50;
-    case 'waitP95':
-      return figures.waitTime.p95;
-    case 'waitP99':
-      return figures.waitTime.p99;
-    default:
-      return figures[key];
-  }
-}
-
-/** Nulls (nothing measured) last in either order; ties by task name. */
-function compareRows(key: TaskSortKey, order: 'asc' | 'desc'): (a: TaskRow, b: TaskRow) => number {
-  const sign = order === 'asc' ? 1 : -1;
-  return (a, b) => {
-    const x = sortValue(a, key);
-    const y = sortValue(b, key);
-    if (x !== y) {
-      if (x === null) return 1;
-      if (y === null) return -1;
-      return (x < y ? -1 : 1) * sign;
-    }
-    return a.task < b.task ? -1 : a.task > b.task ? 1 : 0;
-  };
 }

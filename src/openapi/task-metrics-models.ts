@@ -3,7 +3,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { DurationSummary } from '../../actors/metrics/measure-sum.ts';
 import { TIER_NAMES } from '../../actors/metrics/metric-tiers.ts';
 import { SERIES_MEASURES, type Figures, type TaskRow } from '../../actors/metrics/task-metrics-query.ts';
-import type { PublicMarker, SeriesAnswer, TasksAnswer } from '../../actors/services/task-metrics-service.ts';
+import type { PublicMarker, SeriesAnswer, TasksAnswer } from '../../actors/services/task-metrics-answers.ts';
 import { literals } from '../routes/list-params.ts';
 import { closed, nullable, same, time } from './response-models.ts';
 

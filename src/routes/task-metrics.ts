@@ -17,6 +17,7 @@ import { accessOf } from '../http/access-guard.ts';
 import { noteAuditApiKey, noteAuditTarget } from '../http/audit-trail.ts';
 import { bodyReader, FORM_BODY_BYTES_MAX } from '../http/read-body.ts';
 import { model, validBody, validQuery } from '../http/validate.ts';
+import { mergeReadNowMs } from '../shards/merge-detail.ts';
 import { connectionIdParam, literals, sortOrderParam } from './list-params.ts';
 
 const DAY_MS = 86_400_000;
@@ -91,15 +92,18 @@ export function taskMetricsRoutes(deps: AppDeps) {
   const { engine, taskMetrics } = deps;
   const body = bodyReader(deps);
   return new Elysia({ name: 'task-metrics' })
+    // a shard asked for the parts of a read split over shards answers them, for the front to finish (src/shards/shard-merge.ts)
     .get('/api/metrics/tasks', (context) => {
       const query = validQuery(TaskMetricsParams, context.query);
-      const range = rangeOf(query, engine.clock.nowMs());
-      return taskMetrics.tasks(accessOf(context), { ...range, connectionId: query.connectionId, queue: query.queue, spark: query.spark, sortBy: query.sortBy, sortOrder: query.sortOrder });
+      const nowMs = mergeReadNowMs(deps, context.request);
+      const asked = { ...rangeOf(query, nowMs ?? engine.clock.nowMs()), nowMs, connectionId: query.connectionId, queue: query.queue, spark: query.spark, sortBy: query.sortBy, sortOrder: query.sortOrder };
+      return nowMs === undefined ? taskMetrics.tasks(accessOf(context), asked) : taskMetrics.tasksParts(accessOf(context), asked);
     })
     .get('/api/metrics/series', (context) => {
       const query = validQuery(SeriesParams, context.query);
-      const range = rangeOf(query, engine.clock.nowMs());
-      return taskMetrics.series(accessOf(context), { ...range, connectionId: query.connectionId, task: query.task, queue: query.queue, measure: query.measure, stepMs: stepMsOf(query.step) });
+      const nowMs = mergeReadNowMs(deps, context.request);
+      const asked = { ...rangeOf(query, nowMs ?? engine.clock.nowMs()), nowMs, connectionId: query.connectionId, task: query.task, queue: query.queue, measure: query.measure, stepMs: stepMsOf(query.step) };
+      return nowMs === undefined ? taskMetrics.series(accessOf(context), asked) : taskMetrics.seriesParts(accessOf(context), asked);
     })
     .get('/api/markers', (context) => {
       const query = validQuery(MarkerListParams, context.query);

@@ -212,7 +212,8 @@ export class ShardFront {
     const client = this.client(request, server);
     if (targets.length === 1 || request.method === 'HEAD') return targets[0]!.request(request, client);
     // the routes split are reads: no body goes on
-    const asked = targets.map((link) => link.request(request, client, { body: null, merge: true }));
+    const merge = { nowMs: this.options.engine.clock.nowMs() };
+    const asked = targets.map((link) => link.request(request, client, { body: null, merge }));
     if (answer === 'firstFound') return firstFound(asked);
     return this.merged(await Promise.all(asked), answer, access);
   }

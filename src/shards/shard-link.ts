@@ -142,9 +142,9 @@ export class ShardLink {
   /**
    * The request answered by the shard; 503 (a DomainError) unless it is ready. `body`: sent
    * instead of the request's own (null: none); `merge`: the shard adds what a merge of
-   * several shards' answers needs (shard-merge.ts).
+   * several shards' answers needs (shard-merge.ts), reading as of the front's `nowMs`.
    */
-  request(request: Request, client: ForwardedClient, options: { body?: Uint8Array | null; merge?: boolean } = {}): Promise<Response> {
+  request(request: Request, client: ForwardedClient, options: { body?: Uint8Array | null; merge?: { nowMs: number } } = {}): Promise<Response> {
     if (this.stateNow !== 'ready') return Promise.reject(shardUnavailable(this.index, this.stateNow));
     const id = ++this.nextId;
     const answer = Promise.withResolvers<Response>();
@@ -152,7 +152,7 @@ export class ShardLink {
     this.requests.set(id, pending);
     const headers: HeaderList = [];
     for (const [name, value] of request.headers) if (!NOT_FORWARDED.has(name)) headers.push([name, value]);
-    if (options.merge === true) headers.push([SHARD_MERGE_HEADER, '1']);
+    if (options.merge !== undefined) headers.push([SHARD_MERGE_HEADER, String(options.merge.nowMs)]);
     if (options.body !== undefined) {
       const length = headers.findIndex(([name]) => name === 'content-length');
       if (length >= 0) headers.splice(length, 1);

@@ -15,13 +15,16 @@
  *   user's connections, as one engine walks them;
  * - totals are summed;
  * - audit pages (the front's and every shard's, newest first): merged by (time, id), an entry
- *   two stores hold kept once, the cursor the last entry's as one store makes it.
+ *   two stores hold kept once, the cursor the last entry's as one store makes it;
+ * - task metrics (the table, a series): each shard answers its sums as parts (counts and
+ *   histogram bins per task and spark step, per series step), read as of the front's now;
+ *   the front adds them and takes figures, percentiles and order once, as one engine does.
  */
 import { cursorPosition } from '../../actors/jobs/cursor.ts';
-import { DomainError } from '../../actors/domain-error.ts';
 import { compareInOrder, type SortOrder, type SortValue } from '../../actors/jobs/sorted-index.ts';
 import { RECENT_ALERTS_MAX } from '../../actors/services/alert-service.ts';
 import { auditCursor, type AuditPage } from '../../actors/services/audit-service.ts';
+import { finishSeriesAnswer, finishTasks, markersByTime, type PublicMarker, type SeriesParts, type TasksParts } from '../../actors/services/task-metrics-answers.ts';
 
 /** What the front knows of the user whose read it merges. */
 export interface MergeContext {
@@ -203,25 +206,34 @@ export const mergeAuditPages: Merger = (bodies) => {
   return { data, pagination: { nextCursor: more && last !== undefined ? auditCursor({ atMs: atMs.get(last.id)!, id: last.id }) : null, limit } };
 };
 
-/** GET /api/markers: the markers of every shard by time; at the same time, in the order of their connections, as one engine sorts them. */
+/** Markers of several shards, each list by time: all by time, at the same time in the order of their connections, as one engine lists them. */
+function markersInOrder(lists: PublicMarker[][], context: MergeContext): PublicMarker[] {
+  return markersByTime(inConnectionOrder(lists, context.connectionOrder, (marker) => marker.connectionId));
+}
+
+/** GET /api/markers */
 export const mergeMarkers: Merger = (bodies, context) => ({
-  data: inConnectionOrder(
-    bodies.map((body) => (body as { data: Array<ItemOfConnection & { at: string }> }).data),
-    context.connectionOrder,
-    (marker) => marker.connectionId,
-  ).sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0)),
+  data: markersInOrder(
+    bodies.map((body) => (body as { data: PublicMarker[] }).data),
+    context,
+  ),
 });
 
 /**
- * GET /api/metrics/tasks and /series over connections kept on several shards: not merged
- * yet. A task's row and a series point add up the histograms of every connection before
- * their percentiles are taken, which the shards' answers (percentiles already taken) cannot
- * give; so the answer is a clear refusal naming what works (one connection, or one shard),
- * never a wrong figure.
+ * GET /api/metrics/tasks: each shard's sums per task (counts, histogram bins, per spark
+ * step) added task by task, and only then the figures, percentiles and order taken, by the
+ * code one engine finishes its own read with.
  */
-export const refuseTaskMetricsOverShards: Merger = () => {
-  throw new DomainError(
-    'INVALID_STATE',
-    'task metrics over connections kept on several shards are not merged yet (WORKERS above 1): name one connection with connectionId',
+export const mergeTaskTables: Merger = (bodies) => finishTasks(bodies as TasksParts[]);
+
+/** GET /api/metrics/series: each step's sums of every shard added, then measured; the markers as GET /api/markers merges them. */
+export const mergeSeries: Merger = (bodies, context) => {
+  const reads = bodies as SeriesParts[];
+  return finishSeriesAnswer(
+    reads,
+    markersInOrder(
+      reads.map((read) => read.markers),
+      context,
+    ),
   );
 };

@@ -40,7 +40,8 @@ import {
   mergeMarkers,
   mergeMe,
   mergeNumberedPages,
-  refuseTaskMetricsOverShards,
+  mergeSeries,
+  mergeTaskTables,
   type Merger,
 } from './shard-merge.ts';
 
@@ -135,9 +136,8 @@ export const SHARD_ROUTES: Readonly<Record<string, ShardRoute>> = {
   'DELETE /api/alert-rules/:id': target,
   'GET /api/alerts': merged(mergeAlertOverviews),
   'GET /api/audit': { by: 'everywhere', answer: mergeAuditPages },
-  // the task metrics of connections on one shard pass through; over several they are not merged (see shard-merge.ts)
-  'GET /api/metrics/tasks': merged(refuseTaskMetricsOverShards),
-  'GET /api/metrics/series': merged(refuseTaskMetricsOverShards),
+  'GET /api/metrics/tasks': merged(mergeTaskTables),
+  'GET /api/metrics/series': merged(mergeSeries),
   'GET /api/markers': merged(mergeMarkers),
   'POST /api/markers': { by: 'keyOrBodyConnection' },
   'DELETE /api/markers/:id': target,

@@ -320,7 +320,7 @@ export const MODULES = {
       {
         // a slip in a merge gives an answer one engine would not: the same events in 1 and 4 shards, every sort and cursor walk compared
         mutate: ['src/shards/shard-merge.ts', 'src/shards/shard-routes.ts', 'src/http/route-table.ts'],
-        tests: ['test/shards/shard-routes.test.ts', 'test/http/replica-routes.test.ts', 'test/shards/identical-reads.test.ts'],
+        tests: ['test/shards/shard-routes.test.ts', 'test/http/replica-routes.test.ts', 'test/shards/identical-reads.test.ts', 'test/shards/identical-task-metrics.test.ts'],
       },
       {
         mutate: ['src/shards/shard-front.ts', 'src/shards/shard-link.ts', 'src/shards/shard-host.ts', 'src/shards/remote-live-sink.ts', 'src/shards/shard-set.ts', 'src/shards/combined-snapshot.ts', 'actors/live/live-feed.ts'],
@@ -383,7 +383,7 @@ export const MODULES = {
     parts: [
       {
         mutate: ['actors/metrics/duration-bins.ts', 'actors/metrics/measure-sum.ts', 'actors/metrics/open-bucket.ts', 'actors/metrics/bucket-codec.ts', 'actors/metrics/bucket-tier.ts'],
-        tests: ['test/metrics/duration-bins.test.ts', 'test/metrics/bucket-tier.test.ts'],
+        tests: ['test/metrics/duration-bins.test.ts', 'test/metrics/bucket-tier.test.ts', 'test/metrics/sum-parts.test.ts'],
         env: { FUZZ_RUNS: '40' },
       },
       {
@@ -393,7 +393,7 @@ export const MODULES = {
       },
       {
         // the routes, the service behind them and markers: route tests, seconds each
-        mutate: ['actors/services/task-metrics-service.ts', 'actors/metrics/markers.ts', 'src/routes/task-metrics.ts'],
+        mutate: ['actors/services/task-metrics-service.ts', 'actors/services/task-metrics-answers.ts', 'actors/metrics/markers.ts', 'src/routes/task-metrics.ts'],
         tests: ['test/routes/task-metrics-routes.test.ts'],
       },
       {

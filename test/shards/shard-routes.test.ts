@@ -6,7 +6,7 @@
  */
 import { beforeAll, expect, test } from 'bun:test';
 import { SHARD_ROUTES, shardRoute } from '../../src/shards/shard-routes.ts';
-import { mergeAuditPages, mergeConnectionItems, mergeConnectionLists, mergeCursorPages, mergeMarkers, mergeMe, mergeNumberedPages, refuseTaskMetricsOverShards } from '../../src/shards/shard-merge.ts';
+import { mergeAuditPages, mergeConnectionItems, mergeConnectionLists, mergeCursorPages, mergeMarkers, mergeMe, mergeNumberedPages, mergeSeries, mergeTaskTables } from '../../src/shards/shard-merge.ts';
 import { singleTestApp, type TestApp } from '../support/test-app.ts';
 
 let t: TestApp;
@@ -42,7 +42,8 @@ test('what concerns one connection goes to its shard; what spans connections is 
   expect(shardRoute('POST', '/api/markers')).toEqual({ by: 'keyOrBodyConnection' });
   expect(shardRoute('DELETE', '/api/markers/m')).toEqual({ by: 'target' });
   expect(shardRoute('GET', '/api/markers')).toEqual({ by: 'split', answer: mergeMarkers });
-  expect(shardRoute('GET', '/api/metrics/tasks')).toEqual({ by: 'split', answer: refuseTaskMetricsOverShards });
+  expect(shardRoute('GET', '/api/metrics/tasks')).toEqual({ by: 'split', answer: mergeTaskTables });
+  expect(shardRoute('GET', '/api/metrics/series')).toEqual({ by: 'split', answer: mergeSeries });
   expect(shardRoute('POST', '/api/tasks/rate-limit')).toEqual({ by: 'bodyConnection' });
   for (const [method, path] of [
     ['POST', '/api/jobs/abc/retry'],
