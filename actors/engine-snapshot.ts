@@ -48,16 +48,18 @@ import { inPartition, type PartitionSelector } from './partition-of.ts';
 import { checkChunkShape } from './stored/chunk-shapes.ts';
 import { ShapeError } from './stored/shape-check.ts';
 
-export const SNAPSHOT_FORMAT_VERSION = 7;
+export const SNAPSHOT_FORMAT_VERSION = 10;
 /**
  * Versions `SnapshotRestorer` reads: 1 wrote jobs as objects (`k: 'jobs'`), 1 and 2 kept
  * dedup keys in the connection chunk, 1 to 3 had no job table sizes and ids as strings only,
  * 1 to 4 kept one command outcome per job, without its entry time and prior state, 1 to 5
  * had no teams in the accounts chunk (their connections have no team until the first start
  * of a version with teams moves them) and no audit log, 1 to 6 had no commands but on jobs,
- * no capabilities and no paused queues.
+ * no capabilities and no paused queues, 1 to 7 no job relations (a job columns chunk without
+ * `parentExternalId` and `rootExternalId`: no job had a parent or root). 8 and 9 are taken by
+ * formats of other changes being made beside this one.
  */
-const READABLE_FORMAT_VERSIONS: readonly number[] = [1, 2, 3, 4, 5, 6, 7];
+const READABLE_FORMAT_VERSIONS: readonly number[] = [1, 2, 3, 4, 5, 6, 7, 10];
 /** Each chunk is copied and encoded in one turn of the event loop: small chunks bound the stall. */
 export const JOBS_PER_CHUNK = 1_000;
 /** 100k dedup keys in one chunk took 40-60 ms to encode at 1M jobs: the stall a snapshot caused. */

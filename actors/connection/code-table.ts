@@ -45,6 +45,11 @@ export class CodeTable {
     this.freeCodes.push(code);
   }
 
+  /** The code `value` holds now, without counting a holder; NO_CODE when no row holds it. */
+  codeOf(value: string): number {
+    return this.codes.get(value) ?? NO_CODE;
+  }
+
   /** The string of a held code; null for NO_CODE. */
   stringOf(code: number): string | null {
     return code === NO_CODE ? null : this.strings[code]!;

@@ -62,7 +62,16 @@ export interface TypedJobColumns {
 
 type TypedKeys = { [K in keyof TypedJobColumns]: TypedJobColumns[K] extends ArrayBufferView ? K : never }[keyof TypedJobColumns];
 
-export type JobColumns = Omit<TypedJobColumns, TypedKeys> & { [K in TypedKeys]: Uint8Array };
+/**
+ * Each job's parent and root externalIds as codes into the chunk's strings (-1: none), the
+ * bytes of an Int32Array; format 10 on (an older chunk has neither: no job had relations).
+ */
+export interface RelationJobColumns {
+  parentExternalId?: Uint8Array;
+  rootExternalId?: Uint8Array;
+}
+
+export type JobColumns = Omit<TypedJobColumns, TypedKeys> & { [K in TypedKeys]: Uint8Array } & RelationJobColumns;
 
 /** A chunk's columns as snapshots hold them: formats 2 and 3 sent each job's error and stacktrace as text, and its extensions as an object. */
 export type StoredJobColumns =
@@ -205,7 +214,18 @@ export function toJobColumns(jobs: readonly Job[]): JobColumns {
   }
   columns.ids = joined(ids);
   columns.externalIds = joined(externalIds);
-  return toWire(columns);
+  return { ...toWire(columns), ...relationColumnsOf(jobs, code) };
+}
+
+/** The jobs' parents and roots as codes of the chunk's strings (`code` adds a string to them). */
+function relationColumnsOf(jobs: readonly Job[], code: (value: string | null) => number): Required<RelationJobColumns> {
+  const parents = new Int32Array(jobs.length);
+  const roots = new Int32Array(jobs.length);
+  jobs.forEach((job, row) => {
+    parents[row] = code(job.parentExternalId);
+    roots[row] = code(job.rootExternalId);
+  });
+  return { parentExternalId: bytesOf(parents), rootExternalId: bytesOf(roots) };
 }
 
 /** Strings joined, as Latin-1 bytes when every character fits one. */
@@ -233,6 +253,7 @@ function checkLengths(columns: LoadableJobColumns): void {
     perJob.some((column) => column.length !== columns.count) ||
     perJobBytes.some((elements) => elements !== columns.count) ||
     sum(columns.historyLengths) * 8 !== columns.history.byteLength ||
+    [columns.parentExternalId, columns.rootExternalId].some((codes) => codes !== undefined && codes.byteLength !== columns.count * 4) ||
     sum(columns.idLengths) !== columns.ids.length ||
     sum(columns.externalIdLengths) !== columns.externalIds.length
   ) {

@@ -43,6 +43,10 @@ export interface Job {
   history: CompactHistory;
   /** timestamp of the newest event applied */
   lastEventMs: number;
+  /** the job system's id of the parent job, in the same connection (relation-columns.ts) */
+  parentExternalId: string | null;
+  /** the job system's id of the workflow's first job, when the job system names it */
+  rootExternalId: string | null;
 }
 
 /**
@@ -70,11 +74,13 @@ export function reviveJob(plain: FormatOneJob): Job {
     progress: plain.progress,
     history,
     lastEventMs: plain.lastEventMs,
+    parentExternalId: null,
+    rootExternalId: null,
   };
 }
 
 /** A job as snapshot format 1 stored it: its own fields for the details, history as pairs. */
-export type FormatOneJob = Omit<Job, 'details'> & JobDetails;
+export type FormatOneJob = Omit<Job, 'details' | 'parentExternalId' | 'rootExternalId'> & JobDetails;
 
 /** The details object for these values; null when all are null. */
 export function detailsOf(error: string | null, stacktrace: string | null, extensions: Record<string, unknown> | null): JobDetails | null {

@@ -25,6 +25,7 @@ import { CodeTable, NO_CODE } from './code-table.ts';
 import { HistoryColumn } from './history-column.ts';
 import { nanForNull, nullForNaN } from './nullable-number.ts';
 import { StringColumn } from './string-column.ts';
+import { RelationColumns } from './relation-columns.ts';
 import type { ItemIds } from '../jobs/item-ids.ts';
 import type { ItemKeys } from './jobs-by-key.ts';
 import { entryCode, stateCodeOf } from './job-history.ts';
@@ -85,6 +86,8 @@ export class JobTable {
   private progress = new Float64Array(0);
   private lastEventMs = new Float64Array(0);
   private generation = new Uint32Array(0);
+  /** the parent and root externalIds (relation-columns.ts), codes of the names table */
+  readonly relations = new RelationColumns(this.codes);
 
   constructor(readonly connectionId: string) {}
 
@@ -117,6 +120,7 @@ export class JobTable {
     this.maxRetries[row] = Number.NaN;
     this.progress[row] = Number.NaN;
     this.lastEventMs[row] = Number.NEGATIVE_INFINITY;
+    this.relations.empty(row);
     return row;
   }
 
@@ -140,6 +144,7 @@ export class JobTable {
     this.maxRetries[row] = nanForNull(job.maxRetries);
     this.progress[row] = nanForNull(job.progress);
     this.lastEventMs[row] = job.lastEventMs;
+    this.relations.set(row, job.parentExternalId, job.rootExternalId);
     this.history.load(row, [job.history.length], Float64Array.from(job.history));
     this.state[row] = this.stateCodeFromHistory(row);
     return row;
@@ -215,6 +220,7 @@ export class JobTable {
       this.worker[row] = code(this.worker[row]!);
       this.state[row] = this.stateCodeFromHistory(row);
     }
+    this.loadRelations(first, columns);
     return first;
   }
 
@@ -231,6 +237,7 @@ export class JobTable {
     this.externalIds.clear(row);
     this.extensions.clear(row);
     this.history.clear(row);
+    this.relations.release(row);
     // Stryker disable next-line ArithmeticOperator: the wrap only matters after a million reuses of one row
     this.generation[row] = (this.generation[row]! + 1) % GENERATIONS;
     this.freeRows.push(row);
@@ -257,6 +264,7 @@ export class JobTable {
       this.lastEventMs[row] = event.atMs;
     }
     this.mergeCreatedAt(row, event, isNewest);
+    this.relations.merge(row, event, isNewest);
     return isNewest;
   }
 
@@ -390,7 +398,20 @@ export class JobTable {
       progress: nullForNaN(this.progress[row]!),
       history: this.history.copy(row),
       lastEventMs: this.lastEventMs[row]!,
+      parentExternalId: this.relations.parentOf(row),
+      rootExternalId: this.relations.rootOf(row),
     };
+  }
+
+  /** A snapshot chunk's relation codes (format 10 on; older chunks have none). */
+  private loadRelations(first: number, columns: LoadableJobColumns): void {
+    const parents = columns.parentExternalId === undefined ? null : new Int32Array(ownBytes(columns.parentExternalId));
+    const roots = columns.rootExternalId === undefined ? null : new Int32Array(ownBytes(columns.rootExternalId));
+    const string = (codes: Int32Array | null, at: number): string | null => {
+      const from = codes === null ? NO_CODE : codes[at]!;
+      return from === NO_CODE ? null : columns.strings[from]!;
+    };
+    for (let at = 0; at < columns.count; at++) this.relations.set(first + at, string(parents, at), string(roots, at));
   }
 
   private stateCodeFromHistory(row: number): number {
@@ -480,6 +501,7 @@ export class JobTable {
     this.progress = grown(this.progress, new Float64Array(capacity));
     this.lastEventMs = grown(this.lastEventMs, new Float64Array(capacity));
     this.generation = grown(this.generation, new Uint32Array(capacity));
+    this.relations.grow(capacity);
     this.ids.ensureRows(capacity);
     this.externalIds.ensureRows(capacity);
     this.extensions.ensureRows(capacity);
@@ -503,6 +525,11 @@ function takeCode(codes: CodeTable, column: Int32Array, row: number, value: stri
 /** A number field takes a newer value, and an older event's value only where it has none. */
 function takeNumber(column: Float64Array, row: number, value: number | undefined, isNewest: boolean): void {
   if (value !== undefined && (isNewest || Number.isNaN(column[row]!))) column[row] = value;
+}
+
+/** A column's bytes in a buffer of their own, aligned for any element type. */
+function ownBytes(bytes: Uint8Array): ArrayBuffer {
+  return Uint8Array.prototype.slice.call(bytes).buffer as ArrayBuffer;
 }
 
 /** Copies a snapshot column's bytes into `column` from `row` on (same element type, platform byte order). */

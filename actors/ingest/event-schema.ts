@@ -47,6 +47,20 @@ export const JobPayload = Type.Object({
   startedAt: optional(timestamp()),
   completedAt: optional(timestamp()),
   extensions: optional(jsonObject()),
+  parentExternalId: optional(
+    Type.String({
+      minLength: 1,
+      maxLength: FIELD_LIMITS.externalIdChars,
+      description: "The job system's id of the job that started this one (a Celery task's parent, a BullMQ flow's parent job), in the same connection; jobwatch resolves it to the parent's `parentId`, also when the parent arrives later",
+    }),
+  ),
+  rootExternalId: optional(
+    Type.String({
+      minLength: 1,
+      maxLength: FIELD_LIMITS.externalIdChars,
+      description: "The job system's id of the first job of the workflow (a Celery task's root), in the same connection; left out, the root is found by following the parents",
+    }),
+  ),
 });
 
 export const WorkerPayload = Type.Object({

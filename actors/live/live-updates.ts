@@ -22,6 +22,7 @@ import { StreamHub, type StreamHubOptions } from '../stream/stream-hub.ts';
 import { subscribeMany, type StreamSubscription } from '../stream/subscribe-many.ts';
 import type { SubscriberCloseReason } from '../stream/subscriber.ts';
 import { toJobListItem } from '../views/job-view.ts';
+import { relationsOf } from '../connection/job-links.ts';
 import { toQueueStreamItem } from '../views/queue-view.ts';
 import { commandViewOf } from '../views/command-view.ts';
 import { toWorkerView } from '../views/worker-view.ts';
@@ -91,8 +92,10 @@ export class LiveUpdates implements EngineListener {
     }
     for (const ref of changes.jobs) {
       // a job a later record removed meanwhile is gone: nothing to show
-      const job = actor.jobs.readRef(ref);
-      if (job !== undefined) hub.publish('job', toJobListItem(job, actor.commandOutcomes.ofJob(job.id)));
+      const row = actor.jobs.table.rowOfRef(ref);
+      if (row < 0) continue;
+      const job = actor.jobs.read(row);
+      hub.publish('job', toJobListItem(job, actor.commandOutcomes.ofJob(job.id), relationsOf(actor.jobs, row)));
     }
     for (const worker of changes.workers) {
       this.announcedOffline.delete(worker);

@@ -61,6 +61,9 @@ const JobColumnsShape = Type.Object({
   extensions: Type.Array(nullable(Type.Union([text(), freeObject()]))),
   history: bytes(),
   historyLengths: bytes(),
+  /** format 10 on: codes into the chunk's strings */
+  parentExternalId: Type.Optional(bytes()),
+  rootExternalId: Type.Optional(bytes()),
 });
 
 /** A job as format 1 stored it: the fields reviveJob reads. */

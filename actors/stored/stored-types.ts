@@ -75,6 +75,8 @@ export const EVENT_SHAPES = {
     startedAtMs: Type.Optional(number()),
     completedAtMs: Type.Optional(number()),
     extensions: Type.Optional(freeObject()),
+    parentExternalId: Type.Optional(text()),
+    rootExternalId: Type.Optional(text()),
   }),
   worker: Type.Object({
     kind: Type.Literal('worker'),

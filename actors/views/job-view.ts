@@ -3,6 +3,7 @@ import { isoOrNull } from '../clock.ts';
 import { allActions, type ActionAvailability, type SupportOf } from '../connection/action-availability.ts';
 import type { CommandOutcome, CommandStatus, OutcomeDetails } from '../connection/command-outcomes.ts';
 import type { JobCommandType } from '../connection/command-types.ts';
+import type { JobRelations } from '../connection/job-links.ts';
 import { collapsedHistory, detailsOfJob, durationMsOf, stateChangedAtMs, type Job } from '../connection/job-record.ts';
 import { servedStateHistory, type StateHistoryEntry } from './state-history.ts';
 
@@ -22,6 +23,10 @@ export interface JobListItem {
   durationMs: number | null;
   workerId: string | null;
   error: string | null;
+  /** the jobwatch id of the job that started this one (job-links.ts); null without one, or while it has not arrived */
+  parentId: string | null;
+  /** the jobwatch id of the first job of its workflow; null outside a workflow */
+  rootId: string | null;
   /**
    * The job's latest command and what became of it. While a revoke or retry is `pending`,
    * `state` is what the contract's answer said (`cancelled`, `retrying`) and the job system
@@ -51,8 +56,6 @@ export interface JobDetail extends JobListItem {
   args: null;
   result: null;
   stacktrace: string | null;
-  parentId: string | null;
-  rootId: string | null;
   extensions: Record<string, unknown>;
   stateHistory: StateHistoryEntry[];
   recentExecutions: RecentExecution[];
@@ -71,7 +74,7 @@ export interface LastCommand {
   completedAt: string | null;
 }
 
-export function toJobListItem(job: Job, lastCommand: CommandOutcome | undefined): JobListItem {
+export function toJobListItem(job: Job, lastCommand: CommandOutcome | undefined, relations: JobRelations): JobListItem {
   return {
     id: job.id,
     externalId: job.externalId,
@@ -88,6 +91,8 @@ export function toJobListItem(job: Job, lastCommand: CommandOutcome | undefined)
     durationMs: durationMsOf(job),
     workerId: job.workerId,
     error: detailsOfJob(job).error,
+    parentId: relations.parentId,
+    rootId: relations.rootId,
     lastCommand: lastCommand === undefined ? null : toLastCommand(lastCommand),
   };
 }
@@ -96,12 +101,12 @@ export function toJobListItem(job: Job, lastCommand: CommandOutcome | undefined)
  * `commands`: the job's commands kept, oldest first (CommandOutcomes.trailOf); `supportOf`:
  * what the connection's agents said they support (its CapabilityBook's `support`).
  */
-export function toJobDetail(job: Job, recent: Job[], commands: readonly CommandOutcome[], supportOf: SupportOf): JobDetail {
+export function toJobDetail(job: Job, recent: Job[], commands: readonly CommandOutcome[], supportOf: SupportOf, relations: JobRelations): JobDetail {
   const history = collapsedHistory(job);
   const details = detailsOfJob(job);
   const extensions = details.extensions ?? {};
   const tags = extensions.tags;
-  const item = toJobListItem(job, commands.at(-1));
+  const item = toJobListItem(job, commands.at(-1), relations);
   return {
     ...item,
     tags: tags !== null && typeof tags === 'object' && !Array.isArray(tags) ? (tags as Record<string, unknown>) : {},
@@ -112,8 +117,6 @@ export function toJobDetail(job: Job, recent: Job[], commands: readonly CommandO
     args: null,
     result: null,
     stacktrace: details.stacktrace,
-    parentId: stringOrNull(extensions.parentId),
-    rootId: stringOrNull(extensions.rootId),
     extensions,
     stateHistory: servedStateHistory(history, commands),
     recentExecutions: recent.map((other) => ({
@@ -140,10 +143,6 @@ function toLastCommand(command: CommandOutcome): LastCommand {
     createdAt: new Date(command.createdAtMs).toISOString(),
     completedAt: isoOrNull(command.completedAtMs),
   };
-}
-
-function stringOrNull(value: unknown): string | null {
-  return typeof value === 'string' ? value : null;
 }
 
 /** `extensions.eta` as sent by Celery SDKs: an ISO string or epoch milliseconds. */

@@ -155,6 +155,8 @@ describe('the job table', () => {
       progress: null,
       history: [],
       lastEventMs: Number.NEGATIVE_INFINITY,
+      parentExternalId: null,
+      rootExternalId: null,
     });
   });
 
@@ -379,5 +381,31 @@ describe('the job table against the merge rules', () => {
       }
       expect(table.size).toBe(reference.size);
     }
+  });
+});
+
+describe('the relation columns', () => {
+  test('given relations in events of any order, then a newer event decides, an older one only fills a gap, and a freed row gives its codes back', () => {
+    const table = new JobTable('c1');
+    const row = table.create('id-1', event({ atMs: T + 10 }));
+    table.merge(row, event({ atMs: T + 10, parentExternalId: 'newer-parent' }));
+    table.merge(row, event({ atMs: T, parentExternalId: 'older-parent', rootExternalId: 'older-root' }));
+    expect([table.relations.parentOf(row), table.relations.rootOf(row)]).toEqual(['newer-parent', 'older-root']);
+    table.merge(row, event({ atMs: T + 20, rootExternalId: 'newest-root' }));
+    expect(table.read(row)).toMatchObject({ parentExternalId: 'newer-parent', rootExternalId: 'newest-root' });
+    // an event naming nothing leaves them
+    table.merge(row, event({ atMs: T + 30 }));
+    expect(table.read(row)).toMatchObject({ parentExternalId: 'newer-parent', rootExternalId: 'newest-root' });
+    const other = table.create('id-2', event({ externalId: 'e2', parentExternalId: 'newer-parent' }));
+    table.merge(other, event({ externalId: 'e2', parentExternalId: 'newer-parent' }));
+    expect(table.relations.parentCodeOf(other)).toBe(table.relations.parentCodeOf(row)); // one code for a parent's children
+    const before = table.distinctStrings;
+    table.free(row);
+    // 'newest-root' goes with the row; 'newer-parent' stays, held by the other child
+    expect(table.distinctStrings).toBe(before - 1);
+    expect(table.relations.codeOf('newest-root')).toBe(NO_CODE);
+    expect(table.relations.codeOf('newer-parent')).toBe(table.relations.parentCodeOf(other));
+    const reused = table.create('id-3', event({ externalId: 'e3' }));
+    expect(table.read(reused)).toMatchObject({ parentExternalId: null, rootExternalId: null });
   });
 });

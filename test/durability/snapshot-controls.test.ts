@@ -11,6 +11,7 @@ import { ManualClock } from '../../actors/clock.ts';
 import { Engine, inMemoryLog } from '../../actors/engine.ts';
 import { SNAPSHOT_FORMAT_VERSION, type SnapshotChunk } from '../../actors/engine-snapshot.ts';
 import { toJobDetail } from '../../actors/views/job-view.ts';
+import { NO_RELATIONS } from '../../actors/connection/job-links.ts';
 import { toQueueStreamItem } from '../../actors/views/queue-view.ts';
 import { jobEvent, queueEvent } from '../support/events.ts';
 import { T0 } from '../support/test-app.ts';
@@ -62,7 +63,7 @@ function shown(engine: Engine) {
     queues: ['emails', 'reports'].map((name) => toQueueStreamItem(actor.queues.get(name)!, actor, T0)),
     jobs: ['a', 'b'].map((externalId) => {
       const job = actor.jobs.getByExternalId(externalId)!;
-      return toJobDetail(job, [], actor.commandOutcomes.trailOf(job.id), actor.supportOf);
+      return toJobDetail(job, [], actor.commandOutcomes.trailOf(job.id), actor.supportOf, NO_RELATIONS);
     }),
   };
 }
@@ -78,7 +79,7 @@ describe('controls in snapshots', () => {
   test(`format ${SNAPSHOT_FORMAT_VERSION} restores commands, outcomes, capabilities and paused queues; what is pending settles after as before`, () => {
     const live = engineWithControls();
     const chunks = [...live.takeSnapshot().chunks];
-    expect(chunks[0]).toMatchObject({ k: 'header', version: 7 });
+    expect(chunks[0]).toMatchObject({ k: 'header', version: SNAPSHOT_FORMAT_VERSION });
     const restored = restoredFrom(chunks);
     expect(shown(restored)).toEqual(shown(live));
     const { queues, jobs } = shown(live);
