@@ -120,7 +120,7 @@ export class Agent {
       throw new ConfigError(`--spool-dir: cannot use ${JSON.stringify(config.spoolDir)} (${/** @type {Error} */ (error).message})`);
     }
     this.workers = new WorkerMonitor(this.redis, config.prefix, connectionId, (queue) => this.normalizer.runningByWorker(queue), (queue) => this.isWatched(queue), readerName);
-    this.normalizer = new Normalizer(connectionId, new JobFacts(), (queue, name) => this.workers.workerIdOf(queue, name));
+    this.normalizer = new Normalizer(connectionId, new JobFacts(), (queue, name) => this.workers.workerIdOf(queue, name), config.prefix);
     this.deliverer = new Deliverer(client, spool, {
       batchSize: config.batchSize,
       flushIntervalMs: config.flushIntervalMs,

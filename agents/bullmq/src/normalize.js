@@ -37,6 +37,20 @@ export function externalIdOf(queue, jobId) {
   return cutMarked(`${queue}:${jobId}`, EXTERNAL_ID_CHARS);
 }
 
+/**
+ * A flow child's parent as jobwatch knows it (`<queue>:<job id>`), from the child's
+ * `parentKey` (`<prefix>:<queue>:<job id>`); undefined without one, or when the parent is
+ * under another prefix (another agent's queues: no job of this connection).
+ * @param {string | undefined} parentKey @param {string} prefix
+ */
+export function parentExternalIdOf(parentKey, prefix) {
+  if (!parentKey || !parentKey.startsWith(`${prefix}:`)) return undefined;
+  const rest = parentKey.slice(prefix.length + 1);
+  const colon = rest.indexOf(':'); // BullMQ queue names have no colon; job ids may
+  if (colon <= 0 || colon === rest.length - 1) return undefined;
+  return externalIdOf(rest.slice(0, colon), rest.slice(colon + 1));
+}
+
 /** BullMQ progress (a number, by convention 0..100, or any JSON) as jobwatch's 0..1, or null. */
 export function progressFraction(value) {
   if (typeof value === 'number' && Number.isFinite(value)) return Math.min(1, Math.max(0, value / 100));
@@ -48,9 +62,11 @@ export class Normalizer {
    * @param {string} connectionId
    * @param {import('./job-facts.js').JobFacts} facts
    * @param {(queue: string, processedBy: string | undefined) => string | undefined} [workerIdOf]
+   * @param {string} [prefix] the Redis key prefix of the queues watched (a flow's parentKey starts with it)
    */
-  constructor(connectionId, facts, workerIdOf = (_queue, name) => name) {
+  constructor(connectionId, facts, workerIdOf = (_queue, name) => name, prefix = 'bull') {
     this.connectionId = connectionId;
+    this.prefix = prefix;
     this.facts = facts;
     this.workerIdOf = workerIdOf;
     /** queue -> job id -> worker name (jobs running now, for the workers' busy count) */
@@ -214,6 +230,8 @@ export class Normalizer {
     const startedAtMs = facts.startedAtMs ?? facts.processedOnMs;
     if (['active', 'completed', 'failed', 'retrying'].includes(change.state) && startedAtMs !== undefined) job.startedAt = isoFromMs(startedAtMs);
     if (FINISHED.has(change.state)) job.completedAt = isoFromMs(atMs);
+    const parent = parentExternalIdOf(facts.parentKey, this.prefix);
+    if (parent !== undefined) job.parentExternalId = parent;
     job.extensions = this.extensions(jobId, facts, change);
     return this.envelope('job_state_change', atMs, 'job', job);
   }

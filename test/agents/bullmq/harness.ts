@@ -86,6 +86,14 @@ export async function produce(redisUrl: string, jobs: JobSpec[], env: Record<str
   return JSON.parse(out.trim().split('\n').pop()!);
 }
 
+/** Adds a flow through BullMQ's FlowProducer, as the app would; returns each job's `<queue>:<id>`, parent first (depth first). */
+export async function produceFlow(redisUrl: string, flow: Record<string, unknown>): Promise<string[]> {
+  const proc = Bun.spawn([NODE, join(FIXTURES, 'flow.mjs'), JSON.stringify(flow)], { cwd: REPO_ROOT, env: { ...process.env, REDIS_URL: redisUrl }, stdout: 'pipe', stderr: 'pipe' });
+  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  if (code !== 0) throw new Error(`flow producer failed (${code}): ${err}`);
+  return JSON.parse(out.trim().split('\n').pop()!);
+}
+
 export function startAgent(options: { redisUrl: string; jobwatchUrl: string; apiKey: string; spoolDir: string; extra?: string[] }): ServiceProcess {
   return spawnProcess(
     [NODE, AGENT_BIN, '--redis', options.redisUrl, '--url', options.jobwatchUrl, '--api-key', options.apiKey, '--spool-dir', options.spoolDir, '--discover-interval', '1', ...(options.extra ?? [])],

@@ -1,7 +1,7 @@
 /** BullMQ stream entries -> jobwatch events: the state mapping, attempts, errors, Redis-clock timestamps. */
 import { describe, expect, test } from 'bun:test';
 import { factsFromHash, FACT_FIELDS, JobFacts } from '../../../agents/bullmq/src/job-facts.js';
-import { Normalizer, progressFraction } from '../../../agents/bullmq/src/normalize.js';
+import { Normalizer, parentExternalIdOf, progressFraction } from '../../../agents/bullmq/src/normalize.js';
 import { jsonObjectProblem } from '../../../actors/ingest/json-object-limits.ts';
 
 const CONNECTION = '0190b6d6-0000-7000-8000-000000000001';
@@ -147,5 +147,20 @@ describe('normalize', () => {
     expect(factsFromHash(FACT_FIELDS.map(() => null))).toBeNull();
     const facts = factsFromHash(hash({ opts: '{"attempts":5}', stacktrace: JSON.stringify(['first', 'last']), progress: '{"a":1}', atm: '2', pb: 'w9' }))!;
     expect(facts).toMatchObject({ attempts: 5, stacktrace: 'last', progress: { a: 1 }, attemptsMade: 2, processedBy: 'w9' });
+  });
+});
+
+describe('flows', () => {
+  test("a flow child's parentKey becomes its parentExternalId, `<queue>:<id>` under the agent's prefix; another prefix's parent is left out", () => {
+    expect(parentExternalIdOf('bull:albums:1', 'bull')).toBe('albums:1');
+    expect(parentExternalIdOf('app:bull:albums:job:with:colons', 'app:bull')).toBe('albums:job:with:colons');
+    expect(parentExternalIdOf('other:albums:1', 'bull')).toBeUndefined();
+    expect(parentExternalIdOf('bull:albums:', 'bull')).toBeUndefined();
+    expect(parentExternalIdOf(undefined, 'bull')).toBeUndefined();
+    const n = new Normalizer(CONNECTION, new JobFacts(), () => undefined, 'bull');
+    const fresh = new Map([[JobFacts.key('tracks', '2'), factsFromHash(hash({ name: 'render-track', parentKey: 'bull:albums:1' }))]]);
+    const [added]: any[] = n.normalizeEntries('tracks', [entry(T0, { event: 'added', jobId: '2', name: 'render-track' })], fresh);
+    expect(added.job.parentExternalId).toBe('albums:1');
+    expect(added.job.extensions.parentKey).toBe('bull:albums:1');
   });
 });
