@@ -185,7 +185,7 @@ function stuckReasons(nodes: readonly WorkflowNode[], nowMs: number): StuckReaso
       reasons.push({
         jobId: node.id,
         kind: 'waiting_on_failed_child',
-        message: `${node.name} ${waitingFor}, and ${failed.length === 1 ? 'a child failed' : `${failed.length} children failed`}: ${names}${failed.length > 3 ? ', ...' : ''}. The job system will not continue it until the failed ${failed.length === 1 ? 'child is' : 'children are'} retried`,
+        message: `${node.name} ${waitingFor}, and ${failed.length === 1 ? 'a child failed' : `${failed.length} children failed`}: ${names}${failed.length > 3 ? ` and ${failed.length - 3} more` : ''}. The job system will not continue it until the failed ${failed.length === 1 ? 'child is' : 'children are'} retried`,
         waitsOn: failed.map((child) => child.id),
       });
       continue;

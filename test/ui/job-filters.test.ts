@@ -18,6 +18,8 @@ const job = (id: string, fields: Partial<JobListItem> = {}): JobListItem => ({
   durationMs: null,
   workerId: null,
   error: null,
+  parentId: null,
+  rootId: null,
   lastCommand: null,
   ...fields,
 });
