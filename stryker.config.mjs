@@ -26,7 +26,8 @@ export default {
     // --bail: a killed mutant stops at its first failing test; only survivors pay the whole run
     command: [
       ...Object.entries(module.env ?? {}).map(([key, value]) => `${key}=${value}`),
-      `node_modules/.bin/bun test --bail --timeout 30000 ${module.tests.join(' ')}`,
+      // the BullMQ agent's tests are node's own (`node --test`, which has no --bail in Node 20)
+      module.runner === 'node' ? `node --test ${module.tests.join(' ')}` : `node_modules/.bin/bun test --bail --timeout 30000 ${module.tests.join(' ')}`,
     ].join(' '),
   },
   coverageAnalysis: 'off', // the command runner cannot tell which tests cover a mutant

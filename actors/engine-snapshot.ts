@@ -21,6 +21,8 @@
  * agent said it supports, whether each queue is paused, and per job command whether it made
  * a state entry and what the agent reported beside its outcome; a reader of format 6 would
  * lose them and misread a pending command on a queue as one on a job.
+ * Format 8 adds each connection's task metrics (`taskMetrics` chunks) and markers; a reader
+ * of format 7 would drop them.
  *
  * In cluster mode each partition's owner snapshots only its part (a `SnapshotScope`):
  * the connections of one partition, and the accounts in the accounts partition's own
@@ -44,6 +46,8 @@ import type { Queue } from './connection/queue-store.ts';
 import type { Worker } from './connection/worker-store.ts';
 import { QueueMetrics } from './metrics/queue-metrics.ts';
 import { WorkerRate } from './metrics/worker-metrics.ts';
+import { taskMetricsParts, type TaskMetricsSnapshot } from './metrics/task-metrics.ts';
+import type { Marker } from './metrics/markers.ts';
 import { inPartition, type PartitionSelector } from './partition-of.ts';
 import { checkChunkShape } from './stored/chunk-shapes.ts';
 import { ShapeError } from './stored/shape-check.ts';
@@ -55,11 +59,14 @@ export const SNAPSHOT_FORMAT_VERSION = 10;
  * 1 to 4 kept one command outcome per job, without its entry time and prior state, 1 to 5
  * had no teams in the accounts chunk (their connections have no team until the first start
  * of a version with teams moves them) and no audit log, 1 to 6 had no commands but on jobs,
- * no capabilities and no paused queues, 1 to 7 no job relations (a job columns chunk without
- * `parentExternalId` and `rootExternalId`: no job had a parent or root). 8 and 9 are taken by
- * formats of other changes being made beside this one.
+ * no capabilities and no paused queues, 1 to 7 had no task metrics (a connection restored
+ * from them starts its task metrics and markers empty), 1 to 8 no job relations (a job
+ * columns chunk without `parentExternalId` and `rootExternalId`: no job had a parent or
+ * root). 9 is taken by the format of another change being made beside this one.
  */
-const READABLE_FORMAT_VERSIONS: readonly number[] = [1, 2, 3, 4, 5, 6, 7, 10];
+const READABLE_FORMAT_VERSIONS: readonly number[] = [1, 2, 3, 4, 5, 6, 7, 8, 10];
+/** Task metrics series go into chunks of about this many bytes: a connection's 90 days of 200 tasks is tens of MB. */
+export const TASK_METRICS_BYTES_PER_CHUNK = 1 << 20;
 /** Each chunk is copied and encoded in one turn of the event loop: small chunks bound the stall. */
 export const JOBS_PER_CHUNK = 1_000;
 /** 100k dedup keys in one chunk took 40-60 ms to encode at 1M jobs: the stall a snapshot caused. */
@@ -95,7 +102,11 @@ export type SnapshotChunk =
       capabilities?: AgentCapabilities[];
       /** format 4: how much the job table held, so that a restart sizes it once (a hint: the jobColumns chunks are the data) */
       jobTable?: JobTableSizes;
+      /** format 8: markers drawn on the task metrics' charts; absent when there are none */
+      markers?: Marker[];
     }
+  /** format 8: a slice of the connection's task metrics series (actors/metrics/task-metrics.ts), after its connection chunk */
+  | { k: 'taskMetrics'; connectionId: string; part: TaskMetricsSnapshot }
   /** format 3: the connection's dedup keys, oldest first, in slices after its connection chunk */
   | { k: 'dedupKeys'; connectionId: string; keys: string[] }
   /** format 1 */
@@ -133,6 +144,10 @@ export function takeSnapshot(accounts: AccountsActor, audit: AuditLog, actors: M
   for (const actor of actors.values()) {
     if (scope !== undefined && (scope.connections === 'none' || !inPartition(actor.connectionId, scope.connections))) continue;
     fixed.push(connectionChunk(actor));
+    // Views of the sealed buckets (never changed in place) and copies of the open ones: consistent at this call.
+    for (const part of taskMetricsParts(actor.taskMetrics.toSnapshot(), TASK_METRICS_BYTES_PER_CHUNK)) {
+      fixed.push({ k: 'taskMetrics', connectionId: actor.connectionId, part });
+    }
     const dedupKeys = actor.dedup.toSnapshot();
     for (let start = 0; start < dedupKeys.length; start += DEDUP_KEYS_PER_CHUNK) {
       fixed.push({ k: 'dedupKeys', connectionId: actor.connectionId, keys: dedupKeys.slice(start, start + DEDUP_KEYS_PER_CHUNK) });
@@ -183,6 +198,7 @@ function connectionChunk(actor: ConnectionActor): SnapshotChunk {
     controlOutcomes: structuredClone(actor.controlOutcomes.toSnapshot()),
     capabilities: structuredClone(actor.capabilities.toSnapshot()),
     ...(actor.alerts.isEmpty ? {} : { alerts: actor.alerts.toSnapshot() }),
+    ...(actor.markers.size === 0 ? {} : { markers: actor.markers.toSnapshot() }),
     jobTable: actor.jobs.table.sizes(),
   };
 }
@@ -287,10 +303,14 @@ export class SnapshotRestorer {
         actor.controlOutcomes.restore(chunk.controlOutcomes ?? []);
         actor.capabilities.restore(chunk.capabilities ?? []);
         if (chunk.alerts !== undefined) actor.alerts.restore(chunk.alerts);
+        if (chunk.markers !== undefined) actor.markers.restore(chunk.markers);
         if (chunk.jobTable !== undefined) actor.jobs.table.reserve(chunk.jobTable);
         this.actors.set(chunk.id, actor);
         return;
       }
+      case 'taskMetrics':
+        this.actorOf(chunk.connectionId, 'task metrics').taskMetrics.loadSnapshotPart(chunk.part);
+        return;
       case 'dedupKeys': {
         const actor = this.actorOf(chunk.connectionId, 'dedup keys');
         const keys = this.pendingDedupKeys.get(actor) ?? [];

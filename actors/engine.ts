@@ -164,6 +164,11 @@ export class Engine {
       case 'commands.expired':
       case 'agent.capabilities':
         return this.connectionActors.get(record.connectionId)?.evolve(record) ?? null;
+      case 'marker.added':
+      case 'marker.deleted':
+        // markers are not job, worker or queue changes: the live stream has nothing to send
+        this.connectionActors.get(record.connectionId)?.evolve(record);
+        return null;
       case 'retention':
         for (const actor of this.connectionActors.values()) {
           if (record.partitions === undefined || partitionOf(actor.connectionId, record.partitions) === record.partition) actor.expire(record.atMs);

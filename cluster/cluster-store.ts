@@ -24,6 +24,7 @@
  */
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import { ALERT_RECORD_TYPES } from '../actors/alerts/alert-records.ts';
+import { MARKER_RECORD_TYPES } from '../actors/metrics/markers.ts';
 import { partitionOf } from '../actors/partition-of.ts';
 import { invariant } from '../persistence/invariant.ts';
 import { describeError } from '../persistence/errors.ts';
@@ -63,11 +64,11 @@ export interface ClusterRecoveryHandler extends RecoveryHandler {
 }
 
 /**
- * Connection records (alert records included): written to their connection's partition.
- * An audit entry names a connection when the change it describes went to that connection's
- * partition, and goes with it; one without goes to the accounts partition.
+ * Connection records (alert and marker records included): written to their connection's
+ * partition. An audit entry names a connection when the change it describes went to that
+ * connection's partition, and goes with it; one without goes to the accounts partition.
  */
-const CONNECTION_RECORD_TYPES = new Set(['ingest', 'job.action', 'commands.acked', 'control.requested', 'commands.expired', 'agent.capabilities', 'audit.recorded', ...ALERT_RECORD_TYPES]);
+const CONNECTION_RECORD_TYPES = new Set(['ingest', 'job.action', 'commands.acked', 'control.requested', 'commands.expired', 'agent.capabilities', 'audit.recorded', ...ALERT_RECORD_TYPES, ...MARKER_RECORD_TYPES]);
 
 export class ClusterStore implements DurableStore {
   private readonly logs = new Map<string, PartitionLog>();

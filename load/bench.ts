@@ -40,10 +40,14 @@
  *    target row), and the most streams one connection may have (one user's limit) receiving
  *    the whole rate. Skipped with a message while GET /api/events/stream answers 404.
  *
+ * 7. task metrics: the memory of 200 tasks over 90 days of hourly buckets (30 with --quick),
+ *    in a process of its own, and the read latency of one task's 90 days over HTTP against a
+ *    service started on a prepared snapshot (load/task-metrics-bench.ts).
+ *
  * Options: --jobs N, --quick, --ingest-duration s, --ingest-connections n (default 4),
  * --read-duration s, --read-connections n (default 4), --subscribers n (default 1000),
  * --stream-rate events/s (default 50000), --stream-duration s, --profile (CPU profiles of
- * the services, top functions printed after the table), --skip ingest,reads,restart,stream,growth.
+ * the services, top functions printed after the table), --skip ingest,reads,restart,stream,growth,metrics.
  * Progress goes to stderr, results to stdout.
  */
 import { mkdirSync, readdirSync } from 'node:fs';
@@ -57,6 +61,7 @@ import { measureRestart, measureSnapshotStall, type RestartMeasurement, type Sta
 import { describeRestartProfile, firstTouchMsPerMiB } from './restart-profile.ts';
 import { makeTempDir, removeTempDir, serviceFromEnv } from './service.ts';
 import { describeStream, measureStream, streamShape, type StreamLayout, type StreamResult } from './stream.ts';
+import { taskMetricsRows, type BenchRow } from './task-metrics-bench.ts';
 import { flag, fmtBytes, fmtCount, fmtMs, machineDescription, note, num, parseArgs, str, table } from './util.ts';
 
 const args = parseArgs();
@@ -127,6 +132,7 @@ const streams: StreamResult[] = [];
 const problems: string[] = [];
 /** load/store-growth.ts's own output, printed after the table */
 let growthReport: string | null = null;
+let metricsRows: BenchRow[] = [];
 /** The issue's sizes for the cost of growth; 3M needs about 3 GB and minutes more, so it is asked for. */
 const growthSizes = quick ? '100k' : process.env.BENCH_GROWTH_3M === '1' ? '100k,1m,3m' : '100k,1m';
 
@@ -208,6 +214,12 @@ try {
     }
   }
 
+  if (!skip.has('metrics')) {
+    const measured = await taskMetricsRows({ quick, baselineUrl: baseline.baseUrl, reads: { connections: settings.readConnections, durationS: settings.readS, warmupS: settings.readWarmupS } });
+    metricsRows = measured.rows;
+    problems.push(...measured.problems);
+  }
+
   if (!skip.has('growth')) {
     note(`growth: load/store-growth.ts --sizes ${growthSizes} in its own process`);
     const child = Bun.spawn([process.execPath, 'load/store-growth.ts', '--sizes', growthSizes, '--skip', 'cap'], { cwd: join(import.meta.dir, '..'), stdout: 'pipe', stderr: 'inherit' });
@@ -222,7 +234,7 @@ try {
 // ---------------------------------------------------------------------------------------
 // the table
 
-type Row = [figure: string, service: string, baseline: string, ratio: string, target: string, result: string, detail: string];
+type Row = BenchRow;
 const rows: Row[] = [];
 const verdict = (met: boolean | null): string => (met === null ? '' : met ? 'met' : 'NOT MET');
 const times = (a: number, b: number): string => (Number.isFinite(a / b) && b > 0 ? `${(a / b).toFixed(1)}x` : '');
@@ -360,6 +372,8 @@ function closedLoopBound(service: IngestResult): string {
     `so p99 < 100 ms needs about ${fmtCount(neededForTarget)} events/s (${(neededForTarget / service.eventsPerS).toFixed(1)}x this run).`
   );
 }
+
+rows.push(...metricsRows);
 
 const minutes = (performance.now() - runStarted) / 60_000;
 console.log(`jobwatch load test, ${startedAt.toISOString()}`);

@@ -6,7 +6,12 @@
 //     the baseline: a bare XREAD loop over the queue's event stream from `from` (default:
 //     new entries only), as cheap as reading it can be; prints each position it reached and
 //     {"entries": n} on SIGTERM.
-import { Queue, Redis } from '../test/agents/bullmq/fixtures/bullmq.mjs';
+import { createRequire } from 'node:module';
+
+// the bullmq and ioredis the agent installs (agents/bullmq/node_modules)
+const agentRequire = createRequire(new URL('../agents/bullmq/package.json', import.meta.url));
+const { Queue } = agentRequire('bullmq');
+const { Redis } = agentRequire('ioredis');
 
 const [mode, queueName, ...rest] = process.argv.slice(2);
 const url = process.env.REDIS_URL;

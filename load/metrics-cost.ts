@@ -21,6 +21,7 @@ import { loadConfig } from '../src/config.ts';
 import { LIVE_UPDATES_DEFAULTS } from '../src/live-defaults.ts';
 import { ServiceMetrics } from '../src/metrics/service-metrics.ts';
 import { AlertService } from '../actors/services/alert-service.ts';
+import { TaskMetricsService } from '../actors/services/task-metrics-service.ts';
 import { createAlertEdge } from '../src/alerts/alert-edge.ts';
 import { NOT_OBSERVED, type ServiceObserver } from '../src/metrics/service-observer.ts';
 import { openEngine } from '../src/open-engine.ts';
@@ -58,6 +59,7 @@ async function side(withMetrics: boolean) {
     engine, accounts, connections, teams, users: new UserService(engine, config.passwordLinkTtlMs), audit: new AuditService(engine), live, config, metrics, alerts,
     alertDelivery: createAlertEdge({ engine, alerts, config, observer: NOT_OBSERVED, log: () => {} }),
     jobActions: new JobActionService(engine, connections),
+    taskMetrics: new TaskMetricsService(engine, connections),
     logError: (line) => console.error(line),
     backup: () => Promise.reject(new Error('no backups here')),
   });

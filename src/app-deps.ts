@@ -11,6 +11,7 @@ import type { GroupGrant, SsoService } from '../actors/services/sso-service.ts';
 import type { OidcClient } from './sso/oidc-client.ts';
 import type { AlertService } from '../actors/services/alert-service.ts';
 import type { TestAttempt } from './alerts/alert-runner.ts';
+import type { TaskMetricsService } from '../actors/services/task-metrics-service.ts';
 import type { GuardOptions } from './alerts/webhook-guard.ts';
 import type { Config } from './config.ts';
 import type { BackupFile } from './backup/write-backup.ts';
@@ -26,6 +27,8 @@ export interface AppDeps {
   audit: AuditService;
   jobActions: JobActionService;
   alerts: AlertService;
+  /** task metrics' tables and series, and markers */
+  taskMetrics: TaskMetricsService;
   /** what the alert routes need of the edge that sends webhooks (src/alerts/) */
   alertDelivery: {
     runner: { deliverNow(connectionId: string, deliveryId: string): Promise<TestAttempt> };

@@ -23,6 +23,7 @@ import { metricsRoutes } from './routes/metrics.ts';
 import { ingestRoutes } from './routes/ingest.ts';
 import { jobReadRoutes } from './routes/jobs.ts';
 import { queueRoutes } from './routes/queues.ts';
+import { taskMetricsRoutes } from './routes/task-metrics.ts';
 import { streamRoutes } from './routes/stream.ts';
 import { workerRoutes } from './routes/workers.ts';
 import { userRoutes } from './routes/users.ts';
@@ -55,6 +56,7 @@ export function createApp(deps: AppDeps) {
     .use(jobReadRoutes(deps))
     .use(queueRoutes(deps))
     .use(workerRoutes(deps))
+    .use(taskMetricsRoutes(deps))
     .use(jobActionRoutes(deps))
     .use(queueControlRoutes(deps))
     .use(workerControlRoutes(deps))

@@ -6,6 +6,7 @@
 import { TENANT_LIMIT_DEFAULTS as TENANT, type TenantLimits } from '../actors/connection/tenant-limits.ts';
 import { IN_FLIGHT_DEFAULTS, type InFlightLimits } from './http/in-flight.ts';
 import { TrustedProxies } from './http/trusted-proxies.ts';
+import { TASK_METRICS_DEFAULTS, type TaskMetricsSettings } from '../actors/metrics/metric-tiers.ts';
 import { oidcSettings, OidcSettingsError, type OidcSettings } from './sso/oidc-settings.ts';
 
 /** as in Redis: `always` syncs before acknowledging (group commit), `everysec` once a second, `no` leaves it to the OS */
@@ -85,6 +86,11 @@ export interface Config {
   alertEvalMs: number;
   /** webhooks may reach loopback and private addresses (an intranet); the cloud metadata address stays refused */
   alertWebhookAllowPrivate: boolean;
+  // --- task metrics (docs/configuration.md, "Task metrics") ---
+  /** how long the minute, hour and day tiers keep their buckets, and the series cap per connection */
+  taskMetrics: TaskMetricsSettings;
+  /** (connection, task) pairs the task metrics' Prometheus families export at most; the rest are summed as `(other)` */
+  prometheusTaskSeriesMax: number;
 }
 
 export class ConfigError extends Error {}
@@ -164,7 +170,20 @@ function trustedProxies(env: Env): TrustedProxies {
 }
 
 const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
 const MB = 1024 * 1024;
+
+/** The tiers' retention and the series cap; a coarser tier keeps at least as long as a finer one (a read covers a range with coarse buckets inside and fine ones at its edges). */
+function taskMetrics(env: Env): TaskMetricsSettings {
+  const defaults = TASK_METRICS_DEFAULTS;
+  const minute = integer(env, 'METRICS_MINUTE_RETENTION_HOURS', defaults.retentionMs.minute / HOUR_MS, 1, 24 * 30) * HOUR_MS;
+  const hour = integer(env, 'METRICS_HOUR_RETENTION_DAYS', defaults.retentionMs.hour / DAY_MS, 1, 3 * 365) * DAY_MS;
+  const day = integer(env, 'METRICS_DAY_RETENTION_DAYS', defaults.retentionMs.day / DAY_MS, 1, 10 * 365) * DAY_MS;
+  if (minute > hour || hour > day) {
+    throw new ConfigError('task metrics tiers must keep longer as they get coarser: METRICS_MINUTE_RETENTION_HOURS <= METRICS_HOUR_RETENTION_DAYS * 24 <= METRICS_DAY_RETENTION_DAYS * 24');
+  }
+  return { retentionMs: { minute, hour, day }, seriesMax: integer(env, 'METRICS_SERIES_MAX', defaults.seriesMax, 1, 100_000) };
+}
 
 export function loadConfig(env: Env = process.env): Config {
   const adminPassword = optionalString(env, 'ADMIN_PASSWORD');
@@ -241,5 +260,7 @@ export function loadConfig(env: Env = process.env): Config {
     clusterSecret,
     alertEvalMs: integer(env, 'ALERT_EVAL_SECONDS', 10, 1, 3_600) * 1000,
     alertWebhookAllowPrivate: oneOf(env, 'ALERT_WEBHOOK_ALLOW_PRIVATE', 'false', ['true', 'false'] as const) === 'true',
+    taskMetrics: taskMetrics(env),
+    prometheusTaskSeriesMax: integer(env, 'METRICS_PROMETHEUS_TASKS_MAX', 100, 0, 10_000),
   };
 }

@@ -51,6 +51,7 @@ function notice(rule: AlertRule, state: RuleState, value: number | null, nowMs: 
     value,
     threshold: rule.threshold,
     windowSeconds: rule.windowSeconds,
+    ...(rule.relativeTo == null ? {} : { relativeTo: rule.relativeTo }),
     firingSinceMs: state.firingSinceMs,
     resolvedAtMs: state.status === 'resolved' ? nowMs : null,
     atMs: nowMs,

@@ -5,12 +5,15 @@
  *
  * Values: failure_rate a fraction (0 to 1); queue_depth a job count (of the queues not
  * paused, unless the rule includes paused ones); worker_offline, task_missing and job_stuck
- * seconds.
+ * seconds; runtime_percentile the p95 run time in ms, or, against the week before, how many
+ * times that window's p95 the current one is.
  */
 import type { ConnectionActor } from '../connection/connection-actor.ts';
 import type { Queue } from '../connection/queue-store.ts';
 import { effectiveWorkerState, livenessMs, type Worker } from '../connection/worker-store.ts';
 import { ALERT_LIMITS, type AlertRule } from './alert-model.ts';
+import { PART, PERCENTILES } from '../metrics/measure-sum.ts';
+import { readWindow, sumRange } from '../metrics/metric-reads.ts';
 
 export interface Measure {
   /** null when there is nothing to measure (no finished job, no queue, no active job) */
@@ -24,7 +27,7 @@ export interface Measure {
 /** How many of a task's newest jobs task_missing looks at for a completion. */
 export const TASK_MISSING_SCAN_MAX = 1_000;
 
-export type MeasuredRule = Pick<AlertRule, 'kind' | 'queue' | 'task' | 'threshold' | 'windowSeconds' | 'createdAtMs'> & Partial<Pick<AlertRule, 'includePaused'>>;
+export type MeasuredRule = Pick<AlertRule, 'kind' | 'queue' | 'task' | 'threshold' | 'windowSeconds' | 'createdAtMs' | 'relativeTo'> & Partial<Pick<AlertRule, 'includePaused'>>;
 
 export function measure(rule: MeasuredRule, actor: ConnectionActor, nowMs: number): Measure {
   const windowMs = rule.windowSeconds * 1000;
@@ -72,6 +75,8 @@ export function measure(rule: MeasuredRule, actor: ConnectionActor, nowMs: numbe
       // never completed: missing since the rule exists
       return secondsSince(lastCompletedMs ?? rule.createdAtMs, nowMs, windowMs);
     }
+    case 'runtime_percentile':
+      return runtimePercentile(rule, actor, nowMs);
     case 'job_stuck': {
       let oldestStartMs: number | null = null;
       const { table } = actor.jobs;
@@ -84,6 +89,35 @@ export function measure(rule: MeasuredRule, actor: ConnectionActor, nowMs: numbe
       return oldestStartMs === null ? { value: null, breached: false } : secondsSince(oldestStartMs, nowMs, windowMs);
     }
   }
+}
+
+/** A week: what a runtime_percentile rule compares with, when it compares. */
+export const WEEK_MS = 7 * 86_400_000;
+
+/**
+ * The task's p95 run time over the window from its task metrics (never the jobs, so it
+ * holds past retention): the window's minutes, read as the task metrics read any range.
+ * Against the week before, the same window 7 days earlier is read too; there the hour
+ * tier answers (the minute tier keeps 48 hours), so its edges are whole hours.
+ */
+function runtimePercentile(rule: MeasuredRule, actor: ConnectionActor, nowMs: number): Measure {
+  const windowMs = rule.windowSeconds * 1000;
+  const current = p95Between(rule, actor, nowMs - windowMs, nowMs, nowMs);
+  if (current === null) return { value: null, breached: false };
+  if ((rule.relativeTo ?? null) === null) return { value: current, breached: current > (rule.threshold ?? 0) };
+  const before = p95Between(rule, actor, nowMs - WEEK_MS - windowMs, nowMs - WEEK_MS, nowMs);
+  if (before === null || before === 0) return { value: null, breached: false };
+  const ratio = current / before;
+  return { value: ratio, breached: ratio > (rule.threshold ?? 0) };
+}
+
+/** p95 run time of the rule's task (in its queue, if it names one) over [fromMs, toMs); null under the minimum of runs. */
+function p95Between(rule: MeasuredRule, actor: ConnectionActor, fromMs: number, toMs: number, nowMs: number): number | null {
+  if (rule.task === null) return null;
+  const metrics = actor.taskMetrics;
+  const window = readWindow(metrics.settings, fromMs, toMs, nowMs);
+  const sum = sumRange(metrics.seriesOfTask(rule.task, rule.queue ?? undefined), window, PART.run);
+  return sum.runCount < ALERT_LIMITS.runtimeMinRuns ? null : sum.percentile('run', PERCENTILES.p95);
 }
 
 function queuesOf(rule: MeasuredRule, actor: ConnectionActor): Iterable<Queue> {

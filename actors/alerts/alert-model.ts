@@ -4,25 +4,31 @@
  * Plain data only: the log and snapshots carry these shapes as they are.
  */
 
-export const ALERT_KINDS = ['failure_rate', 'queue_depth', 'worker_offline', 'task_missing', 'job_stuck'] as const;
+export const ALERT_KINDS = ['failure_rate', 'queue_depth', 'worker_offline', 'task_missing', 'job_stuck', 'runtime_percentile'] as const;
 export type AlertKind = (typeof ALERT_KINDS)[number];
 
-/** Which of queue, task and threshold each kind takes (rule-input.ts checks them; the dashboard's form shows them). */
+/** Which of queue, task, threshold and a comparison with the week before each kind takes (rule-input.ts checks them; the dashboard's form shows them). */
 export interface KindFields {
   queue: 'optional' | 'refused';
   task: 'optional' | 'required' | 'refused';
   threshold: 'required' | 'refused';
+  relativeTo: 'optional' | 'refused';
   /** whether the rule may also measure paused queues (a paused queue grows by design) */
   includePaused: 'optional' | 'refused';
 }
 
 export const KIND_FIELDS: Record<AlertKind, KindFields> = {
-  failure_rate: { queue: 'optional', task: 'refused', threshold: 'required', includePaused: 'refused' },
-  queue_depth: { queue: 'optional', task: 'refused', threshold: 'required', includePaused: 'optional' },
-  worker_offline: { queue: 'optional', task: 'refused', threshold: 'refused', includePaused: 'refused' },
-  task_missing: { queue: 'refused', task: 'required', threshold: 'refused', includePaused: 'refused' },
-  job_stuck: { queue: 'optional', task: 'optional', threshold: 'refused', includePaused: 'refused' },
+  failure_rate: { queue: 'optional', task: 'refused', threshold: 'required', relativeTo: 'refused', includePaused: 'refused' },
+  queue_depth: { queue: 'optional', task: 'refused', threshold: 'required', relativeTo: 'refused', includePaused: 'optional' },
+  worker_offline: { queue: 'optional', task: 'refused', threshold: 'refused', relativeTo: 'refused', includePaused: 'refused' },
+  task_missing: { queue: 'refused', task: 'required', threshold: 'refused', relativeTo: 'refused', includePaused: 'refused' },
+  job_stuck: { queue: 'optional', task: 'optional', threshold: 'refused', relativeTo: 'refused', includePaused: 'refused' },
+  runtime_percentile: { queue: 'optional', task: 'required', threshold: 'required', relativeTo: 'optional', includePaused: 'refused' },
 };
+
+/** What a runtime_percentile rule compares with: its threshold in ms (null), or the same window a week before (`threshold` times it). */
+export const RELATIVE_TO = ['week_before'] as const;
+export type RelativeTo = (typeof RELATIVE_TO)[number];
 
 export const CHANNEL_FORMATS = ['json', 'slack'] as const;
 export type ChannelFormat = (typeof CHANNEL_FORMATS)[number];
@@ -53,6 +59,12 @@ export const ALERT_LIMITS = {
   recentTransitionsMax: 100,
   /** failure_rate fires only over at least this many finished jobs, so one failure of one job pages no one */
   failureRateMinFinished: 5,
+  /** runtime_percentile fires only over at least this many runs (in each window compared), so one slow job pages no one */
+  runtimeMinRuns: 5,
+  /** runtime_percentile reads task metrics, kept by the minute: a shorter window measures nothing more */
+  runtimeWindowSecondsMin: 60,
+  /** runtime_percentile against the week before: `threshold` times it, at most this */
+  runtimeRatioMax: 100,
 } as const;
 
 /** How long a delivery is retried before it is given up, and the backoff between attempts. */
@@ -72,6 +84,8 @@ export interface RuleInput {
   threshold: number | null;
   windowSeconds: number;
   channelIds: string[];
+  /** runtime_percentile only; absent in rules saved before it existed (read as null) */
+  relativeTo?: RelativeTo | null;
   /**
    * queue_depth: measure paused queues too (by default a paused queue, which grows by
    * design, does not fire). Rules saved before it have none: read as false.
@@ -131,6 +145,8 @@ export interface Notice {
   value: number | null;
   threshold: number | null;
   windowSeconds: number | null;
+  /** runtime_percentile compared with the week before; absent otherwise */
+  relativeTo?: RelativeTo;
   firingSinceMs: number | null;
   /** resolved notices: when it resolved */
   resolvedAtMs: number | null;

@@ -21,7 +21,7 @@ export interface AuditEntry {
   atMs: number;
   /** the signed-in user, or null (a sign-in that failed) */
   userId: string | null;
-  /** the user's email then, or the email a sign-in named */
+  /** the user's email then, or the email a sign-in named, or `api key` for a change made with a connection's API key (a marker) */
   email: string;
   /** the client address (TRUSTED_PROXIES decides which) */
   address: string;

@@ -3,7 +3,7 @@
  * keys and quota. `decide*` methods are pure (state + input + clock -> record and reply);
  * `evolve` is the only code that changes state, and replay runs it on the same records.
  */
-import { DomainError } from '../domain-error.ts';
+import { DomainError, validationError } from '../domain-error.ts';
 import { dedupKeyOf } from '../ingest/dedup-key.ts';
 import type { JobEvent, NormalizedEvent, QueueEvent, WorkerEvent } from '../ingest/normalized-event.ts';
 import { validateEvent, type EventError, type EventVerdict } from '../ingest/validate-event.ts';
@@ -32,6 +32,9 @@ import { StringPool } from './string-pool.ts';
 import { livenessMs, WorkerStore, type Worker } from './worker-store.ts';
 import { tenantLimitsOf, type TenantLimits } from './tenant-limits.ts';
 import { AlertBook } from '../alerts/alert-book.ts';
+import { TaskMetrics } from '../metrics/task-metrics.ts';
+import { MARKER_NAME_LENGTH_MAX, MarkerBook, type MarkerAddedRecord } from '../metrics/markers.ts';
+import { TASK_METRICS_DEFAULTS, type TaskMetricsSettings } from '../metrics/metric-tiers.ts';
 
 export interface ConnectionLimits extends Partial<TenantLimits> {
   dailyEventLimit: number;
@@ -40,6 +43,8 @@ export interface ConnectionLimits extends Partial<TenantLimits> {
   retentionMs: number;
   /** how long a revoke or retry waits for the agent's outcome before it is withdrawn (COMMAND_CONFIRM_SECONDS); default COMMAND_CONFIRM_DEFAULT_MS */
   commandConfirmMs?: number;
+  /** task metrics' tiers and series cap; absent: TASK_METRICS_DEFAULTS */
+  taskMetrics?: TaskMetricsSettings;
 }
 
 export interface IngestReply {
@@ -108,6 +113,10 @@ export class ConnectionActor {
   readonly supportOf: SupportOf = (framework, type) => this.capabilities.support(framework, type);
   /** alert rules, channels and deliveries: their records go to `alerts.evolve` (actors/alerts/alert-book.ts) */
   readonly alerts = new AlertBook();
+  /** per task and queue counts and duration histograms, kept far longer than the jobs (actors/metrics/task-metrics.ts); replaced by a snapshot's */
+  taskMetrics: TaskMetrics;
+  /** named moments (deploys, changes) drawn on the task metrics' charts */
+  readonly markers = new MarkerBook();
   private readonly sharedStrings = new StringPool(SHARED_STRINGS_MAX);
   /** what retention's createdAt scan cannot find (see late-created-jobs.ts) */
   private readonly lateCreated: LateCreatedJobs;
@@ -122,6 +131,7 @@ export class ConnectionActor {
     this.tenantLimits = tenantLimitsOf(limits);
     this.quota = new DailyQuota(limits.dailyEventLimit);
     this.dedup = new DedupCache(limits.dedupKeysMax);
+    this.taskMetrics = new TaskMetrics(limits.taskMetrics ?? TASK_METRICS_DEFAULTS);
   }
 
   /** Nothing of the day's quota is left: a request carrying a job event is refused (`quotaRefusal`). */
@@ -240,6 +250,20 @@ export class ConnectionActor {
   }
 
   /**
+   * A marker at `atMs`: no older than the day tier keeps (it would be dropped at once) and
+   * no later than the clock skew tolerance allows an event to be.
+   */
+  decideAddMarker(name: string, atMs: number, addedBy: string, nowMs: number): MarkerAddedRecord {
+    const trimmed = name.trim();
+    if (trimmed === '' || trimmed.length > MARKER_NAME_LENGTH_MAX) throw validationError('name', `must be 1 to ${MARKER_NAME_LENGTH_MAX} characters, not only spaces`);
+    const oldestMs = nowMs - this.taskMetrics.settings.retentionMs.day;
+    if (!(atMs >= oldestMs && atMs <= nowMs + this.tenantLimits.clockSkewToleranceMs)) {
+      throw validationError('at', `must be between ${new Date(oldestMs).toISOString()} (as far back as task metrics are kept) and now`);
+    }
+    return { t: 'marker.added', connectionId: this.connectionId, marker: { id: newId(), name: trimmed, atMs, createdAtMs: nowMs, addedBy } };
+  }
+
+  /**
    * A command on a queue, a worker or a task, as the agent will receive it; its target and
    * parameters were checked by the caller. Refused (429) while the connection already has
    * `CONTROL_COMMANDS_PENDING_MAX` of them waiting for the agent.
@@ -277,7 +301,7 @@ export class ConnectionActor {
             this.dedup.add(keys?.[index] ?? dedupKeyOf(event));
             bytes += eventBytes(event);
             if (event.kind === 'job') jobEvents++;
-            this.applyEvent(event, changes);
+            this.applyEvent(event, changes, record.receivedAtMs);
           });
         });
         this.enforceJobCap(changes);
@@ -295,6 +319,10 @@ export class ConnectionActor {
         break;
       case 'commands.expired':
         for (const id of record.ids) this.settle(id, 'expired', null, record.atMs, changes);
+        break;
+      case 'marker.added':
+      case 'marker.deleted':
+        this.markers.evolve(record);
         break;
       case 'agent.capabilities':
         this.capabilities.set({ framework: record.framework, agentVersion: record.agentVersion, reportedAtMs: record.atMs, controls: record.controls });
@@ -350,6 +378,38 @@ export class ConnectionActor {
     this.controlOutcomes.expireBefore(cutoffMs);
     for (const worker of [...this.workers.values()]) if (livenessMs(worker) < cutoffMs) this.workers.delete(worker);
     for (const queue of [...this.queues.values()]) if (queue.lastSeenMs < cutoffMs) this.queues.delete(queue);
+    this.sampleQueues(nowMs);
+    this.taskMetrics.maintain(nowMs);
+    this.markers.expireBefore(nowMs - this.taskMetrics.settings.retentionMs.day);
+  }
+
+  /**
+   * Retention's run (once a minute) samples each queue's depth and the age of its oldest
+   * waiting job into the task metrics: a logged record, so a replay samples the same.
+   */
+  private sampleQueues(nowMs: number): void {
+    const oldestCreatedMs = this.oldestQueuedPerQueue();
+    for (const queue of this.queues.values()) {
+      const depth = queue.depth ?? this.jobs.queuedPerQueue.get(queue.name);
+      const oldestMs = oldestCreatedMs.get(queue.name);
+      this.taskMetrics.sampleQueue(queue.name, nowMs, depth, oldestMs === undefined ? 0 : nowMs - oldestMs);
+    }
+  }
+
+  /** The createdAt of each queue's oldest job in `queued`, from one scan of that state's createdAt order that stops once every queue with one is found. */
+  private oldestQueuedPerQueue(): Map<string, number> {
+    const oldest = new Map<string, number>();
+    let waiting = 0;
+    for (const queue of this.queues.values()) if (this.jobs.queuedPerQueue.get(queue.name) > 0) waiting++;
+    if (waiting === 0) return oldest;
+    const { table } = this.jobs;
+    for (const { item: row } of this.jobs.oldestOf(['queued'])) {
+      const queue = table.queueOf(row);
+      if (queue === null || oldest.has(queue)) continue;
+      oldest.set(queue, table.createdAtMsOf(row));
+      if (oldest.size >= waiting) break;
+    }
+    return oldest;
   }
 
   private applyJobAction(record: JobActionRecord, changes: Changes): void {
@@ -428,10 +488,18 @@ export class ConnectionActor {
     const row = this.jobs.rowOf(command.jobId);
     if (row < 0) return;
     changes.jobs.add(this.jobs.refOf(row)); // so a watching dashboard refetches the job
-    if (status === 'done') return;
-    const entry = stateEntryOf(outcome ?? { type: command.type });
-    if (entry === null) return;
     const table = this.jobs.table;
+    const entry = stateEntryOf(outcome ?? { type: command.type });
+    if (status === 'done') {
+      // A revoke or retry the job system carried out counts in the task metrics, once, at the
+      // time it was taken. The commands that made no state entry (run now, delete, kill, a
+      // retry of a job already waiting to retry, counted when it began to wait) leave the
+      // state to the job system, whose events count what follows.
+      const kind = entry === null ? null : command.type === 'revoke' ? 'cancelled' : command.type === 'retry' ? 'retried' : null;
+      if (kind !== null) this.taskMetrics.recordTransition(table.nameOf(row), table.queueOf(row), kind, outcome?.entryAtMs ?? command.createdAtMs, atMs ?? command.createdAtMs);
+      return;
+    }
+    if (entry === null) return;
     const stateBefore = table.stateOf(row);
     if (!this.jobs.withdrawAction(row, entry, outcome?.entryAtMs ?? command.createdAtMs)) return;
     // Events the action hid moved the job meanwhile (it finished, say): the metrics count that
@@ -439,15 +507,15 @@ export class ConnectionActor {
     const state = table.stateOf(row);
     const jobQueue = table.queueOf(row);
     const queue = jobQueue === null ? undefined : this.queues.get(jobQueue);
-    if (queue !== undefined && state !== stateBefore && state !== outcome?.priorState) {
-      this.recordMetrics({ row, created: false, stateBefore, isNewest: true }, queue, atMs ?? command.createdAtMs);
+    if (state !== stateBefore && state !== outcome?.priorState) {
+      this.recordMetrics({ row, created: false, stateBefore, isNewest: true }, queue, atMs ?? command.createdAtMs, atMs ?? command.createdAtMs);
     }
   }
 
-  private applyEvent(event: NormalizedEvent, changes: Changes): void {
+  private applyEvent(event: NormalizedEvent, changes: Changes, recordAtMs: number): void {
     switch (event.kind) {
       case 'job':
-        return this.applyJobEvent(event, changes);
+        return this.applyJobEvent(event, changes, recordAtMs);
       case 'worker':
         return this.applyWorkerEvent(event, changes);
       case 'queue':
@@ -455,7 +523,7 @@ export class ConnectionActor {
     }
   }
 
-  private applyJobEvent(event: JobEvent, changes: Changes): void {
+  private applyJobEvent(event: JobEvent, changes: Changes, recordAtMs: number): void {
     // The record is already encoded in the log, so its strings can be swapped for shared copies.
     event.name = this.sharedStrings.intern(event.name);
     event.framework = this.sharedStrings.intern(event.framework) as JobEvent['framework'];
@@ -471,24 +539,41 @@ export class ConnectionActor {
     changes.jobs.add(this.jobs.refOf(change.row));
     const jobQueue = this.jobs.table.queueOf(change.row);
     const queue = jobQueue === null ? undefined : this.queues.get(jobQueue);
-    if (queue !== undefined) {
-      this.queues.touch(queue, event.atMs);
-      this.recordMetrics(change, queue, event.atMs);
-    }
+    if (queue !== undefined) this.queues.touch(queue, event.atMs);
+    this.recordMetrics(change, queue, event.atMs, recordAtMs);
   }
 
-  /** Metrics move only when the newest event (or a withdrawn action) moves the job into a new state; `atMs` stands in for times the job lacks. */
-  private recordMetrics(change: JobChange, queue: Queue, atMs: number): void {
+  /**
+   * Metrics move only when the newest event (or a withdrawn action) moves the job into a
+   * new state: the queue's buckets, the worker's rate and the task metrics; `atMs` stands in
+   * for times the job lacks, `recordAtMs` is the record's own time. Wait time is measured
+   * when a job starts, or when it finishes without having been seen active (an agent that
+   * saw only the end still reports when it started); run time when it finishes with a
+   * known start.
+   */
+  private recordMetrics(change: JobChange, queue: Queue | undefined, atMs: number, recordAtMs: number): void {
     const { table } = this.jobs;
     const row = change.row;
     const state = table.stateOf(row);
     if (!change.isNewest || change.stateBefore === state) return;
+    const name = table.nameOf(row);
+    const queueName = table.queueOf(row);
+    const startedAtMs = table.startedAtMsOf(row);
     if (state === 'active') {
-      const startedAtMs = table.startedAtMsOf(row) ?? atMs;
-      queue.metrics.recordStarted(startedAtMs, Math.max(0, startedAtMs - table.createdAtMsOf(row)));
+      const startMs = startedAtMs ?? atMs;
+      const waitMs = Math.max(0, startMs - table.createdAtMsOf(row));
+      queue?.metrics.recordStarted(startMs, waitMs);
+      this.taskMetrics.recordStarted(name, queueName, startMs, waitMs, recordAtMs);
+    } else if (state === 'retrying' || state === 'cancelled') {
+      this.taskMetrics.recordTransition(name, queueName, state === 'retrying' ? 'retried' : 'cancelled', atMs, recordAtMs);
     } else if (isFinished(state)) {
       const finishedAtMs = table.completedAtMsOf(row) ?? atMs;
-      queue.metrics.recordFinished(finishedAtMs, state === 'failed');
+      if (change.stateBefore !== 'active' && startedAtMs !== null) {
+        this.taskMetrics.recordStarted(name, queueName, startedAtMs, Math.max(0, startedAtMs - table.createdAtMsOf(row)), recordAtMs);
+      }
+      const runMs = startedAtMs === null ? null : Math.max(0, finishedAtMs - startedAtMs);
+      this.taskMetrics.recordFinished(name, queueName, state === 'failed' ? 'failed' : 'completed', finishedAtMs, runMs, recordAtMs);
+      queue?.metrics.recordFinished(finishedAtMs, state === 'failed');
       const workerId = table.workerOf(row);
       const worker = workerId === null ? undefined : this.workers.get(workerId);
       if (worker !== undefined) {

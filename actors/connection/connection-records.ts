@@ -1,6 +1,7 @@
 /** Log records that change one connection's data. */
 import type { NormalizedEvent } from '../ingest/normalized-event.ts';
 import type { Framework } from '../ingest/states.ts';
+import type { MarkerRecord } from '../metrics/markers.ts';
 import type { ControlSupport } from './agent-capabilities.ts';
 import type { OutcomeDetails } from './command-outcomes.ts';
 import type { ControlCommand, JobCommandType } from './command-types.ts';
@@ -77,4 +78,4 @@ export interface CapabilitiesRecord {
   controls: Record<string, ControlSupport>;
 }
 
-export type ConnectionRecord = IngestRecord | JobActionRecord | ControlRequestedRecord | CommandsAckedRecord | CommandsExpiredRecord | CapabilitiesRecord;
+export type ConnectionRecord = IngestRecord | JobActionRecord | ControlRequestedRecord | CommandsAckedRecord | CommandsExpiredRecord | CapabilitiesRecord | MarkerRecord;

@@ -8,7 +8,7 @@
  */
 import type { Access } from '../accounts/access.ts';
 import { roleIncludes, type Role } from '../accounts/roles.ts';
-import { linkBaseOf, type AlertChannel, type AlertKind, type AlertRule, type ChannelFormat, type DeliveryAttempt, type Delivery, type NoticeStatus, type RuleStatus } from '../alerts/alert-model.ts';
+import { linkBaseOf, type AlertChannel, type AlertKind, type AlertRule, type ChannelFormat, type DeliveryAttempt, type Delivery, type NoticeStatus, type RelativeTo, type RuleStatus } from '../alerts/alert-model.ts';
 import type { ChannelInput, SendResult } from '../alerts/alert-book.ts';
 import { decideEvaluation } from '../alerts/alert-evaluation.ts';
 import { measure, type Measure } from '../alerts/alert-measures.ts';
@@ -52,6 +52,8 @@ export interface PublicChannel {
 
 /** A rule as the API shows it: what the user said of it, and its state, times as ISO strings. */
 export interface PublicRule extends RuleInput {
+  /** runtime_percentile against the week before; null otherwise */
+  relativeTo: RelativeTo | null;
   id: string;
   connectionId: string;
   createdAt: string;
@@ -169,7 +171,7 @@ export class AlertService {
     checkRuleInput(input);
     const actor = this.actorToChange(access, connectionId, 'write alert rules');
     const nowMs = this.engine.clock.nowMs();
-    return described(input.kind, measure({ ...input, createdAtMs: nowMs }, actor, nowMs));
+    return described(input, measure({ ...input, createdAtMs: nowMs }, actor, nowMs));
   }
 
   overview(access: Access, connectionIdFilter?: string): AlertsOverview {
@@ -283,6 +285,7 @@ export class AlertService {
       task: rule.task,
       threshold: rule.threshold,
       windowSeconds: rule.windowSeconds,
+      relativeTo: rule.relativeTo ?? null,
       channelIds: [...rule.channelIds],
       includePaused: rule.includePaused ?? false,
       createdAt: iso(rule.createdAtMs)!,
@@ -292,7 +295,7 @@ export class AlertService {
       firedValue: state.firedValue,
       changedAt: iso(state.changedAtMs),
       condition: conditionText(rule),
-      current: described(rule.kind, measure(rule, actor, nowMs)),
+      current: described(rule, measure(rule, actor, nowMs)),
     };
   }
 
@@ -334,13 +337,23 @@ function urlUpToHost(url: string): string {
   }
 }
 
-function described(kind: AlertKind, measured: Measure): DescribedMeasure {
-  return { ...measured, text: measured.paused === true ? 'paused' : valueText(kind, measured.value) };
+function described(rule: Pick<RuleInput, 'kind' | 'relativeTo'>, measured: Measure): DescribedMeasure {
+  return { ...measured, text: measured.paused === true ? 'paused' : valueText(rule.kind, measured.value, rule.relativeTo ?? null) };
 }
 
 function inputOf(rule: AlertRule): RuleInput {
-  // rules saved before includePaused have none
-  return { name: rule.name, kind: rule.kind, queue: rule.queue, task: rule.task, threshold: rule.threshold, windowSeconds: rule.windowSeconds, channelIds: rule.channelIds, includePaused: rule.includePaused ?? false };
+  // rules saved before relativeTo or includePaused have none
+  return {
+    name: rule.name,
+    kind: rule.kind,
+    queue: rule.queue,
+    task: rule.task,
+    threshold: rule.threshold,
+    windowSeconds: rule.windowSeconds,
+    channelIds: rule.channelIds,
+    relativeTo: rule.relativeTo ?? null,
+    includePaused: rule.includePaused ?? false,
+  };
 }
 
 function describeAttempt(attempt: DeliveryAttempt): PublicDeliveryAttempt {

@@ -21,6 +21,7 @@ import {
   DeliveryAttemptShape,
   DeliveryShape,
   freeObject,
+  MarkerShape,
   number,
   nullable,
   QueueShape,
@@ -78,6 +79,11 @@ const FormatOneJobShape = Type.Object({
   lastEventMs: number(),
 });
 
+/** One tier of a task metrics series: bucket numbers, offsets and bytes (bucket-tier.ts checks they agree as it loads them). */
+const TierShape = Type.Object({ starts: bytes(), offsets: bytes(), bytes: bytes() });
+const SeriesShape = Type.Object({ lastActiveMs: number(), tiers: Type.Object({ minute: TierShape, hour: TierShape, day: TierShape }) });
+const FoldShape = nullable(Type.Object({ folded: number(), series: SeriesShape }));
+
 const CHUNK_SHAPES: Record<SnapshotChunk['k'], TSchema> = {
   header: Type.Object({ version: number(), takenAtMs: number() }),
   accounts: Type.Object({
@@ -114,6 +120,18 @@ const CHUNK_SHAPES: Record<SnapshotChunk['k'], TSchema> = {
       }),
     ),
     jobTable: Type.Optional(Type.Object({ rows: number(), idBytes: number(), externalIdBytes: number(), historyEntries: number(), extensionBytes: Type.Optional(number()) })),
+    // format 8 on
+    markers: Type.Optional(Type.Array(MarkerShape)),
+  }),
+  // format 8 on
+  taskMetrics: Type.Object({
+    connectionId: text(),
+    part: Type.Object({
+      tasks: Type.Array(Type.Object({ task: text(), queue: nullable(text()), series: SeriesShape })),
+      queues: Type.Array(Type.Object({ queue: text(), series: SeriesShape })),
+      otherTasks: FoldShape,
+      otherQueues: FoldShape,
+    }),
   }),
   dedupKeys: Type.Object({ connectionId: text(), keys: Type.Array(text()) }),
   jobs: Type.Object({ connectionId: text(), jobs: Type.Array(FormatOneJobShape) }),

@@ -5,7 +5,7 @@
  * Extra fields are allowed: they are ignored, as they always were.
  */
 import { Kind, Type, TypeRegistry, type TLiteral, type TSchema, type TUnion } from '@sinclair/typebox';
-import { ALERT_KINDS, CHANNEL_FORMATS } from '../alerts/alert-model.ts';
+import { ALERT_KINDS, CHANNEL_FORMATS, RELATIVE_TO } from '../alerts/alert-model.ts';
 import { FRAMEWORKS, JOB_STATES, WORKER_EVENT_STATES, WORKER_STATES } from '../ingest/states.ts';
 import { CLEANABLE_STATES, JOB_COMMAND_TYPES, QUEUE_COMMAND_TYPES, TASK_COMMAND_TYPES, WORKER_COMMAND_TYPES } from '../connection/command-types.ts';
 
@@ -116,6 +116,8 @@ export const AlertRuleShape = Type.Object({
   channelIds: Type.Array(text()),
   createdAtMs: number(),
   updatedAtMs: number(),
+  /** runtime_percentile; absent in rules saved before it */
+  relativeTo: Type.Optional(nullable(literals(RELATIVE_TO))),
   // rules saved before it have none
   includePaused: Type.Optional(Type.Boolean()),
 });
@@ -154,6 +156,7 @@ export const DeliveryShape = Type.Object({
     value: nullable(number()),
     threshold: nullable(number()),
     windowSeconds: nullable(number()),
+    relativeTo: Type.Optional(literals(RELATIVE_TO)),
     firingSinceMs: nullable(number()),
     resolvedAtMs: nullable(number()),
     atMs: number(),
@@ -275,3 +278,6 @@ export const AckedOutcomeShape = Type.Object({ id: text(), status: literals(['do
 export { framework as frameworkShape };
 
 export { jobAction };
+
+/** A marker on the task metrics' charts (actors/metrics/markers.ts). */
+export const MarkerShape = Type.Object({ id: text(), name: text(), atMs: number(), createdAtMs: number(), addedBy: text() });

@@ -7,7 +7,8 @@ Gem::Specification.new do |spec|
   spec.version = Jobwatch::Sidekiq::VERSION
   spec.summary = "jobwatch's Sidekiq integration (middleware recording job changes) and collector"
   spec.description = "Records every Sidekiq job change into a bounded Redis stream and sends it, with Sidekiq's " \
-                     "processes, queues and sets, to a self-hosted jobwatch; carries out revoke and retry from jobwatch."
+                     "processes, queues and sets, to a self-hosted jobwatch; carries out jobwatch's commands (revoke, retry, " \
+                     "delete, run now, kill, retry all dead, clear a queue, quiet and stop a process)."
   spec.authors = ["jobwatch contributors"]
   spec.files = Dir["lib/**/*.rb", "bin/*", "README.md"]
   spec.bindir = "bin"

@@ -40,7 +40,11 @@ const UNITS: Record<NonNullable<Notice['kind']>, string> = {
   worker_offline: 'seconds',
   task_missing: 'seconds',
   job_stuck: 'seconds',
+  runtime_percentile: 'milliseconds',
 };
+
+/** A runtime_percentile rule against the week before measures a ratio, not a time. */
+const unitOf = (notice: Notice): string | null => (notice.kind === null ? null : notice.relativeTo === 'week_before' ? 'ratio' : UNITS[notice.kind]);
 
 /**
  * The dashboard page showing what a notice is about, under `linkBase` (the channel's, see
@@ -71,6 +75,12 @@ export function dashboardLink(delivery: Delivery, linkBase: string | null): stri
       if (notice.queue !== null) query.set('queue', notice.queue);
       if (notice.task !== null) query.set('search', notice.task);
       break;
+    case 'runtime_percentile':
+      path = '/task-metrics';
+      if (notice.task !== null) query.set('task', notice.task);
+      if (notice.queue !== null) query.set('queue', notice.queue);
+      query.set('range', '7d');
+      break;
     case null:
       path = '/alerts';
       query.delete('connectionId');
@@ -90,7 +100,7 @@ export function jsonPayload(delivery: Delivery, linkBase: string | null): JsonPa
     connectionId: delivery.connectionId,
     rule: { id: notice.ruleId, name: notice.ruleName, kind: notice.kind, queue: notice.queue, task: notice.task, threshold: notice.threshold, windowSeconds: notice.windowSeconds },
     value: notice.value,
-    unit: notice.kind === null ? null : UNITS[notice.kind],
+    unit: unitOf(notice),
     firingSince: iso(notice.firingSinceMs),
     resolvedAt: iso(notice.resolvedAtMs),
     at: iso(notice.atMs)!,
@@ -110,8 +120,8 @@ export function slackText(delivery: Delivery, linkBase: string | null): string {
 /** The notice's condition with the value that fired it: "failure rate > 20% over 5 min, queue emails (now 40%)". */
 export function noticeText(notice: Notice): string {
   if (notice.kind === null || notice.windowSeconds === null) return 'test';
-  const condition = conditionText({ kind: notice.kind, threshold: notice.threshold, windowSeconds: notice.windowSeconds, queue: notice.queue, task: notice.task });
-  return `${condition} (${notice.status === 'resolved' ? 'now' : 'was'} ${valueText(notice.kind, notice.value)})`;
+  const condition = conditionText({ kind: notice.kind, threshold: notice.threshold, windowSeconds: notice.windowSeconds, queue: notice.queue, task: notice.task, relativeTo: notice.relativeTo ?? null });
+  return `${condition} (${notice.status === 'resolved' ? 'now' : 'was'} ${valueText(notice.kind, notice.value, notice.relativeTo ?? null)})`;
 }
 
 export function webhookBody(delivery: Delivery, channel: AlertChannel, linkBase: string | null): string {

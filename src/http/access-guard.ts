@@ -40,7 +40,7 @@ export function accessGuard(accounts: AccountService, engine: Engine) {
     // decide what to prepare, and a hook taking the whole context would make it parse every
     // route's body (routes read their bodies themselves, with caps: read-body.ts).
     const rule = routeRule(request, route);
-    if (!needsSession(rule)) return;
+    if (!needsSession(rule, request)) return;
     const { user, sessionKey } = dashboardSession(accounts, { request, cookie } as SessionContext);
     const access = new Access(user, engine.accounts);
     granted.set(request, { access, sessionKey });

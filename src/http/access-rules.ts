@@ -19,16 +19,23 @@
  * - `instanceAdmin`: the instance admin only (checked here). The instance admin reads no
  *   team's data without being its member.
  *
+ * `orApiKey` on a `member` rule on `connection`: a request with a bearer token is the
+ * connection's API key instead of a session (the route checks the key, and that the key's
+ * connection is the one it names), so an agent or a CI step may do it for its own
+ * connection; without a bearer token the role is needed as usual (a deploy marker).
+ *
  * `audit` names the action of a route that changes something: its every call, allowed,
  * refused or failed, becomes an entry of the audit log; `writes` says which log the
  * change goes to (its connection's partition or the accounts', in cluster mode).
  */
 import type { Role } from '../../actors/accounts/roles.ts';
+import { MARKER_WRITE_ROLE } from '../../actors/services/task-metrics-service.ts';
+import { bearerToken } from './api-key.ts';
 
 export type AccessRule =
   | { who: 'anyone' | 'apiKey' | 'metricsToken' | 'signedIn' }
   | { who: 'instanceAdmin'; doing: string }
-  | { who: 'member'; role: Role; on: 'connection' | 'bodyTeam' }
+  | { who: 'member'; role: Role; on: 'connection' | 'bodyTeam'; orApiKey?: true }
   | { who: 'member'; role: Role; on: 'pathTeam' | 'anyTeam'; doing: string };
 
 export interface AuditSpec {
@@ -44,6 +51,8 @@ const apiKey = { who: 'apiKey' } as const;
 const reads = { who: 'member', role: 'viewer', on: 'connection' } as const;
 const instanceAdmin = (doing: string, action: string): RouteRule => ({ who: 'instanceAdmin', doing, audit: { action, writes: 'accounts' } });
 const onConnection = (role: Role, action: string, writes: AuditSpec['writes'] = 'connection'): RouteRule => ({ who: 'member', role, on: 'connection', audit: { action, writes } });
+/** a change to one connection that its API key may make too */
+const onConnectionOrKey = (role: Role, action: string): RouteRule => ({ who: 'member', role, on: 'connection', orApiKey: true, audit: { action, writes: 'connection' } });
 const teamAdmin = (doing: string, action: string): RouteRule => ({ who: 'member', role: 'admin', on: 'pathTeam', doing, audit: { action, writes: 'accounts' } });
 
 export const ROUTE_RULES: Readonly<Record<string, RouteRule>> = {
@@ -122,6 +131,11 @@ export const ROUTE_RULES: Readonly<Record<string, RouteRule>> = {
   'PATCH /api/alert-rules/:id': onConnection('admin', 'alert-rule.update'),
   'DELETE /api/alert-rules/:id': onConnection('admin', 'alert-rule.delete'),
   'GET /api/alerts': reads,
+  'GET /api/metrics/tasks': reads,
+  'GET /api/metrics/series': reads,
+  'GET /api/markers': reads,
+  'POST /api/markers': onConnectionOrKey(MARKER_WRITE_ROLE, 'marker.add'),
+  'DELETE /api/markers/:id': onConnection(MARKER_WRITE_ROLE, 'marker.delete'),
   'POST /api/admin/backup': instanceAdmin('take backups', 'backup.take'),
   'GET /api/audit': { who: 'member', role: 'admin', on: 'anyTeam', doing: 'read the audit log' },
 };
@@ -133,9 +147,19 @@ export function ruleOf(method: string, route: string, uiPages: readonly string[]
   return ROUTE_RULES[`${wanted} ${route}`];
 }
 
-/** Whether the rule needs a session: the guard authenticates before the handler runs. */
-export function needsSession(rule: AccessRule): boolean {
+/**
+ * Whether the request needs a session under the rule: the guard authenticates before the
+ * handler runs. A rule that takes the connection's API key instead leaves a request with a
+ * bearer token to the route, which checks the key.
+ */
+export function needsSession(rule: AccessRule, request: Request): boolean {
+  if (takesApiKey(rule) && bearerToken(request) !== null) return false;
   return rule.who === 'signedIn' || rule.who === 'member' || rule.who === 'instanceAdmin';
+}
+
+/** Whether a session-less request with the connection's API key may call the route too. */
+export function takesApiKey(rule: AccessRule): boolean {
+  return rule.who === 'member' && rule.on === 'connection' && rule.orApiKey === true;
 }
 
 /** Who may call a route, in words: the OpenAPI document and docs/security.md's matrix say it so. */
@@ -153,7 +177,8 @@ export function describeRule(rule: AccessRule): string {
       return 'the instance admin';
     case 'member': {
       const where = { connection: "the connection's team", bodyTeam: 'the team named by `teamId`', pathTeam: 'the team', anyTeam: 'any team' }[rule.on];
-      return `${rule.role} of ${where}${rule.on === 'pathTeam' || rule.on === 'anyTeam' ? ', or the instance admin' : ''}`;
+      const orElse = rule.on === 'pathTeam' || rule.on === 'anyTeam' ? ', or the instance admin' : takesApiKey(rule) ? ", or the connection's API key" : '';
+      return `${rule.role} of ${where}${orElse}`;
     }
   }
 }

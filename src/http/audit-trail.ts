@@ -2,13 +2,16 @@
  * The audit trail: after a route whose rule names an audit action (access-rules.ts) has
  * answered, allowed, refused or failed, one entry per team or connection it acted on is
  * committed before the answer goes out (actors/audit/audit-log.ts). Who: the signed-in
- * user, or for the sign-in routes the email they named (`noteAuditActor`). On what: the
+ * user, or for the sign-in routes the email they named (`noteAuditActor`), or `api key`
+ * for a change a route takes with a connection's API key instead of a session
+ * (`noteAuditApiKey`: a deploy marker from a CI step, which the team's admins read beside
+ * their members' changes). On what: the
  * target a handler noted (`noteAuditTarget`), else the route's `:userId` or `:id`, else the
  * connection or team it acted on. The teams and connections come from the request's
  * `Access`, which notes each one a check is asked about (a refused one too).
  *
  * Not recorded: routes without an audit action (reads, ingest, the agent's calls), and a
- * request nobody is known for (no session, no email named: an anonymous probe of a route
+ * request nobody is known for (a bad API key included) (no session, no email named: an anonymous probe of a route
  * cannot fill the log). A sign-in route records its successes and refusals only, not a
  * malformed body or a throttled attempt.
  *
@@ -22,6 +25,7 @@ import type { Engine } from '../../actors/engine.ts';
 import { newId } from '../../actors/ids.ts';
 import type { Config } from '../config.ts';
 import { UI_PAGE_PATHS } from '../routes/ui.ts';
+import type { AccessSubject } from '../../actors/accounts/access.ts';
 import { grantedAccess } from './access-guard.ts';
 import { ruleOf, type RouteRule } from './access-rules.ts';
 import { clientAddress, type PeerSource } from './client-address.ts';
@@ -29,6 +33,8 @@ import { STATUS_OF } from './error-envelope.ts';
 
 interface AuditNote {
   actor?: { userId: string | null; email: string };
+  /** the team and connection of the API key a keyed request came with */
+  keySubject?: AccessSubject;
   target?: string;
   /** a refusal answered with a redirect (single sign-on's callback): its outcome and why */
   refused?: { outcome: AuditOutcome; error: string };
@@ -47,6 +53,16 @@ function noteOf(request: Request): AuditNote {
 /** Who a request that has no session acts as (a sign-in names an email; a successful one, its user). */
 export function noteAuditActor(request: Request, userId: string | null, email: string): void {
   noteOf(request).actor = { userId, email: email.trim().toLowerCase().slice(0, 320) };
+}
+
+/** The actor `api key` beside the email of people, in the audit log. */
+export const API_KEY_ACTOR = 'api key';
+
+/** A request authenticated by the API key of `connectionId` (of `teamId`) rather than a session: the key is who acted. */
+export function noteAuditApiKey(request: Request, teamId: string | null, connectionId: string): void {
+  const note = noteOf(request);
+  note.actor = { userId: null, email: API_KEY_ACTOR };
+  note.keySubject = { teamId, connectionId };
 }
 
 /** A refusal the answer's status does not show (a redirect to a page that explains it). */
@@ -100,7 +116,7 @@ function entriesOf(rule: RouteRule, answered: Answered, engine: Engine, config: 
   const actor = access === undefined ? note?.actor : { userId: access.user.id, email: access.user.email };
   // nobody known, or a sign-in route's malformed or throttled attempt: nothing to tell
   if (actor === undefined || (access === undefined && outcome === 'failed')) return [];
-  const subjects = access?.subjects.length ? access.subjects : [{ teamId: null, connectionId: null }];
+  const subjects = access?.subjects.length ? access.subjects : [note?.keySubject ?? { teamId: null, connectionId: null }];
   const byConnection = rule.audit!.writes === 'connection' ? subjects.filter((subject) => subject.connectionId !== null) : [];
   const base = {
     atMs: engine.clock.nowMs(),

@@ -87,6 +87,12 @@ export const ROUTE_ANSWERERS: Readonly<Record<string, RouteAnswerer>> = {
   'DELETE /api/alert-rules/:id': 'owner',
   'GET /api/alerts': 'replica',
   'GET /api/audit': 'replica',
+  // task metrics are in every replica's records and snapshots; a marker is a record of its connection's partition
+  'GET /api/metrics/tasks': 'replica',
+  'GET /api/metrics/series': 'replica',
+  'GET /api/markers': 'replica',
+  'POST /api/markers': 'owner',
+  'DELETE /api/markers/:id': 'owner',
   // an agent's poll reads the pending commands; its acknowledgement is the write
   'GET /api/agent/connection': 'replica',
   'GET /api/agent/commands': 'replica',

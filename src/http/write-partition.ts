@@ -11,6 +11,8 @@
  * - an alert rule's or channel's edit, deletion or test: the partition of the connection
  *   holding it; creating one: `connectionInBody` (the front reads `connectionId` from the
  *   body, connectionKeyOfBody), since alert records are the connection's;
+ * - a marker: with an API key, the key's connection's partition; with a session,
+ *   `connectionInBody`; deleting one: the partition of the connection holding it;
  * - every other write (login, logout, users, connections, a backup): the accounts partition.
  *
  * `local` means no writer can be named (an unknown key or job): the node answers it
@@ -36,12 +38,25 @@ const BULK_ACTION = /^\/api\/jobs\/bulk\/(?:revoke|retry)$/;
 /** creates that name their connection in the body: an alert rule or channel, a task's rate limit */
 const CONNECTION_IN_BODY = new Set(['/api/alert-rules', '/api/alert-channels', '/api/tasks/rate-limit']);
 const ALERT_BY_ID = /^\/api\/alert-(rules|channels)\/([^/]+)(?:\/test)?$/;
+const MARKER_BY_ID = /^\/api\/markers\/([^/]+)$/;
 
 export function writeTarget(request: Request, pathname: string, engine: Engine, partitions: number): WriteTarget {
   if (KEYED_PATHS.has(`${request.method} ${pathname}`)) {
     const token = bearerToken(request);
     const connection = token === null ? undefined : engine.accounts.connectionByKey(token);
     return connection === undefined ? { kind: 'local' } : { kind: 'partition', key: connectionPartitionKey(connection.id, partitions) };
+  }
+  if (request.method === 'POST' && pathname === '/api/markers') {
+    const token = bearerToken(request);
+    if (token === null) return { kind: 'connectionInBody' };
+    const connection = engine.accounts.connectionByKey(token);
+    return connection === undefined ? { kind: 'local' } : { kind: 'partition', key: connectionPartitionKey(connection.id, partitions) };
+  }
+  const marker = request.method === 'DELETE' ? MARKER_BY_ID.exec(pathname) : null;
+  if (marker !== null) {
+    const markerId = safelyDecoded(marker[1]!);
+    const connectionId = [...engine.connectionIds()].find((id) => engine.connection(id)?.markers.has(markerId) === true);
+    return connectionId === undefined ? { kind: 'local' } : { kind: 'partition', key: connectionPartitionKey(connectionId, partitions) };
   }
   if (request.method === 'POST' && BULK_ACTION.test(pathname)) return { kind: 'bulk' };
   if (request.method === 'POST' && CONNECTION_IN_BODY.has(pathname)) return { kind: 'connectionInBody' };

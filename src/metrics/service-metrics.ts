@@ -2,7 +2,8 @@
  * The service's Prometheus metrics (prom-client), in a registry of their own. Counters
  * and histograms move as the service reports through ServiceObserver; what is retained
  * (jobs, workers, queues, open streams) is counted when scraped, never per event.
- * Labels are bounded: an outcome or an error code, never a connection, user or job.
+ * Labels are bounded: an outcome or an error code, never a user or job; the task metrics'
+ * families alone name a connection and a task, at most METRICS_PROMETHEUS_TASKS_MAX pairs.
  * Process memory, CPU and event-loop delay are prom-client's default metrics
  * (`process_*`, `nodejs_*`; the delay from perf_hooks' monitorEventLoopDelay, which Bun has).
  */
@@ -12,6 +13,8 @@ import type { DeliveryOutcome } from '../../actors/alerts/alert-model.ts';
 import type { SubscriberCloseReason } from '../../actors/stream/subscriber.ts';
 import type { RecoveryReport } from '../../persistence/durable-store.ts';
 import { BufferedHistogram } from './buffered-histogram.ts';
+import type { TaskMetrics } from '../../actors/metrics/task-metrics.ts';
+import { registerTaskMetricFamilies, type TaskMetricsSource } from './task-metric-families.ts';
 import type { IngestCounts, ServiceObserver } from './service-observer.ts';
 
 /** A connection's stores, as far as counting them goes. */
@@ -19,6 +22,9 @@ export interface RetainedConnection {
   jobs: { size: number };
   workers: { size: number };
   queues: { size: number };
+  /** with its task metrics, exported per task (task-metric-families.ts) */
+  connectionId?: string;
+  taskMetrics?: TaskMetrics;
 }
 
 /** What the scrape-time gauges read. */
@@ -58,7 +64,8 @@ export class ServiceMetrics implements ServiceObserver {
   private readonly alertTransitions: Counter;
   private readonly alertDeliveries: Counter<'outcome'>;
 
-  constructor() {
+  /** `taskSeriesMax`: the (connection, task) pairs the task metrics' families export at most */
+  constructor(private readonly taskSeriesMax = 100) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
     const pending = this.pendingEvents;
@@ -157,6 +164,7 @@ export class ServiceMetrics implements ServiceObserver {
         },
       });
     retained('jobwatch_connections', 'Connections', () => 1);
+    registerTaskMetricFamilies(this.registry, () => taskMetricsOf(sources.connections()), this.taskSeriesMax);
     retained('jobwatch_jobs_retained', 'Jobs kept in memory, over every connection', (connection) => connection.jobs.size);
     retained('jobwatch_workers_retained', 'Workers kept, over every connection', (connection) => connection.workers.size);
     retained('jobwatch_queues_retained', 'Queues kept, over every connection', (connection) => connection.queues.size);
@@ -250,4 +258,8 @@ export class ServiceMetrics implements ServiceObserver {
     this.streamsEnded.labels(reason).inc();
     if (reason === 'too-slow') this.slowClientsDropped.inc();
   }
+}
+
+function* taskMetricsOf(connections: Iterable<RetainedConnection>): Generator<TaskMetricsSource> {
+  for (const { connectionId, taskMetrics } of connections) if (connectionId !== undefined && taskMetrics !== undefined) yield { connectionId, taskMetrics };
 }

@@ -4,7 +4,7 @@
  * its model disagree).
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { ALERT_KINDS, CHANNEL_FORMATS } from '../../actors/alerts/alert-model.ts';
+import { ALERT_KINDS, CHANNEL_FORMATS, RELATIVE_TO } from '../../actors/alerts/alert-model.ts';
 import type { AlertsOverview, DescribedMeasure, PublicAlert, PublicChannel, PublicDeliveryAttempt, PublicRule } from '../../actors/services/alert-service.ts';
 import { literals } from '../routes/list-params.ts';
 import { closed, nullable, same, time } from './response-models.ts';
@@ -41,7 +41,7 @@ export const CreatedAlertChannel = closed({
 });
 
 export const AlertMeasure = closed({
-  value: nullable(Type.Number({ description: 'failure_rate: a fraction; queue_depth: jobs; the others: seconds. Null: nothing to measure' })),
+  value: nullable(Type.Number({ description: 'failure_rate: a fraction; queue_depth: jobs; runtime_percentile: ms, or against the week before a ratio; the others: seconds. Null: nothing to measure' })),
   breached: Type.Boolean({ description: 'the condition holds now' }),
   text: Type.String({ description: 'the value in words ("40%", "12 jobs", "5 min"; "no data"; "paused")' }),
   paused: Type.Optional(Type.Literal(true, { description: 'queue_depth: every queue the rule looks at is paused, and the rule leaves paused queues out' })),
@@ -56,6 +56,7 @@ export const AlertRule = closed({
   task: nullable(Type.String()),
   threshold: nullable(Type.Number()),
   windowSeconds: Type.Integer(),
+  relativeTo: nullable(literals(RELATIVE_TO)),
   channelIds: Type.Array(Type.String()),
   includePaused: Type.Boolean({ description: 'queue_depth: paused queues are measured too (by default they do not fire)' }),
   createdAt: time(),

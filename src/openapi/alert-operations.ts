@@ -9,7 +9,8 @@ const KINDS_TEXT =
   '`queue_depth` (a queue\'s depth above `threshold` for the whole window; `queue` optional, else the deepest), ' +
   '`worker_offline` (no worker, or none consuming `queue`, online for the window), ' +
   '`task_missing` (no job named `task` completed within the window), ' +
-  '`job_stuck` (a job, of `task`/`queue` if given, active longer than the window).';
+  '`job_stuck` (a job, of `task`/`queue` if given, active longer than the window), ' +
+  '`runtime_percentile` (the p95 run time of `task`, in `queue` if given, over the window above `threshold` ms, or with `relativeTo: "week_before"` above `threshold` times the same window 7 days earlier; over at least 5 runs in each window; from task metrics, so it holds past job retention).';
 
 export const ALERT_OPERATIONS: Record<string, OperationDoc> = {
   'GET /api/alert-channels': {

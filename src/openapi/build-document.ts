@@ -59,7 +59,7 @@ const SECURITY_SCHEMES = {
   },
 } as const;
 
-const securityOf = (auth: Auth) => (auth === 'none' ? [] : [{ [auth]: [] }]);
+const securityOf = (auth: Auth) => (auth === 'none' ? [] : auth === 'sessionOrApiKey' ? [{ session: [] }, { apiKey: [] }] : [{ [auth]: [] }]);
 
 const headerSchemas = (headers: Record<string, string>): Record<string, TSchema> =>
   Object.fromEntries(Object.entries(headers).map(([name, description]) => [name, Type.String({ description })]));
@@ -129,12 +129,19 @@ const STREAM_EVENT_SCHEMAS = { StreamJob: JobListItem, StreamWorker: Worker, Str
 /**
  * The generator turns a nullable union of literals into `{type: [string, null], enum: [...]}`
  * without null in `enum`, which refuses the null it means to allow (a job's
- * `previousState: null`). The conformance check of the route tests found it.
+ * `previousState: null`). The conformance check of the route tests found it. A nullable
+ * single literal comes out as `{type: [string, null], const}` (an alert rule's
+ * `relativeTo: null`): it becomes an `enum` of the literal and null.
  */
 function allowNullInNullableEnums(node: unknown): void {
   if (node === null || typeof node !== 'object') return;
-  const schema = node as { type?: unknown; enum?: unknown[] };
-  if (Array.isArray(schema.type) && schema.type.includes('null') && Array.isArray(schema.enum) && !schema.enum.includes(null)) schema.enum.push(null);
+  const schema = node as { type?: unknown; enum?: unknown[]; const?: unknown };
+  const nullable = Array.isArray(schema.type) && schema.type.includes('null');
+  if (nullable && 'const' in schema && schema.const !== null) {
+    schema.enum = [schema.const, null];
+    delete schema.const;
+  }
+  if (nullable && Array.isArray(schema.enum) && !schema.enum.includes(null)) schema.enum.push(null);
   for (const child of Object.values(node)) allowNullInNullableEnums(child);
 }
 

@@ -11,7 +11,8 @@ import { STATUS_OF } from '../http/error-envelope.ts';
 import { literals } from '../routes/list-params.ts';
 import { Usage } from './response-models.ts';
 
-export type Auth = 'apiKey' | 'session' | 'metricsToken' | 'none';
+/** `sessionOrApiKey`: either one (a marker from the dashboard or from a CI step) */
+export type Auth = 'apiKey' | 'session' | 'sessionOrApiKey' | 'metricsToken' | 'none';
 
 export interface ErrorSources {
   method: string;

@@ -26,6 +26,7 @@ import { IngestBody } from './ingest-body.ts';
 import * as Reply from './response-models.ts';
 import { STREAM_DESCRIPTION } from './stream-description.ts';
 import { ALERT_OPERATIONS } from './alert-operations.ts';
+import { TASK_METRICS_OPERATIONS } from './task-metrics-operations.ts';
 
 /** A success answer: JSON with a model, or another media type described in words. */
 export interface SuccessDoc {
@@ -64,6 +65,7 @@ export const TAGS = {
   Queues: 'Queues, their metrics and their controls (session cookie)',
   Workers: 'Workers and their controls (session cookie)',
   Commands: 'Commands sent to the agents, their outcomes, and what each agent supports (session cookie)',
+  Metrics: 'Task metrics over months, and markers (session cookie; markers also with the API key)',
   Alerts: 'Alert rules, webhook channels and firing alerts (session cookie)',
   Stream: 'Live updates over Server-Sent Events (session cookie)',
   Admin: 'Administration (admin session)',
@@ -289,6 +291,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
   ...ALERT_OPERATIONS,
   ...TEAM_OPERATIONS,
   ...USER_OPERATIONS,
+  ...TASK_METRICS_OPERATIONS,
   'GET /api/queues': {
     tag: 'Queues',
     summary: 'List queues with metrics over a time range (page-based)',

@@ -5,7 +5,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { Elysia } from 'elysia';
-import { ALERT_KINDS, ALERT_LIMITS, CHANNEL_FORMATS } from '../../actors/alerts/alert-model.ts';
+import { ALERT_KINDS, ALERT_LIMITS, CHANNEL_FORMATS, RELATIVE_TO } from '../../actors/alerts/alert-model.ts';
 import type { RuleInput } from '../../actors/alerts/rule-input.ts';
 import { validationError } from '../../actors/domain-error.ts';
 import { checkWebhookTarget, WebhookRefusal, type GuardOptions } from '../alerts/webhook-guard.ts';
@@ -27,6 +27,7 @@ const RULE_FIELDS = {
   task: Type.Optional(selector()),
   threshold: Type.Optional(Type.Union([Type.Number({ minimum: 0, maximum: ALERT_LIMITS.depthThresholdMax }), Type.Null()])),
   windowSeconds: Type.Integer({ minimum: ALERT_LIMITS.windowSecondsMin, maximum: ALERT_LIMITS.windowSecondsMax }),
+  relativeTo: Type.Optional(Type.Union([literals(RELATIVE_TO), Type.Null()], { description: 'runtime_percentile only: `week_before` compares with the same window 7 days earlier (`threshold` times it); null or absent, with `threshold` in ms' })),
   channelIds: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: ALERT_LIMITS.channelsPerRuleMax }),
   includePaused: Type.Optional(Type.Boolean({ description: 'queue_depth only: measure paused queues too (default false: a paused queue does not fire)' })),
 };
@@ -56,6 +57,7 @@ export const PreviewRuleBody = model(
       task: RULE_FIELDS.task,
       threshold: RULE_FIELDS.threshold,
       windowSeconds: RULE_FIELDS.windowSeconds,
+      relativeTo: RULE_FIELDS.relativeTo,
       includePaused: RULE_FIELDS.includePaused,
     },
     { additionalProperties: false },
@@ -76,6 +78,7 @@ function ruleInputOf(body: Static<typeof CreateRuleBody.schema>): RuleInput {
     threshold: body.threshold ?? null,
     windowSeconds: body.windowSeconds,
     channelIds: body.channelIds,
+    relativeTo: body.relativeTo ?? null,
     includePaused: body.includePaused ?? false,
   };
 }
@@ -83,7 +86,7 @@ function ruleInputOf(body: Static<typeof CreateRuleBody.schema>): RuleInput {
 /** The fields a PATCH names, with an explicit null kept (it clears the field). */
 function ruleChangesOf(body: RuleFields): Partial<RuleInput> {
   const changes: Partial<RuleInput> = {};
-  for (const key of ['name', 'kind', 'queue', 'task', 'threshold', 'windowSeconds', 'channelIds', 'includePaused'] as const) {
+  for (const key of ['name', 'kind', 'queue', 'task', 'threshold', 'windowSeconds', 'channelIds', 'relativeTo', 'includePaused'] as const) {
     if (body[key] !== undefined) (changes as Record<string, unknown>)[key] = body[key];
   }
   return changes;

@@ -23,6 +23,7 @@ export const UI_PAGE_PATHS = [
   '/queues',
   '/queues/:id',
   '/workers',
+  '/task-metrics',
   '/alerts',
   '/users',
   '/teams',

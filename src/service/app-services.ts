@@ -1,11 +1,12 @@
 /**
  * The use cases the routes call, over the opened engine: the people's (accounts,
  * connections, teams, users, the audit log, single sign-on: people-services.ts), job
- * actions, the live stream, alerts, and the edge that evaluates alerts and sends their
+ * actions, the live stream, alerts, task metrics, and the edge that evaluates alerts and sends their
  * webhooks (on the nodes the mode says).
  */
 import { AlertService } from '../../actors/services/alert-service.ts';
 import { JobActionService } from '../../actors/services/job-action-service.ts';
+import { TaskMetricsService } from '../../actors/services/task-metrics-service.ts';
 import { LiveUpdates } from '../../actors/live/live-updates.ts';
 import { systemClock } from '../../actors/clock.ts';
 import { createAlertEdge, type AlertEdge } from '../alerts/alert-edge.ts';
@@ -22,6 +23,7 @@ export interface AppServices extends PeopleServices {
   live: LiveUpdates;
   alerts: AlertService;
   alertDelivery: AlertEdge;
+  taskMetrics: TaskMetricsService;
 }
 
 export function createAppServices(opened: OpenedEngine, config: Config, log: LogLine, mode: ServiceMode, observer: ServiceObserver): AppServices {
@@ -38,5 +40,5 @@ export function createAppServices(opened: OpenedEngine, config: Config, log: Log
   });
   const alerts = new AlertService(engine, config.publicUrl);
   const alertDelivery = createAlertEdge({ engine, alerts, config, observer, log, writes: mode.writesConnectionsOf(opened) });
-  return { ...people, jobActions, live, alerts, alertDelivery };
+  return { ...people, jobActions, live, alerts, alertDelivery, taskMetrics: new TaskMetricsService(engine, people.connections) };
 }

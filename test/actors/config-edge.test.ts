@@ -37,3 +37,13 @@ describe('configuration of the HTTP edge', () => {
     });
   }
 });
+
+describe('configuration of task metrics', () => {
+  test('tiers in hours and days, and the series cap, are read; a coarser tier keeping less than a finer one stops start-up', () => {
+    const config = loadConfig({ METRICS_MINUTE_RETENTION_HOURS: '12', METRICS_HOUR_RETENTION_DAYS: '30', METRICS_DAY_RETENTION_DAYS: '400', METRICS_SERIES_MAX: '50' });
+    expect(config.taskMetrics).toEqual({ retentionMs: { minute: 12 * 3_600_000, hour: 30 * 86_400_000, day: 400 * 86_400_000 }, seriesMax: 50 });
+    expect(() => loadConfig({ METRICS_MINUTE_RETENTION_HOURS: '72', METRICS_HOUR_RETENTION_DAYS: '2' })).toThrow(/coarser/);
+    expect(() => loadConfig({ METRICS_HOUR_RETENTION_DAYS: '800' })).toThrow(/coarser/);
+    expect(() => loadConfig({ METRICS_SERIES_MAX: '0' })).toThrow('METRICS_SERIES_MAX');
+  });
+});

@@ -1,9 +1,10 @@
 /**
  * One copy of what the agents may send: agents/ingest-limits.json against the service's
- * ingest schema (so the file cannot drift from the service), the BullMQ agent's constants
- * against the file (the Celery and Sidekiq agents' tests check theirs the same way), and
- * the bounding rule: its shared cases, and any value at all, once bounded, taken by the
- * service's own check of extensions.
+ * ingest schema, so the file cannot drift from the service. Each agent's own tests hold its
+ * constants against the file and run the shared bounding cases (agents/bounding-cases.json):
+ * `agents/bullmq/test/shared-limits.test.js` (node), `agents/celery/tests/test_limits.py`
+ * (pytest), `agents/sidekiq/test/unit/limits_test.rb` (minitest). Here also: any value at all,
+ * once bounded by the BullMQ agent, is taken by the service's own check of extensions.
  */
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
@@ -14,11 +15,9 @@ import { JSON_OBJECT_BYTES_MAX, JSON_OBJECT_DEPTH_MAX, jsonObjectProblem } from 
 import { INGEST_BODY_BYTES_MAX, INGEST_EVENTS_MAX } from '../../src/routes/ingest.ts';
 import { JSON_SHAPE_LIMITS } from '../../src/http/json-shape.ts';
 import { boundJson } from '../../agents/bullmq/src/bound-json.js';
-import * as bullmq from '../../agents/bullmq/src/limits.js';
 
 const AGENTS = join(import.meta.dir, '..', '..', 'agents');
 const limits = JSON.parse(readFileSync(join(AGENTS, 'ingest-limits.json'), 'utf8'));
-const cases = JSON.parse(readFileSync(join(AGENTS, 'bounding-cases.json'), 'utf8'));
 
 describe('agents/ingest-limits.json', () => {
   test("its field limits are the service's ingest schema's", () => {
@@ -45,35 +44,9 @@ describe('agents/ingest-limits.json', () => {
     expect(bounds.objectKeysMax * bounds.keyChars * 6).toBeLessThan(bounds.bytesMax * 2);
     expect(4 + bounds.depthMax).toBeLessThan(JSON_SHAPE_LIMITS.depthMax);
   });
-
-  test("the BullMQ agent's constants are the file's", () => {
-    expect({
-      externalIdChars: bullmq.EXTERNAL_ID_CHARS,
-      nameChars: bullmq.NAME_CHARS,
-      queueChars: bullmq.QUEUE_CHARS,
-      workerIdChars: bullmq.WORKER_ID_CHARS,
-      hostnameChars: bullmq.HOSTNAME_CHARS,
-      errorChars: bullmq.ERROR_CHARS,
-      stacktraceChars: bullmq.STACKTRACE_CHARS,
-      queuesPerWorkerMax: bullmq.QUEUES_PER_WORKER_MAX,
-    }).toEqual(limits.fields);
-    expect(bullmq.FORBIDDEN_KEYS).toEqual(limits.freeFormObject.forbiddenKeys);
-    expect({ eventsMax: bullmq.INGEST_EVENTS_MAX, bodyBytesMax: bullmq.INGEST_BODY_BYTES_MAX }).toEqual(limits.request);
-    expect({ ...bullmq.AGENT_BOUNDS, truncatedMark: bullmq.TRUNCATED_MARK }).toEqual(limits.agentBounds);
-  });
 });
 
-describe('the bounding rule (BullMQ agent)', () => {
-  for (const each of cases.cases) {
-    test(each.name, () => {
-      expect(boundJson(each.input, { ...cases.bounds, ...(each.bounds ?? {}) })).toEqual(each.expected);
-    });
-  }
-
-  test('strings cut by cutMarked', () => {
-    for (const each of cases.cutMarked) expect(bullmq.cutMarked(each.text, each.limit)).toBe(each.expected);
-  });
-
+describe("the BullMQ agent's bounding rule, against the service's check", () => {
   test('the worst an app can put in a value, bounded, is taken by the service', () => {
     const nasty = '\u0000"\\\u2028😀'.repeat(2000);
     let deep: unknown = 'bottom';

@@ -86,6 +86,10 @@ describe('alerts across a restart of the real process', () => {
     // the outcome is durable before the crash
     await until('the delivered outcome', async () => ((await getJson(s.service.baseUrl, '/api/alert-channels', s.cookie)).body.data[0].deliveries[0]?.outcome === 'delivered' ? true : undefined));
 
+    // a send that timed out on a loaded machine is sent again before it is delivered, so the
+    // crash is judged by what arrives after it: nothing
+    const noticesBeforeCrash = s.hooks.received.length;
+    expect(new Set(s.hooks.received.map((notice) => notice.body)).size).toBe(1); // one delivery, however many sends
     await s.service.kill();
     const restarted = await startService({ dataDir: s.dataDir, env: ENV });
     const cookie = await login(restarted.baseUrl, ADMIN_EMAIL, ADMIN_PASSWORD);
@@ -94,15 +98,15 @@ describe('alerts across a restart of the real process', () => {
     const overview = await getJson(restarted.baseUrl, '/api/alerts', cookie);
     expect(overview.body.firing.map((alert: { ruleId: string }) => alert.ruleId)).toEqual([s.ruleId]);
     expect(await metric(restarted.baseUrl, 'jobwatch_alerts_firing')).toBe(1);
-    expect(s.hooks.received).toHaveLength(1);
+    expect(s.hooks.received).toHaveLength(noticesBeforeCrash);
 
     expect((await ingest(restarted.baseUrl, s.connection.apiKey, failedJobs(s.connection.id, 10, 'good', 'completed'))).body.accepted).toBe(10);
-    await until('the resolved notice', () => (s.hooks.received.length >= 2 ? true : undefined));
-    const resolved = JSON.parse(s.hooks.received[1]!.body);
+    await until('the resolved notice', () => (s.hooks.received.length > noticesBeforeCrash ? true : undefined));
+    const resolved = JSON.parse(s.hooks.received[noticesBeforeCrash]!.body);
     expect(resolved).toMatchObject({ status: 'resolved', rule: { id: s.ruleId }, firingSince: firing.firingSince });
     expect(resolved.deliveryId).not.toBe(firing.deliveryId);
     await until('three more evaluations', async () => ((await metric(restarted.baseUrl, 'jobwatch_alert_rule_evaluations_total')) >= 6 ? true : undefined));
-    expect(s.hooks.received).toHaveLength(2);
+    expect(s.hooks.received).toHaveLength(noticesBeforeCrash + 1);
     expect(await metric(restarted.baseUrl, 'jobwatch_alert_deliveries_total', 'outcome="delivered"')).toBe(1); // this process delivered the resolved notice
     await restarted.stop();
   }, TEST_TIMEOUT_MS * 2);

@@ -20,6 +20,7 @@ import {
   createConnection,
   getJson,
   ingest,
+  jobEvent,
   listAllJobs,
   login,
   makeDataDir,
@@ -41,9 +42,35 @@ async function startAll(dataDirs: string[]): Promise<ServiceProcess[]> {
   return nodes;
 }
 
-/** What every node serves: the jobs and the connections (with their usage). */
+/** Since before the test's jobs: the task metrics are read from here on (`to` is now, when each read is made). */
+const METRICS_FROM = new Date(Date.now() - 3_600_000).toISOString();
+
+/** Each task's counts and percentiles, and the markers: what the task metrics say, whatever the moment of the read. */
+async function taskMetricsThrough(baseUrl: string, cookie: string): Promise<unknown> {
+  const tasks = (await getJson(baseUrl, `/api/metrics/tasks?from=${METRICS_FROM}`, cookie)).body as { data: Array<{ task: string; current: Record<string, unknown> }> };
+  const { completed, failed, runTime, waitTime } = tasks.data[0]?.current ?? {};
+  const markers = (await getJson(baseUrl, `/api/markers?from=${METRICS_FROM}`, cookie)).body as { data: Array<{ name: string }> };
+  return { tasks: tasks.data.map((row) => row.task), completed, failed, runTime, waitTime, markers: markers.data.map((marker) => marker.name) };
+}
+
+/** What every node serves: the jobs, the connections (with their usage) and the task metrics. */
 async function stateThrough(nodes: ServiceProcess[], cookie: string): Promise<unknown[]> {
-  return Promise.all(nodes.map(async (node) => ({ jobs: await listAllJobs(node.baseUrl, cookie, 100), connections: (await getJson(node.baseUrl, '/api/connections', cookie)).body })));
+  return Promise.all(
+    nodes.map(async (node) => ({
+      jobs: await listAllJobs(node.baseUrl, cookie, 100),
+      connections: (await getJson(node.baseUrl, '/api/connections', cookie)).body,
+      taskMetrics: await taskMetricsThrough(node.baseUrl, cookie),
+    })),
+  );
+}
+
+/** `count` jobs of `tasks.blackbox` that ran `runMs` and completed just now. */
+function finishedJobs(connectionId: string, prefix: string, count: number, runMs: number) {
+  const endMs = Date.now();
+  return Array.from({ length: count }, (_, index) => {
+    const event = jobEvent(connectionId, `${prefix}-${index}`, endMs, 'completed');
+    return { ...event, job: { ...event.job, startedAt: new Date(endMs - runMs * (index + 1)).toISOString(), completedAt: new Date(endMs).toISOString() } };
+  });
 }
 
 /**
@@ -72,8 +99,15 @@ test('all three nodes restarted, cleanly and after kill -9: the state is rebuilt
       expect((await ingest(nodes[(n + batch) % 3]!.baseUrl, connection.apiKey, batchOfJobs(connection.id, `c${n}-before-${batch}`, 25))).status).toBe(200);
     }
   }
+  // task metrics (in the partitions' records and snapshots like everything else) and a marker
+  for (const [n, connection] of connections.entries()) {
+    expect((await ingest(nodes[n % 3]!.baseUrl, connection.apiKey, finishedJobs(connection.id, `c${n}-done`, 10, 40))).status).toBe(200);
+  }
+  const marked = await fetch(`${nodes[1]!.baseUrl}/api/markers`, { method: 'POST', headers: { authorization: `Bearer ${connections[0]!.apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ connectionId: connections[0]!.id, name: 'deploy 1' }) });
+  expect(marked.status).toBe(201);
   const served = await settledState(nodes, cookie);
-  expect((served as { jobs: unknown[] }).jobs).toHaveLength(4 * 3 * 25);
+  expect((served as { jobs: unknown[] }).jobs).toHaveLength(4 * 3 * 25 + 4 * 10);
+  expect((served as { taskMetrics: unknown }).taskMetrics).toMatchObject({ tasks: ['tasks.blackbox'], completed: 40, failed: 0, runTime: { count: 40 }, markers: ['deploy 1'] });
 
   // a clean stop of each: it snapshots the partitions it writes and hands them over
   for (const node of nodes) expect(await node.stop()).toBe(0);

@@ -4,7 +4,11 @@
  * (before job columns); formats 1 and 2 kept every dedup key in the connection chunk
  * (format 3 slices them into chunks of their own); formats 1 to 3 joined a chunk's ids
  * as strings, sent errors and stack traces as text per job and extensions as objects, and did not record the job
- * table's sizes (format 4 may send ids as Latin-1 bytes, and texts as codes into the chunk's strings).
+ * table's sizes (format 4 may send ids as Latin-1 bytes, and texts as codes into the chunk's strings);
+ * formats 1 to 7 held no task metrics or markers (format 6 added teams and the audit log,
+ * format 7 the controls' state), so a connection restored from them starts them empty
+ * (format 4's command outcomes: snapshot-command-trail.test.ts; format 6's controls:
+ * snapshot-controls.test.ts).
  */
 import { afterEach, expect, test } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -33,6 +37,27 @@ const asString = (joined: string | Uint8Array): string => (typeof joined === 'st
 const asTexts = (codes: Uint8Array | Array<string | null>, strings: string[]): Array<string | null> =>
   Array.isArray(codes) ? codes : Array.from(new Int32Array(Uint8Array.from(codes).buffer), (code) => (code === -1 ? null : strings[code]!));
 
+/**
+ * The chunks format 7 wrote (the controls' state, teams and the audit log, but no task metrics
+ * and no markers), or format 6 (neither the controls' commands nor the agents' capabilities).
+ */
+function formatSevenOrSix(engine: Engine, version: 6 | 7): SnapshotChunk[] {
+  const chunks = [...engine.takeSnapshot().chunks];
+  expect(chunks.some((chunk) => chunk.k === 'taskMetrics')).toBe(true);
+  return chunks
+    .filter((chunk) => chunk.k !== 'taskMetrics')
+    .map((chunk): SnapshotChunk => {
+      if (chunk.k === 'header') return { ...chunk, version };
+      if (chunk.k !== 'connection') return chunk;
+      const { markers, controlOutcomes, capabilities, ...withoutMarkers } = chunk;
+      expect(markers).toBeUndefined(); // the workload adds none: there is nothing format 7 would lose here
+      if (version === 7) return { ...withoutMarkers, controlOutcomes, capabilities };
+      // the workload sends no controls: format 6 loses nothing of them here either
+      expect([controlOutcomes, capabilities]).toEqual([[], []]);
+      return withoutMarkers;
+    });
+}
+
 /** Chunks as format 3 wrote them: ids joined as strings, errors and stack traces as text, no job table sizes. */
 function formatThree(chunk: SnapshotChunk): SnapshotChunk {
   if (chunk.k === 'header') return { ...chunk, version: 3 };
@@ -57,8 +82,12 @@ function formatThree(chunk: SnapshotChunk): SnapshotChunk {
 }
 
 /** The chunks formats 1 to 3 wrote: format 2 also every dedup key in the connection chunk; format 1 also jobs as plain objects, 1,000 a chunk. */
-function* olderFormatChunks(engine: Engine, version: 1 | 2 | 3): Generator<unknown> {
-  const chunks = [...engine.takeSnapshot().chunks].map(formatThree);
+function* olderFormatChunks(engine: Engine, version: 1 | 2 | 3 | 6 | 7): Generator<unknown> {
+  if (version === 6 || version === 7) {
+    yield* formatSevenOrSix(engine, version);
+    return;
+  }
+  const chunks = formatSevenOrSix(engine, 6).map(formatThree);
   if (version === 3) {
     expect(chunks.some((chunk) => chunk.k === 'jobColumns' && typeof chunk.columns.ids === 'string')).toBe(true);
     expect(chunks.some((chunk) => chunk.k === 'jobColumns' && Array.isArray(chunk.columns.error) && chunk.columns.error.some((text) => text !== null))).toBe(true);
@@ -89,8 +118,8 @@ function* olderFormatChunks(engine: Engine, version: 1 | 2 | 3): Generator<unkno
   }
 }
 
-for (const version of [1, 2, 3] as const) {
-  test(`given a snapshot in format ${version}, then recovery restores the state it was taken from (dedup keys included), and the next snapshot is the current format`, async () => {
+for (const version of [1, 2, 3, 6, 7] as const) {
+  test(`given a snapshot in format ${version}, then recovery restores the state it was taken from (dedup keys included; task metrics, which it did not hold, start empty), and the next snapshot is the current format`, async () => {
     const dir = mkdtempSync(join(tmpdir(), `jw-format${version}-`));
     dirs.push(dir);
     const clock = new ManualClock(T0);
@@ -103,6 +132,11 @@ for (const version of [1, 2, 3] as const) {
     await workload(live, other.apiKey, other.connection.id, 2, { relations: false });
     await live.store.writeSnapshot({ chunks: olderFormatChunks(live.engine, version) });
     const expected = dumpEngine(live.engine, clock.nowMs());
+    const noTaskMetrics = { tasks: [], queues: [], otherTasks: null, otherQueues: null };
+    for (const dump of Object.values(expected.connections) as Array<{ taskMetrics: unknown }>) {
+      expect(dump.taskMetrics).not.toEqual(noTaskMetrics);
+      dump.taskMetrics = noTaskMetrics;
+    }
     expect((expected.connections[connection.id] as { dedup: string[] }).dedup.length).toBeGreaterThan(0);
     await live.store.close();
 

@@ -6,7 +6,8 @@
  * add it to the part's `tests`.
  *
  * Bun runs the files in name order and `--bail` stops at the first failure, so a killed
- * mutant costs only the tests up to the one that catches it. `env` is set for the command.
+ * mutant costs only the tests up to the one that catches it. `env` is set for the command;
+ * `runner: 'node'` runs the part's tests with `node --test` instead (the BullMQ agent's).
  * `mutate` entries are Stryker globs; `file.ts:from-to` limits a file to those lines
  * (used where only part of a file is in scope, e.g. retention inside the connection actor).
  * Such ranges are found from the source text (`block`, `lines`), so they follow the code
@@ -314,7 +315,7 @@ export const MODULES = {
           block('actors/connection/job-store.ts', 'lastCompletedAtOfName('),
           block('actors/metrics/queue-metrics.ts', 'finishedWithin('),
         ],
-        tests: ['test/alerts/alert-evaluation.test.ts', 'test/alerts/notice-links.test.ts', 'test/routes/alerts.test.ts', 'test/alerts/webhook-delivery.test.ts'],
+        tests: ['test/alerts/alert-evaluation.test.ts', 'test/alerts/notice-links.test.ts', 'test/alerts/runtime-percentile.test.ts', 'test/routes/alerts.test.ts', 'test/alerts/webhook-delivery.test.ts'],
       },
       {
         mutate: ['actors/services/alert-service.ts', 'actors/alerts/alert-text.ts', 'src/routes/alerts.ts', block('src/http/client-address.ts', 'export function reachedAddress(')],
@@ -331,6 +332,30 @@ export const MODULES = {
       {
         mutate: ['src/alerts/webhook-payload.ts', 'src/alerts/alert-runner.ts'],
         tests: ['test/alerts/alert-runner.test.ts', 'test/alerts/notice-links.test.ts', 'test/alerts/webhook-delivery.test.ts'],
+      },
+    ],
+  },
+  taskMetrics: {
+    what: 'task metrics: the histogram layout, buckets as bytes, tiers, series with their cap and fold, the reads over ranges',
+    parts: [
+      {
+        mutate: ['actors/metrics/duration-bins.ts', 'actors/metrics/measure-sum.ts', 'actors/metrics/open-bucket.ts', 'actors/metrics/bucket-codec.ts', 'actors/metrics/bucket-tier.ts'],
+        tests: ['test/metrics/duration-bins.test.ts', 'test/metrics/bucket-tier.test.ts'],
+        env: { FUZZ_RUNS: '40' },
+      },
+      {
+        mutate: ['actors/metrics/metric-series.ts', 'actors/metrics/task-metrics.ts', 'actors/metrics/metric-reads.ts', 'actors/metrics/task-metrics-query.ts', 'actors/metrics/metric-tiers.ts'],
+        tests: ['test/metrics/task-metrics-recording.test.ts', 'test/metrics/metric-reads.test.ts'],
+        env: { FUZZ_RUNS: '40' },
+      },
+      {
+        // the routes, the service behind them and markers: route tests, seconds each
+        mutate: ['actors/services/task-metrics-service.ts', 'actors/metrics/markers.ts', 'src/routes/task-metrics.ts'],
+        tests: ['test/routes/task-metrics-routes.test.ts'],
+      },
+      {
+        mutate: ['src/metrics/task-metric-families.ts'],
+        tests: ['test/operability/task-metrics-prometheus.test.ts'],
       },
     ],
   },
@@ -370,11 +395,13 @@ export const MODULES = {
     parts: [
       {
         mutate: ['agents/bullmq/src/normalize.js', 'agents/bullmq/src/job-facts.js', 'agents/bullmq/src/config.js'],
-        tests: ['test/agents/bullmq/normalize.test.ts', 'test/agents/bullmq/bullmq-config.test.ts'],
+        runner: 'node',
+        tests: ['agents/bullmq/test/normalize.test.js', 'agents/bullmq/test/bullmq-config.test.js'],
       },
       {
         mutate: ['agents/bullmq/src/spool.js', 'agents/bullmq/src/checkpoint.js', 'agents/bullmq/src/deliver.js', 'agents/bullmq/src/workers.js', 'agents/bullmq/src/discover.js', 'agents/bullmq/src/event-reader.js'],
-        tests: ['test/agents/bullmq/delivery.test.ts', 'test/agents/bullmq/event-reader.test.ts', 'test/agents/bullmq/refused-batches.test.ts'],
+        runner: 'node',
+        tests: ['agents/bullmq/test/delivery.test.js', 'agents/bullmq/test/event-reader.test.js', 'agents/bullmq/test/refused-batches.test.js'],
       },
       {
         mutate: [
@@ -384,12 +411,14 @@ export const MODULES = {
           'agents/bullmq/src/log.js',
           lines('agents/bullmq/src/commands.js', 'export function queueNameRefusal', 'return { queue, jobId };'),
         ],
-        tests: ['test/agents/agent-ingest-limits.test.ts', 'test/agents/bullmq/spool-modes-and-log.test.ts', 'test/agents/bullmq/command-target.test.ts', 'test/agents/bullmq/delivery.test.ts'],
+        runner: 'node',
+        tests: ['agents/bullmq/test/shared-limits.test.js', 'agents/bullmq/test/spool-modes-and-log.test.js', 'agents/bullmq/test/command-target.test.js', 'agents/bullmq/test/delivery.test.js'],
       },
       {
-        // what the agent reads of a command and what it says it supports; carrying them out is the end-to-end test's (agent-controls.test.ts: real Redis and BullMQ, too slow for a mutant each)
+        // what the agent reads of a command and what it says it supports; carrying them out is the end-to-end test's (agent-controls.test.js: real Redis and BullMQ, too slow for a mutant each)
         mutate: ['agents/bullmq/src/capabilities.js', lines('agents/bullmq/src/queue-commands.js', 'export function queueParamsOf', 'return { params: undefined };')],
-        tests: ['test/agents/bullmq/command-params.test.ts'],
+        runner: 'node',
+        tests: ['agents/bullmq/test/command-params.test.js'],
       },
     ],
   },

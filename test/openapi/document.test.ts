@@ -46,7 +46,7 @@ describe('GET /openapi.json', () => {
     expect((await new Validator().validate(broken)).valid).toBe(false);
   });
 
-  test('API key bearer for ingest and the agent, the session cookie for the dashboard, the metrics token for /metrics, nothing for health and docs', () => {
+  test('API key bearer for ingest and the agent, the session cookie for the dashboard, either for adding a marker, the metrics token for /metrics, nothing for health and docs', () => {
     expect(document.components.securitySchemes).toMatchObject({
       apiKey: { type: 'http', scheme: 'bearer' },
       session: { type: 'apiKey', in: 'cookie', name: 'session' },
@@ -55,7 +55,9 @@ describe('GET /openapi.json', () => {
     for (const [key, operation] of operations()) {
       const expected = /^\w+ \/api\/(ingest|agent\/)/.test(key)
         ? [{ apiKey: [] }]
-        : key === 'GET /metrics'
+        : key === 'POST /api/markers'
+          ? ([{ session: [] }, { apiKey: [] }] as Array<Record<string, string[]>>)
+          : key === 'GET /metrics'
           ? [{ metricsToken: [] }]
           : /^\w+ \/api\/(health|auth\/login|auth\/logout|auth\/set-password|auth\/methods|auth\/oidc\/start|auth\/oidc\/callback)$|^GET \/(docs|openapi)/.test(key)
             ? []

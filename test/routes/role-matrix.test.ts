@@ -13,10 +13,10 @@ import { beforeAll, describe, expect, test } from 'bun:test';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Role } from '../../actors/accounts/roles.ts';
-import { describeRule, ROUTE_RULES, ruleOf, type RouteRule } from '../../src/http/access-rules.ts';
+import { describeRule, ROUTE_RULES, ruleOf, takesApiKey, type RouteRule } from '../../src/http/access-rules.ts';
 import { UI_PAGE_PATHS } from '../../src/routes/ui.ts';
 import { PUBLIC_RESOLVER } from '../alerts/alert-fixture.ts';
-import { jobEvent } from '../support/events.ts';
+import { jobEvent, workerEvent } from '../support/events.ts';
 import { SseMessageReader } from '../support/sse-message-reader.ts';
 import { ADMIN, T0 as T, testApp, type TestApp } from '../support/test-app.ts';
 import { withOwnTeam } from '../support/team-access.ts';
@@ -26,10 +26,11 @@ const PERSONAS: Persona[] = ['nobody', 'outsider', 'viewer', 'operator', 'teamAd
 
 /**
  * Who may call each route: `anyone`; a bearer token (`apiKey`, `metricsToken`: a cookie
- * alone is refused); `signedIn`; `instanceAdmin`; a role in the connection's team; or
+ * alone is refused); `signedIn`; `instanceAdmin`; a role in the connection's team (`or
+ * apiKey`: or, without a session, the connection's API key, for that connection only); or
  * `manage` a role: the role in the team, or the instance admin (routes about the team as a team).
  */
-type Who = 'anyone' | 'apiKey' | 'metricsToken' | 'signedIn' | 'instanceAdmin' | Role | `manage ${Role}` | `any ${Role}`;
+type Who = 'anyone' | 'apiKey' | 'metricsToken' | 'signedIn' | 'instanceAdmin' | Role | `${Role} or apiKey` | `manage ${Role}` | `any ${Role}`;
 
 const MATRIX: Record<string, Who> = {
   'GET /api/health': 'anyone',
@@ -75,6 +76,23 @@ const MATRIX: Record<string, Who> = {
   'POST /api/jobs/bulk/retry': 'operator',
   'POST /api/jobs/:id/revoke': 'operator',
   'POST /api/jobs/:id/retry': 'operator',
+  'POST /api/jobs/:id/promote': 'operator',
+  'POST /api/jobs/:id/delete': 'operator',
+  'POST /api/jobs/:id/kill': 'operator',
+  'GET /api/queues/:id': 'viewer',
+  'GET /api/queues/:id/clean-estimate': 'viewer',
+  'POST /api/queues/:id/pause': 'operator',
+  'POST /api/queues/:id/resume': 'operator',
+  'POST /api/queues/:id/clean': 'operator',
+  'POST /api/queues/:id/retry-failed': 'operator',
+  'POST /api/queues/:id/concurrency': 'operator',
+  'POST /api/workers/:id/quiet': 'operator',
+  'POST /api/workers/:id/stop': 'operator',
+  'POST /api/workers/:id/pool': 'operator',
+  'POST /api/tasks/rate-limit': 'operator',
+  'GET /api/commands/:id': 'viewer',
+  'GET /api/capabilities': 'viewer',
+  'PUT /api/agent/capabilities': 'apiKey',
   'GET /api/alert-channels': 'viewer',
   'POST /api/alert-channels': 'admin',
   'DELETE /api/alert-channels/:id': 'admin',
@@ -85,6 +103,11 @@ const MATRIX: Record<string, Who> = {
   'PATCH /api/alert-rules/:id': 'admin',
   'DELETE /api/alert-rules/:id': 'admin',
   'GET /api/alerts': 'viewer',
+  'GET /api/metrics/tasks': 'viewer',
+  'GET /api/metrics/series': 'viewer',
+  'GET /api/markers': 'viewer',
+  'POST /api/markers': 'operator or apiKey',
+  'DELETE /api/markers/:id': 'operator',
   'GET /api/agent/connection': 'apiKey',
   'GET /api/agent/commands': 'apiKey',
   'POST /api/agent/commands/ack': 'apiKey',
@@ -107,7 +130,8 @@ function expectedOutcome(who: Who, persona: Persona): Outcome {
   // the role in any team (the outsider is an admin of their own), or the instance admin
   if (who.startsWith('any ')) return persona === 'instanceAdmin' || persona === 'outsider' || persona === 'teamAdmin' ? 'allowed' : 'forbidden';
   const manage = who.startsWith('manage ');
-  const needed = (manage ? who.slice('manage '.length) : who) as Role;
+  // the persona calls with their session: a route that also takes the API key needs the role as any other
+  const needed = (manage ? who.slice('manage '.length) : who.replace(/ or apiKey$/, '')) as Role;
   if (persona === 'instanceAdmin') return manage ? 'allowed' : 'hidden';
   const role = MEMBER_ROLE[persona];
   if (role === undefined) return 'hidden';
@@ -151,14 +175,40 @@ async function setUp() {
   const rule = await t.alerts.createRule(teamAdmin, connection.connection.id, { name: 'failures', kind: 'failure_rate', queue: null, task: null, threshold: 0.1, windowSeconds: 300, channelIds: [], includePaused: false });
   await t.ingest(connection.apiKey, Array.from({ length: 6 }, (_, i) => jobEvent(connection.connection.id, T - 1_000, { externalId: `failed-${i}`, state: 'failed' })));
   await t.alerts.evaluate([connection.connection.id]);
+  // a deploy marker, for the series read to show
+  const marked = await t.request('POST', '/api/markers', { headers: { authorization: `Bearer ${connection.apiKey}` }, body: { connectionId: connection.connection.id, name: 'deploy v1', at: new Date(T - 120_000).toISOString() } });
+  if (marked.status !== 201) throw new Error(`marker not added: ${marked.status} ${marked.text}`);
   const loginUser = 'login@example.com';
   await t.engine.commit({ t: 'user.created', user: { id: 'login-user', email: loginUser, passwordHash: await Bun.password.hash('a login password', { algorithm: 'argon2id', memoryCost: 8, timeCost: 1 }), isAdmin: false, createdAtMs: T } });
 
   /** A fresh queued job of the connection: its id (each action needs one it has not acted on). */
-  async function freshJob(state = 'queued'): Promise<string> {
+  async function freshJob(state = 'queued', framework = 'celery'): Promise<string> {
     const externalId = `job-${next()}`;
-    await t.ingest(connection.apiKey, [jobEvent(connection.connection.id, T, { externalId, state })]);
+    await t.ingest(connection.apiKey, [jobEvent(connection.connection.id, T, { externalId, state }, { framework })]);
     return t.engine.connection(connection.connection.id)!.jobs.getByExternalId(externalId)!.id;
+  }
+  /** A fresh queue of the connection (one job in it): its id (a pause pending on one queue is not asked twice). */
+  async function freshQueue(): Promise<string> {
+    const queue = `queue-${next()}`;
+    await t.ingest(connection.apiKey, [jobEvent(connection.connection.id, T, { externalId: `${queue}-job`, queue, state: 'failed' }, { framework: 'bullmq' })]);
+    return t.engine.connection(connection.connection.id)!.queues.get(queue)!.id;
+  }
+  /** A fresh online worker of the connection: its id. */
+  async function freshWorker(): Promise<string> {
+    const externalId = `worker-${next()}`;
+    await t.ingest(connection.apiKey, [workerEvent(connection.connection.id, T, { externalId })]);
+    return t.engine.connection(connection.connection.id)!.workers.get(externalId)!.id;
+  }
+  /** A command asked by the team's admin (a queue's pause): its id. */
+  async function freshCommand(): Promise<string> {
+    const answer = await t.request('POST', `/api/queues/${await freshQueue()}/pause`, { body: {}, headers: { cookie: cookies.teamAdmin! } });
+    return answer.json.commandId;
+  }
+  /** A fresh marker of the connection (each delete needs one still there), recorded below the routes so that it adds no audit entry of its own. */
+  async function freshMarker(): Promise<{ id: string }> {
+    const record = t.engine.connection(connection.connection.id)!.decideAddMarker(`release ${next()}`, T - 60_000, 'api key', t.clock.nowMs());
+    await t.engine.commit(record);
+    return { id: record.marker.id };
   }
   /** A fresh member of production (a viewer), for the calls that change or remove one. */
   async function freshMember(): Promise<string> {
@@ -167,7 +217,7 @@ async function setUp() {
     return user.id;
   }
   return {
-    cookies, users, production, connection, channel, rule, loginUser, freshJob, freshMember,
+    cookies, users, production, connection, channel, rule, loginUser, freshJob, freshMember, freshQueue, freshWorker, freshCommand, freshMarker,
     teamAdmin, asInstanceAdmin,
     connectionId: connection.connection.id,
   };
@@ -233,6 +283,28 @@ const CALLS: Record<string, (persona: Persona) => Promise<Call> | Call> = {
   'POST /api/jobs/bulk/retry': async () => ({ method: 'POST', path: '/api/jobs/bulk/retry', body: { ids: [await fixture.freshJob('failed')] }, sees: (json) => json.results.some((result: any) => result.success) }),
   'POST /api/jobs/:id/revoke': async () => ({ method: 'POST', path: `/api/jobs/${await fixture.freshJob()}/revoke` }),
   'POST /api/jobs/:id/retry': async () => ({ method: 'POST', path: `/api/jobs/${await fixture.freshJob('failed')}/retry` }),
+  'POST /api/jobs/:id/promote': async () => ({ method: 'POST', path: `/api/jobs/${await fixture.freshJob('scheduled', 'bullmq')}/promote` }),
+  'POST /api/jobs/:id/delete': async () => ({ method: 'POST', path: `/api/jobs/${await fixture.freshJob('failed', 'bullmq')}/delete` }),
+  'POST /api/jobs/:id/kill': async () => ({ method: 'POST', path: `/api/jobs/${await fixture.freshJob('retrying', 'bullmq')}/kill` }),
+  'GET /api/queues/:id': async () => ({ method: 'GET', path: `/api/queues/${await fixture.freshQueue()}` }),
+  'GET /api/queues/:id/clean-estimate': async () => ({ method: 'GET', path: `/api/queues/${await fixture.freshQueue()}/clean-estimate?mode=waiting` }),
+  'POST /api/queues/:id/pause': async () => ({ method: 'POST', path: `/api/queues/${await fixture.freshQueue()}/pause` }),
+  'POST /api/queues/:id/resume': async () => ({ method: 'POST', path: `/api/queues/${await fixture.freshQueue()}/resume` }),
+  'POST /api/queues/:id/clean': async () => ({ method: 'POST', path: `/api/queues/${await fixture.freshQueue()}/clean`, body: { mode: 'waiting' } }),
+  'POST /api/queues/:id/retry-failed': async () => ({ method: 'POST', path: `/api/queues/${await fixture.freshQueue()}/retry-failed` }),
+  'POST /api/queues/:id/concurrency': async () => ({ method: 'POST', path: `/api/queues/${await fixture.freshQueue()}/concurrency`, body: { concurrency: 3 } }),
+  'POST /api/workers/:id/quiet': async () => ({ method: 'POST', path: `/api/workers/${await fixture.freshWorker()}/quiet` }),
+  'POST /api/workers/:id/stop': async () => ({ method: 'POST', path: `/api/workers/${await fixture.freshWorker()}/stop` }),
+  'POST /api/workers/:id/pool': async () => ({ method: 'POST', path: `/api/workers/${await fixture.freshWorker()}/pool`, body: { delta: 1 } }),
+  'POST /api/tasks/rate-limit': () => ({ method: 'POST', path: '/api/tasks/rate-limit', body: { connectionId: fixture.connectionId, name: 'tasks.add', rate: '10/m' } }),
+  'GET /api/commands/:id': async () => ({ method: 'GET', path: `/api/commands/${await fixture.freshCommand()}` }),
+  // a list over the caller's connections: an outsider's is empty
+  'GET /api/capabilities': async () => {
+    const agent = { authorization: `Bearer ${fixture.connection.apiKey}` };
+    await t.request('PUT', '/api/agent/capabilities', { body: { framework: 'bullmq', agentVersion: '1.0.0', controls: { revoke: { supported: true } } }, headers: agent });
+    return { method: 'GET', path: `/api/capabilities?connectionId=${fixture.connectionId}`, sees: (json) => json.data.length > 0 };
+  },
+  'PUT /api/agent/capabilities': () => ({ method: 'PUT', path: '/api/agent/capabilities', body: { framework: 'bullmq', agentVersion: '1.0.0', controls: {} } }),
   'GET /api/alert-channels': () => ({ method: 'GET', path: '/api/alert-channels', sees: seesConnection }),
   'POST /api/alert-channels': () => ({ method: 'POST', path: '/api/alert-channels', body: { connectionId: fixture.connectionId, name: `ch ${next()}`, url: 'https://hooks.example.com/x', format: 'json' } }),
   'DELETE /api/alert-channels/:id': async () => {
@@ -253,6 +325,12 @@ const CALLS: Record<string, (persona: Persona) => Promise<Call> | Call> = {
     return { method: 'DELETE', path: `/api/alert-rules/${rule.id}` };
   },
   'GET /api/alerts': () => ({ method: 'GET', path: '/api/alerts', sees: seesConnection }),
+  // the connection's jobs have task metrics; its marker is in range
+  'GET /api/metrics/tasks': () => ({ method: 'GET', path: `/api/metrics/tasks?connectionId=${fixture.connectionId}`, sees: (json) => json.data.length > 0 }),
+  'GET /api/metrics/series': () => ({ method: 'GET', path: `/api/metrics/series?connectionId=${fixture.connectionId}`, sees: (json) => json.markers.length > 0 }),
+  'GET /api/markers': () => ({ method: 'GET', path: `/api/markers?connectionId=${fixture.connectionId}`, sees: seesConnection }),
+  'POST /api/markers': () => ({ method: 'POST', path: '/api/markers', body: { connectionId: fixture.connectionId, name: `deploy ${next()}` } }),
+  'DELETE /api/markers/:id': async () => ({ method: 'DELETE', path: `/api/markers/${(await fixture.freshMarker()).id}` }),
   'GET /api/agent/connection': () => ({ method: 'GET', path: '/api/agent/connection' }),
   'GET /api/agent/commands': () => ({ method: 'GET', path: '/api/agent/commands' }),
   'POST /api/agent/commands/ack': () => ({ method: 'POST', path: '/api/agent/commands/ack', body: { ids: ['x'] } }),
@@ -314,7 +392,8 @@ function whoOfRule(rule: RouteRule | undefined): Who | undefined {
   if (rule === undefined) return undefined;
   if (rule.who !== 'member') return rule.who;
   if (rule.on === 'anyTeam') return `any ${rule.role}`;
-  return rule.on === 'pathTeam' ? `manage ${rule.role}` : rule.role;
+  if (rule.on === 'pathTeam') return `manage ${rule.role}`;
+  return takesApiKey(rule) ? `${rule.role} or apiKey` : rule.role;
 }
 
 const routeKeys = (): string[] => [...new Set(t.app.routes.map((route) => `${route.method} ${route.path}`))];

@@ -18,6 +18,7 @@ import { oidcSettings } from '../../src/sso/oidc-settings.ts';
 import { firstAdminMaker } from '../../src/service/admin-bootstrap.ts';
 import { JobActionService } from '../../actors/services/job-action-service.ts';
 import { AlertService } from '../../actors/services/alert-service.ts';
+import { TaskMetricsService } from '../../actors/services/task-metrics-service.ts';
 import { createAlertEdge, type AlertEdgeOptions } from '../../src/alerts/alert-edge.ts';
 import { NOT_OBSERVED } from '../../src/metrics/service-observer.ts';
 import { LiveUpdates, type LiveUpdatesOptions } from '../../actors/live/live-updates.ts';
@@ -91,6 +92,7 @@ export async function testApp(options: TestAppOptions = {}) {
     ...options.live,
   });
   const alerts = new AlertService(engine, options.publicUrl ?? null);
+  const taskMetrics = new TaskMetricsService(engine, connections);
   const alertDelivery = createAlertEdge({
     engine,
     alerts,
@@ -104,7 +106,7 @@ export async function testApp(options: TestAppOptions = {}) {
   const ssoSettings = options.sso === undefined ? null : oidcSettings(options.sso);
   const sso = ssoSettings === null ? undefined : { client: new OidcClient(ssoSettings, SESSION_SECRET), service: new SsoService(engine), groupMap: ssoSettings.groupMap };
   const app = createApp({
-    engine, accounts, connections, teams, users, audit: new AuditService(engine), sso, jobActions, live, alerts, alertDelivery,
+    engine, accounts, connections, teams, users, audit: new AuditService(engine), sso, jobActions, live, alerts, alertDelivery, taskMetrics,
     config: { cookieSecure: options.cookieSecure ?? 'auto', sessionTtlMs: 7 * 86_400_000, publicUrl: options.publicUrl ?? null, bodyTimeoutMs: options.bodyTimeoutMs ?? 30_000, trustedProxies: TrustedProxies.parse((options.trustedProxies ?? []).join(',')), inFlightPerConnection: options.inFlightPerConnection, passwordSignIn: options.passwordSignIn },
     logError: (line) => errors.push(line),
     backup: noBackups,

@@ -123,7 +123,7 @@ test('a team of three shares one production connection: an invited admin, a view
   const retry = viewer.page.getByRole('button', { name: 'Retry' });
   await retry.waitFor();
   expect(await retry.isDisabled()).toBe(true);
-  expect(await retry.getAttribute('title')).toBe('To revoke or retry jobs you need the operator role in team production; yours is viewer.');
+  expect(await retry.getAttribute('title')).toBe('To act on jobs you need the operator role in team production; yours is viewer.');
   await shots(viewer.page, 'job-as-viewer');
   await viewer.page.goto('/connections');
   expect(await viewer.page.getByRole('button', { name: 'Delete prod' }).isDisabled()).toBe(true);

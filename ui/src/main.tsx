@@ -8,6 +8,7 @@ import { AlertsPage } from './pages/alerts/alerts-page.tsx';
 import { ConnectionsPage } from './pages/connections/connections-page.tsx';
 import { JobDetailPage } from './pages/job-detail/job-detail-page.tsx';
 import { JobsPage } from './pages/jobs/jobs-page.tsx';
+import { MetricsPage } from './pages/metrics/metrics-page.tsx';
 import { QueuesPage } from './pages/queues/queues-page.tsx';
 import { QueuePage } from './pages/queues/queue-page.tsx';
 import { SignInPage } from './pages/sign-in.tsx';
@@ -27,6 +28,7 @@ const PAGES: Array<[string, (params: Record<string, string>) => preact.JSX.Eleme
   ['/queues', () => <QueuesPage />],
   ['/queues/:id', (params) => <QueuePage id={params.id!} />],
   ['/workers', () => <WorkersPage />],
+  ['/task-metrics', () => <MetricsPage />],
   ['/alerts', () => <AlertsPage />],
   ['/connections', () => <ConnectionsPage />],
   ['/users', () => <UsersPage />],

@@ -45,7 +45,7 @@ export async function main(argv, env) {
     return 0;
   }
   setLogLevel(config.logLevel);
-  const stopping = { stopped: false, wake: () => {} };
+  const stopping = { stopped: false, wake: /** @type {(value?: unknown) => void} */ (() => {}) };
   const stop = new Promise((resolve) => {
     stopping.wake = resolve;
   });
@@ -128,6 +128,7 @@ export class Agent {
         for (const mark of marks) this.checkpoints.advance(mark.queue, mark.id);
       },
     });
+    this.workersListedAtMs = 0;
     this.reader = new EventReader({
       redis: this.redis,
       blocking: this.blocking,
@@ -149,7 +150,6 @@ export class Agent {
     const scope = config.queues.length > 0 ? `it watches ${config.queues.join(', ')} under prefix ${config.prefix}` : `it watches the queues it found under prefix ${config.prefix}`;
     this.commands = new CommandRunner(this.redis, config.prefix, client, (queue) => this.reader.positions.has(queue) || this.reader.toStart.includes(queue), scope);
     this.connectionId = connectionId;
-    this.workersListedAtMs = 0;
     /** @type {Set<string>} */
     this.reportedTooLong = new Set();
   }

@@ -22,7 +22,7 @@ export class Checkpoints {
     this.positions = new Map();
     this.dirty = false;
     this.saving = false;
-    let text = null;
+    let text;
     try {
       text = readFileSync(this.path, 'utf8');
     } catch {

@@ -85,7 +85,11 @@ export class CommandRunner {
    * @param {string} scope what the agent watches, for the reasons it gives
    */
   constructor(redis, prefix, client, watches, scope) {
-    Object.assign(this, { redis, prefix, client, watches, scope });
+    this.redis = redis;
+    this.prefix = prefix;
+    this.client = client;
+    this.watches = watches;
+    this.scope = scope;
     /** @type {Map<string, Queue>} */
     this.queues = new Map();
     /** carried out but not yet acknowledged (the ack failed): not carried out twice */

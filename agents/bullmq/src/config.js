@@ -4,7 +4,7 @@ import { INGEST_EVENTS_MAX } from './limits.js';
 
 export class ConfigError extends Error {}
 
-/** [flag, environment variable, default, help] */
+/** [flag, environment variable, default, help] @type {Array<[string, string, string | null, string]>} */
 export const SETTINGS = [
   ['--redis', 'REDIS_URL', null, 'Redis URL of the BullMQ app, e.g. redis://localhost:6379 (rediss:// for TLS; required)'],
   ['--url', 'JOBWATCH_URL', null, 'jobwatch base URL, e.g. http://localhost:3000 (required)'],

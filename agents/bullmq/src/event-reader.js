@@ -51,7 +51,14 @@ export class EventReader {
    *   deliverer: import('./deliver.js').Deliverer, beforeNormalize?: (fresh: Map<string, any>) => Promise<void>}} parts
    */
   constructor({ redis, blocking, prefix, reconcileMax, checkpoints, normalizer, deliverer, beforeNormalize = async () => {} }) {
-    Object.assign(this, { redis, blocking, prefix, reconcileMax, checkpoints, normalizer, deliverer, beforeNormalize });
+    this.redis = redis;
+    this.blocking = blocking;
+    this.prefix = prefix;
+    this.reconcileMax = reconcileMax;
+    this.checkpoints = checkpoints;
+    this.normalizer = normalizer;
+    this.deliverer = deliverer;
+    this.beforeNormalize = beforeNormalize;
     /** queue -> position read up to, and whether to look for a gap before the next read */
     this.positions = new Map();
     /** @type {string[]} queues found but not yet started */

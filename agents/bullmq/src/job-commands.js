@@ -46,7 +46,7 @@ export async function runJobCommand(type, job, state, where) {
       return removed(job);
     case 'kill': {
       if (state !== 'delayed' || !(job.attemptsMade > 0)) return failed(`the job is ${describe(job, state)} in BullMQ; only a job waiting to retry can be killed`);
-      const answer = await killDelayed(where.redis, where.keys, job.id);
+      const answer = await killDelayed(where.redis, where.keys, /** @type {string} */ (job.id));
       if (answer === 1) return done();
       return failed(answer === 0 ? 'the job left the delayed set before it could be failed (its backoff ended, or it was removed)' : 'not found: the job\'s hash is gone from BullMQ');
     }

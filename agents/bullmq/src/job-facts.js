@@ -11,10 +11,11 @@ export const JOBS_REMEMBERED_MAX = 200_000;
  * @typedef {{name?: string, createdAtMs?: number, attempts?: number, delayMs?: number, priority?: number, attemptsMade?: number,
  *   attemptsStarted?: number, processedOnMs?: number, finishedOnMs?: number, processedBy?: string, failedReason?: string,
  *   stacktrace?: string, progress?: unknown, parentKey?: string, schedulerId?: string, stalledCount?: number,
- *   addedAtMs?: number, etaMs?: number, startedAtMs?: number, attempt?: number, exists?: boolean}} Facts
+ *   addedAtMs?: number, etaMs?: number, startedAtMs?: number, attempt?: number, exists?: boolean,
+ *   native?: string, nextAttempt?: number}} Facts
  */
 
-/** Facts from an HMGET reply in FACT_FIELDS order (null when the hash does not exist). @param {(string | null)[]} values */
+/** Facts from an HMGET reply in FACT_FIELDS order (null when the hash does not exist). @param {(string | null | false)[]} values */
 export function factsFromHash(values) {
   if (values.length === 0 || values.every((value) => value === null || value === false)) return null;
   /** @type {Record<string, string | null>} */
@@ -39,7 +40,8 @@ export function factsFromHash(values) {
   set('finishedOnMs', int(raw.finishedOn));
   set('stalledCount', int(raw.stc));
   // bullmq 6 stores the worker's name as `pb`; some older versions as `processedBy`
-  if (raw.pb || raw.processedBy) facts.processedBy = raw.pb || raw.processedBy;
+  const processedBy = raw.pb || raw.processedBy;
+  if (processedBy) facts.processedBy = processedBy;
   if (raw.failedReason) facts.failedReason = raw.failedReason;
   if (raw.parentKey) facts.parentKey = raw.parentKey;
   if (raw.rjk) facts.schedulerId = raw.rjk;
@@ -91,7 +93,8 @@ export class JobFacts {
     let known = this.known.get(key);
     if (known === undefined) {
       known = {};
-      if (this.known.size >= this.max) this.known.delete(this.known.keys().next().value);
+      const oldest = this.known.keys().next();
+      if (this.known.size >= this.max && !oldest.done) this.known.delete(oldest.value);
     } else {
       this.known.delete(key); // re-inserted below: the map's order is least recently used first
     }

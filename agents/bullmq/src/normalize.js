@@ -117,7 +117,7 @@ export class Normalizer {
         this.facts.learn(queue, jobId, { name: entry.fields.name || undefined, addedAtMs: atMs });
         if (delayedAdd) return null; // the delayed entry says it, with when the job runs
         // the hash may be read after the job ran: a delay it shows then is a backoff's, not the job's own
-        change = (known.delayMs ?? 0) > 0 && !(known.attemptsMade > 0) ? { state: 'scheduled', native: 'delayed' } : { state: 'queued', native: (known.priority ?? 0) > 0 ? 'prioritized' : 'waiting' };
+        change = (known.delayMs ?? 0) > 0 && !((known.attemptsMade ?? 0) > 0) ? { state: 'scheduled', native: 'delayed' } : { state: 'queued', native: (known.priority ?? 0) > 0 ? 'prioritized' : 'waiting' };
         break;
       case 'waiting':
         if (stallMove) return null; // the stalled entry after it says it

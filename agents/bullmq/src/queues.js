@@ -11,7 +11,10 @@ const UNCHANGED_RESEND_MS = 30_000;
 export class QueueMonitor {
   /** @param {import('ioredis').Redis} redis @param {string} prefix @param {string} connectionId @param {() => Map<string, number>} consumers */
   constructor(redis, prefix, connectionId, consumers) {
-    Object.assign(this, { redis, prefix, connectionId, consumers });
+    this.redis = redis;
+    this.prefix = prefix;
+    this.connectionId = connectionId;
+    this.consumers = consumers;
     /** queue -> [what was sent, when] */
     this.lastSent = new Map();
     this.failing = false;

@@ -86,11 +86,16 @@ export class WorkerMonitor {
   /**
    * @param {import('ioredis').Redis} redis @param {string} prefix @param {string} connectionId
    * @param {(queue: string) => Map<string, number>} runningByWorker running jobs per worker name, from the event stream
-   * @param {(queue: string) => boolean} watched
+   * @param {(queue: string) => boolean} [watched]
+   * @param {string} [agentName] the name of the agent's own reading connection, to learn its address as Redis sees it
    */
-  /** `agentName`: the name of the agent's own reading connection, to learn its address as Redis sees it */
   constructor(redis, prefix, connectionId, runningByWorker, watched = () => true, agentName = '') {
-    Object.assign(this, { redis, prefix, connectionId, runningByWorker, watched, agentName });
+    this.redis = redis;
+    this.prefix = prefix;
+    this.connectionId = connectionId;
+    this.runningByWorker = runningByWorker;
+    this.watched = watched;
+    this.agentName = agentName;
     this.agentAddr = null;
     /** externalId -> client seen at the last look */
     this.current = new Map();

@@ -20,6 +20,10 @@ import type { QueueStreamItem, QueueView } from '../../../actors/views/queue-vie
 import type { WorkerView } from '../../../actors/views/worker-view.ts';
 import type { AlertsOverview, DescribedMeasure, PublicAlert, PublicChannel, PublicDeliveryAttempt, PublicRule } from '../../../actors/services/alert-service.ts';
 import type { AlertKind, ChannelFormat } from '../../../actors/alerts/alert-model.ts';
+import type { PublicMarker, SeriesAnswer, TasksAnswer, TaskSortKey } from '../../../actors/services/task-metrics-service.ts';
+import type { SeriesPoint, SparkMeasure, TaskRow } from '../../../actors/metrics/task-metrics-query.ts';
+
+export type { PublicMarker, SeriesAnswer, SeriesPoint, SparkMeasure, TaskRow, TasksAnswer, TaskSortKey };
 
 export type { AlertKind, AlertsOverview, ChannelFormat, DescribedMeasure, PublicAlert, PublicChannel, PublicDeliveryAttempt, PublicRule };
 export interface CreatedChannel {

@@ -27,6 +27,7 @@ export function AppShell({ children }: { children: ComponentChildren }) {
     ['/jobs', 'Jobs'],
     ['/queues', 'Queues'],
     ['/workers', 'Workers'],
+    ['/task-metrics', 'Metrics'],
     ['/alerts', 'Alerts'],
     ['/connections', 'Connections'],
     ['/teams', 'Teams'],

@@ -7,7 +7,7 @@ import { ALERT_KINDS, KIND_FIELDS } from '../../../../actors/alerts/alert-model.
 import { api } from '../../api/client.ts';
 import type { PublicChannel, PublicConnection, PublicRule } from '../../api/types.ts';
 import { ErrorText } from '../../components/error-text.tsx';
-import { draftOf, ruleFields, type Draft } from './rule-draft.ts';
+import { draftOf, ruleFields, thresholdInput, type Draft } from './rule-draft.ts';
 import { RulePreview } from './rule-preview.tsx';
 
 export function RuleForm(props: { rule: PublicRule | null; connections: PublicConnection[]; channels: PublicChannel[]; onSaved: () => void; onCancel?: () => void }) {
@@ -60,7 +60,7 @@ export function RuleForm(props: { rule: PublicRule | null; connections: PublicCo
         <select name="kind" value={d.kind}>
           {ALERT_KINDS.map((kind) => (
             <option key={kind} value={kind}>
-              {kind.replace('_', ' ')}
+              {kind.replaceAll('_', ' ')}
             </option>
           ))}
         </select>
@@ -88,7 +88,7 @@ export function RuleForm(props: { rule: PublicRule | null; connections: PublicCo
 /** The fields the rule's kind takes (KIND_FIELDS), and its window. */
 function KindInputs({ draft: d }: { draft: Draft }) {
   const fields = KIND_FIELDS[d.kind];
-  const percent = d.kind === 'failure_rate';
+  const threshold = thresholdInput(d);
   return (
     <>
       {fields.queue !== 'refused' && (
@@ -103,10 +103,19 @@ function KindInputs({ draft: d }: { draft: Draft }) {
           <input name="task" maxLength={255} required={fields.task === 'required'} value={d.task} />
         </label>
       )}
+      {fields.relativeTo === 'optional' && (
+        <label>
+          <span>p95 run time against</span>
+          <select name="relativeTo" value={d.relativeTo}>
+            <option value="">a threshold in ms</option>
+            <option value="week_before">the same window a week before</option>
+          </select>
+        </label>
+      )}
       {fields.threshold === 'required' && (
         <label>
-          <span>{percent ? 'Threshold (%)' : 'Threshold (jobs)'}</span>
-          <input name="threshold" type="number" required min={0} max={percent ? 99.9 : undefined} step={percent ? 0.1 : 1} value={d.threshold} />
+          <span>{threshold.label}</span>
+          <input name="threshold" type="number" required min={threshold.min} max={threshold.max} step={threshold.step} value={d.threshold} />
         </label>
       )}
       {fields.includePaused === 'optional' && (

@@ -34,7 +34,7 @@ export function RulePreview({ draft: d }: { draft: Draft }) {
       clearTimeout(timer);
       clearInterval(again);
     };
-  }, [d.connectionId, d.kind, d.queue, d.task, d.threshold, d.windowMinutes, d.includePaused]);
+  }, [d.connectionId, d.kind, d.queue, d.task, d.threshold, d.windowMinutes, d.relativeTo, d.includePaused]);
   return (
     <p class="preview wide" role="status" data-testid="rule-preview">
       {preview.value === null ? (

@@ -70,6 +70,7 @@ export function JobDetailPage({ id }: { id: string }) {
       <div class="page-head">
         <h1 class="mono">{detail.name}</h1>
         <JobState job={detail} />
+        <Link href={`/task-metrics?task=${encodeURIComponent(detail.name)}&connectionId=${detail.connectionId}&range=7d`}>Task metrics</Link>
         <JobActionButtons job={detail} onChanged={reload} />
       </div>
       <LastCommandNotice command={detail.lastCommand} />
