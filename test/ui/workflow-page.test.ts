@@ -89,6 +89,21 @@ describe('the workflow on a job detail', () => {
       await page.getByRole('heading', { name: 'render-album', exact: true }).waitFor();
       await page.getByRole('region', { name: 'Workflow' }).getByRole('list', { name: 'Workflow tree' }).waitFor();
     }
+    // the workflow's actions: its failed child retried through the agent, job by job, the result listed
+    const { page } = views[0]!.view;
+    const actions = page.getByRole('group', { name: 'Jobs in this workflow' });
+    await actions.getByText('6 jobs in this workflow').waitFor();
+    expect(await actions.getByRole('button', { name: 'Revoke 1 of 6' }).isEnabled()).toBe(true); // the waiting parent
+    await actions.getByRole('button', { name: 'Retry 1 of 6' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Retry', exact: true }).click();
+    const results = page.getByRole('region', { name: 'Workflow' }).locator('.results');
+    await results.getByText('1 of 1 requested').waitFor();
+    expect(await results.innerText()).toContain('render-track: retry requested, waiting for the agent');
+    // live: the tree shows the retried job's new state in place, from the stream
+    await page.getByRole('list', { name: 'Workflow tree' }).locator('li', { hasText: 'albums:4' }).getByText('retrying', { exact: true }).waitFor();
+    await screenshot(page, 'workflow-retried-desktop');
+    const retried = (await (await page.request.get(`/api/jobs/${await idOf(page, 'albums:4')}`)).json()) as { lastCommand: { type: string; status: string } };
+    expect(retried.lastCommand).toMatchObject({ type: 'retry', status: 'pending' });
     expectNoProblems();
   }, TEST_TIMEOUT_MS);
 

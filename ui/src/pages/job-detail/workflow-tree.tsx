@@ -7,7 +7,8 @@ import { useSignal } from '@preact/signals';
 import { useEffect, useMemo, useRef } from 'preact/hooks';
 import { api } from '../../api/client.ts';
 import { onLive } from '../../api/stream.ts';
-import type { Workflow, WorkflowNode } from '../../api/types.ts';
+import type { JobListItem, JobListPage, Workflow, WorkflowNode } from '../../api/types.ts';
+import { BulkActions } from '../jobs/bulk-actions.tsx';
 import { ErrorText } from '../../components/error-text.tsx';
 import { Link } from '../../components/link.tsx';
 import { StateBadge } from '../../components/state-badge.tsx';
@@ -65,10 +66,46 @@ export function WorkflowSection({ jobId }: { jobId: string }) {
             The root these jobs name, <span class="mono">{shown.missingRootExternalId}</span>, is not here: not arrived yet, or removed by retention.
           </p>
         )}
+        <WorkflowActions workflow={shown} />
         <WorkflowTree workflow={shown} currentId={jobId} />
       </section>
     </>
   );
+}
+
+/** Pages of the workflow's jobs read for its actions (100 a page): up to the tree's 10,000. */
+const ACTION_PAGES_MAX = 100;
+
+/**
+ * Revoke every unfinished job of the workflow, retry its failed ones: the jobs list's bulk
+ * actions over the workflow's jobs (`GET /api/jobs?rootId=`, with what each can do now and
+ * the user's role), carried out by the agents job by job, each result listed.
+ */
+function WorkflowActions({ workflow }: { workflow: Workflow }) {
+  const jobs = useSignal<JobListItem[] | null>(null);
+  const error = useSignal<unknown>(null);
+  useEffect(() => {
+    let current = true;
+    (async () => {
+      const items: JobListItem[] = [];
+      let cursor: string | null = null;
+      for (let page = 0; page < ACTION_PAGES_MAX; page++) {
+        const query: string = `rootId=${encodeURIComponent(workflow.rootId)}&limit=100${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`;
+        const answer: JobListPage = await api<JobListPage>('GET', `/api/jobs?${query}`);
+        items.push(...answer.data);
+        cursor = answer.pagination.nextCursor;
+        if (cursor === null) break;
+      }
+      if (current) jobs.value = items;
+    })().catch((failure) => current && (error.value = failure));
+    return () => {
+      current = false;
+    };
+  }, [workflow]);
+  if (error.value) return <ErrorText error={error.value} />;
+  // a job whose root is not here has no workflow list to act on
+  if (jobs.value === null || jobs.value.length === 0) return null;
+  return <BulkActions selected={jobs.value} subject="in this workflow" onDone={() => undefined} />;
 }
 
 function StuckReasons({ workflow }: { workflow: Workflow }) {
