@@ -66,6 +66,11 @@ export class RelationColumns {
     return this.root[row]!;
   }
 
+  /** The externalId a held code stands for (a code of the relation index). */
+  stringOfCode(code: number): string | null {
+    return this.codes.stringOf(code);
+  }
+
   /** The code an externalId has as someone's parent or root now; NO_CODE when no job names it. */
   codeOf(externalId: string): number {
     return this.codes.codeOf(externalId);

@@ -33,6 +33,16 @@ export class RelationIndex {
     return this.byRoot.get(rootCode) ?? NONE;
   }
 
+  /** Every code some row names as its parent, with those rows; the store must not change while iterating. */
+  parents(): IterableIterator<[number, ReadonlySet<number>]> {
+    return this.byParent.entries();
+  }
+
+  /** Every code some row names as its root. */
+  roots(): IterableIterator<number> {
+    return this.byRoot.keys();
+  }
+
   /** Rows filed as children, for tests of the index's upkeep. */
   get childEntries(): number {
     let count = 0;
