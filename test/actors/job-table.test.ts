@@ -408,4 +408,22 @@ describe('the relation columns', () => {
     const reused = table.create('id-3', event({ externalId: 'e3' }));
     expect(table.read(reused)).toMatchObject({ parentExternalId: null, rootExternalId: null });
   });
+
+  test('given jobs without relations, then the relation columns cost nothing; the first relation makes them, the jobs before it naming none', () => {
+    const table = new JobTable('c1');
+    const rows = Array.from({ length: 100 }, (_, i) => {
+      const row = table.create(`id-${i}`, event({ externalId: `e${i}` }));
+      table.merge(row, event({ externalId: `e${i}` }));
+      return row;
+    });
+    expect(table.relations.bytes).toBe(0);
+    const child = table.create('id-child', event({ externalId: 'child' }));
+    table.merge(child, event({ externalId: 'child', parentExternalId: 'e1' }));
+    expect(table.relations.bytes).toBe(2 * 4 * 128); // two 4-byte columns at the table's capacity
+    expect(rows.map((row) => table.relations.parentOf(row)).every((parent) => parent === null)).toBe(true);
+    expect(table.relations.parentOf(child)).toBe('e1');
+    // rows made after the columns, past the capacity they were made at, name none either
+    const later = Array.from({ length: 200 }, (_, i) => table.create(`id-later-${i}`, event({ externalId: `later-${i}` })));
+    expect(later.every((row) => table.relations.parentOf(row) === null && table.relations.rootOf(row) === null)).toBe(true);
+  });
 });
