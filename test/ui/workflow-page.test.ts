@@ -89,8 +89,17 @@ describe('the workflow on a job detail', () => {
       await page.getByRole('heading', { name: 'render-album', exact: true }).waitFor();
       await page.getByRole('region', { name: 'Workflow' }).getByRole('list', { name: 'Workflow tree' }).waitFor();
     }
+    // the jobs list goes to a job's workflow: its jobs, and only those
+    const { page: listPage } = views[0]!.view;
+    await listPage.goto('/jobs?search=render-stems');
+    await listPage.getByRole('link', { name: 'its workflow' }).first().click();
+    await listPage.waitForURL(/rootId=/);
+    await listPage.locator('tbody tr', { hasText: 'render-album' }).first().waitFor();
+    expect(await listPage.locator('tbody tr').count()).toBe(6);
+    await screenshot(listPage, 'workflow-list-desktop');
     // the workflow's actions: its failed child retried through the agent, job by job, the result listed
     const { page } = views[0]!.view;
+    await page.goto(`/jobs/${await idOf(page, 'albums:1')}`);
     const actions = page.getByRole('group', { name: 'Jobs in this workflow' });
     await actions.getByText('6 jobs in this workflow').waitFor();
     expect(await actions.getByRole('button', { name: 'Revoke 1 of 6' }).isEnabled()).toBe(true); // the waiting parent
