@@ -23,6 +23,13 @@
  * lose them and misread a pending command on a queue as one on a job.
  * Format 8 adds each connection's task metrics (`taskMetrics` chunks) and markers; a reader
  * of format 7 would drop them.
+ * Format 9 writes every column of the column list (job-column-list.ts): the typed ones as
+ * before (with each job's runs added by hand and log line counts, new), each text column
+ * (extensions, arguments, result, progress object, log, earlier attempts) as its texts' UTF-8
+ * bytes joined with their lengths; a chunk is cut at JOBS_PER_CHUNK jobs or
+ * CHUNK_TEXT_BYTES_MAX of their texts, whichever comes first; and the teams' saved views of
+ * the jobs list in the accounts chunk. A reader of format 8 would drop the texts and the
+ * views.
  *
  * In cluster mode each partition's owner snapshots only its part (a `SnapshotScope`):
  * the connections of one partition, and the accounts in the accounts partition's own
@@ -39,7 +46,7 @@ import type { AgentCapabilities } from './connection/agent-capabilities.ts';
 import type { ControlOutcome } from './connection/control-outcomes.ts';
 import type { AlertBookSnapshot } from './alerts/alert-book.ts';
 import type { QuotaSnapshot } from './connection/daily-quota.ts';
-import { toJobColumns, type StoredJobColumns } from './connection/job-columns.ts';
+import { textBytesOfJob, toJobColumns, type StoredJobColumns } from './connection/job-columns.ts';
 import type { FormatOneJob, Job } from './connection/job-record.ts';
 import type { JobTableSizes } from './connection/job-table.ts';
 import type { Queue } from './connection/queue-store.ts';
@@ -60,15 +67,21 @@ export const SNAPSHOT_FORMAT_VERSION = 10;
  * had no teams in the accounts chunk (their connections have no team until the first start
  * of a version with teams moves them) and no audit log, 1 to 6 had no commands but on jobs,
  * no capabilities and no paused queues, 1 to 7 had no task metrics (a connection restored
- * from them starts its task metrics and markers empty), 1 to 8 no job relations (a job
- * columns chunk without `parentExternalId` and `rootExternalId`: no job had a parent or
- * root). 9 is taken by the format of another change being made beside this one.
+ * from them starts its task metrics and markers empty), 1 to 8 had no column of the column
+ * list (job-column-list.ts) added since format 4's (runs added by hand, the texts beyond
+ * extensions) and extensions outside the text columns, 1 to 9 no job relations (a job
+ * columns chunk without `parentExternalId` and `rootExternalId`: no job had a parent or root).
  */
-const READABLE_FORMAT_VERSIONS: readonly number[] = [1, 2, 3, 4, 5, 6, 7, 8, 10];
+const READABLE_FORMAT_VERSIONS: readonly number[] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
 /** Task metrics series go into chunks of about this many bytes: a connection's 90 days of 200 tasks is tens of MB. */
 export const TASK_METRICS_BYTES_PER_CHUNK = 1 << 20;
 /** Each chunk is copied and encoded in one turn of the event loop: small chunks bound the stall. */
 export const JOBS_PER_CHUNK = 1_000;
+/**
+ * A chunk's texts (arguments, results, logs) stop it early: a thousand jobs with 256 KiB
+ * logs would be a quarter of a gigabyte in one turn. A job larger than this alone is a chunk.
+ */
+export const CHUNK_TEXT_BYTES_MAX = 4 * 1024 * 1024;
 /** 100k dedup keys in one chunk took 40-60 ms to encode at 1M jobs: the stall a snapshot caused. */
 export const DEDUP_KEYS_PER_CHUNK = 5_000;
 /** audit entries per chunk, for the same reason */
@@ -171,11 +184,19 @@ export function takeSnapshot(accounts: AccountsActor, audit: AuditLog, actors: M
     try {
       yield* fixed;
       for (const { actor, rows, preImages } of jobLists) {
-        for (let start = 0; start < rows.length; start += JOBS_PER_CHUNK) {
-          const chunk = Array.from(rows.subarray(start, start + JOBS_PER_CHUNK), (row) => preImages.get(row) ?? actor.jobs.read(row));
+        let chunk: Job[] = [];
+        let textBytes = 0;
+        for (const row of rows) {
+          const job = preImages.get(row) ?? actor.jobs.read(row);
+          chunk.push(job);
+          textBytes += textBytesOfJob(job);
+          if (chunk.length < JOBS_PER_CHUNK && textBytes < CHUNK_TEXT_BYTES_MAX) continue;
           // The columns are a copy: the jobs may change once this turn ends.
           yield { k: 'jobColumns', connectionId: actor.connectionId, columns: toJobColumns(chunk) };
+          chunk = [];
+          textBytes = 0;
         }
+        if (chunk.length > 0) yield { k: 'jobColumns', connectionId: actor.connectionId, columns: toJobColumns(chunk) };
       }
       yield { k: 'end' };
     } finally {

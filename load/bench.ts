@@ -35,6 +35,11 @@
  *    HTTP): heap and resident memory per job and ingest CPU per event at 100k and 1M jobs
  *    (100k with --quick; 3M too with BENCH_GROWTH_3M=1, which takes a few minutes more and
  *    about 3 GB), printed after the table.
+ * 7. payload: load/payload.ts, three runs, each in a process of its own (a connection actor
+ *    in-process, no HTTP): resident and heap memory per job of --jobs jobs without arguments
+ *    and with a typical 200-byte payload (the growth is the figure), and the p99 of payload
+ *    searches (`data.userId`, an `args` substring, a common field with a state filter, a
+ *    field nothing has) for one page, beside the same page without the terms.
  * 5. stream: N SSE subscribers while ingesting at a target rate (load/stream.ts), twice: spread
  *    over as many users as the per-user stream limit needs (each user its own connection; the
  *    target row), and the most streams one connection may have (one user's limit) receiving
@@ -47,7 +52,7 @@
  * Options: --jobs N, --quick, --ingest-duration s, --ingest-connections n (default 4),
  * --read-duration s, --read-connections n (default 4), --subscribers n (default 1000),
  * --stream-rate events/s (default 50000), --stream-duration s, --profile (CPU profiles of
- * the services, top functions printed after the table), --skip ingest,reads,restart,stream,growth,metrics.
+ * the services, top functions printed after the table), --skip ingest,reads,restart,stream,growth,payload,metrics.
  * Progress goes to stderr, results to stdout.
  */
 import { mkdirSync, readdirSync } from 'node:fs';
@@ -132,9 +137,13 @@ const streams: StreamResult[] = [];
 const problems: string[] = [];
 /** load/store-growth.ts's own output, printed after the table */
 let growthReport: string | null = null;
+/** load/payload.ts's figures: memory per job without and with a typical payload, and payload search times */
+const payloadFigures: { none: PayloadMemory | null; typical: PayloadMemory | null; search: PayloadSearch | null } = { none: null, typical: null, search: null };
 let metricsRows: BenchRow[] = [];
 /** The issue's sizes for the cost of growth; 3M needs about 3 GB and minutes more, so it is asked for. */
 const growthSizes = quick ? '100k' : process.env.BENCH_GROWTH_3M === '1' ? '100k,1m,3m' : '100k,1m';
+/** a typical job's arguments as JSON, the issue's figure for memory per job */
+const TYPICAL_PAYLOAD_BYTES = 200;
 
 try {
   if (!skip.has('ingest')) {
@@ -214,6 +223,23 @@ try {
     }
   }
 
+  if (!skip.has('payload')) {
+    // each in a process of its own: one run's memory must not blur the next's
+    const run = async (...extra: string[]): Promise<unknown> => {
+      note(`payload: load/payload.ts --jobs ${jobs} ${extra.join(' ')}`);
+      const child = Bun.spawn([process.execPath, 'load/payload.ts', '--jobs', String(jobs), ...extra], { cwd: join(import.meta.dir, '..'), stdout: 'pipe', stderr: 'inherit' });
+      const output = await new Response(child.stdout).text();
+      if ((await child.exited) !== 0) {
+        problems.push(`payload: load/payload.ts ${extra.join(' ')} exited with code ${child.exitCode}`);
+        return null;
+      }
+      return JSON.parse(output.trim().split('\n').pop()!);
+    };
+    payloadFigures.none = (await run('--measure', 'memory', '--payload-bytes', '0')) as PayloadMemory | null;
+    payloadFigures.typical = (await run('--measure', 'memory', '--payload-bytes', String(TYPICAL_PAYLOAD_BYTES))) as PayloadMemory | null;
+    payloadFigures.search = (await run('--measure', 'search', '--payload-bytes', String(TYPICAL_PAYLOAD_BYTES))) as PayloadSearch | null;
+  }
+
   if (!skip.has('metrics')) {
     const measured = await taskMetricsRows({ quick, baselineUrl: baseline.baseUrl, reads: { connections: settings.readConnections, durationS: settings.readS, warmupS: settings.readWarmupS } });
     metricsRows = measured.rows;
@@ -235,6 +261,15 @@ try {
 // the table
 
 type Row = BenchRow;
+interface PayloadMemory {
+  jobs: number;
+  heapPerJob: number;
+  rssPerJob: number;
+}
+interface PayloadSearch {
+  jobs: number;
+  results: Array<{ name: string; p50: number; p99: number; max: number; baselineP99: number; found: number; total: number; partial: number; runs: number }>;
+}
 const rows: Row[] = [];
 const verdict = (met: boolean | null): string => (met === null ? '' : met ? 'met' : 'NOT MET');
 const times = (a: number, b: number): string => (Number.isFinite(a / b) && b > 0 ? `${(a / b).toFixed(1)}x` : '');
@@ -315,6 +350,34 @@ if (memory.empty !== null && memory.loaded !== null) {
   }
 } else if (!skip.has('reads') || !skip.has('restart')) {
   rows.push([`resident memory per job`, 'n/a', '', '', `< ${MEMORY_TARGET_BYTES} B`, '', 'not measurable: no server pid (attached to BASE_URL?)']);
+}
+
+if (payloadFigures.none !== null && payloadFigures.typical !== null) {
+  const { none, typical } = payloadFigures;
+  // heap after a full collection: the bytes the jobs hold. Resident memory also keeps what the
+  // allocator took for ingest's passing garbage (each event's parsed arguments), so it is shown beside it.
+  const growth = typical.heapPerJob - none.heapPerJob;
+  const allowed = TYPICAL_PAYLOAD_BYTES + 32;
+  rows.push([
+    `memory per job with a ${TYPICAL_PAYLOAD_BYTES}-byte payload, growth${scale}`,
+    `+${growth.toFixed(0)} B`,
+    `${none.heapPerJob.toFixed(0)} B`,
+    times(typical.heapPerJob, none.heapPerJob),
+    `<= ${allowed} B (payload + 32)`,
+    verdict(growth <= allowed),
+    `heap per job after a full collection, in-process (load/payload.ts, a process each), with arguments of ${TYPICAL_PAYLOAD_BYTES} bytes on every job less without; resident: +${(typical.rssPerJob - none.rssPerJob).toFixed(0)} B (${none.rssPerJob.toFixed(0)} -> ${typical.rssPerJob.toFixed(0)}), which keeps what ingest's passing garbage took; baseline: the same jobs without arguments`,
+  ]);
+}
+for (const search of payloadFigures.search?.results ?? []) {
+  rows.push([
+    `payload search at ${fmtCount(payloadFigures.search!.jobs)} jobs: ${search.name}, p99`,
+    fmtMs(search.p99),
+    fmtMs(search.baselineP99),
+    times(search.p99, search.baselineP99),
+    `< 200 ms${scale === '' ? '' : '*'}, or partial`,
+    verdict(search.p99 < 200 || search.partial === search.runs),
+    `in-process, one page of 50 (p50 ${fmtMs(search.p50)}, max ${fmtMs(search.max)}); ${search.found} on the page, total ${fmtCount(search.total)}; ${search.partial} of ${search.runs} runs stopped by the budget (partial); baseline: the same page without the payload terms`,
+  ]);
 }
 
 if (restart !== null) {

@@ -28,6 +28,7 @@ import { streamRoutes } from './routes/stream.ts';
 import { workerRoutes } from './routes/workers.ts';
 import { userRoutes } from './routes/users.ts';
 import { teamRoutes } from './routes/teams.ts';
+import { savedViewRoutes } from './routes/saved-views.ts';
 import { auditRoutes } from './routes/audit.ts';
 import { oidcRoutes } from './routes/oidc.ts';
 import { uiRoutes } from './routes/ui.ts';
@@ -54,6 +55,7 @@ export function createApp(deps: AppDeps) {
     .use(connectionRoutes(deps))
     .use(ingestRoutes(deps, inFlight))
     .use(jobReadRoutes(deps))
+    .use(savedViewRoutes(deps))
     .use(queueRoutes(deps))
     .use(workerRoutes(deps))
     .use(taskMetricsRoutes(deps))

@@ -4,6 +4,7 @@
  * that names the variable (a typo must never silently fall back to a default).
  */
 import { TENANT_LIMIT_DEFAULTS as TENANT, type TenantLimits } from '../actors/connection/tenant-limits.ts';
+import { PAYLOAD_LIMIT_DEFAULTS as PAYLOAD, type PayloadLimits } from '../actors/ingest/job-payload.ts';
 import { IN_FLIGHT_DEFAULTS, type InFlightLimits } from './http/in-flight.ts';
 import { TrustedProxies } from './http/trusted-proxies.ts';
 import { TASK_METRICS_DEFAULTS, type TaskMetricsSettings } from '../actors/metrics/metric-tiers.ts';
@@ -48,6 +49,8 @@ export interface Config {
   streamsPerUserMax: number;
   /** one tenant must never crowd out another: see actors/connection/tenant-limits.ts */
   tenantLimits: TenantLimits;
+  /** caps and redaction of what jobs were called with and gave back: see actors/ingest/job-payload.ts */
+  payloadLimits: PayloadLimits;
   // HTTP edge (docs/security.md, "HTTP edge")
   /** absolute base URL the service is reached at, without a trailing slash; null: `docs_url` is relative */
   publicUrl: string | null;
@@ -149,6 +152,18 @@ function publicUrl(env: Env, name: string): string | null {
   return url.href.replace(/\/+$/, '');
 }
 
+/** Comma-separated key patterns of letters, digits, `_` and `-`; `none` for none. */
+function keyPatterns(env: Env, name: string, fallback: readonly string[]): readonly string[] {
+  const raw = optionalString(env, name);
+  if (raw === null) return fallback;
+  if (raw.trim().toLowerCase() === 'none') return [];
+  const patterns = raw.split(',').map((each) => each.trim()).filter((each) => each !== '');
+  const bad = patterns.find((pattern) => !/^[A-Za-z0-9_-]{1,64}$/.test(pattern));
+  if (bad !== undefined) throw new ConfigError(`${name} must be comma-separated key patterns of letters, digits, _ and - (or none), got '${bad}'`);
+  if (patterns.length === 0 || patterns.length > 100) throw new ConfigError(`${name} must name 1 to 100 key patterns (or none), got ${patterns.length}`);
+  return patterns;
+}
+
 /** Comma-separated nats:// (or tls://) server URLs. */
 function natsServers(env: Env, name: string): string[] | null {
   const raw = optionalString(env, name);
@@ -172,6 +187,7 @@ function trustedProxies(env: Env): TrustedProxies {
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
 const MB = 1024 * 1024;
+const KIB = 1024;
 
 /** The tiers' retention and the series cap; a coarser tier keeps at least as long as a finer one (a read covers a range with coarse buckets inside and fine ones at its edges). */
 function taskMetrics(env: Env): TaskMetricsSettings {
@@ -238,6 +254,7 @@ export function loadConfig(env: Env = process.env): Config {
       dailyIngestBytesMax: integer(env, 'DAILY_INGEST_MB', TENANT.dailyIngestBytesMax / MB, 0, 1_000_000_000) * MB,
       clockSkewToleranceMs: integer(env, 'CLOCK_SKEW_TOLERANCE_SECONDS', TENANT.clockSkewToleranceMs / 1000, 0, 7 * 86_400) * 1000,
     },
+    payloadLimits: payloadLimits(env),
     publicUrl: publicUrl(env, 'PUBLIC_URL'),
     bodyTimeoutMs: integer(env, 'BODY_TIMEOUT_SECONDS', 30, 1, 3_600) * 1000,
     inFlightPerConnection: {
@@ -262,5 +279,17 @@ export function loadConfig(env: Env = process.env): Config {
     alertWebhookAllowPrivate: oneOf(env, 'ALERT_WEBHOOK_ALLOW_PRIVATE', 'false', ['true', 'false'] as const) === 'true',
     taskMetrics: taskMetrics(env),
     prometheusTaskSeriesMax: integer(env, 'METRICS_PROMETHEUS_TASKS_MAX', 100, 0, 10_000),
+  };
+}
+
+/** The caps and masking of what jobs were called with (JOB_ARGS_KB and beside it). */
+function payloadLimits(env: Env): Config['payloadLimits'] {
+  return {
+    argsBytesMax: integer(env, 'JOB_ARGS_KB', PAYLOAD.argsBytesMax / KIB, 1, 1024) * KIB,
+    resultBytesMax: integer(env, 'JOB_RESULT_KB', PAYLOAD.resultBytesMax / KIB, 1, 1024) * KIB,
+    // a text column holds a text of at most 8 MiB (text-column.ts)
+    logBytesMax: integer(env, 'JOB_LOG_KB', PAYLOAD.logBytesMax / KIB, 1, 8 * 1000) * KIB,
+    logLinesMax: integer(env, 'JOB_LOG_LINES', PAYLOAD.logLinesMax, 1, 50_000),
+    redactKeys: keyPatterns(env, 'REDACT_KEYS', PAYLOAD.redactKeys),
   };
 }

@@ -156,6 +156,7 @@ export function engineLimitsOf(config: Config): ConnectionLimits {
     retentionMs: config.retentionMs,
     commandConfirmMs: config.commandConfirmMs,
     ...config.tenantLimits,
+    payload: config.payloadLimits,
     taskMetrics: config.taskMetrics,
   };
 }

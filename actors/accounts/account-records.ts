@@ -55,6 +55,20 @@ export interface Membership {
   sinceMs: number;
 }
 
+/** A saved view of the jobs list (saved-views.ts). */
+export interface SavedView {
+  id: string;
+  teamId: string;
+  name: string;
+  /** the jobs list's query parameters (filters and sort), as the address of the jobs page carries them */
+  params: Record<string, string>;
+  /** who saved it first, and who changed it last */
+  createdBy: string;
+  updatedBy: string;
+  createdAtMs: number;
+  updatedAtMs: number;
+}
+
 export interface Connection {
   id: string;
   name: string;
@@ -97,4 +111,7 @@ export type AccountsRecord =
   | { t: 'connection.created'; connection: Connection }
   /** a connection changes team (the upgrade to teams moves each user's connections into their own team) */
   | { t: 'connection.moved'; connectionId: string; teamId: string }
-  | { t: 'connection.deleted'; connectionId: string };
+  | { t: 'connection.deleted'; connectionId: string }
+  /** a view created, or changed (its name, its filters) */
+  | { t: 'view.saved'; view: SavedView }
+  | { t: 'view.deleted'; viewId: string };

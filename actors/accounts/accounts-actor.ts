@@ -5,8 +5,9 @@
  */
 import { DomainError } from '../domain-error.ts';
 import { newId } from '../ids.ts';
-import type { AccountsRecord, Connection, PasswordLink, Session, SsoIdentityKey, User } from './account-records.ts';
+import type { AccountsRecord, Connection, PasswordLink, SavedView, Session, SsoIdentityKey, User } from './account-records.ts';
 import { PasswordLinks } from './password-links.ts';
+import { SavedViewBook } from './saved-views.ts';
 import { keyPrefixOf, sha256Hex } from './secrets.ts';
 import { TEAM_NAME_CHARS_MAX, TeamBook, type TeamBookSnapshot } from './team-book.ts';
 
@@ -24,6 +25,8 @@ export interface AccountsSnapshot {
   teamsEra?: boolean;
   /** waiting invitations and password resets (absent before them) */
   passwordLinks?: PasswordLink[];
+  /** the teams' saved views of the jobs list (absent before format 9) */
+  views?: SavedView[];
 }
 
 export class AccountsActor {
@@ -33,6 +36,7 @@ export class AccountsActor {
   private readonly sessions = new Map<string, Session>();
   readonly passwordLinks = new PasswordLinks();
   readonly teams = new TeamBook();
+  readonly views = new SavedViewBook();
   readonly connections = new Map<string, Connection>();
   private readonly connectionsByKeyHash = new Map<string, Connection>();
   private readonly connectionsOfTeam = new Map<string, Set<string>>();
@@ -229,7 +233,12 @@ export class AccountsActor {
         return;
       case 'team.deleted':
         this.teams.evolve(record);
+        this.views.removeTeam(record.teamId);
         this.connectionsOfTeam.delete(record.teamId);
+        return;
+      case 'view.saved':
+      case 'view.deleted':
+        this.views.evolve(record);
         return;
       case 'connection.created':
         this.connections.set(record.connection.id, record.connection);
@@ -346,6 +355,7 @@ export class AccountsActor {
       teams: this.teams.toSnapshot(),
       teamsEra: this.teamsEra,
       passwordLinks: this.passwordLinks.toSnapshot(),
+      views: this.views.toSnapshot(),
     };
   }
 
@@ -355,6 +365,7 @@ export class AccountsActor {
     if (data.teams !== undefined) this.teams.restore(data.teams);
     this.teamsEra = data.teamsEra ?? false;
     this.passwordLinks.restore(data.passwordLinks ?? []);
+    this.views.restore(data.views ?? []);
     for (const connection of data.connections) this.evolve({ t: 'connection.created', connection });
   }
 }

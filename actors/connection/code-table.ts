@@ -4,6 +4,8 @@
  * code counts the rows holding it and is freed when none does: a client that invents a new
  * worker id per job cannot grow the table past the rows it keeps.
  */
+import { assert } from '../domain-error.ts';
+
 export const NO_CODE = -1;
 
 export class CodeTable {
@@ -39,6 +41,7 @@ export class CodeTable {
   /** One holder of `code` fewer; the code is freed with its last holder. */
   release(code: number): void {
     if (code === NO_CODE) return;
+    assert(code < this.strings.length && this.holders[code]! > 0, `code ${code} is released, but no row holds it`);
     if (--this.holders[code]! > 0) return;
     this.codes.delete(this.strings[code]!);
     this.strings[code] = undefined;
@@ -48,6 +51,16 @@ export class CodeTable {
   /** The code `value` holds now, without counting a holder; NO_CODE when no row holds it. */
   codeOf(value: string): number {
     return this.codes.get(value) ?? NO_CODE;
+  }
+
+  /** Checks that each code is held by as many rows as `counted` says (a code absent from it by none); throws naming the first that is not. */
+  checkHolders(counted: ReadonlyMap<number, number>): void {
+    for (let code = 0; code < this.strings.length; code++) {
+      const expected = counted.get(code) ?? 0;
+      assert(this.holders[code] === expected, `code ${code} ('${this.strings[code]}') counts ${this.holders[code]} holders, ${expected} rows hold it`);
+      assert((this.strings[code] !== undefined) === (expected > 0), `code ${code} is ${expected > 0 ? 'held but freed' : 'free but kept'}`);
+    }
+    assert(this.codes.size === counted.size, `the code table holds ${this.codes.size} strings, rows hold ${counted.size}`);
   }
 
   /** The string of a held code; null for NO_CODE. */

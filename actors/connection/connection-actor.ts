@@ -32,6 +32,7 @@ import { StringPool } from './string-pool.ts';
 import { livenessMs, WorkerStore, type Worker } from './worker-store.ts';
 import { tenantLimitsOf, type TenantLimits } from './tenant-limits.ts';
 import { AlertBook } from '../alerts/alert-book.ts';
+import { PAYLOAD_LIMIT_DEFAULTS, PayloadRules, type PayloadLimits } from '../ingest/job-payload.ts';
 import { TaskMetrics } from '../metrics/task-metrics.ts';
 import { MARKER_NAME_LENGTH_MAX, MarkerBook, type MarkerAddedRecord } from '../metrics/markers.ts';
 import { TASK_METRICS_DEFAULTS, type TaskMetricsSettings } from '../metrics/metric-tiers.ts';
@@ -41,6 +42,8 @@ export interface ConnectionLimits extends Partial<TenantLimits> {
   dedupKeysMax: number;
   maxJobsPerConnection: number;
   retentionMs: number;
+  /** caps and redaction of what jobs were called with (job-payload.ts); the defaults where left out */
+  payload?: Partial<PayloadLimits>;
   /** how long a revoke or retry waits for the agent's outcome before it is withdrawn (COMMAND_CONFIRM_SECONDS); default COMMAND_CONFIRM_DEFAULT_MS */
   commandConfirmMs?: number;
   /** task metrics' tiers and series cap; absent: TASK_METRICS_DEFAULTS */
@@ -121,12 +124,15 @@ export class ConnectionActor {
   /** what retention's createdAt scan cannot find (see late-created-jobs.ts) */
   private readonly lateCreated: LateCreatedJobs;
   readonly tenantLimits: TenantLimits;
+  /** how arguments, results, progress objects and log lines are masked and capped on ingest */
+  readonly payloadRules: PayloadRules;
 
   constructor(
     readonly connectionId: string,
     readonly limits: ConnectionLimits,
   ) {
-    this.jobs = new JobStore(connectionId);
+    this.payloadRules = new PayloadRules({ ...PAYLOAD_LIMIT_DEFAULTS, ...limits.payload });
+    this.jobs = new JobStore(connectionId, undefined, this.payloadRules.limits);
     this.lateCreated = new LateCreatedJobs(this.jobs.table);
     this.tenantLimits = tenantLimitsOf(limits);
     this.quota = new DailyQuota(limits.dailyEventLimit);
@@ -155,7 +161,7 @@ export class ConnectionActor {
   /** One event checked on its own, as `decideIngest` checks it; the route may do so ahead, in slices. */
   validateIngestEvent(raw: unknown, nowMs: number): EventVerdict {
     // Decided with the injected clock, so replay never depends on when it runs.
-    return validateEvent(raw, this.connectionId, nowMs + this.tenantLimits.clockSkewToleranceMs);
+    return validateEvent(raw, this.connectionId, nowMs + this.tenantLimits.clockSkewToleranceMs, this.payloadRules);
   }
 
   /** `verdicts`: each event already checked by `validateIngestEvent` (same order); absent, they are checked here. */
@@ -497,6 +503,10 @@ export class ConnectionActor {
       // state to the job system, whose events count what follows.
       const kind = entry === null ? null : command.type === 'revoke' ? 'cancelled' : command.type === 'retry' ? 'retried' : null;
       if (kind !== null) this.taskMetrics.recordTransition(table.nameOf(row), table.queueOf(row), kind, outcome?.entryAtMs ?? command.createdAtMs, atMs ?? command.createdAtMs);
+      // The job system ran it once more because of jobwatch: the detail says so beside the
+      // attempt. A retry of a job waiting to retry made no entry: it ran the attempt that was
+      // due anyway, sooner, and adds no run.
+      if (command.type === 'retry' && entry !== null) this.jobs.countManualRetry(row);
       return;
     }
     if (entry === null) return;

@@ -11,6 +11,7 @@
  * row here (entries, the room left in slots and columns, start, length and capacity),
  * 92 with a `Float64Array` of its own per row, 76 with a plain array per row.
  */
+import { assert } from '../domain-error.ts';
 import { currentRunStartMs, entryAtMs, HISTORY_ENTRIES_MAX, packHistoryEntry } from './job-history.ts';
 
 const FIRST_SLOT_ENTRIES = 4;
@@ -76,6 +77,7 @@ export class HistoryColumn {
 
   /** The row's newest entry; the row must have one. */
   last(row: number): number {
+    assert(this.lengths[row]! > 0, `row ${row} has no history to read the last entry of`);
     return this.entries[this.starts[row]! + this.lengths[row]! - 1]!;
   }
 

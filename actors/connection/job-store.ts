@@ -21,6 +21,7 @@ import { JobsById } from './jobs-by-id.ts';
 import { JobsByKey } from './jobs-by-key.ts';
 import { RelationIndex } from './relation-index.ts';
 import { Tally } from './tally.ts';
+import type { PayloadLimits } from '../ingest/job-payload.ts';
 
 export interface JobChange {
   row: number;
@@ -31,10 +32,14 @@ export interface JobChange {
   isNewest: boolean;
 }
 
-/** What readers of the store's indexes get: a size and scans of rows in a listing order, optionally filtered. */
+/**
+ * What readers of the store's indexes get: a size and scans of rows in a listing order,
+ * optionally filtered by the grouped fields (`matches`, which the groups can answer without
+ * a row) and then by the row itself (`rowMatches`, e.g. what the job was called with).
+ */
 export interface JobScans {
   readonly size: number;
-  scan(order: SortOrder, after?: IndexPosition, matches?: (fields: GroupFields) => boolean): IterableIterator<IndexEntry<number>>;
+  scan(order: SortOrder, after?: IndexPosition, matches?: (fields: GroupFields) => boolean, rowMatches?: (row: number) => boolean): IterableIterator<IndexEntry<number>>;
 }
 
 /** The sort keys kept in one index each; createdAt is kept per state (see createdByState). */
@@ -85,8 +90,8 @@ export class JobStore {
   /** inside deferIndexing: each touched row and its indexed values before (null: created inside) */
   private deferred: Map<number, IndexedValues | null> | null = null;
 
-  constructor(connectionId: string, groupsMax?: number) {
-    const table = (this.table = new JobTable(connectionId));
+  constructor(connectionId: string, groupsMax?: number, logLimits?: Pick<PayloadLimits, 'logBytesMax' | 'logLinesMax'>) {
+    const table = (this.table = new JobTable(connectionId, logLimits));
     const ids = table.idOrder;
     this.byId = new JobsById(ids);
     this.byExternalId = new JobsByKey(table.externalIdKeys);
@@ -107,9 +112,9 @@ export class JobStore {
       get size() {
         return createdByState.size;
       },
-      scan: (order, after, matches) => {
+      scan: (order, after, matches, rowMatches) => {
         const states = matches !== undefined && groups.usable ? groups.statesWhere(matches) : createdByState.groups;
-        return createdByState.scanGroups(states, order, after, this.rowMatcher(matches));
+        return createdByState.scanGroups(states, order, after, this.rowMatcher(matches, rowMatches));
       },
     };
     for (const key of JOB_SORT_KEYS) {
@@ -121,7 +126,7 @@ export class JobStore {
               get size() {
                 return built.size;
               },
-              scan: (order, after, matches) => built.scan(order, after, this.rowMatcher(matches)),
+              scan: (order, after, matches, rowMatches) => built.scan(order, after, this.rowMatcher(matches, rowMatches)),
             };
       Object.defineProperty(indexes, key, {
         enumerable: true,
@@ -170,15 +175,20 @@ export class JobStore {
     return this.table.read(row);
   }
 
+  /** A copy of a held row's job as a list shows it: without the texts only its detail shows (JobTable.readListed). */
+  readListed(row: number): Job {
+    return this.table.readListed(row);
+  }
+
   /** A number naming the row's job that no later job in the row shares (the live stream's change sets). */
   refOf(row: number): number {
     return this.table.refOf(row);
   }
 
-  /** A copy of the job a ref names, or undefined once it is gone. */
-  readRef(ref: number): Job | undefined {
+  /** A copy of the job a ref names as a list shows it, or undefined once it is gone. */
+  readRefListed(ref: number): Job | undefined {
     const row = this.table.rowOfRef(ref);
-    return row < 0 ? undefined : this.table.read(row);
+    return row < 0 ? undefined : this.table.readListed(row);
   }
 
   applyEvent(event: JobEvent): JobChange {
@@ -226,6 +236,11 @@ export class JobStore {
       withdrawn = this.table.removeHistory(row, state, atMs);
     });
     return withdrawn;
+  }
+
+  /** A retry from jobwatch that the agent carried out: one run more, added by hand. */
+  countManualRetry(row: number): void {
+    this.change(row, () => this.table.addManualRetry(row));
   }
 
   /**
@@ -315,14 +330,14 @@ export class JobStore {
     table.free(row);
   }
 
-  /** Other jobs of the same task name, newest createdAt first, as copies. */
+  /** Other jobs of the same task name, newest createdAt first, as copies a list shows. */
   recentOfName(job: Job, limit: number): Job[] {
     const recent: Job[] = [];
     if (this.unbuilt?.nameIndexes === true) this.buildNameIndexes();
     const index = this.byNameCreated.get(job.name);
     if (index === undefined) return recent;
     for (const entry of index.scan('desc')) {
-      if (this.table.id(entry.item) !== job.id) recent.push(this.table.read(entry.item));
+      if (this.table.id(entry.item) !== job.id) recent.push(this.table.readListed(entry.item));
       if (recent.length >= limit) break;
     }
     return recent;
@@ -552,14 +567,25 @@ export class JobStore {
     return count;
   }
 
-  /** A filter on the grouped fields as a filter of rows. */
-  private rowMatcher(matches: ((fields: GroupFields) => boolean) | undefined): ((row: number) => boolean) | undefined {
-    if (matches === undefined) return undefined;
+  /** A filter on the grouped fields, then on the row, as a filter of rows. */
+  private rowMatcher(matches: ((fields: GroupFields) => boolean) | undefined, rowMatches?: (row: number) => boolean): ((row: number) => boolean) | undefined {
+    if (matches === undefined) return rowMatches;
     const fields = this.fields;
     return (row) => {
       fields.row = row;
-      return matches(fields);
+      return matches(fields) && (rowMatches === undefined || rowMatches(row));
     };
+  }
+
+  /** Whether a held row's grouped fields pass a filter of them. */
+  rowHasFields(row: number, matches: (fields: GroupFields) => boolean): boolean {
+    this.fields.row = row;
+    return matches(this.fields);
+  }
+
+  /** Rows 0 .. rowSpan - 1 are every row the store's table has used (held or free): the size of a set of rows by number. */
+  get rowSpan(): number {
+    return this.table.rowSpan;
   }
 
   private indexedValuesOf(row: number): IndexedValues {

@@ -1,35 +1,58 @@
 /**
- * A connection's jobs as rows of columns: a job is a row number, its fields live in typed
- * arrays (times, attempt, progress and retries as doubles, NaN for null; the state and
- * whether createdAt was reported as bytes; task name, queue, worker and framework as codes
- * of the connection's code table, error and stack trace as codes of a second one), its id
- * and externalId as bytes in string columns (string-column.ts), its rare extensions as
- * their JSON text in a third, its history in one packed column. A million jobs are a few dozen arrays
- * instead of a million objects and two million strings, and a snapshot's columns load back
- * by copying.
+ * A connection's jobs as rows of columns: a job is a row number, and its fields live in the
+ * columns that job-column-list.ts declares (typed arrays for numbers, flags and codes of
+ * the connection's code tables; text columns for JSON texts), its id and externalId as bytes
+ * in string columns (string-column.ts), its history in one packed column. A million jobs
+ * are a few dozen arrays instead of a million objects and two million strings, and a
+ * snapshot's columns load back by copying. The table allocates, grows, fills, frees,
+ * copies and loads every column from the list; only the merge rules with a name of their
+ * own are written out here.
  *
  * Columns grow by doubling; rows freed by retention and eviction are reused. A reader that
  * must find a job again later (the live stream, after the batch is durable) keeps its ref:
  * the row and its generation, which a freed row's next job does not share.
  *
- * The merge rules of an event are `mergeEvent`'s: the event with the newest timestamp
- * decides the state (ties: later arrival); an older event never moves the job backwards but
- * still lands in the history in timestamp order; scalar fields take a newer non-null value,
- * and an older event only fills gaps.
+ * The merge rules of an event are `merge`'s: the event with the newest timestamp decides
+ * the state (ties: later arrival); an older event never moves the job backwards but still
+ * lands in the history in timestamp order; a field takes a newer non-null value, and an
+ * older event only fills gaps. What belongs to one run (the `run` and `progress` columns)
+ * is moved to the job's earlier attempts and emptied when the newest event begins another
+ * (`beginsNewRun`), and an event of an earlier attempt fills none of it.
  */
 import type { JobEvent } from '../ingest/normalized-event.ts';
-import { jsonText, rememberJson, retainedJobBytes } from '../ingest/event-bytes.ts';
+import { jsonText, retainedJobBytes } from '../ingest/event-bytes.ts';
 import { JSON_OBJECT_BYTES_MAX } from '../ingest/json-object-limits.ts';
+import { appendedLog, PAYLOAD_LIMIT_DEFAULTS, type PayloadLimits } from '../ingest/job-payload.ts';
 import { JOB_STATES, type Framework, type JobState } from '../ingest/states.ts';
-import { CodeTable, NO_CODE } from './code-table.ts';
+import { assert } from '../domain-error.ts';
+import { outcomeOf, withAttempt, withLateFacts } from './attempt-history.ts';
+import { CodeTable } from './code-table.ts';
 import { HistoryColumn } from './history-column.ts';
-import { nanForNull, nullForNaN } from './nullable-number.ts';
+import {
+  codesOf,
+  columnsWhere,
+  initialValueOf,
+  isNullableNumber,
+  isSparse,
+  JOB_COLUMNS,
+  newArrayOf,
+  NO_CODE,
+  TEXT_COLUMNS,
+  TYPED_COLUMNS,
+  type JobColumnName,
+  type TextColumnName,
+  type TypedColumnName,
+  type TypedColumns,
+} from './job-column-list.ts';
+import { nullForNaN } from './nullable-number.ts';
 import { StringColumn } from './string-column.ts';
 import { RelationColumns } from './relation-columns.ts';
+import { SparseRows } from './sparse-rows.ts';
+import { TextColumn } from './text-column.ts';
 import type { ItemIds } from '../jobs/item-ids.ts';
 import type { ItemKeys } from './jobs-by-key.ts';
 import { entryCode, stateCodeOf } from './job-history.ts';
-import { NO_DETAILS, type Job, type JobDetails } from './job-record.ts';
+import { runDurationMs, type Job } from './job-record.ts';
 import type { LoadableJobColumns } from './job-columns.ts';
 
 /** Generations kept per row in a ref: a ref outlives at most this many reuses of its row before it could name a later job. */
@@ -37,17 +60,29 @@ const GENERATIONS = 2 ** 20;
 const ROWS_MAX = 2 ** 32;
 const FIRST_CAPACITY = 64;
 
-
 /** How much a table holds: a snapshot records it so that a restart sizes the table once. */
 export interface JobTableSizes {
   rows: number;
   idBytes: number;
   externalIdBytes: number;
   historyEntries: number;
-  /** absent in snapshots written before extensions were kept as text */
+  /** formats 4 to 7: characters of the extensions' texts */
   extensionBytes?: number;
+  /** format 9 on: bytes each text column's buffer holds */
+  textBytes?: Partial<Record<TextColumnName, number>>;
 }
 
+type CodeTables = { names: CodeTable; texts: CodeTable };
+
+const RUN_COLUMNS = columnsWhere('run');
+const NEWEST_OR_FILL_COLUMNS = columnsWhere('newestOrFill');
+const NEWEST_COLUMNS = columnsWhere('newest');
+const CODE_COLUMNS = TYPED_COLUMNS.filter((name) => codesOf(name) !== undefined);
+
+/** An event's value for a column, as the column keeps it (texts as their JSON text). */
+function eventValueOf(event: JobEvent, name: JobColumnName): string | number | undefined {
+  return (event as unknown as Record<string, string | number | undefined>)[name];
+}
 
 export class JobTable {
   private capacity = 0;
@@ -55,50 +90,48 @@ export class JobTable {
   private rowsUsed = 0;
   private live = 0;
   private readonly freeRows: number[] = [];
-  private readonly codes = new CodeTable();
+  /**
+   * Task names, queues, workers and frameworks in one code table; errors and stack traces in
+   * another (the same failure's trace arrives with many jobs, and each copy parsed from a
+   * request would otherwise be kept).
+   */
+  private readonly codeTables: CodeTables = { names: new CodeTable(), texts: new CodeTable() };
   private readonly history = new HistoryColumn();
   private readonly ids = new StringColumn();
   private readonly externalIds = new StringColumn();
-  /**
-   * Error texts and stack traces as codes of a table of their own: the same failure's trace
-   * arrives with many jobs, and each copy parsed from a request would otherwise be kept.
-   */
-  private readonly texts = new CodeTable();
-  private error = new Int32Array(0);
-  private stacktrace = new Int32Array(0);
-  /**
-   * Extensions as their JSON text, no string for most jobs: parsed objects cost ~470 B a job
-   * that has them (measured at 1M jobs, a tenth of them with a small object), held cells
-   * among the request's garbage, and were most of a restart's decoding.
-   */
-  private readonly extensions = new StringColumn();
-  private framework = new Int32Array(0);
-  private name = new Int32Array(0);
-  private queue = new Int32Array(0);
-  private worker = new Int32Array(0);
+  /** the typed columns of the list, by name */
+  private readonly columns = {} as TypedColumns;
+  /** the text columns of the list, by name */
+  private readonly texts = {} as Record<TextColumnName, TextColumn>;
+  /** the slots of the rows that hold a field few jobs have, shared by those fields' text columns */
+  private readonly sparse = new SparseRows();
+  /** the state, the history's last entry (a code of JOB_STATES) */
   private state = new Uint8Array(0);
-  private createdAtReported = new Uint8Array(0);
-  private createdAtMs = new Float64Array(0);
-  private startedAtMs = new Float64Array(0);
-  private completedAtMs = new Float64Array(0);
-  private attempt = new Float64Array(0);
-  private maxRetries = new Float64Array(0);
-  private progress = new Float64Array(0);
-  private lastEventMs = new Float64Array(0);
   private generation = new Uint32Array(0);
-  /** the parent and root externalIds (relation-columns.ts), codes of the names table */
-  readonly relations = new RelationColumns(this.codes);
+  /** the parent and root externalIds, read as codes for the relation index (relation-columns.ts) */
+  readonly relations = new RelationColumns(this.columns, this.codeTables.names);
 
-  constructor(readonly connectionId: string) {}
+  constructor(
+    readonly connectionId: string,
+    private readonly logLimits: Pick<PayloadLimits, 'logBytesMax' | 'logLinesMax'> = PAYLOAD_LIMIT_DEFAULTS,
+  ) {
+    for (const name of TYPED_COLUMNS) (this.columns as Record<TypedColumnName, unknown>)[name] = newArrayOf(name, 0);
+    for (const name of TEXT_COLUMNS) this.texts[name] = new TextColumn(isSparse(name) ? this.sparse : null);
+  }
 
   /** Jobs held. */
   get size(): number {
     return this.live;
   }
 
+  /** Rows ever used, held or free: every row number is below it. */
+  get rowSpan(): number {
+    return this.rowsUsed;
+  }
+
   /** Distinct names, queues, workers and frameworks the jobs hold (for tests of the code table's bound). */
   get distinctStrings(): number {
-    return this.codes.size;
+    return this.codeTables.names.size;
   }
 
   /** A new row for a job first seen in `event` (as created, before the event is merged into it). */
@@ -106,21 +139,12 @@ export class JobTable {
     const row = this.allocate();
     this.ids.set(row, id);
     this.externalIds.set(row, event.externalId);
-    this.error[row] = this.stacktrace[row] = NO_CODE;
-    this.framework[row] = this.codes.acquire(event.framework);
-    this.name[row] = this.codes.acquire(event.name);
-    this.queue[row] = NO_CODE;
-    this.worker[row] = NO_CODE;
+    const columns = this.columns;
+    for (const name of TYPED_COLUMNS) columns[name][row] = initialValueOf(name);
+    columns.framework[row] = this.codeTables.names.acquire(event.framework);
+    columns.name[row] = this.codeTables.names.acquire(event.name);
+    columns.createdAtMs[row] = event.atMs;
     this.state[row] = stateCodeOf(event.state);
-    this.createdAtReported[row] = 0;
-    this.createdAtMs[row] = event.atMs;
-    this.startedAtMs[row] = Number.NaN;
-    this.completedAtMs[row] = Number.NaN;
-    this.attempt[row] = 1;
-    this.maxRetries[row] = Number.NaN;
-    this.progress[row] = Number.NaN;
-    this.lastEventMs[row] = Number.NEGATIVE_INFINITY;
-    this.relations.empty(row);
     return row;
   }
 
@@ -129,22 +153,16 @@ export class JobTable {
     const row = this.allocate();
     this.ids.set(row, job.id);
     this.externalIds.set(row, job.externalId);
-    this.error[row] = this.texts.acquire(job.details?.error ?? null);
-    this.stacktrace[row] = this.texts.acquire(job.details?.stacktrace ?? null);
-    this.setExtensions(row, job.details?.extensions ?? null);
-    this.framework[row] = this.codes.acquire(job.framework);
-    this.name[row] = this.codes.acquire(job.name);
-    this.queue[row] = this.codes.acquire(job.queue);
-    this.worker[row] = this.codes.acquire(job.workerId);
-    this.createdAtReported[row] = job.createdAtReported ? 1 : 0;
-    this.createdAtMs[row] = job.createdAtMs;
-    this.startedAtMs[row] = nanForNull(job.startedAtMs);
-    this.completedAtMs[row] = nanForNull(job.completedAtMs);
-    this.attempt[row] = job.attempt;
-    this.maxRetries[row] = nanForNull(job.maxRetries);
-    this.progress[row] = nanForNull(job.progress);
-    this.lastEventMs[row] = job.lastEventMs;
-    this.relations.set(row, job.parentExternalId, job.rootExternalId);
+    const values = job as unknown as Record<JobColumnName, string | number | boolean | null>;
+    for (const name of TYPED_COLUMNS) {
+      const value = values[name];
+      const codes = codesOf(name);
+      this.columns[name][row] = codes !== undefined ? this.codeTables[codes].acquire(value as string | null) : typeof value === 'boolean' ? Number(value) : value === null ? Number.NaN : (value as number);
+    }
+    for (const name of TEXT_COLUMNS) {
+      const text = values[name] as string | null;
+      if (text !== null) this.texts[name].set(row, text);
+    }
     this.history.load(row, [job.history.length], Float64Array.from(job.history));
     this.state[row] = this.stateCodeFromHistory(row);
     return row;
@@ -152,12 +170,14 @@ export class JobTable {
 
   /** What the table holds now (see JobTableSizes). */
   sizes(): JobTableSizes {
+    const textBytes: Partial<Record<TextColumnName, number>> = {};
+    for (const name of TEXT_COLUMNS) textBytes[name] = this.texts[name].heldBytes;
     return {
       rows: this.live,
       idBytes: this.ids.liveBytes,
       externalIdBytes: this.externalIds.liveBytes,
       historyEntries: this.history.liveEntries,
-      extensionBytes: this.extensions.liveBytes,
+      textBytes,
     };
   }
 
@@ -169,14 +189,15 @@ export class JobTable {
     this.history.makeRoom(this.capacity, sizes.historyEntries);
     this.ids.reserveBytes(sizes.idBytes);
     this.externalIds.reserveBytes(sizes.externalIdBytes);
-    // Stryker disable next-line LogicalOperator: sizing only, as above
-    this.extensions.reserveBytes(sizes.extensionBytes ?? 0);
+    // Stryker disable next-line LogicalOperator,ConditionalExpression: sizing only, as above
+    for (const name of TEXT_COLUMNS) this.texts[name].reserveBytes(sizes.textBytes?.[name] ?? (name === 'extensions' ? (sizes.extensionBytes ?? 0) : 0));
   }
 
   /**
-   * Appends a snapshot's columns as new rows, in column order, copying the number columns'
+   * Appends a snapshot's columns as new rows, in column order, copying the typed columns'
    * bytes into the table's; returns the first row (the rows are `first` to
-   * `first + columns.count - 1`).
+   * `first + columns.count - 1`). A column the snapshot's format did not have gets its
+   * initial value (null, or what job-column-list.ts says).
    */
   load(columns: LoadableJobColumns): number {
     const count = columns.count;
@@ -184,60 +205,63 @@ export class JobTable {
     this.ensureCapacity(first + count);
     this.rowsUsed += count;
     this.live += count;
-    copyBytes(this.createdAtMs, first, columns.createdAtMs);
-    copyBytes(this.startedAtMs, first, columns.startedAtMs);
-    copyBytes(this.completedAtMs, first, columns.completedAtMs);
-    copyBytes(this.attempt, first, columns.attempt);
-    copyBytes(this.maxRetries, first, columns.maxRetries);
-    copyBytes(this.progress, first, columns.progress);
-    copyBytes(this.lastEventMs, first, columns.lastEventMs);
-    copyBytes(this.createdAtReported, first, columns.createdAtReported);
-    // the codes of the chunk's own string table, made the table's codes below
-    copyBytes(this.framework, first, columns.framework);
-    copyBytes(this.name, first, columns.name);
-    copyBytes(this.queue, first, columns.queue);
-    copyBytes(this.worker, first, columns.workerId);
+    for (const name of TYPED_COLUMNS) {
+      const bytes = columns.typed[name];
+      if (bytes !== undefined) copyBytes(this.columns[name], first, bytes);
+      else this.columns[name].fill(initialValueOf(name), first, first + count);
+    }
     this.history.load(first, columns.historyLengths, columns.history);
     this.ids.setJoined(first, columns.ids, columns.idLengths);
     this.externalIds.setJoined(first, columns.externalIds, columns.externalIdLengths);
-    const { codes, texts } = this;
-    const code = (from: number): number => (from === NO_CODE ? NO_CODE : codes.acquire(columns.strings[from]!));
-    const textCode = (from: number): number => (from === NO_CODE ? NO_CODE : texts.acquire(columns.strings[from]!));
-    const { error, stacktrace } = columns;
-    // format 4 sends codes into the chunk's strings; formats 2 and 3 the texts themselves
-    if (error instanceof Uint8Array) copyBytes(this.error, first, error);
-    if (stacktrace instanceof Uint8Array) copyBytes(this.stacktrace, first, stacktrace);
-    for (let at = 0; at < count; at++) {
-      const row = first + at;
-      this.error[row] = error instanceof Uint8Array ? textCode(this.error[row]!) : texts.acquire(error[at]!);
-      this.stacktrace[row] = stacktrace instanceof Uint8Array ? textCode(this.stacktrace[row]!) : texts.acquire(stacktrace[at]!);
-      const extensions = columns.extensions[at]!;
-      // format 4 sends the JSON text, formats 2 and 3 the object
-      if (extensions !== null) this.extensions.set(row, typeof extensions === 'string' ? extensions : jsonText(extensions));
-      this.framework[row] = code(this.framework[row]!);
-      this.name[row] = code(this.name[row]!);
-      this.queue[row] = code(this.queue[row]!);
-      this.worker[row] = code(this.worker[row]!);
-      this.state[row] = this.stateCodeFromHistory(row);
+    // the codes are the chunk's own (into its strings), made the table's here
+    for (const name of CODE_COLUMNS) {
+      const table = this.codeTables[codesOf(name)!];
+      const column = this.columns[name];
+      const legacyTexts = columns.legacyTexts?.[name as 'error' | 'stacktrace'];
+      for (let at = 0; at < count; at++) {
+        const row = first + at;
+        if (legacyTexts !== undefined) column[row] = table.acquire(legacyTexts[at]!);
+        else column[row] = column[row] === NO_CODE ? NO_CODE : table.acquire(columns.strings[column[row]!]!);
+      }
     }
-    this.loadRelations(first, columns);
+    for (const name of TEXT_COLUMNS) this.loadTexts(name, first, columns);
+    for (let row = first; row < first + count; row++) this.state[row] = this.stateCodeFromHistory(row);
     return first;
+  }
+
+  private loadTexts(name: TextColumnName, first: number, columns: LoadableJobColumns): void {
+    const column = this.texts[name];
+    const joined = columns.texts[name];
+    if (joined !== undefined) {
+      // a JSON text holds no 0 byte: one would start a header in the column
+      if (joined.bytes.indexOf(0) >= 0) throw new Error(`a snapshot's ${name} texts hold a 0 byte: they are not JSON texts`);
+      let at = 0;
+      for (let index = 0; index < columns.count; index++) {
+        const length = joined.lengths[index]!;
+        if (length < 0) continue;
+        column.setBytes(first + index, joined.bytes, at, at + length);
+        at += length;
+      }
+      return;
+    }
+    // formats 2 to 7 kept extensions on their own: as objects (2, 3) or texts (4 to 7)
+    if (name !== 'extensions' || columns.legacyExtensions === undefined) return;
+    columns.legacyExtensions.forEach((extensions, index) => {
+      if (extensions !== null) column.set(first + index, typeof extensions === 'string' ? extensions : jsonText(extensions));
+    });
   }
 
   /** Frees a row for reuse; refs to it stop resolving. */
   free(row: number): void {
-    this.codes.release(this.framework[row]!);
-    this.codes.release(this.name[row]!);
-    this.codes.release(this.queue[row]!);
-    this.codes.release(this.worker[row]!);
-    this.texts.release(this.error[row]!);
-    this.texts.release(this.stacktrace[row]!);
-    this.framework[row] = this.name[row] = this.queue[row] = this.worker[row] = this.error[row] = this.stacktrace[row] = NO_CODE;
+    assert(row < this.rowsUsed && this.ids.has(row), `job row ${row} is freed, but holds no job (freed twice?)`);
+    for (const name of CODE_COLUMNS) {
+      this.codeTables[codesOf(name)!].release(this.columns[name][row]!);
+      this.columns[name][row] = NO_CODE;
+    }
+    for (const name of TEXT_COLUMNS) this.texts[name].clear(row);
     this.ids.clear(row);
     this.externalIds.clear(row);
-    this.extensions.clear(row);
     this.history.clear(row);
-    this.relations.release(row);
     // Stryker disable next-line ArithmeticOperator: the wrap only matters after a million reuses of one row
     this.generation[row] = (this.generation[row]! + 1) % GENERATIONS;
     this.freeRows.push(row);
@@ -246,26 +270,139 @@ export class JobTable {
 
   /** Applies an event to a job. Returns true when the event is the newest so far. */
   merge(row: number, event: JobEvent): boolean {
-    const isNewest = event.atMs >= this.lastEventMs[row]!;
+    const isNewest = event.atMs >= this.columns.lastEventMs[row]!;
+    const beginsRun = isNewest && this.beginsNewRun(row, event);
+    if (beginsRun) this.endRun(row);
+    // an event of an earlier attempt (late, or overtaken by the next attempt's) fills nothing of the current run
+    const ofCurrentRun = beginsRun || !this.isOfEarlierRun(row, event);
     this.addHistory(row, event.state, event.atMs);
-    takeCode(this.codes, this.queue, row, event.queue, isNewest);
-    takeCode(this.codes, this.worker, row, event.workerId, isNewest);
-    takeCode(this.texts, this.error, row, event.error, isNewest);
-    takeCode(this.texts, this.stacktrace, row, event.stacktrace, isNewest);
-    if (event.extensions !== undefined && (isNewest || !this.extensions.has(row))) this.setExtensions(row, this.extensionsAfter(row, event.atMs, event.extensions));
-    takeNumber(this.maxRetries, row, event.maxRetries, isNewest);
-    takeNumber(this.progress, row, event.progress, isNewest);
-    takeNumber(this.startedAtMs, row, event.startedAtMs, isNewest);
-    takeNumber(this.completedAtMs, row, event.completedAtMs, isNewest);
+    for (const name of NEWEST_OR_FILL_COLUMNS) this.take(name, row, eventValueOf(event, name), isNewest);
+    this.take('extensions', row, this.extensionsAfter(row, event), isNewest);
+    if (ofCurrentRun) {
+      for (const name of RUN_COLUMNS) this.take(name, row, eventValueOf(event, name), isNewest);
+      this.takeProgress(row, event, isNewest);
+      if (isNewest && event.attempt !== undefined) this.columns.attempt[row] = event.attempt;
+    } else {
+      this.addLateFacts(row, event);
+    }
+    if (event.logs !== undefined) this.appendLog(row, event.logs, event.logLineCount ?? 0);
     if (isNewest) {
-      this.name[row] = recode(this.codes, this.name[row]!, event.name);
-      this.framework[row] = recode(this.codes, this.framework[row]!, event.framework);
-      if (event.attempt !== undefined) this.attempt[row] = event.attempt;
-      this.lastEventMs[row] = event.atMs;
+      for (const name of NEWEST_COLUMNS) this.take(name, row, eventValueOf(event, name), true);
+      this.columns.lastEventMs[row] = event.atMs;
     }
     this.mergeCreatedAt(row, event, isNewest);
-    this.relations.merge(row, event, isNewest);
     return isNewest;
+  }
+
+  /** A field takes a newer value, and an older event's value only where it has none. */
+  private take(name: JobColumnName, row: number, value: string | number | undefined, isNewest: boolean): void {
+    if (value === undefined) return;
+    const spec = JOB_COLUMNS[name];
+    if (spec.array === 'TextColumn') {
+      const column = this.texts[name as TextColumnName];
+      if (!isNewest && column.has(row)) return;
+      column.clear(row);
+      column.set(row, value as string);
+      return;
+    }
+    const column = this.columns[name as TypedColumnName];
+    const codes = codesOf(name);
+    if (codes !== undefined) {
+      if (isNewest || column[row] === NO_CODE) column[row] = recode(this.codeTables[codes], column[row]!, value as string);
+    } else if (isNewest || Number.isNaN(column[row]!)) column[row] = value as number;
+  }
+
+  /** Progress comes as a number, an object or both: a newer report replaces both, an older one fills them only when neither is known. */
+  private takeProgress(row: number, event: JobEvent, isNewest: boolean): void {
+    if (event.progress === undefined && event.progressData === undefined) return;
+    const data = this.texts.progressData;
+    if (!isNewest && (!Number.isNaN(this.columns.progress[row]!) || data.has(row))) return;
+    this.columns.progress[row] = event.progress ?? Number.NaN;
+    data.clear(row);
+    if (event.progressData !== undefined) data.set(row, event.progressData);
+  }
+
+  private appendLog(row: number, lines: string, added: number): void {
+    const logs = this.texts.logs;
+    const appended = appendedLog(logs.getOrNull(row), this.columns.logLines[row]!, lines, added, this.logLimits);
+    logs.clear(row);
+    if (appended.lines > 0) logs.set(row, appended.text);
+    this.columns.logLines[row] = appended.lines;
+  }
+
+  /**
+   * Whether the newest event belongs to a run after the one the row holds: it names a later
+   * attempt, or it started after the held run completed (a job system that retries without
+   * counting attempts). A job's first event begins nothing: there is no run before it.
+   */
+  private beginsNewRun(row: number, event: JobEvent): boolean {
+    if (this.history.length(row) === 0) return false;
+    if (event.attempt !== undefined && event.attempt > this.columns.attempt[row]!) return true;
+    // NaN (no completion held) compares false
+    return event.startedAtMs !== undefined && event.startedAtMs > this.columns.completedAtMs[row]!;
+  }
+
+  /** An event that names an earlier attempt than the row's: what it reports is that attempt's, not the current run's. */
+  private isOfEarlierRun(row: number, event: JobEvent): boolean {
+    return event.attempt !== undefined && event.attempt < this.columns.attempt[row]!;
+  }
+
+  /**
+   * Ends the run the row holds: it goes to the job's earlier attempts (attempt-history.ts)
+   * and what belongs to one run is emptied, so a new run shows none of the last one's: no
+   * negative duration while it runs, no earlier error on a job that then succeeds.
+   */
+  private endRun(row: number): void {
+    const attempts = this.texts.attempts;
+    const run = {
+      attempt: this.columns.attempt[row]!,
+      state: outcomeOf(this.stateOf(row)),
+      startedAtMs: this.startedAtMsOf(row),
+      finishedAtMs: this.completedAtMsOf(row),
+      workerId: this.workerOf(row),
+      error: this.codeTables.texts.stringOf(this.columns.error[row]!),
+      stacktrace: this.codeTables.texts.stringOf(this.columns.stacktrace[row]!),
+    };
+    const text = withAttempt(attempts.getOrNull(row), run);
+    attempts.clear(row);
+    attempts.set(row, text);
+    for (const name of RUN_COLUMNS) this.clearField(row, name);
+    this.columns.progress[row] = Number.NaN;
+    this.texts.progressData.clear(row);
+  }
+
+  /** What an event of an earlier attempt says of that attempt goes to its entry among the earlier attempts. */
+  private addLateFacts(row: number, event: JobEvent): void {
+    const attempts = this.texts.attempts;
+    const text = withLateFacts(attempts.getOrNull(row), event.attempt!, {
+      state: event.state,
+      startedAtMs: event.startedAtMs,
+      finishedAtMs: event.completedAtMs,
+      workerId: event.workerId,
+      error: event.error,
+      stacktrace: event.stacktrace,
+    });
+    if (text === null) return;
+    attempts.clear(row);
+    attempts.set(row, text);
+  }
+
+  private clearField(row: number, name: JobColumnName): void {
+    if (JOB_COLUMNS[name].array === 'TextColumn') {
+      this.texts[name as TextColumnName].clear(row);
+      return;
+    }
+    const column = this.columns[name as TypedColumnName];
+    const codes = codesOf(name);
+    if (codes !== undefined) {
+      this.codeTables[codes].release(column[row]!);
+      column[row] = NO_CODE;
+    } else column[row] = initialValueOf(name as TypedColumnName);
+  }
+
+  /** One more run added by hand: a retry the agent reported carried out. */
+  addManualRetry(row: number): void {
+    this.columns.manualRetries[row] = Math.min(0xffff, this.columns.manualRetries[row]! + 1);
   }
 
   /** Records a state at a time; the job's state is always the last entry's. */
@@ -319,47 +456,56 @@ export class JobTable {
   }
 
   nameOf(row: number): string {
-    return this.codes.stringOf(this.name[row]!)!;
+    return this.codeTables.names.stringOf(this.columns.name[row]!)!;
   }
 
   frameworkOf(row: number): Framework {
-    return this.codes.stringOf(this.framework[row]!) as Framework;
+    return this.codeTables.names.stringOf(this.columns.framework[row]!) as Framework;
   }
 
   queueOf(row: number): string | null {
-    return this.codes.stringOf(this.queue[row]!);
+    return this.codeTables.names.stringOf(this.columns.queue[row]!);
   }
 
   workerOf(row: number): string | null {
-    return this.codes.stringOf(this.worker[row]!);
+    return this.codeTables.names.stringOf(this.columns.workerId[row]!);
+  }
+
+  errorOf(row: number): string | null {
+    return this.codeTables.texts.stringOf(this.columns.error[row]!);
   }
 
   createdAtMsOf(row: number): number {
-    return this.createdAtMs[row]!;
+    return this.columns.createdAtMs[row]!;
   }
 
   createdAtReportedOf(row: number): boolean {
-    return this.createdAtReported[row] === 1;
+    return this.columns.createdAtReported[row] === 1;
   }
 
   startedAtMsOf(row: number): number | null {
-    return nullForNaN(this.startedAtMs[row]!);
+    return nullForNaN(this.columns.startedAtMs[row]!);
   }
 
   completedAtMsOf(row: number): number | null {
-    return nullForNaN(this.completedAtMs[row]!);
+    return nullForNaN(this.columns.completedAtMs[row]!);
   }
 
   durationMsOf(row: number): number | null {
-    return nullForNaN(this.completedAtMs[row]! - this.startedAtMs[row]!);
+    return runDurationMs(this.stateOf(row), this.startedAtMsOf(row), this.completedAtMsOf(row));
   }
 
   lastEventMsOf(row: number): number {
-    return this.lastEventMs[row]!;
+    return this.columns.lastEventMs[row]!;
   }
 
-  detailsOf(row: number): JobDetails {
-    return this.detailsOrNull(row) ?? NO_DETAILS;
+  manualRetriesOf(row: number): number {
+    return this.columns.manualRetries[row]!;
+  }
+
+  /** The text column of a payload field: what a search of the arguments reads in place. */
+  textColumn(name: TextColumnName): TextColumn {
+    return this.texts[name];
   }
 
   /** When the current state began: the earliest entry of the trailing run of that state. */
@@ -367,72 +513,91 @@ export class JobTable {
     return this.history.currentRunStartMs(row);
   }
 
-  /** The estimate of the job's memory the byte budget counts (event-bytes.ts). */
+  /** The estimate of the job's memory the byte budget counts (event-bytes.ts): its client-sized strings and texts, and its history. */
   bytesOf(row: number): number {
-    const characters =
-      this.externalIds.lengthOf(row) +
-      (this.texts.stringOf(this.error[row]!)?.length ?? 0) +
-      (this.texts.stringOf(this.stacktrace[row]!)?.length ?? 0) +
-      (this.extensions.has(row) ? this.extensions.lengthOf(row) : 0);
+    const texts = this.codeTables.texts;
+    let characters = this.externalIds.lengthOf(row) + (texts.stringOf(this.columns.error[row]!)?.length ?? 0) + (texts.stringOf(this.columns.stacktrace[row]!)?.length ?? 0);
+    for (const name of TEXT_COLUMNS) characters += this.texts[name].byteLength(row);
     return retainedJobBytes(characters, this.history.length(row));
+  }
+
+  /** Bytes of the row's texts: what a snapshot chunk of it holds beyond its fixed columns. */
+  textBytesOf(row: number): number {
+    let bytes = 0;
+    for (const name of TEXT_COLUMNS) bytes += this.texts[name].byteLength(row);
+    return bytes;
   }
 
   /** The job as an object: a copy, unaffected by later changes to the row. */
   read(row: number): Job {
-    return {
+    return this.readColumns(row, TEXT_COLUMNS);
+  }
+
+  /**
+   * The job as a list shows it: a copy without the texts only its detail shows (arguments,
+   * result, progress object, log, earlier attempts), which can be large. Never for a snapshot.
+   */
+  readListed(row: number): Job {
+    return this.readColumns(row, LISTED_TEXTS);
+  }
+
+  private readColumns(row: number, texts: readonly TextColumnName[]): Job {
+    const job = {
       id: this.ids.get(row),
       connectionId: this.connectionId,
       externalId: this.externalIds.get(row),
-      framework: this.frameworkOf(row),
-      name: this.nameOf(row),
-      queue: this.queueOf(row),
       state: this.stateOf(row),
-      createdAtMs: this.createdAtMs[row]!,
-      createdAtReported: this.createdAtReported[row] === 1,
-      startedAtMs: this.startedAtMsOf(row),
-      completedAtMs: this.completedAtMsOf(row),
-      workerId: this.workerOf(row),
-      details: this.detailsOrNull(row),
-      attempt: this.attempt[row]!,
-      maxRetries: nullForNaN(this.maxRetries[row]!),
-      progress: nullForNaN(this.progress[row]!),
       history: this.history.copy(row),
-      lastEventMs: this.lastEventMs[row]!,
-      parentExternalId: this.relations.parentOf(row),
-      rootExternalId: this.relations.rootOf(row),
-    };
+    } as Record<string, unknown>;
+    for (const name of TYPED_COLUMNS) {
+      const value = this.columns[name][row]!;
+      const codes = codesOf(name);
+      job[name] =
+        codes !== undefined ? this.codeTables[codes].stringOf(value) : JOB_COLUMNS[name].array === 'Uint8Array' ? value === 1 : isNullableNumber(name) ? nullForNaN(value) : value;
+    }
+    for (const name of TEXT_COLUMNS) job[name] = texts.includes(name) ? this.texts[name].getOrNull(row) : null;
+    return job as unknown as Job;
   }
 
-  /** A snapshot chunk's relation codes (format 10 on; older chunks have none). */
-  private loadRelations(first: number, columns: LoadableJobColumns): void {
-    const parents = columns.parentExternalId === undefined ? null : new Int32Array(ownBytes(columns.parentExternalId));
-    const roots = columns.rootExternalId === undefined ? null : new Int32Array(ownBytes(columns.rootExternalId));
-    const string = (codes: Int32Array | null, at: number): string | null => {
-      const from = codes === null ? NO_CODE : codes[at]!;
-      return from === NO_CODE ? null : columns.strings[from]!;
-    };
-    for (let at = 0; at < columns.count; at++) this.relations.set(first + at, string(parents, at), string(roots, at));
+  /**
+   * Checks what the table states of itself and its columns: every held row has an id, a
+   * history and the state of its last entry; free rows hold nothing; each code table counts
+   * exactly the rows that hold its codes; each log's line count is its lines. Throws naming
+   * the first thing found wrong. For tests: it reads every row.
+   */
+  checkInvariants(): void {
+    const free = new Set(this.freeRows);
+    assert(free.size === this.freeRows.length, 'a row is on the free list twice');
+    assert(this.live === this.rowsUsed - free.size, `the table counts ${this.live} jobs, but ${this.rowsUsed - free.size} rows are not free`);
+    const holders = { names: new Map<number, number>(), texts: new Map<number, number>() };
+    for (let row = 0; row < this.rowsUsed; row++) {
+      if (free.has(row)) {
+        assert(!this.ids.has(row) && !this.externalIds.has(row), `free row ${row} holds an id`);
+        for (const name of CODE_COLUMNS) assert(this.columns[name][row] === NO_CODE, `free row ${row} holds a ${name} code`);
+        for (const name of TEXT_COLUMNS) assert(!this.texts[name].has(row), `free row ${row} holds a ${name} text`);
+        continue;
+      }
+      assert(this.ids.has(row) && this.externalIds.has(row), `row ${row} holds a job without an id`);
+      assert(this.history.length(row) > 0, `job ${this.ids.get(row)} has no history`);
+      assert(this.state[row] === entryCode(this.history.last(row)), `job ${this.ids.get(row)}'s state is not its history's last`);
+      for (const name of CODE_COLUMNS) {
+        const code = this.columns[name][row]!;
+        const counts = holders[codesOf(name)!];
+        if (code !== NO_CODE) counts.set(code, (counts.get(code) ?? 0) + 1);
+      }
+      const logs = this.texts.logs.getOrNull(row);
+      const lines = logs === null ? 0 : (JSON.parse(logs) as unknown[]).length;
+      assert(lines === this.columns.logLines[row], `job ${this.ids.get(row)} counts ${this.columns.logLines[row]} log lines and holds ${lines}`);
+    }
+    for (const table of ['names', 'texts'] as const) this.codeTables[table].checkHolders(holders[table]);
+    for (const name of TEXT_COLUMNS) this.texts[name].checkInvariants();
+    const sparseColumns = TEXT_COLUMNS.filter(isSparse).map((name) => this.texts[name]);
+    this.sparse.checkInvariants((slot) => sparseColumns.filter((column) => column.holdsSlot(slot)).length);
   }
 
   private stateCodeFromHistory(row: number): number {
     if (this.history.length(row) === 0) throw new Error(`job ${this.ids.get(row)} has no history: every job has at least the event that created it`);
     return entryCode(this.history.last(row));
-  }
-
-  /** The row's error, stacktrace and extensions; null when all three are. */
-  private detailsOrNull(row: number): JobDetails | null {
-    const error = this.texts.stringOf(this.error[row]!);
-    const stacktrace = this.texts.stringOf(this.stacktrace[row]!);
-    const extensions = this.extensions.has(row) ? this.parsedExtensions(row) : null;
-    return error === null && stacktrace === null && extensions === null ? null : { error, stacktrace, extensions };
-  }
-
-  /** The row's extensions as an object that knows its text: a snapshot writing it back as JSON does not serialize it again. */
-  private parsedExtensions(row: number): Record<string, unknown> {
-    const text = this.extensions.get(row);
-    const parsed = JSON.parse(text) as Record<string, unknown>;
-    rememberJson(parsed, text);
-    return parsed;
   }
 
   /**
@@ -442,25 +607,25 @@ export class JobTable {
    * limit of one object. Two entries written in one millisecond (BullMQ's `added` and
    * `delayed`) then keep what each said.
    */
-  private extensionsAfter(row: number, atMs: number, extensions: Record<string, unknown>): Record<string, unknown> {
-    if (atMs !== this.lastEventMs[row] || !this.extensions.has(row)) return extensions;
-    const merged = { ...(JSON.parse(this.extensions.get(row)) as Record<string, unknown>), ...extensions };
-    return Buffer.byteLength(jsonText(merged)) > JSON_OBJECT_BYTES_MAX ? extensions : merged;
-  }
-
-  private setExtensions(row: number, extensions: Record<string, unknown> | null): void {
-    this.extensions.clear(row);
-    if (extensions !== null) this.extensions.set(row, jsonText(extensions));
+  private extensionsAfter(row: number, event: JobEvent): string | undefined {
+    const extensions = event.extensions;
+    if (extensions === undefined) return undefined;
+    const held = this.texts.extensions;
+    if (event.atMs !== this.columns.lastEventMs[row] || !held.has(row)) return jsonText(extensions);
+    const merged = { ...(JSON.parse(held.get(row)) as Record<string, unknown>), ...extensions };
+    const text = jsonText(merged);
+    return Buffer.byteLength(text) > JSON_OBJECT_BYTES_MAX ? jsonText(extensions) : text;
   }
 
   private mergeCreatedAt(row: number, event: JobEvent, isNewest: boolean): void {
+    const { createdAtMs, createdAtReported } = this.columns;
     if (event.createdAtMs !== undefined) {
-      if (isNewest || this.createdAtReported[row] === 0) {
-        this.createdAtMs[row] = event.createdAtMs;
-        this.createdAtReported[row] = 1;
+      if (isNewest || createdAtReported[row] === 0) {
+        createdAtMs[row] = event.createdAtMs;
+        createdAtReported[row] = 1;
       }
-    } else if (this.createdAtReported[row] === 0 && event.atMs < this.createdAtMs[row]!) {
-      this.createdAtMs[row] = event.atMs;
+    } else if (createdAtReported[row] === 0 && event.atMs < createdAtMs[row]!) {
+      createdAtMs[row] = event.atMs;
     }
   }
 
@@ -485,29 +650,22 @@ export class JobTable {
     let capacity = exactly ? rows : Math.max(FIRST_CAPACITY, this.capacity);
     // Stryker disable next-line EqualityOperator: one doubling more only leaves more room
     while (capacity < rows) capacity *= 2;
-    this.framework = grown(this.framework, new Int32Array(capacity));
-    this.name = grown(this.name, new Int32Array(capacity));
-    this.queue = grown(this.queue, new Int32Array(capacity));
-    this.worker = grown(this.worker, new Int32Array(capacity));
-    this.error = grown(this.error, new Int32Array(capacity));
-    this.stacktrace = grown(this.stacktrace, new Int32Array(capacity));
+    for (const name of TYPED_COLUMNS) {
+      const grownColumn = newArrayOf(name, capacity);
+      grownColumn.set(this.columns[name] as never);
+      (this.columns as Record<TypedColumnName, unknown>)[name] = grownColumn;
+    }
     this.state = grown(this.state, new Uint8Array(capacity));
-    this.createdAtReported = grown(this.createdAtReported, new Uint8Array(capacity));
-    this.createdAtMs = grown(this.createdAtMs, new Float64Array(capacity));
-    this.startedAtMs = grown(this.startedAtMs, new Float64Array(capacity));
-    this.completedAtMs = grown(this.completedAtMs, new Float64Array(capacity));
-    this.attempt = grown(this.attempt, new Float64Array(capacity));
-    this.maxRetries = grown(this.maxRetries, new Float64Array(capacity));
-    this.progress = grown(this.progress, new Float64Array(capacity));
-    this.lastEventMs = grown(this.lastEventMs, new Float64Array(capacity));
     this.generation = grown(this.generation, new Uint32Array(capacity));
-    this.relations.grow(capacity);
     this.ids.ensureRows(capacity);
     this.externalIds.ensureRows(capacity);
-    this.extensions.ensureRows(capacity);
+    for (const name of TEXT_COLUMNS) this.texts[name].ensureRows(capacity);
     this.capacity = capacity;
   }
 }
+
+/** The texts a list reads: the extensions, for when a job is scheduled. */
+const LISTED_TEXTS: readonly TextColumnName[] = ['extensions'];
 
 /** The code of `value` in place of `held`. */
 function recode(codes: CodeTable, held: number, value: string | null): number {
@@ -517,27 +675,13 @@ function recode(codes: CodeTable, held: number, value: string | null): number {
   return codes.acquire(value);
 }
 
-/** A coded field takes a newer value, and an older event's value only where it has none. */
-function takeCode(codes: CodeTable, column: Int32Array, row: number, value: string | null | undefined, isNewest: boolean): void {
-  if (value !== undefined && (isNewest || column[row] === NO_CODE)) column[row] = recode(codes, column[row]!, value);
-}
-
-/** A number field takes a newer value, and an older event's value only where it has none. */
-function takeNumber(column: Float64Array, row: number, value: number | undefined, isNewest: boolean): void {
-  if (value !== undefined && (isNewest || Number.isNaN(column[row]!))) column[row] = value;
-}
-
-/** A column's bytes in a buffer of their own, aligned for any element type. */
-function ownBytes(bytes: Uint8Array): ArrayBuffer {
-  return Uint8Array.prototype.slice.call(bytes).buffer as ArrayBuffer;
-}
-
 /** Copies a snapshot column's bytes into `column` from `row` on (same element type, platform byte order). */
-function copyBytes(column: Float64Array | Int32Array | Uint8Array, row: number, bytes: Uint8Array): void {
-  new Uint8Array(column.buffer, column.byteOffset + row * column.BYTES_PER_ELEMENT, bytes.byteLength).set(bytes);
+function copyBytes(column: ArrayBufferView, row: number, bytes: Uint8Array): void {
+  const elementBytes = (column as unknown as { BYTES_PER_ELEMENT: number }).BYTES_PER_ELEMENT;
+  new Uint8Array(column.buffer, column.byteOffset + row * elementBytes, bytes.byteLength).set(bytes);
 }
 
-function grown<A extends Int32Array | Uint8Array | Float64Array | Uint32Array>(from: A, to: A): A {
-  to.set(from as never);
+function grown<A extends Uint8Array | Uint32Array>(from: A, to: A): A {
+  to.set(from);
   return to;
 }

@@ -16,6 +16,8 @@
  * strings are copied into a buffer of their size (compaction), in row order.
  */
 
+import { assert } from '../domain-error.ts';
+
 /** `length` of a row that holds no string. */
 const NO_STRING = 0xffff;
 /** `length` of a row whose string is kept in `wide`. */
@@ -58,6 +60,7 @@ export class StringColumn {
 
   /** Puts `value` into a row that holds no string. */
   set(row: number, value: string): void {
+    assert(!this.has(row), `row ${row} of a string column already holds a string: clear it first`);
     const count = value.length;
     // Stryker disable next-line EqualityOperator,ArithmeticOperator,ConditionalExpression: the 4 GiB bound no test reaches; a string at it kept whole reads back the same
     if (count > LENGTH_MAX || this.used + count > OFFSET_LIMIT || !this.write(value, count)) {

@@ -25,8 +25,25 @@ export function rememberJson(value: object, text: string): void {
 }
 
 export function jsonBytes(value: Record<string, unknown> | null | undefined): number {
-  return value == null ? 0 : jsonText(value).length;
+  return value == null ? 0 : Buffer.byteLength(jsonText(value));
 }
+
+/** Bytes of a kept text (JSON), 0 for none: what the job table keeps of it. */
+export function textBytes(text: string | null | undefined): number {
+  return text == null ? 0 : Buffer.byteLength(text);
+}
+
+/** Bytes of what an event carries as texts: arguments, result, progress object, log lines. */
+function payloadBytes(event: NormalizedEvent & { kind: 'job' }): number {
+  return textBytes(event.args) + textBytes(event.result) + textBytes(event.progressData) + textBytes(event.logs);
+}
+
+/**
+ * What an earlier attempt's entry adds to a job when a run ends (attempt-history.ts): its
+ * error and trace move there from the job's own columns, so the entry's keys, times and
+ * numbers are what is new.
+ */
+export const ATTEMPT_ENTRY_BYTES = 256;
 
 /** The object as JSON, made once per object: the job table keeps extensions as this text. */
 export function jsonText(value: Record<string, unknown>): string {
@@ -51,7 +68,8 @@ export function eventBytes(event: NormalizedEvent): number {
         length(event.workerId) +
         length(event.error) +
         length(event.stacktrace) +
-        jsonBytes(event.extensions)
+        jsonBytes(event.extensions) +
+        payloadBytes(event)
       );
     case 'worker': {
       let bytes = EVENT_OVERHEAD_BYTES + event.externalId.length + event.hostname.length + jsonBytes(event.metadata);
@@ -63,20 +81,26 @@ export function eventBytes(event: NormalizedEvent): number {
   }
 }
 
-/** The fields of a job a client can make large; names, queues and workers are shared strings. */
+/** The fields of a job a client can make large; names, queues and workers are shared strings, texts are JSON texts. */
 export interface RetainedJobFields {
   externalId: string;
-  /** error, stacktrace and extensions; null when all are null */
-  details: { error: string | null; stacktrace: string | null; extensions: Record<string, unknown> | null } | null;
+  error: string | null;
+  stacktrace: string | null;
+  extensions: string | null;
+  args: string | null;
+  result: string | null;
+  progressData: string | null;
+  logs: string | null;
+  attempts: string | null;
   history: readonly number[];
 }
 
 export function jobBytes(job: RetainedJobFields): number {
-  const details = job.details;
-  return retainedJobBytes(job.externalId.length + length(details?.error ?? null) + length(details?.stacktrace ?? null) + jsonBytes(details?.extensions ?? null), job.history.length);
+  const texts = [job.extensions, job.args, job.result, job.progressData, job.logs, job.attempts].reduce((sum, text) => sum + textBytes(text), 0);
+  return retainedJobBytes(job.externalId.length + length(job.error) + length(job.stacktrace) + texts, job.history.length);
 }
 
-/** `jobBytes` from what the job table holds: the characters of its externalId, error, stacktrace and extensions' JSON, and its history's length. */
+/** `jobBytes` from what the job table holds: the characters of its externalId, error and stacktrace, the bytes of its texts, and its history's length. */
 export function retainedJobBytes(characters: number, historyLength: number): number {
   return JOB_OVERHEAD_BYTES + characters + historyLength * HISTORY_ENTRY_BYTES;
 }
@@ -86,6 +110,8 @@ export function retainedJobBytes(characters: number, historyLength: number): num
  * history entry plus its large fields (an upper bound: they may replace equal values).
  */
 export function jobGrowthBytes(event: NormalizedEvent & { kind: 'job' }, isNewJob: boolean): number {
-  const large = length(event.error) + length(event.stacktrace) + jsonBytes(event.extensions);
-  return isNewJob ? JOB_OVERHEAD_BYTES + event.externalId.length + large + HISTORY_ENTRY_BYTES : large + HISTORY_ENTRY_BYTES;
+  const large = length(event.error) + length(event.stacktrace) + jsonBytes(event.extensions) + payloadBytes(event);
+  // a known job's event may end its run: the run's entry among the earlier attempts
+  const runEnds = event.attempt !== undefined || event.startedAtMs !== undefined ? ATTEMPT_ENTRY_BYTES : 0;
+  return isNewJob ? JOB_OVERHEAD_BYTES + event.externalId.length + large + HISTORY_ENTRY_BYTES : large + HISTORY_ENTRY_BYTES + runEnds;
 }

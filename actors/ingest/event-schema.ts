@@ -8,6 +8,7 @@ import { FormatRegistry, Type, type TLiteral, type TSchema, type TUnion } from '
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { isValidTimestamp } from './timestamp-rules.ts';
 import { FRAMEWORKS, JOB_STATES, WORKER_EVENT_STATES } from './states.ts';
+import { LOG_LINES_PER_EVENT_MAX } from './job-payload.ts';
 
 FormatRegistry.Set('rfc3339', isValidTimestamp);
 
@@ -40,7 +41,9 @@ export const JobPayload = Type.Object({
   workerId: optional(text(FIELD_LIMITS.workerIdChars)),
   attempt: optional(Type.Integer({ minimum: 1, maximum: FIELD_LIMITS.countMax })),
   maxRetries: optional(count()),
-  progress: optional(Type.Number({ minimum: 0, maximum: 1 })),
+  progress: optional(
+    Type.Union([Type.Number({ minimum: 0, maximum: 1 }), jsonObject('progress as an object (BullMQ allows any): kept as it came, masked, cut past 16 KiB; `percent` (0-100), `progress` (0-1) or done of `total` give the bar')]),
+  ),
   error: optional(text(FIELD_LIMITS.errorChars, 0)),
   stacktrace: optional(text(FIELD_LIMITS.stacktraceChars, 0)),
   createdAt: optional(timestamp()),
@@ -59,6 +62,14 @@ export const JobPayload = Type.Object({
       minLength: 1,
       maxLength: FIELD_LIMITS.externalIdChars,
       description: "The job system's id of the first job of the workflow (a Celery task's root), in the same connection; left out, the root is found by following the parents",
+    }),
+  ),
+  args: optional(Type.Unknown({ description: "what the job was called with, any JSON (Celery: {args, kwargs}; BullMQ: job.data; Sidekiq: the args array); masked by key and cut past JOB_ARGS_KB on ingest" })),
+  result: optional(Type.Unknown({ description: "the run's result, any JSON; masked by key and cut past JOB_RESULT_KB on ingest" })),
+  logs: optional(
+    Type.Array(Type.String(), {
+      maxItems: LOG_LINES_PER_EVENT_MAX,
+      description: "lines to append to the job's log, oldest first; a line past 16,384 characters is cut; the newest lines are kept within JOB_LOG_LINES and JOB_LOG_KB",
     }),
   ),
 });

@@ -31,6 +31,15 @@ export interface JobEvent {
   parentExternalId?: string;
   /** the job system's id of the workflow's first job (never the job's own) */
   rootExternalId?: string;
+  /** the arguments as kept: JSON text, masked and cut on ingest (job-payload.ts) */
+  args?: string;
+  /** the run's result as kept: JSON text, masked and cut on ingest */
+  result?: string;
+  /** progress reported as an object: its JSON text, masked and cut; `progress` is then what it says as a fraction, if it does */
+  progressData?: string;
+  /** lines to append to the job's log, as a JSON array of strings, and how many */
+  logs?: string;
+  logLineCount?: number;
 }
 
 export interface WorkerEvent {

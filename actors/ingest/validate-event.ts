@@ -15,6 +15,7 @@ import {
   type WorkerPayloadInput,
 } from './event-schema.ts';
 import { jsonObjectProblem } from './json-object-limits.ts';
+import { PAYLOAD_LIMIT_DEFAULTS, PayloadRules, PROGRESS_DATA_BYTES_MAX, progressFractionOf } from './job-payload.ts';
 import type { JobEvent, NormalizedEvent, QueueEvent, WorkerEvent } from './normalized-event.ts';
 import { collectSchemaErrors } from './schema-errors.ts';
 import { futureTimestampMessage, timestampMs } from './timestamp-rules.ts';
@@ -46,15 +47,21 @@ const PAYLOAD_OF: Record<EventType, 'job' | 'worker' | 'queue'> = {
 };
 const PAYLOAD_KEYS = ['job', 'worker', 'queue'] as const;
 
-/** `notAfterMs`: the latest time any timestamp of the event may name (server clock + tolerance). */
-export function validateEvent(raw: unknown, connectionId: string, notAfterMs: number): EventVerdict {
-  const verdict = validateShape(raw, connectionId);
+const DEFAULT_PAYLOAD_RULES = new PayloadRules(PAYLOAD_LIMIT_DEFAULTS);
+
+/**
+ * `notAfterMs`: the latest time any timestamp of the event may name (server clock +
+ * tolerance); `payload`: how arguments, results, progress objects and log lines are masked
+ * and capped (the connection's).
+ */
+export function validateEvent(raw: unknown, connectionId: string, notAfterMs: number, payload: PayloadRules = DEFAULT_PAYLOAD_RULES): EventVerdict {
+  const verdict = validateShape(raw, connectionId, payload);
   if (!verdict.ok) return verdict;
   const future = futureTimestampErrors(verdict.event, notAfterMs);
   return future === null ? verdict : invalid(future);
 }
 
-function validateShape(raw: unknown, connectionId: string): EventVerdict {
+function validateShape(raw: unknown, connectionId: string, payload: PayloadRules): EventVerdict {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     return invalid({ '(event)': ['must be an object'] });
   }
@@ -82,19 +89,20 @@ function validateShape(raw: unknown, connectionId: string): EventVerdict {
   if (strayKeys.length > 0) {
     return invalid(Object.fromEntries(strayKeys.map((key) => [key, [`must not be present on a ${type} event`]])));
   }
-  const payload = event[payloadKey];
-  if (payload === undefined || payload === null) {
+  const rules = payload;
+  const body = event[payloadKey];
+  if (body === undefined || body === null) {
     return invalid({ [payloadKey]: [`is required for a ${type} event`] });
   }
   const atMs = timestampMs(event.timestamp as string);
   const framework = event.framework as Framework;
   switch (payloadKey) {
     case 'job':
-      return normalizeJob(payload, atMs, framework);
+      return normalizeJob(body, atMs, framework, rules);
     case 'worker':
-      return normalizeWorker(payload, atMs, framework);
+      return normalizeWorker(body, atMs, framework);
     case 'queue':
-      return normalizeQueue(payload, atMs, framework);
+      return normalizeQueue(body, atMs, framework);
   }
 }
 
@@ -133,7 +141,7 @@ const QUEUE_STRING_FIELDS = ['name', 'extensions'] as const;
 
 const parseTime = (value: string | null | undefined): number | undefined => (value == null ? undefined : timestampMs(value));
 
-function normalizeJob(payload: unknown, atMs: number, framework: Framework): EventVerdict {
+function normalizeJob(payload: unknown, atMs: number, framework: Framework, rules: PayloadRules): EventVerdict {
   if (!checkJobPayload.Check(payload)) return failedSchema(checkJobPayload, payload, 'job');
   const job = payload as JobPayloadInput;
   if (job.extensions != null) {
@@ -147,7 +155,7 @@ function normalizeJob(payload: unknown, atMs: number, framework: Framework): Eve
   if (job.workerId != null) normalized.workerId = job.workerId;
   if (job.attempt != null) normalized.attempt = job.attempt;
   if (job.maxRetries != null) normalized.maxRetries = job.maxRetries;
-  if (job.progress != null) normalized.progress = job.progress;
+  normalizeProgress(job.progress, normalized, rules);
   if (job.error != null) normalized.error = job.error;
   if (job.stacktrace != null) normalized.stacktrace = job.stacktrace;
   const createdAtMs = parseTime(job.createdAt);
@@ -157,6 +165,12 @@ function normalizeJob(payload: unknown, atMs: number, framework: Framework): Eve
   const completedAtMs = parseTime(job.completedAt);
   if (completedAtMs !== undefined) normalized.completedAtMs = completedAtMs;
   if (job.extensions != null) normalized.extensions = job.extensions;
+  if (job.args != null) normalized.args = rules.text(job.args, rules.limits.argsBytesMax);
+  if (job.result != null) normalized.result = rules.text(job.result, rules.limits.resultBytesMax);
+  if (job.logs != null && job.logs.length > 0) {
+    normalized.logs = rules.logLines(job.logs);
+    normalized.logLineCount = job.logs.length;
+  }
   const extensions: Record<string, unknown> | undefined = job.extensions ?? undefined;
   const parent = relationOf(job.parentExternalId, extensions?.parentId, job.externalId);
   if (parent !== undefined) normalized.parentExternalId = parent;
@@ -174,6 +188,18 @@ function normalizeJob(payload: unknown, atMs: number, framework: Framework): Eve
 function relationOf(field: string | null | undefined, extension: unknown, externalId: string): string | undefined {
   const named = field ?? (typeof extension === 'string' && extension.length > 0 && extension.length <= FIELD_LIMITS.externalIdChars ? extension : undefined);
   return named === undefined || named === externalId ? undefined : named;
+}
+
+/** A number is the fraction itself; an object is kept as it came (masked, capped), its fraction read from it when it says one. */
+function normalizeProgress(progress: JobPayloadInput['progress'], normalized: JobEvent, rules: PayloadRules): void {
+  if (progress == null) return;
+  if (typeof progress === 'number') {
+    normalized.progress = progress;
+    return;
+  }
+  normalized.progressData = rules.text(progress, PROGRESS_DATA_BYTES_MAX);
+  const fraction = progressFractionOf(progress);
+  if (fraction !== undefined) normalized.progress = fraction;
 }
 
 function normalizeWorker(payload: unknown, atMs: number, framework: Framework): EventVerdict {

@@ -94,7 +94,7 @@ export class LiveUpdates implements EngineListener {
       // a job a later record removed meanwhile is gone: nothing to show
       const row = actor.jobs.table.rowOfRef(ref);
       if (row < 0) continue;
-      const job = actor.jobs.read(row);
+      const job = actor.jobs.readListed(row);
       hub.publish('job', toJobListItem(job, actor.commandOutcomes.ofJob(job.id), relationsOf(actor.jobs, row)));
     }
     for (const worker of changes.workers) {

@@ -156,8 +156,10 @@ function childrenInOrder(store: JobStore, row: number, isTop: boolean): Array<{ 
 
 /** BullMQ's own state when its agent sends one (`extensions.bullmqState`). */
 function nativeStateOf(store: JobStore, row: number): string | null {
-  const extensions = store.table.detailsOf(row).extensions;
-  const native = extensions?.bullmqState;
+  const text = store.table.textColumn('extensions').getOrNull(row);
+  // most jobs' extensions do not name it: those are not parsed
+  if (text === null || !text.includes('"bullmqState"')) return null;
+  const native = (JSON.parse(text) as Record<string, unknown>).bullmqState;
   return typeof native === 'string' ? native : null;
 }
 

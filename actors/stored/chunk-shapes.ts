@@ -4,6 +4,7 @@
  * columns agree with their count is job-columns.ts's check, made as they load.
  */
 import { Type, type TSchema } from '@sinclair/typebox';
+import { inEveryFormat, TEXT_COLUMNS, TYPED_COLUMNS } from '../connection/job-column-list.ts';
 import type { SnapshotChunk } from '../engine-snapshot.ts';
 import { describeValue, shapeCheck, ShapeError } from './shape-check.ts';
 import {
@@ -12,6 +13,7 @@ import {
   AuditEntryShape,
   MembershipShape,
   PasswordLinkShape,
+  SavedViewShape,
   TeamShape,
   CapabilitiesShape,
   CommandOutcomeShape,
@@ -38,6 +40,12 @@ const textOrBytes = () => Type.Union([text(), bytes()]);
 /** format 4 sends codes into the chunk's strings; formats 2 and 3 the texts */
 const codesOrTexts = () => Type.Union([bytes(), Type.Array(nullable(text()))]);
 
+/**
+ * Job columns as any format from 2 on sends them, from the column list (job-column-list.ts):
+ * a typed column as the bytes of its array (optional when a later format added it), error
+ * and stacktrace also as texts (formats 2 and 3), each text column in `texts` (format 9 on),
+ * extensions beside them in formats 2 to 7.
+ */
 const JobColumnsShape = Type.Object({
   count: Type.Integer({ minimum: 0 }),
   ids: textOrBytes(),
@@ -45,26 +53,16 @@ const JobColumnsShape = Type.Object({
   externalIds: textOrBytes(),
   externalIdLengths: bytes(),
   strings: Type.Array(text()),
-  framework: bytes(),
-  name: bytes(),
-  queue: bytes(),
-  workerId: bytes(),
-  createdAtMs: bytes(),
-  createdAtReported: bytes(),
-  startedAtMs: bytes(),
-  completedAtMs: bytes(),
-  attempt: bytes(),
-  maxRetries: bytes(),
-  progress: bytes(),
-  lastEventMs: bytes(),
-  error: codesOrTexts(),
-  stacktrace: codesOrTexts(),
-  extensions: Type.Array(nullable(Type.Union([text(), freeObject()]))),
+  ...Object.fromEntries(
+    TYPED_COLUMNS.map((name) => {
+      const shape = name === 'error' || name === 'stacktrace' ? codesOrTexts() : bytes();
+      return [name, inEveryFormat(name) ? shape : Type.Optional(shape)];
+    }),
+  ),
+  texts: Type.Optional(Type.Object(Object.fromEntries(TEXT_COLUMNS.map((name) => [name, Type.Optional(Type.Object({ bytes: bytes(), lengths: bytes() }))])))),
+  extensions: Type.Optional(Type.Array(nullable(Type.Union([text(), freeObject()])))),
   history: bytes(),
   historyLengths: bytes(),
-  /** format 10 on: codes into the chunk's strings */
-  parentExternalId: Type.Optional(bytes()),
-  rootExternalId: Type.Optional(bytes()),
 });
 
 /** A job as format 1 stored it: the fields reviveJob reads. */
@@ -95,6 +93,8 @@ const CHUNK_SHAPES: Record<SnapshotChunk['k'], TSchema> = {
       teams: Type.Optional(Type.Object({ teams: Type.Array(TeamShape), memberships: Type.Array(MembershipShape) })),
       teamsEra: Type.Optional(Type.Boolean()),
       passwordLinks: Type.Optional(Type.Array(PasswordLinkShape)),
+      // format 9
+      views: Type.Optional(Type.Array(SavedViewShape)),
     }),
   }),
   audit: Type.Object({ entries: Type.Array(Type.Object({ entry: AuditEntryShape, via: nullable(text()) })) }),
@@ -119,7 +119,16 @@ const CHUNK_SHAPES: Record<SnapshotChunk['k'], TSchema> = {
         transitions: Type.Array(TransitionShape),
       }),
     ),
-    jobTable: Type.Optional(Type.Object({ rows: number(), idBytes: number(), externalIdBytes: number(), historyEntries: number(), extensionBytes: Type.Optional(number()) })),
+    jobTable: Type.Optional(
+      Type.Object({
+        rows: number(),
+        idBytes: number(),
+        externalIdBytes: number(),
+        historyEntries: number(),
+        extensionBytes: Type.Optional(number()),
+        textBytes: Type.Optional(Type.Record(Type.String(), number())),
+      }),
+    ),
     // format 8 on
     markers: Type.Optional(Type.Array(MarkerShape)),
   }),

@@ -19,6 +19,7 @@ import {
   ConnectionShape,
   MembershipShape,
   PasswordLinkShape,
+  SavedViewShape,
   SsoIdentityShape,
   TeamShape,
   DeliveryShape,
@@ -51,6 +52,8 @@ const RECORD_SHAPES: Record<EngineRecord['t'], TSchema> = {
   'user.password': Type.Object({ userId: text(), passwordHash: text(), keepSession: nullable(text()), link: nullable(text()) }),
   'user.sso-linked': Type.Object({ userId: text(), sso: SsoIdentityShape }),
   'password-link.created': Type.Object({ link: PasswordLinkShape }),
+  'view.saved': Type.Object({ view: SavedViewShape }),
+  'view.deleted': Type.Object({ viewId: text() }),
   'audit.recorded': Type.Object({ entry: AuditEntryShape, connectionId: Type.Optional(text()) }),
   // the events are checked one by one below, for a message naming the one that is wrong
   ingest: Type.Object({ connectionId: text(), receivedAtMs: number(), events: Type.Array(Type.Object({ kind: Type.Union([Type.Literal('job'), Type.Literal('worker'), Type.Literal('queue')]) })) }),

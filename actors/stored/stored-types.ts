@@ -36,6 +36,16 @@ export const SessionShape = Type.Object({ tokenHash: text(), userId: text(), cre
 /** `teamId` absent: a connection from before teams */
 export const ConnectionShape = Type.Object({ id: text(), name: text(), ownerId: text(), teamId: Type.Optional(text()), keyHash: text(), keyPrefix: text(), createdAtMs: number() });
 export const TeamShape = Type.Object({ id: text(), name: text(), createdAtMs: number() });
+export const SavedViewShape = Type.Object({
+  id: text(),
+  teamId: text(),
+  name: text(),
+  params: Type.Record(Type.String(), text()),
+  createdBy: text(),
+  updatedBy: text(),
+  createdAtMs: number(),
+  updatedAtMs: number(),
+});
 export const MembershipShape = Type.Object({ teamId: text(), userId: text(), role: literals(['viewer', 'operator', 'admin'] as const), sinceMs: number() });
 export const PasswordLinkShape = Type.Object({ tokenHash: text(), userId: text(), purpose: literals(['invite', 'reset'] as const), createdAtMs: number(), expiresAtMs: number() });
 export const AuditEntryShape = Type.Object({
@@ -75,6 +85,12 @@ export const EVENT_SHAPES = {
     startedAtMs: Type.Optional(number()),
     completedAtMs: Type.Optional(number()),
     extensions: Type.Optional(freeObject()),
+    // what the job was called with, as kept (normalized-event.ts): JSON texts
+    args: Type.Optional(text()),
+    result: Type.Optional(text()),
+    progressData: Type.Optional(text()),
+    logs: Type.Optional(text()),
+    logLineCount: Type.Optional(number()),
     parentExternalId: Type.Optional(text()),
     rootExternalId: Type.Optional(text()),
   }),

@@ -35,7 +35,7 @@ import { bearerToken } from './api-key.ts';
 export type AccessRule =
   | { who: 'anyone' | 'apiKey' | 'metricsToken' | 'signedIn' }
   | { who: 'instanceAdmin'; doing: string }
-  | { who: 'member'; role: Role; on: 'connection' | 'bodyTeam'; orApiKey?: true }
+  | { who: 'member'; role: Role; on: 'connection' | 'bodyTeam' | 'view'; orApiKey?: true }
   | { who: 'member'; role: Role; on: 'pathTeam' | 'anyTeam'; doing: string };
 
 export interface AuditSpec {
@@ -138,6 +138,11 @@ export const ROUTE_RULES: Readonly<Record<string, RouteRule>> = {
   'DELETE /api/markers/:id': onConnection(MARKER_WRITE_ROLE, 'marker.delete'),
   'POST /api/admin/backup': instanceAdmin('take backups', 'backup.take'),
   'GET /api/audit': { who: 'member', role: 'admin', on: 'anyTeam', doing: 'read the audit log' },
+  // a list over the user's teams: a team they are not in shows nothing
+  'GET /api/views': { who: 'member', role: 'viewer', on: 'view' },
+  'POST /api/views': { who: 'member', role: 'operator', on: 'bodyTeam', audit: { action: 'view.create', writes: 'accounts' } },
+  'PATCH /api/views/:id': { who: 'member', role: 'operator', on: 'view', audit: { action: 'view.update', writes: 'accounts' } },
+  'DELETE /api/views/:id': { who: 'member', role: 'operator', on: 'view', audit: { action: 'view.delete', writes: 'accounts' } },
 };
 
 /** The rule of `method route` (HEAD as GET); undefined for a route without one. */
@@ -176,7 +181,7 @@ export function describeRule(rule: AccessRule): string {
     case 'instanceAdmin':
       return 'the instance admin';
     case 'member': {
-      const where = { connection: "the connection's team", bodyTeam: 'the team named by `teamId`', pathTeam: 'the team', anyTeam: 'any team' }[rule.on];
+      const where = { connection: "the connection's team", bodyTeam: 'the team named by `teamId`', pathTeam: 'the team', anyTeam: 'any team', view: "the view's team" }[rule.on];
       const orElse = rule.on === 'pathTeam' || rule.on === 'anyTeam' ? ', or the instance admin' : takesApiKey(rule) ? ", or the connection's API key" : '';
       return `${rule.role} of ${where}${orElse}`;
     }
@@ -187,6 +192,6 @@ export function describeRule(rule: AccessRule): string {
 export function refusalsOf(rule: AccessRule): Array<'FORBIDDEN' | 'NOT_FOUND'> {
   if (rule.who === 'instanceAdmin') return ['FORBIDDEN'];
   if (rule.who !== 'member') return [];
-  if (rule.on === 'connection' && rule.role === 'viewer') return [];
+  if ((rule.on === 'connection' || rule.on === 'view') && rule.role === 'viewer') return [];
   return rule.on === 'anyTeam' ? ['FORBIDDEN'] : ['FORBIDDEN', 'NOT_FOUND'];
 }

@@ -20,11 +20,13 @@ import { TurnSlices } from './turn-slices.ts';
 /**
  * The most one event may take. The contract's largest fields written with every character
  * escaped (`\uXXXX`, 6 bytes): a 50,000-character stacktrace, a 10,000-character error,
- * 64 KB of extensions (3 times over, escaped), names and ids: under 600 KB.
+ * 64 KB of extensions (3 times over, escaped), names and ids: under 600 KB. Arguments and
+ * results kept whole at their default caps (64 KiB each) fit beside them unescaped; larger
+ * ones are kept cut, as long as the event stays within this.
  */
 export const INGEST_EVENT_BYTES_MAX = 1024 * 1024;
-/** Members of an event's objects and arrays together: 64 KB of extensions hold at most 32,768 (`0,`). */
-export const INGEST_EVENT_MEMBERS_MAX = 64 * 1024;
+/** Members of an event's objects and arrays together: 64 KB of extensions, of arguments and of a result hold at most 32,768 each (`0,`). */
+export const INGEST_EVENT_MEMBERS_MAX = 128 * 1024;
 /**
  * A body within both is parsed in one piece: cutting it up would cost more than it saves,
  * and its parse is short (about a microsecond per member at worst, for members that are keys).

@@ -19,6 +19,7 @@ import { QueueListParams, QueueParams } from '../routes/queues.ts';
 import { StreamParams } from '../routes/stream.ts';
 import { USER_OPERATIONS } from './user-operations.ts';
 import { TEAM_OPERATIONS } from './team-operations.ts';
+import { VIEW_OPERATIONS } from './view-operations.ts';
 import { Me } from './team-models.ts';
 import { WorkerListParams } from '../routes/workers.ts';
 import type { Auth } from './error-responses.ts';
@@ -226,7 +227,11 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     summary: 'List jobs (cursor pages)',
     description:
       "Jobs of every connection of the user's teams; `connectionId` narrows it (another team's id gives an empty page). `search` matches the task name, " +
-      'case-insensitive. Ties sort by id; nulls last in both orders. A `cursor` is opaque and bound to its `sortBy` and `sortOrder`.',
+      'case-insensitive. Ties sort by id; nulls last in both orders. A `cursor` is opaque and bound to its `sortBy` and `sortOrder`. ' +
+      'Search by what jobs were called with: `args` finds a piece of the arguments\' JSON text (case-sensitive, quotes included: `args={"userId":42`), ' +
+      'and `data.<path>=<value>` a field of the arguments equal to a value (`data.userId=42`, `data.items.0.sku=A-1`; `kwargs.<path>` is short for `data.kwargs.<path>`, ' +
+      'Celery\'s keyword arguments), at most 4 such fields; combined with every other filter and sort. Such a search has a time budget: past it, the page ends ' +
+      'at the row it reached, `pagination.scan.partial` is true and `nextCursor` goes on from there; `pagination.scan.totalExact` says whether `total` counted every match.',
     auth: 'session',
     query: partial(JobListParams.schema),
     success: { 200: { description: 'A page of jobs', json: Reply.JobPage } },
@@ -290,6 +295,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
   },
   ...ALERT_OPERATIONS,
   ...TEAM_OPERATIONS,
+  ...VIEW_OPERATIONS,
   ...USER_OPERATIONS,
   ...TASK_METRICS_OPERATIONS,
   'GET /api/queues': {

@@ -109,12 +109,13 @@ export const JobListItem = closed({
   createdAt: time(),
   startedAt: nullable(time()),
   completedAt: nullable(time()),
-  durationMs: nullable(Type.Integer()),
+  durationMs: nullable(Type.Integer({ minimum: 0, description: "the current run's completedAt minus its startedAt; null while it runs or either is unknown" })),
   workerId: nullable(Type.String()),
-  error: nullable(Type.String()),
+  error: nullable(Type.String({ description: "the current run's error: an earlier run's is in the detail's `attempts`" })),
   parentId: nullable(Type.String({ description: "The jobwatch id of the job that started this one (its `parentExternalId`'s job in the same connection); null without one, or while the parent has not arrived" })),
   rootId: nullable(Type.String({ description: 'The jobwatch id of the first job of its workflow (the job itself when it starts one); null outside a workflow, or while the root has not arrived' })),
   lastCommand: nullable(LastCommand),
+  progress: nullable(Type.Number({ minimum: 0, maximum: 1, description: "how far the current run is (reported, or read from a progress object's `percent`, `progress` or done-of-`total`); beyond V0" })),
 });
 
 const ActionAvailability = closed({ available: Type.Boolean(), reason: nullable(Type.String({ description: 'why not, when not available' })) });
@@ -126,7 +127,7 @@ const RecentExecution = closed({
   createdAt: time(),
   startedAt: nullable(time()),
   completedAt: nullable(time()),
-  durationMs: nullable(Type.Integer()),
+  durationMs: nullable(Type.Integer({ minimum: 0 })),
   error: nullable(Type.String()),
 });
 
@@ -134,11 +135,33 @@ export const JobDetail = closed({
   ...JobListItem.properties,
   tags: freeObject('`extensions.tags` when it is an object'),
   previousState: nullable(literals(JOB_STATES)),
-  attempt: Type.Integer({ minimum: 1 }),
+  attempt: Type.Integer({ minimum: 1, description: 'the current run, 1 for the first; runs added by hand count too' }),
   maxRetries: nullable(count()),
-  progress: nullable(Type.Number({ minimum: 0, maximum: 1 })),
-  args: Type.Null({ description: 'always null in V0' }),
-  result: Type.Null({ description: 'always null in V0' }),
+  manualRetries: Type.Integer({
+    minimum: 0,
+    description: "runs added by a retry from jobwatch that the agent reported carried out: the job system's retry limit (`maxRetries`) does not count them",
+  }),
+  progressData: Type.Unknown({ description: 'progress reported as an object, as it came (masked); null when a number or nothing was reported' }),
+  args: Type.Unknown({
+    description: "what the job was called with, any JSON, as the agent sent it: values under secret-looking keys masked, cut past the service's size (see `truncated`); null when not sent (V0 said always null)",
+  }),
+  result: Type.Unknown({ description: "the current run's result, any JSON, masked and cut like `args`; null when not sent" }),
+  logs: Type.Array(Type.String(), { description: "the job's log lines, oldest first; the newest are kept within JOB_LOG_LINES and JOB_LOG_KB" }),
+  attempts: Type.Array(
+    closed({
+      attempt: Type.Integer({ minimum: 0 }),
+      state: literals(JOB_STATES),
+      startedAt: nullable(time()),
+      finishedAt: nullable(time()),
+      workerId: nullable(Type.String()),
+      error: nullable(Type.String()),
+      stacktrace: nullable(Type.String()),
+    }),
+    { description: "every run of the job, oldest first, the current one last (its state is the job's); a run that failed and was retried reads `failed`" },
+  ),
+  truncated: Type.Array(closed({ field: literals(['args', 'result', 'progressData'] as const), bytes: count() }), {
+    description: 'payload fields kept cut: the value is then the head of the JSON text (a string), and `bytes` what the whole text was',
+  }),
   stacktrace: nullable(Type.String()),
   extensions: freeObject('Framework-specific data, as ingested'),
   stateHistory: Type.Array(
@@ -210,9 +233,23 @@ export const Worker = closed({
 const PagePagination = closed({ page: Type.Integer({ minimum: 1 }), limit: Type.Integer({ minimum: 1 }), total: count(), totalPages: count() });
 const pageOf = <T extends TSchema>(item: T) => closed({ data: Type.Array(item), pagination: PagePagination });
 
+const PayloadScan = closed(
+  {
+    partial: Type.Boolean({ description: "the search's time budget ran out before the page was full: `nextCursor` goes on from the row it reached" }),
+    examined: count(),
+    totalExact: Type.Boolean({ description: 'whether `total` counted every match; else it is an upper bound' }),
+  },
+  'Present only for a search by `args` or `data.<path>`: how its scan went',
+);
+
 export const JobPage = closed({
   data: Type.Array(JobListItem),
-  pagination: closed({ nextCursor: nullable(Type.String({ description: 'pass as `cursor` for the next page; null: no more' })), limit: Type.Integer({ minimum: 1 }), total: count() }),
+  pagination: closed({
+    nextCursor: nullable(Type.String({ description: 'pass as `cursor` for the next page; null: no more' })),
+    limit: Type.Integer({ minimum: 1 }),
+    total: count(),
+    scan: Type.Optional(PayloadScan),
+  }),
 });
 export const QueuePage = pageOf(Queue);
 export const WorkerPage = pageOf(Worker);

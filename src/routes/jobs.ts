@@ -5,6 +5,7 @@ import { DomainError } from '../../actors/domain-error.ts';
 import { JOB_STATES } from '../../actors/ingest/states.ts';
 import { listJobs } from '../../actors/queries/job-list.ts';
 import { workflowOf } from '../../actors/queries/workflow.ts';
+import { PAYLOAD_TEXT_CHARS_MAX, payloadQueryOf } from '../../actors/queries/payload-search.ts';
 import { toJobDetail } from '../../actors/views/job-view.ts';
 import { relationsOf } from '../../actors/connection/job-links.ts';
 import type { AppDeps } from '../app-deps.ts';
@@ -17,6 +18,7 @@ export const JobListParams = model(
     cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 1000 })),
     limit: limitParam(),
     search: Type.Optional(Type.String({ maxLength: 500 })),
+    args: Type.Optional(Type.String({ minLength: 1, maxLength: PAYLOAD_TEXT_CHARS_MAX, description: "a piece of the arguments' JSON text (case-sensitive); see also `data.<path>`" })),
     state: Type.Optional(literals(JOB_STATES)),
     queue: Type.Optional(Type.String({ maxLength: 255 })),
     worker: Type.Optional(Type.String({ maxLength: 512 })),
@@ -36,7 +38,7 @@ export function jobReadRoutes({ connections, engine }: AppDeps) {
   return new Elysia({ name: 'job-reads' })
     .get('/api/jobs', (context) => {
       const query = validQuery(JobListParams, context.query);
-      return listJobs(connections.readableActors(accessOf(context), query.connectionId), query);
+      return listJobs(connections.readableActors(accessOf(context), query.connectionId), query, payloadQueryOf(context.query));
     })
     .get('/api/jobs/:id', (context) => {
       for (const actor of connections.readableActors(accessOf(context), undefined)) {

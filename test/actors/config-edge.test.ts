@@ -38,6 +38,32 @@ describe('configuration of the HTTP edge', () => {
   }
 });
 
+describe('configuration of what jobs were called with', () => {
+  test('caps in KiB and lines; REDACT_KEYS comma-separated, none for none', () => {
+    expect(loadConfig({ JOB_ARGS_KB: '8', JOB_RESULT_KB: '2', JOB_LOG_KB: '512', JOB_LOG_LINES: '50', REDACT_KEYS: ' iban , tax-id ' }).payloadLimits).toEqual({
+      argsBytesMax: 8 * 1024,
+      resultBytesMax: 2 * 1024,
+      logBytesMax: 512 * 1024,
+      logLinesMax: 50,
+      redactKeys: ['iban', 'tax-id'],
+    });
+    expect(loadConfig({ REDACT_KEYS: 'NONE' }).payloadLimits.redactKeys).toEqual([]);
+  });
+
+  for (const [name, value] of [
+    ['JOB_ARGS_KB', '0'],
+    ['JOB_ARGS_KB', '2048'],
+    ['JOB_LOG_LINES', '70000'],
+    ['REDACT_KEYS', 'pass word'],
+    ['REDACT_KEYS', ',,'],
+  ] as const) {
+    test(`${name}=${value} stops start-up with a message naming it`, () => {
+      expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+      expect(() => loadConfig({ [name]: value })).toThrow(name);
+    });
+  }
+});
+
 describe('configuration of task metrics', () => {
   test('tiers in hours and days, and the series cap, are read; a coarser tier keeping less than a finer one stops start-up', () => {
     const config = loadConfig({ METRICS_MINUTE_RETENTION_HOURS: '12', METRICS_HOUR_RETENTION_DAYS: '30', METRICS_DAY_RETENTION_DAYS: '400', METRICS_SERIES_MAX: '50' });

@@ -72,6 +72,7 @@ describe('the createdAt order kept per state', () => {
           }
         }
         expect(store.indexes.createdAt.size).toBe(store.size);
+        store.table.checkInvariants();
       });
     }
   }

@@ -21,7 +21,7 @@ function listenedEngine(log: RecordLog) {
   const heard: string[] = [];
   const engine = new Engine({ clock: new ManualClock(T0), log, limits: LIMITS });
   engine.listen({
-    changed: (connectionId, changes) => heard.push(`${connectionId}: ${[...changes.jobs].map((ref) => engine.connection(connectionId)!.jobs.readRef(ref)!.externalId).join(',')}`),
+    changed: (connectionId, changes) => heard.push(`${connectionId}: ${[...changes.jobs].map((ref) => engine.connection(connectionId)!.jobs.readRefListed(ref)!.externalId).join(',')}`),
     deleted: (connectionId) => heard.push(`deleted ${connectionId}`),
   });
   return { engine, heard };

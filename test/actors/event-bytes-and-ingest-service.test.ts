@@ -10,6 +10,7 @@ import {
   JOB_OVERHEAD_BYTES,
   jobBytes,
   jobGrowthBytes,
+  ATTEMPT_ENTRY_BYTES,
   jsonBytes,
   jsonText,
   rememberJson,
@@ -47,10 +48,13 @@ describe('byte estimates', () => {
   });
 
   test('a retained job: overhead, its large fields and 16 bytes per history entry', () => {
-    expect(jobBytes({ externalId: 'abc', details: null, history: [] })).toBe(700 + 3);
-    expect(jobBytes({ externalId: 'abc', details: { error: 'e', stacktrace: 'st', extensions: { a: 1 } }, history: historyFromPairs([T0, 1, T0 + 1, 3]) })).toBe(
+    const none = { error: null, stacktrace: null, extensions: null, args: null, result: null, progressData: null, logs: null, attempts: null };
+    expect(jobBytes({ ...none, externalId: 'abc', history: [] })).toBe(700 + 3);
+    expect(jobBytes({ ...none, externalId: 'abc', error: 'e', stacktrace: 'st', extensions: JSON.stringify({ a: 1 }), history: historyFromPairs([T0, 1, T0 + 1, 3]) })).toBe(
       700 + 3 + 1 + 2 + JSON.stringify({ a: 1 }).length + 2 * 16,
     );
+    // texts count as their UTF-8 bytes
+    expect(jobBytes({ ...none, externalId: 'abc', args: '["é"]', logs: '["a"]', result: '1', progressData: '{}', attempts: '[]', history: [] })).toBe(700 + 3 + 6 + 5 + 1 + 2 + 2);
   });
 
   test('what a job event can add: a whole job when new, else its large fields and one history entry', () => {
@@ -58,6 +62,10 @@ describe('byte estimates', () => {
     const large = 2 + 1 + JSON.stringify({ b: 2 }).length;
     expect(jobGrowthBytes(event, true)).toBe(700 + 4 + large + 16);
     expect(jobGrowthBytes(event, false)).toBe(large + 16);
+    // what it carries as texts counts by their bytes; one naming an attempt may end a run, whose entry is kept
+    const withPayload: JobEvent = { ...event, args: '{"é":1}', result: '2', logs: '["l"]', progressData: '{"p":1}', attempt: 2 };
+    expect(jobGrowthBytes(withPayload, false)).toBe(large + 8 + 1 + 5 + 7 + 16 + ATTEMPT_ENTRY_BYTES);
+    expect(eventBytes(withPayload) - eventBytes(event)).toBe(8 + 1 + 5 + 7);
   });
 
   test('an object is serialized once: a remembered text is used as is; null and undefined weigh nothing', () => {

@@ -69,6 +69,7 @@ describe('an ingest record applied whole equals its events applied one at a time
           }
           expect(dumpEngine(whole, nowMs)).toEqual(dumpEngine(perEvent, nowMs));
           expect(tallies(whole, connectionId)).toEqual(tallies(perEvent, connectionId));
+          for (const engine of [whole, perEvent]) engine.connection(connectionId)!.jobs.table.checkInvariants();
           return applied >= 0;
         },
       ),

@@ -20,7 +20,15 @@ function job(overrides: Partial<Job>): Job {
     startedAtMs: null,
     completedAtMs: null,
     workerId: null,
-    details: null,
+    error: null,
+    stacktrace: null,
+    extensions: null,
+    args: null,
+    result: null,
+    progressData: null,
+    logs: null,
+    logLines: 0,
+    attempts: null,
     attempt: 1,
     maxRetries: null,
     progress: null,
@@ -28,6 +36,7 @@ function job(overrides: Partial<Job>): Job {
     lastEventMs: 1_700_000_000_000,
     parentExternalId: null,
     rootExternalId: null,
+    manualRetries: 0,
     ...overrides,
   };
   made.state = lastHistoryState(made.history);
@@ -58,7 +67,15 @@ describe('job columns', () => {
         startedAtMs: 1_700_000_001_000,
         completedAtMs: 1_700_000_002_000,
         workerId: 'worker-7',
-        details: { error: 'boom', stacktrace: 'Traceback\n  line 1', extensions: { eta: 'soon', tags: ['a', 1] } },
+        error: 'boom',
+        stacktrace: 'Traceback\n  line 1',
+        extensions: JSON.stringify({ eta: 'soon', tags: ['a', 1] }),
+        args: JSON.stringify({ kwargs: { invoice: 'INV-7', name: 'Jürgen 😀' } }),
+        result: '42',
+        progressData: JSON.stringify({ percent: 25 }),
+        logs: JSON.stringify(['started', 'ünïcode line']),
+        logLines: 2,
+        attempts: JSON.stringify([{ attempt: 2, state: 'failed', startedAtMs: 1, finishedAtMs: 2, workerId: 'w', error: 'e', stacktrace: null }]),
         attempt: 3,
         maxRetries: 0,
         progress: 0.25,
@@ -66,12 +83,14 @@ describe('job columns', () => {
         lastEventMs: 1_700_000_002_000,
         parentExternalId: 'mail:parent-1',
         rootExternalId: 'mail:root-😀',
+        manualRetries: 2,
       }),
-      job({ id: 'v', externalId: 'only-parent', parentExternalId: 'mail:parent-1' }),
+      job({ id: 'u', externalId: 'only-parent', parentExternalId: 'mail:parent-1' }),
       job({ id: 'x', externalId: '', queue: 'mail', workerId: 'worker-7', name: 'emails.send', history: [packHistoryEntry(-5, 3)] }),
-      job({ id: 'y', externalId: 'only-extensions', details: { error: null, stacktrace: null, extensions: { a: 1 } } }),
-      job({ id: 'z', externalId: 'only-stacktrace', details: { error: null, stacktrace: 'trace', extensions: null } }),
-      job({ id: 'w', externalId: 'only-error', details: { error: 'e', stacktrace: null, extensions: null } }),
+      job({ id: 'y', externalId: 'only-extensions', extensions: '{"a":1}' }),
+      job({ id: 'z', externalId: 'only-stacktrace', stacktrace: 'trace' }),
+      job({ id: 'w', externalId: 'only-error', error: 'e' }),
+      job({ id: 'v', externalId: 'only-args', args: '[1,"two",null]' }),
     ];
     expect(throughBytes(jobs)).toEqual(jobs);
     expect(throughBytes([])).toEqual([]);
@@ -79,8 +98,9 @@ describe('job columns', () => {
 
   test('given a chunk written before relations were kept (format 9 and older), then its jobs load without parent or root', () => {
     const columns = toJobColumns([job({ parentExternalId: 'p', rootExternalId: 'r' })]);
-    delete columns.parentExternalId;
-    delete columns.rootExternalId;
+    const older = columns as Partial<JobColumns>;
+    delete older.parentExternalId;
+    delete older.rootExternalId;
     const [restored] = loaded(decodeValue(encodeValue(columns)) as JobColumns);
     expect([restored!.parentExternalId, restored!.rootExternalId]).toEqual([null, null]);
   });
@@ -114,18 +134,18 @@ describe('job columns', () => {
 
   test('given Latin-1 ids, then they travel as bytes; a wider character makes that column text; a shared error or trace is one string of the chunk', () => {
     const trace = 'Traceback (most recent call last):\n  File "tasks.py", line 1';
-    const failed = { error: 'boom', stacktrace: trace, extensions: null };
+    const failed = { error: 'boom', stacktrace: trace };
     const columns = toJobColumns([
-      job({ externalId: 'caf\u00e9', details: failed }),
-      job({ id: '0190a1b2-0000-7000-8000-000000000002', externalId: 'task-2', details: failed }),
+      job({ externalId: 'caf\u00e9', ...failed }),
+      job({ id: '0190a1b2-0000-7000-8000-000000000002', externalId: 'task-2', ...failed }),
     ]);
     expect(columns.ids).toBeInstanceOf(Uint8Array);
     expect(columns.externalIds).toBeInstanceOf(Uint8Array);
     expect(columns.strings.filter((value) => value === trace)).toHaveLength(1);
     expect(typeof toJobColumns([job({ externalId: 'ünïcode-😀-id' })]).externalIds).toBe('string');
-    expect(loaded(columns).map((read) => [read.externalId, read.details])).toEqual([
-      ['caf\u00e9', failed],
-      ['task-2', failed],
+    expect(loaded(columns).map((read) => [read.externalId, read.error, read.stacktrace])).toEqual([
+      ['caf\u00e9', 'boom', trace],
+      ['task-2', 'boom', trace],
     ]);
   });
 
@@ -137,5 +157,20 @@ describe('job columns', () => {
     const columns = toJobColumns([job({}), job({})]);
     expect(() => readJobColumns({ ...columns, count: 3 })).toThrow('do not agree on 3 jobs');
     expect(() => readJobColumns({ ...columns, createdAtMs: new Uint8Array(7) })).toThrow('not whole 8-byte numbers');
+    expect(() => readJobColumns({ ...columns, texts: { ...columns.texts, args: { ...columns.texts.args, bytes: new Uint8Array(3) } } })).toThrow('do not agree on 2 jobs');
+  });
+
+  test('given texts holding a 0 byte (not a JSON text), then loading them fails with a clear error', () => {
+    const columns = toJobColumns([job({ args: '"a"' })]);
+    const bytes = Uint8Array.from(columns.texts.args.bytes);
+    bytes[1] = 0;
+    expect(() => loaded({ ...columns, texts: { ...columns.texts, args: { ...columns.texts.args, bytes } } })).toThrow('hold a 0 byte');
+  });
+
+  test('given many jobs with large texts, then each comes back whole, in order', () => {
+    const jobs = Array.from({ length: 50 }, (_, i) =>
+      job({ id: `id-${String(i).padStart(3, '0')}`, externalId: `e${i}`, args: JSON.stringify({ i, blob: 'x'.repeat(i * 997) }), logs: i % 3 === 0 ? null : JSON.stringify([`line ${i}`]), logLines: i % 3 === 0 ? 0 : 1 }),
+    );
+    expect(throughBytes(jobs)).toEqual(jobs);
   });
 });

@@ -28,7 +28,7 @@ describe('packed job history', () => {
   });
 
   test('the memory budget counts every entry', () => {
-    const job = { externalId: 'x', details: null, history: [packHistoryEntry(T, 1)] };
+    const job = { externalId: 'x', error: null, stacktrace: null, extensions: null, args: null, result: null, progressData: null, logs: null, attempts: null, history: [packHistoryEntry(T, 1)] };
     const withThree = { ...job, history: [packHistoryEntry(T, 1), packHistoryEntry(T + 1, 3), packHistoryEntry(T + 2, 4)] };
     expect(jobBytes(withThree) - jobBytes(job)).toBe(2 * HISTORY_ENTRY_BYTES);
   });

@@ -78,6 +78,50 @@ describe('job merge rules', () => {
     expect(durationMsOf(job())).toBe(2500);
   });
 
+  test('a retried job running again has no duration and no completion while it runs, never a negative one, and none of the last run\'s error', () => {
+    const iso = (seconds: number) => new Date(T0 + seconds * 1000).toISOString();
+    const failed = { state: 'failed', attempt: 1, workerId: 'w1', startedAt: iso(1), completedAt: iso(2), error: 'boom', stacktrace: 'trace' };
+    const actor = ingestAll(new ConnectionActor(CONNECTION, limits), [at(2, failed)]);
+    const row = () => actor.jobs.rowOfExternalId('task-1');
+    expect(actor.jobs.table.durationMsOf(row())).toBe(1000);
+    ingestAll(actor, [at(10, { state: 'queued', attempt: 2 })]);
+    const queued = actor.jobs.getByExternalId('task-1')!;
+    expect([queued.startedAtMs, queued.completedAtMs, queued.workerId, queued.error, durationMsOf(queued)]).toEqual([null, null, null, null, null]);
+    ingestAll(actor, [at(11, { state: 'active', attempt: 2, workerId: 'w2', startedAt: iso(11) })]);
+    const running = actor.jobs.getByExternalId('task-1')!;
+    expect([running.startedAtMs, running.completedAtMs, running.workerId, running.error, durationMsOf(running)]).toEqual([T0 + 11_000, null, 'w2', null, null]);
+    expect(actor.jobs.table.durationMsOf(row())).toBeNull();
+    // a late event of the first run changes nothing of the second
+    ingestAll(actor, [at(1.5, { state: 'active', attempt: 1, workerId: 'w1', startedAt: iso(1), completedAt: iso(2), error: 'late' })]);
+    expect(actor.jobs.getByExternalId('task-1')).toMatchObject({ startedAtMs: T0 + 11_000, completedAtMs: null, workerId: 'w2', error: null });
+    ingestAll(actor, [at(14, { state: 'completed', attempt: 2, workerId: 'w2', startedAt: iso(11), completedAt: iso(14) })]);
+    const done = actor.jobs.getByExternalId('task-1')!;
+    expect([done.state, durationMsOf(done), done.error]).toEqual(['completed', 3000, null]);
+    expect([...actor.jobs.indexes.durationMs.scan('asc')].map((entry) => entry.key)).toEqual([3000]);
+  });
+
+  test('a job system that runs a job again without a new attempt number: a start after the last completion begins a new run', () => {
+    const iso = (seconds: number) => new Date(T0 + seconds * 1000).toISOString();
+    const actor = ingestAll(new ConnectionActor(CONNECTION, limits), [at(2, { state: 'failed', startedAt: iso(1), completedAt: iso(2), error: 'boom' })]);
+    ingestAll(actor, [at(5, { state: 'active', startedAt: iso(5) })]);
+    const job = actor.jobs.getByExternalId('task-1')!;
+    expect([job.startedAtMs, job.completedAtMs, job.error, durationMsOf(job)]).toEqual([T0 + 5000, null, null, null]);
+  });
+
+  test("an earlier attempt's event that arrives after the next attempt began (Celery sends the retry's message before task-retried) changes nothing of the new run", () => {
+    const actor = ingestAll(new ConnectionActor(CONNECTION, limits), [at(1, { state: 'active', attempt: 1 }), at(2, { state: 'queued', attempt: 2 })]);
+    ingestAll(actor, [at(3, { state: 'retrying', attempt: 1, error: 'boom' })]);
+    expect(actor.jobs.getByExternalId('task-1')).toMatchObject({ state: 'retrying', attempt: 2, error: null });
+    ingestAll(actor, [at(4, { state: 'active', attempt: 2 })]);
+    expect(actor.jobs.getByExternalId('task-1')).toMatchObject({ state: 'active', attempt: 2, error: null });
+  });
+
+  test('while a job runs its duration is null, even when an event reports a completion with it', () => {
+    const iso = (seconds: number) => new Date(T0 + seconds * 1000).toISOString();
+    const actor = ingestAll(new ConnectionActor(CONNECTION, limits), [at(3, { state: 'active', startedAt: iso(1), completedAt: iso(2) })]);
+    expect(durationMsOf(actor.jobs.getByExternalId('task-1')!)).toBeNull();
+  });
+
   test('attempt defaults to 1 and takes the newest report', () => {
     const actor = ingestAll(new ConnectionActor(CONNECTION, limits), [at(1, { state: 'active' })]);
     expect(actor.jobs.getByExternalId('task-1')!.attempt).toBe(1);
@@ -179,14 +223,14 @@ describe('job merge rules', () => {
     const evolveBatch = (batch: unknown[]) => actor.evolve(actor.decideIngest(batch, T0).record!);
     const first = evolveBatch([at(1, { externalId: 'x', state: 'completed' })]);
     const [xRef] = [...first.jobs];
-    expect(actor.jobs.readRef(xRef!)?.externalId).toBe('x');
+    expect(actor.jobs.readRefListed(xRef!)?.externalId).toBe('x');
     const second = evolveBatch([at(2, { externalId: 'y', state: 'queued' })]);
-    expect(actor.jobs.readRef(xRef!)).toBeUndefined();
+    expect(actor.jobs.readRefListed(xRef!)).toBeUndefined();
     const [yRef] = [...second.jobs];
-    expect(actor.jobs.readRef(yRef!)?.externalId).toBe('y');
+    expect(actor.jobs.readRefListed(yRef!)?.externalId).toBe('y');
     evolveBatch([at(3, { externalId: 'z', state: 'queued' })]); // takes the row x left
     expect(actor.jobs.rowOfExternalId('z')).toBe(Number(xRef) % 2 ** 32);
-    expect(actor.jobs.readRef(xRef!)).toBeUndefined();
-    expect(actor.jobs.readRef(yRef!)).toBeUndefined();
+    expect(actor.jobs.readRefListed(xRef!)).toBeUndefined();
+    expect(actor.jobs.readRefListed(yRef!)).toBeUndefined();
   });
 });

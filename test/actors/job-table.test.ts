@@ -4,7 +4,10 @@ import { HistoryColumn } from '../../actors/connection/history-column.ts';
 import { collapseHistory, currentRunStartMs, entryAtMs, HISTORY_ENTRIES_MAX, lastHistoryState, packHistoryEntry, stateCodeOf } from '../../actors/connection/job-history.ts';
 import type { Job } from '../../actors/connection/job-record.ts';
 import { JobTable } from '../../actors/connection/job-table.ts';
-import { JOB_OVERHEAD_BYTES, HISTORY_ENTRY_BYTES, jsonText } from '../../actors/ingest/event-bytes.ts';
+import { StringColumn } from '../../actors/connection/string-column.ts';
+import { outcomeOf, withAttempt, withLateFacts } from '../../actors/connection/attempt-history.ts';
+import { JOB_OVERHEAD_BYTES, HISTORY_ENTRY_BYTES } from '../../actors/ingest/event-bytes.ts';
+import { appendedLog } from '../../actors/ingest/job-payload.ts';
 import { JSON_OBJECT_BYTES_MAX } from '../../actors/ingest/json-object-limits.ts';
 import type { JobEvent } from '../../actors/ingest/normalized-event.ts';
 import { SeededRandom } from '../../persistence/seeded-random.ts';
@@ -149,7 +152,15 @@ describe('the job table', () => {
       startedAtMs: null,
       completedAtMs: null,
       workerId: null,
-      details: null,
+      error: null,
+      stacktrace: null,
+      extensions: null,
+      args: null,
+      result: null,
+      progressData: null,
+      logs: null,
+      logLines: 0,
+      attempts: null,
       attempt: 1,
       maxRetries: null,
       progress: null,
@@ -157,6 +168,7 @@ describe('the job table', () => {
       lastEventMs: Number.NEGATIVE_INFINITY,
       parentExternalId: null,
       rootExternalId: null,
+      manualRetries: 0,
     });
   });
 
@@ -184,14 +196,16 @@ describe('the job table', () => {
     expect(table.merge(row, full)).toBe(true);
     const copy = table.read(row);
     expect(copy).toMatchObject({ state: 'failed', queue: 'mail', workerId: 'w1', attempt: 2, maxRetries: 3, progress: 0.5, createdAtMs: T - 1, createdAtReported: true });
-    expect(copy.details).toEqual({ error: 'boom', stacktrace: 'trace', extensions: { eta: 1 } });
+    expect([copy.error, copy.stacktrace, copy.extensions]).toEqual(['boom', 'trace', '{"eta":1}']);
     expect([table.stateOf(row), table.queueOf(row), table.workerOf(row), table.nameOf(row), table.frameworkOf(row)]).toEqual(['failed', 'mail', 'w1', 'tasks.b', 'bullmq']);
     expect([table.startedAtMsOf(row), table.completedAtMsOf(row), table.durationMsOf(row), table.lastEventMsOf(row)]).toEqual([T + 2, T + 9, 7, T + 10]);
     expect([table.createdAtMsOf(row), table.createdAtReportedOf(row), table.stateChangedAtMs(row)]).toEqual([T - 1, true, T + 10]);
-    expect(table.bytesOf(row)).toBe(JOB_OVERHEAD_BYTES + 2 + 4 + 5 + JSON.stringify({ eta: 1 }).length + 2 * HISTORY_ENTRY_BYTES);
+    // attempt 2 began a new run: the first (queued, nothing else known) is an earlier attempt
+    expect(JSON.parse(copy.attempts!)).toEqual([{ attempt: 1, state: 'queued', startedAtMs: null, finishedAtMs: null, workerId: null, error: null, stacktrace: null }]);
+    expect(table.bytesOf(row)).toBe(JOB_OVERHEAD_BYTES + 2 + 4 + 5 + JSON.stringify({ eta: 1 }).length + copy.attempts!.length + 2 * HISTORY_ENTRY_BYTES);
     expect(table.merge(row, event({ atMs: T + 1, state: 'active', queue: 'other', error: 'older' }))).toBe(false);
     expect([copy.history.length, copy.queue, copy.state]).toEqual([2, 'mail', 'failed']);
-    expect([table.read(row).history.length, table.queueOf(row), table.stateOf(row), table.detailsOf(row).error]).toEqual([3, 'mail', 'failed', 'boom']);
+    expect([table.read(row).history.length, table.queueOf(row), table.stateOf(row), table.errorOf(row)]).toEqual([3, 'mail', 'failed', 'boom']);
     // an action's entry: the job's state, while its newest event stays the job system's
     table.addHistory(row, 'queued', T + 20);
     expect([table.stateOf(row), table.lastEventMsOf(row), table.stateChangedAtMs(row)]).toEqual(['queued', T + 10, T + 20]);
@@ -220,7 +234,7 @@ describe('the job table', () => {
     expect(table.rowOfRef(firstRef)).toBe(-1);
     expect(table.rowOfRef(table.refOf(reused))).toBe(reused);
     expect(table.rowOfRef(table.refOf(other))).toBe(other);
-    expect(table.read(reused)).toMatchObject({ id: 'id-3', externalId: 'e3', queue: null, workerId: null, details: null, maxRetries: null, history: [packHistoryEntry(T + 1, 1)] });
+    expect(table.read(reused)).toMatchObject({ id: 'id-3', externalId: 'e3', queue: null, workerId: null, error: null, extensions: null, maxRetries: null, history: [packHistoryEntry(T + 1, 1)] });
     expect(table.rowOfRef(12345)).toBe(-1);
     expect(table.rowOfRef(5)).toBe(-1); // a row never used, generation 0
   });
@@ -241,21 +255,22 @@ describe('the job table', () => {
     expect(copy.stateOf(again)).toBe('completed');
   });
 
-  test('given jobs with extensions, then its sizes count their rows, id, externalId and extension characters and history; freed rows leave them', () => {
+  test('given jobs with extensions and arguments, then its sizes count their rows, id, externalId, texts (with their 5-byte headers) and history; freed rows leave them', () => {
     const table = new JobTable('c1');
     const extensions = { eta: 'soon', tags: ['a', 1] };
     const rows = ['id-1', 'id-22'].map((id, i) => table.create(id, event({ externalId: `external-${i}` })));
-    table.merge(rows[0]!, event({ externalId: 'external-0', extensions }));
+    table.merge(rows[0]!, event({ externalId: 'external-0', extensions, args: '{"name":"Jürgen"}' }));
     table.merge(rows[1]!, event({ externalId: 'external-1', atMs: T + 1, state: 'active' }));
     const sizes = table.sizes();
-    expect([sizes.rows, sizes.idBytes, sizes.externalIdBytes, sizes.extensionBytes]).toEqual([2, 9, 20, JSON.stringify(extensions).length]);
+    expect([sizes.rows, sizes.idBytes, sizes.externalIdBytes, sizes.textBytes?.extensions, sizes.textBytes?.args]).toEqual([2, 9, 20, JSON.stringify(extensions).length + 5, 18 + 5]);
     expect(sizes.historyEntries).toBeGreaterThanOrEqual(2);
-    expect(table.detailsOf(rows[0]!).extensions).toEqual(extensions);
+    expect(table.read(rows[0]!).extensions).toBe(JSON.stringify(extensions));
     table.free(rows[0]!);
-    expect(table.sizes()).toMatchObject({ rows: 1, idBytes: 5, externalIdBytes: 10, extensionBytes: 0 });
+    expect(table.sizes()).toMatchObject({ rows: 1, idBytes: 5, externalIdBytes: 10, textBytes: { extensions: 0, args: 0 } });
+    table.checkInvariants();
   });
 
-  test('given extensions as large as the contract allows (64 KiB serialized, past what the column keeps as bytes), then they read back whole; a read copy knows its text', () => {
+  test('given extensions as large as the contract allows (64 KiB serialized), then they read back whole', () => {
     const table = new JobTable('c1');
     const largest = { note: 'x'.repeat(JSON_OBJECT_BYTES_MAX - '{"note":""}'.length) };
     expect(JSON.stringify(largest).length).toBe(JSON_OBJECT_BYTES_MAX);
@@ -266,11 +281,7 @@ describe('the job table', () => {
       table.merge(row, created);
       return row;
     });
-    expect(rows.map((row) => table.read(row).details?.extensions)).toEqual([largest, small]);
-    // the copy's object carries the text it was parsed from: a snapshot writes that text, not a new one
-    const read = table.read(rows[1]!).details!.extensions!;
-    read.eta = 'changed after the read';
-    expect(jsonText(read)).toBe('{"eta":"soon"}');
+    expect(rows.map((row) => JSON.parse(table.read(row).extensions!))).toEqual([largest, small]);
   });
 
   test('given room reserved for the sizes a snapshot recorded, then rows loaded or created after it read as without it', () => {
@@ -289,29 +300,59 @@ describe('the job table', () => {
   });
 });
 
+/** Small log caps, so that the random events trim logs often. */
+const LOG_LIMITS = { logBytesMax: 400, logLinesMax: 12 };
+
 /** The merge rules as the decisions state them, on a plain object: the oracle for the table's rows. */
 function referenceMerge(job: Job, event: JobEvent): void {
   const isNewest = event.atMs >= job.lastEventMs;
+  // a new run: a later attempt, or a start after the held run completed; it keeps nothing of the last run
+  const newRun =
+    isNewest &&
+    job.history.length > 0 &&
+    ((event.attempt !== undefined && event.attempt > job.attempt) || (event.startedAtMs !== undefined && job.completedAtMs !== null && event.startedAtMs > job.completedAtMs));
+  if (newRun) {
+    const run = { attempt: job.attempt, state: outcomeOf(job.state), startedAtMs: job.startedAtMs, finishedAtMs: job.completedAtMs, workerId: job.workerId, error: job.error, stacktrace: job.stacktrace };
+    job.attempts = withAttempt(job.attempts, run);
+    Object.assign(job, { workerId: null, error: null, stacktrace: null, result: null, progress: null, progressData: null, startedAtMs: null, completedAtMs: null });
+  }
+  // an event of an earlier attempt says nothing of the current run, even when it is the newest
+  const ofThisRun = newRun || event.attempt === undefined || event.attempt >= job.attempt;
   referenceInsert(job.history, event.atMs, stateCodeOf(event.state));
   job.state = lastHistoryState(job.history);
-  const take = <K extends 'queue' | 'workerId' | 'maxRetries' | 'progress' | 'startedAtMs' | 'completedAtMs'>(key: K, value: Job[K] | undefined): void => {
+  type Taken = 'queue' | 'workerId' | 'maxRetries' | 'startedAtMs' | 'completedAtMs' | 'error' | 'stacktrace' | 'extensions' | 'args' | 'result';
+  const take = <K extends Taken>(key: K, value: Job[K] | undefined): void => {
     if (value !== undefined && (isNewest || job[key] === null)) job[key] = value;
   };
   take('queue', event.queue);
-  take('workerId', event.workerId);
   take('maxRetries', event.maxRetries);
-  take('progress', event.progress);
-  take('startedAtMs', event.startedAtMs);
-  take('completedAtMs', event.completedAtMs);
-  for (const key of ['error', 'stacktrace', 'extensions'] as const) {
-    const details = job.details ?? { error: null, stacktrace: null, extensions: null };
-    const value = event[key];
-    if (value !== undefined && (isNewest || details[key] === null)) job.details = { ...details, [key]: value };
+  take('extensions', event.extensions === undefined ? undefined : JSON.stringify(event.extensions));
+  take('args', event.args);
+  if (ofThisRun) {
+    take('workerId', event.workerId);
+    take('startedAtMs', event.startedAtMs);
+    take('completedAtMs', event.completedAtMs);
+    take('error', event.error);
+    take('stacktrace', event.stacktrace);
+    take('result', event.result);
+    // progress: a number and an object together, the newer report replacing both
+    if ((event.progress !== undefined || event.progressData !== undefined) && (isNewest || (job.progress === null && job.progressData === null))) {
+      job.progress = event.progress ?? null;
+      job.progressData = event.progressData ?? null;
+    }
+  } else {
+    const late = withLateFacts(job.attempts, event.attempt!, { state: event.state, startedAtMs: event.startedAtMs, finishedAtMs: event.completedAtMs, workerId: event.workerId, error: event.error, stacktrace: event.stacktrace });
+    if (late !== null) job.attempts = late;
+  }
+  if (event.logs !== undefined) {
+    const appended = appendedLog(job.logs, job.logLines, event.logs, event.logLineCount ?? 0, LOG_LIMITS);
+    job.logs = appended.lines === 0 ? null : appended.text;
+    job.logLines = appended.lines;
   }
   if (isNewest) {
     job.name = event.name;
     job.framework = event.framework;
-    if (event.attempt !== undefined) job.attempt = event.attempt;
+    if (event.attempt !== undefined && ofThisRun) job.attempt = event.attempt;
     job.lastEventMs = event.atMs;
   }
   if (event.createdAtMs !== undefined) {
@@ -326,7 +367,7 @@ describe('the job table against the merge rules', () => {
   test('given random events, some older than the newest, with random fields, then every row reads as the rules say', () => {
     for (const seed of [1, 2, 3, 4]) {
       const random = new SeededRandom(seed);
-      const table = new JobTable('c1');
+      const table = new JobTable('c1', LOG_LIMITS);
       const reference = new Map<number, Job>();
       const pick = <T>(values: readonly T[]): T => values[random.int(values.length)]!;
       const maybe = <T>(value: T): T | undefined => (random.next() < 0.3 ? value : undefined);
@@ -352,10 +393,15 @@ describe('the job table against the merge rules', () => {
           error: maybe(pick(['boom', 'bang'])),
           stacktrace: maybe(pick(['trace 1', 'trace 2'])),
           extensions: maybe({ n: random.int(3) }),
+          args: maybe(pick(['{"userId":42}', '[1,"two"]', '"Jürgen"'])),
+          result: maybe(pick(['null', '{"ok":true}'])),
+          progressData: maybe(pick(['{"percent":50}', '{"stage":"upload"}'])),
           createdAtMs: maybe(T + random.int(40) * 1000),
           startedAtMs: maybe(T + random.int(40) * 1000),
           completedAtMs: maybe(T + random.int(40) * 1000),
         };
+        const lines = random.int(8);
+        if (random.next() < 0.3) Object.assign(fields, { logs: JSON.stringify(Array.from({ length: lines }, (_, n) => `line ${step}.${n} ${'x'.repeat(random.int(40))}`)), logLineCount: lines });
         for (const key of Object.keys(fields) as Array<keyof JobEvent>) if (fields[key] === undefined) delete fields[key];
         if (rows.length === 0 || random.next() < 0.3) {
           const row = table.create(`id-${step}`, fields);
@@ -375,11 +421,14 @@ describe('the job table against the merge rules', () => {
         expect(table.read(row)).toEqual(expected);
         expect([table.stateChangedAtMs(row), table.durationMsOf(row), table.createdAtReportedOf(row)]).toEqual([
           currentRunStartMs(expected.history),
-          expected.startedAtMs !== null && expected.completedAtMs !== null ? expected.completedAtMs - expected.startedAtMs : null,
+          expected.state !== 'active' && expected.startedAtMs !== null && expected.completedAtMs !== null && expected.completedAtMs >= expected.startedAtMs
+            ? expected.completedAtMs - expected.startedAtMs
+            : null,
           expected.createdAtReported,
         ]);
       }
       expect(table.size).toBe(reference.size);
+      table.checkInvariants();
     }
   });
 });
@@ -409,21 +458,59 @@ describe('the relation columns', () => {
     expect(table.read(reused)).toMatchObject({ parentExternalId: null, rootExternalId: null });
   });
 
-  test('given jobs without relations, then the relation columns cost nothing; the first relation makes them, the jobs before it naming none', () => {
+  test('given jobs without relations, then they name none, before and after the first job that does', () => {
     const table = new JobTable('c1');
     const rows = Array.from({ length: 100 }, (_, i) => {
       const row = table.create(`id-${i}`, event({ externalId: `e${i}` }));
       table.merge(row, event({ externalId: `e${i}` }));
       return row;
     });
-    expect(table.relations.bytes).toBe(0);
     const child = table.create('id-child', event({ externalId: 'child' }));
     table.merge(child, event({ externalId: 'child', parentExternalId: 'e1' }));
-    expect(table.relations.bytes).toBe(2 * 4 * 128); // two 4-byte columns at the table's capacity
     expect(rows.map((row) => table.relations.parentOf(row)).every((parent) => parent === null)).toBe(true);
     expect(table.relations.parentOf(child)).toBe('e1');
-    // rows made after the columns, past the capacity they were made at, name none either
+    // rows made after it, past the capacity the table had then, name none either
     const later = Array.from({ length: 200 }, (_, i) => table.create(`id-later-${i}`, event({ externalId: `later-${i}` })));
     expect(later.every((row) => table.relations.parentOf(row) === null && table.relations.rootOf(row) === null)).toBe(true);
+  });
+});
+
+describe("the column store's stated preconditions", () => {
+  test('a row freed twice, a string set over a held row, a history read of an empty row and a code released below zero are refused', () => {
+    const table = new JobTable('c1');
+    const created = event();
+    const row = table.create('id-1', created);
+    table.merge(row, created);
+    table.free(row);
+    expect(() => table.free(row)).toThrow('freed twice');
+    expect(() => table.free(99)).toThrow('holds no job');
+
+    const strings = new StringColumn();
+    strings.ensureRows(1);
+    strings.set(0, 'a');
+    expect(() => strings.set(0, 'b')).toThrow('already holds a string');
+
+    const history = new HistoryColumn();
+    history.ensureRows(1);
+    expect(() => history.last(0)).toThrow('no history');
+
+    const codes = new CodeTable();
+    const code = codes.acquire('x');
+    codes.release(code);
+    expect(() => codes.release(code)).toThrow('no row holds it');
+    expect(() => codes.release(7)).toThrow('no row holds it');
+  });
+
+  test("checkInvariants finds a count that drifted from what the rows hold", () => {
+    const table = new JobTable('c1');
+    const created = event({ queue: 'mail', logs: '["a","b"]', logLineCount: 2 });
+    const row = table.create('id-1', created);
+    table.merge(row, created);
+    table.checkInvariants();
+    (table as unknown as { columns: { logLines: Uint16Array } }).columns.logLines[row] = 3;
+    expect(() => table.checkInvariants()).toThrow('counts 3 log lines and holds 2');
+    (table as unknown as { columns: { logLines: Uint16Array } }).columns.logLines[row] = 2;
+    (table as unknown as { codeTables: { names: CodeTable } }).codeTables.names.acquire('mail');
+    expect(() => table.checkInvariants()).toThrow("('mail') counts 2 holders, 1 rows hold it");
   });
 });

@@ -14,6 +14,8 @@ import { FIELD_LIMITS } from '../../actors/ingest/event-schema.ts';
 import { JSON_OBJECT_BYTES_MAX, JSON_OBJECT_DEPTH_MAX, jsonObjectProblem } from '../../actors/ingest/json-object-limits.ts';
 import { INGEST_BODY_BYTES_MAX, INGEST_EVENTS_MAX } from '../../src/routes/ingest.ts';
 import { JSON_SHAPE_LIMITS } from '../../src/http/json-shape.ts';
+import { LOG_LINE_CHARS_MAX, LOG_LINES_PER_EVENT_MAX, PAYLOAD_LIMIT_DEFAULTS, PROGRESS_DATA_BYTES_MAX } from '../../actors/ingest/job-payload.ts';
+import { DEFAULT_REDACT_KEYS, REDACTED } from '../../actors/ingest/redaction.ts';
 import { boundJson } from '../../agents/bullmq/src/bound-json.js';
 
 const AGENTS = join(import.meta.dir, '..', '..', 'agents');
@@ -43,6 +45,39 @@ describe('agents/ingest-limits.json', () => {
     // every value of a bounded object, escaped at 6 bytes a character, fits the byte bound many times over
     expect(bounds.objectKeysMax * bounds.keyChars * 6).toBeLessThan(bounds.bytesMax * 2);
     expect(4 + bounds.depthMax).toBeLessThan(JSON_SHAPE_LIMITS.depthMax);
+  });
+
+  test("its job payload limits are the service's defaults, and its default key patterns the service's", () => {
+    const { redactKeys, redacted, ...sizes } = limits.jobPayload;
+    expect(sizes).toEqual({
+      argsBytesMax: PAYLOAD_LIMIT_DEFAULTS.argsBytesMax,
+      resultBytesMax: PAYLOAD_LIMIT_DEFAULTS.resultBytesMax,
+      progressBytesMax: PROGRESS_DATA_BYTES_MAX,
+      logBytesMax: PAYLOAD_LIMIT_DEFAULTS.logBytesMax,
+      logLinesMax: PAYLOAD_LIMIT_DEFAULTS.logLinesMax,
+      logLinesPerEventMax: LOG_LINES_PER_EVENT_MAX,
+      logLineCharsMax: LOG_LINE_CHARS_MAX,
+    });
+    expect(redactKeys).toEqual([...DEFAULT_REDACT_KEYS]);
+    expect(redactKeys).toEqual([...PAYLOAD_LIMIT_DEFAULTS.redactKeys]);
+    expect(redacted).toBe(REDACTED);
+  });
+
+  test("the agents' payload bounds keep a job's values whole at the service: within its caps, its levels and its lines", () => {
+    const bounds = limits.payloadBounds;
+    const service = limits.jobPayload;
+    // bytes with room for another serializer's figures; jobwatch would keep a cut head past its caps
+    expect(bounds.bytesMax).toBeLessThan(Math.min(service.argsBytesMax, service.resultBytesMax) - 4096);
+    expect(bounds.progressBytesMax).toBeLessThan(service.progressBytesMax - 1024);
+    expect(bounds.logLinesPerEventMax).toBeLessThanOrEqual(service.logLinesPerEventMax);
+    expect(bounds.logLineChars).toBeLessThanOrEqual(service.logLineCharsMax);
+    expect(bounds.logBytesPerEventMax).toBeLessThanOrEqual(service.logBytesMax);
+    // body, events, event, job, then the value's own levels
+    expect(4 + bounds.depthMax).toBeLessThan(JSON_SHAPE_LIMITS.depthMax);
+    expect(bounds.objectKeysMax).toBeLessThan(JSON_SHAPE_LIMITS.objectMembersMax);
+    expect(bounds.arrayItemsMax).toBeLessThan(JSON_SHAPE_LIMITS.arrayElementsMax);
+    // a progress object is bounded with agentBounds' levels: jobwatch checks it as free-form JSON
+    expect(limits.agentBounds.depthMax).toBeLessThanOrEqual(JSON_OBJECT_DEPTH_MAX);
   });
 });
 

@@ -122,6 +122,21 @@ describe('a damaged snapshot stops the start, never starting as a new installati
     expect((await refusal(other.dir)).message).toContain("a 'connection' chunk at /quota/day: expected number, found \"today\"");
   });
 
+  test("a job columns chunk's text column of the wrong type names it, as the column list declares it", async () => {
+    const { dir, snapshot } = await dataDir();
+    let edited = 0;
+    rewriteChunks(snapshot, (chunks) =>
+      chunks.map((chunk) => {
+        if (kindOf(chunk) !== 'jobColumns') return chunk;
+        edited++;
+        const columns = (chunk as { columns: { texts: Record<string, unknown> } }).columns;
+        return { ...(chunk as object), columns: { ...columns, texts: { ...columns.texts, args: { bytes: new Uint8Array(0), lengths: 'none' } } } };
+      }),
+    );
+    expect(edited).toBeGreaterThan(0);
+    expect((await refusal(dir)).message).toContain("a 'jobColumns' chunk at /columns/texts/args/lengths: expected");
+  });
+
   test('a chunk that went missing is refused by the order: a snapshot opens with its header, ends with its end, and holds the accounts', async () => {
     const cases: Array<[string, (chunks: unknown[]) => unknown[], string]> = [
       ['the header', (chunks) => chunks.filter((chunk) => kindOf(chunk) !== 'header'), "expected the header chunk first, found a 'accounts' chunk"],

@@ -1,6 +1,7 @@
 /**
  * A snapshot written by the previous version (before queue retention and daily byte
- * budgets) still loads: fields it lacks get documented defaults.
+ * budgets) still loads: fields it lacks get documented defaults. A format this version does
+ * not know is refused by its number, never misread.
  */
 import { describe, expect, test } from 'bun:test';
 import { ManualClock } from '../../actors/clock.ts';
@@ -34,5 +35,10 @@ describe('snapshot of the previous version', () => {
     expect(actor.queues.size).toBe(1);
     engine.evolve({ t: 'retention', atMs: T0 + 86_400_000 + 1 });
     expect(actor.queues.size).toBe(0);
+  });
+
+  test("a format this version does not read (a later version's) is refused by name before anything loads", () => {
+    const engine = new Engine({ clock: new ManualClock(T0), log: inMemoryLog, limits: LIMITS });
+    expect(() => engine.restorer().restore({ k: 'header', version: 11, takenAtMs: T0 })).toThrow('snapshot format version 11 is not supported (expected one of 1, 2, 3, 4, 5, 6, 7, 8, 9, 10)');
   });
 });

@@ -3,7 +3,8 @@
  * agent said it supports, whether each queue is paused, and per job command whether it made
  * a state entry and what the agent reported beside its outcome. Through msgpack (as a
  * snapshot file holds it) a restore shows the same; a pending command can still be settled
- * after it. A format 6 snapshot still restores: no controls, no capabilities, paused unknown.
+ * after it. A format 7 snapshot (its job columns before the column list's texts) restores
+ * them the same; a format 6 snapshot still restores: no controls, no capabilities, paused unknown.
  */
 import { describe, expect, test } from 'bun:test';
 import { pack, unpack } from 'msgpackr';
@@ -14,6 +15,7 @@ import { toJobDetail } from '../../actors/views/job-view.ts';
 import { NO_RELATIONS } from '../../actors/connection/job-links.ts';
 import { toQueueStreamItem } from '../../actors/views/queue-view.ts';
 import { jobEvent, queueEvent } from '../support/events.ts';
+import { withFormatSevenJobs } from '../support/older-job-columns.ts';
 import { T0 } from '../support/test-app.ts';
 
 const LIMITS = { dailyEventLimit: 0, dedupKeysMax: 100, maxJobsPerConnection: 100, retentionMs: 86_400_000 };
@@ -94,6 +96,23 @@ describe('controls in snapshots', () => {
     expect(shown(restored)).toEqual(shown(live));
     // the retry now was refused: the job system's retrying stands, nothing withdrawn
     expect(shown(restored).jobs[0]!).toMatchObject({ state: 'retrying', lastCommand: { status: 'failed' } });
+  });
+
+  test('format 7 (the controls, job columns from before the column list) restores them the same', () => {
+    const live = engineWithControls();
+    // format 7 had no task metrics and no markers (format 8's), and job columns as format 4's
+    const chunks = [...live.takeSnapshot().chunks]
+      .filter((chunk) => chunk.k !== 'taskMetrics')
+      .map((chunk) => {
+        if (chunk.k !== 'connection') return withFormatSevenJobs(chunk, 7);
+        const { markers: _markers, ...withoutMarkers } = chunk;
+        return withFormatSevenJobs(withoutMarkers, 7);
+      });
+    expect(chunks.some((chunk) => chunk.k === 'jobColumns' && chunk.columns.texts === undefined)).toBe(true);
+    const restored = restoredFrom(chunks);
+    expect(shown(restored)).toEqual(shown(live));
+    for (const engine of [live, restored]) settlePending(engine);
+    expect(shown(restored)).toEqual(shown(live));
   });
 
   test('format 6 (commands on jobs only, no capabilities, nothing said of paused queues) still restores', () => {

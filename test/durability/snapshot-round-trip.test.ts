@@ -31,6 +31,10 @@ describe('snapshot + log round trip', () => {
     await live.actions.bulk(asAdmin, 'revoke', someIds);
     await live.actions.bulk(asAdmin, 'retry', someIds);
     await live.engine.commit({ t: 'commands.acked', connectionId: connection.id, ids: actor.commands.oldestFirst(5).map((command) => command.id) });
+    // retries the agent carried out: runs added by hand, a column of their own since format 5
+    const retries = actor.commands.oldestFirst(1000).filter((command) => command.type === 'retry');
+    await live.engine.commit({ t: 'commands.acked', connectionId: connection.id, ids: retries.slice(0, 6).map((command) => command.id), atMs: clock.nowMs() });
+    expect([...actor.jobs.values()].filter((job) => job.manualRetries > 0).length).toBeGreaterThan(0);
     const [failedCommand] = actor.commands.oldestFirst(1);
     await live.engine.commit({ t: 'commands.acked', connectionId: connection.id, ids: [], failed: [{ id: failedCommand!.id, reason: 'arguments unknown' }], atMs: clock.nowMs() });
 

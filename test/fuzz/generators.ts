@@ -65,8 +65,12 @@ const jobPayload = (nowMs: number) =>
       state: fc.constantFrom(...JOB_STATES),
       workerId: fc.constantFrom('w1', 'w2', null),
       attempt: fc.integer({ min: 1, max: 5 }),
-      progress: fc.double({ min: 0, max: 1, noNaN: true }),
+      progress: fc.oneof(fc.double({ min: 0, max: 1, noNaN: true }), fc.constantFrom({ percent: 40, stage: 'upload' }, { done: 3, total: 4 }, { note: 'no fraction' })),
       error: fc.constantFrom(null, 'boom', ''),
+      // what the job was called with and gave back, and its log: any JSON, masked by key on ingest
+      args: fc.oneof(fc.constant(null), fc.jsonValue({ maxDepth: 3 }), fc.constant({ kwargs: { invoice_id: 'INV-7', password: 'hunter2' } })),
+      result: fc.oneof(fc.constant(null), fc.jsonValue({ maxDepth: 2 })),
+      logs: fc.oneof(fc.constant(null), fc.array(fc.string({ maxLength: 30 }), { maxLength: 4 })),
       startedAt: timestampAround(nowMs),
       completedAt: timestampAround(nowMs),
       extensions: fc.oneof(fc.constant(null), fc.jsonValue({ maxDepth: 2 }).map((value) => ({ value })), deepObject),

@@ -135,6 +135,10 @@ export const MODULES = {
         tests: ['test/routes/teams.test.ts', 'test/routes/role-matrix.test.ts', 'test/blackbox/teams-upgrade.test.ts'],
       },
       {
+        mutate: ['actors/accounts/saved-views.ts', 'actors/services/saved-view-service.ts', 'src/routes/saved-views.ts'],
+        tests: ['test/routes/saved-views.test.ts', 'test/durability/saved-views-restart.test.ts', 'test/routes/role-matrix.test.ts'],
+      },
+      {
         mutate: ['actors/accounts/password-links.ts', 'actors/services/user-service.ts', 'src/routes/users.ts', 'src/http/public-address.ts', 'src/http/session-cookies.ts'],
         tests: ['test/routes/users.test.ts', 'test/routes/auth-routes.test.ts'],
       },
@@ -266,6 +270,24 @@ export const MODULES = {
         mutate: ['actors/connection/string-column.ts', 'actors/jobs/item-ids.ts'],
         tests: ['test/actors/string-column.test.ts', 'test/actors/jobs-by-key.test.ts', 'test/jobs/sorted-index.test.ts', 'test/actors/jobs-by-id.test.ts'],
       },
+      {
+        // the declared column list, JSON texts in one buffer, a job's earlier attempts, and the snapshot's columns
+        mutate: ['actors/connection/job-column-list.ts', 'actors/connection/text-column.ts', 'actors/connection/sparse-rows.ts', 'actors/connection/attempt-history.ts', 'actors/connection/job-columns.ts'],
+        tests: ['test/actors/text-column.test.ts', 'test/actors/job-table.test.ts', 'test/actors/job-columns.test.ts', 'test/actors/job-merge.test.ts'],
+      },
+    ],
+  },
+  payload: {
+    what: 'what jobs were called with: masking by key, caps, log lines and progress objects on ingest, and the search by payload',
+    parts: [
+      {
+        mutate: ['actors/ingest/redaction.ts', 'actors/ingest/job-payload.ts'],
+        tests: ['test/actors/payload-texts.test.ts', 'test/actors/job-table.test.ts', 'test/routes/job-payload.test.ts'],
+      },
+      {
+        mutate: ['actors/queries/payload-search.ts', lines('actors/queries/job-list.ts', 'function searchJobs(', 'function positionOf(')],
+        tests: ['test/jobs/payload-search.test.ts', 'test/routes/job-payload.test.ts'],
+      },
     ],
   },
   workflows: {
@@ -390,11 +412,15 @@ export const MODULES = {
       },
     ],
   },
+  dashboard: {
+    what: "the dashboard's words for what a job did: its attempts, the retry limit and the runs added by hand, its progress",
+    parts: [{ mutate: ['ui/src/lib/attempts.ts', 'ui/src/lib/progress.ts'], tests: ['test/ui/format.test.ts'] }],
+  },
   'bullmq-agent': {
-    what: "the BullMQ agent's mapping of stream entries to jobwatch events, its settings, spool, checkpoints, delivery and gap rule, what it bounds, files and logs, what a command may name and carry, and what it says it supports",
+    what: "the BullMQ agent's mapping of stream entries to jobwatch events, a job's data, return value, progress and log lines and what it masks of them, its settings, spool, checkpoints, delivery and gap rule, what it bounds, files and logs, what a command may name and carry, and what it says it supports",
     parts: [
       {
-        mutate: ['agents/bullmq/src/normalize.js', 'agents/bullmq/src/job-facts.js', 'agents/bullmq/src/config.js'],
+        mutate: ['agents/bullmq/src/normalize.js', 'agents/bullmq/src/job-facts.js', 'agents/bullmq/src/config.js', 'agents/bullmq/src/payload-fields.js', 'agents/bullmq/src/redaction.js'],
         runner: 'node',
         tests: ['agents/bullmq/test/normalize.test.js', 'agents/bullmq/test/bullmq-config.test.js'],
       },

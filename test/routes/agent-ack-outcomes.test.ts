@@ -49,6 +49,26 @@ describe('agent ack outcomes and the job detail lastCommand', () => {
     expect((await detail(1)).lastCommand.status).toBe('failed');
   });
 
+  test('a retry the agent carried out counts as a run added by hand; a pending, refused or repeated ack adds none, nor does a revoke', async () => {
+    const { t, cookie, c, jobId, commands, ack, detail } = await withFailedJobs(3);
+    expect((await detail(0)).manualRetries).toBe(0);
+    await t.request('POST', '/api/jobs/bulk/retry', { body: { ids: [jobId(0), jobId(1), jobId(2)] }, headers: { cookie } });
+    const [first, second] = await commands();
+    await ack({ outcomes: [{ id: first!.id, status: 'done' }, { id: second!.id, status: 'failed', reason: 'no arguments' }] });
+    await ack({ ids: [first!.id] });
+    expect([(await detail(0)).manualRetries, (await detail(1)).manualRetries, (await detail(2)).manualRetries]).toEqual([1, 0, 0]);
+    // the job system runs it, it fails again, and a second retry is carried out
+    await t.ingest(c.apiKey, [jobEvent(c.id, T0 + 1_000, { externalId: 'task-0', state: 'failed', attempt: 2 })]);
+    await t.request('POST', `/api/jobs/${jobId(0)}/retry`, { headers: { cookie } });
+    const retryAgain = (await commands()).find((command) => command.jobId === jobId(0))!;
+    await ack({ ids: [retryAgain.id] });
+    expect(await detail(0)).toMatchObject({ attempt: 2, manualRetries: 2 });
+    await t.ingest(c.apiKey, [jobEvent(c.id, T0 + 2_000, { externalId: 'task-1', state: 'queued' })]);
+    await t.request('POST', `/api/jobs/${jobId(1)}/revoke`, { headers: { cookie } });
+    await ack({ ids: (await commands()).map((command) => command.id) });
+    expect((await detail(1)).manualRetries).toBe(0);
+  });
+
   test('an id listed twice counts once, as first listed', async () => {
     const { t, cookie, jobId, commands, ack, detail } = await withFailedJobs(1);
     await t.request('POST', `/api/jobs/${jobId(0)}/retry`, { headers: { cookie } });

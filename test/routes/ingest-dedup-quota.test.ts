@@ -76,10 +76,10 @@ describe('ingest: duplicates', () => {
     await t.ingest(connection.apiKey, [jobEvent(connection.id, T0, { state: 'scheduled', extensions: { bullmqState: 'delayed', eta } })]);
     await t.ingest(connection.apiKey, [jobEvent(connection.id, T0, { state: 'scheduled', extensions: { bullmqState: 'delayed', jobId: '7' } })]);
     const job = t.engine.connection(connection.id)!.jobs.getByExternalId('task-1')!;
-    expect(job.details?.extensions).toEqual({ bullmqState: 'delayed', eta, jobId: '7' });
+    expect(JSON.parse(job.extensions!)).toEqual({ bullmqState: 'delayed', eta, jobId: '7' });
     // a newer event still replaces them whole
     await t.ingest(connection.apiKey, [jobEvent(connection.id, T0 + 1, { state: 'queued', extensions: { bullmqState: 'waiting' } })]);
-    expect(t.engine.connection(connection.id)!.jobs.getByExternalId('task-1')!.details?.extensions).toEqual({ bullmqState: 'waiting' });
+    expect(JSON.parse(t.engine.connection(connection.id)!.jobs.getByExternalId('task-1')!.extensions!)).toEqual({ bullmqState: 'waiting' });
   });
 
   test('replay and a snapshot keep the same duplicates and the same job', async () => {

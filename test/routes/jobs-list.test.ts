@@ -90,11 +90,11 @@ describe('GET /api/jobs sorting and pagination', () => {
     expect(typeof response.json.pagination.nextCursor).toBe('string');
   });
 
-  test("the list item has exactly the interface fields, and the job's latest revoke or retry (null when none)", async () => {
+  test("the list item has exactly the interface fields, the job's latest revoke or retry (null when none), and progress (beyond V0, for the list's bar); no arguments, result, log or attempts", async () => {
     const { t, cookie } = await seeded();
     const [item] = (await list(t, cookie, { limit: 1, sortBy: 'createdAt', sortOrder: 'asc' })).json.data;
     expect(Object.keys(item).sort()).toEqual(
-      ['id', 'externalId', 'framework', 'connectionId', 'name', 'queue', 'state', 'stateChangedAt', 'scheduledFor', 'createdAt', 'startedAt', 'completedAt', 'durationMs', 'workerId', 'error', 'parentId', 'rootId', 'lastCommand'].sort(),
+      ['id', 'externalId', 'framework', 'connectionId', 'name', 'queue', 'state', 'stateChangedAt', 'scheduledFor', 'createdAt', 'startedAt', 'completedAt', 'durationMs', 'workerId', 'error', 'parentId', 'rootId', 'lastCommand', 'progress'].sort(),
     );
     expect(item.lastCommand).toBeNull();
     expect(item.createdAt).toBe('2026-11-21T10:00:00.000Z');

@@ -114,6 +114,10 @@ const MATRIX: Record<string, Who> = {
   'GET /api/events/stream': 'viewer',
   'POST /api/admin/backup': 'instanceAdmin',
   'GET /api/audit': 'any admin',
+  'GET /api/views': 'viewer',
+  'POST /api/views': 'operator',
+  'PATCH /api/views/:id': 'operator',
+  'DELETE /api/views/:id': 'operator',
   ...Object.fromEntries(UI_PAGE_PATHS.map((path) => [`GET ${path}`, 'anyone' as const])),
 };
 
@@ -204,6 +208,12 @@ async function setUp() {
     const answer = await t.request('POST', `/api/queues/${await freshQueue()}/pause`, { body: {}, headers: { cookie: cookies.teamAdmin! } });
     return answer.json.commandId;
   }
+  /** A view of production's, saved by its team admin: its id. */
+  async function freshView(): Promise<string> {
+    const record = t.engine.accounts.views.decideCreate(production.id, `view ${next()}`, { state: 'failed' }, users.teamAdmin!, T);
+    await t.engine.commit(record);
+    return record.view.id;
+  }
   /** A fresh marker of the connection (each delete needs one still there), recorded below the routes so that it adds no audit entry of its own. */
   async function freshMarker(): Promise<{ id: string }> {
     const record = t.engine.connection(connection.connection.id)!.decideAddMarker(`release ${next()}`, T - 60_000, 'api key', t.clock.nowMs());
@@ -217,7 +227,7 @@ async function setUp() {
     return user.id;
   }
   return {
-    cookies, users, production, connection, channel, rule, loginUser, freshJob, freshMember, freshQueue, freshWorker, freshCommand, freshMarker,
+    cookies, users, production, connection, channel, rule, loginUser, freshJob, freshMember, freshQueue, freshWorker, freshCommand, freshView, freshMarker,
     teamAdmin, asInstanceAdmin,
     connectionId: connection.connection.id,
   };
@@ -337,6 +347,13 @@ const CALLS: Record<string, (persona: Persona) => Promise<Call> | Call> = {
   'GET /api/events/stream': () => ({ method: 'GET', path: `/api/events/stream?connectionId=${fixture.connectionId}` }),
   'POST /api/admin/backup': () => ({ method: 'POST', path: '/api/admin/backup' }),
   'GET /api/audit': () => ({ method: 'GET', path: '/api/audit' }),
+  'GET /api/views': async () => {
+    await fixture.freshView();
+    return { method: 'GET', path: '/api/views', sees: (json) => json.data.some((view: { teamId: string }) => view.teamId === fixture.production.id) };
+  },
+  'POST /api/views': () => ({ method: 'POST', path: '/api/views', body: { teamId: fixture.production.id, name: `view ${next()}`, params: { state: 'failed' } } }),
+  'PATCH /api/views/:id': async () => ({ method: 'PATCH', path: `/api/views/${await fixture.freshView()}`, body: { name: `renamed ${next()}` } }),
+  'DELETE /api/views/:id': async () => ({ method: 'DELETE', path: `/api/views/${await fixture.freshView()}` }),
 };
 
 const callOf = (key: string): ((persona: Persona) => Promise<Call> | Call) => {
@@ -457,6 +474,18 @@ describe('the role matrix', () => {
       status: 403,
       error: "FORBIDDEN: to revoke jobs you need the operator role in team 'production'; yours is viewer",
     });
+  });
+
+  test("a search by what jobs were called with reads what the person may read: a member finds the team's job, an outsider and the instance admin nothing", async () => {
+    const externalId = `invoice-${next()}`;
+    await t.ingest(fixture.connection.apiKey, [jobEvent(fixture.connectionId, T, { externalId, state: 'failed', args: { invoice: 'INV-7', card_number: '4111' } })]);
+    const found: Record<string, unknown> = {};
+    for (const persona of PERSONAS) {
+      const cookie = fixture.cookies[persona];
+      const answer = await t.request('GET', '/api/jobs?data.invoice=INV-7', { headers: cookie === undefined ? {} : { cookie } });
+      found[persona] = answer.status === 200 ? answer.json.data.map((job: { externalId: string }) => job.externalId) : answer.status;
+    }
+    expect(found).toEqual({ nobody: 401, outsider: [], viewer: [externalId], operator: [externalId], teamAdmin: [externalId], instanceAdmin: [] });
   });
 
   test('docs/security.md prints the matrix the server enforces: one row per route, in the words of the rule', () => {

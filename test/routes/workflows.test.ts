@@ -101,6 +101,31 @@ describe('relations on jobs', () => {
     expect(parentNode).toMatchObject({ nativeState: 'waiting-children', children: 4, missingParentExternalId: null });
   });
 
+  test('given the failed child retried (a new attempt, and a late event of the failed one), then the parent no longer waits on it and the child is timed from its retry', async () => {
+    const { t, connection, get, byExternalId } = await opened();
+    const flow = bullmqFlow(connection.id);
+    await t.ingest(connection.apiKey, [...flow.parent, ...flow.children]);
+    const bull = (ms: number, job: Record<string, unknown>) => ({ ...jobEvent(connection.id, ms, { queue: 'albums', externalId: 'albums:4', name: 'render-track-4', parentExternalId: 'albums:1', ...job }), framework: 'bullmq' });
+    await t.ingest(connection.apiKey, [bull(T0 + 40_000, { state: 'queued', attempt: 2 })]);
+    // the first attempt's failure arrives again, late: it changes neither the state nor the reasons
+    await t.ingest(connection.apiKey, [bull(T0 + 25_000, { state: 'failed', attempt: 1, error: 'codec missing' })]);
+    let workflow = await get(`/api/jobs/${byExternalId('albums:1').id}/workflow`);
+    expect(workflow.totals).toMatchObject({ queued: 2, completed: 4, failed: 0 });
+    expect(workflow.stuck).toEqual([]);
+    const child = await get(`/api/jobs/${byExternalId('albums:4').id}`);
+    expect(child.attempts.map((run: any) => [run.attempt, run.state, run.error])).toEqual([
+      [1, 'failed', 'codec missing'],
+      [2, 'queued', null],
+    ]);
+    // queued an hour since its retry, not since it was created (3 s after the parent)
+    t.clock.advance(HOUR + 20_000);
+    workflow = await get(`/api/jobs/${byExternalId('albums:1').id}/workflow`);
+    expect(workflow.stuck).toEqual([]);
+    t.clock.advance(30_000);
+    workflow = await get(`/api/jobs/${byExternalId('albums:1').id}/workflow`);
+    expect(workflow.stuck.map((reason: any) => [reason.kind, externalIdOf(workflow, reason.jobId)])).toEqual([['not_started', 'albums:4']]);
+  });
+
   test('given a Celery chord: group members naming only the root hang under it, a member queued an hour is named as never started', async () => {
     const { t, connection, get, byExternalId } = await opened();
     const celery = (ms: number, job: Record<string, unknown>) => jobEvent(connection.id, ms, job);

@@ -26,7 +26,7 @@ export async function openAt(dir: string, clock: ManualClock) {
   return { store, engine, accounts, connections, actions: new JobActionService(engine, connections), report };
 }
 
-/** A varied workload: out-of-order job events, failures with errors and traces, workers, queue snapshots, duplicates, actions. */
+/** A varied workload: out-of-order job events, failures with errors and traces, arguments, results, logs and progress objects, workers, queue snapshots, duplicates, actions. */
 /** `relations: false`: no job names a parent or root (a state that formats before 10 can hold). */
 export async function workload(opened: { engine: Engine }, apiKey: string, connectionId: string, round: number, { relations = true } = {}) {
   const events: unknown[] = [];
@@ -51,6 +51,11 @@ export async function workload(opened: { engine: Engine }, apiKey: string, conne
         // workflows: some jobs name a parent (arrived or not, and one not Latin-1), fewer a root
         parentExternalId: relations && i % 9 === 0 ? (i % 4 === 0 ? `job-${(i * 3 + round) % 450}` : `parent-ü-${i % 5}`) : null,
         rootExternalId: relations && i % 18 === 0 ? `job-${round}` : null,
+        // what the job was called with and gave back, its log and progress as an object (the column list's texts)
+        args: i % 3 === 0 ? { args: [i, 'x'], kwargs: { invoice_id: `INV-${i}`, password: 'hunter2', name: i % 6 === 0 ? 'Jürgen ✓' : 'plain' } } : null,
+        result: state === 'completed' && i % 2 === 0 ? { ok: true, n: i } : null,
+        logs: i % 7 === 0 ? [`line ${i} of round ${round}`, 'ünïcode line'] : null,
+        progress: state === 'active' && i % 4 === 1 ? { percent: i % 100, stage: 'upload' } : null,
       }),
     );
     if (i % 30 === 0) events.push(workerEvent(connectionId, atMs, { externalId: `w${i % 5}`, state: i % 60 === 0 ? 'online' : 'heartbeat', queues: ['q1'] }));

@@ -176,6 +176,40 @@ describe('dashboard in Chromium', () => {
     await page.locator('.page-head .badge.state-failed').waitFor();
   }, TEST_TIMEOUT_MS);
 
+  test('a retry the agent carried out that fails again: the page says the run was added by hand, and no stale "waiting for the agent"', async () => {
+    const t0 = Date.now() - 20_000;
+    const job = { externalId: 'retried-by-hand', name: 'billing.refund', queue: 'billing', workerId: 'celery@web-2', maxRetries: 1 };
+    await send([
+      jobEvent(connection.id, t0, { ...job, state: 'active', attempt: 2, startedAt: new Date(t0).toISOString() }),
+      jobEvent(connection.id, t0 + 1_000, { ...job, state: 'failed', attempt: 2, startedAt: new Date(t0).toISOString(), completedAt: new Date(t0 + 1_000).toISOString(), error: 'GatewayTimeout: first' }),
+    ]);
+    await page.goto('/jobs');
+    await rowOf('retried-by-hand').getByRole('link', { name: 'billing.refund' }).click();
+    await page.locator('.page-head .badge', { hasText: 'failed' }).waitFor();
+    await page.getByRole('button', { name: 'Retry' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Retry' }).click();
+    await page.getByText('retry requested, waiting for the agent.').waitFor();
+
+    // the agent re-queues it, the job system runs it once more and it fails again
+    const agent = { authorization: `Bearer ${connection.apiKey}`, 'content-type': 'application/json' };
+    const pending = (await (await fetch(`${service.baseUrl}/api/agent/commands`, { headers: agent })).json()) as { data: Array<{ id: string; externalId: string }> };
+    const retry = pending.data.find((command) => command.externalId === 'retried-by-hand')!;
+    expect((await fetch(`${service.baseUrl}/api/agent/commands/ack`, { method: 'POST', headers: agent, body: JSON.stringify({ ids: [retry.id] }) })).status).toBe(200);
+    const t1 = Date.now();
+    await send([
+      jobEvent(connection.id, t1, { ...job, state: 'active', attempt: 3, startedAt: new Date(t1).toISOString() }),
+      jobEvent(connection.id, t1 + 500, { ...job, state: 'failed', attempt: 3, startedAt: new Date(t1).toISOString(), completedAt: new Date(t1 + 500).toISOString(), error: 'GatewayTimeout: again' }),
+    ]);
+    await page.locator('.page-head .badge', { hasText: 'failed' }).waitFor();
+    await page.locator('p.notice', { hasText: 'carried out by the agent' }).waitFor();
+    expect(await page.getByText(/waiting for the agent/).count()).toBe(0);
+    const field = (label: string) => page.locator('dl.fields div', { has: page.locator('dt', { hasText: new RegExp(`^${label}$`) }) }).locator('dd');
+    expect(await field('Attempt').textContent()).toBe('3 (1 run added by hand)');
+    expect(await field('Retry limit').textContent()).toBe('1 retry (2 attempts)');
+    expect(await page.getByText(/ of 2/).count()).toBe(0);
+    await screenshot(page, 'job-detail-retried-by-hand');
+  }, TEST_TIMEOUT_MS);
+
   test('bulk revoke of a selection changes the rows and reports each job', async () => {
     await page.goto('/jobs?state=queued');
     await page.locator('tbody tr').nth(1).waitFor();

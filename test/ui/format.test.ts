@@ -1,5 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import { ApiError, envelopeError, messageOf, queryString } from '../../ui/src/api/client.ts';
+import { attemptText, retryLimitText } from '../../ui/src/lib/attempts.ts';
+import { percentText, progressNote } from '../../ui/src/lib/progress.ts';
 import { relativeTime, shortDuration } from '../../ui/src/lib/time.ts';
 import { axisMax } from '../../ui/src/lib/axis.ts';
 
@@ -36,6 +38,32 @@ describe('API errors in words', () => {
   test('query strings carry only the set values', () => {
     expect(queryString({ state: 'failed', search: '', queue: undefined, limit: 50, cursor: null })).toBe('?state=failed&limit=50');
     expect(queryString({})).toBe('');
+  });
+});
+
+describe('attempts in words', () => {
+  test('a run added by hand is said beside the attempt, never as "attempt 3 of 2"', () => {
+    expect(attemptText({ attempt: 3, maxRetries: 1, manualRetries: 1 })).toBe('3 (1 run added by hand)');
+    expect(attemptText({ attempt: 4, maxRetries: 0, manualRetries: 3 })).toBe('4 (3 runs added by hand)');
+    expect(attemptText({ attempt: 2, maxRetries: 1, manualRetries: 0 })).toBe('2');
+  });
+  test("the retry limit is the job system's, in retries and attempts", () => {
+    expect(retryLimitText(1)).toBe('1 retry (2 attempts)');
+    expect(retryLimitText(3)).toBe('3 retries (4 attempts)');
+    expect(retryLimitText(0)).toBe('none (1 attempt)');
+    expect(retryLimitText(null)).toBeNull();
+  });
+});
+
+describe('progress in words', () => {
+  test('a fraction as a whole percentage; none without one', () => {
+    expect([percentText(0), percentText(0.354), percentText(1), percentText(null)]).toEqual(['0 %', '35 %', '100 %', null]);
+  });
+  test("a progress object's stage, step, status or message, in that order, when it is text or a number", () => {
+    expect(progressNote({ percent: 50, stage: 'upload', message: 'x' })).toBe('upload');
+    expect(progressNote({ step: 3 })).toBe('3');
+    expect(progressNote({ status: { nested: true }, message: 'half way' })).toBe('half way');
+    expect([progressNote({ percent: 5 }), progressNote(null), progressNote([1]), progressNote('text')]).toEqual([null, null, null, null]);
   });
 });
 

@@ -20,6 +20,7 @@ const job = (id: string, fields: Partial<JobListItem> = {}): JobListItem => ({
   error: null,
   parentId: null,
   rootId: null,
+  progress: null,
   lastCommand: null,
   ...fields,
 });

@@ -16,6 +16,7 @@ import { JobFacts } from './job-facts.js';
 import { QUEUE_CHARS } from './limits.js';
 import { logger, setLogLevel } from './log.js';
 import { Normalizer } from './normalize.js';
+import { PayloadFields } from './payload-fields.js';
 import { mkdirPrivate, PRIVATE_FILE_MODE, tightenPrivateTree } from './private-files.js';
 import { QueueMonitor } from './queues.js';
 import { Spool } from './spool.js';
@@ -120,7 +121,8 @@ export class Agent {
       throw new ConfigError(`--spool-dir: cannot use ${JSON.stringify(config.spoolDir)} (${/** @type {Error} */ (error).message})`);
     }
     this.workers = new WorkerMonitor(this.redis, config.prefix, connectionId, (queue) => this.normalizer.runningByWorker(queue), (queue) => this.isWatched(queue), readerName);
-    this.normalizer = new Normalizer(connectionId, new JobFacts(), (queue, name) => this.workers.workerIdOf(queue, name), config.prefix);
+    const payloads = new PayloadFields({ redactKeys: config.redactKeys, omitArgs: config.omitArgs });
+    this.normalizer = new Normalizer(connectionId, new JobFacts(), (queue, name) => this.workers.workerIdOf(queue, name), payloads, config.prefix);
     this.deliverer = new Deliverer(client, spool, {
       batchSize: config.batchSize,
       flushIntervalMs: config.flushIntervalMs,
@@ -174,6 +176,9 @@ export class Agent {
   async run(stopping, stop) {
     const { config } = this;
     log.info(`jobwatch-bullmq starting: Redis ${redacted(config.redisUrl)}, prefix ${config.prefix}, jobwatch ${config.url}, connection ${this.connectionId}, spool ${config.spoolDir}`);
+    const masked = config.redactKeys.length > 0 ? `the values of keys matching ${config.redactKeys.join(', ')} masked` : 'nothing masked (--redact-keys none)';
+    const omitted = config.omitArgs.length > 0 ? `; the data of ${config.omitArgs.join(', ')} is never sent` : '';
+    log.info(`job data, return values, progress and log lines are sent with ${masked}${omitted}`);
     const loops = [
       this.reader.run(stopping),
       this.deliverer.run(stopping),

@@ -1,6 +1,7 @@
 // Settings from flags and the environment; a bad value stops start-up with a message
 // naming the setting, before anything connects.
 import { INGEST_EVENTS_MAX } from './limits.js';
+import { DEFAULT_REDACT_KEYS } from './redaction.js';
 
 export class ConfigError extends Error {}
 
@@ -21,8 +22,12 @@ export const SETTINGS = [
   ['--worker-interval', 'JOBWATCH_WORKER_INTERVAL', '2', 'seconds between worker heartbeats from CLIENT LIST, 0.5..5'],
   ['--command-interval', 'JOBWATCH_COMMAND_INTERVAL', '1', 'seconds between polls for revoke/retry commands, 0.2..3600'],
   ['--reconcile-max', 'JOBWATCH_RECONCILE_MAX', '1000', 'jobs read per state set when reconciling a queue (first start or a trimmed stream), 0..100000'],
+  ['--redact-keys', 'JOBWATCH_REDACT_KEYS', DEFAULT_REDACT_KEYS.join(','), "comma-separated key patterns whose values are masked in a job's data, return value and progress before they leave (none for none); replaces the default list"],
+  ['--omit-args', 'JOBWATCH_OMIT_ARGS', null, 'job names whose data is never sent (several after the flag, the flag repeated, or comma-separated); * matches any characters (billing.*)'],
   ['--log-level', 'JOBWATCH_LOG_LEVEL', 'INFO', 'DEBUG, INFO, WARNING or ERROR'],
 ];
+/** Flags that take one or more values, and may be given more than once: their values add up. */
+const REPEATABLE = new Set(['--omit-args']);
 
 export function usage() {
   const lines = [
@@ -51,8 +56,13 @@ export function loadConfig(argv, env) {
     if (arg === '--help' || arg === '-h') return { help: true };
     const [flag, inline] = arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
     if (!SETTINGS.some(([name]) => name === flag)) throw new ConfigError(`unknown argument ${JSON.stringify(arg)} (see --help)`);
-    const value = inline ?? argv[++index];
+    let value = inline ?? argv[++index];
     if (value === undefined) throw new ConfigError(`${flag} needs a value`);
+    if (REPEATABLE.has(flag)) {
+      // `--omit-args a b c`: the values up to the next flag
+      while (inline === undefined && index + 1 < argv.length && !argv[index + 1].startsWith('-')) value = `${value},${argv[++index]}`;
+      if (given[flag] !== undefined) value = `${given[flag]},${value}`;
+    }
     given[flag] = value;
   }
   /** @type {Record<string, string | null>} */
@@ -98,6 +108,8 @@ export function loadConfig(argv, env) {
     workerIntervalMs: number(raw, '--worker-interval', 0.5, 5) * 1000,
     commandIntervalMs: number(raw, '--command-interval', 0.2, 3600) * 1000,
     reconcileMax: number(raw, '--reconcile-max', 0, 100_000, true),
+    redactKeys: keyPatterns(raw['--redact-keys']),
+    omitArgs: jobNames(raw['--omit-args']),
     logLevel,
   };
 }
@@ -110,6 +122,28 @@ function number(raw, flag, low, high, integer = false) {
   }
   if (value < low || value > high) throw new ConfigError(`${flag}: ${text} is outside ${low}..${high}`);
   return value;
+}
+
+/**
+ * Key patterns as jobwatch's REDACT_KEYS takes them: letters, digits, _ and -, or `none`.
+ * @param {string | null} text
+ */
+function keyPatterns(text) {
+  if ((text ?? '').trim().toLowerCase() === 'none') return [];
+  const patterns = (text ?? '').split(',').map((each) => each.trim()).filter(Boolean);
+  const bad = patterns.find((pattern) => !/^[A-Za-z0-9_-]{1,64}$/.test(pattern));
+  if (bad !== undefined) throw new ConfigError(`--redact-keys: ${JSON.stringify(bad)} is not a key pattern (letters, digits, _ and -, at most 64), or none`);
+  if (patterns.length === 0 || patterns.length > 100) throw new ConfigError(`--redact-keys: name 1 to 100 key patterns, or none (got ${patterns.length})`);
+  return patterns;
+}
+
+/** @param {string | null} text */
+function jobNames(text) {
+  const names = (text ?? '').split(',').map((name) => name.trim()).filter(Boolean);
+  if (names.length > 1000) throw new ConfigError(`--omit-args: at most 1000 job names (got ${names.length})`);
+  const long = names.find((name) => name.length > 1024);
+  if (long !== undefined) throw new ConfigError(`--omit-args: ${JSON.stringify(long.slice(0, 40))}... is longer than jobwatch's 1024-character job names`);
+  return names;
 }
 
 /** @param {string | null} text */

@@ -6,10 +6,11 @@
 // and the reconciliation is logged. A queue found by a later scan was created while the
 // agent watched: its stream still holds all it did, so it is read from its beginning.
 import { JobFacts } from './job-facts.js';
+import { readPayloads } from './job-payloads.js';
 import { queueKeys } from './keys.js';
 import { compareStreamIds } from './limits.js';
 import { logger } from './log.js';
-import { wantsFacts } from './normalize.js';
+import { payloadWanted, wantsFacts } from './normalize.js';
 import { reconcileQueue } from './reconcile.js';
 
 const log = logger('reader');
@@ -131,6 +132,8 @@ export class EventReader {
     /** @type {Array<{queue: string, jobId: string}>} */
     const wanted = [];
     const wantedKeys = new Set();
+    /** @type {Map<string, import('./job-payloads.js').PayloadRequest>} */
+    const payloadRequests = new Map();
     for (const [key, rawEntries] of reply) {
       const queue = queues.get(key);
       const state = queue === undefined ? undefined : this.positions.get(queue);
@@ -140,6 +143,7 @@ export class EventReader {
       if (fresh.length === 0) continue;
       const entries = fresh.map(([id, flat]) => ({ id, fields: fieldsOf(flat) }));
       for (const { fields } of entries) {
+        this.askPayload(payloadRequests, queue, fields);
         if (!wantsFacts(fields, this.normalizer.facts.has(queue, fields.jobId))) continue;
         const jobKey = JobFacts.key(queue, fields.jobId);
         if (wantedKeys.has(jobKey)) continue;
@@ -156,8 +160,10 @@ export class EventReader {
       this.prefetched.catch(() => {}); // its failure is met when it is awaited
     }
     let facts;
+    let payloads;
     try {
       facts = await JobFacts.read(this.redis, this.prefix, wanted);
+      payloads = await readPayloads(this.redis, this.prefix, [...payloadRequests.values()]);
       await this.beforeNormalize(facts);
     } catch (error) {
       // nothing of this batch was handed on: read it again, and drop the read made past it
@@ -166,9 +172,28 @@ export class EventReader {
       throw error;
     }
     for (const { queue, entries } of batches) {
-      const events = this.normalizer.normalizeEntries(queue, entries, facts);
+      const events = this.normalizer.normalizeEntries(queue, entries, facts, payloads);
       this.entriesRead += entries.length;
       this.deliverer.submit(events, { queue, id: entries[entries.length - 1].id });
+    }
+  }
+
+  /**
+   * What an entry calls for reading of its job's data and log (normalize.js's
+   * payloadWanted), merged into one request per job of the batch.
+   * @param {Map<string, import('./job-payloads.js').PayloadRequest>} requests @param {string} queue @param {Record<string, string>} fields
+   */
+  askPayload(requests, queue, fields) {
+    const known = this.normalizer.facts.get(queue, fields.jobId ?? '');
+    const wanted = payloadWanted(fields, known);
+    if (!wanted.data && !wanted.logs) return;
+    const key = JobFacts.key(queue, fields.jobId);
+    const request = requests.get(key);
+    if (request === undefined) {
+      requests.set(key, { queue, jobId: fields.jobId, data: wanted.data, returnvalue: false, logs: wanted.logs, logCount: known.logCount ?? 0, logSha: known.logSha ?? '' });
+    } else {
+      request.data ||= wanted.data;
+      request.logs ||= wanted.logs;
     }
   }
 

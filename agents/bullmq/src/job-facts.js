@@ -2,17 +2,21 @@
 // job is added, starts, or fails (with removeOnComplete the hash is gone by the time the
 // job completes, so what was read earlier is kept here, in a bounded least-recently-used map).
 import { queueKeys } from './keys.js';
+import { STACKTRACE_CHARS } from './limits.js';
 
 /** Hash fields read with HMGET: never `data` or `returnvalue`, which can be large. */
 export const FACT_FIELDS = ['name', 'timestamp', 'opts', 'delay', 'priority', 'atm', 'ats', 'processedOn', 'finishedOn', 'pb', 'processedBy', 'failedReason', 'stacktrace', 'progress', 'parentKey', 'rjk', 'stc'];
 export const JOBS_REMEMBERED_MAX = 200_000;
+/** The newest stack traces kept of a job (one per failed attempt), so an earlier attempt read late still gets its own. */
+export const TRACES_KEPT = 10;
 
 /**
  * @typedef {{name?: string, createdAtMs?: number, attempts?: number, delayMs?: number, priority?: number, attemptsMade?: number,
  *   attemptsStarted?: number, processedOnMs?: number, finishedOnMs?: number, processedBy?: string, failedReason?: string,
- *   stacktrace?: string, progress?: unknown, parentKey?: string, schedulerId?: string, stalledCount?: number,
+ *   stacktrace?: string, stacktraces?: string[], tracesDropped?: number, progress?: unknown, parentKey?: string, schedulerId?: string, stalledCount?: number,
  *   addedAtMs?: number, etaMs?: number, startedAtMs?: number, attempt?: number, exists?: boolean,
- *   native?: string, nextAttempt?: number}} Facts
+ *   native?: string, nextAttempt?: number,
+ *   dataRead?: boolean, logCount?: number, logSha?: string}} Facts (the last three: what job-payloads.js read of the job so far)
  */
 
 /** Facts from an HMGET reply in FACT_FIELDS order (null when the hash does not exist). @param {(string | null | false)[]} values */
@@ -56,7 +60,12 @@ export function factsFromHash(values) {
   if (raw.stacktrace) {
     try {
       const traces = JSON.parse(raw.stacktrace);
-      if (Array.isArray(traces) && traces.length > 0) facts.stacktrace = String(traces[traces.length - 1]);
+      if (Array.isArray(traces) && traces.length > 0) {
+        facts.stacktrace = String(traces[traces.length - 1]);
+        // one per failed attempt, oldest first (as far as the app's stackTraceLimit keeps them)
+        facts.stacktraces = traces.slice(-TRACES_KEPT).map((trace) => String(trace).slice(0, STACKTRACE_CHARS));
+        facts.tracesDropped = traces.length - facts.stacktraces.length;
+      }
     } catch {
       facts.stacktrace = raw.stacktrace;
     }

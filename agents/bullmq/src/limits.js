@@ -26,6 +26,25 @@ export const AGENT_BOUNDS = Object.freeze({
   arrayItemsMax: 100,
   objectKeysMax: 100,
 });
+/**
+ * A job's data, return value and log lines are cut to these, within what jobwatch keeps of
+ * them (64 KiB of arguments and of a result, 16 KiB of a progress object, 1,000 lines an
+ * event, lines of 16,384 characters): past them jobwatch would keep a cut head that is no
+ * longer JSON. A progress object is also free-form JSON to jobwatch (8 levels), so it is
+ * bounded with AGENT_BOUNDS and PROGRESS_BYTES_MAX.
+ */
+export const PAYLOAD_BOUNDS = Object.freeze({
+  bytesMax: 60_000,
+  depthMax: 16,
+  stringChars: 16_384,
+  keyChars: 256,
+  arrayItemsMax: 1000,
+  objectKeysMax: 1000,
+});
+export const PROGRESS_BYTES_MAX = 15_000;
+export const LOG_LINES_PER_EVENT_MAX = 1000;
+export const LOG_BYTES_PER_EVENT_MAX = 200_000;
+export const LOG_LINE_CHARS = 16_384;
 /** Ends every value the agent shortened, so a reader sees that something was left out. */
 export const TRUNCATED_MARK = '\u2026[truncated]';
 

@@ -6,12 +6,18 @@
 // active and progress -> active, completed -> completed, failed -> failed, stalled ->
 // queued (the stall in extensions), removed while pending -> cancelled. Every event is
 // timed by its stream id, which is Redis's clock. A job's externalId is
-// `<queue>:<job id>`: BullMQ ids repeat across queues.
+// `<queue>:<job id>`: BullMQ ids repeat across queues. A job's data (read once, when the
+// agent first reads the job) and the log lines read after an event go with the job's next
+// event; a `completed` entry carries the return value, a `progress` entry the progress
+// (payload-fields.js masks and bounds them all).
 import { boundJson } from './bound-json.js';
+import { JobFacts } from './job-facts.js';
 import { cutMarked, ERROR_CHARS, EXTERNAL_ID_CHARS, isoFromMs, msOfStreamId, NAME_CHARS, QUEUE_CHARS, STACKTRACE_CHARS, WORKER_ID_CHARS } from './limits.js';
+import { PayloadFields } from './payload-fields.js';
+
+export { progressFraction } from './payload-fields.js';
 
 export const UNKNOWN_NAME = 'unknown';
-const PROGRESS_EXTENSION_CHARS_MAX = 4096;
 /** Events that change nothing of a job jobwatch shows. */
 const QUEUE_LEVEL = new Set(['drained', 'paused', 'resumed', 'cleaned', 'deduplicated', 'debounced', 'duplicated', 'retries-exhausted']);
 const PENDING_NATIVE = new Set(['waiting', 'wait', 'delayed', 'prioritized', 'paused', 'waiting-children']);
@@ -20,6 +26,8 @@ const FINISHED = new Set(['completed', 'failed', 'cancelled']);
 const FACT_EVENTS = new Set(['active', 'delayed', 'failed', 'stalled']);
 /** Events after which the hash is read only for a job the agent knows nothing of yet. */
 const FACT_EVENTS_IF_UNKNOWN = new Set(['added', 'waiting', 'completed', 'waiting-children', 'progress']);
+/** Events around a run, after which the job's log may have new lines. */
+const LOG_EVENTS = new Set(['active', 'progress', 'completed', 'failed', 'delayed', 'stalled']);
 
 /**
  * Whether a stream entry calls for reading the job's hash.
@@ -30,6 +38,17 @@ export function wantsFacts(fields, known) {
   if (FACT_EVENTS.has(fields.event)) return true;
   if (fields.event === 'waiting' && fields.prev === 'active') return true; // a retry: its error
   return !known && FACT_EVENTS_IF_UNKNOWN.has(fields.event);
+}
+
+/**
+ * What to read of a job's data and log after a stream entry (job-payloads.js): its data
+ * once, when the agent first reads the job; its log after the events around a run.
+ * @param {{event?: string, jobId?: string, prev?: string}} fields @param {import('./job-facts.js').Facts} known
+ */
+export function payloadWanted(fields, known) {
+  if (!fields.jobId || !fields.event || fields.event === 'removed') return { data: false, logs: false };
+  const retried = fields.event === 'waiting' && fields.prev === 'active';
+  return { data: !known.dataRead, logs: LOG_EVENTS.has(fields.event) || retried };
 }
 
 /** @param {string} queue @param {string} jobId */
@@ -51,24 +70,22 @@ export function parentExternalIdOf(parentKey, prefix) {
   return externalIdOf(rest.slice(0, colon), rest.slice(colon + 1));
 }
 
-/** BullMQ progress (a number, by convention 0..100, or any JSON) as jobwatch's 0..1, or null. */
-export function progressFraction(value) {
-  if (typeof value === 'number' && Number.isFinite(value)) return Math.min(1, Math.max(0, value / 100));
-  return null;
-}
-
 export class Normalizer {
   /**
    * @param {string} connectionId
    * @param {import('./job-facts.js').JobFacts} facts
    * @param {(queue: string, processedBy: string | undefined) => string | undefined} [workerIdOf]
+   * @param {PayloadFields} [payloads] how data, return values, progress and log lines are masked, bounded or left out
    * @param {string} [prefix] the Redis key prefix of the queues watched (a flow's parentKey starts with it)
    */
-  constructor(connectionId, facts, workerIdOf = (_queue, name) => name, prefix = 'bull') {
+  constructor(connectionId, facts, workerIdOf = (_queue, name) => name, payloads = new PayloadFields(), prefix = 'bull') {
     this.connectionId = connectionId;
     this.prefix = prefix;
     this.facts = facts;
     this.workerIdOf = workerIdOf;
+    this.payloads = payloads;
+    /** @type {Map<string, import('./job-payloads.js').PayloadRead>} job key -> data and log lines read for the batch, sent with the job's first event in it */
+    this.read = new Map();
     /** queue -> job id -> worker name (jobs running now, for the workers' busy count) */
     this.active = new Map();
     this.ignored = 0;
@@ -79,21 +96,41 @@ export class Normalizer {
    * @param {string} queue
    * @param {Array<{id: string, fields: Record<string, string>}>} entries
    * @param {Map<string, import('./job-facts.js').Facts | null>} [fresh] facts just read for jobs of the batch
+   * @param {Map<string, import('./job-payloads.js').PayloadRead>} [payloads] data and log lines just read for jobs of the batch
    */
-  normalizeEntries(queue, entries, fresh = new Map()) {
+  normalizeEntries(queue, entries, fresh = new Map(), payloads = new Map()) {
     for (const [key, learned] of fresh) {
       if (learned) {
         const [, jobId] = key.split('\u0000');
         if (key.startsWith(`${queue}\u0000`)) this.facts.learn(queue, jobId, learned);
       }
     }
+    this.takeRead(queue, payloads);
     const out = [];
     entries.forEach((entry, index) => {
       const next = entries[index + 1];
       const event = this.normalizeEntry(queue, entry, isStallMove(entry, next), isDelayedAdd(entry, next));
       if (event) out.push(event);
     });
+    this.read.clear(); // what no event of the batch took (a job removed meanwhile) is not kept
     return out;
+  }
+
+  /**
+   * Data and log lines read for a queue's jobs, to go with each job's next event; the
+   * job's facts remember that its data was read and how far its log was.
+   * @param {string} queue @param {Map<string, import('./job-payloads.js').PayloadRead>} payloads
+   */
+  takeRead(queue, payloads) {
+    for (const [key, read] of payloads) {
+      if (!key.startsWith(`${queue}\u0000`)) continue;
+      const jobId = key.slice(queue.length + 1);
+      /** @type {import('./job-facts.js').Facts} */
+      const learned = { dataRead: true };
+      if (read.logs) Object.assign(learned, { logCount: read.logs.count, logSha: read.logs.sha });
+      this.facts.learn(queue, jobId, learned);
+      this.read.set(key, read);
+    }
   }
 
   /**
@@ -110,7 +147,7 @@ export class Normalizer {
     }
     const known = this.facts.get(queue, jobId);
     const previousNative = known.native;
-    /** @type {{state: string, native: string, error?: string, progress?: number, extensions?: Record<string, unknown>} | null} */
+    /** @type {{state: string, native: string, error?: string, failed?: boolean, result?: unknown, progress?: number | Record<string, unknown>, extensions?: Record<string, unknown>} | null} */
     let change = null;
     switch (kind) {
       case 'added':
@@ -121,7 +158,7 @@ export class Normalizer {
         break;
       case 'waiting':
         if (stallMove) return null; // the stalled entry after it says it
-        if (entry.fields.prev === 'active') change = { state: 'retrying', native: 'waiting', error: known.failedReason ?? '' };
+        if (entry.fields.prev === 'active') change = { state: 'retrying', native: 'waiting', failed: true };
         else if (previousNative === 'waiting' || previousNative === 'prioritized') return null; // "added" then "waiting": nothing new
         else change = { state: 'queued', native: (known.priority ?? 0) > 0 ? 'prioritized' : 'waiting' };
         break;
@@ -134,7 +171,7 @@ export class Normalizer {
         const afterARun = previousNative === 'active' || (previousNative === undefined && (known.attemptsMade ?? 0) > 0);
         if (afterARun) {
           // a backoff: when the next attempt runs is news of this event only, not when the job was scheduled for
-          change = { state: 'retrying', native: 'delayed', error: known.failedReason ?? '', extensions: hasEta ? { eta: isoFromMs(eta), nextAttemptAt: isoFromMs(eta) } : {} };
+          change = { state: 'retrying', native: 'delayed', failed: true, extensions: hasEta ? { eta: isoFromMs(eta), nextAttemptAt: isoFromMs(eta) } : {} };
         } else {
           if (hasEta) this.facts.learn(queue, jobId, { etaMs: eta });
           change = { state: 'scheduled', native: 'delayed' };
@@ -145,25 +182,17 @@ export class Normalizer {
         change = { state: 'active', native: 'active' };
         break;
       case 'progress': {
-        let value;
-        try {
-          value = JSON.parse(entry.fields.data ?? 'null');
-        } catch {
-          value = entry.fields.data;
-        }
-        const fraction = progressFraction(value);
-        // any JSON is allowed as BullMQ progress; a large one stays out (a progress event can come many times a second),
-        // a small one is bounded with the other extensions (40 nested arrays are 80 characters)
-        const small = (entry.fields.data ?? '').length <= PROGRESS_EXTENSION_CHARS_MAX;
-        change = { state: 'active', native: 'active', extensions: small ? { progress: value } : { progressTooLarge: true } };
-        if (fraction !== null) change.progress = fraction;
+        // a number is BullMQ's percentage, an object jobwatch's progress object; anything else stays in extensions
+        const { progress, extensions } = this.payloads.progress(entry.fields.data ?? 'null');
+        change = { state: 'active', native: 'active', extensions };
+        if (progress !== undefined) change.progress = progress;
         break;
       }
       case 'completed':
-        change = { state: 'completed', native: 'completed' };
+        change = { state: 'completed', native: 'completed', result: this.payloads.value(entry.fields.returnvalue) };
         break;
       case 'failed':
-        change = { state: 'failed', native: 'failed', error: entry.fields.failedReason ?? known.failedReason ?? '' };
+        change = { state: 'failed', native: 'failed', failed: true, error: entry.fields.failedReason };
         break;
       case 'stalled':
         change = { state: 'queued', native: 'waiting', extensions: { stalled: true, stalledAt: isoFromMs(atMs), stalledCount: known.stalledCount ?? null } };
@@ -221,10 +250,13 @@ export class Normalizer {
     if (change.progress !== undefined) job.progress = change.progress;
     const workerId = ['active', 'completed', 'failed', 'retrying'].includes(change.state) ? this.workerIdOf(queue, facts.processedBy) : undefined;
     if (workerId) job.workerId = cutMarked(workerId, WORKER_ID_CHARS);
-    if (change.error !== undefined) {
-      job.error = cutMarked(change.error, ERROR_CHARS);
-      if (facts.stacktrace) job.stacktrace = cutMarked(facts.stacktrace, STACKTRACE_CHARS);
+    if (change.failed || change.error !== undefined) {
+      const failure = failureOf(facts, attempt);
+      job.error = cutMarked(change.error ?? failure.error, ERROR_CHARS);
+      if (failure.stacktrace) job.stacktrace = cutMarked(failure.stacktrace, STACKTRACE_CHARS);
     }
+    if (change.result !== undefined) job.result = change.result;
+    this.addRead(queue, jobId, job);
     const createdAtMs = facts.addedAtMs ?? facts.createdAtMs;
     if (createdAtMs !== undefined) job.createdAt = isoFromMs(createdAtMs);
     const startedAtMs = facts.startedAtMs ?? facts.processedOnMs;
@@ -234,6 +266,23 @@ export class Normalizer {
     if (parent !== undefined) job.parentExternalId = parent;
     job.extensions = this.extensions(jobId, facts, change);
     return this.envelope('job_state_change', atMs, 'job', job);
+  }
+
+  /** The data and log lines read for the job, on its first event of the batch: args (unless --omit-args names the job), result, logs. */
+  addRead(queue, jobId, job) {
+    const key = JobFacts.key(queue, jobId);
+    const read = this.read.get(key);
+    if (read === undefined) return;
+    this.read.delete(key);
+    if (this.payloads.sendsArgsOf(job.name)) {
+      const args = this.payloads.value(read.data, read.dataBytes);
+      if (args !== undefined) job.args = args;
+    }
+    if (job.result === undefined && job.state === 'completed') {
+      const result = this.payloads.value(read.returnvalue, read.returnvalueBytes);
+      if (result !== undefined) job.result = result;
+    }
+    if (read.logs && read.logs.lines.length > 0) job.logs = this.payloads.logLines(read.logs);
   }
 
   extensions(jobId, facts, change) {
@@ -272,6 +321,23 @@ export class Normalizer {
   envelope(type, atMs, key, payload) {
     return { type, timestamp: isoFromMs(atMs), framework: 'bullmq', connectionId: this.connectionId, [key]: payload };
   }
+}
+
+/**
+ * The error and stack trace of a job's failed attempt. The hash keeps the newest failure's
+ * reason, and a stack trace per failure (`Error: reason\n    at ...`): an agent reading the
+ * hash after a later attempt ran (behind, or several attempts in one read) takes an earlier
+ * attempt's from its own trace, its first line without the error's class.
+ * @param {import('./job-facts.js').Facts} facts @param {number} attempt
+ */
+function failureOf(facts, attempt) {
+  const traces = facts.stacktraces ?? [];
+  const dropped = facts.tracesDropped ?? 0;
+  const index = attempt - 1 - dropped;
+  if (attempt >= traces.length + dropped || index < 0) return { error: facts.failedReason ?? '', stacktrace: facts.stacktrace };
+  const trace = /** @type {string} */ (traces[index]);
+  const firstLine = trace.split('\n', 1)[0] ?? '';
+  return { error: firstLine.replace(/^[A-Za-z_$][\w$.]*: /, ''), stacktrace: trace };
 }
 
 /**

@@ -1,8 +1,10 @@
 // When the agent cannot read a queue's history from its event stream (first start, or the
 // stream was trimmed past the checkpoint while the agent was away), it reads what Redis
 // holds now instead: the newest jobs of each state set, each sent in its current state,
-// timed by the job's own timestamps. The caller logs what was reconciled.
+// timed by the job's own timestamps, with its data, a completed job's return value and its
+// log lines as Redis keeps them. The caller logs what was reconciled.
 import { JobFacts } from './job-facts.js';
+import { readPayloads } from './job-payloads.js';
 import { queueKeys } from './keys.js';
 
 /** state set -> [unified state, native state, how to read the newest ids] */
@@ -49,6 +51,15 @@ export async function reconcileQueue(redis, prefix, queue, perSetMax, normalizer
     }
   });
   const facts = await JobFacts.read(redis, prefix, jobs);
+  const payloads = await readPayloads(
+    redis,
+    prefix,
+    jobs.map(({ jobId, state }) => {
+      const known = normalizer.facts.get(queue, jobId);
+      return { queue, jobId, data: !known.dataRead, returnvalue: state === 'completed', logs: true, logCount: known.logCount ?? 0, logSha: known.logSha ?? '' };
+    }),
+  );
+  normalizer.takeRead(queue, payloads);
   const events = [];
   for (const job of jobs) {
     const found = facts.get(JobFacts.key(queue, job.jobId));
@@ -62,6 +73,7 @@ export async function reconcileQueue(redis, prefix, queue, perSetMax, normalizer
     if (job.state === 'active') known.startedAtMs = found.processedOnMs;
     events.push(normalizer.jobEvent(queue, job.jobId, atMs, change, job.state === 'active' ? 'active' : 'reconciled'));
   }
+  normalizer.read.clear();
   return { events, counts };
 }
 

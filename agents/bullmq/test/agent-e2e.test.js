@@ -124,6 +124,41 @@ describe('jobwatch-bullmq against a real BullMQ app', () => {
     assert.notEqual(jobs[`mail:${sharedMail}`].id, jobs[`reports:${sharedReports}`].id);
   });
 
+  test("a job's data, return value, progress object and log lines reach its detail with secrets masked by the agent; a log BullMQ trims (keepLogs) is followed without a line lost or repeated", { timeout: TEST_MS }, async () => {
+    const [report, tailed] = await produce(redis.url, [
+      {
+        queue: 'reports',
+        name: 'export-report',
+        data: {
+          userId: 42,
+          account: { owner: 'ada', credentials: [{ password: 'hunter2', apiKey: 'k-1' }] },
+          steps: [
+            { log: 'loading rows', progress: { stage: 'load', percent: 25 } },
+            { log: 'rendering', progress: { stage: 'render', percent: 75, auth: { token: 'tok-9' } } },
+          ],
+          stepMs: 150,
+          returnValue: { url: 'https://files.example/r.pdf', rows: 120, signature: { secret: 's3' } },
+        },
+      },
+      { queue: 'reports', name: 'tail-logs', data: { steps: [1, 2, 3, 4, 5, 6].map((n) => ({ log: `line ${n}`, progress: n * 10 })), stepMs: 150 }, opts: { keepLogs: 3 } },
+    ]);
+    const jobs = await untilStates({ [`reports:${report}`]: 'completed', [`reports:${tailed}`]: 'completed' });
+    const exported = jobs[`reports:${report}`];
+    // jobwatch masks nothing here (REDACT_KEYS=none): the agent did, at every depth
+    assertFields(exported.args, { userId: 42 });
+    assert.deepEqual(exported.args.account, { owner: 'ada', credentials: [{ password: '[redacted]', apiKey: '[redacted]' }] });
+    assert.deepEqual(exported.args.steps[1].progress.auth, { token: '[redacted]' });
+    assert.deepEqual(exported.result, { url: 'https://files.example/r.pdf', rows: 120, signature: { secret: '[redacted]' } });
+    assert.deepEqual(exported.progressData, { stage: 'render', percent: 75, auth: { token: '[redacted]' } });
+    assert.equal(exported.progress, 0.75);
+    assert.deepEqual(exported.logs, ['loading rows', 'rendering']);
+    assert.deepEqual(exported.truncated, []);
+    assert.doesNotMatch(JSON.stringify(exported), /hunter2|k-1|tok-9|"s3"/);
+    // BullMQ kept only the last 3 lines; the agent read them as they came, each once
+    assert.equal(await redis.cli('LRANGE', `bull:reports:${tailed}:logs`, '0', '-1'), 'line 4\nline 5\nline 6');
+    assert.deepEqual(jobs[`reports:${tailed}`].logs, ['line 1', 'line 2', 'line 3', 'line 4', 'line 5', 'line 6']);
+  });
+
   test('a delayed job shows when it will run while it waits, in its detail and on the scheduled list', { timeout: TEST_MS }, async () => {
     const beforeMs = Date.now();
     const [waiting] = await produce(redis.url, [{ queue: 'mail', name: 'send-in-a-while', data: {}, opts: { delay: 12_000 } }]);
@@ -204,6 +239,33 @@ describe('jobwatch-bullmq against a real BullMQ app', () => {
     assert.equal(jobs[`mail:${once}`].attempt, 2);
   });
 
+  test('a retried job running again has no duration while it runs (never a negative one), and the list shows no earlier run\'s error', { timeout: TEST_MS }, async () => {
+    const [slow] = await produce(redis.url, [{ queue: 'mail', name: 'fails-then-runs-slowly', data: { failAttempts: 1, sleepMs: 2500 }, opts: { attempts: 1 } }]);
+    const externalId = `mail:${slow}`;
+    const failed = (await untilStates({ [externalId]: 'failed' }))[externalId];
+    assertFields(failed, { attempt: 1, maxRetries: 0, manualRetries: 0, error: 'planned failure 1' });
+    assert.ok(failed.durationMs >= 2400, `durationMs ${failed.durationMs}`);
+    await action(failed.id, 'retry');
+    // the second run sleeps 2.5 s: caught while it runs, as the list and the detail show it
+    const running = await eventually(
+      'the second run active',
+      async () => {
+        const job = (await bullmqJobs()).get(externalId);
+        return job?.state === 'active' && historyOf(await detail(externalId)).includes('retrying') && job;
+      },
+      20_000,
+      agentLog,
+    );
+    assertFields(running, { durationMs: null, completedAt: null, error: null });
+    assert.ok(Date.parse(running.startedAt) > Date.parse(failed.completedAt));
+    const done = (await untilStates({ [externalId]: 'completed' }))[externalId];
+    const listed = (await bullmqJobs()).get(externalId);
+    assert.equal(listed.error, null);
+    assertFields(done, { attempt: 2, maxRetries: 0, manualRetries: 1, error: null, stacktrace: null });
+    assert.ok(done.durationMs >= 2400, `durationMs ${done.durationMs}`);
+    assert.equal(done.durationMs, Date.parse(done.completedAt) - Date.parse(done.startedAt));
+  });
+
   test('stopped and restarted, the agent resumes from its checkpoint: nothing missing, nothing reconciled', { timeout: TEST_MS }, async () => {
     assert.equal(await agent.stop(), 0);
     const ids = await produce(redis.url, Array.from({ length: 5 }, (_, n) => ({ queue: 'mail', name: `while-away-${n}`, data: {} })));
@@ -240,7 +302,7 @@ describe('jobwatch-bullmq against a real BullMQ app', () => {
     const ids = await produce(redis.url, Array.from({ length: 3 }, (_, n) => ({ queue: 'mail', name: `during-outage-${n}`, data: {} })));
     await agent.waitFor(/flush failed: jobwatch unreachable/);
     await eventually('events in the spool', async () => /\d+ events waiting/.test(agent.output) && true);
-    service = await startJobwatch({ dataDir, env: { PORT: String(servicePort) } });
+    service = await startJobwatch({ dataDir, env: { PORT: String(servicePort), REDACT_KEYS: 'none' } });
     cookie = await login(service.baseUrl, ADMIN_EMAIL, ADMIN_PASSWORD);
     await untilStates(Object.fromEntries(ids.map((id) => [`mail:${id}`, 'completed'])), 40_000);
     assert.match(agent.output, /jobwatch reachable again after [\d.]+s; sending the spooled events in order/);

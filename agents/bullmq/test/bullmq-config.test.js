@@ -12,6 +12,15 @@ describe('config', () => {
     assertFields(config, { redisUrl: 'redis://localhost:6379', url: 'http://localhost:3000', apiKey: 'sk_test', prefix: 'bull', queues: [], batchSize: 1000, spoolDir: './jobwatch-spool' });
     assert.equal(config.flushIntervalMs, 250);
     assert.equal(config.workerIntervalMs, 2000);
+    assert.deepEqual(config.redactKeys, ['password', 'passwd', 'secret', 'token', 'api_key', 'apikey', 'authorization', 'cookie', 'credit_card', 'card_number', 'ssn']);
+    assert.deepEqual(config.omitArgs, []);
+  });
+
+  test('--redact-keys replaces the key patterns (none for none); --omit-args adds up, repeated or comma-separated, or comes from JOBWATCH_OMIT_ARGS', () => {
+    assert.deepEqual(loadConfig(['--redact-keys', 'pin, iban'], REQUIRED).redactKeys, ['pin', 'iban']);
+    assert.deepEqual(loadConfig([], { ...REQUIRED, JOBWATCH_REDACT_KEYS: 'NONE' }).redactKeys, []);
+    assertFields(loadConfig(['--omit-args', 'charge-card', 'login', '--omit-args=billing.*,refund', '--prefix', 'p'], REQUIRED), { omitArgs: ['charge-card', 'login', 'billing.*', 'refund'], prefix: 'p' });
+    assert.deepEqual(loadConfig([], { ...REQUIRED, JOBWATCH_OMIT_ARGS: 'a,b' }).omitArgs, ['a', 'b']);
   });
 
   test('flags win over the environment, in both --flag value and --flag=value forms', () => {
@@ -37,5 +46,8 @@ describe('config', () => {
     assert.ok(failure(['--queues', 'a:b'], REQUIRED).includes("cannot contain ':'"));
     assert.ok(failure(['--nope'], REQUIRED).includes('unknown argument'));
     assert.ok(failure(['--prefix'], REQUIRED).includes('--prefix needs a value'));
+    assert.ok(failure(['--redact-keys', 'pass word'], REQUIRED).includes('--redact-keys: "pass word" is not a key pattern'));
+    assert.ok(failure(['--redact-keys', ','], REQUIRED).includes('--redact-keys: name 1 to 100 key patterns'));
+    assert.ok(failure(['--omit-args', 'x'.repeat(1025)], REQUIRED).includes('--omit-args: "xxxx'));
   });
 });

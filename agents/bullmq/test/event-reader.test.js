@@ -36,6 +36,19 @@ function scriptedRedis(stream, failFactReads = 0, trimmed = 0) {
       }
       return Array.from({ length: count }, () => []);
     },
+    /** @param {number} count @param {...string} keysAndArgs */
+    async jobwatchReadPayloads(count, ...keysAndArgs) {
+      // as the script answers: job 1 has data and one log line, the others nothing
+      // (each job: data bytes, data, returnvalue bytes, returnvalue, log length, lines skipped, last line's sha, new lines...)
+      const asked = keysAndArgs.slice(count + 5);
+      return Array.from({ length: count / 2 }, (_, index) => {
+        const [what, logCount] = [asked[index * 3], Number(asked[index * 3 + 1])];
+        if (keysAndArgs[index * 2] !== 'bull:q:1') return [0, null, 0, null, what.includes('l') ? 0 : -1, 0, ''];
+        const data = what.includes('d') ? [24, '{"to":"ada","password":"p"}'] : [0, null];
+        const logs = !what.includes('l') ? [-1, 0, ''] : logCount < 1 ? [1, 0, 'a1', 'sent to ada'] : [1, 0, 'a1'];
+        return [...data, 0, null, ...logs];
+      });
+    },
     async xinfo() {
       return ['length', stream.length, 'entries-added', stream.length + trimmed, 'first-entry', stream[0]];
     },
@@ -68,6 +81,13 @@ describe('event reader', () => {
     const states = submitted.flatMap((s) => s.events.map((event) => `${event.job.externalId}:${event.job.state}`));
     assert.deepEqual(states, ['q:1:queued', 'q:1:active', 'q:1:completed', 'q:2:queued']);
     assert.deepEqual(submitted.map((s) => s.mark.id), [`${T0 + 2}-0`, `${T0 + 4}-0`]);
+    // job 1's data (masked) and log line go with its first event, once
+    const jobOne = submitted.flatMap((s) => s.events).filter((event) => event.job.externalId === 'q:1');
+    assert.deepEqual(jobOne.map((event) => [event.job.args, event.job.logs]), [
+      [{ to: 'ada', password: '[redacted]' }, ['sent to ada']],
+      [undefined, undefined],
+      [undefined, undefined],
+    ]);
   });
 
   /** Reads until `count` events were submitted (or a few rounds passed); their `externalId:state`. */

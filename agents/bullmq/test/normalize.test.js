@@ -2,7 +2,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { factsFromHash, FACT_FIELDS, JobFacts } from '../src/job-facts.js';
-import { Normalizer, parentExternalIdOf, progressFraction } from '../src/normalize.js';
+import { Normalizer, parentExternalIdOf, payloadWanted, progressFraction } from '../src/normalize.js';
+import { PayloadFields } from '../src/payload-fields.js';
 import { assertFields } from './support/fields.js';
 
 const CONNECTION = '0190b6d6-0000-7000-8000-000000000001';
@@ -11,9 +12,21 @@ let seq = 0;
 const entry = (ms, fields) => ({ id: `${ms}-${seq++}`, fields });
 const hash = (values) => FACT_FIELDS.map((field) => values[field] ?? null);
 
-function normalizer() {
-  return new Normalizer(CONNECTION, new JobFacts(), (_queue, name) => name ? `${name}@host` : undefined);
+function normalizer(payloads = new PayloadFields()) {
+  return new Normalizer(CONNECTION, new JobFacts(), (_queue, name) => name ? `${name}@host` : undefined, payloads);
 }
+/**
+ * What job-payloads.js read of a job: its data (JSON text, or only its size when too large) and new log lines.
+ * @param {string | null} data @param {string[]} [lines] @param {Record<string, unknown>} [extra]
+ */
+const read = (data, lines = [], extra = {}) => ({
+  dataBytes: data === null ? 0 : Buffer.byteLength(data),
+  data,
+  returnvalueBytes: 0,
+  returnvalue: null,
+  logs: { count: lines.length, skipped: 0, sha: 'sha', lines },
+  ...extra,
+});
 
 describe('normalize', () => {
   test('a job that fails once, waits for its backoff, and completes: queued, active, retrying with its error, active, completed', () => {
@@ -100,16 +113,90 @@ describe('normalize', () => {
     assert.deepEqual(events.map((event) => [event.job.state, event.job.attempt]), [['queued', 1], ['active', 1]]);
   });
 
-  test('progress: a number is a percentage, turned into 0..1; any other value stays in extensions only', () => {
+  test('retries read late (the hash already holds a later failure) keep each attempt its own error and trace', () => {
     const n = normalizer();
-    const events = n.normalizeEntries('q', [entry(T0, { event: 'progress', jobId: '9', data: '40' }), entry(T0 + 1, { event: 'progress', jobId: '9', data: '{"step":"upload"}' })]);
+    const traces = ['TypeError: planned failure 1\n    at a (w.mjs:1)', 'Error: planned failure 2\n    at b (w.mjs:2)'];
+    const late = factsFromHash(hash({ name: 'sync', atm: '2', failedReason: 'planned failure 2', stacktrace: JSON.stringify(traces), opts: '{"attempts":3}' }));
+    const events = n.normalizeEntries(
+      'q',
+      [
+        entry(T0, { event: 'added', jobId: '3', name: 'sync' }),
+        entry(T0 + 1, { event: 'active', jobId: '3' }),
+        entry(T0 + 2, { event: 'delayed', jobId: '3', delay: String(T0 + 100) }),
+        entry(T0 + 100, { event: 'waiting', jobId: '3', prev: 'delayed' }),
+        entry(T0 + 101, { event: 'active', jobId: '3' }),
+        entry(T0 + 102, { event: 'delayed', jobId: '3', delay: String(T0 + 200) }),
+      ],
+      new Map([[JobFacts.key('q', '3'), late]]),
+    );
+    const retries = events.filter((event) => event.job.state === 'retrying').map((event) => [event.job.attempt, event.job.error, event.job.stacktrace]);
+    assert.deepEqual(retries, [
+      [1, 'planned failure 1', traces[0]],
+      [2, 'planned failure 2', traces[1]],
+    ]);
+  });
+
+  test('progress: a number is a percentage, turned into 0..1; an object is the progress object, masked; any other value stays in extensions only', () => {
+    const n = normalizer();
+    const events = n.normalizeEntries('q', [
+      entry(T0, { event: 'progress', jobId: '9', data: '40' }),
+      entry(T0 + 1, { event: 'progress', jobId: '9', data: '{"step":"upload","done":3,"total":4,"auth":{"token":"t0k"}}' }),
+      entry(T0 + 2, { event: 'progress', jobId: '9', data: '"halfway"' }),
+    ]);
     assertFields(events[0].job, { state: 'active', progress: 0.4 });
-    assert.equal(events[1].job.progress, undefined);
-    assert.deepEqual(events[1].job.extensions.progress, { step: 'upload' });
+    assert.deepEqual(events[1].job.progress, { step: 'upload', done: 3, total: 4, auth: { token: '[redacted]' } });
+    assert.equal(events[1].job.extensions.progress, undefined);
+    assert.equal(events[2].job.progress, undefined);
+    assert.equal(events[2].job.extensions.progress, 'halfway');
     assert.deepEqual([progressFraction(250), progressFraction(-3), progressFraction('x')], [1, 0, null]);
-    const large = n.normalizeEntries('q', [entry(T0 + 2, { event: 'progress', jobId: '9', data: JSON.stringify({ log: 'x'.repeat(10_000) }) })])[0];
-    assertFields(large.job.extensions, { progressTooLarge: true });
-    assert.equal(large.job.extensions.progress, undefined);
+    // a progress object within jobwatch's 16 KiB: its largest value cut, marked
+    const large = n.normalizeEntries('q', [entry(T0 + 3, { event: 'progress', jobId: '9', data: JSON.stringify({ step: 'x', log: 'x'.repeat(40_000) }) })])[0];
+    assert.equal(large.job.progress.step, 'x');
+    assert.ok(large.job.progress.log.endsWith('\u2026[truncated]'));
+    assert.ok(Buffer.byteLength(JSON.stringify(large.job.progress)) <= 15_000);
+  });
+
+  test("a job's data goes with its first event once, masked; --omit-args leaves it out by name (* for any characters); log lines go with the event after them", () => {
+    const n = normalizer(new PayloadFields({ omitArgs: ['charge-*'] }));
+    const data = JSON.stringify({ userId: 42, card: { card_number: '4242', exp: '12/30' } });
+    const [added, active] = n.normalizeEntries(
+      'q',
+      [entry(T0, { event: 'added', jobId: '1', name: 'export' }), entry(T0 + 1, { event: 'active', jobId: '1' })],
+      new Map(),
+      new Map([[JobFacts.key('q', '1'), read(data, ['starting'])]]),
+    );
+    assert.deepEqual(added.job.args, { userId: 42, card: { card_number: '[redacted]', exp: '12/30' } });
+    assert.deepEqual(added.job.logs, ['starting']);
+    assert.equal(active.job.args, undefined);
+    assertFields(n.facts.get('q', '1'), { dataRead: true, logCount: 1, logSha: 'sha' });
+    // what to read next: the data no more, the log after events of a run
+    assert.deepEqual(payloadWanted({ event: 'progress', jobId: '1' }, n.facts.get('q', '1')), { data: false, logs: true });
+    assert.deepEqual(payloadWanted({ event: 'added', jobId: '2' }, n.facts.get('q', '2')), { data: true, logs: false });
+    assert.deepEqual(payloadWanted({ event: 'waiting', jobId: '1', prev: 'active' }, n.facts.get('q', '1')), { data: false, logs: true });
+    const [charged] = n.normalizeEntries('q', [entry(T0, { event: 'added', jobId: '3', name: 'charge-card' })], new Map(), new Map([[JobFacts.key('q', '3'), read('{"amount":5}')]]));
+    assert.equal('args' in charged.job, false);
+    // too large to read: its size, marked; log lines the read left out are said first
+    const [huge] = n.normalizeEntries('q', [entry(T0, { event: 'active', jobId: '4', name: 'x' })], new Map(), new Map([[JobFacts.key('q', '4'), read(null, ['last'], { dataBytes: 5_000_000, logs: { count: 1200, skipped: 201, sha: 's', lines: ['last'] } })]]));
+    assert.equal(huge.job.args, '\u2026[truncated: 5000000 bytes]');
+    assert.deepEqual(huge.job.logs, ['\u2026[truncated: 201 earlier log lines not read]', 'last']);
+    // lines Redis counted as few bytes take six times as many as JSON: the oldest go, said in the first line
+    const controls = '\u0001'.repeat(16_000);
+    const [noisy] = n.normalizeEntries('q', [entry(T0, { event: 'active', jobId: '8', name: 'x' })], new Map(), new Map([[JobFacts.key('q', '8'), read(null, Array.from({ length: 12 }, () => controls))]]));
+    assert.equal(noisy.job.logs[0], '\u2026[truncated: 10 earlier log lines not read]');
+    assert.equal(noisy.job.logs.length, 3);
+    assert.ok(Buffer.byteLength(JSON.stringify(noisy.job.logs)) < 200_000);
+  });
+
+  test("a completed entry carries the return value, masked and bounded; a reconciled completed job its hash's", () => {
+    const n = normalizer();
+    const [done] = n.normalizeEntries('q', [entry(T0, { event: 'completed', jobId: '5', returnvalue: '{"sent":true,"session":{"cookie":"c"}}', prev: 'active' })]);
+    assert.deepEqual(done.job.result, { sent: true, session: { cookie: '[redacted]' } });
+    const [big] = n.normalizeEntries('q', [entry(T0, { event: 'completed', jobId: '6', returnvalue: JSON.stringify({ rows: Array.from({ length: 3000 }, (_, i) => `row ${i}`) }), prev: 'active' })]);
+    assert.equal(big.job.result.rows.length, 1001);
+    assert.equal(big.job.result.rows[1000], '\u2026[truncated: 2000 more items]');
+    n.takeRead('q', new Map([[JobFacts.key('q', '7'), read(null, [], { returnvalueBytes: 4, returnvalue: '"ok"' })]]));
+    const reconciled = n.jobEvent('q', '7', T0, { state: 'completed', native: 'completed' }, 'reconciled');
+    assert.equal(reconciled.job.result, 'ok');
   });
 
   test("a progress of 40 nested arrays is bounded: the event stays within jobwatch's 8 levels, with a mark where it was cut", () => {
@@ -157,7 +244,7 @@ describe('flows', () => {
     assert.equal(parentExternalIdOf('other:albums:1', 'bull'), undefined);
     assert.equal(parentExternalIdOf('bull:albums:', 'bull'), undefined);
     assert.equal(parentExternalIdOf(undefined, 'bull'), undefined);
-    const n = new Normalizer(CONNECTION, new JobFacts(), () => undefined, 'bull');
+    const n = new Normalizer(CONNECTION, new JobFacts(), () => undefined, new PayloadFields(), 'bull');
     const fresh = new Map([[JobFacts.key('tracks', '2'), factsFromHash(hash({ name: 'render-track', parentKey: 'bull:albums:1' }))]]);
     const [added] = n.normalizeEntries('tracks', [entry(T0, { event: 'added', jobId: '2', name: 'render-track' })], fresh);
     assert.equal(added.job.parentExternalId, 'albums:1');

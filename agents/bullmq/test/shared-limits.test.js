@@ -7,8 +7,9 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { boundJson } from '../src/bound-json.js';
+import { boundJson, boundPayload } from '../src/bound-json.js';
 import * as limits from '../src/limits.js';
+import { DEFAULT_REDACT_KEYS, REDACTED, Redactor } from '../src/redaction.js';
 
 /** @param {string} name */
 const shared = (name) => JSON.parse(readFileSync(new URL(`../../${name}`, import.meta.url), 'utf8'));
@@ -37,12 +38,33 @@ describe("the agent's limits", () => {
   test("its own bounds and truncation mark are the shared fixture's", () => {
     assert.deepEqual({ ...limits.AGENT_BOUNDS, truncatedMark: limits.TRUNCATED_MARK }, fixture.agentBounds);
   });
+
+  test("its bounds of a job's arguments, result, progress and log lines, and its default key patterns, are the shared fixture's", () => {
+    assert.deepEqual(
+      {
+        ...limits.PAYLOAD_BOUNDS,
+        progressBytesMax: limits.PROGRESS_BYTES_MAX,
+        logLinesPerEventMax: limits.LOG_LINES_PER_EVENT_MAX,
+        logBytesPerEventMax: limits.LOG_BYTES_PER_EVENT_MAX,
+        logLineChars: limits.LOG_LINE_CHARS,
+      },
+      fixture.payloadBounds,
+    );
+    assert.deepEqual([...DEFAULT_REDACT_KEYS], fixture.jobPayload.redactKeys);
+    assert.equal(REDACTED, fixture.jobPayload.redacted);
+  });
 });
 
 describe('the bounding rule', () => {
   for (const each of cases.cases) {
     test(`shared case: ${each.name}`, () => {
       assert.deepEqual(boundJson(each.input, { ...cases.bounds, ...(each.bounds ?? {}) }), each.expected);
+    });
+  }
+
+  for (const each of cases.payloadCases) {
+    test(`shared case, a job's value: ${each.name}`, () => {
+      assert.deepEqual(boundPayload(each.input, { ...cases.payloadBounds, ...(each.bounds ?? {}) }, new Redactor()), each.expected);
     });
   }
 

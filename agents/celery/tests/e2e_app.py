@@ -43,6 +43,26 @@ def needs_flag(path):
     return "flag found"
 
 
+@app.task
+def charge(account, amount, invoice_id=None, card=None):
+    return {"charged": amount, "invoice_id": invoice_id, "receipt": {"token": "rcpt-tok"}}
+
+
+@app.task
+def bulk(items):
+    return len(items)
+
+
+@app.task
+def sign_in(user, password):
+    return f"{user} signed in"
+
+
+@app.task
+def big_report(chars):
+    return "x" * chars
+
+
 @app.task(ignore_result=True)
 def forgetful():
     raise RuntimeError("fails and keeps no result")

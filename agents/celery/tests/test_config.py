@@ -18,6 +18,17 @@ def test_flags_win_over_the_environment_and_defaults_fill_the_rest():
     assert load_config(GOOD + ["--queues", "mail, reports,,"], {}).queues == ("mail", "reports")
 
 
+def test_redact_keys_replace_the_default_patterns_and_omit_args_add_up_however_given():
+    config = load_config(GOOD, {})
+    assert config.redact_keys == ("password", "passwd", "secret", "token", "api_key", "apikey", "authorization", "cookie", "credit_card", "card_number", "ssn")
+    assert config.omit_args == ()
+    assert load_config(GOOD + ["--redact-keys", "pin, iban"], {}).redact_keys == ("pin", "iban")
+    assert load_config(GOOD, {"JOBWATCH_REDACT_KEYS": "None"}).redact_keys == ()
+    given = load_config(GOOD + ["--omit-args", "app.login", "app.reset", "--omit-args", "billing.*,refunds.*"], {"JOBWATCH_OMIT_ARGS": "ignored"})
+    assert given.omit_args == ("app.login", "app.reset", "billing.*", "refunds.*")
+    assert load_config(GOOD, {"JOBWATCH_OMIT_ARGS": "app.login,app.reset"}).omit_args == ("app.login", "app.reset")
+
+
 def test_everything_can_come_from_the_environment():
     env = {"CELERY_BROKER_URL": "amqp://guest@rabbit//", "JOBWATCH_URL": "https://jw.example", "JOBWATCH_API_KEY": "sk_x", "JOBWATCH_REVOKE_SIGNAL": "kill"}
     config = load_config([], env)
@@ -41,6 +52,9 @@ def test_everything_can_come_from_the_environment():
         (GOOD + ["--revoke-signal", "SIGNOPE"], "--revoke-signal"),
         (GOOD + ["--log-level", "loud"], "--log-level"),
         (GOOD + ["--queues", "a," + "q" * 256], "--queues"),
+        (GOOD + ["--redact-keys", "pass word"], "--redact-keys"),
+        (GOOD + ["--redact-keys", ","], "--redact-keys"),
+        (GOOD + ["--omit-args", "t" * 1025], "--omit-args"),
     ],
 )
 def test_a_bad_value_names_the_setting(argv, named):

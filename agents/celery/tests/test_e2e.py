@@ -3,6 +3,7 @@
 Tasks run in Celery; everything is checked through jobwatch's HTTP API against what
 Celery itself reported (its result backend, the worker's pid and name).
 """
+import json
 import os
 import time
 
@@ -76,10 +77,44 @@ def test_tasks_that_succeed_fail_and_retry_show_celerys_states_and_durations(clu
 
     retried = wait_for(lambda: finished(cluster, flaky.id, "completed"), 10, "the flaky task completed on its second attempt")
     assert retried["attempt"] == 2
+    # the run that succeeded had no error: the first run's is not the job's current error
+    assert retried["error"] is None and retried["stacktrace"] is None and retried["durationMs"] >= 0
     states = [h["state"] for h in retried["stateHistory"]]
     # Celery publishes the retry's message (task-received, an ETA: scheduled) before the
     # pool reports task-retried, so the two can come in either order.
     assert states[:2] == ["queued", "active"] and states[-2:] == ["active", "completed"] and "retrying" in states, states
+
+
+def test_a_tasks_arguments_kwargs_and_result_reach_its_detail_whole_masked_by_the_agent_and_searchable(cluster):
+    app = cluster.app
+    charge = app.charge.delay({"owner": "ada", "login": {"password": "hunter2"}}, 12.5, invoice_id="INV-7", card={"card_number": "4242424242424242", "exp": "12/30"})
+    items = [f"item-{n:04d}" for n in range(300)]  # its repr is 3,900 characters: the event carries 1,024 of them
+    bulk = app.bulk.delay(items)
+    signed = app.sign_in.delay("ada", "hunter2")
+    big = app.big_report.delay(5 * 1024 * 1024)
+    assert charge.get(timeout=20)["charged"] == 12.5 and bulk.get(timeout=20) == 300 and signed.get(timeout=20) == "ada signed in"
+    assert len(big.get(timeout=30)) == 5 * 1024 * 1024
+
+    job = wait_for(lambda: finished(cluster, charge.id, "completed"), 15, "the charge task completed")
+    # jobwatch masks nothing here (REDACT_KEYS=none): the agent did, at every depth
+    assert job["args"] == {"args": [{"owner": "ada", "login": {"password": "[redacted]"}}, 12.5],
+                           "kwargs": {"invoice_id": "INV-7", "card": {"card_number": "[redacted]", "exp": "12/30"}}}
+    assert job["result"] == {"charged": 12.5, "invoice_id": "INV-7", "receipt": {"token": "[redacted]"}}
+    assert "hunter2" not in json.dumps(job) and "4242424242424242" not in json.dumps(job) and "rcpt-tok" not in json.dumps(job)
+    found = cluster.jobwatch.call("GET", "/api/jobs?kwargs.invoice_id=INV-7")["data"]
+    assert [each["externalId"] for each in found] == [charge.id]
+
+    # whole, from the result backend (result_extended), not the 1,024 characters of the event's repr
+    bulked = wait_for(lambda: finished(cluster, bulk.id, "completed"), 15, "the bulk task completed")
+    assert bulked["args"] == {"args": [items], "kwargs": {}} and bulked["result"] == 300
+
+    # --omit-args e2e_app.sign_in: no argument of it was sent, from any event or the backend; its result was
+    signed_in = wait_for(lambda: finished(cluster, signed.id, "completed"), 15, "the sign_in task completed")
+    assert signed_in["args"] is None and signed_in["result"] == "ada signed in"
+
+    # a result past what the agent reads from the backend (4 MiB): the event's repr, which Celery cut
+    reported = wait_for(lambda: finished(cluster, big.id, "completed"), 15, "the big report completed")
+    assert reported["result"].startswith("xxxx") and "..." in reported["result"] and len(reported["result"]) < 1100
 
 
 def test_a_task_with_an_eta_is_scheduled_until_it_runs(cluster):
@@ -133,6 +168,8 @@ def test_retry_from_jobwatch_resends_the_task_with_its_arguments(cluster, tmp_pa
     assert cluster.jobwatch.call("POST", f"/api/jobs/{job['id']}/retry")["state"] == "retrying"
     again = wait_for(lambda: finished(cluster, result.id, "completed"), 15, "the retried task completed in Celery")
     assert again["attempt"] == 2 and again["lastCommand"]["status"] == "done" and again["lastCommand"]["type"] == "retry"
+    # one run added by hand; the second run's duration and no error of the first
+    assert again["manualRetries"] == 1 and again["error"] is None and 0 <= again["durationMs"] < 15000
     assert cluster.app.app.AsyncResult(result.id).get(timeout=5) == "flag found"
 
 

@@ -6,8 +6,9 @@ import os
 import pytest
 
 from jobwatch_celery import limits
-from jobwatch_celery.bound_json import bound_json
+from jobwatch_celery.bound_json import bound_json, bound_payload
 from jobwatch_celery.normalize import Normalizer
+from jobwatch_celery.redaction import DEFAULT_REDACT_KEYS, REDACTED, Redactor
 
 AGENTS = os.path.join(os.path.dirname(__file__), "..", "..")
 with open(os.path.join(AGENTS, "ingest-limits.json"), encoding="utf-8") as file:
@@ -33,6 +34,13 @@ def test_the_field_limits_and_request_limits_are_the_fixtures():
 
 def test_the_agent_bounds_are_the_fixtures():
     assert {**limits.AGENT_BOUNDS, "truncatedMark": limits.TRUNCATED_MARK} == FIXTURE["agentBounds"]
+    assert limits.PAYLOAD_BOUNDS == {key: FIXTURE["payloadBounds"][key] for key in limits.PAYLOAD_BOUNDS}
+    assert list(DEFAULT_REDACT_KEYS) == FIXTURE["jobPayload"]["redactKeys"] and REDACTED == FIXTURE["jobPayload"]["redacted"]
+
+
+@pytest.mark.parametrize("case", CASES["payloadCases"], ids=[case["name"] for case in CASES["payloadCases"]])
+def test_the_shared_payload_bounding_cases(case):
+    assert bound_payload(case["input"], {**CASES["payloadBounds"], **case.get("bounds", {})}, Redactor()) == case["expected"]
 
 
 @pytest.mark.parametrize("case", CASES["cases"], ids=[case["name"] for case in CASES["cases"]])

@@ -2,6 +2,7 @@
 from jobwatch_celery.limits import cut, cut_marked
 from jobwatch_celery.normalize import Normalizer, WorkerInfo
 from jobwatch_celery.task_facts import TaskFacts
+from jobwatch_celery.task_values import TaskValues
 
 CONN = "0190c0de-0000-7000-8000-000000000001"
 T = 1_795_255_200.0  # 2026-11-21T10:00:00Z
@@ -42,7 +43,7 @@ def test_every_task_event_kind_maps_to_its_unified_state():
     assert done["job"] == {
         "externalId": "t1", "name": "app.add", "state": "completed", "queue": "mail", "workerId": "w1@host", "attempt": 1,
         "createdAt": "2026-11-21T10:00:00.000Z", "startedAt": "2026-11-21T10:00:02.000Z", "completedAt": "2026-11-21T10:00:05.000Z",
-        "extensions": {"retries": 0, "runtime": 3.0},
+        "extensions": {"retries": 0, "runtime": 3.0}, "result": 3,
     }
     assert "workerId" not in out[0]["job"]  # task-sent's hostname is the producer, not a worker
     failed = out[5]["job"]
@@ -50,6 +51,39 @@ def test_every_task_event_kind_maps_to_its_unified_state():
     assert out[6]["job"]["error"] == "Retry in 1s" and "completedAt" not in out[6]["job"]
     assert out[7]["job"]["extensions"] == {"terminated": True, "signum": 15, "expired": False}
     assert out[8]["job"]["extensions"] == {"requeue": False}
+
+
+def test_arguments_from_task_sent_and_task_received_and_the_result_from_task_succeeded_masked_and_searchable():
+    n = Normalizer(CONN)
+    [sent] = n.normalize(task("sent", name="app.charge", args="({'owner': 'ada', 'login': {'password': 'p'}}, 12.5)",
+                              kwargs="{'invoice_id': 'INV-7', 'card': {'card_number': '4242'}}", hostname="producer"))
+    [received] = n.normalize(task("received", name="app.charge", args="(...)", kwargs="{}", at=T + 1))
+    [started] = n.normalize(task("started", at=T + 2))
+    [done] = n.normalize(task("succeeded", at=T + 3, result="{'ok': True, 'receipt': {'token': 't'}}"))
+    assert sent["job"]["args"] == {"args": [{"owner": "ada", "login": {"password": "[redacted]"}}, 12.5],
+                                   "kwargs": {"invoice_id": "INV-7", "card": {"card_number": "[redacted]"}}}
+    assert received["job"]["args"] == {"args": "…[truncated]", "kwargs": {}}  # saferepr left everything out
+    assert "args" not in started["job"] and "result" not in started["job"]
+    assert done["job"]["result"] == {"ok": True, "receipt": {"token": "[redacted]"}}
+
+
+def test_omit_args_leaves_out_the_arguments_of_the_tasks_it_names_and_redact_keys_replaces_the_patterns():
+    n = Normalizer(CONN, values=TaskValues(redact_keys=["pin"], omit_args=["app.login", "billing.*"]))
+    [login] = n.normalize(task("sent", uuid="t1", name="app.login", args="('ada', 'hunter2')", kwargs="{}"))
+    [charge] = n.normalize(task("received", uuid="t2", name="billing.charge", args="(5,)", kwargs="{}"))
+    [other] = n.normalize(task("received", uuid="t3", name="app.other", args="()", kwargs="{'pin': 1234, 'password': 'kept'}"))
+    [done] = n.normalize(task("succeeded", uuid="t1", result="'logged in'"))
+    assert "args" not in login["job"] and "args" not in charge["job"]
+    assert other["job"]["args"] == {"args": [], "kwargs": {"pin": "[redacted]", "password": "kept"}}
+    assert done["job"]["result"] == "logged in"  # only the arguments are left out
+
+
+def test_an_event_held_for_its_tasks_name_is_masked_and_omitted_by_that_name_once_known():
+    n = Normalizer(CONN, values=TaskValues(omit_args=["app.login"]))
+    assert n.normalize(task("started", uuid="t9", at=T + 1)) == []
+    [started, received] = n.normalize(task("received", uuid="t9", name="app.login", args="('secret',)", kwargs="{}", at=T))
+    assert [started["job"]["state"], received["job"]["state"]] == ["active", "queued"]
+    assert received["job"]["name"] == "app.login" and "args" not in received["job"] and "args" not in started["job"]
 
 
 def test_an_eta_in_the_future_is_scheduled_and_lifted_into_extensions():
@@ -72,6 +106,19 @@ def test_retries_count_attempts_and_a_new_delivery_forgets_the_old_start():
     [ran] = n.normalize(task("started", at=T + 4))
     assert again["job"]["attempt"] == 2 and "startedAt" not in again["job"]
     assert ran["job"]["startedAt"] == "2026-11-21T10:00:04.000Z" and ran["job"]["attempt"] == 2
+
+
+def test_a_retry_reported_after_its_resend_belongs_to_the_run_that_raised_it():
+    # Celery publishes the retry's message (task-sent, task-received with retries + 1) before the pool reports task-retried
+    n = Normalizer(CONN)
+    n.normalize(task("received", name="app.flaky", retries=0, at=T))
+    n.normalize(task("started", at=T + 1))
+    [resent] = n.normalize(task("sent", name="app.flaky", retries=1, at=T + 2, hostname="w1@host"))
+    [received] = n.normalize(task("received", name="app.flaky", retries=1, at=T + 2.1))
+    [retried] = n.normalize(task("retried", at=T + 2.2, exception="Retry in 1s"))
+    [started] = n.normalize(task("started", at=T + 3))
+    assert [resent["job"]["attempt"], received["job"]["attempt"], retried["job"]["attempt"], started["job"]["attempt"]] == [2, 2, 1, 2]
+    assert retried["job"]["error"] == "Retry in 1s"
 
 
 def test_events_for_a_task_whose_name_is_not_known_yet_wait_for_it():

@@ -6,6 +6,7 @@ import type { JobListPage } from '../../../actors/queries/job-list.ts';
 import type { PagedResult } from '../../../actors/queries/paged-list.ts';
 import type { PublicUser } from '../../../actors/services/account-service.ts';
 import type { PublicMember, PublicTeam } from '../../../actors/services/team-service.ts';
+import type { PublicSavedView } from '../../../actors/services/saved-view-service.ts';
 import type { UserSummary } from '../../../actors/services/user-service.ts';
 import type { AuditPage, PublicAuditEntry } from '../../../actors/services/audit-service.ts';
 import type { Role } from '../../../actors/accounts/roles.ts';
@@ -39,7 +40,7 @@ export interface TestDelivery {
 
 export type { Workflow, WorkflowNode };
 export type { CleanEstimate, CommandAccepted, CommandView, JobDetail, JobListItem, JobListPage, LastCommand, PublicActionResult, PublicCapabilities, PublicConnection, PublicUser, QueueStreamItem, QueueView, WorkerView };
-export type { AuditPage, PublicAuditEntry, PublicMember, PublicTeam, Role, UserSummary };
+export type { AuditPage, PublicAuditEntry, PublicMember, PublicSavedView, PublicTeam, Role, UserSummary };
 /** A single-use link that sets a password, as the service answers it. */
 export interface PasswordLinkAnswer {
   url: string;

@@ -114,7 +114,8 @@ export async function startStack(label, workerEnv, beforeAgent = async () => und
   const dir = tempDir(label);
   const dataDir = makeDataDir(label);
   const redis = await startRedis(dir);
-  const service = await startJobwatch({ dataDir });
+  // jobwatch masks no key: what a test finds masked, the agent masked
+  const service = await startJobwatch({ dataDir, env: { REDACT_KEYS: 'none' } });
   const cookie = await login(service.baseUrl, ADMIN_EMAIL, ADMIN_PASSWORD);
   const connection = await createConnection(service.baseUrl, cookie, `bullmq-${label}`);
   const worker = await startWorker(redis.url, workerEnv);

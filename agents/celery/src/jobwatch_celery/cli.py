@@ -11,6 +11,7 @@ from typing import Callable, List, Optional, Set
 from celery import Celery
 
 from . import log_lines
+from .backend_values import BackendValues
 from .backoff import Backoff
 from .capture import Capture, enable_events
 from .commands import CommandRunner
@@ -23,6 +24,7 @@ from .private_files import makedirs_private, tighten_private_tree
 from .queue_depth import QueueMonitor
 from .spool import Spool
 from .task_names import lookup_names
+from .task_values import TaskValues
 from .workers_seen import WorkersSeen
 
 log = logging.getLogger("jobwatch_celery")
@@ -87,7 +89,8 @@ class Agent:
     def __init__(self, config: Config, client: Client, connection_id: str) -> None:
         self.config = config
         self.app = Celery("jobwatch-celery", broker=config.broker, backend=config.result_backend, set_as_current=False)
-        self.normalizer = Normalizer(connection_id)
+        values = TaskValues(config.redact_keys, config.omit_args)
+        self.normalizer = Normalizer(connection_id, values=values)
         self.lock = threading.Lock()  # the normalizer's state is shared by capture and housekeeping
         try:
             makedirs_private(config.spool_dir)
@@ -97,6 +100,8 @@ class Agent:
         except OSError as error:
             raise ConfigError(f"--spool-dir: cannot use {config.spool_dir!r} ({error.strerror or error})") from error
         self.deliverer = Deliverer(client, spool, config.batch_size, config.flush_interval_s)
+        # a finished task's event waits for its whole result and arguments from the result backend
+        self.backend_values = BackendValues(self.app, values, self.deliverer.submit)
         self.capture = Capture(self.app, self.on_event)
         self.paused = PausedQueues(config.spool_dir)
         self.queues = QueueMonitor(self.app, self.normalizer.worker_info, self.queues_from_events, connection_id, config.queues, paused=self.paused.names)
@@ -110,7 +115,7 @@ class Agent:
     def on_event(self, event: dict) -> None:
         with self.lock:
             events = self.normalizer.normalize(event)
-        self.deliverer.submit(events)
+        self.backend_values.send(events)
         self.workers_seen.saw(event)
         if event.get("type", "").startswith("worker-") and event.get("hostname") not in self.normalizer.worker_info.queues:
             self.new_worker.set()  # learn its queues and pool size now, not at the next refresh
@@ -141,9 +146,14 @@ class Agent:
 
     def run(self, stopping: threading.Event) -> None:
         log.info("jobwatch-celery starting: broker %s, jobwatch %s, connection %s", self.app.connection_for_read().as_uri(), self.config.url, self.normalizer.connection_id)
+        masked = f"the values of keys matching {', '.join(self.config.redact_keys)} masked" if self.config.redact_keys else "nothing masked (--redact-keys none)"
+        omitted = f"; the arguments of {', '.join(self.config.omit_args)} are never sent" if self.config.omit_args else ""
+        whole = "whole from the result backend once a task finishes" if self.backend_values.enabled else "as the events carry them (no --result-backend)"
+        log.info("task arguments and results are sent %s, with %s%s", whole, masked, omitted)
         threads = [
             threading.Thread(target=self.capture.run, args=(stopping,), name="capture", daemon=True),
             threading.Thread(target=self.deliverer.run, args=(stopping,), name="deliver", daemon=True),
+            threading.Thread(target=self.backend_values.run, args=(stopping,), name="backend-values", daemon=True),
             threading.Thread(target=self._every, args=(stopping, 0.25, self._release_held), name="held", daemon=True),
             threading.Thread(target=self._every, args=(stopping, ENABLE_EVENTS_INTERVAL_S, lambda: enable_events(self.app)), name="enable-events", daemon=True),
             threading.Thread(target=self._every, args=(stopping, WORKER_REFRESH_INTERVAL_S, self._refresh_workers, True, self.new_worker), name="inspect", daemon=True),
@@ -161,7 +171,9 @@ class Agent:
         threads[1].join(timeout=SHUTDOWN_FLUSH_S)
         with self.lock:
             self.normalizer.name_wait_s = 0.0
-            self.deliverer.submit(self.normalizer.release_overdue())
+            released = self.normalizer.release_overdue()
+        self.backend_values.send(released)
+        self.backend_values.close()
         self.deliverer.close(SHUTDOWN_FLUSH_S)
         self.queues.close()
         self._log_stats()
@@ -174,7 +186,7 @@ class Agent:
         names = lookup_names(self.app, overdue)  # outside the lock: capture goes on meanwhile
         with self.lock:
             events = self.normalizer.release_overdue(names)
-        self.deliverer.submit(events)
+        self.backend_values.send(events)
 
     def _refresh_workers(self) -> None:
         self.new_worker.clear()

@@ -3,12 +3,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import signal
 from dataclasses import dataclass
 from typing import Mapping, Optional
 from urllib.parse import urlparse
 
 from .limits import INGEST_EVENTS_MAX
+from .redaction import DEFAULT_REDACT_KEYS
 
 
 class ConfigError(ValueError):
@@ -30,6 +32,8 @@ class Config:
     queues: tuple
     command_interval_s: float
     revoke_signal: str
+    redact_keys: tuple
+    omit_args: tuple
     log_level: str
 
 
@@ -53,8 +57,14 @@ SETTINGS = [
      "comma-separated queues to report depth for even before a worker consumes them or an event names them"),
     ("--command-interval", "JOBWATCH_COMMAND_INTERVAL", "1", "seconds between polls for commands (revoke, retry, queue and worker controls), 0.2..3600"),
     ("--revoke-signal", "JOBWATCH_REVOKE_SIGNAL", "SIGTERM", "signal that terminates a revoked running task (e.g. SIGKILL)"),
+    ("--redact-keys", "JOBWATCH_REDACT_KEYS", ",".join(DEFAULT_REDACT_KEYS),
+     "comma-separated key patterns whose values are masked in a task's arguments and result before they leave (none for none); replaces the default list"),
+    ("--omit-args", "JOBWATCH_OMIT_ARGS", None,
+     "task names whose arguments are never sent (several after the flag, the flag repeated, or comma-separated); * matches any characters (billing.*)"),
     ("--log-level", "JOBWATCH_LOG_LEVEL", "INFO", "DEBUG, INFO, WARNING or ERROR"),
 ]
+# Flags that take one or more values, and may be repeated: their values add up.
+LIST_FLAGS = ("--omit-args",)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -66,7 +76,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     for flag, env, default, text in SETTINGS:
         shown = f" (default {default})" if default is not None else ""
-        parser.add_argument(flag, default=None, help=f"{text}{shown}; env {env}")
+        if flag in LIST_FLAGS:
+            parser.add_argument(flag, default=None, nargs="+", action="extend", metavar="TASK", help=f"{text}; env {env}")
+        else:
+            parser.add_argument(flag, default=None, help=f"{text}{shown}; env {env}")
     return parser
 
 
@@ -77,6 +90,8 @@ def load_config(argv: Optional[list] = None, environ: Optional[Mapping[str, str]
     for flag, env, default, _ in SETTINGS:
         key = flag[2:].replace("-", "_")
         value = args.get(key)
+        if isinstance(value, list):
+            value = ",".join(value)
         if value is None:
             value = environ.get(env) or default
         raw[flag] = value
@@ -119,6 +134,8 @@ def load_config(argv: Optional[list] = None, environ: Optional[Mapping[str, str]
         queues=_queue_names(raw["--queues"]),
         command_interval_s=_number(raw, "--command-interval", 0.2, 3600),
         revoke_signal=revoke_signal,
+        redact_keys=_key_patterns(raw["--redact-keys"]),
+        omit_args=_task_names(raw["--omit-args"]),
         log_level=log_level,
     )
 
@@ -133,6 +150,29 @@ def _number(raw: dict, flag: str, low: float, high: float, integer: bool = False
     if not low <= value <= high:
         raise ConfigError(f"{flag}: {text} is outside {low:g}..{high:g}")
     return value
+
+
+def _key_patterns(text: Optional[str]) -> tuple:
+    """Key patterns as jobwatch's REDACT_KEYS takes them: letters, digits, _ and -, or `none`."""
+    if (text or "").strip().lower() == "none":
+        return ()
+    patterns = tuple(pattern.strip() for pattern in (text or "").split(",") if pattern.strip())
+    for pattern in patterns:
+        if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", pattern):
+            raise ConfigError(f"--redact-keys: {pattern!r} is not a key pattern (letters, digits, _ and -, at most 64), or none")
+    if not 1 <= len(patterns) <= 100:
+        raise ConfigError(f"--redact-keys: name 1 to 100 key patterns, or none (got {len(patterns)})")
+    return patterns
+
+
+def _task_names(text: Optional[str]) -> tuple:
+    names = tuple(name.strip() for name in (text or "").split(",") if name.strip())
+    if len(names) > 1000:
+        raise ConfigError(f"--omit-args: at most 1000 task names (got {len(names)})")
+    for name in names:
+        if len(name) > 1024:
+            raise ConfigError(f"--omit-args: {name[:40]!r}... is longer than jobwatch's 1024-character task names")
+    return names
 
 
 def _queue_names(text: Optional[str]) -> tuple:

@@ -33,6 +33,16 @@ AGENT_BOUNDS = {
     "arrayItemsMax": 100,
     "objectKeysMax": 100,
 }
+# A task's arguments and result are cut to these, within what jobwatch keeps of them (64 KiB
+# each): past them jobwatch would keep a cut head that is no longer JSON.
+PAYLOAD_BOUNDS = {
+    "bytesMax": 60_000,
+    "depthMax": 16,
+    "stringChars": 16_384,
+    "keyChars": 256,
+    "arrayItemsMax": 1000,
+    "objectKeysMax": 1000,
+}
 # Ends every value the agent shortened, so a reader sees that something was left out.
 TRUNCATED_MARK = "\u2026[truncated]"
 

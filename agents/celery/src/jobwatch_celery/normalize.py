@@ -5,7 +5,9 @@ Native states map as: PENDING -> unknown, SENT/RECEIVED -> queued (scheduled whe
 ETA is still in the future), STARTED -> active, SUCCESS -> completed, FAILURE -> failed,
 RETRY -> retrying, REVOKED/REJECTED -> cancelled. Only task-sent and task-received name
 the task; an event for a task whose name is not yet known is held for a short while,
-because events from the producer and the worker can arrive out of order.
+because events from the producer and the worker can arrive out of order. The arguments
+task-sent and task-received carry, and the result task-succeeded carries, go with their
+events (task_values.py reads, masks and bounds them).
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from . import limits
 from .bound_json import bound_json
 from .limits import cut_marked, epoch_from_iso, iso_from_epoch
 from .task_facts import TaskFacts
+from .task_values import TaskValues
 
 TASK_STATES = {
     "task-sent": "queued",
@@ -59,8 +62,10 @@ class Normalizer:
         name_wait_s: float = 2.0,
         held_max: int = 10_000,
         clock: Callable[[], float] = time.monotonic,
+        values: Optional[TaskValues] = None,
     ) -> None:
         self.connection_id = connection_id
+        self.values = values if values is not None else TaskValues()
         self.facts = facts if facts is not None else TaskFacts()
         self.worker_info = worker_info if worker_info is not None else WorkerInfo()
         self.name_wait_s = name_wait_s
@@ -171,6 +176,8 @@ class Normalizer:
             self.facts.get(task_id).pop("started_at", None)
         if kind == "task-started":
             facts["started_at"] = timestamp
+            # the run now starting is the attempt last received: a retry it raises is that attempt's
+            facts["run_retries"] = self.facts.get(task_id).get("retries", 0)
         if kind in FROM_WORKER and event.get("hostname"):
             facts["worker"] = event["hostname"]
         known = self.facts.learn(task_id, **facts)
@@ -200,8 +207,20 @@ class Normalizer:
             job["queue"] = cut_marked(facts["queue"], limits.QUEUE_CHARS)
         if kind in FROM_WORKER and isinstance(facts.get("worker"), str):
             job["workerId"] = cut_marked(facts["worker"], limits.WORKER_ID_CHARS)
-        if isinstance(facts.get("retries"), int) and facts["retries"] >= 0:
-            job["attempt"] = facts["retries"] + 1
+        retries = facts.get("retries")
+        if kind == "task-retried" and isinstance(facts.get("run_retries"), int):
+            # the retry's message (task-sent, task-received with retries + 1) can arrive first
+            retries = facts["run_retries"]
+        if isinstance(retries, int) and retries >= 0:
+            job["attempt"] = retries + 1
+        if kind in ("task-sent", "task-received") and self.values.sends_args_of(facts.get("name")):
+            args = self.values.args_from_event(event)
+            if args is not None:
+                job["args"] = args
+        if kind == "task-succeeded":
+            result = self.values.result_from_event(event)
+            if result is not None:
+                job["result"] = result
         if kind in ("task-failed", "task-retried"):
             job["error"] = cut_marked(str(event.get("exception") or ""), limits.ERROR_CHARS)
             if event.get("traceback"):

@@ -6,8 +6,9 @@ from typing import Dict, Optional
 
 # Facts only some native events carry: task-sent and task-received name the task, only
 # task-sent names the queue, task-started is the only one with the start time. Kept:
-# name, queue, state (of the last event), retries, eta, expires, root_id, parent_id, sent_at, started_at, worker,
-# first_worker_at and first_worker_retries (when a worker first reported the attempt).
+# name, queue, state (of the last event), retries, eta, expires, root_id, parent_id, sent_at,
+# started_at, worker, first_worker_at and first_worker_retries (when a worker first reported
+# the attempt), run_retries (the retries of the run that started last).
 
 
 class TaskFacts:

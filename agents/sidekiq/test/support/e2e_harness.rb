@@ -11,6 +11,8 @@ module E2E
   REPO = File.expand_path("../../../..", __dir__)
   AGENT = File.expand_path("../..", __dir__)
   ADMIN = { "email" => "e2e@example.com", "password" => "an end-to-end password" }.freeze
+  # The job whose arguments are never recorded nor sent: the integration's and the collector's setting.
+  OMIT_ARGS = "SignInJob"
 
   class Timeout < StandardError; end
 
@@ -184,6 +186,7 @@ module E2E
       E2E.wait_for("redis-server to answer") { redis_ping }
       # This process pushes the tests' jobs through the fixture app, integration included.
       ENV["REDIS_URL"] = @redis_url
+      ENV["JOBWATCH_OMIT_ARGS"] = OMIT_ARGS
       require File.join(AGENT, "test", "fixtures", "app")
       require "sidekiq/api"
       Sidekiq.logger.level = Logger::WARN
@@ -200,8 +203,9 @@ module E2E
     end
 
     def start_jobwatch
+      # REDACT_KEYS=none: jobwatch masks nothing itself, so what a test finds masked the agent masked
       env = { "PORT" => @jobwatch_port.to_s, "HOST" => "127.0.0.1", "DATA_DIR" => File.join(@tmp, "jobwatch-data"), "DAILY_EVENT_LIMIT" => "0",
-              "ADMIN_EMAIL" => ADMIN["email"], "ADMIN_PASSWORD" => ADMIN["password"] }
+              "ADMIN_EMAIL" => ADMIN["email"], "ADMIN_PASSWORD" => ADMIN["password"], "REDACT_KEYS" => "none" }
       @jobwatch = spawn("jobwatch", [File.join(REPO, "node_modules", ".bin", "bun"), "src/main.ts"], env, chdir: REPO)
       E2E.wait_for("jobwatch to answer /api/health", timeout_s: 60) { healthy? }
     end
@@ -213,14 +217,14 @@ module E2E
     def start_sidekiq(name, queues:, concurrency: 3)
       argv = ["sidekiq", "-r", File.join(AGENT, "test", "fixtures", "app.rb"), "-c", concurrency.to_s, "-t", "3"]
       queues.each { |queue| argv.push("-q", queue) }
-      process = spawn(name, argv, { "REDIS_URL" => @redis_url })
+      process = spawn(name, argv, { "REDIS_URL" => @redis_url, "JOBWATCH_OMIT_ARGS" => OMIT_ARGS })
       E2E.wait_for("#{name} to register with Sidekiq") { sidekiq_process_of(process.pid) }
       process
     end
 
     def start_collector
       argv = ["ruby", File.join(AGENT, "bin", "jobwatch-sidekiq"), "--redis", @redis_url, "--url", @jobwatch_base, "--api-key", @api_key,
-              "--spool-dir", @spool_dir, "--poll-interval", "1", "--process-stale", "8", "--command-interval", "0.5"]
+              "--spool-dir", @spool_dir, "--poll-interval", "1", "--process-stale", "8", "--command-interval", "0.5", "--omit-args", OMIT_ARGS]
       @collector = spawn("collector", argv, {})
       # its first delivery: a test's job pushed before the collector is up can run and finish
       # before its first events are read, and a test waiting to see it active would miss it

@@ -15,6 +15,17 @@ class ConfigTest < Minitest::Test
     assert_equal 2.0, config.poll_interval_s
     assert_equal 20.0, config.process_stale_s
     assert_nil config.connection_id
+    assert_equal %w[password passwd secret token api_key apikey authorization cookie credit_card card_number ssn], config.redact_keys
+    assert_equal [], config.omit_args
+  end
+
+  def test_redact_keys_replace_the_default_patterns_and_omit_args_add_up_however_given
+    assert_equal %w[pin iban], C.load(["--redact-keys", "pin, iban"], REQUIRED).redact_keys
+    assert_equal [], C.load([], REQUIRED.merge("JOBWATCH_REDACT_KEYS" => "none")).redact_keys
+    config = C.load(["--omit-args", "LoginJob", "ResetJob", "--omit-args", "Billing::*,Refunds::*", "--poll-interval", "1"], REQUIRED)
+    assert_equal %w[LoginJob ResetJob Billing::* Refunds::*], config.omit_args
+    assert_equal 1.0, config.poll_interval_s
+    assert_equal %w[A B], C.load([], REQUIRED.merge("JOBWATCH_OMIT_ARGS" => "A,B")).omit_args
   end
 
   def test_flags_win_over_the_environment
@@ -37,6 +48,9 @@ class ConfigTest < Minitest::Test
       [["--spool-max-mb", "1.5"], REQUIRED] => "--spool-max-mb: \"1.5\" is not a whole number",
       [["--log-level", "loud"], REQUIRED] => "--log-level: \"loud\" is not one of",
       [["--nonsense"], REQUIRED] => "invalid option: --nonsense",
+      [["--redact-keys", "pass word"], REQUIRED] => "--redact-keys: \"pass word\" is not a key pattern",
+      [["--redact-keys", ","], REQUIRED] => "--redact-keys: name 1 to 100 key patterns",
+      [["--omit-args", "J" * 1025], REQUIRED] => "--omit-args: \"JJJJ",
     }.each do |(argv, env), message|
       error = assert_raises(C::ConfigError, argv.inspect) { C.load(argv, env) }
       assert_includes error.message, message

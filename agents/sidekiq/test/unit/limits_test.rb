@@ -22,6 +22,14 @@ class LimitsTest < Minitest::Test
 
   def test_the_agent_bounds_are_the_fixtures
     assert_equal FIXTURE["agentBounds"], C::Limits::AGENT_BOUNDS.merge("truncatedMark" => C::Limits::TRUNCATED_MARK)
+    assert_equal FIXTURE["payloadBounds"].slice(*C::Limits::PAYLOAD_BOUNDS.keys), C::Limits::PAYLOAD_BOUNDS
+    assert_equal [FIXTURE["jobPayload"]["redactKeys"], FIXTURE["jobPayload"]["redacted"]], [C::Redaction::DEFAULT_REDACT_KEYS, C::Redaction::REDACTED]
+  end
+
+  CASES["payloadCases"].each_with_index do |each, index|
+    define_method("test_shared_payload_bounding_case_#{index}_#{each["name"].gsub(/\W+/, "_")}") do
+      assert_equal each["expected"], C::BoundJson.bound_payload(each["input"], CASES["payloadBounds"].merge(each["bounds"] || {}), C::Redaction::Redactor.new)
+    end
   end
 
   CASES["cases"].each_with_index do |each, index|

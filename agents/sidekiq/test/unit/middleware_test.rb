@@ -3,6 +3,7 @@ require "minitest/mock"
 require "sidekiq"
 require "sidekiq/fetch"
 require "jobwatch/sidekiq"
+require "json"
 
 class MiddlewareTest < Minitest::Test
   S = Jobwatch::Sidekiq
@@ -144,6 +145,41 @@ class MiddlewareTest < Minitest::Test
     assert_equal %w[enqueued scheduled], @recorder.kinds
     @recorder.failing = true
     assert_equal job, middleware.call("Work", job, "default", nil) { job }
+  end
+
+  def test_the_first_records_of_a_run_carry_its_arguments_masked_and_the_others_none
+    args = [42, { "email" => "ada@example.com", "credentials" => [{ "password" => "hunter2" }] }]
+    S::ClientMiddleware.new(@recorder).call("Work", job("args" => args), "default", nil) { job("args" => args) }
+    run_server(job("args" => args)) { :done }
+    assert_equal %w[enqueued started succeeded], @recorder.kinds
+    masked = [42, { "email" => "ada@example.com", "credentials" => [{ "password" => "[redacted]" }] }]
+    assert_equal [masked, masked, nil], @recorder.records.map { |record| record["args"] }
+    refute_includes JSON.generate(@recorder.records), "hunter2"
+  end
+
+  def test_install_takes_the_key_patterns_and_the_jobs_whose_arguments_are_never_recorded
+    saved = [S.recorder, S.arguments]
+    S.install!(stream: "test-stream", max_length: 5000, redact_keys: %w[pin], omit_args: %w[Login*])
+    S::ClientMiddleware.new(@recorder).call("LoginJob", job("class" => "LoginJob", "args" => ["ada", "hunter2"]), "default", nil) { job("class" => "LoginJob", "args" => ["ada", "hunter2"]) }
+    S::ClientMiddleware.new(@recorder).call("Work", job("args" => [{ "pin" => 1, "password" => "kept" }]), "default", nil) { job("args" => [{ "pin" => 1, "password" => "kept" }]) }
+    refute @recorder.records[0].key?("args")
+    assert_equal [{ "pin" => "[redacted]", "password" => "kept" }], @recorder.records[1]["args"]
+    with_env("JOBWATCH_OMIT_ARGS" => "A, B::*", "JOBWATCH_REDACT_KEYS" => "none") do
+      S.install!(stream: "test-stream", max_length: 5000)
+      assert_equal %w[A B::*], S.arguments.omitted.names
+      assert_equal [], S.arguments.redactor.patterns
+    end
+    with_env("JOBWATCH_REDACT_KEYS" => "pass word") { assert_raises(ArgumentError) { S.install!(stream: "test-stream", max_length: 5000) } }
+  ensure
+    S.recorder, S.arguments = saved
+  end
+
+  def with_env(values)
+    before = values.to_h { |name, _| [name, ENV[name]] }
+    values.each { |name, value| ENV[name] = value }
+    yield
+  ensure
+    before.each { |name, value| ENV[name] = value }
   end
 
   def test_install_adds_each_piece_once_and_a_second_call_changes_the_stream

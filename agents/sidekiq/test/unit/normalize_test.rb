@@ -41,7 +41,32 @@ class NormalizeTest < Minitest::Test
     assert_equal "2026-11-25T17:03:50.250Z", job[:createdAt]
     assert_equal event[:timestamp], job[:startedAt]
     assert_equal({ "jid" => "abc123", "retry" => 5, "enqueuedAt" => "2026-11-25T17:03:50.260Z" }, job[:extensions])
-    refute job.key?(:args), "arguments are not sent"
+    refute job.key?(:args), "a record's arguments are its own field, never its job's"
+  end
+
+  def test_a_records_arguments_are_masked_again_by_the_collectors_settings_and_omitted_by_name
+    recorded = [{ "user" => "ada", "password" => "[redacted]" }, { "pin" => "1234" }]
+    assert_equal recorded, N.job_event(record("started", "args" => recorded))[:job][:args]
+    with_arguments(redact_keys: %w[pin], omit_args: %w[Billing::*]) do
+      assert_equal [{ "user" => "ada", "password" => "[redacted]" }, { "pin" => "[redacted]" }], N.job_event(record("started", "args" => recorded))[:job][:args]
+      refute N.job_event(record("started", { "args" => [1] }, "class" => "Billing::Charge"))[:job].key?(:args)
+    end
+  end
+
+  def test_a_sets_entry_carries_the_jobs_arguments_masked_an_active_job_wrappers_own_arguments
+    item = job("args" => [{ "job_class" => "SendInvoiceJob", "arguments" => [7, { "api_key" => "k", "to" => "ada" }] }],
+               "class" => "ActiveJob::QueueAdapters::SidekiqAdapter::JobWrapper", "wrapped" => "SendInvoiceJob",
+               "retry_count" => 0, "failed_at" => T0, "error_class" => "RuntimeError", "error_message" => "boom")
+    assert_equal [7, { "api_key" => "[redacted]", "to" => "ada" }], N.set_entry_event("retry", item, T0 + 30)[:job][:args]
+    with_arguments(omit_args: %w[SendInvoiceJob]) { refute N.set_entry_event("dead", item, T0 + 30)[:job].key?(:args) }
+  end
+
+  def with_arguments(**settings)
+    before = Jobwatch::Sidekiq.arguments
+    Jobwatch::Sidekiq.arguments = Jobwatch::Sidekiq::JobArguments.new(**settings)
+    yield
+  ensure
+    Jobwatch::Sidekiq.arguments = before
   end
 
   def test_an_active_job_wrapper_is_named_by_the_job_it_wraps

@@ -21,19 +21,22 @@ const DANGER: ReadonlySet<JobCommandType> = new Set(['revoke', 'delete', 'kill']
 
 export function JobActionButtons({ job, onChanged }: { job: JobDetail; onChanged: () => void }) {
   const asking = useSignal<JobCommandType | null>(null);
-  const outcome = useSignal<string | null>(null);
+  /** what the service answered, said only while the job is still in the state it answered: the job system moves it on */
+  const outcome = useSignal<{ text: string; state: string } | null>(null);
   const error = useSignal<unknown>(null);
   const run = async (action: JobCommandType) => {
     asking.value = null;
     error.value = null;
     outcome.value = null;
     try {
+      // said only while the job is in the state the service answered: the job system moves it on
+      // (the controls beside revoke and retry leave the state as it is until the job system acts)
       if (action === 'revoke' || action === 'retry') {
         const result = await actOnJob(action, job.id);
-        outcome.value = result.success ? `${requestNote(action)}, waiting for the agent.` : result.error;
+        outcome.value = result.success ? { text: `${requestNote(action)}, waiting for the agent.`, state: result.state } : { text: result.error, state: job.state };
       } else {
         await commandJob(action, job.id, `${ACTION_LABEL[action]} ${job.name} (${job.externalId})`);
-        outcome.value = `${requestNote(action)}, waiting for the agent.`;
+        outcome.value = { text: `${requestNote(action)}, waiting for the agent.`, state: job.state };
       }
       onChanged();
     } catch (failure) {
@@ -66,9 +69,9 @@ export function JobActionButtons({ job, onChanged }: { job: JobDetail; onChanged
       ) : (
         actions.map(({ action, reason }) => reason && <small key={action} class="hint why">{ACTION_LABEL[action]}: {reason}</small>)
       )}
-      {outcome.value && (
+      {outcome.value && outcome.value.state === job.state && (
         <span role="status" class="muted">
-          {outcome.value}
+          {outcome.value.text}
         </span>
       )}
       <ErrorText error={error.value} />

@@ -12,6 +12,8 @@ import { JobState } from '../../components/job-state.tsx';
 import { lastJobsAddress } from '../../router.ts';
 import { connections } from '../../session.ts';
 import { JobActionButtons } from './job-action-buttons.tsx';
+import { JobAttempts } from './job-attempts.tsx';
+import { JobPayload } from './job-payload.tsx';
 import { JobFields } from './job-fields.tsx';
 import { LastCommandNotice } from './last-command.tsx';
 import { RecentExecutions } from './recent-executions.tsx';
@@ -79,6 +81,7 @@ export function JobDetailPage({ id }: { id: string }) {
         <JobFields job={detail} connectionName={connectionName} />
       </section>
       <WorkflowSection jobId={detail.id} />
+      <JobPayload job={detail} />
       <h2>State history</h2>
       <section class="card">
         <StateTimeline history={detail.stateHistory} />
@@ -103,6 +106,7 @@ export function JobDetailPage({ id }: { id: string }) {
           )}
         </>
       )}
+      {detail.attempts.length > 1 && <JobAttempts job={detail} />}
       <h2>Extensions</h2>
       <JsonView value={detail.extensions} />
       <h2>Recent executions of {detail.name}</h2>

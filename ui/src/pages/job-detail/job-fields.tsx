@@ -5,6 +5,8 @@ import { CopyButton } from '../../components/copy-button.tsx';
 import { JsonView } from '../../components/json-view.tsx';
 import { Link } from '../../components/link.tsx';
 import { TimeText } from '../../components/time-text.tsx';
+import { attemptText, retryLimitText } from '../../lib/attempts.ts';
+import { percentText } from '../../lib/progress.ts';
 import { shortDuration } from '../../lib/time.ts';
 
 const none = <span class="muted">–</span>;
@@ -19,9 +21,9 @@ export function JobFields({ job, connectionName }: { job: JobDetail; connectionN
     ['Queue', job.queue === null ? none : <Link href={`/jobs?queue=${encodeURIComponent(job.queue)}`}>{job.queue}</Link>],
     ['Worker', job.workerId === null ? none : <Link href={`/jobs?worker=${encodeURIComponent(job.workerId)}`}>{job.workerId}</Link>],
     ['Previous state', text(job.previousState)],
-    ['Attempt', `${job.attempt}${job.maxRetries === null ? '' : ` of ${job.maxRetries + 1}`}`],
-    ['Max retries', text(job.maxRetries)],
-    ['Progress', job.progress === null ? none : `${Math.round(job.progress * 100)} %`],
+    ['Attempt', attemptText(job)],
+    ['Retry limit', text(retryLimitText(job.maxRetries))],
+    ['Progress', text(percentText(job.progress))],
     ['Created', <TimeText iso={job.createdAt} />],
     ['State changed', <TimeText iso={job.stateChangedAt} />],
     ['Scheduled for', <TimeText iso={job.scheduledFor} />],
@@ -30,8 +32,6 @@ export function JobFields({ job, connectionName }: { job: JobDetail; connectionN
     ['Duration', job.durationMs === null ? none : shortDuration(job.durationMs)],
     ['Parent', job.parentId === null ? none : <Link href={`/jobs/${job.parentId}`} class="mono">{job.parentId}</Link>],
     ['Root', job.rootId === null ? none : job.rootId === job.id ? 'this job' : <Link href={`/jobs/${job.rootId}`} class="mono">{job.rootId}</Link>],
-    ['Arguments', text(job.args)],
-    ['Result', text(job.result)],
     ['Tags', <JsonView value={job.tags} />],
   ];
   return (

@@ -3,6 +3,7 @@ import type { JobListItem } from '../../api/types.ts';
 import type { Column } from '../../components/data-table.tsx';
 import { JobState } from '../../components/job-state.tsx';
 import { Link } from '../../components/link.tsx';
+import { ProgressBar } from '../../components/progress-bar.tsx';
 import { TimeText } from '../../components/time-text.tsx';
 import { shortDuration } from '../../lib/time.ts';
 import type { JobCommandType } from '../../../../actors/connection/command-types.ts';
@@ -30,7 +31,18 @@ const JOB_COLUMNS: Column<JobListItem>[] = [
       </>
     ),
   },
-  { id: 'state', label: 'State', sortKey: 'state', class: 'col-state', cell: (job) => <JobState job={job} /> },
+  {
+    id: 'state',
+    label: 'State',
+    sortKey: 'state',
+    class: 'col-state',
+    cell: (job) => (
+      <>
+        <JobState job={job} />
+        {job.state === 'active' && job.progress !== null && <ProgressBar fraction={job.progress} />}
+      </>
+    ),
+  },
   { id: 'queue', label: 'Queue', sortKey: 'queue', class: 'col-queue hide-narrow', cell: (job) => orDash(job.queue) },
   { id: 'worker', label: 'Worker', sortKey: 'worker', class: 'col-worker hide-narrow', cell: (job) => <span class="ellipsis">{orDash(job.workerId)}</span> },
   { id: 'createdAt', label: 'Created', sortKey: 'createdAt', class: 'col-time', cell: (job) => <TimeText iso={job.createdAt} /> },

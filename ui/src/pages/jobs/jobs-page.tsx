@@ -16,6 +16,7 @@ import { connections } from '../../session.ts';
 import { BulkActions } from './bulk-actions.tsx';
 import { firstOrderOf, jobColumnsFor } from './job-columns.tsx';
 import { pendingRow } from './row-actions.tsx';
+import { SavedViews } from './saved-views.tsx';
 import { StateTabs } from './state-tabs.tsx';
 import { createJobList } from './use-job-list.ts';
 
@@ -67,6 +68,7 @@ export function JobsPage() {
   return (
     <>
       <JobsHead list={list} />
+      <SavedViews />
       <StateTabs active={filters.state} counts={list.counts.value} />
       <FilterBar fields={fields} />
       <BulkActions selected={selectedRows.value} onDone={onDone} onClear={() => (selected.value = new Set())} />

@@ -1,9 +1,12 @@
 # What the integration writes to the stream for one change of one job: the kind of
 # change, when it happened (this process's wall clock, the clock Sidekiq's own
 # enqueued_at and failed_at come from), and the native fields the collector maps.
-# Arguments are left out: jobwatch does not show them and they may be large or private.
+# The first records of a run (enqueued or scheduled, and started) carry the job's
+# arguments, masked and bounded (JobArguments): jobwatch keeps them from the first, so the
+# stream holds them at most twice a run, never in full past jobwatch's bound.
 require_relative "times"
 require_relative "compat"
+require_relative "job_arguments"
 
 module Jobwatch
   module Sidekiq
@@ -16,6 +19,8 @@ module Jobwatch
       BACKTRACE_CHARS_MAX = 8_000
       ERROR_CHARS_MAX = 4_000
       KINDS = %w[enqueued scheduled started succeeded retrying dead cancelled requeued].freeze
+      # The records that carry the job's arguments.
+      ARGS_KINDS = %w[enqueued scheduled started].freeze
 
       module_function
 
@@ -28,6 +33,10 @@ module Jobwatch
         record["wid"] = worker if worker
         record["started"] = started_at_s if started_at_s
         record["reason"] = reason if reason
+        if ARGS_KINDS.include?(kind)
+          args = Jobwatch::Sidekiq.arguments.of(job)
+          record["args"] = args unless args.nil?
+        end
         if error.is_a?(String)
           record["error"] = error[0, ERROR_CHARS_MAX]
         elsif error

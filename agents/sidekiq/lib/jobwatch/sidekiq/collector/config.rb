@@ -2,6 +2,7 @@
 # with a message naming the setting, before anything connects anywhere.
 require "optparse"
 require "uri"
+require_relative "../job_arguments"
 
 module Jobwatch
   module Sidekiq
@@ -9,7 +10,7 @@ module Jobwatch
       class ConfigError < StandardError; end
 
       Config = Struct.new(:redis_url, :url, :api_key, :connection_id, :spool_dir, :spool_max_bytes, :stream,
-                          :poll_interval_s, :command_interval_s, :process_stale_s, :set_scan_max, :log_level,
+                          :poll_interval_s, :command_interval_s, :process_stale_s, :set_scan_max, :redact_keys, :omit_args, :log_level,
                           keyword_init: true)
 
       # [flag, environment variable, default, help]
@@ -28,8 +29,14 @@ module Jobwatch
          "the most seconds without a new Sidekiq heartbeat before a process is reported offline, 6..300 " \
          "(sooner when its beats were seen: twice the gap between them; Sidekiq beats every 5 s in 6.x, 10 s in 7.x)"],
         ["--set-scan-max", "JOBWATCH_SET_SCAN_MAX", "1000", "newest entries of each of the scheduled, retry and dead sets read per poll, 10..100000"],
+        ["--redact-keys", "JOBWATCH_REDACT_KEYS", Redaction::DEFAULT_REDACT_KEYS.join(","),
+         "comma-separated key patterns whose values are masked in a job's arguments before they leave (none for none); replaces the default list"],
+        ["--omit-args", "JOBWATCH_OMIT_ARGS", nil,
+         "job names whose arguments are never sent (several after the flag, the flag repeated, or comma-separated); * matches any characters (Billing::*)"],
         ["--log-level", "JOBWATCH_LOG_LEVEL", "info", "debug, info, warn or error"],
       ].freeze
+      # Flags that take one or more values, and may be repeated: their values add up.
+      LIST_FLAGS = %w[--omit-args].freeze
 
       module_function
 
@@ -42,7 +49,9 @@ module Jobwatch
                         "the environment variable named in its help."
           SETTINGS.each do |flag, variable, default, help|
             shown = default ? " (default #{default})" : ""
-            opts.on("#{flag} VALUE", "#{help}#{shown}; env #{variable}") { |value| given[flag] = value }
+            opts.on("#{flag} VALUE", "#{help}#{shown}; env #{variable}") do |value|
+              given[flag] = LIST_FLAGS.include?(flag) && given[flag] ? "#{given[flag]},#{value}" : value
+            end
           end
           opts.on("-h", "--help", "show this help") do
             puts opts
@@ -50,7 +59,7 @@ module Jobwatch
           end
         end
         begin
-          parser.parse!(argv.dup)
+          parser.parse!(values_after_list_flags(argv))
         rescue OptionParser::ParseError => e
           raise ConfigError, e.message
         end
@@ -84,8 +93,29 @@ module Jobwatch
           command_interval_s: number(raw, "--command-interval", 0.2, 3600),
           process_stale_s: number(raw, "--process-stale", 6, 300),
           set_scan_max: number(raw, "--set-scan-max", 10, 100_000, integer: true),
+          redact_keys: setting("--redact-keys") { JobArguments.key_patterns(raw["--redact-keys"], "--redact-keys") },
+          omit_args: setting("--omit-args") { JobArguments.job_names(raw["--omit-args"], "--omit-args") },
           log_level: level,
         )
+      end
+
+      # `--omit-args a b c` as `--omit-args a,b,c`: the values up to the next flag.
+      def values_after_list_flags(argv)
+        out = []
+        argv.each do |arg|
+          if !arg.start_with?("-") && LIST_FLAGS.include?(out[-2]) && !out[-1].start_with?("-")
+            out[-1] = "#{out[-1]},#{arg}"
+          else
+            out << arg
+          end
+        end
+        out
+      end
+
+      def setting(_flag)
+        yield
+      rescue ArgumentError => e
+        raise ConfigError, e.message
       end
 
       def required(raw, flag, variable)

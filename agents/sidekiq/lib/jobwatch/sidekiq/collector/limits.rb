@@ -23,6 +23,16 @@ module Jobwatch
           "arrayItemsMax" => 100,
           "objectKeysMax" => 100,
         }.freeze
+        # A job's arguments are cut to these, within what jobwatch keeps of them (64 KiB): past
+        # them jobwatch would keep a cut head that is no longer JSON.
+        PAYLOAD_BOUNDS = {
+          "bytesMax" => 60_000,
+          "depthMax" => 16,
+          "stringChars" => 16_384,
+          "keyChars" => 256,
+          "arrayItemsMax" => 1000,
+          "objectKeysMax" => 1000,
+        }.freeze
         # Ends every value the collector shortened, so a reader sees that something was left out.
         TRUNCATED_MARK = "\u2026[truncated]".freeze
 

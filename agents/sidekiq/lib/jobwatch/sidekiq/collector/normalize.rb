@@ -6,9 +6,12 @@
 # with its error, cancelled (revoked) -> cancelled. `jid` is the externalId, the wrapped
 # ActiveJob class (else the class) the name, `retry` the maxRetries; the attempt comes
 # from retry_count. Native details go to extensions, bounded like every value copied
-# from Sidekiq (BoundJson); the contract's strings are cut with a mark (Limits).
+# from Sidekiq (BoundJson); the contract's strings are cut with a mark (Limits). The job's
+# arguments, from a record or a set's entry, go to `args`, masked and bounded again by the
+# collector's own settings (JobArguments; a job --omit-args names goes without them).
 require_relative "../times"
 require_relative "../compat"
+require_relative "../job_arguments"
 require_relative "limits"
 require_relative "bound_json"
 
@@ -36,7 +39,12 @@ module Jobwatch
           job = record["job"]
           raise InvalidRecord, "no job" unless job.is_a?(Hash) && job["jid"].is_a?(String) && !job["jid"].empty?
           at_s = Times.epoch_s(record["t"]) or raise InvalidRecord, "no time"
-          payload = job_payload(job, state, attempt: record["attempt"], max_retries: record["max"])
+          # a record's arguments are its own field, masked by the integration already; its job holds none
+          payload = job_payload(job, state, attempt: record["attempt"], max_retries: record["max"], with_args: false)
+          if record.key?("args")
+            args = Jobwatch::Sidekiq.arguments.recorded(record["args"], payload[:name])
+            payload[:args] = args unless args.nil?
+          end
           payload[:workerId] = cut(record["wid"], :workerId) if record["wid"].is_a?(String)
           started = Times.epoch_s(record["started"])
           payload[:startedAt] = Times.iso(started) if started
@@ -114,7 +122,8 @@ module Jobwatch
           { type: "queue_snapshot", timestamp: Times.iso(at_s), framework: FRAMEWORK, queue: payload }
         end
 
-        def job_payload(job, state, attempt: nil, max_retries: nil)
+        # `with_args`: the job hash is Sidekiq's whole job (a set's or a process's entry), its arguments included.
+        def job_payload(job, state, attempt: nil, max_retries: nil, with_args: true)
           wrapped = job["wrapped"]
           name = (wrapped.is_a?(String) && !wrapped.empty? ? wrapped : job["class"]).to_s
           name = UNKNOWN_NAME if name.empty?
@@ -127,6 +136,8 @@ module Jobwatch
             extensions: BoundJson.bound(extensions(job)),
           }
           payload[:queue] = cut(job["queue"], :queue) if job["queue"].is_a?(String) && !job["queue"].empty?
+          args = with_args ? Jobwatch::Sidekiq.arguments.of(job) : nil
+          payload[:args] = args unless args.nil?
           created = Times.epoch_s(job["created_at"])
           payload[:createdAt] = Times.iso(created) if created
           payload

@@ -53,6 +53,9 @@ module Jobwatch
           commands = Commands.new(client: HttpClient.new(@config.url, @config.api_key), logger: @logger, recorder: Jobwatch::Sidekiq.recorder, reported: reported)
           @logger.info("jobwatch-sidekiq #{VERSION} (Sidekiq #{::Sidekiq::VERSION}): Redis #{redacted(@config.redis_url)}, stream #{@config.stream}, " \
                        "jobwatch #{@config.url}, spool #{File.expand_path(@config.spool_dir)}")
+          masked = @config.redact_keys.empty? ? "nothing masked (--redact-keys none)" : "the values of keys matching #{@config.redact_keys.join(", ")} masked"
+          omitted = @config.omit_args.empty? ? "" : "; the arguments of #{@config.omit_args.join(", ")} are never sent"
+          @logger.info("job arguments are sent with #{masked}#{omitted}")
           guarded("stream") { reader.check_for_trimmed_entries }
           threads = [
             loop_thread("stream", 0) do
@@ -84,6 +87,8 @@ module Jobwatch
           ::Sidekiq.logger.level = Logger::WARN
           # Sidekiq's own retry of a job, done here for a retry command, is then recorded like any push.
           Jobwatch::Sidekiq.recorder = Recorder.new(stream: @config.stream, logger: @logger)
+          # what the collector sends of a job's arguments, and what such a push records
+          Jobwatch::Sidekiq.arguments = JobArguments.new(redact_keys: @config.redact_keys, omit_args: @config.omit_args)
           ::Sidekiq.configure_client do |config|
             config.client_middleware { |chain| chain.add(ClientMiddleware) unless chain.exists?(ClientMiddleware) }
           end
