@@ -140,6 +140,11 @@ export interface SnapshotScope {
   accounts: boolean;
   /** the connections of one partition, or none (the accounts partition's snapshot) */
   connections: PartitionSelector | 'none';
+  /**
+   * every audit entry the engine holds, whatever it came through: a shard's, which holds only
+   * those it wrote, some about no connection (src/shards/); else those of the scope's partitions
+   */
+  everyAuditEntry?: boolean;
 }
 
 /**
@@ -151,7 +156,7 @@ export function takeSnapshot(accounts: AccountsActor, audit: AuditLog, actors: M
   const fixed: SnapshotChunk[] = [{ k: 'header', version: SNAPSHOT_FORMAT_VERSION, takenAtMs }];
   if (scope === undefined || scope.accounts) fixed.push({ k: 'accounts', data: structuredClone(accounts.toSnapshot()) });
   // entries never change once kept: the array of references is the copy
-  const auditEntries = audit.toSnapshot(scope);
+  const auditEntries = audit.toSnapshot(scope?.everyAuditEntry === true ? undefined : scope);
   for (let start = 0; start < auditEntries.length; start += AUDIT_ENTRIES_PER_CHUNK) fixed.push({ k: 'audit', entries: auditEntries.slice(start, start + AUDIT_ENTRIES_PER_CHUNK) });
   const jobLists: Array<{ actor: ConnectionActor; rows: Uint32Array; preImages: Map<number, Job> }> = [];
   for (const actor of actors.values()) {
@@ -248,12 +253,15 @@ export class SnapshotRestorer {
   /** Restored once all have arrived: the cache's fast path wants them in one array. */
   private readonly pendingDedupKeys = new Map<ConnectionActor, string[]>();
   private takenAtMs = 0;
+  /** Connections a snapshot holds that this engine does not keep (another shard's): their chunks are passed over. */
+  private readonly passedOver = new Set<string>();
 
   constructor(
     private readonly accounts: AccountsActor,
     private readonly audit: AuditLog,
     private readonly actors: Map<string, ConnectionActor>,
     private readonly limits: ConnectionLimits,
+    private readonly holds: (connectionId: string) => boolean = () => true,
   ) {}
 
   restore(raw: unknown): void {
@@ -305,6 +313,10 @@ export class SnapshotRestorer {
         this.audit.restore(chunk.entries);
         return;
       case 'connection': {
+        if (!this.holds(chunk.id)) {
+          this.passedOver.add(chunk.id);
+          return;
+        }
         const actor = new ConnectionActor(chunk.id, this.limits);
         actor.quota.restore(chunk.quota);
         this.pendingDedupKeys.set(actor, chunk.dedupKeys);
@@ -330,9 +342,11 @@ export class SnapshotRestorer {
         return;
       }
       case 'taskMetrics':
+        if (this.passedOver.has(chunk.connectionId)) return;
         this.actorOf(chunk.connectionId, 'task metrics').taskMetrics.loadSnapshotPart(chunk.part);
         return;
       case 'dedupKeys': {
+        if (this.passedOver.has(chunk.connectionId)) return;
         const actor = this.actorOf(chunk.connectionId, 'dedup keys');
         const keys = this.pendingDedupKeys.get(actor) ?? [];
         for (const key of chunk.keys) keys.push(key);
@@ -340,11 +354,13 @@ export class SnapshotRestorer {
         return;
       }
       case 'jobs': {
+        if (this.passedOver.has(chunk.connectionId)) return;
         const { actor, pending } = this.pendingOf(chunk.connectionId);
         for (const job of chunk.jobs) pending.push(actor.loadFormatOneJob(job));
         return;
       }
       case 'jobColumns': {
+        if (this.passedOver.has(chunk.connectionId)) return;
         const { actor, pending } = this.pendingOf(chunk.connectionId);
         for (const row of actor.loadJobColumns(chunk.columns)) pending.push(row);
         return;
@@ -354,6 +370,7 @@ export class SnapshotRestorer {
         this.pendingDedupKeys.clear();
         for (const [actor, rows] of this.pendingJobs) actor.loadJobs(rows);
         this.pendingJobs.clear();
+        this.passedOver.clear();
         return;
     }
   }
@@ -374,7 +391,7 @@ export class SnapshotRestorer {
     const created: string[] = [];
     const dropped: string[] = [];
     for (const id of this.accounts.connections.keys()) {
-      if (this.actors.has(id)) continue;
+      if (this.actors.has(id) || !this.holds(id)) continue;
       this.actors.set(id, new ConnectionActor(id, this.limits));
       created.push(id);
     }

@@ -70,9 +70,17 @@ export interface EngineOptions {
   onHalt?: (error: unknown) => void;
   /** a listener failed after a durable commit: reported, never turned into a failed request */
   onListenerError?: (error: unknown) => void;
+  /**
+   * Which connections this engine keeps (a shard: those of its partition; docs/architecture.md,
+   * "Shards"). The accounts know every connection; a connection not kept here has no actor,
+   * so its records find none and change nothing. Default: every connection.
+   */
+  holds?: (connectionId: string) => boolean;
   /** the audit log's bounds (AUDIT_RETENTION_DAYS, AUDIT_ENTRIES_MAX); the defaults when absent */
   audit?: AuditLimits;
 }
+
+const HOLDS_EVERY_CONNECTION = (): boolean => true;
 
 export class Engine {
   readonly accounts = new AccountsActor();
@@ -81,9 +89,12 @@ export class Engine {
   private readonly listeners: EngineListener[] = [];
   private haltedBy: unknown = null;
   readonly clock: Clock;
+  /** Whether this engine keeps a connection's state (see EngineOptions.holds). */
+  readonly holds: (connectionId: string) => boolean;
 
   constructor(private readonly options: EngineOptions) {
     this.clock = options.clock;
+    this.holds = options.holds ?? HOLDS_EVERY_CONNECTION;
     this.audit = new AuditLog(options.audit);
   }
 
@@ -177,7 +188,7 @@ export class Engine {
       case 'connection.created':
         this.accounts.evolve(record);
         // Kept if present: in cluster mode a partition's snapshot can be newer than the accounts log replayed after it.
-        if (!this.connectionActors.has(record.connection.id)) {
+        if (this.holds(record.connection.id) && !this.connectionActors.has(record.connection.id)) {
           this.connectionActors.set(record.connection.id, new ConnectionActor(record.connection.id, this.options.limits));
         }
         return null;
@@ -203,7 +214,7 @@ export class Engine {
 
   /** Recovery: applies snapshot chunks in order, before any record is replayed. */
   restorer(): SnapshotRestorer {
-    return new SnapshotRestorer(this.accounts, this.audit, this.connectionActors, this.options.limits);
+    return new SnapshotRestorer(this.accounts, this.audit, this.connectionActors, this.options.limits, this.holds);
   }
 
   refuseWhenHalted(): void {

@@ -40,6 +40,10 @@
  *    and with a typical 200-byte payload (the growth is the figure), and the p99 of payload
  *    searches (`data.userId`, an `args` substring, a common field with a state filter, a
  *    field nothing has) for one page, beside the same page without the terms.
+ * 8. scaling: load/scaling.ts: 1 (one thread), 2 and 4 shards (WORKERS) with 16 connections and a
+ *    sender each, events/s beside 1 shard's, and the HTTP thread's CPU per 1,000 routed events;
+ *    one connection at 1 and 4 shards (a connection is bounded by its shard). The other
+ *    scenarios run with the WORKERS this script was started with (default 1).
  * 5. stream: N SSE subscribers while ingesting at a target rate (load/stream.ts), twice: spread
  *    over as many users as the per-user stream limit needs (each user its own connection; the
  *    target row), and the most streams one connection may have (one user's limit) receiving
@@ -52,7 +56,7 @@
  * Options: --jobs N, --quick, --ingest-duration s, --ingest-connections n (default 4),
  * --read-duration s, --read-connections n (default 4), --subscribers n (default 1000),
  * --stream-rate events/s (default 50000), --stream-duration s, --profile (CPU profiles of
- * the services, top functions printed after the table), --skip ingest,reads,restart,stream,growth,payload,metrics.
+ * the services, top functions printed after the table), --skip ingest,reads,restart,stream,growth,payload,metrics,scaling.
  * Progress goes to stderr, results to stdout.
  */
 import { mkdirSync, readdirSync } from 'node:fs';
@@ -68,6 +72,9 @@ import { makeTempDir, removeTempDir, serviceFromEnv } from './service.ts';
 import { describeStream, measureStream, streamShape, type StreamLayout, type StreamResult } from './stream.ts';
 import { taskMetricsRows, type BenchRow } from './task-metrics-bench.ts';
 import { flag, fmtBytes, fmtCount, fmtMs, machineDescription, note, num, parseArgs, str, table } from './util.ts';
+import { measureScaling, scalingRows, type ScalingRun } from './scaling.ts';
+import { benchWorkers } from './service.ts';
+import { cpus } from 'node:os';
 
 const args = parseArgs();
 if (flag(args, 'cluster')) {
@@ -139,6 +146,7 @@ const problems: string[] = [];
 let growthReport: string | null = null;
 /** load/payload.ts's figures: memory per job without and with a typical payload, and payload search times */
 const payloadFigures: { none: PayloadMemory | null; typical: PayloadMemory | null; search: PayloadSearch | null } = { none: null, typical: null, search: null };
+let scaling: { many: ScalingRun[]; one: ScalingRun[] } | null = null;
 let metricsRows: BenchRow[] = [];
 /** The issue's sizes for the cost of growth; 3M needs about 3 GB and minutes more, so it is asked for. */
 const growthSizes = quick ? '100k' : process.env.BENCH_GROWTH_3M === '1' ? '100k,1m,3m' : '100k,1m';
@@ -238,6 +246,23 @@ try {
     payloadFigures.none = (await run('--measure', 'memory', '--payload-bytes', '0')) as PayloadMemory | null;
     payloadFigures.typical = (await run('--measure', 'memory', '--payload-bytes', String(TYPICAL_PAYLOAD_BYTES))) as PayloadMemory | null;
     payloadFigures.search = (await run('--measure', 'search', '--payload-bytes', String(TYPICAL_PAYLOAD_BYTES))) as PayloadSearch | null;
+  }
+
+  if (!skip.has('scaling')) {
+    note('scaling: 1, 2 and 4 shards with 16 connections, then one connection at 1 and 4 shards (load/scaling.ts)');
+    try {
+      scaling = await measureScaling({
+        shards: [1, 2, 4],
+        connections: 16,
+        durationS: settings.ingestS,
+        // each shard's thread compiles its hot code for itself: more shards, longer warm-up
+        warmupS: Math.max(3, 2 * settings.ingestWarmupS),
+        generators: Math.max(1, Math.floor(cpus().length / 4)),
+        oneConnectionAt: [1, 4],
+      });
+    } catch (error) {
+      problems.push(`scaling: ${error instanceof Error ? error.message : String(error)}`);
+    }
   }
 
   if (!skip.has('metrics')) {
@@ -421,6 +446,8 @@ for (const stream of streams) {
   ]);
 }
 
+if (scaling !== null) for (const row of scalingRows(scaling, cpus().length)) rows.push(row as Row);
+
 /**
  * Why the tail target is a throughput target: with every sender waiting for its answer before
  * sending again, a round of all senders' events takes (senders x batch) / throughput, which is
@@ -443,7 +470,7 @@ console.log(`jobwatch load test, ${startedAt.toISOString()}`);
 console.log(`machine: ${machineDescription()}`);
 console.log(
   `settings: ${fmtCount(jobs)} jobs${quick ? ' (--quick)' : ''}; ingest ${settings.ingestConnections} connections x ${settings.ingestS} s; reads ${settings.readConnections} connections x ${settings.readS} s, limit 50; ` +
-    `stream ${settings.subscribers} subscribers at ${fmtCount(settings.streamRate)} events/s; load generator and servers share the machine; run took ${minutes.toFixed(1)} min`,
+    `stream ${settings.subscribers} subscribers at ${fmtCount(settings.streamRate)} events/s; WORKERS=${benchWorkers()} but in the scaling rows; load generator and servers share the machine; run took ${minutes.toFixed(1)} min`,
 );
 console.log('');
 console.log(table(['figure', 'service', 'baseline', 'ratio', 'target', 'result', 'detail'], rows));

@@ -102,6 +102,11 @@ function installExitHook(): void {
 }
 
 /** A temporary directory under os.tmpdir(), removed when the process exits at the latest. */
+/** WORKERS of the services the load scripts start when a scenario does not set it: the environment's, else 1. */
+export function benchWorkers(): string {
+  return process.env.WORKERS ?? '1';
+}
+
 export function makeTempDir(prefix: string): string {
   installExitHook();
   const dir = mkdtempSync(join(tmpdir(), prefix));
@@ -245,6 +250,12 @@ export async function createConnection(baseUrl: string, cookie: string, name: st
   return { connectionId: body.connection.id, apiKey: body.apiKey };
 }
 
+export async function deleteConnection(baseUrl: string, cookie: string, connectionId: string): Promise<void> {
+  const response = await fetch(`${baseUrl}/api/connections/${encodeURIComponent(connectionId)}`, { method: 'DELETE', headers: { cookie } });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`deleting connection ${connectionId} failed: HTTP ${response.status} ${text.slice(0, 300)}`);
+}
+
 interface Spawned {
   child: Subprocess<'ignore', 'pipe', 'pipe'>;
   port: number;
@@ -275,8 +286,8 @@ export async function startService(options: StartOptions = {}): Promise<Service>
     ADMIN_PASSWORD: LOAD_ADMIN.password,
     COOKIE_SECURE: 'false',
     // Scripts measure the service, not its per-connection byte budgets (1M jobs pass the default memory budget).
-    DAILY_INGEST_MB: '0',
-    CONNECTION_MEMORY_MB: '0',
+    ...{ DAILY_INGEST_MB: '0', CONNECTION_MEMORY_MB: '0' },
+    WORKERS: benchWorkers(),
     ...options.env,
   };
 

@@ -24,8 +24,9 @@ import type { Storage, StorageFile } from './storage.ts';
  * - every operation first yields a random number of microtasks, so concurrent callers
  *   interleave differently per seed but identically per replay.
  *
- * Simplifications: directories are durable as soon as they exist, and unsynced bytes
- * never reach the disk out of order (no holes before a surviving byte).
+ * Simplifications: directories are durable as soon as they exist (and are never removed:
+ * an emptied one stays, listed as readdir would list it), and unsynced bytes never reach the
+ * disk out of order (no holes before a surviving byte).
  */
 export interface SimulatedFaults {
   writeFailureProbability: number;
@@ -118,6 +119,10 @@ export class SimulatedStorage implements Storage {
       const entries: string[] = [];
       for (const path of this.names.keys()) {
         if (dirname(path) === dir) entries.push(path.slice(dir.length + 1));
+      }
+      // subdirectories too, as readdir names them (a data directory's layout holds one per shard)
+      for (const path of this.directories) {
+        if (path !== dir && dirname(path) === dir) entries.push(path.slice(dir.length + 1));
       }
       return entries.sort();
     });

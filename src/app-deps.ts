@@ -17,6 +17,7 @@ import type { Config } from './config.ts';
 import type { BackupFile } from './backup/write-backup.ts';
 import type { ServiceMetrics } from './metrics/service-metrics.ts';
 import type { IngestTimings } from '../actors/services/ingest-timings.ts';
+import type { ShardHealth } from './shards/shard-states.ts';
 
 export interface AppDeps {
   engine: Engine;
@@ -43,10 +44,18 @@ export interface AppDeps {
   logError: (line: string) => void;
   /** Writes a consistent backup file of the running service (POST /api/admin/backup). */
   backup: () => Promise<BackupFile>;
-  /** With METRICS_TOKEN set: what routes report to and GET /metrics serves; absent, metrics are off. */
-  metrics?: { service: ServiceMetrics; token: string };
+  /**
+   * With METRICS_TOKEN set: what routes report to and GET /metrics serves; absent, metrics are
+   * off. `scrape`: what GET /metrics answers instead of this registry alone (a front adds its
+   * shards' figures).
+   */
+  metrics?: { service: ServiceMetrics; token: string; scrape?: () => Promise<{ contentType: string; body: string }> };
   /** Where ingest requests spend their time (logged at shutdown); absent in tests. */
   ingestTimings?: IngestTimings;
   /** Cluster mode: this node's id, named by /api/health with its role (the owner); absent on a single node. */
   clusterNode?: string;
+  /** The app of a shard (src/shards/): its list routes add what the front merges by when it asks. */
+  shard?: boolean;
+  /** The front of shards (WORKERS above 1): their states, which /api/health reports; healthy only when all are ready. */
+  shards?: { health(): Promise<ShardHealth[]> };
 }

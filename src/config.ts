@@ -3,6 +3,7 @@
  * `bun run start` works on a fresh machine; a bad value stops start-up with a message
  * that names the variable (a typo must never silently fall back to a default).
  */
+import { availableParallelism } from 'node:os';
 import { TENANT_LIMIT_DEFAULTS as TENANT, type TenantLimits } from '../actors/connection/tenant-limits.ts';
 import { PAYLOAD_LIMIT_DEFAULTS as PAYLOAD, type PayloadLimits } from '../actors/ingest/job-payload.ts';
 import { IN_FLIGHT_DEFAULTS, type InFlightLimits } from './http/in-flight.ts';
@@ -22,6 +23,12 @@ export interface Config {
   port: number;
   host: string;
   dataDir: string;
+  /**
+   * Shards the connections are spread over, each on a thread of its own with its own log in
+   * DATA_DIR (docs/architecture.md, "Shards"); 1: one thread, as before shards. A change
+   * between restarts moves the data into the new number of shards.
+   */
+  workers: number;
   adminEmail: string | null;
   adminPassword: string | null;
   dailyEventLimit: number; // 0 = unlimited
@@ -189,6 +196,15 @@ const DAY_MS = 24 * HOUR_MS;
 const MB = 1024 * 1024;
 const KIB = 1024;
 
+/** A shard per core, up to this; more than the cores only adds threads competing for them. */
+export const WORKERS_DEFAULT_MAX = 16;
+export const WORKERS_MAX = 64;
+
+/** WORKERS unset: one shard per core the process may use, at most WORKERS_DEFAULT_MAX. */
+export function defaultWorkers(): number {
+  return Math.max(1, Math.min(WORKERS_DEFAULT_MAX, availableParallelism()));
+}
+
 /** The tiers' retention and the series cap; a coarser tier keeps at least as long as a finer one (a read covers a range with coarse buckets inside and fine ones at its edges). */
 function taskMetrics(env: Env): TaskMetricsSettings {
   const defaults = TASK_METRICS_DEFAULTS;
@@ -229,6 +245,7 @@ export function loadConfig(env: Env = process.env): Config {
     port: integer(env, 'PORT', 3000, 0, 65535),
     host: optionalString(env, 'HOST') ?? '0.0.0.0',
     dataDir: optionalString(env, 'DATA_DIR') ?? './data',
+    workers: integer(env, 'WORKERS', defaultWorkers(), 1, WORKERS_MAX),
     adminEmail,
     adminPassword,
     dailyEventLimit: integer(env, 'DAILY_EVENT_LIMIT', 10_000, 0, Number.MAX_SAFE_INTEGER),

@@ -11,9 +11,12 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { newSessionSecret } from '../actors/accounts/secrets.ts';
 import { systemClock, type Clock } from '../actors/clock.ts';
+import type { AuditLimits } from '../actors/audit/audit-log.ts';
 import type { ConnectionLimits } from '../actors/connection/connection-actor.ts';
 import { Engine } from '../actors/engine.ts';
 import { acquireDataDirLock, type DataDirLock } from '../persistence/data-dir-lock.ts';
+import { readLayout, WHOLE_STORE_DIR } from '../persistence/data-layout.ts';
+import { openWholeDataDir, settleLayout, type WholeDataDir } from './shards/reshard.ts';
 import { openDurableStore, type DurableStore, type LogWriterObserver, type RecoveryReport } from '../persistence/durable-store.ts';
 import { FileStorage } from '../persistence/file-storage.ts';
 import { describeTightening, mkdirPrivate, PRIVATE_FILE_MODE, tightenPrivateTree } from '../persistence/private-files.ts';
@@ -73,6 +76,12 @@ export interface OpenEngineOptions {
   onGroupCommitted?: (records: number, writeMs: number, syncMs: number) => void;
   /** Cluster mode: what answers HTTP (src/http/cluster-front.ts); required there. */
   clusterWaiting?: ClusterWaiting;
+  /**
+   * A single node's service: a data directory left in shards (WORKERS was above 1) is moved
+   * back into one store first. Without it (the command line) the layout is read as it is:
+   * shards are opened into one engine whose commits go to the accounts' store.
+   */
+  settleLayout?: boolean;
 }
 
 export async function openEngine(config: Config, options: OpenEngineOptions): Promise<OpenedEngine> {
@@ -87,14 +96,19 @@ export async function openEngine(config: Config, options: OpenEngineOptions): Pr
     // a lost lease halts the engine (once it exists), which stops the node
     let halt: (error: unknown) => void = (error) => options.onHalt?.(error);
     cluster = config.clusterNatsUrl === null ? undefined : await openClusterMode(config, options, (error) => halt(error));
+    if (cluster === undefined) {
+      const access = { dataDir: config.dataDir, storage: new FileStorage(), fsync: config.fsync, clock: options.clock ?? systemClock, limits: engineLimitsOf(config), log: options.log, observer: options.logObserver };
+      const layout = options.settleLayout === true ? await settleLayout(access, 1) : await readLayout(access.storage, config.dataDir);
+      if (layout.dir !== null) return await openedWhole(await openWholeDataDir(access), lock, config);
+    }
     const store: DurableStore =
       cluster?.store ??
-      (singleStore = await openDurableStore({ dir: join(config.dataDir, 'log'), storage: new FileStorage(), fsync: config.fsync, log: options.log, observer: options.logObserver }));
+      (singleStore = await openDurableStore({ dir: join(config.dataDir, WHOLE_STORE_DIR), storage: new FileStorage(), fsync: config.fsync, log: options.log, observer: options.logObserver }));
     const engine = new Engine({
       clock: options.clock ?? systemClock,
       log: store,
       limits: engineLimitsOf(config),
-      audit: { retentionMs: config.auditRetentionMs, entriesMax: config.auditEntriesMax },
+      audit: auditLimitsOf(config),
       onHalt: (error) => {
         // cluster: leave the membership at once, so no node hands this one a partition while it exits
         cluster?.leave();
@@ -147,6 +161,23 @@ export async function openEngine(config: Config, options: OpenEngineOptions): Pr
   }
 }
 
+/** A data directory in shards, opened whole (the command line). */
+async function openedWhole(whole: WholeDataDir, lock: DataDirLock, config: Config): Promise<OpenedEngine> {
+  return {
+    engine: whole.engine,
+    store: whole.store,
+    lock,
+    recovery: { ...whole.recovery, lines: [] },
+    sessionSecret: config.sessionSecret ?? (await loadOrCreateSecret(config.dataDir)),
+    clusterNodeId: null,
+    cluster: null,
+    close: async () => {
+      await whole.close();
+      await lock.release();
+    },
+  };
+}
+
 /** The connections' limits as configured. */
 export function engineLimitsOf(config: Config): ConnectionLimits {
   return {
@@ -159,6 +190,11 @@ export function engineLimitsOf(config: Config): ConnectionLimits {
     payload: config.payloadLimits,
     taskMetrics: config.taskMetrics,
   };
+}
+
+/** The audit log's bounds (AUDIT_RETENTION_DAYS, AUDIT_ENTRIES_MAX): of each store, where shards keep one each. */
+export function auditLimitsOf(config: Pick<Config, 'auditRetentionMs' | 'auditEntriesMax'>): AuditLimits {
+  return { retentionMs: config.auditRetentionMs, entriesMax: config.auditEntriesMax };
 }
 
 /** The NATS modules load only here, so a single node never imports them. */
@@ -179,7 +215,7 @@ async function openClusterMode(config: Config, options: OpenEngineOptions, onLea
 }
 
 /** Kept beside the log so sessions survive restarts when SESSION_SECRET is not set. */
-async function loadOrCreateSecret(dataDir: string): Promise<string> {
+export async function loadOrCreateSecret(dataDir: string): Promise<string> {
   const path = join(dataDir, 'session-secret');
   try {
     return (await readFile(path, 'utf8')).trim();

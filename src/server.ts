@@ -23,12 +23,16 @@ import { openServiceEngine } from './service/open-service-engine.ts';
 import { createAppServices } from './service/app-services.ts';
 import { startBackgroundWork, type ServiceTimers } from './service/background-work.ts';
 import { optionalMetrics } from './service/optional-metrics.ts';
+import type { ShardSet } from './shards/shard-set.ts';
 
 export type { ServiceTimers } from './service/background-work.ts';
 
 export interface RunningService {
   port: number;
+  /** The engine of this thread: everything on one thread; the accounts when the connections live on shards. */
   opened: OpenedEngine;
+  /** With WORKERS above 1: the shards, started and restarted by the front. */
+  shards?: ShardSet;
   snapshotNow(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -39,6 +43,10 @@ export async function startService(config: Config, log: LogLine, timers: Service
   const metrics = await optionalMetrics(config);
   const observer = metrics?.service ?? NOT_OBSERVED;
   const ingestTimings = new IngestTimings();
+  if (config.workers > 1 && config.clusterNatsUrl === null) {
+    const { startShardedService } = await import('./shards/sharded-service.ts');
+    return startShardedService({ config, log, timers, metrics, logObserver: observeAll([metrics?.service, ingestTimings]), ingestTimings });
+  }
   const mode = serviceModeFor(config, log);
   const opened = await openServiceEngine(config, log, mode, { logWriter: observeAll([metrics?.service, ingestTimings]), service: observer });
   const { engine, store } = opened;

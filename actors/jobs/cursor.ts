@@ -49,6 +49,15 @@ export function decodeCursor(cursor: string, sortBy: string, sortOrder: SortOrde
   return { key: state.k, id: state.i };
 }
 
+/**
+ * A cursor's position and order without checking them against a query: a shard's front
+ * merging shards' pages orders items by the cursors the shards made for them.
+ */
+export function cursorPosition(cursor: string): IndexPosition & { sortOrder: SortOrder } {
+  const state = parseCursor(cursor);
+  return { key: state.k, id: state.i, sortOrder: state.o };
+}
+
 function parseCursor(cursor: string): EncodedCursor {
   const malformed = new CursorError('cursor is malformed');
   // Buffer.from skips characters outside the alphabet; only a canonical encoding is accepted.

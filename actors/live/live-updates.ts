@@ -1,9 +1,8 @@
 /**
- * Live updates: one stream hub per connection, fed from the engine after each durable
- * change (job -> Job list item, worker -> Worker, queue -> Queue without metrics, a command
- * made or settled -> the command with its outcome), and
- * a watcher that announces workers going offline by the 6 s rule when it happens rather
- * than on the next read. Publishing never waits on a client (see actors/stream).
+ * Live updates: one stream hub per connection and the streams over them. The hubs are fed
+ * by a `LiveFeed` (live-feed.ts) over this thread's engine, or, on a shard's front (the HTTP
+ * thread), by the shards that keep the connections (`remoteFeed`), which build the events
+ * and send them here. Publishing never waits on a client (see actors/stream).
  *
  * A stream lives only as long as the session that opened it and the access it was opened
  * with: it ends when that session is deleted (logout, a user disabled or removed, or
@@ -14,18 +13,29 @@
  */
 import { Access } from '../accounts/access.ts';
 import type { Clock } from '../clock.ts';
-import type { Changes } from '../connection/connection-actor.ts';
-import { effectiveWorkerState, type Worker } from '../connection/worker-store.ts';
 import { DomainError } from '../domain-error.ts';
 import type { Engine, EngineListener } from '../engine.ts';
-import { StreamHub, type StreamHubOptions } from '../stream/stream-hub.ts';
+import { StreamHub, type StreamEventName, type StreamHubOptions } from '../stream/stream-hub.ts';
 import { subscribeMany, type StreamSubscription } from '../stream/subscribe-many.ts';
 import type { SubscriberCloseReason } from '../stream/subscriber.ts';
-import { toJobListItem } from '../views/job-view.ts';
-import { relationsOf } from '../connection/job-links.ts';
-import { toQueueStreamItem } from '../views/queue-view.ts';
-import { commandViewOf } from '../views/command-view.ts';
-import { toWorkerView } from '../views/worker-view.ts';
+import { LiveFeed, type LiveSink } from './live-feed.ts';
+
+/**
+ * The feed of a front whose connections live on shards: it tells them which connections are
+ * watched, and they send the events (src/shards/).
+ */
+export interface RemoteLiveFeed {
+  /**
+   * Starts building the events of these connections; resolves once every change made before
+   * this call has reached this thread (as events, or as `skipped`), so a resume planned after
+   * it cannot pass over one.
+   */
+  watch(connectionIds: readonly string[]): Promise<void>;
+  /** The connection's last subscriber left: its events are built until `graceUntilMs` (the resume grace), then not. */
+  unwatch(connectionId: string, graceUntilMs: number): void;
+  /** The offline-worker check now (the shards also run it on their own timer). */
+  announceOfflineWorkers(): void;
+}
 
 export interface LiveUpdatesOptions {
   hub: Omit<StreamHubOptions, 'now' | 'eventIdSequence'>;
@@ -40,6 +50,8 @@ export interface LiveUpdatesOptions {
   log?: (line: string) => void;
   /** Told why each stream ended (metrics); nothing by default. */
   onStreamEnd?: (reason: SubscriberCloseReason) => void;
+  /** The connections are kept on shards, which feed the hubs; absent: this thread's engine does. */
+  remoteFeed?: RemoteLiveFeed;
 }
 
 /** Who opened a stream: the user, and the key of the session that authorized it (its token hash). */
@@ -54,11 +66,12 @@ interface OpenStream {
   end(): void;
 }
 
-export class LiveUpdates implements EngineListener {
+export class LiveUpdates implements EngineListener, LiveSink {
   private readonly hubs = new Map<string, StreamHub>();
   /** watched by users without connections, so every stream behaves alike (retry, keep-alive) */
   private readonly idleHub: StreamHub;
-  private readonly announcedOffline = new WeakSet<Worker>();
+  /** this thread's engine feeding the hubs; absent when shards do (`remoteFeed`) */
+  private readonly feed: LiveFeed | undefined;
   private readonly streamsPerUser = new Map<string, number>();
   private readonly openStreams = new Set<OpenStream>();
   /** When each unwatched connection lost its last subscriber, while its grace period runs. */
@@ -72,40 +85,29 @@ export class LiveUpdates implements EngineListener {
     private readonly options: LiveUpdatesOptions,
   ) {
     this.idleHub = new StreamHub(options.hub);
+    // the feed listens first: a record's events are published before its deletion closes a hub
+    this.feed = options.remoteFeed === undefined ? new LiveFeed(engine, clock, this) : undefined;
     engine.listen(this);
     this.livenessTimer = setInterval(() => {
-      this.announceOfflineWorkers();
+      if (this.feed !== undefined) this.announceOfflineWorkers();
       this.endStreamsOfEndedSessions();
     }, options.livenessCheckIntervalMs);
     this.livenessTimer.unref();
   }
 
-  changed(connectionId: string, changes: Changes): void {
-    const actor = this.engine.connection(connectionId);
-    if (actor === undefined || this.closed) return;
-    const hub = this.hubFor(connectionId);
-    const nowMs = this.clock.nowMs();
-    if (!this.buildsEvents(connectionId, hub, nowMs)) {
-      // Building and serializing every change cost ~9% of ingest with nobody watching.
-      hub.skipUnwatched();
-      return;
-    }
-    for (const ref of changes.jobs) {
-      // a job a later record removed meanwhile is gone: nothing to show
-      const row = actor.jobs.table.rowOfRef(ref);
-      if (row < 0) continue;
-      const job = actor.jobs.readListed(row);
-      hub.publish('job', toJobListItem(job, actor.commandOutcomes.ofJob(job.id), relationsOf(actor.jobs, row)));
-    }
-    for (const worker of changes.workers) {
-      this.announcedOffline.delete(worker);
-      hub.publish('worker', toWorkerView(worker, actor, nowMs));
-    }
-    for (const queue of changes.queues) hub.publish('queue', toQueueStreamItem(queue, actor, nowMs));
-    for (const commandId of changes.commands) {
-      const command = commandViewOf(actor, commandId);
-      if (command !== undefined) hub.publish('command', command);
-    }
+  /** LiveSink: whether the connection's changes are built now (watched, or within the grace period). */
+  wants(connectionId: string, nowMs: number): boolean {
+    return !this.closed && this.buildsEvents(connectionId, this.hubFor(connectionId), nowMs);
+  }
+
+  /** LiveSink: changes nobody wanted were not built. */
+  skipped(connectionId: string): void {
+    if (!this.closed) this.hubFor(connectionId).skipUnwatched();
+  }
+
+  /** LiveSink: one event of a connection, from this thread's feed or from the shard keeping it. */
+  publish(connectionId: string, event: StreamEventName, data: unknown): void {
+    if (!this.closed) this.hubFor(connectionId).publish(event, data);
   }
 
   deleted(connectionId: string): void {
@@ -130,6 +132,17 @@ export class LiveUpdates implements EngineListener {
         open.end();
       }
     }
+  }
+
+  /**
+   * Before `subscribe` over connections kept on shards: waits until they build these
+   * connections' events and every earlier change has arrived (RemoteLiveFeed.watch). Nothing
+   * to wait for when this thread's engine feeds the hubs.
+   */
+  async prepare(connectionIds: readonly string[]): Promise<void> {
+    const remote = this.options.remoteFeed;
+    if (remote === undefined || connectionIds.length === 0) return;
+    await remote.watch(connectionIds);
   }
 
   /** One stream over the given connections; at most `streamsPerUserMax` open per user. */
@@ -174,24 +187,15 @@ export class LiveUpdates implements EngineListener {
   close(): void {
     this.closed = true;
     clearInterval(this.livenessTimer);
+    this.feed?.close();
     for (const hub of this.hubs.values()) hub.close();
     this.idleHub.close();
   }
 
   /** Publishes each worker once when it passes the heartbeat timeout without saying so. */
   announceOfflineWorkers(): void {
-    const nowMs = this.clock.nowMs();
-    for (const [connectionId, hub] of this.hubs) {
-      const actor = this.engine.connection(connectionId);
-      if (actor === undefined) continue;
-      if (!this.buildsEvents(connectionId, hub, nowMs)) continue; // announced to whoever subscribes later by their first read
-      for (const worker of actor.workers.values()) {
-        if (worker.state === 'offline' || this.announcedOffline.has(worker)) continue;
-        if (effectiveWorkerState(worker, nowMs) !== 'offline') continue;
-        this.announcedOffline.add(worker);
-        hub.publish('worker', toWorkerView(worker, actor, nowMs));
-      }
-    }
+    if (this.feed === undefined) this.options.remoteFeed?.announceOfflineWorkers();
+    else this.feed.announceOfflineWorkers([...this.hubs.keys()]);
   }
 
   /** Whether changes of this connection are published: watched now, or within the grace period. */
@@ -209,7 +213,9 @@ export class LiveUpdates implements EngineListener {
     const nowMs = this.clock.nowMs();
     for (const connectionId of connectionIds) {
       const hub = this.hubs.get(connectionId);
-      if (hub !== undefined && !hub.watched) this.lastSubscriberLeftAtMs.set(connectionId, nowMs);
+      if (hub === undefined || hub.watched) continue;
+      this.lastSubscriberLeftAtMs.set(connectionId, nowMs);
+      this.options.remoteFeed?.unwatch(connectionId, nowMs + this.options.resumeGraceMs);
     }
   }
 

@@ -33,6 +33,11 @@ export interface JobListQuery extends JobFilters {
 export interface JobListPage {
   data: JobListItem[];
   pagination: { nextCursor: string | null; limit: number; total: number; scan?: PayloadScan };
+  /**
+   * Asked for by a shard's front merging pages of several shards: the cursor after each item
+   * (its position), in the order of `data`.
+   */
+  itemCursors?: string[];
 }
 
 /** How a search by what jobs were called with went (present only for one). */
@@ -52,6 +57,8 @@ export interface JobListOptions {
   now?: () => number;
   /** up to this many candidates a page is sorted from them instead of walking an index (tests set 0 to walk) */
   sortedCandidatesMax?: number;
+  /** the cursor after each item too (JobListPage.itemCursors) */
+  itemCursors?: boolean;
 }
 
 /** A search by payload answers within this, or returns what it found with a cursor to go on. */
@@ -74,7 +81,7 @@ function* withStore(actor: ConnectionActor, scan: IterableIterator<IndexEntry<nu
   for (const entry of scan) yield { key: entry.key, item: { actor, store, row: entry.item } };
 }
 
-/** Builds the page in one synchronous step: the rows it reads cannot be freed meanwhile. */
+/** Builds the page in one synchronous step: the rows it reads cannot be freed meanwhile. `itemCursors`: see JobListPage. */
 export function listJobs(actors: ConnectionActor[], query: JobListQuery, payload: PayloadQuery | null = null, options: JobListOptions = {}): JobListPage {
   // a workflow's jobs are few (at most WORKFLOW_NODES_MAX): they are listed from the relation index, not an index walk
   if (query.parentId !== undefined || query.rootId !== undefined) return listRelatedJobs(actors, query, payload, options);
@@ -84,13 +91,17 @@ export function listJobs(actors: ConnectionActor[], query: JobListQuery, payload
   // the scans filter, so a selective filter walks its index without an entry per refused job
   const scans = actors.map((actor) => withStore(actor, actor.jobs.indexes[query.sortBy].scan(query.sortOrder, after, matches ?? undefined)));
   const page = takePage(mergeScans(scans, query.sortOrder, idOf), () => true, query.limit);
+  const cursorAfter = (item: StoreRow): string => cursorAfterRow(query, item);
   const last = page.items[page.items.length - 1];
-  const nextCursor =
-    page.hasMore && last !== undefined
-      ? encodeCursor({ sortBy: query.sortBy, sortOrder: query.sortOrder, key: JOB_SORT_VALUE[query.sortBy](last.item.store.table, last.item.row), id: idOf(last.item) })
-      : null;
+  const nextCursor = page.hasMore && last !== undefined ? cursorAfter(last.item) : null;
   const total = actors.reduce((sum, actor) => sum + countMatching(actor, matches), 0);
-  return { data: page.items.map(({ item }) => listItemOf(item.actor, item.row)), pagination: { nextCursor, limit: query.limit, total } };
+  return withItemCursors({ data: page.items.map(({ item }) => listItemOf(item.actor, item.row)), pagination: { nextCursor, limit: query.limit, total } }, page.items.map(({ item }) => cursorAfter(item)), options);
+}
+
+/** The page with the cursor after each item when a front merging shards' pages asked for them. */
+function withItemCursors(listed: JobListPage, cursors: string[], options: JobListOptions): JobListPage {
+  if (options.itemCursors === true) listed.itemCursors = cursors;
+  return listed;
 }
 
 /** A row's job as a list shows it, with its latest command. */
@@ -112,7 +123,7 @@ function searchJobs(actors: ConnectionActor[], query: JobListQuery, payload: Pay
   const marked = searches.map((search) => search.markCandidates());
   if (marked.every((complete) => complete)) {
     const few = fewCandidates(searches, matches, options.sortedCandidatesMax ?? SORTED_CANDIDATES_MAX);
-    if (few !== null) return sortedPage(few, query, after);
+    if (few !== null) return sortedPage(few, query, after, options);
   }
   const searchOf = new Map(searches.map((search) => [search.store, search]));
   const scans = searches.map((search) => withStore(search.actor, search.store.indexes[query.sortBy].scan(query.sortOrder, after, matches ?? undefined, search.rowTest)));
@@ -142,10 +153,11 @@ function searchJobs(actors: ConnectionActor[], query: JobListQuery, payload: Pay
       ? encodeCursor({ sortBy: query.sortBy, sortOrder: query.sortOrder, key: JOB_SORT_VALUE[query.sortBy](last.item.store.table, last.item.row), id: idOf(last.item) })
       : null;
   const { total, totalExact } = payloadTotal(actors, searches, marked, matches, payload);
-  return {
+  const listed: JobListPage = {
     data: items.map(({ item }) => listItemOf(item.actor, item.row)),
     pagination: { nextCursor, limit: query.limit, total, scan: { partial: stoppedAt !== null, examined: budget.examined, totalExact } },
   };
+  return withItemCursors(listed, items.map(({ item }) => cursorAfterRow(query, item)), options);
 }
 
 /** A job whose arguments hold what was searched for, as the sorted page orders it. */
@@ -171,7 +183,7 @@ function fewCandidates(searches: StoreSearch[], matches: ReturnType<typeof jobMa
 }
 
 /** The page of few candidates: each tested whole, the matches sorted in the listing order, the ones after the cursor's position. Every match is counted. */
-function sortedPage(candidates: Candidate[], query: JobListQuery, after: IndexPosition | undefined): JobListPage {
+function sortedPage(candidates: Candidate[], query: JobListQuery, after: IndexPosition | undefined, options: JobListOptions): JobListPage {
   const valueOf = JOB_SORT_VALUE[query.sortBy];
   const found = candidates
     .filter(({ search, row }) => search.matches(row))
@@ -181,10 +193,11 @@ function sortedPage(candidates: Candidate[], query: JobListQuery, after: IndexPo
   const page = rest.slice(0, query.limit);
   const last = page[page.length - 1];
   const nextCursor = rest.length > query.limit && last !== undefined ? encodeCursor({ sortBy: query.sortBy, sortOrder: query.sortOrder, key: last.key, id: last.id }) : null;
-  return {
+  const listed: JobListPage = {
     data: page.map((job) => listItemOf(job.actor, job.row)),
     pagination: { nextCursor, limit: query.limit, total: found.length, scan: { partial: false, examined: candidates.length, totalExact: true } },
   };
+  return withItemCursors(listed, page.map((job) => encodeCursor({ sortBy: query.sortBy, sortOrder: query.sortOrder, key: job.key, id: job.id })), options);
 }
 
 /**
@@ -228,7 +241,8 @@ function listRelatedJobs(actors: ConnectionActor[], query: JobListQuery, payload
   const last = page[page.length - 1];
   const hasMore = from + query.limit < keyed.length;
   const nextCursor = hasMore && last !== undefined ? encodeCursor({ sortBy: query.sortBy, sortOrder: query.sortOrder, key: last.key, id: last.id }) : null;
-  return { data: page.map(({ item }) => listItemOf(item.actor, item.row)), pagination: { nextCursor, limit: query.limit, total: rows.length } };
+  const listed: JobListPage = { data: page.map(({ item }) => listItemOf(item.actor, item.row)), pagination: { nextCursor, limit: query.limit, total: rows.length } };
+  return withItemCursors(listed, page.map((entry) => encodeCursor({ sortBy: query.sortBy, sortOrder: query.sortOrder, key: entry.key, id: entry.id })), options);
 }
 
 /** The rows a parentId or rootId filter names in one store (both: the rows both name). */
@@ -245,6 +259,11 @@ function relatedRows(store: JobStore, query: JobListQuery): number[] {
     rows = rows === null ? children : rows.filter((row) => children.includes(row));
   }
   return rows ?? [];
+}
+
+/** The cursor that resumes after a row. */
+function cursorAfterRow(query: JobListQuery, item: StoreRow): string {
+  return encodeCursor({ sortBy: query.sortBy, sortOrder: query.sortOrder, key: JOB_SORT_VALUE[query.sortBy](item.store.table, item.row), id: idOf(item) });
 }
 
 function positionOf(query: JobListQuery): IndexPosition {

@@ -9,11 +9,19 @@ export interface PageQuery {
   page: number;
   limit: number;
   sortOrder: SortOrder;
+  /**
+   * A shard's front merging the lists of several shards asks each for every item up to the
+   * page's end (not only the page) with their sort keys: the page of the merged list is
+   * among them.
+   */
+  throughPage?: boolean;
 }
 
 export interface PagedResult<T> {
   data: T[];
   pagination: { page: number; limit: number; total: number; totalPages: number };
+  /** With `throughPage`: the order and each item's sort key, in the order of `data` (ties break by the item's `id`). */
+  itemKeys?: { sortOrder: SortOrder; keys: SortValue[] };
 }
 
 export function pageOf<T extends { id: string }>(items: T[], sortValue: (item: T) => SortValue, query: PageQuery): PagedResult<T> {
@@ -32,9 +40,12 @@ export function pageThenPresent<T extends { id: string }, V>(
 ): PagedResult<V> {
   const keyed = items.map((item) => ({ item, key: sortValue(item) }));
   keyed.sort((a, b) => compareInOrder(query.sortOrder, a.key, a.item.id, b.key, b.item.id));
-  const start = (query.page - 1) * query.limit;
-  return {
-    data: keyed.slice(start, start + query.limit).map((entry) => present(entry.item)),
+  const end = query.page * query.limit;
+  const shown = keyed.slice(query.throughPage === true ? 0 : end - query.limit, end);
+  const result: PagedResult<V> = {
+    data: shown.map((entry) => present(entry.item)),
     pagination: { page: query.page, limit: query.limit, total: items.length, totalPages: Math.ceil(items.length / query.limit) },
   };
+  if (query.throughPage === true) result.itemKeys = { sortOrder: query.sortOrder, keys: shown.map((entry) => entry.key) };
+  return result;
 }

@@ -20,7 +20,7 @@ import { DomainError } from '../domain-error.ts';
 import type { Engine } from '../engine.ts';
 
 /** transitions GET /api/alerts lists, over all the user's connections */
-const RECENT_ALERTS_MAX = 100;
+export const RECENT_ALERTS_MAX = 100;
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 

@@ -53,7 +53,7 @@ export class AuditService {
       nowMs: this.engine.clock.nowMs(),
     });
     const last = entries.at(-1);
-    return { data: entries.map(toPublic), pagination: { nextCursor: more && last !== undefined ? encodeCursor(last) : null, limit: filter.limit } };
+    return { data: entries.map(toPublic), pagination: { nextCursor: more && last !== undefined ? auditCursor(last) : null, limit: filter.limit } };
   }
 }
 
@@ -62,7 +62,8 @@ function toPublic(entry: AuditEntry): PublicAuditEntry {
   return { ...rest, at: new Date(atMs).toISOString() };
 }
 
-function encodeCursor(entry: AuditEntry): string {
+/** The cursor of the page after `entry` (newest first): the front of shards makes it for a merged page too. */
+export function auditCursor(entry: { atMs: number; id: string }): string {
   return Buffer.from(JSON.stringify([entry.atMs, entry.id])).toString('base64url');
 }
 

@@ -5,7 +5,7 @@ import type { Role } from '../accounts/roles.ts';
 import { newApiKey } from '../accounts/secrets.ts';
 import { DomainError } from '../domain-error.ts';
 import type { Engine } from '../engine.ts';
-import type { Usage } from '../connection/daily-quota.ts';
+import { DailyQuota, type Usage } from '../connection/daily-quota.ts';
 import type { ConnectionActor } from '../connection/connection-actor.ts';
 
 export interface PublicConnection {
@@ -38,12 +38,16 @@ export class ConnectionService {
     await this.engine.commit(record);
     if (record.t !== 'connection.created') throw new Error('unreachable');
     access.note(team, record.connection.id);
-    return { connection: this.describe(record.connection, 'admin'), apiKey };
+    // a shard's front keeps no connection: a new connection has used nothing yet, wherever it is kept
+    const usage = this.engine.holds(record.connection.id) ? undefined : new DailyQuota(this.engine.limits.dailyEventLimit).usage(this.engine.clock.nowMs());
+    return { connection: this.describe(record.connection, 'admin', usage), apiKey };
   }
 
+  /** The connections the user may read that this engine keeps (all of them but on a shard), oldest first. */
   list(access: Access): PublicConnection[] {
     return access
       .connections()
+      .filter(({ connection }) => this.engine.connection(connection.id) !== undefined)
       .sort((a, b) => a.connection.createdAtMs - b.connection.createdAtMs)
       .map(({ connection, role }) => this.describe(connection, role));
   }
@@ -54,8 +58,19 @@ export class ConnectionService {
   }
 
   /**
-   * The connections a user may read, narrowed by an optional `connectionId` filter, with
-   * the user's role on each; a connection of another team yields none (an empty page).
+   * The ids of the connections a user may read, narrowed by an optional `connectionId`
+   * filter, in the order `Access.connections` gives; a connection of another team yields
+   * none. Known from the accounts alone, so a shard's front answers it for connections kept
+   * elsewhere.
+   */
+  readableConnectionIds(access: Access, connectionIdFilter: string | undefined): string[] {
+    return access.connections(connectionIdFilter).map(({ connection }) => connection.id);
+  }
+
+  /**
+   * The connections a user may read that this engine keeps (every one but on a shard),
+   * narrowed by an optional `connectionId` filter, with the user's role on each; a
+   * connection of another team yields none (an empty page).
    */
   readable(access: Access, connectionIdFilter: string | undefined): ReadableConnection[] {
     const readable: ReadableConnection[] = [];
@@ -88,15 +103,15 @@ export class ConnectionService {
     return admin.team.id;
   }
 
-  private describe(connection: Connection, role: Role): PublicConnection {
+  private describe(connection: Connection, role: Role, usage?: Usage): PublicConnection {
     const actor = this.engine.connection(connection.id);
-    if (actor === undefined) throw new DomainError('NOT_FOUND', 'connection not found');
+    if (actor === undefined && usage === undefined) throw new DomainError('NOT_FOUND', 'connection not found');
     return {
       id: connection.id,
       name: connection.name,
       keyPrefix: connection.keyPrefix,
       createdAt: new Date(connection.createdAtMs).toISOString(),
-      usage: actor.quota.usage(this.engine.clock.nowMs()),
+      usage: usage ?? actor!.quota.usage(this.engine.clock.nowMs()),
       teamId: connection.teamId ?? null,
       role,
     };

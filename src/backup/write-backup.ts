@@ -11,6 +11,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Engine } from '../../actors/engine.ts';
+import type { EngineSnapshot } from '../../actors/engine-snapshot.ts';
 import type { DurableStore } from '../../persistence/durable-store.ts';
 import { snapshotFileName } from '../../persistence/file-names.ts';
 import { FileStorage } from '../../persistence/file-storage.ts';
@@ -42,14 +43,17 @@ export async function discardBackup(backup: BackupFile): Promise<void> {
 
 /** Must not run while another snapshot of `engine` is being written (one copy-on-write at a time). */
 export async function writeBackup(engine: Engine, store: DurableStore, stagingDir: string): Promise<BackupFile> {
-  await mkdirPrivate(stagingDir);
-  const dir = await mkdtemp(join(stagingDir, 'backup-')); // 0700; the file in it 0600 (FileStorage)
-  const storage = new FileStorage();
   // Same tick: the snapshot is the state after exactly `seq`.
   const seq = store.lastSeq;
-  const snapshot = engine.takeSnapshot();
+  return writeBackupOf(engine.takeSnapshot(), seq, stagingDir);
+}
+
+/** `snapshot` as a backup file named for `seq` (the sequence a store restored from it continues after); releases it. */
+export async function writeBackupOf(snapshot: EngineSnapshot, seq: number, stagingDir: string): Promise<BackupFile> {
   try {
-    const { path, bytes } = await writeSnapshotFile(storage, dir, seq, snapshot);
+    await mkdirPrivate(stagingDir);
+    const dir = await mkdtemp(join(stagingDir, 'backup-')); // 0700; the file in it 0600 (FileStorage)
+    const { path, bytes } = await writeSnapshotFile(new FileStorage(), dir, seq, snapshot);
     return { path, name: snapshotFileName(seq), seq, bytes };
   } finally {
     snapshot.release();

@@ -7,10 +7,10 @@
  * refuse, and the report says where and why.
  */
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { systemClock } from '../../actors/clock.ts';
 import { Engine } from '../../actors/engine.ts';
 import { readManifest } from '../../persistence/data-dir-manifest.ts';
+import { layoutStores, readLayout, LAYOUT_BEFORE_SHARDS } from '../../persistence/data-layout.ts';
 import { lockHolder } from '../../persistence/data-dir-lock.ts';
 import { RecoveryRefusedError } from '../../persistence/errors.ts';
 import { FileStorage } from '../../persistence/file-storage.ts';
@@ -45,7 +45,10 @@ export async function verifyCommand(config: Config, flags: Flags): Promise<{ tex
 }
 
 export async function verifyDataDir(dataDir: string, config: Config): Promise<VerifyReport> {
-  const logDir = join(dataDir, 'log');
+  const layout = existsSync(dataDir) ? await readLayout(new FileStorage(), dataDir).catch(() => LAYOUT_BEFORE_SHARDS) : LAYOUT_BEFORE_SHARDS;
+  const stores = layoutStores(dataDir, layout);
+  // with shards the accounts' store is what says whether the directory held accounts
+  const logDir = stores.kind === 'whole' ? stores.store : stores.accounts;
   const report: VerifyReport = { ok: false, dataDir, lines: [], problem: null, holds: null, manifest: '', lock: describeLock(dataDir) };
   if (!existsSync(dataDir)) {
     report.problem = `there is no data directory at ${dataDir}`;
@@ -65,18 +68,28 @@ export async function verifyDataDir(dataDir: string, config: Config): Promise<Ve
     return report;
   }
   const engine = new Engine({ clock: systemClock, log: { append: () => Promise.reject(new Error('verify appends nothing')) }, limits: engineLimitsOf(config) });
-  const handler = engineRecoveryHandler(engine, { wholeState: true });
-  try {
-    const recovered = await recoverDataDir({
-      dir: logDir,
+  const read = (dir: string, wholeState: boolean) =>
+    recoverDataDir({
+      dir,
       storage,
-      handler,
+      handler: engineRecoveryHandler(engine, { wholeState }),
       dryRun: true,
       log: (line) => {
         if (!line.startsWith('recovery phases:')) report.lines.push(line);
       },
     });
-    report.holds = holdingsOf(engine, recovered.lastSeq);
+  try {
+    const recovered = await read(logDir, true);
+    let lastSeq = recovered.lastSeq;
+    if (stores.kind === 'sharded') {
+      // each shard's store on top of the accounts, as a start with this many shards reads them
+      report.lines.push(`${stores.shards.length} shards (${layout.dir}), each a store of its own:`);
+      const restorer = engine.restorer();
+      restorer.reconcileWithAccounts({ drop: false });
+      for (const dir of stores.shards) lastSeq += (await read(dir, false)).lastSeq;
+      restorer.reconcileWithAccounts();
+    }
+    report.holds = holdingsOf(engine, lastSeq);
     report.problem = lostAccountsProblem(engine, recovered.manifest.marks);
   } catch (error) {
     if (!(error instanceof RecoveryRefusedError)) throw error;

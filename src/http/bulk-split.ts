@@ -1,20 +1,20 @@
 /**
- * A bulk revoke or retry whose jobs belong to partitions written by several nodes: the ids
- * are grouped by the writer of their job's partition (this node's replica knows every
- * job), each group goes out as a bulk action of its own, all concurrently (answered here
- * or forwarded), and the `results` are merged back in the request's order. A group whose
- * writer cannot be reached, or answers with an error, gives `success: false` with that
- * error for each of its ids. Ids no replica knows go with the first group (every writer
- * answers them not found); a bulk action naming no known job goes to the accounts writer.
+ * A bulk revoke or retry whose jobs belong to connections written in several places (the
+ * partitions of several cluster nodes, or several shards): the ids are grouped by the
+ * writer of their job's connection, each group goes out as a bulk action of its own, all
+ * concurrently (answered here or forwarded), and the `results` are merged back in the
+ * request's order. A group whose writer cannot be reached, or answers with an error, gives
+ * `success: false` with that error for each of its ids. Ids nobody knows go with the first
+ * group (every writer answers them not found); a bulk action naming no known job goes to
+ * the fallback (the accounts writer, or the first shard of the user's).
  *
  * A body that is not a list of ids, or whose ids all go to one writer, is passed on whole,
  * unread, so the writer validates it and answers as it would anywhere.
  */
-import type { Engine } from '../../actors/engine.ts';
 import { DomainError } from '../../actors/domain-error.ts';
 import { describeError } from '../../persistence/errors.ts';
 import { BULK_BODY_BYTES_MAX } from './read-body.ts';
-import { ACCOUNTS_PARTITION_KEY, connectionOfJob, connectionPartitionKey, textWithin } from './write-partition.ts';
+import { textWithin } from './write-partition.ts';
 
 export interface BulkPart {
   /** The original request (its headers and address); its body is not read when `body` is given. */
@@ -24,9 +24,11 @@ export interface BulkPart {
 }
 
 export interface BulkSplitOptions {
-  engine: Engine;
-  partitions: number;
-  /** Who writes partition `key` now: groups are made per writer. */
+  /** Where each id's job is written (a partition's key, a shard), in the ids' order; undefined for a job nobody knows. */
+  keysOf(ids: string[]): Promise<Array<string | undefined>>;
+  /** Where a bulk action naming no known job, or a body that is not a list of ids, goes. */
+  fallbackKey: string;
+  /** Who writes `key` now: groups are made per writer. */
   writerOf(key: string): string | null;
   /** Sends a part to the writer of `key` (answered here when this node writes it). */
   answerPart(key: string, part: BulkPart): Promise<Response>;
@@ -35,24 +37,25 @@ export interface BulkSplitOptions {
 type Result = { id: string; success: boolean; [field: string]: unknown };
 
 export async function splitBulkByOwner(request: Request, options: BulkSplitOptions): Promise<Response> {
-  const ids = await idsOf(request.clone() as Request);
-  if (ids === null) return options.answerPart(ACCOUNTS_PARTITION_KEY, { request, body: undefined });
+  // a length declared past the cap is refused by the writer before it reads a byte: nothing is read here either
+  const ids = Number(request.headers.get('content-length') ?? 0) > BULK_BODY_BYTES_MAX ? null : await idsOf(request.clone() as Request);
+  if (ids === null) return options.answerPart(options.fallbackKey, { request, body: undefined });
+  const keys = await options.keysOf(ids);
   const groups = new Map<string, { key: string; ids: string[] }>();
   const unknown: string[] = [];
-  for (const id of ids) {
-    const connectionId = connectionOfJob(options.engine, id);
-    if (connectionId === undefined) {
+  ids.forEach((id, at) => {
+    const key = keys[at];
+    if (key === undefined) {
       unknown.push(id);
-      continue;
+      return;
     }
-    const key = connectionPartitionKey(connectionId, options.partitions);
     const writer = options.writerOf(key) ?? `nobody:${key}`;
     const group = groups.get(writer) ?? { key, ids: [] };
     group.ids.push(id);
     groups.set(writer, group);
-  }
+  });
   const parts = [...groups.values()];
-  if (parts.length === 0) parts.push({ key: ACCOUNTS_PARTITION_KEY, ids: [] });
+  if (parts.length === 0) parts.push({ key: options.fallbackKey, ids: [] });
   parts[0]!.ids.push(...unknown);
   if (parts.length === 1) return options.answerPart(parts[0]!.key, { request, body: undefined });
   const answers = await Promise.all(parts.map((part) => resultsOf(part.ids, () => options.answerPart(part.key, { request, body: JSON.stringify({ ids: part.ids }) }))));

@@ -31,7 +31,7 @@ import { errorResponse } from './error-envelope.ts';
 import { FORWARD_HEADER, verifyForward } from './forward-signature.ts';
 import { forwardRequest, type ForwardTarget } from './forward-request.ts';
 import { routeAnswerer } from './replica-routes.ts';
-import { connectionKeyOfBody, writeTarget } from './write-partition.ts';
+import { ACCOUNTS_PARTITION_KEY, connectionKeyOfBody, connectionOfJob, connectionPartitionKey, writeTarget } from './write-partition.ts';
 import { NOT_WRITER_HEADER, replayableBody, settledWriterView, WRITER_SETTLE_WAIT_MS } from './writer-view.ts';
 import { DomainError } from '../../actors/domain-error.ts';
 
@@ -119,9 +119,14 @@ export class ClusterFront {
       const target = writeTarget(request, url.pathname, replica.engine, this.config.clusterPartitions);
       if (target.kind === 'local') return await replica.app.handle(request);
       if (target.kind === 'bulk') {
+        const { engine } = replica;
         return await splitBulkByOwner(request, {
-          engine: replica.engine,
-          partitions: this.config.clusterPartitions,
+          keysOf: async (ids) =>
+            ids.map((id) => {
+              const connectionId = connectionOfJob(engine, id);
+              return connectionId === undefined ? undefined : connectionPartitionKey(connectionId, this.config.clusterPartitions);
+            }),
+          fallbackKey: ACCOUNTS_PARTITION_KEY,
           writerOf: (key) => (replica.node.store.partition(key).writing ? this.nodeId : (replica.node.owners.ownerOf(key)?.node ?? null)),
           answerPart: (key, part) => this.toWriter(key, part.request, server, vouched !== null, part.body),
         });

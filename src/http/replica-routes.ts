@@ -11,6 +11,7 @@
  * the default, reading the listed exception. HEAD is classified as GET.
  */
 import { UI_PAGE_PATHS } from '../routes/ui.ts';
+import { routeTable } from './route-table.ts';
 
 export type RouteAnswerer = 'replica' | 'owner' | 'node';
 
@@ -107,33 +108,9 @@ export const ROUTE_ANSWERERS: Readonly<Record<string, RouteAnswerer>> = {
   'GET /assets/:name': 'replica',
 };
 
-interface Pattern {
-  method: string;
-  segments: string[];
-  answerer: RouteAnswerer;
-}
-
-const PATTERNS: Pattern[] = Object.entries(ROUTE_ANSWERERS).map(([key, answerer]) => {
-  const [method, path] = key.split(' ') as [string, string];
-  return { method, segments: path.split('/'), answerer };
-});
+const lookup = routeTable(ROUTE_ANSWERERS);
 
 /** Who answers `method pathname`; a static segment wins over a parameter (`/api/jobs/bulk/retry` is not `/api/jobs/:id/retry`). */
 export function routeAnswerer(method: string, pathname: string): RouteAnswerer {
-  const wanted = method === 'HEAD' ? 'GET' : method;
-  const segments = pathname.split('/');
-  let best: { answerer: RouteAnswerer; parameters: number } | undefined;
-  for (const pattern of PATTERNS) {
-    if (pattern.method !== wanted || pattern.segments.length !== segments.length) continue;
-    let parameters = 0;
-    const matches = pattern.segments.every((segment, index) => {
-      if (segment.startsWith(':')) {
-        parameters += 1;
-        return segments[index] !== '';
-      }
-      return segment === segments[index];
-    });
-    if (matches && (best === undefined || parameters < best.parameters)) best = { answerer: pattern.answerer, parameters };
-  }
-  return best?.answerer ?? 'owner';
+  return lookup(method, pathname) ?? 'owner';
 }

@@ -52,58 +52,67 @@ export function writeTarget(request: Request, pathname: string, engine: Engine, 
     const connection = engine.accounts.connectionByKey(token);
     return connection === undefined ? { kind: 'local' } : { kind: 'partition', key: connectionPartitionKey(connection.id, partitions) };
   }
-  const marker = request.method === 'DELETE' ? MARKER_BY_ID.exec(pathname) : null;
-  if (marker !== null) {
-    const markerId = safelyDecoded(marker[1]!);
-    const connectionId = [...engine.connectionIds()].find((id) => engine.connection(id)?.markers.has(markerId) === true);
-    return connectionId === undefined ? { kind: 'local' } : { kind: 'partition', key: connectionPartitionKey(connectionId, partitions) };
-  }
   if (request.method === 'POST' && BULK_ACTION.test(pathname)) return { kind: 'bulk' };
   if (request.method === 'POST' && CONNECTION_IN_BODY.has(pathname)) return { kind: 'connectionInBody' };
-  const alert = request.method === 'GET' ? null : ALERT_BY_ID.exec(pathname);
+  const target = connectionOfTarget(request.method, pathname, engine);
+  if (target !== null) return partitionOrLocal(target, partitions);
+  return { kind: 'partition', key: ACCOUNTS_PARTITION_KEY };
+}
+
+/**
+ * The connection holding what a write by id acts on (an alert rule's or channel's edit,
+ * deletion or test, a marker's deletion, one job's command, a queue's or a worker's control), looked for among
+ * `connectionIds` in their order (default: every connection of the engine); undefined when
+ * none holds it, null for a request that names no such target. A shard's front asks the
+ * shards this to send such a write to the one shard keeping its target (src/shards/).
+ */
+export function connectionOfTarget(method: string, pathname: string, engine: Engine, connectionIds?: Iterable<string>): string | undefined | null {
+  const alert = method === 'GET' ? null : ALERT_BY_ID.exec(pathname);
   if (alert !== null && alert[2] !== 'preview') {
-    const connectionId = connectionOfAlert(engine, alert[1] === 'rules' ? 'rules' : 'channels', safelyDecoded(alert[2]!));
-    return connectionId === undefined ? { kind: 'local' } : { kind: 'partition', key: connectionPartitionKey(connectionId, partitions) };
+    const what = alert[1] === 'rules' ? 'rules' : 'channels';
+    const id = safelyDecoded(alert[2]!);
+    return connectionHolding(engine, connectionIds, (actor) => actor.alerts[what].has(id));
   }
-  const job = request.method === 'POST' ? JOB_ACTION.exec(pathname) : null;
-  if (job !== null) return partitionOrLocal(connectionOfJob(engine, safelyDecoded(job[1]!)), partitions);
-  const queue = request.method === 'POST' ? QUEUE_CONTROL.exec(pathname) : null;
-  if (queue !== null) return partitionOrLocal(connectionHolding(engine, (actor) => actor.queues.getById(safelyDecoded(queue[1]!)) !== undefined), partitions);
-  const worker = request.method === 'POST' ? WORKER_CONTROL.exec(pathname) : null;
+  const marker = method === 'DELETE' ? MARKER_BY_ID.exec(pathname) : null;
+  if (marker !== null) {
+    const id = safelyDecoded(marker[1]!);
+    return connectionHolding(engine, connectionIds, (actor) => actor.markers.has(id));
+  }
+  if (method !== 'POST') return null;
+  const job = JOB_ACTION.exec(pathname);
+  if (job !== null) {
+    const id = safelyDecoded(job[1]!);
+    return connectionHolding(engine, connectionIds, (actor) => actor.jobs.rowOf(id) >= 0);
+  }
+  const queue = QUEUE_CONTROL.exec(pathname);
+  if (queue !== null) {
+    const id = safelyDecoded(queue[1]!);
+    return connectionHolding(engine, connectionIds, (actor) => actor.queues.getById(id) !== undefined);
+  }
+  const worker = WORKER_CONTROL.exec(pathname);
   if (worker !== null) {
     const id = safelyDecoded(worker[1]!);
-    return partitionOrLocal(connectionHolding(engine, (actor) => [...actor.workers.values()].some((each) => each.id === id)), partitions);
+    return connectionHolding(engine, connectionIds, (actor) => [...actor.workers.values()].some((each) => each.id === id));
   }
-  return { kind: 'partition', key: ACCOUNTS_PARTITION_KEY };
+  return null;
 }
 
 function partitionOrLocal(connectionId: string | undefined, partitions: number): WriteTarget {
   return connectionId === undefined ? { kind: 'local' } : { kind: 'partition', key: connectionPartitionKey(connectionId, partitions) };
 }
 
-/** The connection in this node's replica whose actor holds what `holds` looks for. */
-function connectionHolding(engine: Engine, holds: (actor: ConnectionActor) => boolean): string | undefined {
-  for (const connectionId of engine.connectionIds()) {
+/** The first of `connectionIds` (default: all of the engine's) whose actor in this engine holds what `holds` looks for. */
+function connectionHolding(engine: Engine, connectionIds: Iterable<string> | undefined, holds: (actor: ConnectionActor) => boolean): string | undefined {
+  for (const connectionId of connectionIds ?? engine.connectionIds()) {
     const actor = engine.connection(connectionId);
     if (actor !== undefined && holds(actor)) return connectionId;
   }
   return undefined;
 }
 
-/** The connection holding job `id` in this node's replica; undefined when none does. */
-export function connectionOfJob(engine: Engine, id: string): string | undefined {
-  for (const connectionId of engine.connectionIds()) {
-    if ((engine.connection(connectionId)?.jobs.rowOf(id) ?? -1) >= 0) return connectionId;
-  }
-  return undefined;
-}
-
-/** The connection holding alert rule or channel `id` in this node's replica. */
-function connectionOfAlert(engine: Engine, what: 'rules' | 'channels', id: string): string | undefined {
-  for (const connectionId of engine.connectionIds()) {
-    if (engine.connection(connectionId)?.alerts[what].has(id) === true) return connectionId;
-  }
-  return undefined;
+/** The connection holding job `id` in this engine, the first of `connectionIds` (default: all of them); undefined when none does. */
+export function connectionOfJob(engine: Engine, id: string, connectionIds?: Iterable<string>): string | undefined {
+  return connectionHolding(engine, connectionIds, (actor) => actor.jobs.rowOf(id) >= 0);
 }
 
 /**

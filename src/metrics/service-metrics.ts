@@ -7,7 +7,7 @@
  * Process memory, CPU and event-loop delay are prom-client's default metrics
  * (`process_*`, `nodejs_*`; the delay from perf_hooks' monitorEventLoopDelay, which Bun has).
  */
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 import { DomainError } from '../../actors/domain-error.ts';
 import type { DeliveryOutcome } from '../../actors/alerts/alert-model.ts';
 import type { SubscriberCloseReason } from '../../actors/stream/subscriber.ts';
@@ -63,25 +63,19 @@ export class ServiceMetrics implements ServiceObserver {
   private readonly alertRuleEvaluations: Counter;
   private readonly alertTransitions: Counter;
   private readonly alertDeliveries: Counter<'outcome'>;
+  private readonly taskSeriesMax: number;
 
-  /** `taskSeriesMax`: the (connection, task) pairs the task metrics' families export at most */
-  constructor(private readonly taskSeriesMax = 100) {
+  /**
+   * `processMetrics: false` for a shard's thread: the process's memory, CPU and event loop
+   * are the front's to report (a worker thread shares the process), and shards' figures are
+   * summed with the front's at scrape time (`scrapeWith`). `taskSeriesMax`: the (connection,
+   * task) pairs the task metrics' families export at most.
+   */
+  constructor({ processMetrics = true, taskSeriesMax = 100 }: { processMetrics?: boolean; taskSeriesMax?: number } = {}) {
+    this.taskSeriesMax = taskSeriesMax;
     const registers = [this.registry];
-    collectDefaultMetrics({ register: this.registry });
-    const pending = this.pendingEvents;
-    new Counter({
-      name: 'jobwatch_ingest_events_total',
-      help: 'Events in ingest requests by outcome: accepted, rejected (invalid or over a tenant limit), skipped (duplicates), truncated (past the daily limit)',
-      labelNames: ['outcome'] as const,
-      registers,
-      // Counted as plain numbers per request (a labelled inc costs ~0.2 us, four per request) and handed over here.
-      collect() {
-        for (const outcome of EVENT_OUTCOMES) {
-          this.labels(outcome).inc(pending[outcome]);
-          pending[outcome] = 0;
-        }
-      },
-    });
+    if (processMetrics) collectDefaultMetrics({ register: this.registry });
+    this.registerIngestEvents(registers);
     this.ingestRefusals = new Counter({
       name: 'jobwatch_ingest_requests_refused_total',
       help: 'Ingest requests refused as a whole, by error code',
@@ -149,6 +143,23 @@ export class ServiceMetrics implements ServiceObserver {
     });
   }
 
+  /** The ingest events' counter, counted as plain numbers per request (a labelled inc costs ~0.2 us, four per request) and handed over at scrape time. */
+  private registerIngestEvents(registers: Registry[]): void {
+    const pending = this.pendingEvents;
+    new Counter({
+      name: 'jobwatch_ingest_events_total',
+      help: 'Events in ingest requests by outcome: accepted, rejected (invalid or over a tenant limit), skipped (duplicates), truncated (past the daily limit)',
+      labelNames: ['outcome'] as const,
+      registers,
+      collect() {
+        for (const outcome of EVENT_OUTCOMES) {
+          this.labels(outcome).inc(pending[outcome]);
+          pending[outcome] = 0;
+        }
+      },
+    });
+  }
+
   /** Registers the gauges counted at scrape time; call once the engine is open. */
   watch(sources: RetainedSources): void {
     const registers = [this.registry];
@@ -200,6 +211,17 @@ export class ServiceMetrics implements ServiceObserver {
   /** The text exposition format and its content type. */
   async scrape(): Promise<{ contentType: string; body: string }> {
     return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+
+  /** The families as data, for a front to add up with its own (a shard's answer to the front's scrape). */
+  async families(): Promise<MetricObjectWithValues<MetricValue<string>>[]> {
+    return this.registry.getMetricsAsJSON();
+  }
+
+  /** This registry's families added to those of the shards (counters, histograms and gauges summed). */
+  async scrapeWith(shards: Array<MetricObjectWithValues<MetricValue<string>>[]>): Promise<{ contentType: string; body: string }> {
+    const merged = AggregatorRegistry.aggregate([await this.families(), ...shards]);
+    return { contentType: this.registry.contentType, body: await merged.metrics() };
   }
 
   ingestAnswered(startedAtMs: number, counts: IngestCounts): void {

@@ -22,6 +22,7 @@ import type { Workflow as WorkflowView } from '../../actors/queries/workflow.ts'
 import type { QueueStreamItem as QueueStreamItemView, QueueView } from '../../actors/views/queue-view.ts';
 import type { WorkerView } from '../../actors/views/worker-view.ts';
 import { EVENT_ERROR_CODES } from '../routes/error-docs.ts';
+import { SHARD_STATES } from '../shards/shard-states.ts';
 import { literals } from '../routes/list-params.ts';
 
 export const closed = <T extends Parameters<typeof Type.Object>[0]>(properties: T, description?: string) =>
@@ -352,6 +353,8 @@ export const Health = closed({
       Type.Null(),
     ]),
   ),
+  // with WORKERS above 1: each shard and its state (one that is not ready answers its connections 503)
+  shards: Type.Optional(Type.Array(closed({ shard: Type.Integer({ minimum: 0 }), state: literals(SHARD_STATES) }))),
 });
 
 const WorkflowNode = closed({

@@ -11,6 +11,7 @@ import { relationsOf } from '../../actors/connection/job-links.ts';
 import type { AppDeps } from '../app-deps.ts';
 import { accessOf } from '../http/access-guard.ts';
 import { model, validQuery } from '../http/validate.ts';
+import { mergeDetailAsked } from '../shards/merge-detail.ts';
 import { connectionIdParam, frameworkParam, limitParam, literals, sortOrderParam } from './list-params.ts';
 
 export const JobListParams = model(
@@ -34,11 +35,12 @@ export const JobListParams = model(
 const RECENT_EXECUTIONS_MAX = 10;
 
 /** Job lists and job detail, over every connection of the session user's teams. */
-export function jobReadRoutes({ connections, engine }: AppDeps) {
+export function jobReadRoutes(deps: AppDeps) {
+  const { connections, engine } = deps;
   return new Elysia({ name: 'job-reads' })
     .get('/api/jobs', (context) => {
       const query = validQuery(JobListParams, context.query);
-      return listJobs(connections.readableActors(accessOf(context), query.connectionId), query, payloadQueryOf(context.query));
+      return listJobs(connections.readableActors(accessOf(context), query.connectionId), query, payloadQueryOf(context.query), { itemCursors: mergeDetailAsked(deps, context.request) });
     })
     .get('/api/jobs/:id', (context) => {
       for (const actor of connections.readableActors(accessOf(context), undefined)) {

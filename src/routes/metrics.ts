@@ -17,7 +17,7 @@ export function metricsRoutes({ metrics }: AppDeps) {
         'WWW-Authenticate': 'Bearer realm="metrics"',
       });
     }
-    const { contentType, body } = await metrics.service.scrape();
+    const { contentType, body } = await (metrics.scrape?.() ?? metrics.service.scrape());
     return new Response(body, { headers: { 'content-type': contentType, 'cache-control': 'no-store' } });
   });
 }

@@ -10,6 +10,7 @@ import { DomainError } from '../../actors/domain-error.ts';
 import type { AppDeps } from '../app-deps.ts';
 import { accessOf } from '../http/access-guard.ts';
 import { model, validQuery } from '../http/validate.ts';
+import { mergeDetailAsked } from '../shards/merge-detail.ts';
 import { connectionIdParam, frameworkParam, limitParam, literals, sortOrderParam, pageParam } from './list-params.ts';
 
 /** A queue of a readable connection; its full view is built only if it lands on the page. */
@@ -52,7 +53,8 @@ export const QueueListParams = model(
 
 export const QueueParams = model(Type.Object({ timeRange: literals(TIME_RANGES, { default: '24h' }) }));
 
-export function queueRoutes({ connections, engine }: AppDeps) {
+export function queueRoutes(deps: AppDeps) {
+  const { connections, engine } = deps;
   return new Elysia({ name: 'queues' })
     .get('/api/queues/:id', (context) => {
       const { timeRange } = validQuery(QueueParams, context.query);
@@ -74,6 +76,7 @@ export function queueRoutes({ connections, engine }: AppDeps) {
         }
       }
       const sortValue = queueSortValue(query.sortBy, query.timeRange, nowMs);
-      return pageThenPresent(listed, sortValue, query, ({ queue, actor }) => toQueueView(queue, actor, query.timeRange, nowMs));
+      const page = { ...query, throughPage: mergeDetailAsked(deps, context.request) };
+      return pageThenPresent(listed, sortValue, page, ({ queue, actor }) => toQueueView(queue, actor, query.timeRange, nowMs));
     });
 }

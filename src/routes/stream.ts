@@ -18,13 +18,15 @@ export const StreamParams = model(
  * for as long as the session that opened it lives (see LiveUpdates).
  */
 export function streamRoutes({ connections, live }: AppDeps) {
-  return new Elysia({ name: 'stream' }).get('/api/events/stream', (context) => {
+  return new Elysia({ name: 'stream' }).get('/api/events/stream', async (context) => {
     const access = accessOf(context);
     const sessionKey = sessionKeyOf(context);
     const { request, server } = context;
     const query = validQuery(StreamParams, context.query);
     const lastEventId = request.headers.get('last-event-id') ?? query.lastEventId;
-    const connectionIds = connections.readableActors(access, query.connectionId).map((actor) => actor.connectionId);
+    const connectionIds = connections.readableConnectionIds(access, query.connectionId);
+    // on a shard's front the shards keeping these connections start sending their events first
+    await live.prepare(connectionIds);
     const subscription = live.subscribe({ userId: access.user.id, sessionKey }, connectionIds, lastEventId, request.signal);
     // Bun 1.4.5 was measured not to idle-time-out a response that is still streaming; this
     // keeps a quiet stream safe should that change (keep-alives serve proxies).

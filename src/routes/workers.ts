@@ -7,6 +7,7 @@ import { toWorkerView, type WorkerView } from '../../actors/views/worker-view.ts
 import type { AppDeps } from '../app-deps.ts';
 import { accessOf } from '../http/access-guard.ts';
 import { model, validQuery } from '../http/validate.ts';
+import { mergeDetailAsked } from '../shards/merge-detail.ts';
 import { connectionIdParam, frameworkParam, limitParam, literals, sortOrderParam, pageParam } from './list-params.ts';
 
 const WORKER_SORT: Record<string, (worker: WorkerView) => SortValue> = {
@@ -29,7 +30,8 @@ export const WorkerListParams = model(
   }),
 );
 
-export function workerRoutes({ connections, engine }: AppDeps) {
+export function workerRoutes(deps: AppDeps) {
+  const { connections, engine } = deps;
   return new Elysia({ name: 'workers' }).get('/api/workers', (context) => {
     const query = validQuery(WorkerListParams, context.query);
     const nowMs = engine.clock.nowMs();
@@ -41,6 +43,6 @@ export function workerRoutes({ connections, engine }: AppDeps) {
         if (query.state === undefined || view.state === query.state) views.push(view);
       }
     }
-    return pageOf(views, WORKER_SORT[query.sortBy]!, query);
+    return pageOf(views, WORKER_SORT[query.sortBy]!, { ...query, throughPage: mergeDetailAsked(deps, context.request) });
   });
 }

@@ -28,7 +28,7 @@ const INDEX_BUILD_DELAY_MS = 1_000;
  * the service answers sooner; the rest are built here, one index per timer turn, so
  * requests are answered between them (a request that needs one builds it itself).
  */
-async function buildIndexesBetweenRequests(engine: Engine): Promise<void> {
+export async function buildIndexesBetweenRequests(engine: Engine): Promise<void> {
   const turn = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms).unref());
   await turn(INDEX_BUILD_DELAY_MS);
   for (const id of [...engine.connectionIds()]) {

@@ -21,6 +21,8 @@ export async function openServiceEngine(
 ): Promise<OpenedEngine> {
   const opened = await openEngine(config, {
     log,
+    // one thread: a data directory left in shards (WORKERS was above 1) is moved back into one store first
+    settleLayout: config.clusterNatsUrl === null,
     clusterWaiting: mode.clusterWaiting,
     logObserver: observers.logWriter,
     onListenerError: (error) =>

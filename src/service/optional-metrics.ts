@@ -8,5 +8,5 @@ import type { ServiceMetrics } from '../metrics/service-metrics.ts';
 export async function optionalMetrics(config: Pick<Config, 'metricsToken' | 'prometheusTaskSeriesMax'>): Promise<{ service: ServiceMetrics; token: string } | undefined> {
   if (config.metricsToken === null) return undefined;
   const { ServiceMetrics } = await import('../metrics/service-metrics.ts');
-  return { service: new ServiceMetrics(config.prometheusTaskSeriesMax), token: config.metricsToken };
+  return { service: new ServiceMetrics({ taskSeriesMax: config.prometheusTaskSeriesMax }), token: config.metricsToken };
 }

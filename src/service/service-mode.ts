@@ -22,6 +22,7 @@ import type { ServiceObserver } from '../metrics/service-observer.ts';
 import type { ClusterNode, ClusterWaiting, OpenedEngine } from '../open-engine.ts';
 import { partitionNumberOf, snapshotPartitions } from '../partition-snapshots.ts';
 import type { SnapshotPolicy } from './snapshot-schedule.ts';
+import { storeSnapshotPolicy } from './store-snapshots.ts';
 
 /**
  * Bun answers a body past this itself, with an empty 413 before any of our code runs. Every
@@ -61,34 +62,7 @@ function singleNode(config: Config, log: LogLine): ServiceMode {
       app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: SERVER_BODY_BYTES_MAX, development: false });
       return 'listening on';
     },
-    snapshotPolicy({ engine, store }, observer) {
-      let lastSnapshotMs = Date.now();
-      const takeAll = (): Promise<void> => {
-        const snapshot = engine.takeSnapshot(); // in the same tick as writeSnapshot fixes the log position
-        return store
-          .writeSnapshot(snapshot)
-          .then((written) => {
-            lastSnapshotMs = Date.now();
-            observer.snapshotWritten(written.bytes, written.durationMs);
-            log(`snapshot at seq ${written.seq}: ${written.bytes} bytes in ${Math.round(written.durationMs)} ms`, {
-              seq: written.seq,
-              bytes: written.bytes,
-              durationMs: Math.round(written.durationMs),
-            });
-          })
-          .finally(() => snapshot.release());
-      };
-      return {
-        takeAll,
-        takeDue() {
-          const logFull = store.logBytesSinceSnapshot >= config.snapshotLogBytesMax;
-          // Stryker disable next-line EqualityOperator: `>` differs by one millisecond of wall clock; the next check catches up
-          const intervalPassed = Date.now() - lastSnapshotMs >= config.snapshotIntervalMs;
-          const due = logFull || intervalPassed;
-          return due && store.logBytesSinceSnapshot > 0 ? takeAll() : null;
-        },
-      };
-    },
+    snapshotPolicy: ({ engine, store }, observer) => storeSnapshotPolicy({ capture: () => engine.takeSnapshot(), store, config, log, observer }),
     retentionRecords: (_opened, atMs) => [{ t: 'retention', atMs }],
     writesConnectionsOf: () => undefined,
   };

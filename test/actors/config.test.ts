@@ -30,6 +30,11 @@ describe('configuration from the environment', () => {
     expect(config.tenantLimits).toEqual({ queuesPerConnectionMax: 10, workersPerConnectionMax: 20, connectionMemoryBytesMax: 0, dailyIngestBytesMax: 5 * 1024 * 1024, clockSkewToleranceMs: 0 });
   });
 
+  test('WORKERS: shards from 1 to 64', () => {
+    expect(loadConfig({ WORKERS: '1' }).workers).toBe(1);
+    expect(loadConfig({ WORKERS: '64' }).workers).toBe(64);
+  });
+
   test('values are read and converted', () => {
     const config = loadConfig({ PORT: '8080', DAILY_EVENT_LIMIT: '0', RETENTION_HOURS: '48', FSYNC: 'everysec', COOKIE_SECURE: 'true', MAX_JOBS_PER_CONNECTION: '5000' });
     expect(config).toMatchObject({ port: 8080, dailyEventLimit: 0, retentionMs: 48 * 3_600_000, fsync: 'everysec', cookieSecure: 'true', maxJobsPerConnection: 5000 });
@@ -90,6 +95,9 @@ describe('configuration from the environment', () => {
     [{ CLOCK_SKEW_TOLERANCE_SECONDS: '999999999' }, 'CLOCK_SKEW_TOLERANCE_SECONDS'],
     [{ TRUSTED_PROXIES: '10.0.0.1, proxy.internal' }, 'TRUSTED_PROXIES'],
     [{ TRUSTED_PROXIES: '10.0.0.0/40' }, 'TRUSTED_PROXIES'],
+    [{ WORKERS: '0' }, 'WORKERS'],
+    [{ WORKERS: '65' }, 'WORKERS'],
+    [{ WORKERS: 'all' }, 'WORKERS'],
   ];
   for (const [env, name] of bad) {
     test(`a bad ${name} stops start-up with a message naming it`, () => {

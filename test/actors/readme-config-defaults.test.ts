@@ -6,6 +6,7 @@
  */
 import { describe, expect, test } from 'bun:test';
 import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { ManualClock } from '../../actors/clock.ts';
 import { Engine, inMemoryLog } from '../../actors/engine.ts';
@@ -77,8 +78,9 @@ const READ_AS: Record<string, (config: Config) => unknown> = {
   METRICS_PROMETHEUS_TASKS_MAX: (config) => config.prometheusTaskSeriesMax,
 };
 
-/** Defaults that are not a plain value in the config: null there, and applied (or generated) later. */
+/** Defaults that are not a plain value in the config: null there, and applied (or generated) later, or the machine's. */
 const APPLIED_ELSEWHERE: Record<string, (config: Config) => unknown> = {
+  WORKERS: (config) => config.workers,
   ADMIN_EMAIL: (config) => config.adminEmail,
   ADMIN_PASSWORD: (config) => config.adminPassword,
   SESSION_SECRET: (config) => config.sessionSecret,
@@ -124,6 +126,11 @@ describe('the documented configuration table', () => {
       expect(readAs(defaults)).toBe(asValue(cell!));
     });
   }
+
+  test("WORKERS: unset means the machine's cores, at most 16, as documented", () => {
+    expect(documented.get('WORKERS')).toBe("the machine's cores, at most 16");
+    expect(APPLIED_ELSEWHERE.WORKERS!(defaults)).toBe(Math.min(16, availableParallelism()));
+  });
 
   test('ADMIN_PASSWORD and SESSION_SECRET: unset means generated (null in the config), as documented', () => {
     for (const name of ['ADMIN_PASSWORD', 'SESSION_SECRET']) {

@@ -6,7 +6,8 @@ import { expect, test } from 'bun:test';
 import type { SendResult } from '../../actors/alerts/alert-book.ts';
 import { SENDS_IN_FLIGHT_PER_CONNECTION_MAX } from '../../src/alerts/alert-runner.ts';
 import { jobEvent } from '../support/events.ts';
-import { T0 } from '../support/test-app.ts';
+import { T0, testShardCount } from '../support/test-app.ts';
+import { shardOf } from '../../src/shards/shard-runtime.ts';
 import { alertFixture } from './alert-fixture.ts';
 
 test("a connection with many waiting deliveries holds at most its share of sends; another connection's go out meanwhile", async () => {
@@ -151,7 +152,12 @@ test('past the shared pool each connection still starts its first send, and wait
   const held = heldSends();
   const f = await alertFixture({ alerts: { send: held.send, runnerLimits: { sendsInFlightMax: 2 } } });
   const connections = [f.connection.id];
-  for (const name of ['b', 'c']) connections.push((await f.t.createConnection(f.cookie, name)).id);
+  // the pool is one runner's: with shards (WORKERS above 1), each shard's, so the three share one
+  const shards = testShardCount();
+  for (let made = 0; connections.length < 3; made++) {
+    const id = (await f.t.createConnection(f.cookie, `c${made}`)).id;
+    if (shardOf(id, shards) === shardOf(f.connection.id, shards)) connections.push(id);
+  }
   for (const [index, connectionId] of connections.entries()) {
     const channels: string[] = [];
     for (let c = 0; c < 3; c++) {

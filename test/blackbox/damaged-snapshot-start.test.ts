@@ -11,7 +11,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SNAPSHOT_MAGIC, encodeFrame, readFrame } from '../../persistence/frame.ts';
 import { decodeValue, encodeValue } from '../../persistence/record-codec.ts';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, createConnection, login, makeDataDir, removeDir, spawnService, startService, TEST_TIMEOUT_MS } from './service-process.ts';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, createConnection, login, logDir, makeDataDir, removeDir, spawnService, startService, TEST_TIMEOUT_MS } from './service-process.ts';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach(removeDir));
@@ -24,8 +24,9 @@ test('a snapshot whose accounts chunk was replaced by {} stops the start; no adm
   await createConnection(first.baseUrl, cookie, 'prod');
   expect(await first.stop()).toBe(0); // a clean stop writes the snapshot
 
-  const logDir = join(dataDir, 'log');
-  const snapshot = join(logDir, readdirSync(logDir).find((name) => name.endsWith('.snap'))!);
+  // the store holding the accounts: the only one, or the accounts' own with shards
+  const accountsDir = logDir(dataDir);
+  const snapshot = join(accountsDir, readdirSync(accountsDir).find((name) => name.endsWith('.snap'))!);
   const original = readFileSync(snapshot);
   const frames: Array<{ start: number; end: number; value: unknown }> = [];
   for (let offset = 0; offset < original.length; ) {
@@ -45,7 +46,7 @@ test('a snapshot whose accounts chunk was replaced by {} stops the start; no adm
   const output = refused.output;
   expect(output).not.toContain('listening on');
   expect(output).not.toContain('created admin');
-  expect(output).toContain(`refusing to start from data directory ${logDir}: snapshot ${snapshot} chunk ${index} of ${frames.length - 2} (frame at offset ${accounts.start}): expected a snapshot chunk kind this version knows`);
+  expect(output).toContain(`refusing to start from data directory ${accountsDir}: snapshot ${snapshot} chunk ${index} of ${frames.length - 2} (frame at offset ${accounts.start}): expected a snapshot chunk kind this version knows`);
   expect(output).toContain('Nothing in the directory was changed');
   expect(Buffer.compare(readFileSync(snapshot), damaged)).toBe(0);
 

@@ -6,7 +6,7 @@
  */
 import { afterEach, beforeEach, expect, test } from 'bun:test';
 import { chmodSync, lstatSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import {
   ADMIN_EMAIL,
   ADMIN_PASSWORD,
@@ -15,6 +15,7 @@ import {
   createConnection,
   ingest,
   login,
+  logDir,
   makeDataDir,
   spawnService,
   startService,
@@ -59,7 +60,9 @@ test('under umask 000 everything the service and the CLI backup write is private
   expect(await first.stop()).toBe(0);
 
   const stopped = modesUnder(dataDir);
-  expect(stopped.some((line) => line.startsWith('./log/') && line.includes('.snap '))).toBe(true);
+  // the accounts' store: the only one (log), or the accounts' own with shards
+  const store = `./${relative(dataDir, logDir(dataDir))}/`;
+  expect(stopped.some((line) => line.startsWith(store) && line.includes('.snap '))).toBe(true);
   expect(running.some((line) => line.startsWith('./LOCK '))).toBe(true);
   expect(stopped.some((line) => line.startsWith('./session-secret '))).toBe(true);
   expect(running).toEqual(privateModes(running));

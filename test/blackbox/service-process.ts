@@ -13,7 +13,8 @@
 import type { Subprocess } from 'bun';
 import { afterAll, afterEach } from 'bun:test';
 import { SeededRandom } from '../../persistence/seeded-random.ts';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { fnv1a32 } from '../../actors/partition-of.ts';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -36,6 +37,11 @@ const SERVICE_VARIABLES = [
 const live = new Set<ServiceProcess>();
 /** Wrappers whose service may outlive them (kept after the wrapper exits, for cleanup). */
 const wrapped = new Set<ServiceProcess>();
+
+/** WORKERS of the services the tests start: the variable the tests run with, 1 when unset. */
+export function testWorkers(): string {
+  return process.env.WORKERS ?? '1';
+}
 
 export function makeDataDir(label: string): string {
   return mkdtempSync(join(tmpdir(), `jobwatch-blackbox-${label}-`));
@@ -177,7 +183,8 @@ export class ServiceProcess {
 function serviceEnv(options: SpawnOptions): Record<string, string> {
   const env: Record<string, string | undefined> = { ...process.env };
   for (const name of SERVICE_VARIABLES) delete env[name];
-  Object.assign(env, { PORT: '0', HOST: '127.0.0.1', DATA_DIR: options.dataDir }, options.env ?? {});
+  // WORKERS as the tests were run with (`WORKERS=4 npm test`), else one shard: never the machine's cores
+  Object.assign(env, { PORT: '0', HOST: '127.0.0.1', DATA_DIR: options.dataDir, WORKERS: testWorkers() }, options.env ?? {});
   const clean: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) if (value !== undefined) clean[name] = value;
   return clean;
@@ -362,16 +369,25 @@ export function batchOfJobs(connectionId: string, prefix: string, count: number,
 // ---------------------------------------------------------------------------------------
 // Data directory files (names from persistence/file-names.ts, frame layout from frame.ts)
 
-export function logDir(dataDir: string): string {
-  return join(dataDir, 'log');
+/**
+ * The directory of a store, as docs/operations.md describes the layout: `log` for one store;
+ * with shards (`shards.json`) the store of the shard keeping `connectionId`, or without one
+ * the accounts' store. Read from the files, as an operator would.
+ */
+export function logDir(dataDir: string, connectionId?: string): string {
+  const layoutFile = join(dataDir, 'shards.json');
+  if (!existsSync(layoutFile)) return join(dataDir, 'log');
+  const { workers, dir } = JSON.parse(readFileSync(layoutFile, 'utf8')) as { workers: number; dir: string };
+  return join(dataDir, dir, connectionId === undefined ? 'accounts' : `shard-${fnv1a32(connectionId) % workers}`);
 }
 
-/** log-<20-digit first seq>.seg files, oldest first (a name sort is a seq sort). */
-export function segmentFiles(dataDir: string): string[] {
-  return readdirSync(logDir(dataDir))
+/** log-<20-digit first seq>.seg files of a store (see logDir), oldest first (a name sort is a seq sort). */
+export function segmentFiles(dataDir: string, connectionId?: string): string[] {
+  const dir = logDir(dataDir, connectionId);
+  return readdirSync(dir)
     .filter((name) => /^log-\d{20}\.seg$/.test(name))
     .sort()
-    .map((name) => join(logDir(dataDir), name));
+    .map((name) => join(dir, name));
 }
 
 export const FRAME_HEADER_BYTES = 20;

@@ -61,7 +61,8 @@ async function prepareKilledDataDir(label: string): Promise<Prepared> {
     batches.push(events.map((event) => event.job.externalId));
   }
   await service.kill();
-  const segments = segmentFiles(dataDir);
+  // the store of the connection's records: the only one, or its shard's (WORKERS above 1)
+  const segments = segmentFiles(dataDir, connection.id);
   expect(segments).toHaveLength(1); // no snapshot was taken, so one segment holds everything
   return { dataDir, connection, cookie, batches, segment: segments[0]! };
 }
@@ -130,7 +131,7 @@ describe('torn tail of the newest segment', () => {
     const before = batchOfJobs(connection.id, 'snap-before', 8);
     expect((await ingest(first.baseUrl, connection.apiKey, before)).body.accepted).toBe(8);
     expect(await first.stop()).toBe(0);
-    const [segment, ...others] = segmentFiles(dataDir).reverse();
+    const [segment, ...others] = segmentFiles(dataDir, connection.id).reverse();
     expect(others).toEqual([]); // the snapshot covers the old segment, which is gone
     expect(statSync(segment!).size).toBe(0);
 
@@ -141,7 +142,7 @@ describe('torn tail of the newest segment', () => {
     expect((await ingest(second.baseUrl, connection.apiKey, after)).body.accepted).toBe(8);
     await second.kill();
 
-    const newest = segmentFiles(dataDir).at(-1)!;
+    const newest = segmentFiles(dataDir, connection.id).at(-1)!;
     const intactBytes = statSync(newest).size;
     appendFileSync(newest, new Uint8Array([0x4a, 0x57, 0x4c])); // the start of a frame magic, cut short
     const { ids, output } = await externalIdsAfterRestart(dataDir, cookie);
@@ -152,7 +153,7 @@ describe('torn tail of the newest segment', () => {
 
 describe('damage in the middle of a segment', () => {
   test('a flipped byte with intact frames after it: start-up is refused with what to do, nothing on disk changes', async () => {
-    const { dataDir, cookie, batches, segment } = await prepareKilledDataDir('middle');
+    const { dataDir, connection, cookie, batches, segment } = await prepareKilledDataDir('middle');
     const original = readFileSync(segment);
     const frames = frameLayout(original);
     // the ingest batches are the last BATCHES frames; damage the one of batch 2 (three intact frames follow)
@@ -176,7 +177,7 @@ describe('damage in the middle of a segment', () => {
     expect(output).toContain(`truncate -s ${damaged.offset} ${segment}`);
     expect(output).toContain('Nothing in the directory was changed');
     expect(Buffer.compare(readFileSync(segment), Buffer.from(corrupt))).toBe(0);
-    expect(segmentFiles(dataDir)).toEqual([segment]);
+    expect(segmentFiles(dataDir, connection.id)).toEqual([segment]);
     expect(existsSync(join(dataDir, 'LOCK'))).toBe(false); // the refused process let go of the directory
 
     // Doing what the message says (cut the file at the damage) lets it start, with the batches before the damage.

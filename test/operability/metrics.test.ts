@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { startService, type RunningService } from '../../src/server.ts';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, createConnection, ingest, jobEvent, login } from '../blackbox/service-process.ts';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, createConnection, ingest, jobEvent, login, testWorkers } from '../blackbox/service-process.ts';
 import { parsePrometheusText, sampleValue, type Family, type MetricType } from '../support/prometheus-text.ts';
 
 const TOKEN = 'scrape-token-0123456789';
@@ -25,7 +25,7 @@ afterEach(async () => {
 });
 
 async function start(env: Record<string, string> = {}, dir = mkdtempSync(join(tmpdir(), 'jobwatch-metrics-'))) {
-  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dir, ADMIN_EMAIL, ADMIN_PASSWORD, FSYNC: 'always', METRICS_TOKEN: TOKEN, ...env });
+  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dir, WORKERS: testWorkers(), ADMIN_EMAIL, ADMIN_PASSWORD, FSYNC: 'always', METRICS_TOKEN: TOKEN, ...env });
   const service = await startService(config, () => {}, { snapshotCheckIntervalMs: HOUR_MS, retentionIntervalMs: HOUR_MS });
   running.push({ service, dir });
   return { service, dir, baseUrl: `http://127.0.0.1:${service.port}` };

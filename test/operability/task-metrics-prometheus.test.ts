@@ -17,7 +17,7 @@ function connection(id: string): ConnectionActor {
 }
 
 async function scrape(actors: ConnectionActor[], seriesMax: number) {
-  const metrics = new ServiceMetrics(seriesMax);
+  const metrics = new ServiceMetrics({ taskSeriesMax: seriesMax });
   metrics.watch({ connections: () => actors, openStreams: () => 0, logBytesSinceSnapshot: () => 0 });
   const { body } = await metrics.scrape();
   return parsePrometheusText(body);
@@ -73,7 +73,7 @@ describe('task metrics on /metrics', () => {
 
   test('given a day sealed after a scrape, then the next scrape counts it (the memo of sealed days follows them)', async () => {
     const prod = connection('c-prod');
-    const metrics = new ServiceMetrics(10);
+    const metrics = new ServiceMetrics({ taskSeriesMax: 10 });
     metrics.watch({ connections: () => [prod], openStreams: () => 0, logBytesSinceSnapshot: () => 0 });
     const completed = async () => sampleValue(parsePrometheusText((await metrics.scrape()).body), 'jobwatch_task_jobs_total', { task: 'mail.send', outcome: 'completed' });
     prod.taskMetrics.recordFinished('mail.send', null, 'completed', T0, 10, T0);

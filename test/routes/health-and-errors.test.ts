@@ -31,10 +31,10 @@ describe('health and the error envelope', () => {
     const t = await testApp();
     const cookie = await t.login();
     // Sabotage a dependency so that the route throws something that is not a domain error.
-    (t.connections as any).list = () => {
+    (t.connections as any).create = () => {
       throw new Error('secret internal detail');
     };
-    const response = await t.request('GET', '/api/connections', { headers: { cookie } });
+    const response = await t.request('POST', '/api/connections', { body: { name: 'prod' }, headers: { cookie } });
     expect(response.status).toBe(500);
     expect(response.json.error.code).toBe('INTERNAL_ERROR');
     expect(response.text).not.toContain('secret internal detail');

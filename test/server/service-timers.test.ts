@@ -29,7 +29,8 @@ afterEach(async () => {
 async function start(overrides: Partial<Config>, timers: Partial<ServiceTimers>) {
   const dir = mkdtempSync(join(tmpdir(), 'jobwatch-timers-'));
   const config: Config = {
-    ...loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dir, ADMIN_EMAIL, ADMIN_PASSWORD, FSYNC: 'no' }),
+    // one store: these are the single thread's timers (a shard's run in its worker: test/shards/)
+    ...loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dir, WORKERS: '1', ADMIN_EMAIL, ADMIN_PASSWORD, FSYNC: 'no' }),
     ...overrides,
   };
   const lines: string[] = [];

@@ -35,7 +35,6 @@ import { newId } from '../../actors/ids.ts';
 export const BASE = 'http://localhost:3000';
 export const ADMIN = { email: 'admin@example.com', password: 'correct horse battery' };
 export const T0 = Date.parse('2026-11-21T10:00:00.000Z');
-const SESSION_SECRET = 'test-session-secret';
 
 export interface TestAppOptions {
   limits?: Partial<ConnectionLimits>;
@@ -64,9 +63,40 @@ export interface TestAppOptions {
 }
 
 /** The in-memory app has no data directory to back up; backups are tested on a real service. */
-const noBackups = () => Promise.reject(new DomainError('SERVICE_UNAVAILABLE', 'this test app has no data directory'));
+export const noBackups = () => Promise.reject(new DomainError('SERVICE_UNAVAILABLE', 'this test app has no data directory'));
 
+/** The test app's defaults beside what a test sets. */
+export const TEST_LIMITS: ConnectionLimits = { dailyEventLimit: 10_000, dedupKeysMax: 100_000, maxJobsPerConnection: 1_000_000, retentionMs: 86_400_000 } as ConnectionLimits;
+export const TEST_LIVE: Omit<LiveUpdatesOptions, 'remoteFeed'> = {
+  hub: { ringBufferEventsMax: 100, ringBufferBytesMax: 1 << 20, subscriberBufferBytesMax: 1024 * 1024, flushIntervalMs: 5, keepAliveIntervalMs: 200 },
+  livenessCheckIntervalMs: 3_600_000,
+  streamsPerUserMax: 3,
+  resumeGraceMs: 60_000,
+};
+export const TEST_SESSION = { ttlMs: 7 * 86_400_000, secret: 'test-session-secret' };
+/** how long an invitation's password link lives in the tests */
+export const TEST_INVITE_TTL_MS = 72 * 3_600_000;
+
+/**
+ * The app of a test: a single engine, or with WORKERS above 1 (as the service reads it) the
+ * connections spread over that many shards in this thread (sharded-test-app.ts), so every
+ * route test runs against either; `npm test` runs the route folders both ways.
+ */
 export async function testApp(options: TestAppOptions = {}) {
+  const shards = testShardCount();
+  if (shards > 1) return (await import('./sharded-test-app.ts')).shardedTestApp(options, shards) as unknown as Promise<SingleTestApp>;
+  return singleTestApp(options);
+}
+
+/** WORKERS from the environment, as the service reads it; 1 when unset. */
+export function testShardCount(): number {
+  const workers = Number(process.env.WORKERS ?? '1');
+  return Number.isInteger(workers) && workers > 1 ? workers : 1;
+}
+
+type SingleTestApp = Awaited<ReturnType<typeof singleTestApp>>;
+
+export async function singleTestApp(options: TestAppOptions = {}) {
   const clock = new ManualClock(options.nowMs ?? T0);
   const errors: string[] = [];
   /** what LiveUpdates logs: one line per stream a client left or was cut off from */
@@ -75,22 +105,15 @@ export async function testApp(options: TestAppOptions = {}) {
   const engine = new Engine({
     clock,
     log: options.log ?? inMemoryLog,
-    limits: { dailyEventLimit: 10_000, dedupKeysMax: 100_000, maxJobsPerConnection: 1_000_000, retentionMs: 86_400_000, ...options.limits },
+    limits: { ...TEST_LIMITS, ...options.limits },
     onHalt: (error) => halts.push(error),
   });
-  const accounts = new AccountService(engine, 7 * 86_400_000, SESSION_SECRET, { ...LOGIN_LIMITER_DEFAULTS, ...options.loginLimiter });
+  const accounts = new AccountService(engine, TEST_SESSION.ttlMs, TEST_SESSION.secret, { ...LOGIN_LIMITER_DEFAULTS, ...options.loginLimiter });
   const connections = new ConnectionService(engine);
   const teams = new TeamService(engine);
-  const users = new UserService(engine, 72 * 3_600_000);
+  const users = new UserService(engine, TEST_INVITE_TTL_MS);
   const jobActions = new JobActionService(engine, connections);
-  const live = new LiveUpdates(engine, clock, {
-    hub: { ringBufferEventsMax: 100, ringBufferBytesMax: 1 << 20, subscriberBufferBytesMax: 1024 * 1024, flushIntervalMs: 5, keepAliveIntervalMs: 200 },
-    livenessCheckIntervalMs: 3_600_000,
-    streamsPerUserMax: 3,
-    resumeGraceMs: 60_000,
-    log: (line) => streamLog.push(line),
-    ...options.live,
-  });
+  const live = new LiveUpdates(engine, clock, { ...TEST_LIVE, log: (line) => streamLog.push(line), ...options.live });
   const alerts = new AlertService(engine, options.publicUrl ?? null);
   const taskMetrics = new TaskMetricsService(engine, connections);
   const alertDelivery = createAlertEdge({
@@ -103,18 +126,72 @@ export async function testApp(options: TestAppOptions = {}) {
     send: options.alerts?.send,
     runnerLimits: options.alerts?.runnerLimits,
   });
-  const ssoSettings = options.sso === undefined ? null : oidcSettings(options.sso);
-  const sso = ssoSettings === null ? undefined : { client: new OidcClient(ssoSettings, SESSION_SECRET), service: new SsoService(engine), groupMap: ssoSettings.groupMap };
   const app = createApp({
-    engine, accounts, connections, teams, users, audit: new AuditService(engine), sso, jobActions, live, alerts, alertDelivery, taskMetrics,
-    config: { cookieSecure: options.cookieSecure ?? 'auto', sessionTtlMs: 7 * 86_400_000, publicUrl: options.publicUrl ?? null, bodyTimeoutMs: options.bodyTimeoutMs ?? 30_000, trustedProxies: TrustedProxies.parse((options.trustedProxies ?? []).join(',')), inFlightPerConnection: options.inFlightPerConnection, passwordSignIn: options.passwordSignIn },
+    engine, accounts, connections, teams, users, audit: new AuditService(engine), sso: testSso(options, engine), jobActions, live, alerts, alertDelivery, taskMetrics,
+    config: testAppConfig(options),
     logError: (line) => errors.push(line),
     backup: noBackups,
   });
   checkAnswersAgainstOpenApi(app);
-  // as a new installation starts: the admin, and the first team with the admin as its admin
-  if (options.withAdmin ?? true) await firstAdminMaker(accounts, teams, { adminEmail: ADMIN.email, adminPassword: ADMIN.password }, () => undefined)();
+  if (options.withAdmin ?? true) await firstTestAdmin(accounts, teams);
+  const client = testClient(app);
 
+  /** The same app on a loopback port, for tests that need a real peer address; stopped by the returned function. */
+  function serve(): { baseUrl: string; stop: () => Promise<void> } {
+    app.listen({ port: 0, hostname: '127.0.0.1' });
+    return { baseUrl: `http://127.0.0.1:${app.server!.port}`, stop: async () => void (await app.stop()) };
+  }
+
+  return { app, engine, clock, serve, accounts, connections, teams, users, live, alerts, alertRunner: alertDelivery.runner, errors, streamLog, halts, ...client, ...sessionHelpers(engine, clock) };
+}
+
+export function testAppConfig(options: TestAppOptions) {
+  return {
+    cookieSecure: options.cookieSecure ?? 'auto',
+    sessionTtlMs: TEST_SESSION.ttlMs,
+    publicUrl: options.publicUrl ?? null,
+    bodyTimeoutMs: options.bodyTimeoutMs ?? 30_000,
+    trustedProxies: TrustedProxies.parse((options.trustedProxies ?? []).join(',')),
+    inFlightPerConnection: options.inFlightPerConnection,
+    passwordSignIn: options.passwordSignIn,
+  };
+}
+
+/** Single sign-on as the test asks for it (OIDC_* variables), over the engine of the accounts. */
+export function testSso(options: TestAppOptions, engine: Engine) {
+  const settings = options.sso === undefined ? null : oidcSettings(options.sso);
+  return settings === null ? undefined : { client: new OidcClient(settings, TEST_SESSION.secret), service: new SsoService(engine), groupMap: settings.groupMap };
+}
+
+/** As a new installation starts: the admin, and the first team with the admin as its admin. */
+export function firstTestAdmin(accounts: AccountService, teams: TeamService): Promise<void> {
+  return firstAdminMaker(accounts, teams, { adminEmail: ADMIN.email, adminPassword: ADMIN.password }, () => undefined)();
+}
+
+/** Users and sessions made straight in the engine's accounts, for tests about what users may do, not how they sign in. */
+export function sessionHelpers(engine: Pick<Engine, 'commit' | 'accounts'>, clock: { nowMs(): number }) {
+  /**
+   * A user made straight in the engine (no password, so no slow hash) and a session for
+   * them: the cookie a sign-in would have given.
+   */
+  async function userWithSession(email: string, options: { isAdmin?: boolean } = {}): Promise<{ user: User; cookie: string }> {
+    const user: User = { id: newId(), email: normalizeEmail(email), passwordHash: '', isAdmin: options.isAdmin ?? false, createdAtMs: clock.nowMs() };
+    await engine.commit({ t: 'user.created', user });
+    return { user, cookie: await sessionCookieOf(user) };
+  }
+
+  /** A new session of `user`, as the cookie header value. */
+  async function sessionCookieOf(user: User): Promise<string> {
+    const token = newSessionToken();
+    await engine.commit(engine.accounts.decideCreateSession(user, sessionTokenHasher(TEST_SESSION.secret)(token), TEST_SESSION.ttlMs, clock.nowMs()));
+    return `session=${token}`;
+  }
+
+  return { userWithSession, sessionCookieOf };
+}
+
+/** What a test does through the routes: requests, logins, users, connections, ingest. */
+export function testClient(app: { handle(request: Request): Promise<Response> }) {
   async function request(method: string, path: string, init: { body?: unknown; headers?: Record<string, string>; rawBody?: string } = {}) {
     const headers: Record<string, string> = { ...init.headers };
     let body: string | undefined = init.rawBody;
@@ -167,35 +244,11 @@ export async function testApp(options: TestAppOptions = {}) {
     return login(email, password);
   }
 
-  /**
-   * A user made straight in the engine (no password, so no slow hash) and a session for
-   * them: the cookie a sign-in would have given. For tests about what users may do, not how
-   * they sign in.
-   */
-  async function userWithSession(email: string, options: { isAdmin?: boolean } = {}): Promise<{ user: User; cookie: string }> {
-    const user: User = { id: newId(), email: normalizeEmail(email), passwordHash: '', isAdmin: options.isAdmin ?? false, createdAtMs: clock.nowMs() };
-    await engine.commit({ t: 'user.created', user });
-    return { user, cookie: await sessionCookieOf(user) };
-  }
-
-  /** A new session of `user`, as the cookie header value. */
-  async function sessionCookieOf(user: User): Promise<string> {
-    const token = newSessionToken();
-    await engine.commit(engine.accounts.decideCreateSession(user, sessionTokenHasher(SESSION_SECRET)(token), 7 * 86_400_000, clock.nowMs()));
-    return `session=${token}`;
-  }
-
   function ingest(apiKey: string, events: unknown[]) {
     return request('POST', '/api/ingest', { body: { events }, headers: { authorization: `Bearer ${apiKey}` } });
   }
 
-  /** The same app on a loopback port, for tests that need a real peer address; stopped by the returned function. */
-  function serve(): { baseUrl: string; stop: () => Promise<void> } {
-    app.listen({ port: 0, hostname: '127.0.0.1' });
-    return { baseUrl: `http://127.0.0.1:${app.server!.port}`, stop: async () => void (await app.stop()) };
-  }
-
-  return { app, engine, clock, serve, accounts, connections, teams, live, alerts, alertRunner: alertDelivery.runner, errors, streamLog, halts, users, request, login, createConnection, createUser, userWithSession, sessionCookieOf, ingest };
+  return { request, login, createConnection, createUser, ingest };
 }
 
 export type TestApp = Awaited<ReturnType<typeof testApp>>;
