@@ -264,13 +264,7 @@ export function loadConfig(env: Env = process.env): Config {
     snapshotLogBytesMax: integer(env, 'SNAPSHOT_LOG_MB', 256, 1, 1_000_000) * 1024 * 1024,
     snapshotIntervalMs: integer(env, 'SNAPSHOT_INTERVAL_MINUTES', 60, 1, 24 * 60) * 60_000,
     streamsPerUserMax: integer(env, 'STREAMS_PER_USER_MAX', 20, 1, 10_000),
-    tenantLimits: {
-      queuesPerConnectionMax: integer(env, 'QUEUES_PER_CONNECTION_MAX', TENANT.queuesPerConnectionMax, 1, 1_000_000),
-      workersPerConnectionMax: integer(env, 'WORKERS_PER_CONNECTION_MAX', TENANT.workersPerConnectionMax, 1, 1_000_000),
-      connectionMemoryBytesMax: integer(env, 'CONNECTION_MEMORY_MB', TENANT.connectionMemoryBytesMax / MB, 0, 1_000_000) * MB,
-      dailyIngestBytesMax: integer(env, 'DAILY_INGEST_MB', TENANT.dailyIngestBytesMax / MB, 0, 1_000_000_000) * MB,
-      clockSkewToleranceMs: integer(env, 'CLOCK_SKEW_TOLERANCE_SECONDS', TENANT.clockSkewToleranceMs / 1000, 0, 7 * 86_400) * 1000,
-    },
+    tenantLimits: tenantLimits(env),
     payloadLimits: payloadLimits(env),
     publicUrl: publicUrl(env, 'PUBLIC_URL'),
     bodyTimeoutMs: integer(env, 'BODY_TIMEOUT_SECONDS', 30, 1, 3_600) * 1000,
@@ -296,6 +290,17 @@ export function loadConfig(env: Env = process.env): Config {
     alertWebhookAllowPrivate: oneOf(env, 'ALERT_WEBHOOK_ALLOW_PRIVATE', 'false', ['true', 'false'] as const) === 'true',
     taskMetrics: taskMetrics(env),
     prometheusTaskSeriesMax: integer(env, 'METRICS_PROMETHEUS_TASKS_MAX', 100, 0, 10_000),
+  };
+}
+
+/** What one tenant may hold and send, so that it never crowds out another (QUEUES_PER_CONNECTION_MAX and beside it). */
+function tenantLimits(env: Env): Config['tenantLimits'] {
+  return {
+    queuesPerConnectionMax: integer(env, 'QUEUES_PER_CONNECTION_MAX', TENANT.queuesPerConnectionMax, 1, 1_000_000),
+    workersPerConnectionMax: integer(env, 'WORKERS_PER_CONNECTION_MAX', TENANT.workersPerConnectionMax, 1, 1_000_000),
+    connectionMemoryBytesMax: integer(env, 'CONNECTION_MEMORY_MB', TENANT.connectionMemoryBytesMax / MB, 0, 1_000_000) * MB,
+    dailyIngestBytesMax: integer(env, 'DAILY_INGEST_MB', TENANT.dailyIngestBytesMax / MB, 0, 1_000_000_000) * MB,
+    clockSkewToleranceMs: integer(env, 'CLOCK_SKEW_TOLERANCE_SECONDS', TENANT.clockSkewToleranceMs / 1000, 0, 7 * 86_400) * 1000,
   };
 }
 
