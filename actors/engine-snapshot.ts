@@ -59,7 +59,7 @@ import { inPartition, type PartitionSelector } from './partition-of.ts';
 import { checkChunkShape } from './stored/chunk-shapes.ts';
 import { ShapeError } from './stored/shape-check.ts';
 
-export const SNAPSHOT_FORMAT_VERSION = 9;
+export const SNAPSHOT_FORMAT_VERSION = 10;
 /**
  * Versions `SnapshotRestorer` reads: 1 wrote jobs as objects (`k: 'jobs'`), 1 and 2 kept
  * dedup keys in the connection chunk, 1 to 3 had no job table sizes and ids as strings only,
@@ -69,9 +69,10 @@ export const SNAPSHOT_FORMAT_VERSION = 9;
  * no capabilities and no paused queues, 1 to 7 had no task metrics (a connection restored
  * from them starts its task metrics and markers empty), 1 to 8 had no column of the column
  * list (job-column-list.ts) added since format 4's (runs added by hand, the texts beyond
- * extensions) and extensions outside the text columns.
+ * extensions) and extensions outside the text columns, 1 to 9 no job relations (a job
+ * columns chunk without `parentExternalId` and `rootExternalId`: no job had a parent or root).
  */
-const READABLE_FORMAT_VERSIONS: readonly number[] = [1, 2, 3, 4, 5, 6, 7, 8, 9];
+const READABLE_FORMAT_VERSIONS: readonly number[] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
 /** Task metrics series go into chunks of about this many bytes: a connection's 90 days of 200 tasks is tens of MB. */
 export const TASK_METRICS_BYTES_PER_CHUNK = 1 << 20;
 /** Each chunk is copied and encoded in one turn of the event loop: small chunks bound the stall. */

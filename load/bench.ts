@@ -35,15 +35,15 @@
  *    HTTP): heap and resident memory per job and ingest CPU per event at 100k and 1M jobs
  *    (100k with --quick; 3M too with BENCH_GROWTH_3M=1, which takes a few minutes more and
  *    about 3 GB), printed after the table.
- * 7. scaling: load/scaling.ts: 1 (one thread), 2 and 4 shards (WORKERS) with 16 connections and a
- *    sender each, events/s beside 1 shard's, and the HTTP thread's CPU per 1,000 routed events;
- *    one connection at 1 and 4 shards (a connection is bounded by its shard). The other
- *    scenarios run with the WORKERS this script was started with (default 1).
- * 8. payload: load/payload.ts, three runs, each in a process of its own (a connection actor
+ * 7. payload: load/payload.ts, three runs, each in a process of its own (a connection actor
  *    in-process, no HTTP): resident and heap memory per job of --jobs jobs without arguments
  *    and with a typical 200-byte payload (the growth is the figure), and the p99 of payload
  *    searches (`data.userId`, an `args` substring, a common field with a state filter, a
  *    field nothing has) for one page, beside the same page without the terms.
+ * 8. scaling: load/scaling.ts: 1 (one thread), 2 and 4 shards (WORKERS) with 16 connections and a
+ *    sender each, events/s beside 1 shard's, and the HTTP thread's CPU per 1,000 routed events;
+ *    one connection at 1 and 4 shards (a connection is bounded by its shard). The other
+ *    scenarios run with the WORKERS this script was started with (default 1).
  * 5. stream: N SSE subscribers while ingesting at a target rate (load/stream.ts), twice: spread
  *    over as many users as the per-user stream limit needs (each user its own connection; the
  *    target row), and the most streams one connection may have (one user's limit) receiving

@@ -14,6 +14,7 @@ import { effectiveWorkerState, livenessMs, type Worker } from '../connection/wor
 import { ALERT_LIMITS, type AlertRule } from './alert-model.ts';
 import { PART, PERCENTILES } from '../metrics/measure-sum.ts';
 import { readWindow, sumRange } from '../metrics/metric-reads.ts';
+import { stuckWorkflowSinceMs } from './workflow-stuck.ts';
 
 export interface Measure {
   /** null when there is nothing to measure (no finished job, no queue, no active job) */
@@ -87,6 +88,14 @@ export function measure(rule: MeasuredRule, actor: ConnectionActor, nowMs: numbe
         if (oldestStartMs === null || startedMs < oldestStartMs) oldestStartMs = startedMs;
       }
       return oldestStartMs === null ? { value: null, breached: false } : secondsSince(oldestStartMs, nowMs, windowMs);
+    }
+    case 'workflow_stuck': {
+      const stuck = stuckWorkflowSinceMs(actor.jobs, rule.task);
+      if (stuck.rootStartMs === null && stuck.failedChildMs === null) return { value: null, breached: false };
+      const sinceMs = Math.min(stuck.rootStartMs ?? Number.POSITIVE_INFINITY, stuck.failedChildMs ?? Number.POSITIVE_INFINITY);
+      const measured = secondsSince(sinceMs, nowMs, windowMs);
+      // a parent waiting on a failed child will not go on by itself: it fires at once
+      return stuck.failedChildMs !== null ? { value: measured.value, breached: true } : measured;
     }
   }
 }

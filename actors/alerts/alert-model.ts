@@ -4,7 +4,7 @@
  * Plain data only: the log and snapshots carry these shapes as they are.
  */
 
-export const ALERT_KINDS = ['failure_rate', 'queue_depth', 'worker_offline', 'task_missing', 'job_stuck', 'runtime_percentile'] as const;
+export const ALERT_KINDS = ['failure_rate', 'queue_depth', 'worker_offline', 'task_missing', 'job_stuck', 'runtime_percentile', 'workflow_stuck'] as const;
 export type AlertKind = (typeof ALERT_KINDS)[number];
 
 /** Which of queue, task, threshold and a comparison with the week before each kind takes (rule-input.ts checks them; the dashboard's form shows them). */
@@ -24,6 +24,8 @@ export const KIND_FIELDS: Record<AlertKind, KindFields> = {
   task_missing: { queue: 'refused', task: 'required', threshold: 'refused', relativeTo: 'refused', includePaused: 'refused' },
   job_stuck: { queue: 'optional', task: 'optional', threshold: 'refused', relativeTo: 'refused', includePaused: 'refused' },
   runtime_percentile: { queue: 'optional', task: 'required', threshold: 'required', relativeTo: 'optional', includePaused: 'refused' },
+  /** `task`: the root's task name */
+  workflow_stuck: { queue: 'refused', task: 'optional', threshold: 'refused', relativeTo: 'refused', includePaused: 'refused' },
 };
 
 /** What a runtime_percentile rule compares with: its threshold in ms (null), or the same window a week before (`threshold` times it). */

@@ -42,6 +42,7 @@ export function conditionText(rule: Pick<AlertRule, 'kind' | 'threshold' | 'wind
     worker_offline: `no worker online for ${window}`,
     task_missing: `no completion within ${window}`,
     job_stuck: `a job active > ${window}`,
+    workflow_stuck: `a workflow unfinished > ${window}, or waiting on a failed job`,
     runtime_percentile:
       (rule.relativeTo ?? null) === null ? `p95 run time > ${millisecondsText(threshold)} over ${window}` : `p95 run time > ${threshold}x the same ${window} a week before`,
   };

@@ -48,6 +48,11 @@ export class CodeTable {
     this.freeCodes.push(code);
   }
 
+  /** The code `value` holds now, without counting a holder; NO_CODE when no row holds it. */
+  codeOf(value: string): number {
+    return this.codes.get(value) ?? NO_CODE;
+  }
+
   /** Checks that each code is held by as many rows as `counted` says (a code absent from it by none); throws naming the first that is not. */
   checkHolders(counted: ReadonlyMap<number, number>): void {
     for (let code = 0; code < this.strings.length; code++) {

@@ -89,6 +89,8 @@ export const JOB_COLUMNS = {
   progressData: { array: 'TextColumn', sparse: true, null: 'no text', merge: 'progress', sinceFormat: 9, about: 'progress reported as an object, as it came (redacted)' },
   logs: { array: 'TextColumn', sparse: true, null: 'no text', merge: 'append', sinceFormat: 9, about: "the job's log lines, a JSON array of strings, the newest kept within the caps" },
   attempts: { array: 'TextColumn', sparse: true, null: 'no text', merge: 'none', sinceFormat: 9, about: 'the earlier runs, a JSON array (attempt-history.ts), written when a run ends' },
+  parentExternalId: { array: 'Int32Array', codes: 'names', null: 'code -1', merge: 'newestOrFill', sinceFormat: 10, about: "the job system's id of the parent job, in the same connection (relation-columns.ts)" },
+  rootExternalId: { array: 'Int32Array', codes: 'names', null: 'code -1', merge: 'newestOrFill', sinceFormat: 10, about: "the job system's id of the workflow's first job, when the job system names it" },
 } as const satisfies Record<string, ColumnSpec>;
 
 export type JobColumnName = keyof typeof JOB_COLUMNS;
@@ -180,6 +182,8 @@ export interface JobColumnValues {
   progressData: string | null;
   logs: string | null;
   attempts: string | null;
+  parentExternalId: string | null;
+  rootExternalId: string | null;
 }
 
 // Every column has a field of the job copy, and every such field a column.

@@ -23,7 +23,7 @@ export interface Job extends JobColumnValues {
 }
 
 /** What of a job's columns snapshots before the column list had: the formats' jobs are read as this, the rest empty. */
-const ABSENT_BEFORE_THE_LIST = { manualRetries: 0, logLines: 0, args: null, result: null, progressData: null, logs: null, attempts: null } as const;
+const ABSENT_BEFORE_THE_LIST = { manualRetries: 0, logLines: 0, args: null, result: null, progressData: null, logs: null, attempts: null, parentExternalId: null, rootExternalId: null } as const;
 
 /** A job as snapshot format 1 stored it: extensions as an object, history as pairs of numbers, no field added since. */
 export type FormatOneJob = Omit<Job, keyof typeof ABSENT_BEFORE_THE_LIST | 'extensions' | 'state'> & { extensions: Record<string, unknown> | null };

@@ -19,6 +19,7 @@ import { JOB_SORT_KEYS, JOB_SORT_VALUE, sortValuesOf, type JobSortKey } from './
 import { JobGroups, type GroupFields } from './job-groups.ts';
 import { JobsById } from './jobs-by-id.ts';
 import { JobsByKey } from './jobs-by-key.ts';
+import { RelationIndex } from './relation-index.ts';
 import { Tally } from './tally.ts';
 import type { PayloadLimits } from '../ingest/job-payload.ts';
 
@@ -77,6 +78,8 @@ export class JobStore {
   /** a row's grouped fields for the filters, read through one reused object (filters read it at once and keep nothing) */
   private readonly fields: RowFields;
   private readonly groups: JobGroups;
+  /** each parent's children and each root's members (relation-index.ts) */
+  readonly relationIndex = new RelationIndex();
   /** queued jobs per queue: the fallback queue depth */
   readonly queuedPerQueue = new Tally<string>();
   /** active jobs per worker: the fallback activeJobs */
@@ -196,13 +199,21 @@ export class JobStore {
       const row = this.table.create(event.newJobId, event);
       this.table.merge(row, event);
       this.insert(row);
+      this.fileRelations(row);
       return { row, created: true, stateBefore: null, isNewest: true };
     }
     const stateBefore = this.table.stateOf(existing);
     let isNewest = false;
+    const relations = this.table.relations;
+    const parentBefore = relations.parentCodeOf(existing);
+    const rootBefore = relations.rootCodeOf(existing);
     this.change(existing, () => {
       isNewest = this.table.merge(existing, event);
     });
+    if (parentBefore !== relations.parentCodeOf(existing) || rootBefore !== relations.rootCodeOf(existing)) {
+      this.relationIndex.remove(existing, parentBefore, rootBefore);
+      this.fileRelations(existing);
+    }
     return { row: existing, created: false, stateBefore, isNewest };
   }
 
@@ -315,6 +326,7 @@ export class JobStore {
     this.retainedBytesTotal -= table.bytesOf(row);
     this.byId.remove(row);
     this.byExternalId.delete(table.externalId(row));
+    this.relationIndex.remove(row, table.relations.parentCodeOf(row), table.relations.rootCodeOf(row));
     table.free(row);
   }
 
@@ -383,6 +395,19 @@ export class JobStore {
     return this.byId.copyInto(new Uint32Array(this.byId.size));
   }
 
+  /** Files a row in the relation index under the codes it holds now. */
+  private fileRelations(row: number): void {
+    const relations = this.table.relations;
+    this.relationIndex.add(row, relations.parentCodeOf(row), relations.rootCodeOf(row));
+  }
+
+  /** Whether the row's grouped fields pass a filter (null: no filter). */
+  rowMatches(row: number, matches: ((fields: GroupFields) => boolean) | null): boolean {
+    if (matches === null) return true;
+    this.fields.row = row;
+    return matches(this.fields);
+  }
+
   /** A job's row, made in the table, into the lookups and (now or at the end of a deferral) the indexes. */
   private insert(row: number): void {
     this.buildAllIndexes(); // before the row is in byId: a build from byId's rows would index it twice
@@ -430,6 +455,7 @@ export class JobStore {
       fields.row = row;
       this.countInTallies(fields, +1);
       this.retainedBytesTotal += table.bytesOf(row);
+      this.fileRelations(row);
     }
     this.groups.addAll(eachRowFields(fields, rows));
     // The sorted indexes were a third of a restart: serving starts without them, and each is

@@ -46,6 +46,7 @@ import {
 } from './job-column-list.ts';
 import { nullForNaN } from './nullable-number.ts';
 import { StringColumn } from './string-column.ts';
+import { RelationColumns } from './relation-columns.ts';
 import { SparseRows } from './sparse-rows.ts';
 import { TextColumn } from './text-column.ts';
 import type { ItemIds } from '../jobs/item-ids.ts';
@@ -107,6 +108,8 @@ export class JobTable {
   /** the state, the history's last entry (a code of JOB_STATES) */
   private state = new Uint8Array(0);
   private generation = new Uint32Array(0);
+  /** the parent and root externalIds, read as codes for the relation index (relation-columns.ts) */
+  readonly relations = new RelationColumns(this.columns, this.codeTables.names);
 
   constructor(
     readonly connectionId: string,

@@ -32,6 +32,11 @@ export function dedupKeyOf(event: NormalizedEvent): string {
       fingerprint.text(event.error);
       fingerprint.text(event.stacktrace);
       fingerprint.text(event.extensions === undefined ? undefined : jsonText(event.extensions));
+      // only when named: the keys of events without relations stay what they were before relations (kept in snapshots)
+      if (event.parentExternalId !== undefined || event.rootExternalId !== undefined) {
+        fingerprint.text(event.parentExternalId);
+        fingerprint.text(event.rootExternalId);
+      }
       return `j\u0000${event.externalId}\u0000${event.state}\u0000${event.atMs}\u0000${event.attempt ?? ''}\u0000${fingerprint.digest()}`;
     case 'worker':
       fingerprint.text(event.framework);

@@ -50,6 +50,20 @@ export const JobPayload = Type.Object({
   startedAt: optional(timestamp()),
   completedAt: optional(timestamp()),
   extensions: optional(jsonObject()),
+  parentExternalId: optional(
+    Type.String({
+      minLength: 1,
+      maxLength: FIELD_LIMITS.externalIdChars,
+      description: "The job system's id of the job that started this one (a Celery task's parent, a BullMQ flow's parent job), in the same connection; jobwatch resolves it to the parent's `parentId`, also when the parent arrives later",
+    }),
+  ),
+  rootExternalId: optional(
+    Type.String({
+      minLength: 1,
+      maxLength: FIELD_LIMITS.externalIdChars,
+      description: "The job system's id of the first job of the workflow (a Celery task's root), in the same connection; left out, the root is found by following the parents",
+    }),
+  ),
   args: optional(Type.Unknown({ description: "what the job was called with, any JSON (Celery: {args, kwargs}; BullMQ: job.data; Sidekiq: the args array); masked by key and cut past JOB_ARGS_KB on ingest" })),
   result: optional(Type.Unknown({ description: "the run's result, any JSON; masked by key and cut past JOB_RESULT_KB on ingest" })),
   logs: optional(

@@ -27,6 +27,10 @@ export interface JobEvent {
   startedAtMs?: number;
   completedAtMs?: number;
   extensions?: Record<string, unknown>;
+  /** the job system's id of the parent job, in the same connection (never the job's own) */
+  parentExternalId?: string;
+  /** the job system's id of the workflow's first job (never the job's own) */
+  rootExternalId?: string;
   /** the arguments as kept: JSON text, masked and cut on ingest (job-payload.ts) */
   args?: string;
   /** the run's result as kept: JSON text, masked and cut on ingest */

@@ -9,6 +9,7 @@ import {
   checkJobPayload,
   checkQueuePayload,
   checkWorkerPayload,
+  FIELD_LIMITS,
   type JobPayloadInput,
   type QueuePayloadInput,
   type WorkerPayloadInput,
@@ -134,7 +135,7 @@ function failedSchema(check: Parameters<typeof collectSchemaErrors>[0], payload:
 }
 
 // Only the fields that are stored: unknown extra fields are dropped, and their depth is unbounded.
-const JOB_STRING_FIELDS = ['externalId', 'name', 'queue', 'workerId', 'error', 'stacktrace', 'extensions'] as const;
+const JOB_STRING_FIELDS = ['externalId', 'name', 'queue', 'workerId', 'error', 'stacktrace', 'extensions', 'parentExternalId', 'rootExternalId'] as const;
 const WORKER_STRING_FIELDS = ['externalId', 'hostname', 'queues', 'metadata'] as const;
 const QUEUE_STRING_FIELDS = ['name', 'extensions'] as const;
 
@@ -170,7 +171,23 @@ function normalizeJob(payload: unknown, atMs: number, framework: Framework, rule
     normalized.logs = rules.logLines(job.logs);
     normalized.logLineCount = job.logs.length;
   }
+  const extensions: Record<string, unknown> | undefined = job.extensions ?? undefined;
+  const parent = relationOf(job.parentExternalId, extensions?.parentId, job.externalId);
+  if (parent !== undefined) normalized.parentExternalId = parent;
+  const root = relationOf(job.rootExternalId, extensions?.rootId, job.externalId);
+  if (root !== undefined) normalized.rootExternalId = root;
   return { ok: true, event: normalized };
+}
+
+/**
+ * A job's parent or root: the field, else the extension key agents sent before the field
+ * existed (`extensions.parentId`, `extensions.rootId`: the job system's ids) when it is a
+ * string an externalId could be. A job is not its own parent or root: Celery names a root
+ * task as its own root.
+ */
+function relationOf(field: string | null | undefined, extension: unknown, externalId: string): string | undefined {
+  const named = field ?? (typeof extension === 'string' && extension.length > 0 && extension.length <= FIELD_LIMITS.externalIdChars ? extension : undefined);
+  return named === undefined || named === externalId ? undefined : named;
 }
 
 /** A number is the fraction itself; an object is kept as it came (masked, capped), its fraction read from it when it says one. */

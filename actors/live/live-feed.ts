@@ -12,6 +12,7 @@ import type { Changes } from '../connection/connection-actor.ts';
 import { effectiveWorkerState, type Worker } from '../connection/worker-store.ts';
 import type { Engine, EngineListener } from '../engine.ts';
 import type { StreamEventName } from '../stream/stream-hub.ts';
+import { relationsOf } from '../connection/job-links.ts';
 import { toJobListItem } from '../views/job-view.ts';
 import { toQueueStreamItem } from '../views/queue-view.ts';
 import { commandViewOf } from '../views/command-view.ts';
@@ -49,8 +50,10 @@ export class LiveFeed implements EngineListener {
     }
     for (const ref of changes.jobs) {
       // a job a later record removed meanwhile is gone: nothing to show
-      const job = actor.jobs.readRefListed(ref);
-      if (job !== undefined) this.sink.publish(connectionId, 'job', toJobListItem(job, actor.commandOutcomes.ofJob(job.id)));
+      const row = actor.jobs.table.rowOfRef(ref);
+      if (row < 0) continue;
+      const job = actor.jobs.readListed(row);
+      this.sink.publish(connectionId, 'job', toJobListItem(job, actor.commandOutcomes.ofJob(job.id), relationsOf(actor.jobs, row)));
     }
     for (const worker of changes.workers) {
       this.announcedOffline.delete(worker);

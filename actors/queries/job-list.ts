@@ -7,6 +7,8 @@
  */
 import type { ConnectionActor } from '../connection/connection-actor.ts';
 import type { JobStore } from '../connection/job-store.ts';
+import { childRowsOf, relationsOf, rootRowOf } from '../connection/job-links.ts';
+import { workflowOf } from './workflow.ts';
 import { isSortValueOf, JOB_SORT_VALUE, type JobSortKey } from '../connection/job-sort-keys.ts';
 import { validationError } from '../domain-error.ts';
 import { CursorError, decodeCursor, encodeCursor } from '../jobs/cursor.ts';
@@ -18,6 +20,10 @@ import { ScanBudget, StoreSearch, type PayloadQuery } from './payload-search.ts'
 import { countMatching, jobMatcher, type JobFilters } from './job-filter.ts';
 
 export interface JobListQuery extends JobFilters {
+  /** only the children of this job (job-links.ts) */
+  parentId?: string;
+  /** only the jobs of the workflow this job starts, itself included */
+  rootId?: string;
   cursor?: string;
   limit: number;
   sortBy: JobSortKey;
@@ -51,7 +57,7 @@ export interface JobListOptions {
   now?: () => number;
   /** up to this many candidates a page is sorted from them instead of walking an index (tests set 0 to walk) */
   sortedCandidatesMax?: number;
-  /** add each item's cursor (JobListPage.itemCursors) */
+  /** the cursor after each item too (JobListPage.itemCursors) */
   itemCursors?: boolean;
 }
 
@@ -75,32 +81,33 @@ function* withStore(actor: ConnectionActor, scan: IterableIterator<IndexEntry<nu
   for (const entry of scan) yield { key: entry.key, item: { actor, store, row: entry.item } };
 }
 
-/** Builds the page in one synchronous step: the rows it reads cannot be freed meanwhile. */
+/** Builds the page in one synchronous step: the rows it reads cannot be freed meanwhile. `itemCursors`: see JobListPage. */
 export function listJobs(actors: ConnectionActor[], query: JobListQuery, payload: PayloadQuery | null = null, options: JobListOptions = {}): JobListPage {
+  // a workflow's jobs are few (at most WORKFLOW_NODES_MAX): they are listed from the relation index, not an index walk
+  if (query.parentId !== undefined || query.rootId !== undefined) return listRelatedJobs(actors, query, payload, options);
   if (payload !== null) return searchJobs(actors, query, payload, options);
   const after = query.cursor === undefined ? undefined : positionOf(query);
   const matches = jobMatcher(query);
   // the scans filter, so a selective filter walks its index without an entry per refused job
   const scans = actors.map((actor) => withStore(actor, actor.jobs.indexes[query.sortBy].scan(query.sortOrder, after, matches ?? undefined)));
   const page = takePage(mergeScans(scans, query.sortOrder, idOf), () => true, query.limit);
-  const cursorAfter = (item: StoreRow): string => cursorOfRow(query, item);
+  const cursorAfter = (item: StoreRow): string => cursorAfterRow(query, item);
   const last = page.items[page.items.length - 1];
   const nextCursor = page.hasMore && last !== undefined ? cursorAfter(last.item) : null;
   const total = actors.reduce((sum, actor) => sum + countMatching(actor, matches), 0);
-  const listed: JobListPage = { data: page.items.map(({ item }) => listItemOf(item.actor, item.row)), pagination: { nextCursor, limit: query.limit, total } };
-  if (options.itemCursors === true) listed.itemCursors = page.items.map(({ item }) => cursorAfter(item));
+  return withItemCursors({ data: page.items.map(({ item }) => listItemOf(item.actor, item.row)), pagination: { nextCursor, limit: query.limit, total } }, page.items.map(({ item }) => cursorAfter(item)), options);
+}
+
+/** The page with the cursor after each item when a front merging shards' pages asked for them. */
+function withItemCursors(listed: JobListPage, cursors: string[], options: JobListOptions): JobListPage {
+  if (options.itemCursors === true) listed.itemCursors = cursors;
   return listed;
 }
 
-/** The position just after a row in the listing order, as a cursor. */
-function cursorOfRow(query: JobListQuery, item: StoreRow): string {
-  return encodeCursor({ sortBy: query.sortBy, sortOrder: query.sortOrder, key: JOB_SORT_VALUE[query.sortBy](item.store.table, item.row), id: idOf(item) });
-}
-
 /** A row's job as a list shows it, with its latest command. */
-function listItemOf(actor: ConnectionActor, row: number) {
+function listItemOf(actor: ConnectionActor, row: number): JobListItem {
   const job = actor.jobs.readListed(row);
-  return toJobListItem(job, actor.commandOutcomes.ofJob(job.id));
+  return toJobListItem(job, actor.commandOutcomes.ofJob(job.id), relationsOf(actor.jobs, row));
 }
 
 /**
@@ -116,7 +123,7 @@ function searchJobs(actors: ConnectionActor[], query: JobListQuery, payload: Pay
   const marked = searches.map((search) => search.markCandidates());
   if (marked.every((complete) => complete)) {
     const few = fewCandidates(searches, matches, options.sortedCandidatesMax ?? SORTED_CANDIDATES_MAX);
-    if (few !== null) return sortedPage(few, query, after, options.itemCursors === true);
+    if (few !== null) return sortedPage(few, query, after, options);
   }
   const searchOf = new Map(searches.map((search) => [search.store, search]));
   const scans = searches.map((search) => withStore(search.actor, search.store.indexes[query.sortBy].scan(query.sortOrder, after, matches ?? undefined, search.rowTest)));
@@ -141,14 +148,13 @@ function searchJobs(actors: ConnectionActor[], query: JobListQuery, payload: Pay
     }
   }
   const last = stoppedAt ?? (hasMore ? items[items.length - 1] : undefined);
-  const nextCursor = last !== undefined ? cursorOfRow(query, last.item) : null;
+  const nextCursor = last !== undefined ? cursorAfterRow(query, last.item) : null;
   const { total, totalExact } = payloadTotal(actors, searches, marked, matches, payload);
   const listed: JobListPage = {
     data: items.map(({ item }) => listItemOf(item.actor, item.row)),
     pagination: { nextCursor, limit: query.limit, total, scan: { partial: stoppedAt !== null, examined: budget.examined, totalExact } },
   };
-  if (options.itemCursors === true) listed.itemCursors = items.map(({ item }) => cursorOfRow(query, item));
-  return listed;
+  return withItemCursors(listed, items.map(({ item }) => cursorAfterRow(query, item)), options);
 }
 
 /** A job whose arguments hold what was searched for, as the sorted page orders it. */
@@ -174,7 +180,7 @@ function fewCandidates(searches: StoreSearch[], matches: ReturnType<typeof jobMa
 }
 
 /** The page of few candidates: each tested whole, the matches sorted in the listing order, the ones after the cursor's position. Every match is counted. */
-function sortedPage(candidates: Candidate[], query: JobListQuery, after: IndexPosition | undefined, itemCursors: boolean): JobListPage {
+function sortedPage(candidates: Candidate[], query: JobListQuery, after: IndexPosition | undefined, options: JobListOptions): JobListPage {
   const valueOf = JOB_SORT_VALUE[query.sortBy];
   const found = candidates
     .filter(({ search, row }) => search.matches(row))
@@ -182,15 +188,13 @@ function sortedPage(candidates: Candidate[], query: JobListQuery, after: IndexPo
   found.sort((a, b) => compareInOrder(query.sortOrder, a.key, a.id, b.key, b.id));
   const rest = after === undefined ? found : found.filter((job) => compareInOrder(query.sortOrder, job.key, job.id, after.key, after.id) > 0);
   const page = rest.slice(0, query.limit);
-  const cursorAfter = (job: { key: SortValue; id: string }): string => encodeCursor({ sortBy: query.sortBy, sortOrder: query.sortOrder, key: job.key, id: job.id });
   const last = page[page.length - 1];
-  const nextCursor = rest.length > query.limit && last !== undefined ? cursorAfter(last) : null;
+  const nextCursor = rest.length > query.limit && last !== undefined ? cursorAt(query, last) : null;
   const listed: JobListPage = {
     data: page.map((job) => listItemOf(job.actor, job.row)),
     pagination: { nextCursor, limit: query.limit, total: found.length, scan: { partial: false, examined: candidates.length, totalExact: true } },
   };
-  if (itemCursors) listed.itemCursors = page.map(cursorAfter);
-  return listed;
+  return withItemCursors(listed, page.map((job) => cursorAt(query, job)), options);
 }
 
 /**
@@ -207,6 +211,61 @@ function payloadTotal(actors: ConnectionActor[], searches: StoreSearch[], marked
     for (const row of search.markedRows()) if (matches === null || search.store.rowHasFields(row, matches)) candidates++;
   }
   return { total: candidates, totalExact: payload.fields.length === 0 };
+}
+
+/**
+ * A page of a parent's children or a workflow's jobs: they live in the connection of the
+ * job named, at most WORKFLOW_NODES_MAX of them (the workflow route's bound), so they are
+ * filtered and sorted in memory, with the same order, cursor and total as any list.
+ */
+function listRelatedJobs(actors: ConnectionActor[], query: JobListQuery, payload: PayloadQuery | null, options: JobListOptions): JobListPage {
+  const after = query.cursor === undefined ? undefined : positionOf(query);
+  const matches = jobMatcher(query);
+  const budget = new ScanBudget(options.scanBudgetMs ?? PAYLOAD_SCAN_BUDGET_MS, options.now);
+  const rows: StoreRow[] = [];
+  for (const actor of actors) {
+    const store = actor.jobs;
+    // a search by payload tests each of these few rows' own texts
+    const search = payload === null ? null : new StoreSearch(actor, payload, budget);
+    for (const row of relatedRows(store, query)) if (store.rowMatches(row, matches) && (search === null || search.matches(row))) rows.push({ actor, store, row });
+  }
+  const valueOf = JOB_SORT_VALUE[query.sortBy];
+  const keyed = rows.map((item) => ({ item, key: valueOf(item.store.table, item.row), id: idOf(item) }));
+  keyed.sort((a, b) => compareInOrder(query.sortOrder, a.key, a.id, b.key, b.id));
+  const start = after === undefined ? 0 : keyed.findIndex((entry) => compareInOrder(query.sortOrder, entry.key, entry.id, after.key, after.id) > 0);
+  const from = start < 0 ? keyed.length : start;
+  const page = keyed.slice(from, from + query.limit);
+  const last = page[page.length - 1];
+  const hasMore = from + query.limit < keyed.length;
+  const nextCursor = hasMore && last !== undefined ? cursorAt(query, last) : null;
+  const listed: JobListPage = { data: page.map(({ item }) => listItemOf(item.actor, item.row)), pagination: { nextCursor, limit: query.limit, total: rows.length } };
+  return withItemCursors(listed, page.map((entry) => cursorAt(query, entry)), options);
+}
+
+/** The rows a parentId or rootId filter names in one store (both: the rows both name). */
+function relatedRows(store: JobStore, query: JobListQuery): number[] {
+  let rows: number[] | null = null;
+  if (query.rootId !== undefined) {
+    const root = store.rowOf(query.rootId);
+    // a job whose own root is another is no workflow's root: the list is empty
+    rows = root < 0 || rootRowOf(store, root) !== root ? [] : workflowOf(store, root, 0).nodes.map((node) => store.rowOf(node.id));
+  }
+  if (query.parentId !== undefined) {
+    const parent = store.rowOf(query.parentId);
+    const children = parent < 0 ? [] : [...childRowsOf(store, parent)].filter((child) => child !== parent);
+    rows = rows === null ? children : rows.filter((row) => children.includes(row));
+  }
+  return rows ?? [];
+}
+
+/** The cursor that resumes after a row. */
+function cursorAfterRow(query: JobListQuery, item: StoreRow): string {
+  return cursorAt(query, { key: JOB_SORT_VALUE[query.sortBy](item.store.table, item.row), id: idOf(item) });
+}
+
+/** The cursor that resumes after a job of this sort key and id, in the query's order. */
+function cursorAt(query: JobListQuery, job: { key: SortValue; id: string }): string {
+  return encodeCursor({ sortBy: query.sortBy, sortOrder: query.sortOrder, key: job.key, id: job.id });
 }
 
 function positionOf(query: JobListQuery): IndexPosition {

@@ -91,6 +91,8 @@ export const EVENT_SHAPES = {
     progressData: Type.Optional(text()),
     logs: Type.Optional(text()),
     logLineCount: Type.Optional(number()),
+    parentExternalId: Type.Optional(text()),
+    rootExternalId: Type.Optional(text()),
   }),
   worker: Type.Object({
     kind: Type.Literal('worker'),

@@ -4,6 +4,7 @@ import { allActions, type ActionAvailability, type SupportOf } from '../connecti
 import { parseAttempts } from '../connection/attempt-history.ts';
 import type { CommandOutcome, CommandStatus, OutcomeDetails } from '../connection/command-outcomes.ts';
 import type { JobCommandType } from '../connection/command-types.ts';
+import type { JobRelations } from '../connection/job-links.ts';
 import { collapsedHistory, durationMsOf, stateChangedAtMs, type Job } from '../connection/job-record.ts';
 import { readPayloadText } from '../ingest/job-payload.ts';
 import { servedStateHistory, type StateHistoryEntry } from './state-history.ts';
@@ -24,6 +25,10 @@ export interface JobListItem {
   durationMs: number | null;
   workerId: string | null;
   error: string | null;
+  /** the jobwatch id of the job that started this one (job-links.ts); null without one, or while it has not arrived */
+  parentId: string | null;
+  /** the jobwatch id of the first job of its workflow; null outside a workflow */
+  rootId: string | null;
   /**
    * The job's latest command and what became of it. While a revoke or retry is `pending`,
    * `state` is what the contract's answer said (`cancelled`, `retrying`) and the job system
@@ -81,8 +86,6 @@ export interface JobDetail extends JobListItem {
   /** payload fields kept cut (their value is then the head of their JSON text) */
   truncated: CutField[];
   stacktrace: string | null;
-  parentId: string | null;
-  rootId: string | null;
   extensions: Record<string, unknown>;
   stateHistory: StateHistoryEntry[];
   recentExecutions: RecentExecution[];
@@ -101,7 +104,7 @@ export interface LastCommand {
   completedAt: string | null;
 }
 
-export function toJobListItem(job: Job, lastCommand: CommandOutcome | undefined): JobListItem {
+export function toJobListItem(job: Job, lastCommand: CommandOutcome | undefined, relations: JobRelations): JobListItem {
   return {
     id: job.id,
     externalId: job.externalId,
@@ -118,6 +121,8 @@ export function toJobListItem(job: Job, lastCommand: CommandOutcome | undefined)
     durationMs: durationMsOf(job),
     workerId: job.workerId,
     error: job.error,
+    parentId: relations.parentId,
+    rootId: relations.rootId,
     lastCommand: lastCommand === undefined ? null : toLastCommand(lastCommand),
     progress: job.progress,
   };
@@ -127,11 +132,11 @@ export function toJobListItem(job: Job, lastCommand: CommandOutcome | undefined)
  * `commands`: the job's commands kept, oldest first (CommandOutcomes.trailOf); `supportOf`:
  * what the connection's agents said they support (its CapabilityBook's `support`).
  */
-export function toJobDetail(job: Job, recent: Job[], commands: readonly CommandOutcome[], supportOf: SupportOf): JobDetail {
+export function toJobDetail(job: Job, recent: Job[], commands: readonly CommandOutcome[], supportOf: SupportOf, relations: JobRelations): JobDetail {
   const history = collapsedHistory(job);
   const extensions = extensionsOf(job);
   const tags = extensions.tags;
-  const item = toJobListItem(job, commands.at(-1));
+  const item = toJobListItem(job, commands.at(-1), relations);
   const truncated: CutField[] = [];
   const payload = (field: CutField['field']): unknown => {
     const text = job[field];
@@ -155,8 +160,6 @@ export function toJobDetail(job: Job, recent: Job[], commands: readonly CommandO
     attempts: attemptsOf(job),
     truncated,
     stacktrace: job.stacktrace,
-    parentId: stringOrNull(extensions.parentId),
-    rootId: stringOrNull(extensions.rootId),
     extensions,
     stateHistory: servedStateHistory(history, commands),
     recentExecutions: recent.map((other) => ({
@@ -202,10 +205,6 @@ function attemptsOf(job: Job): AttemptView[] {
 
 function extensionsOf(job: Job): Record<string, unknown> {
   return job.extensions === null ? {} : (JSON.parse(job.extensions) as Record<string, unknown>);
-}
-
-function stringOrNull(value: unknown): string | null {
-  return typeof value === 'string' ? value : null;
 }
 
 /** `extensions.eta` as sent by Celery SDKs: an ISO string or epoch milliseconds. */

@@ -40,6 +40,7 @@ const UNITS: Record<NonNullable<Notice['kind']>, string> = {
   worker_offline: 'seconds',
   task_missing: 'seconds',
   job_stuck: 'seconds',
+  workflow_stuck: 'seconds',
   runtime_percentile: 'milliseconds',
 };
 
@@ -73,6 +74,11 @@ export function dashboardLink(delivery: Delivery, linkBase: string | null): stri
       query.set('sortBy', 'startedAt');
       query.set('sortOrder', 'asc');
       if (notice.queue !== null) query.set('queue', notice.queue);
+      if (notice.task !== null) query.set('search', notice.task);
+      break;
+    case 'workflow_stuck':
+      // the stuck workflow's root, when the notice names one, else the unfinished jobs
+      query.set('state', 'queued');
       if (notice.task !== null) query.set('search', notice.task);
       break;
     case 'runtime_percentile':

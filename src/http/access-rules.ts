@@ -96,6 +96,7 @@ export const ROUTE_RULES: Readonly<Record<string, RouteRule>> = {
   'DELETE /api/connections/:id': onConnection('admin', 'connection.delete', 'accounts'),
   'GET /api/jobs': reads,
   'GET /api/jobs/:id': reads,
+  'GET /api/jobs/:id/workflow': reads,
   'POST /api/jobs/:id/revoke': onConnection('operator', 'job.revoke'),
   'POST /api/jobs/:id/retry': onConnection('operator', 'job.retry'),
   'POST /api/jobs/:id/promote': onConnection('operator', 'job.promote'),

@@ -52,6 +52,7 @@ export const ROUTE_ANSWERERS: Readonly<Record<string, RouteAnswerer>> = {
   'POST /api/ingest': 'owner',
   'GET /api/jobs': 'replica',
   'GET /api/jobs/:id': 'replica',
+  'GET /api/jobs/:id/workflow': 'replica',
   'GET /api/queues': 'replica',
   'GET /api/queues/:id': 'replica',
   'GET /api/workers': 'replica',

@@ -10,7 +10,8 @@ const KINDS_TEXT =
   '`worker_offline` (no worker, or none consuming `queue`, online for the window), ' +
   '`task_missing` (no job named `task` completed within the window), ' +
   '`job_stuck` (a job, of `task`/`queue` if given, active longer than the window), ' +
-  '`runtime_percentile` (the p95 run time of `task`, in `queue` if given, over the window above `threshold` ms, or with `relativeTo: "week_before"` above `threshold` times the same window 7 days earlier; over at least 5 runs in each window; from task metrics, so it holds past job retention).';
+  '`runtime_percentile` (the p95 run time of `task`, in `queue` if given, over the window above `threshold` ms, or with `relativeTo: "week_before"` above `threshold` times the same window 7 days earlier; over at least 5 runs in each window; from task metrics, so it holds past job retention), ' +
+  '`workflow_stuck` (a workflow, of root task `task` if given, whose root has not finished the window after it started; or at once, a parent that has not started waiting on a failed child; see docs/api.md#workflows).';
 
 export const ALERT_OPERATIONS: Record<string, OperationDoc> = {
   'GET /api/alert-channels': {

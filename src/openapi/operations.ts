@@ -244,6 +244,17 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     success: { 200: { description: 'The job', json: Reply.JobDetail } },
     errors: ['NOT_FOUND'],
   },
+  'GET /api/jobs/:id/workflow': {
+    tag: 'Jobs',
+    summary: "The workflow a job belongs to: its tree, totals per state, and why it is stuck",
+    description:
+      'The tree from the workflow\'s root down (a Celery canvas, a BullMQ flow), each node with its state, times and the edge to its parent; ' +
+      'at most 32 levels and 10,000 jobs (`truncated` says where it was cut). `stuck` names each node that waits and on what. ' +
+      'A job outside any workflow is a tree of one. See docs/api.md#workflows.',
+    auth: 'session',
+    success: { 200: { description: 'The workflow', json: Reply.Workflow } },
+    errors: ['NOT_FOUND'],
+  },
   'POST /api/jobs/:id/revoke': {
     tag: 'Jobs',
     summary: 'Revoke (cancel) a queued or active job',

@@ -18,6 +18,7 @@ import type { IngestReply as IngestReplyView } from '../../actors/connection/con
 import { JOB_STATES, WORKER_STATES } from '../../actors/ingest/states.ts';
 import { TIME_RANGES } from '../../actors/metrics/queue-metrics.ts';
 import type { JobDetail as JobDetailView, JobListItem as JobListItemView } from '../../actors/views/job-view.ts';
+import type { Workflow as WorkflowView } from '../../actors/queries/workflow.ts';
 import type { QueueStreamItem as QueueStreamItemView, QueueView } from '../../actors/views/queue-view.ts';
 import type { WorkerView } from '../../actors/views/worker-view.ts';
 import { EVENT_ERROR_CODES } from '../routes/error-docs.ts';
@@ -112,6 +113,8 @@ export const JobListItem = closed({
   durationMs: nullable(Type.Integer({ minimum: 0, description: "the current run's completedAt minus its startedAt; null while it runs or either is unknown" })),
   workerId: nullable(Type.String()),
   error: nullable(Type.String({ description: "the current run's error: an earlier run's is in the detail's `attempts`" })),
+  parentId: nullable(Type.String({ description: "The jobwatch id of the job that started this one (its `parentExternalId`'s job in the same connection); null without one, or while the parent has not arrived" })),
+  rootId: nullable(Type.String({ description: 'The jobwatch id of the first job of its workflow (the job itself when it starts one); null outside a workflow, or while the root has not arrived' })),
   lastCommand: nullable(LastCommand),
   progress: nullable(Type.Number({ minimum: 0, maximum: 1, description: "how far the current run is (reported, or read from a progress object's `percent`, `progress` or done-of-`total`); beyond V0" })),
 });
@@ -161,8 +164,6 @@ export const JobDetail = closed({
     description: 'payload fields kept cut: the value is then the head of the JSON text (a string), and `bytes` what the whole text was',
   }),
   stacktrace: nullable(Type.String()),
-  parentId: nullable(Type.String()),
-  rootId: nullable(Type.String()),
   extensions: freeObject('Framework-specific data, as ingested'),
   stateHistory: Type.Array(
     closed({
@@ -356,6 +357,43 @@ export const Health = closed({
   shards: Type.Optional(Type.Array(closed({ shard: Type.Integer({ minimum: 0 }), state: literals(SHARD_STATES) }))),
 });
 
+const WorkflowNode = closed({
+  id: Type.String(),
+  externalId: Type.String(),
+  name: Type.String(),
+  queue: nullable(Type.String()),
+  state: literals(JOB_STATES),
+  nativeState: nullable(Type.String({ description: "the job system's own state when its agent sends one (BullMQ's `waiting-children`)" })),
+  createdAt: time(),
+  startedAt: nullable(time()),
+  completedAt: nullable(time()),
+  stateChangedAt: nullable(time()),
+  depth: Type.Integer({ minimum: 0, description: '0 for the top of the tree' }),
+  parentId: nullable(Type.String({ description: 'the node above it in the tree; null for the top' })),
+  edge: nullable(literals(['parent', 'root'] as const, { description: '`parent`: it names that job as its parent; `root`: it names the workflow\'s root and no parent that is here (a Celery group member)' })),
+  missingParentExternalId: nullable(Type.String({ description: 'the parent it names when that job is not here: not arrived yet, or removed by retention' })),
+  children: Type.Integer({ minimum: 0 }),
+});
+
+export const Workflow = closed({
+  jobId: Type.String({ description: 'the job asked for' }),
+  rootId: Type.String({ description: "the tree's top: the workflow's root, else the highest of the job's parents that is here" }),
+  missingRootExternalId: nullable(Type.String({ description: 'the root the jobs name when that job is not here: not arrived yet, or removed by retention' })),
+  nodes: Type.Array(WorkflowNode, { description: 'by level from the top, each level oldest first' }),
+  totals: Type.Record(Type.String(), Type.Integer({ minimum: 0 }), { description: 'jobs per state over the nodes returned' }),
+  stuck: Type.Array(
+    closed({
+      jobId: Type.String(),
+      kind: literals(['waiting_on_failed_child', 'not_started'] as const),
+      message: Type.String(),
+      waitsOn: Type.Array(Type.String(), { description: 'the failed children it waits on' }),
+    }),
+    { description: 'each node that waits, and on what' },
+  ),
+  truncated: nullable(closed({ reason: literals(['depth', 'nodes'] as const), message: Type.String() })),
+  limits: closed({ depthMax: Type.Integer(), nodesMax: Type.Integer() }),
+});
+
 /**
  * Fails the type check when a view type and its model differ in field names or in what a
  * field may hold (both directions). Closed models only bind field names at run time.
@@ -365,6 +403,7 @@ type Loose<T> = T extends string ? string : T extends Array<infer E> ? Loose<E>[
 export const same = <A, B>(verdict: Exact<Loose<A>, Loose<B>>): void => void verdict;
 same<JobListItemView, Static<typeof JobListItem>>(true);
 same<JobDetailView, Static<typeof JobDetail>>(true);
+same<WorkflowView, Static<typeof Workflow>>(true);
 same<QueueView, Static<typeof Queue>>(true);
 same<QueueStreamItemView, Static<typeof QueueStreamItem>>(true);
 same<WorkerView, Static<typeof Worker>>(true);

@@ -103,6 +103,8 @@ export const SHARD_ROUTES: Readonly<Record<string, ShardRoute>> = {
   'POST /api/ingest': apiKey,
   'GET /api/jobs': merged(mergeCursorPages),
   'GET /api/jobs/:id': firstFound,
+  // a workflow lives in one connection (relations name jobs of the job's own): the shard keeping the job has all of it
+  'GET /api/jobs/:id/workflow': firstFound,
   'GET /api/queues': merged(mergeNumberedPages),
   'GET /api/queues/:id': firstFound,
   'GET /api/workers': merged(mergeNumberedPages),

@@ -34,6 +34,8 @@ function job(overrides: Partial<Job>): Job {
     progress: null,
     history: [packHistoryEntry(1_700_000_000_000, 1)],
     lastEventMs: 1_700_000_000_000,
+    parentExternalId: null,
+    rootExternalId: null,
     manualRetries: 0,
     ...overrides,
   };
@@ -79,8 +81,11 @@ describe('job columns', () => {
         progress: 0.25,
         history: [packHistoryEntry(1_700_000_000_000, 1), packHistoryEntry(1_700_000_001_000, 3), packHistoryEntry(1_700_000_002_000, 5)],
         lastEventMs: 1_700_000_002_000,
+        parentExternalId: 'mail:parent-1',
+        rootExternalId: 'mail:root-😀',
         manualRetries: 2,
       }),
+      job({ id: 'u', externalId: 'only-parent', parentExternalId: 'mail:parent-1' }),
       job({ id: 'x', externalId: '', queue: 'mail', workerId: 'worker-7', name: 'emails.send', history: [packHistoryEntry(-5, 3)] }),
       job({ id: 'y', externalId: 'only-extensions', extensions: '{"a":1}' }),
       job({ id: 'z', externalId: 'only-stacktrace', stacktrace: 'trace' }),
@@ -89,6 +94,21 @@ describe('job columns', () => {
     ];
     expect(throughBytes(jobs)).toEqual(jobs);
     expect(throughBytes([])).toEqual([]);
+  });
+
+  test('given a chunk written before relations were kept (format 9 and older), then its jobs load without parent or root', () => {
+    const columns = toJobColumns([job({ parentExternalId: 'p', rootExternalId: 'r' })]);
+    const older = columns as Partial<JobColumns>;
+    delete older.parentExternalId;
+    delete older.rootExternalId;
+    const [restored] = loaded(decodeValue(encodeValue(columns)) as JobColumns);
+    expect([restored!.parentExternalId, restored!.rootExternalId]).toEqual([null, null]);
+  });
+
+  test('given a relation column of the wrong length, then reading it fails with a clear error', () => {
+    const columns = toJobColumns([job({}), job({ id: 'b', externalId: 'task-2' })]);
+    columns.parentExternalId = columns.parentExternalId!.subarray(4);
+    expect(() => readJobColumns(columns)).toThrow('do not agree on 2 jobs');
   });
 
   test('given a job changed after its columns were taken, then the columns still hold it as it was', () => {

@@ -166,6 +166,8 @@ describe('the job table', () => {
       progress: null,
       history: [],
       lastEventMs: Number.NEGATIVE_INFINITY,
+      parentExternalId: null,
+      rootExternalId: null,
       manualRetries: 0,
     });
   });
@@ -428,6 +430,48 @@ describe('the job table against the merge rules', () => {
       expect(table.size).toBe(reference.size);
       table.checkInvariants();
     }
+  });
+});
+
+describe('the relation columns', () => {
+  test('given relations in events of any order, then a newer event decides, an older one only fills a gap, and a freed row gives its codes back', () => {
+    const table = new JobTable('c1');
+    const row = table.create('id-1', event({ atMs: T + 10 }));
+    table.merge(row, event({ atMs: T + 10, parentExternalId: 'newer-parent' }));
+    table.merge(row, event({ atMs: T, parentExternalId: 'older-parent', rootExternalId: 'older-root' }));
+    expect([table.relations.parentOf(row), table.relations.rootOf(row)]).toEqual(['newer-parent', 'older-root']);
+    table.merge(row, event({ atMs: T + 20, rootExternalId: 'newest-root' }));
+    expect(table.read(row)).toMatchObject({ parentExternalId: 'newer-parent', rootExternalId: 'newest-root' });
+    // an event naming nothing leaves them
+    table.merge(row, event({ atMs: T + 30 }));
+    expect(table.read(row)).toMatchObject({ parentExternalId: 'newer-parent', rootExternalId: 'newest-root' });
+    const other = table.create('id-2', event({ externalId: 'e2', parentExternalId: 'newer-parent' }));
+    table.merge(other, event({ externalId: 'e2', parentExternalId: 'newer-parent' }));
+    expect(table.relations.parentCodeOf(other)).toBe(table.relations.parentCodeOf(row)); // one code for a parent's children
+    const before = table.distinctStrings;
+    table.free(row);
+    // 'newest-root' goes with the row; 'newer-parent' stays, held by the other child
+    expect(table.distinctStrings).toBe(before - 1);
+    expect(table.relations.codeOf('newest-root')).toBe(NO_CODE);
+    expect(table.relations.codeOf('newer-parent')).toBe(table.relations.parentCodeOf(other));
+    const reused = table.create('id-3', event({ externalId: 'e3' }));
+    expect(table.read(reused)).toMatchObject({ parentExternalId: null, rootExternalId: null });
+  });
+
+  test('given jobs without relations, then they name none, before and after the first job that does', () => {
+    const table = new JobTable('c1');
+    const rows = Array.from({ length: 100 }, (_, i) => {
+      const row = table.create(`id-${i}`, event({ externalId: `e${i}` }));
+      table.merge(row, event({ externalId: `e${i}` }));
+      return row;
+    });
+    const child = table.create('id-child', event({ externalId: 'child' }));
+    table.merge(child, event({ externalId: 'child', parentExternalId: 'e1' }));
+    expect(rows.map((row) => table.relations.parentOf(row)).every((parent) => parent === null)).toBe(true);
+    expect(table.relations.parentOf(child)).toBe('e1');
+    // rows made after it, past the capacity the table had then, name none either
+    const later = Array.from({ length: 200 }, (_, i) => table.create(`id-later-${i}`, event({ externalId: `later-${i}` })));
+    expect(later.every((row) => table.relations.parentOf(row) === null && table.relations.rootOf(row) === null)).toBe(true);
   });
 });
 

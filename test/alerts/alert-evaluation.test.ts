@@ -175,6 +175,41 @@ describe('alert evaluation', () => {
     expect(f.stateOf(rule.id).status).toBe('resolved');
   });
 
+  test('workflow_stuck: fires when a root stays unfinished past the window, and at once for a parent waiting on a failed child; resolves when they finish', async () => {
+    const f = await alertFixture();
+    const rule = await f.createRule({ kind: 'workflow_stuck', task: 'render-album', windowSeconds: 600 });
+    const other = await f.createRule({ kind: 'workflow_stuck', task: 'other-root', windowSeconds: 600 });
+    await f.ingest([
+      jobEvent(f.connection.id, T0, { externalId: 'album', name: 'render-album', state: 'queued', extensions: { bullmqState: 'waiting-children' } }),
+      jobEvent(f.connection.id, T0, { externalId: 'track-1', name: 'render-track', state: 'active', parentExternalId: 'album' }),
+      // a job alone is no workflow, however long it runs
+      jobEvent(f.connection.id, T0 - 3_600_000, { externalId: 'alone', name: 'render-album', state: 'active', startedAt: new Date(T0 - 3_600_000).toISOString() }),
+    ]);
+    await f.evaluate();
+    expect(f.stateOf(rule.id).status).toBe('ok');
+    f.t.clock.advance(601_000);
+    await f.evaluate();
+    expect(f.stateOf(rule.id)).toMatchObject({ status: 'firing', firedValue: 601 });
+    expect(f.stateOf(other.id).status).toBe('ok'); // another root's task
+    await f.ingest([jobEvent(f.connection.id, f.t.clock.nowMs(), { externalId: 'album', name: 'render-album', state: 'completed', parentExternalId: null })]);
+    await f.evaluate();
+    expect(f.stateOf(rule.id).status).toBe('resolved');
+
+    // a waiting parent with a failed child fires without waiting for the window
+    const failing = await f.createRule({ kind: 'workflow_stuck', windowSeconds: 3_600 });
+    const nowMs = f.t.clock.nowMs();
+    await f.ingest([
+      jobEvent(f.connection.id, nowMs, { externalId: 'flow', name: 'render-film', state: 'queued', extensions: { bullmqState: 'waiting-children' } }),
+      jobEvent(f.connection.id, nowMs, { externalId: 'frame', name: 'render-frame', state: 'failed', parentExternalId: 'flow', completedAt: new Date(nowMs).toISOString() }),
+    ]);
+    await f.evaluate();
+    expect(f.stateOf(failing.id)).toMatchObject({ status: 'firing', firedValue: 0 });
+    await f.ingest([jobEvent(f.connection.id, nowMs + 1_000, { externalId: 'frame', name: 'render-frame', state: 'completed', parentExternalId: 'flow' })]);
+    await f.ingest([jobEvent(f.connection.id, nowMs + 2_000, { externalId: 'flow', name: 'render-film', state: 'completed' })]);
+    await f.evaluate();
+    expect(f.stateOf(failing.id).status).toBe('resolved');
+  });
+
   test('a quiet evaluation writes nothing to the log', async () => {
     const f = await alertFixture();
     await f.createRule({ kind: 'job_stuck', windowSeconds: 600 });

@@ -9,6 +9,7 @@ import { ManualClock } from '../../actors/clock.ts';
 import { Engine, inMemoryLog } from '../../actors/engine.ts';
 import { SNAPSHOT_FORMAT_VERSION, type SnapshotChunk } from '../../actors/engine-snapshot.ts';
 import { toJobDetail } from '../../actors/views/job-view.ts';
+import { NO_RELATIONS } from '../../actors/connection/job-links.ts';
 import { jobEvent } from '../support/events.ts';
 import { T0 } from '../support/test-app.ts';
 
@@ -42,7 +43,7 @@ const details = (engine: Engine) => {
   const actor = engine.connection('c1')!;
   return ['a', 'b', 'c'].map((externalId) => {
     const job = actor.jobs.getByExternalId(externalId)!;
-    return toJobDetail(job, [], actor.commandOutcomes.trailOf(job.id), actor.supportOf);
+    return toJobDetail(job, [], actor.commandOutcomes.trailOf(job.id), actor.supportOf, NO_RELATIONS);
   });
 };
 

@@ -12,6 +12,7 @@ import { ManualClock } from '../../actors/clock.ts';
 import { Engine, inMemoryLog } from '../../actors/engine.ts';
 import { SNAPSHOT_FORMAT_VERSION, type SnapshotChunk } from '../../actors/engine-snapshot.ts';
 import { toJobDetail } from '../../actors/views/job-view.ts';
+import { NO_RELATIONS } from '../../actors/connection/job-links.ts';
 import { toQueueStreamItem } from '../../actors/views/queue-view.ts';
 import { jobEvent, queueEvent } from '../support/events.ts';
 import { withFormatSevenJobs } from '../support/older-job-columns.ts';
@@ -64,7 +65,7 @@ function shown(engine: Engine) {
     queues: ['emails', 'reports'].map((name) => toQueueStreamItem(actor.queues.get(name)!, actor, T0)),
     jobs: ['a', 'b'].map((externalId) => {
       const job = actor.jobs.getByExternalId(externalId)!;
-      return toJobDetail(job, [], actor.commandOutcomes.trailOf(job.id), actor.supportOf);
+      return toJobDetail(job, [], actor.commandOutcomes.trailOf(job.id), actor.supportOf, NO_RELATIONS);
     }),
   };
 }

@@ -10,7 +10,8 @@
  * (format 4's command outcomes: snapshot-command-trail.test.ts; format 6's controls:
  * snapshot-controls.test.ts); formats 1 to 8 had no column of the column list added since
  * format 4's (runs added by hand, log line counts, the texts beyond extensions: format 9),
- * which read as none; formats 4 to 8 wrote the job columns alike.
+ * which read as none; formats 4 to 8 wrote the job columns alike; formats 1 to 9 kept no
+ * job relations (format 10's parent and root columns), which read as none.
  */
 import { afterEach, expect, test } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -21,7 +22,7 @@ import { entryAtMs, entryCode } from '../../actors/connection/job-history.ts';
 import type { Engine } from '../../actors/engine.ts';
 import { SNAPSHOT_FORMAT_VERSION, type SnapshotChunk } from '../../actors/engine-snapshot.ts';
 import { dumpEngine } from '../support/engine-dump.ts';
-import { withFormatSevenJobs } from '../support/older-job-columns.ts';
+import { withFormatNineJobs, withFormatSevenJobs } from '../support/older-job-columns.ts';
 import { openAt, workload } from '../support/snapshot-workload.ts';
 import { T0 } from '../support/test-app.ts';
 import { withOwnTeam } from '../support/team-access.ts';
@@ -69,7 +70,7 @@ function formatEightToSix(engine: Engine, version: 6 | 7 | 8): SnapshotChunk[] {
 function formatThree(chunk: SnapshotChunk): SnapshotChunk {
   if (chunk.k === 'header') return { ...chunk, version: 3 };
   if (chunk.k === 'jobColumns') {
-    const { columns } = chunk;
+    const columns = chunk.columns;
     return {
       ...chunk,
       columns: {
@@ -100,8 +101,12 @@ function asOlderFormatHeld(dump: ReturnType<typeof dumpEngine>, version: number)
   return { ...dump, connections };
 }
 
-/** The chunks formats 1 to 8 wrote: format 2 also every dedup key in the connection chunk; format 1 also jobs as plain objects, 1,000 a chunk. */
-function* olderFormatChunks(engine: Engine, version: 1 | 2 | 3 | 6 | 7 | 8): Generator<unknown> {
+/** The chunks formats 1 to 9 wrote: format 2 also every dedup key in the connection chunk; format 1 also jobs as plain objects, 1,000 a chunk. */
+function* olderFormatChunks(engine: Engine, version: 1 | 2 | 3 | 6 | 7 | 8 | 9): Generator<unknown> {
+  if (version === 9) {
+    yield* [...engine.takeSnapshot().chunks].map(withFormatNineJobs);
+    return;
+  }
   if (version >= 6) {
     yield* formatEightToSix(engine, version as 6 | 7 | 8);
     return;
@@ -123,7 +128,7 @@ function* olderFormatChunks(engine: Engine, version: 1 | 2 | 3 | 6 | 7 | 8): Gen
     else if (chunk.k === 'end' && version === 1) {
       for (const connectionId of engine.connectionIds()) {
         // format 1's job: extensions as an object, none of the fields added since
-        const jobs = [...engine.connection(connectionId)!.jobs.values()].map(({ manualRetries: _manual, logLines: _lines, args: _args, result: _result, progressData: _data, logs: _logs, attempts: _attempts, state: _state, ...job }) => ({
+        const jobs = [...engine.connection(connectionId)!.jobs.values()].map(({ parentExternalId: _parent, rootExternalId: _root, manualRetries: _manual, logLines: _lines, args: _args, result: _result, progressData: _data, logs: _logs, attempts: _attempts, state: _state, ...job }) => ({
           ...job,
           extensions: job.extensions === null ? null : (JSON.parse(job.extensions) as Record<string, unknown>),
           history: historyAsPairs(job.history),
@@ -135,7 +140,7 @@ function* olderFormatChunks(engine: Engine, version: 1 | 2 | 3 | 6 | 7 | 8): Gen
   }
 }
 
-for (const version of [1, 2, 3, 6, 7, 8] as const) {
+for (const version of [1, 2, 3, 6, 7, 8, 9] as const) {
   test(`given a snapshot in format ${version}, then recovery restores the state it was taken from (dedup keys included; task metrics, if it did not hold them, start empty), and the next snapshot is the current format`, async () => {
     const dir = mkdtempSync(join(tmpdir(), `jw-format${version}-`));
     dirs.push(dir);
@@ -144,8 +149,9 @@ for (const version of [1, 2, 3, 6, 7, 8] as const) {
     const admin = await live.accounts.addUser('admin@example.com', 'a long password!', true);
     const { connection, apiKey } = await live.connections.create(await withOwnTeam(live.engine, admin), 'prod', undefined);
     const other = await live.connections.create(await withOwnTeam(live.engine, admin), 'other', undefined);
-    await workload(live, apiKey, connection.id, 1);
-    await workload(live, other.apiKey, other.connection.id, 2);
+    // formats before 10 kept no relations: the state written holds none
+    await workload(live, apiKey, connection.id, 1, { relations: false });
+    await workload(live, other.apiKey, other.connection.id, 2, { relations: false });
     await live.store.writeSnapshot({ chunks: olderFormatChunks(live.engine, version) });
     const expected = asOlderFormatHeld(dumpEngine(live.engine, clock.nowMs()), version);
     const noTaskMetrics = { tasks: [], queues: [], otherTasks: null, otherQueues: null };

@@ -74,6 +74,9 @@ const jobPayload = (nowMs: number) =>
       startedAt: timestampAround(nowMs),
       completedAt: timestampAround(nowMs),
       extensions: fc.oneof(fc.constant(null), fc.jsonValue({ maxDepth: 2 }).map((value) => ({ value })), deepObject),
+      // parents and roots among the same jobs: links made, changed and cut in any order
+      parentExternalId: fc.oneof(fc.constant(null), externalId),
+      rootExternalId: fc.oneof(fc.constant(null), externalId),
     },
     { requiredKeys: ['externalId', 'name', 'state'] },
   );

@@ -290,6 +290,15 @@ export const MODULES = {
       },
     ],
   },
+  workflows: {
+    what: "jobs' parents and roots: the relation columns and their child index, the links resolved to jobwatch jobs, the workflow tree with its bounds and stuck reasons, lists by parent and root, and the workflow_stuck alert's measure",
+    parts: [
+      {
+        mutate: ['actors/connection/relation-columns.ts', 'actors/connection/relation-index.ts', 'actors/connection/job-links.ts', 'actors/queries/workflow.ts', 'actors/queries/job-list.ts', 'actors/alerts/workflow-stuck.ts'],
+        tests: ['test/routes/workflows.test.ts', 'test/durability/snapshot-relations.test.ts', 'test/actors/job-columns.test.ts', 'test/actors/job-table.test.ts', 'test/alerts/alert-evaluation.test.ts'],
+      },
+    ],
+  },
   partitions: {
     what: "cluster mode's partition of a connection, scoped snapshots and their reconciliation with the accounts; NATS refusals by code; the wait for a partition's writer",
     parts: [

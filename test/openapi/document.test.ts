@@ -121,7 +121,7 @@ describe('GET /openapi.json', () => {
   test('request models are the routes\' own: query parameters, bodies, the resume header', () => {
     const parameters = (path: string) => Object.fromEntries(document.paths[path].get.parameters.map((p: any) => [`${p.in}:${p.name}`, p]));
     const jobs = parameters('/api/jobs');
-    expect(Object.keys(jobs)).toEqual(['query:cursor', 'query:limit', 'query:search', 'query:args', 'query:state', 'query:queue', 'query:worker', 'query:connectionId', 'query:framework', 'query:sortBy', 'query:sortOrder']);
+    expect(Object.keys(jobs)).toEqual(['query:cursor', 'query:limit', 'query:search', 'query:args', 'query:state', 'query:queue', 'query:worker', 'query:connectionId', 'query:framework', 'query:parentId', 'query:rootId', 'query:sortBy', 'query:sortOrder']);
     expect(Object.values(jobs).every((p: any) => p.required === false)).toBe(true);
     expect(jobs['query:limit'].schema).toMatchObject({ type: 'integer', minimum: 1, maximum: 100, default: 50 });
     // the defaults the routes apply (validQuery fills them from the same models)

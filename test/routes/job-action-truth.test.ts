@@ -10,6 +10,7 @@ import { recordingLog, replayedAndRestored } from '../support/recording-log.ts';
 import { testApp, T0 } from '../support/test-app.ts';
 import { jobEvent } from '../support/events.ts';
 import { toJobDetail } from '../../actors/views/job-view.ts';
+import { NO_RELATIONS } from '../../actors/connection/job-links.ts';
 import type { Engine } from '../../actors/engine.ts';
 
 const REFUSAL = 'the job is running in Sidekiq process host:1:abc: open-source Sidekiq cannot stop a running job safely, so this run goes on';
@@ -191,7 +192,7 @@ test('replaying the log and restoring a snapshot give the same jobs, commands an
   await t.engine.commit(actor.decideCommandExpiry(t.clock.nowMs())!);
   const shown = (engine: Engine) => [id, idOf('job-2'), idOf('job-3')].map((jobId) => {
     const other = engine.connection(c.id)!;
-    return toJobDetail(other.jobs.get(jobId)!, [], other.commandOutcomes.trailOf(jobId), other.supportOf);
+    return toJobDetail(other.jobs.get(jobId)!, [], other.commandOutcomes.trailOf(jobId), other.supportOf, NO_RELATIONS);
   });
   const expected = shown(t.engine);
   expect(expected.map((job) => [job.state, job.lastCommand?.status])).toEqual([['completed', 'failed'], ['failed', 'expired'], ['queued', 'expired']]);

@@ -3,7 +3,7 @@ import { testApp, T0 } from '../support/test-app.ts';
 import { iso, jobEvent } from '../support/events.ts';
 
 describe('GET /api/jobs/:id', () => {
-  test('the detail shape: history collapsed, previous state, lifted extension keys, V0 nulls', async () => {
+  test('the detail shape: history collapsed, previous state, lifted extension keys, relations as jobwatch ids, V0 nulls', async () => {
     const t = await testApp();
     const cookie = await t.login();
     const c = await t.createConnection(cookie, 'prod');
@@ -25,8 +25,9 @@ describe('GET /api/jobs/:id', () => {
       previousState: 'active',
       stateChangedAt: iso(T0 + 3000),
       scheduledFor: '2026-11-21T12:00:00.000Z',
-      parentId: 'p-1',
-      rootId: 'r-1',
+      // the job system's ids in extensions name a parent and root, read as jobwatch ids: none of them has arrived
+      parentId: null,
+      rootId: null,
       tags: { team: 'billing' },
       attempt: 2,
       maxRetries: 3,

@@ -94,7 +94,7 @@ describe('GET /api/jobs sorting and pagination', () => {
     const { t, cookie } = await seeded();
     const [item] = (await list(t, cookie, { limit: 1, sortBy: 'createdAt', sortOrder: 'asc' })).json.data;
     expect(Object.keys(item).sort()).toEqual(
-      ['id', 'externalId', 'framework', 'connectionId', 'name', 'queue', 'state', 'stateChangedAt', 'scheduledFor', 'createdAt', 'startedAt', 'completedAt', 'durationMs', 'workerId', 'error', 'lastCommand', 'progress'].sort(),
+      ['id', 'externalId', 'framework', 'connectionId', 'name', 'queue', 'state', 'stateChangedAt', 'scheduledFor', 'createdAt', 'startedAt', 'completedAt', 'durationMs', 'workerId', 'error', 'parentId', 'rootId', 'lastCommand', 'progress'].sort(),
     );
     expect(item.lastCommand).toBeNull();
     expect(item.createdAt).toBe('2026-11-21T10:00:00.000Z');

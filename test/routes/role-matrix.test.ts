@@ -69,6 +69,7 @@ const MATRIX: Record<string, Who> = {
   'POST /api/ingest': 'apiKey',
   'GET /api/jobs': 'viewer',
   'GET /api/jobs/:id': 'viewer',
+  'GET /api/jobs/:id/workflow': 'viewer',
   'GET /api/queues': 'viewer',
   'GET /api/workers': 'viewer',
   'POST /api/jobs/bulk/revoke': 'operator',
@@ -282,6 +283,7 @@ const CALLS: Record<string, (persona: Persona) => Promise<Call> | Call> = {
   'POST /api/ingest': () => ({ method: 'POST', path: '/api/ingest', body: { events: [] } }),
   'GET /api/jobs': () => ({ method: 'GET', path: '/api/jobs', sees: seesConnection }),
   'GET /api/jobs/:id': async () => ({ method: 'GET', path: `/api/jobs/${await fixture.freshJob()}` }),
+  'GET /api/jobs/:id/workflow': async () => ({ method: 'GET', path: `/api/jobs/${await fixture.freshJob()}/workflow` }),
   'GET /api/queues': () => ({ method: 'GET', path: '/api/queues', sees: seesConnection }),
   'GET /api/workers': async () => {
     await t.ingest(fixture.connection.apiKey, [{ type: 'worker_state_change', timestamp: new Date(T).toISOString(), framework: 'celery', connectionId: fixture.connectionId, worker: { externalId: 'w1', hostname: 'h', state: 'online' } }]);

@@ -3,6 +3,7 @@
  * connection every job (all fields and history), every index's order, tallies, workers,
  * queues with metrics for every range, dedup keys, quota, commands and their outcomes.
  */
+import { childRowsOf, relationsOf } from '../../actors/connection/job-links.ts';
 import type { Engine } from '../../actors/engine.ts';
 import { JOB_SORT_KEYS } from '../../actors/connection/job-sort-keys.ts';
 import { TIME_RANGES } from '../../actors/metrics/queue-metrics.ts';
@@ -17,7 +18,12 @@ export function dumpEngine(engine: Engine, nowMs: number) {
     const actor = engine.connection(id)!;
     const jobs = [...actor.jobs.values()].sort((a, b) => (a.id < b.id ? -1 : 1));
     connections[id] = {
-      jobs: jobs.map((job) => ({ ...job, recent: actor.jobs.recentOfName(job, 10).map((other) => other.id) })),
+      jobs: jobs.map((job) => {
+        const row = actor.jobs.rowOf(job.id);
+        // the child index and the resolved links: what a restart must rebuild from the relation columns
+        const children = [...childRowsOf(actor.jobs, row)].map((child) => actor.jobs.table.id(child)).sort();
+        return { ...job, recent: actor.jobs.recentOfName(job, 10).map((other) => other.id), children, relations: relationsOf(actor.jobs, row) };
+      }),
       indexes: Object.fromEntries(
         JOB_SORT_KEYS.flatMap((key) => (['asc', 'desc'] as const).map((order) => [`${key}-${order}`, [...actor.jobs.indexes[key].scan(order)].map((entry) => actor.jobs.table.id(entry.item))])),
       ),

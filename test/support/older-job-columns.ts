@@ -2,7 +2,8 @@
  * Snapshot chunks as formats 4 to 7 wrote a connection's jobs, made from the current
  * format's: extensions as an array of texts, none of the columns the column list added
  * since (runs added by hand, log line counts, the other texts), and the job table's
- * extension characters instead of its text bytes.
+ * extension characters instead of its text bytes. Format 9 wrote the columns as now, but
+ * without the relation columns (`parentExternalId`, `rootExternalId`: format 10).
  */
 import { expect } from 'bun:test';
 import type { SnapshotChunk } from '../../actors/engine-snapshot.ts';
@@ -19,8 +20,18 @@ export function textsOf(joined: { bytes: Uint8Array; lengths: Uint8Array }): Arr
   });
 }
 
+/** A chunk as format 9 wrote its jobs (no relation columns); other chunks as they are, the header saying 9. */
+export function withFormatNineJobs(chunk: SnapshotChunk): SnapshotChunk {
+  if (chunk.k === 'header') return { ...chunk, version: 9 };
+  if (chunk.k !== 'jobColumns') return chunk;
+  const { parentExternalId, rootExternalId, ...columns } = chunk.columns as JobColumns;
+  expect([parentExternalId, rootExternalId].every((column) => column instanceof Uint8Array)).toBe(true);
+  return { ...chunk, columns: columns as JobColumns };
+}
+
 /** A chunk as format `version` (4 to 7) wrote its jobs; other chunks as they are, the header saying `version`. */
-export function withFormatSevenJobs(chunk: SnapshotChunk, version: number): SnapshotChunk {
+export function withFormatSevenJobs(current: SnapshotChunk, version: number): SnapshotChunk {
+  const chunk = withFormatNineJobs(current);
   if (chunk.k === 'header') return { ...chunk, version };
   if (chunk.k === 'connection') {
     const { textBytes, ...sizes } = chunk.jobTable!;

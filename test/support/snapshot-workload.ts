@@ -27,7 +27,8 @@ export async function openAt(dir: string, clock: ManualClock) {
 }
 
 /** A varied workload: out-of-order job events, failures with errors and traces, arguments, results, logs and progress objects, workers, queue snapshots, duplicates, actions. */
-export async function workload(opened: { engine: Engine }, apiKey: string, connectionId: string, round: number) {
+/** `relations: false`: no job names a parent or root (a state that formats before 10 can hold). */
+export async function workload(opened: { engine: Engine }, apiKey: string, connectionId: string, round: number, { relations = true } = {}) {
   const events: unknown[] = [];
   for (let i = 0; i < 300; i++) {
     const externalId = `job-${(i * 7 + round * 13) % 450}`;
@@ -47,6 +48,9 @@ export async function workload(opened: { engine: Engine }, apiKey: string, conne
         // failures share a few errors and traces, as one bug's do; one is not Latin-1
         error: state === 'failed' || state === 'retrying' ? `ValueError: bad input ${i % 3}` : null,
         stacktrace: state === 'failed' ? `Traceback (most recent call last):\n  File "tasks.py", line ${i % 4}\n${i % 8 === 0 ? 'ünïcode ✓' : 'ascii'}` : null,
+        // workflows: some jobs name a parent (arrived or not, and one not Latin-1), fewer a root
+        parentExternalId: relations && i % 9 === 0 ? (i % 4 === 0 ? `job-${(i * 3 + round) % 450}` : `parent-ü-${i % 5}`) : null,
+        rootExternalId: relations && i % 18 === 0 ? `job-${round}` : null,
         // what the job was called with and gave back, its log and progress as an object (the column list's texts)
         args: i % 3 === 0 ? { args: [i, 'x'], kwargs: { invoice_id: `INV-${i}`, password: 'hunter2', name: i % 6 === 0 ? 'Jürgen ✓' : 'plain' } } : null,
         result: state === 'completed' && i % 2 === 0 ? { ok: true, n: i } : null,

@@ -18,6 +18,8 @@ const job = (id: string, fields: Partial<JobListItem> = {}): JobListItem => ({
   durationMs: null,
   workerId: null,
   error: null,
+  parentId: null,
+  rootId: null,
   progress: null,
   lastCommand: null,
   ...fields,
@@ -34,6 +36,14 @@ describe('job list filters in the address', () => {
     expect(jobMatches(job('a'), filters)).toBe(true);
     expect(jobMatches(job('a', { name: 'tasks.resize' }), filters)).toBe(false);
     expect(jobMatches(job('a', { workerId: 'w1' }), filtersFromQuery(new URLSearchParams('worker=w2')))).toBe(false);
+  });
+
+  test('a workflow filter keeps the live jobs of that root only, like the service', () => {
+    const filters = filtersFromQuery(new URLSearchParams('rootId=r1'));
+    expect(filters.rootId).toBe('r1');
+    expect(jobMatches(job('a', { rootId: 'r1' }), filters)).toBe(true);
+    expect(jobMatches(job('b', { rootId: 'r2' }), filters)).toBe(false);
+    expect(jobMatches(job('c'), filters)).toBe(false);
   });
 });
 

@@ -122,7 +122,7 @@ export class Agent {
     }
     this.workers = new WorkerMonitor(this.redis, config.prefix, connectionId, (queue) => this.normalizer.runningByWorker(queue), (queue) => this.isWatched(queue), readerName);
     const payloads = new PayloadFields({ redactKeys: config.redactKeys, omitArgs: config.omitArgs });
-    this.normalizer = new Normalizer(connectionId, new JobFacts(), (queue, name) => this.workers.workerIdOf(queue, name), payloads);
+    this.normalizer = new Normalizer(connectionId, new JobFacts(), (queue, name) => this.workers.workerIdOf(queue, name), payloads, config.prefix);
     this.deliverer = new Deliverer(client, spool, {
       batchSize: config.batchSize,
       flushIntervalMs: config.flushIntervalMs,

@@ -56,15 +56,31 @@ export function externalIdOf(queue, jobId) {
   return cutMarked(`${queue}:${jobId}`, EXTERNAL_ID_CHARS);
 }
 
+/**
+ * A flow child's parent as jobwatch knows it (`<queue>:<job id>`), from the child's
+ * `parentKey` (`<prefix>:<queue>:<job id>`); undefined without one, or when the parent is
+ * under another prefix (another agent's queues: no job of this connection).
+ * @param {string | undefined} parentKey @param {string} prefix
+ */
+export function parentExternalIdOf(parentKey, prefix) {
+  if (!parentKey || !parentKey.startsWith(`${prefix}:`)) return undefined;
+  const rest = parentKey.slice(prefix.length + 1);
+  const colon = rest.indexOf(':'); // BullMQ queue names have no colon; job ids may
+  if (colon <= 0 || colon === rest.length - 1) return undefined;
+  return externalIdOf(rest.slice(0, colon), rest.slice(colon + 1));
+}
+
 export class Normalizer {
   /**
    * @param {string} connectionId
    * @param {import('./job-facts.js').JobFacts} facts
    * @param {(queue: string, processedBy: string | undefined) => string | undefined} [workerIdOf]
    * @param {PayloadFields} [payloads] how data, return values, progress and log lines are masked, bounded or left out
+   * @param {string} [prefix] the Redis key prefix of the queues watched (a flow's parentKey starts with it)
    */
-  constructor(connectionId, facts, workerIdOf = (_queue, name) => name, payloads = new PayloadFields()) {
+  constructor(connectionId, facts, workerIdOf = (_queue, name) => name, payloads = new PayloadFields(), prefix = 'bull') {
     this.connectionId = connectionId;
+    this.prefix = prefix;
     this.facts = facts;
     this.workerIdOf = workerIdOf;
     this.payloads = payloads;
@@ -246,6 +262,8 @@ export class Normalizer {
     const startedAtMs = facts.startedAtMs ?? facts.processedOnMs;
     if (['active', 'completed', 'failed', 'retrying'].includes(change.state) && startedAtMs !== undefined) job.startedAt = isoFromMs(startedAtMs);
     if (FINISHED.has(change.state)) job.completedAt = isoFromMs(atMs);
+    const parent = parentExternalIdOf(facts.parentKey, this.prefix);
+    if (parent !== undefined) job.parentExternalId = parent;
     job.extensions = this.extensions(jobId, facts, change);
     return this.envelope('job_state_change', atMs, 'job', job);
   }

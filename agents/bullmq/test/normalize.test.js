@@ -2,7 +2,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { factsFromHash, FACT_FIELDS, JobFacts } from '../src/job-facts.js';
-import { Normalizer, payloadWanted, progressFraction } from '../src/normalize.js';
+import { Normalizer, parentExternalIdOf, payloadWanted, progressFraction } from '../src/normalize.js';
 import { PayloadFields } from '../src/payload-fields.js';
 import { assertFields } from './support/fields.js';
 
@@ -234,5 +234,20 @@ describe('normalize', () => {
     assert.equal(factsFromHash(FACT_FIELDS.map(() => null)), null);
     const facts = factsFromHash(hash({ opts: '{"attempts":5}', stacktrace: JSON.stringify(['first', 'last']), progress: '{"a":1}', atm: '2', pb: 'w9' }));
     assertFields(facts, { attempts: 5, stacktrace: 'last', progress: { a: 1 }, attemptsMade: 2, processedBy: 'w9' });
+  });
+});
+
+describe('flows', () => {
+  test("a flow child's parentKey becomes its parentExternalId, `<queue>:<id>` under the agent's prefix; another prefix's parent is left out", () => {
+    assert.equal(parentExternalIdOf('bull:albums:1', 'bull'), 'albums:1');
+    assert.equal(parentExternalIdOf('app:bull:albums:job:with:colons', 'app:bull'), 'albums:job:with:colons');
+    assert.equal(parentExternalIdOf('other:albums:1', 'bull'), undefined);
+    assert.equal(parentExternalIdOf('bull:albums:', 'bull'), undefined);
+    assert.equal(parentExternalIdOf(undefined, 'bull'), undefined);
+    const n = new Normalizer(CONNECTION, new JobFacts(), () => undefined, new PayloadFields(), 'bull');
+    const fresh = new Map([[JobFacts.key('tracks', '2'), factsFromHash(hash({ name: 'render-track', parentKey: 'bull:albums:1' }))]]);
+    const [added] = n.normalizeEntries('tracks', [entry(T0, { event: 'added', jobId: '2', name: 'render-track' })], fresh);
+    assert.equal(added.job.parentExternalId, 'albums:1');
+    assert.equal(added.job.extensions.parentKey, 'bull:albums:1');
   });
 });

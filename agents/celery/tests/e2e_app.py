@@ -72,3 +72,8 @@ def forgetful():
 def retries_later(self):
     # waits a minute for its retry: in the worker's timer, where Celery cannot run it sooner
     raise self.retry(countdown=60, exc=RuntimeError("retry in a minute"))
+
+
+@app.task
+def total(values):
+    return sum(values)

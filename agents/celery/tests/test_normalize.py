@@ -1,5 +1,5 @@
 """Celery native events -> ingest events, per the state mapping in this agent's README."""
-from jobwatch_celery.limits import cut
+from jobwatch_celery.limits import cut, cut_marked
 from jobwatch_celery.normalize import Normalizer, WorkerInfo
 from jobwatch_celery.task_facts import TaskFacts
 from jobwatch_celery.task_values import TaskValues
@@ -265,3 +265,18 @@ def test_unchanged_heartbeats_go_every_other_one_changes_at_once():
     assert n.heartbeats_skipped == 3
     [online] = n.normalize({"type": "worker-online", "hostname": "w1@host", "timestamp": T + 10.5})
     assert online["worker"]["state"] == "online"  # never skipped
+
+
+def test_a_tasks_parent_and_root_are_sent_as_its_relations_and_a_root_names_none():
+    n = Normalizer(CONN)
+    [root] = n.normalize(task("sent", uuid="first", name="app.a", root_id="first", parent_id=None))
+    [child] = n.normalize(task("sent", uuid="second", name="app.b", root_id="first", parent_id="first", group="g-1"))
+    [started] = n.normalize(task("started", uuid="second", at=T + 1))  # a worker's event: the relations come from what was learned
+    assert "parentExternalId" not in root["job"] and "rootExternalId" not in root["job"]
+    for event in (child, started):
+        assert event["job"]["parentExternalId"] == "first" and event["job"]["rootExternalId"] == "first"
+    assert child["job"]["extensions"]["groupId"] == "g-1"
+    # a producer's root id that is not a string stays in extensions only; a long one is cut like an externalId
+    [odd] = n.normalize(task("sent", uuid="third", name="app.c", root_id=[["nested"]], parent_id="p" * 600))
+    assert "rootExternalId" not in odd["job"] and odd["job"]["extensions"]["rootId"] == [["nested"]]
+    assert odd["job"]["parentExternalId"] == cut_marked("p" * 600, 512)

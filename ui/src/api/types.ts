@@ -16,6 +16,7 @@ import type { CommandView } from '../../../actors/views/command-view.ts';
 import type { CleanEstimate } from '../../../actors/queries/queue-jobs.ts';
 import type { PublicConnection } from '../../../actors/services/connection-service.ts';
 import type { JobDetail, JobListItem, LastCommand } from '../../../actors/views/job-view.ts';
+import type { Workflow, WorkflowNode } from '../../../actors/queries/workflow.ts';
 import type { QueueStreamItem, QueueView } from '../../../actors/views/queue-view.ts';
 import type { WorkerView } from '../../../actors/views/worker-view.ts';
 import type { AlertsOverview, DescribedMeasure, PublicAlert, PublicChannel, PublicDeliveryAttempt, PublicRule } from '../../../actors/services/alert-service.ts';
@@ -37,6 +38,7 @@ export interface TestDelivery {
   waiting: boolean;
 }
 
+export type { Workflow, WorkflowNode };
 export type { CleanEstimate, CommandAccepted, CommandView, JobDetail, JobListItem, JobListPage, LastCommand, PublicActionResult, PublicCapabilities, PublicConnection, PublicUser, QueueStreamItem, QueueView, WorkerView };
 export type { AuditPage, PublicAuditEntry, PublicMember, PublicSavedView, PublicTeam, Role, UserSummary };
 /** A single-use link that sets a password, as the service answers it. */

@@ -16,11 +16,13 @@ export interface JobFilters {
   worker?: string;
   connectionId?: string;
   framework?: string;
+  /** the jobs of the workflow this job starts (GET /api/jobs?rootId=) */
+  rootId?: string;
   sortBy: JobSortColumn;
   sortOrder: 'asc' | 'desc';
 }
 
-export const FILTER_KEYS = ['state', 'search', 'queue', 'worker', 'connectionId', 'framework'] as const;
+export const FILTER_KEYS = ['state', 'search', 'queue', 'worker', 'connectionId', 'framework', 'rootId'] as const;
 
 export function filtersFromQuery(query: URLSearchParams): JobFilters {
   const filters: JobFilters = { sortBy: 'createdAt', sortOrder: 'desc' };
@@ -41,6 +43,7 @@ export function jobMatches(job: JobListItem, filters: JobFilters): boolean {
   if (filters.worker !== undefined && job.workerId !== filters.worker) return false;
   if (filters.connectionId !== undefined && job.connectionId !== filters.connectionId) return false;
   if (filters.framework !== undefined && job.framework !== filters.framework) return false;
+  if (filters.rootId !== undefined && job.rootId !== filters.rootId) return false;
   if (filters.search !== undefined && !job.name.toLowerCase().includes(filters.search.toLowerCase())) return false;
   return true;
 }

@@ -81,6 +81,18 @@ export async function produce(redisUrl, jobs, env = {}) {
   return JSON.parse(stdout.trim().split('\n').pop() ?? '[]');
 }
 
+/**
+ * Adds a flow through BullMQ's FlowProducer, as the app would (BullMQ's FlowJob:
+ * `{name, queueName, data, opts, children}`); returns each job's `<queue>:<id>`, parent
+ * first, depth first.
+ * @param {string} redisUrl @param {Record<string, unknown>} flow
+ * @returns {Promise<string[]>}
+ */
+export async function produceFlow(redisUrl, flow) {
+  const { stdout } = await run(process.execPath, [join(FIXTURES, 'flow.mjs'), JSON.stringify(flow)], { cwd: AGENT_ROOT, env: { ...process.env, REDIS_URL: redisUrl } });
+  return JSON.parse(stdout.trim().split('\n').pop() ?? '[]');
+}
+
 /** `jobwatch-bullmq` as a user runs it. @param {{ redisUrl: string, jobwatchUrl: string, apiKey: string, spoolDir: string, extra?: string[] }} options */
 export function startAgent(options) {
   return spawnProcess(

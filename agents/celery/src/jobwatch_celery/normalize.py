@@ -164,6 +164,8 @@ class Normalizer:
             "expires": event.get("expires"),
             "root_id": event.get("root_id"),
             "parent_id": event.get("parent_id"),
+            # a group's id, where an event carries one (Celery 5.2's task events do not; a patched sender may)
+            "group_id": event.get("group_id") or event.get("group"),
             # the state of the last event received (events can cross: a command reads it as a hint only)
             "state": TASK_STATES[kind],
         }
@@ -233,6 +235,7 @@ class Normalizer:
             job["startedAt"] = iso_from_epoch(started_at)
         if state in FINISHED:
             job["completedAt"] = iso_from_epoch(timestamp)
+        job.update(_relations(facts, task_id))
         job["extensions"] = _task_extensions(facts, event, runtime)
         return self._envelope("job_state_change", timestamp, "job", job)
 
@@ -301,10 +304,25 @@ def _timestamp(event: dict) -> float:
     return time.time()
 
 
+def _relations(facts: dict, task_id: str) -> Dict[str, str]:
+    """The task's parent and root as Celery's events name them (a chain's previous task, a canvas's first).
+
+    Only ids that are strings: a producer can send anything as a root id (it stays in
+    extensions, bounded). A task that is its own root names none; cut like the task's own
+    id, so a cut parent id still names the task whose id was cut the same way.
+    """
+    relations: Dict[str, str] = {}
+    for fact, key in (("parent_id", "parentExternalId"), ("root_id", "rootExternalId")):
+        value = facts.get(fact)
+        if isinstance(value, str) and value and value != task_id:
+            relations[key] = cut_marked(value, limits.EXTERNAL_ID_CHARS)
+    return relations
+
+
 def _task_extensions(facts: dict, event: dict, runtime: Optional[float]) -> dict:
     """What Celery says of a task beyond the common model; bounded: a producer can put anything in a root id or an ETA."""
     extensions: Dict[str, object] = {}
-    for fact, key in (("eta", "eta"), ("expires", "expires"), ("root_id", "rootId"), ("parent_id", "parentId"), ("retries", "retries")):
+    for fact, key in (("eta", "eta"), ("expires", "expires"), ("root_id", "rootId"), ("parent_id", "parentId"), ("group_id", "groupId"), ("retries", "retries")):
         if facts.get(fact) is not None:
             extensions[key] = facts[fact]
     if runtime is not None:

@@ -18,6 +18,7 @@ import { JobFields } from './job-fields.tsx';
 import { LastCommandNotice } from './last-command.tsx';
 import { RecentExecutions } from './recent-executions.tsx';
 import { StateTimeline } from './state-timeline.tsx';
+import { WorkflowSection } from './workflow-tree.tsx';
 
 /** The job, loaded now and again whenever the stream reports a change to it. */
 function useJobDetail(id: string) {
@@ -79,6 +80,7 @@ export function JobDetailPage({ id }: { id: string }) {
       <section class="card">
         <JobFields job={detail} connectionName={connectionName} />
       </section>
+      <WorkflowSection jobId={detail.id} />
       <JobPayload job={detail} />
       <h2>State history</h2>
       <section class="card">

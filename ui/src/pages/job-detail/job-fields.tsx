@@ -30,8 +30,8 @@ export function JobFields({ job, connectionName }: { job: JobDetail; connectionN
     ['Started', <TimeText iso={job.startedAt} />],
     ['Completed', <TimeText iso={job.completedAt} />],
     ['Duration', job.durationMs === null ? none : shortDuration(job.durationMs)],
-    ['Parent', job.parentId === null ? none : <span class="mono">{job.parentId}</span>],
-    ['Root', job.rootId === null ? none : <span class="mono">{job.rootId}</span>],
+    ['Parent', job.parentId === null ? none : <Link href={`/jobs/${job.parentId}`} class="mono">{job.parentId}</Link>],
+    ['Root', job.rootId === null ? none : job.rootId === job.id ? 'this job' : <Link href={`/jobs/${job.rootId}`} class="mono">{job.rootId}</Link>],
     ['Tags', <JsonView value={job.tags} />],
   ];
   return (

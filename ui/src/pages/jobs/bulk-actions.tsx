@@ -26,7 +26,11 @@ function sortOut(action: JobAction, selected: JobListItem[]) {
   return { able, why: [...reasons].join('; ') };
 }
 
-export function BulkActions({ selected, onDone, onClear }: { selected: JobListItem[]; onDone: (action: JobAction, results: PublicActionResult[]) => void; onClear: () => void }) {
+/**
+ * `subject` names the jobs (`selected` in the list; a workflow's page says `in this workflow`);
+ * without `onClear` there is no selection to clear.
+ */
+export function BulkActions({ selected, onDone, onClear, subject = 'selected' }: { selected: JobListItem[]; onDone: (action: JobAction, results: PublicActionResult[]) => void; onClear?: () => void; subject?: string }) {
   const asking = useSignal<JobAction | null>(null);
   const results = useSignal<{ action: JobAction; list: PublicActionResult[]; names: Map<string, string> } | null>(null);
   const error = useSignal<unknown>(null);
@@ -49,19 +53,23 @@ export function BulkActions({ selected, onDone, onClear }: { selected: JobListIt
   return (
     <div class="bulk">
       {count > 0 && (
-        <div class="row" role="group" aria-label="Selected jobs">
-          <strong>{count} selected</strong>
+        <div class="row" role="group" aria-label={subject === 'selected' ? 'Selected jobs' : `Jobs ${subject}`}>
+          <strong>
+            {count} {subject === 'selected' ? 'selected' : `${count === 1 ? 'job' : 'jobs'} ${subject}`}
+          </strong>
           {(['revoke', 'retry'] as const).map((action) => {
             const { able, why } = sorted[action];
             return (
               <button key={action} type="button" class={action === 'revoke' ? 'danger' : ''} disabled={able.length === 0} title={why || ACTION_RULE[action]} onClick={() => (asking.value = action)}>
-                {ACTION_LABEL[action]} {able.length === count ? 'selected' : `${able.length} of ${count}`}
+                {ACTION_LABEL[action]} {able.length === count ? (subject === 'selected' ? 'selected' : 'all') : `${able.length} of ${count}`}
               </button>
             );
           })}
-          <button type="button" class="link" onClick={onClear}>
-            Clear selection
-          </button>
+          {onClear && (
+            <button type="button" class="link" onClick={onClear}>
+              Clear selection
+            </button>
+          )}
         </div>
       )}
       <ErrorText error={error.value} />
@@ -93,7 +101,7 @@ export function BulkActions({ selected, onDone, onClear }: { selected: JobListIt
           onCancel={() => (asking.value = null)}
         >
           <p>
-            {ACTION_RULE[asking.value]} {asked.why && `The other selected jobs are left as they are: ${asked.why}.`}
+            {ACTION_RULE[asking.value]} {asked.why && `The other ${subject === 'selected' ? 'selected jobs' : `jobs ${subject}`} are left as they are: ${asked.why}.`}
           </p>
         </ConfirmDialog>
       )}

@@ -21,6 +21,13 @@ const JOB_COLUMNS: Column<JobListItem>[] = [
       <>
         <Link href={`/jobs/${job.id}`}>{job.name}</Link>
         <small class="muted mono ellipsis">{job.externalId}</small>
+        {job.rootId !== null && (
+          <small>
+            <Link href={`/jobs?rootId=${encodeURIComponent(job.rootId)}`} class="workflow-link">
+              its workflow
+            </Link>
+          </small>
+        )}
       </>
     ),
   },

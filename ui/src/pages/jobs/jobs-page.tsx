@@ -47,6 +47,7 @@ export function JobsPage() {
     { key: 'worker', label: 'Worker', suggestions: suggestions.value.workers },
     { key: 'connectionId', label: 'Connection', options: connections.value.map((c) => [c.id, c.name]) },
     { key: 'framework', label: 'Framework', options: FRAMEWORKS.map((f) => [f, f]) },
+    { key: 'rootId', label: 'Workflow', placeholder: 'its root job id' },
   ];
   const onSort = (sortKey: string) => {
     const order = filters.sortBy === sortKey ? (filters.sortOrder === 'asc' ? 'desc' : 'asc') : firstOrderOf(sortKey);
