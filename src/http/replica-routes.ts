@@ -46,6 +46,11 @@ export const ROUTE_ANSWERERS: Readonly<Record<string, RouteAnswerer>> = {
   'POST /api/teams/:id/members': 'owner',
   'PATCH /api/teams/:id/members/:userId': 'owner',
   'DELETE /api/teams/:id/members/:userId': 'owner',
+  // saved views are records of the accounts, written by the accounts partition's writer
+  'GET /api/views': 'replica',
+  'POST /api/views': 'owner',
+  'PATCH /api/views/:id': 'owner',
+  'DELETE /api/views/:id': 'owner',
   'POST /api/connections': 'owner',
   'GET /api/connections': 'replica',
   'DELETE /api/connections/:id': 'owner',
