@@ -266,7 +266,6 @@ class SidekiqEndToEndTest < Minitest::Test
   # outcome shown where it was asked.
 
   def test_a_job_waiting_in_the_retry_set_retried_now_from_jobwatch_shows_queued_then_runs
-    needs_controls_routes
     flag = File.join(@cluster.tmp, "flag-retry-now-#{rand(1 << 30)}")
     jid = WaitsToRetryJob.perform_async(flag)
     job = wait_state(jid, "retrying")
@@ -279,7 +278,6 @@ class SidekiqEndToEndTest < Minitest::Test
   end
 
   def test_a_dead_job_deleted_from_jobwatch_leaves_sidekiqs_dead_set
-    needs_controls_routes
     jid = NeedsFileJob.perform_async(File.join(@cluster.tmp, "never-#{rand(1 << 30)}"))
     job = wait_state(jid, "failed")
     E2E.wait_for("the job in Sidekiq's dead set") { Sidekiq::DeadSet.new.find_job(jid) }
@@ -290,7 +288,6 @@ class SidekiqEndToEndTest < Minitest::Test
   end
 
   def test_a_process_quieted_from_jobwatch_stops_fetching_and_the_worker_shows_it
-    needs_controls_routes
     process = @cluster.start_sidekiq("sidekiq-quieted", queues: %w[quieted], concurrency: 1)
     identity = @cluster.sidekiq_process_of(process.pid)["identity"]
     worker = E2E.wait_for("the worker in jobwatch") { @api.workers.find { |w| w["externalId"] == identity } }
@@ -307,7 +304,6 @@ class SidekiqEndToEndTest < Minitest::Test
   end
 
   def test_pausing_a_sidekiq_queue_is_disabled_with_the_reason_and_asked_anyway_answered_unsupported
-    needs_controls_routes
     SucceedJob.set(queue: "pausable").perform_async(1)
     # not paused, as the collector's snapshot says (open-source Sidekiq pauses no queue)
     queue = E2E.wait_for("the queue's snapshot, not paused") { @api.queues.find { |q| q["name"] == "pausable" && q["paused"] == false } }
@@ -320,7 +316,6 @@ class SidekiqEndToEndTest < Minitest::Test
   end
 
   def test_a_queue_emptied_from_jobwatch_is_cleared_in_sidekiq_its_jobs_cancelled_and_the_count_shown
-    needs_controls_routes
     jids = Array.new(4) { |i| SucceedJob.set(queue: "emptied").perform_async(i) }
     queue = E2E.wait_for("the queue's snapshot with depth 4") { @api.queues.find { |q| q["name"] == "emptied" && q["depth"] == 4 && q["extensions"].key?("paused") } }
     @api.call("POST", "/api/queues/#{queue["id"]}/clean", { "mode" => "waiting" }, expect: 202)
@@ -337,13 +332,6 @@ class SidekiqEndToEndTest < Minitest::Test
   def latest_command(view, status)
     latest = view && Array(view["commands"]).first
     latest if latest && latest["status"] == status
-  end
-
-  # The controls' routes are the service's side of the same protocol; until they are in
-  # this checkout these tests say so and do not run.
-  def needs_controls_routes
-    paths = @api.call("GET", "/openapi.json")["paths"]
-    skip "jobwatch has no job-system controls routes yet (POST /api/workers/{id}/quiet)" unless paths.key?("/api/workers/{id}/quiet")
   end
 
   def wait_state(jid, state, timeout_s: 20)
