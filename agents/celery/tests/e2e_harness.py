@@ -290,3 +290,22 @@ class Cluster:
             if process is not None:
                 parts.append(f"----- {process.name} -----\n{process.output()[-6000:]}")
         return "\n".join(parts)
+
+
+def started_cluster(tmp_path_factory, name):
+    """A test module's cluster (as a generator fixture's body): yielded once jobwatch shows
+    the worker, stopped after the module whatever happened."""
+    cluster = Cluster(str(tmp_path_factory.mktemp(name)))
+    try:
+        wait_for(lambda: cluster.jobwatch.call("GET", "/api/workers")["data"], 30, "the worker to appear in jobwatch")
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+def logs_on_failure(request, cluster):
+    """The cluster's logs printed after a test that failed (as a generator fixture's body)."""
+    yield
+    report = getattr(request.node, "rep_call", None)
+    if report is not None and report.failed:
+        print(cluster.logs())

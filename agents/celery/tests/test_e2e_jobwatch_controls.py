@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from e2e_harness import Cluster, wait_for
+from e2e_harness import logs_on_failure, started_cluster, wait_for
 from jobwatch_celery.capabilities import CONCURRENCY_REASON, PROMOTE_REASON
 
 pytestmark = pytest.mark.e2e
@@ -16,20 +16,12 @@ pytestmark = pytest.mark.e2e
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    cluster = Cluster(str(tmp_path_factory.mktemp("celery-jobwatch-controls")))
-    try:
-        wait_for(lambda: cluster.jobwatch.call("GET", "/api/workers")["data"], 30, "the worker to appear in jobwatch")
-        yield cluster
-    finally:
-        cluster.stop()
+    yield from started_cluster(tmp_path_factory, "celery-jobwatch-controls")
 
 
 @pytest.fixture(autouse=True)
 def show_logs_on_failure(request, cluster):
-    yield
-    report = getattr(request.node, "rep_call", None)
-    if report is not None and report.failed:
-        print(cluster.logs())
+    yield from logs_on_failure(request, cluster)
 
 
 def queue(cluster, name):
