@@ -15,6 +15,7 @@ import type { LeaseHolder } from './lease.ts';
 import { ClusterStore } from './cluster-store.ts';
 import { connectNatsCluster, LOG_STREAM, type NatsCluster } from './nats-cluster.ts';
 import type { ApplyRecord } from './partition-reader.ts';
+import type { Member } from './membership.ts';
 import { PartitionOwnership } from './partition-ownership.ts';
 import { retryingWhileNatsRecovers } from './retry.ts';
 import { sharedSessionSecret } from './shared-secret.ts';
@@ -30,6 +31,14 @@ export interface PartitionOwners {
   ownerOf(key: string): LeaseHolder;
   /** The partitions this node serves: taken, caught up, and its `onWriting` hook done. */
   held(): string[];
+  /**
+   * The live nodes that keep partition `key`'s state, the wanted writer first: a read about
+   * its connections can be answered by any of them. Every live node keeps every partition
+   * today (each is a hot replica of all), so this is every live node, ranked for `key`.
+   */
+  keepersOf(key: string): Member[];
+  /** Whether this node keeps partition `key`'s state now (applied and current): it can answer reads about its connections. */
+  keepsHere(key: string): boolean;
 }
 
 export interface OpenedCluster {
@@ -139,7 +148,11 @@ export async function openCluster(config: ClusterSettings, options: OpenClusterO
           onLost: (key, error) => options.onLeaseLost(new Error(`lost the lease of partition ${key}: ${error.message}`, { cause: error })),
         }), log);
         const owners = ownership;
-        return { replica, owners: { ownerOf: (key) => owners.ownerOf(key), held: () => owners.held() }, failed };
+        return {
+          replica,
+          owners: { ownerOf: (key) => owners.ownerOf(key), held: () => owners.held(), keepersOf: (key) => owners.ranked(key), keepsHere: () => true },
+          failed,
+        };
       },
       leave: () => {
         ownership?.stop().catch((error: unknown) => log(`leaving the membership after a halt failed: ${String(error)}`));

@@ -24,7 +24,7 @@ import type { KV } from '@nats-io/kv';
 import { describeError } from '../persistence/errors.ts';
 import { PartitionLease, decode, renewalIntervalMs, type LeaseHolder } from './lease.ts';
 import { Membership, type Member } from './membership.ts';
-import { wantedOwner } from './rendezvous.ts';
+import { rankedNodes, wantedOwner } from './rendezvous.ts';
 import { WatchedBucket } from './watched-bucket.ts';
 
 export interface PartitionOwnershipOptions {
@@ -89,6 +89,15 @@ export class PartitionOwnership {
   /** The live nodes as this node sees them. */
   members(): Member[] {
     return this.membership?.live() ?? [];
+  }
+
+  /**
+   * The live nodes ranked for p, the wanted writer first (rendezvous.ts): its writer and
+   * then its standbys are taken from the front of this list.
+   */
+  ranked(partition: string): Member[] {
+    const byNode = new Map(this.members().map((member) => [member.node, member]));
+    return rankedNodes(byNode.keys(), partition).map((node) => byNode.get(node)!);
   }
 
   /** Who holds p as the leases' watch shows it; null when released or never taken. */

@@ -37,6 +37,17 @@ export function wantedOwner(nodes: Iterable<string>, partition: string): string 
   return best;
 }
 
+/**
+ * Every node of `nodes` ranked for `partition`, the wanted owner first: the order a
+ * partition's writer and then its standbys are chosen in (equal weights: the smaller id first).
+ */
+export function rankedNodes(nodes: Iterable<string>, partition: string): string[] {
+  return [...nodes]
+    .map((node) => ({ node, weight: rendezvousWeight(node, partition) }))
+    .sort((a, b) => b.weight - a.weight || (a.node < b.node ? -1 : a.node > b.node ? 1 : 0))
+    .map(({ node }) => node);
+}
+
 /** The wanted owner of every partition, in the order given. */
 export function wantedAssignment(nodes: readonly string[], partitions: readonly string[]): Map<string, string | null> {
   return new Map(partitions.map((partition) => [partition, wantedOwner(nodes, partition)]));

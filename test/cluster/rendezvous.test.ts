@@ -4,7 +4,7 @@
  * spread over all the others and nothing else moves.
  */
 import { expect, test } from 'bun:test';
-import { rendezvousWeight, wantedAssignment, wantedOwner } from '../../cluster/rendezvous.ts';
+import { rankedNodes, rendezvousWeight, wantedAssignment, wantedOwner } from '../../cluster/rendezvous.ts';
 
 const PARTITIONS = Array.from({ length: 1_000 }, (_, index) => `p.${index}`);
 const NODES = ['node-a', 'node-b', 'node-c'];
@@ -29,6 +29,19 @@ test('the wanted owner is the node of highest weight, whatever the order nodes a
     expect(wantedOwner([...NODES].reverse(), partition)).toBe(heaviest!);
   }
   expect(wantedOwner([], 'p.0')).toBeNull();
+});
+
+test('nodes are ranked by weight, the wanted owner first, whatever the order they are listed in (writer then standbys)', () => {
+  for (const partition of PARTITIONS.slice(0, 50)) {
+    const ranked = rankedNodes(NODES, partition);
+    expect(ranked[0]).toBe(wantedOwner(NODES, partition)!);
+    expect(rankedNodes([...NODES].reverse(), partition)).toEqual(ranked);
+    const weights = ranked.map((node) => rendezvousWeight(node, partition));
+    expect(weights).toEqual([...weights].sort((a, b) => b - a));
+    // the standby is the node that becomes the wanted owner when the writer leaves
+    expect(wantedOwner(ranked.slice(1), partition)).toBe(ranked[1]!);
+  }
+  expect(rankedNodes([], 'p.0')).toEqual([]);
 });
 
 test('partitions spread evenly over the nodes (1,000 over 3, each within 15% of a third)', () => {
