@@ -56,7 +56,7 @@ export const inMemoryLog: RecordLog = { append: async () => 0 };
 export interface EngineListener {
   /** after a record that changed a connection's data is durable */
   changed?(connectionId: string, changes: Changes): void;
-  /** after a connection and all its data were deleted */
+  /** after a connection and all its data were deleted, or its state was dropped here because another node keeps it (dropConnectionsNotHeld) */
   deleted?(connectionId: string): void;
   /** after a record that changed users, sessions or who may read what (a logout, a login that dropped an old session, a membership) */
   accountsChanged?(): void;
@@ -155,9 +155,13 @@ export class Engine {
         if (record.t === 'connection.deleted') listener.deleted?.(record.connectionId);
         if (ACCESS_RECORD_PREFIXES.some((prefix) => record.t.startsWith(prefix)) || record.t === 'connection.moved') listener.accountsChanged?.();
       } catch (error) {
-        (this.options.onListenerError ?? ((e) => console.error('engine listener failed:', e)))(error);
+        this.listenerFailed(error);
       }
     }
+  }
+
+  private listenerFailed(error: unknown): void {
+    (this.options.onListenerError ?? ((e) => console.error('engine listener failed:', e)))(error);
   }
 
   /** Applies a record to state; also the replay path of recovery. */
@@ -205,6 +209,35 @@ export class Engine {
         this.accounts.evolve(record);
         return null;
     }
+  }
+
+  /**
+   * Drops the state of every connection this engine no longer holds (cluster mode: its
+   * partition was let go; other nodes keep it): the actor with its jobs, indexes, dedup,
+   * quota and alerts, the audit entries its partition carried, and, through the listeners'
+   * `deleted`, its live streams. Nothing is recorded: the accounts still know the
+   * connection. Returns what was dropped, for the log.
+   */
+  dropConnectionsNotHeld(): { connections: number; jobs: number; auditEntries: number } {
+    const dropped: string[] = [];
+    let jobs = 0;
+    for (const [connectionId, actor] of this.connectionActors) {
+      if (this.holds(connectionId)) continue;
+      jobs += actor.jobs.size;
+      dropped.push(connectionId);
+    }
+    for (const connectionId of dropped) this.connectionActors.delete(connectionId);
+    const auditEntries = this.audit.dropVia((connectionId) => !this.holds(connectionId));
+    for (const connectionId of dropped) {
+      for (const listener of this.listeners) {
+        try {
+          listener.deleted?.(connectionId);
+        } catch (error) {
+          this.listenerFailed(error);
+        }
+      }
+    }
+    return { connections: dropped.length, jobs, auditEntries };
   }
 
   /** The state as of this call, produced lazily (see engine-snapshot.ts); a scope limits it to one partition's part. */

@@ -31,7 +31,7 @@ import { describeError } from '../persistence/errors.ts';
 import type { DurableStore, RecoveryHandler, RecoveryReport, SnapshotSource } from '../persistence/durable-store.ts';
 import type { LogWriterObserver } from '../persistence/log-writer.ts';
 import { ACCOUNTS_KEY, partitionKey, partitionKeys, subjectOf } from './nats-cluster.ts';
-import { PartitionLog } from './partition-log.ts';
+import { PartitionLog, type TakeUpHandler, type TakenUp } from './partition-log.ts';
 import type { ApplyRecord } from './partition-reader.ts';
 import { retryingWhileNatsRecovers } from './retry.ts';
 import type { SnapshotObjects } from './snapshot-object.ts';
@@ -105,7 +105,7 @@ export class ClusterStore implements DurableStore {
   /** Where `record` is written: its partition key. */
   keyOf(record: unknown): string {
     const { t, connectionId, partition } = record as { t?: string; connectionId?: unknown; partition?: unknown };
-    if (t !== undefined && CONNECTION_RECORD_TYPES.has(t) && typeof connectionId === 'string') return partitionKey(partitionOf(connectionId, this.options.partitions));
+    if (t !== undefined && CONNECTION_RECORD_TYPES.has(t) && typeof connectionId === 'string') return this.keyOfConnection(connectionId);
     if (t === 'retention' && typeof partition === 'number') return partitionKey(partition);
     return ACCOUNTS_KEY;
   }
@@ -138,14 +138,15 @@ export class ClusterStore implements DurableStore {
     };
     let oldestCovered = Number.MAX_SAFE_INTEGER;
     let snapshotsLoaded = 0;
-    for (const partition of this.logs.values()) {
+    const kept = [...this.logs.values()].filter((partition) => partition.keeping === 'kept');
+    for (const partition of kept) {
       const snapshot = await partition.reader.loadSnapshot(handler, (line) => {
         if (!line.startsWith('no snapshot')) say(line); // 17 lines of nothing at a first start say little
       });
       if (snapshot !== undefined) snapshotsLoaded += 1;
       oldestCovered = Math.min(oldestCovered, partition.reader.appliedSeq);
     }
-    say(`loaded ${snapshotsLoaded} of ${this.logs.size} partition snapshots; the oldest covers seq ${oldestCovered}`);
+    say(`loaded ${snapshotsLoaded} of ${kept.length} partition snapshots; the oldest covers seq ${oldestCovered}`);
     hooks.snapshotsRestored?.();
     const endSeq = await retryingWhileNatsRecovers(`reading the last seq of ${stream}`, async () => (await jsm.streams.info(stream)).state.last_seq, say);
     let records = 0;
@@ -159,7 +160,8 @@ export class ClusterStore implements DurableStore {
       `replaying ${stream} to seq ${endSeq}`,
       () =>
         replaySubject(js, stream, `${subjectPrefix}.>`, handedOver + 1, endSeq, (message) => {
-          this.bySubject.get(message.subject)?.reader.apply(message, apply);
+          const partition = this.bySubject.get(message.subject);
+          if (partition?.keeping === 'kept') partition.reader.apply(message, apply);
           handedOver = message.seq;
         }),
       say,
@@ -167,7 +169,12 @@ export class ClusterStore implements DurableStore {
     hooks.replayed?.();
     this.recoveredToSeq = Math.max(endSeq, oldestCovered === Number.MAX_SAFE_INTEGER ? 0 : oldestCovered);
     const durationMs = performance.now() - startedAtMs;
-    say(`recovered ${this.logs.size} partitions from ${snapshotsLoaded} snapshots and ${records} log records of ${stream} in ${Math.round(durationMs)} ms; last seq ${endSeq}`);
+    const keptKeys = kept.map((partition) => partition.key);
+    const notKept = this.logs.size - kept.length;
+    say(
+      `recovered ${kept.length} partitions (${keptKeys.join(', ')}) from ${snapshotsLoaded} snapshots and ${records} log records of ${stream} in ${Math.round(durationMs)} ms; last seq ${endSeq}` +
+        (notKept === 0 ? '' : `; ${notKept} partitions are kept by other nodes`),
+    );
     return { snapshotSeq: oldestCovered, recordsReplayed: records, truncatedBytes: 0, durationMs, lines };
   }
 
@@ -179,18 +186,52 @@ export class ClusterStore implements DurableStore {
       js,
       stream,
       filter: `${subjectPrefix}.>`,
-      readerFor: (subject) => {
-        const partition = this.bySubject.get(subject);
-        return partition?.followed === true ? partition.reader : undefined;
-      },
+      readerFor: (subject) => this.bySubject.get(subject)?.followerApplier,
       fromSeq: this.recoveredToSeq,
       readLastSeq: async () => (await jsm.streams.info(stream)).state.last_seq,
       apply,
       log,
       onFatal,
     });
-    log(`following ${subjectPrefix}.> after seq ${this.recoveredToSeq} (a hot replica of every partition)`);
+    const kept = this.keeping().length;
+    log(`following ${subjectPrefix}.> after seq ${this.recoveredToSeq} (a hot replica of ${kept === this.logs.size ? 'every partition' : `${kept} of ${this.logs.size} partitions`})`);
     return this.follower;
+  }
+
+  /**
+   * Which partitions this node keeps from the start (partition-keepers.ts), before recover():
+   * the others are neither recovered nor followed until taken up. The accounts are always kept.
+   */
+  planKeeping(keeps: (key: string) => boolean): void {
+    invariant(!this.recoveryStarted, 'planKeeping() before recover()');
+    for (const partition of this.logs.values()) partition.keptAtStart = partition.key === ACCOUNTS_KEY || keeps(partition.key);
+  }
+
+  /** The partitions whose state this node keeps, applied and current (the accounts included). */
+  keeping(): string[] {
+    return [...this.logs.values()].filter((partition) => partition.keeping === 'kept').map((partition) => partition.key);
+  }
+
+  /** The partition key of `connectionId`'s records. */
+  keyOfConnection(connectionId: string): string {
+    return partitionKey(partitionOf(connectionId, this.options.partitions));
+  }
+
+  /** Whether the engine keeps `connectionId`'s state: its partition is kept here or being taken up (the engine's `holds`). */
+  keepsConnection(connectionId: string): boolean {
+    return this.partition(this.keyOfConnection(connectionId)).keeping !== 'not kept';
+  }
+
+  /** Starts keeping `key` while following (PartitionLog.takeUp): its snapshot and subject into `handler`. */
+  takeUp(key: string, handler: TakeUpHandler): Promise<TakenUp> {
+    invariant(this.follower, 'takeUp() after follow()');
+    return this.partition(key).takeUp(handler);
+  }
+
+  /** Stops keeping `key` (not the accounts): the follower skips its subject; the caller drops its connections. */
+  letGo(key: string): void {
+    invariant(key !== ACCOUNTS_KEY, 'the accounts are kept by every node');
+    this.partition(key).letGo();
   }
 
   /** PartitionOwnership.onTaken: this node holds `key`'s lease; fence its subject and write it once the replica caught up. */

@@ -27,7 +27,9 @@ import { appendEncoded } from '../persistence/record-codec.ts';
 import type { SnapshotSource } from '../persistence/durable-store.ts';
 import type { ClusterStoreOptions } from './cluster-store.ts';
 import { FencedError, FencedPublisher } from './fenced-publisher.ts';
-import { PartitionReader } from './partition-reader.ts';
+import { PartitionReader, type ApplyRecord } from './partition-reader.ts';
+import type { RecoveryHandler } from '../persistence/durable-store.ts';
+import type { SubjectMessage } from './subject-replay.ts';
 
 /** The store's settings for one partition (see ClusterStoreOptions), plus which partition it is. */
 export interface PartitionLogOptions
@@ -50,6 +52,33 @@ const CATCH_UP_TIMEOUT_MS = 30_000;
 
 export type PartitionPhase = 'following' | 'taking over' | 'writing' | 'releasing';
 
+/**
+ * Whether this node keeps the partition's state (partition-keepers.ts): `kept` (applied
+ * and current), `taking up` (its snapshot and subject are being loaded; the follower's
+ * messages for it are held back meanwhile), or `not kept` (the follower skips its subject).
+ */
+export type Keeping = 'kept' | 'taking up' | 'not kept';
+
+/** What a take-up hands the engine: the partition's snapshot, then its records; `snapshotRestored` between them. */
+export interface TakeUpHandler extends Pick<RecoveryHandler, 'snapshotChunk' | 'snapshotEnded'> {
+  /** The snapshot is in: give an actor to each of the partition's connections the accounts know and the snapshot has not. */
+  snapshotRestored(): void;
+  record: ApplyRecord;
+}
+
+/** What a take-up did, for its log line and the failover figures. */
+export interface TakenUp {
+  snapshotSeq: number;
+  records: number;
+  heldBack: number;
+  durationMs: number;
+}
+
+/** Something that applies a subject's messages as the follower hands them over. */
+export interface SubjectApplier {
+  apply(message: SubjectMessage, apply: ApplyRecord): void;
+}
+
 /** What a takeover needs of the replica's follower. */
 export interface AppliedPosition {
   waitApplied(seq: number, timeoutMs: number): Promise<boolean>;
@@ -63,6 +92,10 @@ interface KnownSnapshot {
 export class PartitionLog {
   readonly reader: PartitionReader;
   private phaseNow: PartitionPhase = 'following';
+  private keepingNow: Keeping = 'kept';
+  /** The follower's messages for this subject while it is taken up, applied once the replay met them. */
+  private heldBack: SubjectMessage[] = [];
+  private readonly holdingBack: SubjectApplier = { apply: (message) => void this.heldBack.push(message) };
   private publisher: FencedPublisher | undefined;
   private snapshotInProgress: Promise<unknown> | undefined;
   private publishedBytesAtSnapshot = 0;
@@ -93,6 +126,65 @@ export class PartitionLog {
     return this.phaseNow === 'writing';
   }
 
+  get keeping(): Keeping {
+    return this.keepingNow;
+  }
+
+  /** Recovery's plan, before anything is applied: a partition not kept is neither recovered nor followed. */
+  set keptAtStart(kept: boolean) {
+    this.keepingNow = kept ? 'kept' : 'not kept';
+  }
+
+  /** Who applies the follower's messages of this subject now: its reader, the held-back list during a take-up, or nobody. */
+  get followerApplier(): SubjectApplier | undefined {
+    if (!this.followed || this.keepingNow === 'not kept') return undefined;
+    return this.keepingNow === 'kept' ? this.reader : this.holdingBack;
+  }
+
+  /**
+   * Starts keeping the partition while the follower runs: from this call on, the follower's
+   * messages of the subject are held back; the snapshot object is loaded and the subject
+   * replayed from it to its last message (read after this call, so at or past every message
+   * the follower had passed over); then the held-back messages are applied, those the replay
+   * already applied skipped by sequence (the reader refuses a gap). Every step from the last await to `kept` is synchronous, so
+   * no message of the follower is applied twice or missed. On a failure the partition is
+   * `not kept` again (the caller drops what was loaded).
+   */
+  async takeUp(handler: TakeUpHandler): Promise<TakenUp> {
+    if (this.keepingNow !== 'not kept') throw new Error(`takeUp(${this.options.key}) while ${this.keepingNow}`);
+    const startedAtMs = performance.now();
+    this.keepingNow = 'taking up';
+    this.heldBack = [];
+    const say = (line: string): void => {
+      if (!line.startsWith('no snapshot')) this.options.log(line);
+    };
+    try {
+      const recordsBefore = this.reader.recordsApplied;
+      const snapshot = await this.reader.loadSnapshot(handler, say);
+      handler.snapshotRestored();
+      const lastSeq = await this.reader.readLastSeq(say);
+      // the subject's last message is at or past every message of it up to followerSeq: the held-back ones begin after that
+      if (lastSeq > this.reader.appliedSeq) await this.reader.replayTo(lastSeq, handler.record, say);
+      const heldBack = this.heldBack;
+      for (const message of heldBack) this.reader.apply(message, handler.record);
+      this.heldBack = [];
+      this.keepingNow = 'kept';
+      this.lastSnapshotAtMs = performance.now();
+      return { snapshotSeq: snapshot?.coveredSeq ?? 0, records: this.reader.recordsApplied - recordsBefore, heldBack: heldBack.length, durationMs: performance.now() - startedAtMs };
+    } catch (error) {
+      this.heldBack = [];
+      this.keepingNow = 'not kept';
+      throw error;
+    }
+  }
+
+  /** Stops keeping the partition: the follower skips its subject from now on. Only while it is neither written nor moving here. */
+  letGo(): void {
+    if (this.phaseNow !== 'following') throw new Error(`letGo(${this.options.key}) while ${this.phaseNow}`);
+    if (this.keepingNow !== 'kept') throw new Error(`letGo(${this.options.key}) while ${this.keepingNow}`);
+    this.keepingNow = 'not kept';
+  }
+
   /** The last sequence of the subject this node knows: written by it, or applied by its replica. */
   get lastSeq(): number {
     return this.publisher?.lastSeq ?? this.reader.appliedSeq;
@@ -109,6 +201,8 @@ export class PartitionLog {
    */
   async takeOver(epoch: number, replica: AppliedPosition): Promise<void> {
     if (this.phaseNow !== 'following') throw new Error(`takeOver(${this.options.key}) while ${this.phaseNow}`);
+    // the catch-up below is the replica's: a partition not kept here is taken up first (partition-keeping.ts)
+    if (this.keepingNow !== 'kept') throw new Error(`takeOver(${this.options.key}) while ${this.keepingNow}`);
     this.phaseNow = 'taking over';
     try {
       await this.fenceAndCatchUp(epoch, replica);
