@@ -224,8 +224,9 @@ export class ClusterStore implements DurableStore {
 
   /** Starts keeping `key` while following (PartitionLog.takeUp): its snapshot and subject into `handler`. */
   takeUp(key: string, handler: TakeUpHandler): Promise<TakenUp> {
-    invariant(this.follower, 'takeUp() after follow()');
-    return this.partition(key).takeUp(handler);
+    const follower = this.follower;
+    invariant(follower, 'takeUp() after follow()');
+    return this.partition(key).takeUp(handler, follower);
   }
 
   /** Stops keeping `key` (not the accounts): the follower skips its subject; the caller drops its connections. */

@@ -84,6 +84,11 @@ export interface AppliedPosition {
   waitApplied(seq: number, timeoutMs: number): Promise<boolean>;
 }
 
+/** What a take-up needs of the follower: its position, and a wait for a later one. */
+export interface FollowerPosition extends AppliedPosition {
+  readonly appliedSeq: number;
+}
+
 interface KnownSnapshot {
   coveredSeq: number;
   knownSinceMs: number;
@@ -142,29 +147,38 @@ export class PartitionLog {
   }
 
   /**
-   * Starts keeping the partition while the follower runs: from this call on, the follower's
-   * messages of the subject are held back; the snapshot object is loaded and the subject
-   * replayed from it to its last message (read after this call, so at or past every message
-   * the follower had passed over); then the held-back messages are applied, those the replay
-   * already applied skipped by sequence (the reader refuses a gap). Every step from the last await to `kept` is synchronous, so
+   * Starts keeping the partition while the follower runs, so that every record meets the
+   * accounts as they were when it was written or newer (its connection created, not deleted
+   * yet or deleted for good): from this call on, the follower's messages of the subject are
+   * held back; the snapshot object is downloaded and restored once the follower has reached
+   * the sequence it covers, then reconciled with the accounts; the subject is replayed from
+   * it up to what the follower had passed over at this call; then the held-back messages are
+   * applied in order (those the snapshot covers skipped by sequence; the reader refuses a gap). Every step from the last await to `kept` is synchronous, so
    * no message of the follower is applied twice or missed. On a failure the partition is
    * `not kept` again (the caller drops what was loaded).
    */
-  async takeUp(handler: TakeUpHandler): Promise<TakenUp> {
+  async takeUp(handler: TakeUpHandler, replica: FollowerPosition): Promise<TakenUp> {
     if (this.keepingNow !== 'not kept') throw new Error(`takeUp(${this.options.key}) while ${this.keepingNow}`);
     const startedAtMs = performance.now();
     this.keepingNow = 'taking up';
     this.heldBack = [];
+    // every message of the subject after this sequence reaches the follower from now on, so it is held back
+    const passedOver = replica.appliedSeq;
     const say = (line: string): void => {
       if (!line.startsWith('no snapshot')) this.options.log(line);
     };
     try {
       const recordsBefore = this.reader.recordsApplied;
-      const snapshot = await this.reader.loadSnapshot(handler, say);
+      const snapshot = await this.reader.loadSnapshot(handler, say, async (coveredSeq) => {
+        // The accounts must be as new as the snapshot before it is reconciled with them: a
+        // connection the snapshot holds and the follower has not seen created yet would be dropped.
+        if (!(await replica.waitApplied(coveredSeq, CATCH_UP_TIMEOUT_MS))) {
+          throw new DurabilityError(`the replica did not reach seq ${coveredSeq} (snapshot ${this.options.key}) within ${CATCH_UP_TIMEOUT_MS} ms`);
+        }
+      });
       handler.snapshotRestored();
-      const lastSeq = await this.reader.readLastSeq(say);
-      // the subject's last message is at or past every message of it up to followerSeq: the held-back ones begin after that
-      if (lastSeq > this.reader.appliedSeq) await this.reader.replayTo(lastSeq, handler.record, say);
+      // Only what the follower had passed over: a later record could meet accounts older than itself (its connection not created yet).
+      await this.reader.replayUpTo(passedOver, handler.record, say);
       const heldBack = this.heldBack;
       for (const message of heldBack) this.reader.apply(message, handler.record);
       this.heldBack = [];

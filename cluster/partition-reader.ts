@@ -58,11 +58,19 @@ export class PartitionReader {
     return this.options.subject;
   }
 
-  /** Loads the newest snapshot object into `handler` (none: the subject is read from its start). */
-  async loadSnapshot(handler: Pick<RecoveryHandler, 'snapshotChunk' | 'snapshotEnded'>, say: (line: string) => void): Promise<StoredSnapshot | undefined> {
+  /**
+   * Loads the newest snapshot object into `handler` (none: the subject is read from its
+   * start). `beforeRestoring` runs once it is downloaded, before its first chunk is applied.
+   */
+  async loadSnapshot(
+    handler: Pick<RecoveryHandler, 'snapshotChunk' | 'snapshotEnded'>,
+    say: (line: string) => void,
+    beforeRestoring?: (coveredSeq: number) => Promise<void>,
+  ): Promise<StoredSnapshot | undefined> {
     const { stream, subject, snapshotName, snapshots } = this.options;
     const snapshot = await this.retrying(`reading snapshot ${snapshotName}`, () => snapshots.download(snapshotName), say);
     const snapshotSeq = snapshot?.coveredSeq ?? 0;
+    await beforeRestoring?.(snapshotSeq);
     const lastSeq = await this.readLastSeq(say);
     if (lastSeq < snapshotSeq) {
       throw new RecoveryRefusedError(
@@ -88,14 +96,27 @@ export class PartitionReader {
     return this.retrying(`reading the last seq of ${subject}`, () => lastSubjectSeq(jsm, stream, subject), say);
   }
 
-  /** Applies every message after `appliedSeq` up to `toSeq`; resumable: a retry after a NATS failure continues after the last one applied. */
-  async replayTo(toSeq: number, apply: ApplyRecord, say: (line: string) => void): Promise<void> {
+  /**
+   * Applies the subject's messages after `appliedSeq` with a stream sequence up to `limit`
+   * (any sequence of the stream: a take-up's bound, what the follower had passed over when
+   * it began); the later ones are read past, not applied. A subject that ends before its last
+   * sequence read at the start (purged meanwhile) is refused, as a gap is.
+   */
+  async replayUpTo(limit: number, apply: ApplyRecord, say: (line: string) => void): Promise<void> {
     const { js, stream, subject } = this.options;
-    await this.retrying(`replaying ${subject} to seq ${toSeq}`, () => replaySubject(js, stream, subject, this.appliedSeq + 1, toSeq, (message) => this.apply(message, apply)), say);
-    if (this.appliedSeq < toSeq) {
-      // the consumer ended before toSeq: the messages up to it are gone (purged meanwhile)
-      throw new FellBehindPurgeError(`${subject} ended at seq ${this.appliedSeq} while replaying to seq ${toSeq}: the messages after it were purged`);
-    }
+    const lastSeq = await this.readLastSeq(say);
+    let readTo = this.appliedSeq;
+    if (lastSeq <= readTo) return;
+    await this.retrying(
+      `replaying ${subject} up to seq ${limit}`,
+      () =>
+        replaySubject(js, stream, subject, readTo + 1, lastSeq, (message) => {
+          if (message.seq <= limit) this.apply(message, apply);
+          readTo = message.seq;
+        }),
+      say,
+    );
+    if (readTo < lastSeq) throw new FellBehindPurgeError(`${subject} ended at seq ${readTo} while replaying to seq ${lastSeq}: the messages after it were purged`);
   }
 
   /** One message in subject order: a repeat (a consumer restarted) is ignored, a gap refused, a marker skipped. */

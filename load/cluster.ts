@@ -21,10 +21,16 @@
  *       client that knows the layout would; (c) shows what forwarding adds);
  *   then the failover: kill -9 of the writer of (c)'s connection, and the time until the
  *       first ingest acknowledged through a surviving node (senders retry every 503 or
- *       refused connection), with the new writer's takeover lines.
+ *       refused connection), with the new writer's takeover lines; (c) and (d) run with
+ *       CLUSTER_STANDBYS at its default, so the new writer is a standby that is current;
+ *   (e) the failover with CLUSTER_STANDBYS=0: 3 fresh nodes, one connection filled for
+ *       --fill seconds through its writer, then kill -9 of that writer: the survivor takes
+ *       the partition up (its snapshot object and the stream after it) before it writes;
+ *       the take-up's time and records replayed are printed.
  * Every scenario sends 1,000-event bodies with --connections senders in all (default 6).
  * Options: --duration s (default 8), --warmup s (default 2), --connections n, --lease-ms
- * (CLUSTER_LEASE_MS of the nodes, default 10000 as in production).
+ * (CLUSTER_LEASE_MS of the nodes, default 10000 as in production), --fill s (default 8),
+ * --failover-only (skip (a) to (d)).
  */
 import { runCannon, type CannonResult } from './cannon.ts';
 import { nextSequence, stamp } from './events.ts';
@@ -61,58 +67,80 @@ export async function runClusterBench(argv: readonly string[] = process.argv.sli
   const warmupS = num(args, 'warmup', 2);
   const senders = num(args, 'connections', 6);
   const leaseMs = num(args, 'lease-ms', 10_000);
+  const fillS = num(args, 'fill', 8);
+  const failoverOnly = args['failover-only'] !== undefined;
   const scenarios: Scenario[] = [];
   const services: Service[] = [];
   const clusters: NatsTestCluster[] = [];
   let failoverMs: number | null = null;
   let takeover: string[] = [];
+  let standbysZero: { failoverMs: number; filled: Scenario; lines: string[] } | null = null;
   try {
-    note('(a) 1 node, local log');
-    const local = await startService({ env: { DAILY_EVENT_LIMIT: '0' }, label: 'local', noSession: true });
-    services.push(local);
-    const localTarget = await sessionOn(local.baseUrl);
-    scenarios.push(await measure('(a) 1 node, local log (FSYNC=always)', [local.baseUrl], localTarget, senders, durationS, warmupS));
-    await local.cleanup();
+    if (!failoverOnly) {
+      note('(a) 1 node, local log');
+      const local = await startService({ env: { DAILY_EVENT_LIMIT: '0' }, label: 'local', noSession: true });
+      services.push(local);
+      const localTarget = await sessionOn(local.baseUrl);
+      scenarios.push(await measure('(a) 1 node, local log (FSYNC=always)', [local.baseUrl], localTarget, senders, durationS, warmupS));
+      await local.cleanup();
 
-    note('(b) 1 node on JetStream (3 NATS servers, replicas 3)');
-    const natsB = await startNatsCluster();
-    clusters.push(natsB);
-    const single = await startNode(natsB.url, 'bench-b', leaseMs);
-    services.push(single);
-    await waitForWriters([single.baseUrl]);
-    const singleTarget = await sessionOn(single.baseUrl);
-    scenarios.push(await measure('(b) 1 node on JetStream', [single.baseUrl], singleTarget, senders, durationS, warmupS));
-    await single.cleanup();
-    await natsB.stop();
+      note('(b) 1 node on JetStream (3 NATS servers, replicas 3)');
+      const natsB = await startNatsCluster();
+      clusters.push(natsB);
+      const single = await startNode(natsB.url, 'bench-b', leaseMs);
+      services.push(single);
+      await waitForWriters([single.baseUrl]);
+      const singleTarget = await sessionOn(single.baseUrl);
+      scenarios.push(await measure('(b) 1 node on JetStream', [single.baseUrl], singleTarget, senders, durationS, warmupS));
+      await single.cleanup();
+      await natsB.stop();
 
-    note('(c) 3 nodes on JetStream, one connection, senders spread over all three');
-    const natsC = await startNatsCluster();
-    clusters.push(natsC);
-    const nodes = await Promise.all(['bench-c1', 'bench-c2', 'bench-c3'].map((name) => startNode(natsC.url, name, leaseMs)));
-    services.push(...nodes);
-    const urls = nodes.map((node) => node.baseUrl);
-    let writers = await waitForWriters(urls);
-    const target = await sessionOn(urls[0]!);
-    scenarios.push(await measure('(c) 3 nodes, 1 connection (2/3 forwarded)', urls, target, senders, durationS, warmupS));
+      note('(c) 3 nodes on JetStream, one connection, senders spread over all three');
+      const natsC = await startNatsCluster();
+      clusters.push(natsC);
+      const nodes = await Promise.all(['bench-c1', 'bench-c2', 'bench-c3'].map((name) => startNode(natsC.url, name, leaseMs)));
+      services.push(...nodes);
+      const urls = nodes.map((node) => node.baseUrl);
+      let writers = await waitForWriters(urls);
+      const target = await sessionOn(urls[0]!);
+      scenarios.push(await measure('(c) 3 nodes, 1 connection (2/3 forwarded)', urls, target, senders, durationS, warmupS));
 
-    note('(d) 3 nodes, each writing a third of the partitions, one connection per sender sent to its writer');
-    writers = await waitForWriters(urls);
-    const targets = await balancedTargets(urls, writers, senders);
-    scenarios.push(await measureMany('(d) 3 nodes, partitions over 3 writers', targets, durationS, warmupS));
+      note('(d) 3 nodes, each writing a third of the partitions, one connection per sender sent to its writer');
+      writers = await waitForWriters(urls);
+      const targets = await balancedTargets(urls, writers, senders);
+      scenarios.push(await measureMany('(d) 3 nodes, partitions over 3 writers', targets, durationS, warmupS));
 
-    const ownerIndex = writers.get(`p.${partitionOf(target.connectionId, PARTITIONS)}`)!;
-    note(`failover: kill -9 of the writer of (c)'s connection, then ingest through the survivors until one is acknowledged (CLUSTER_LEASE_MS=${leaseMs})`);
-    const survivors = nodes.filter((_, index) => index !== ownerIndex);
-    failoverMs = await measureFailover(nodes[ownerIndex]!, survivors.map((node) => node.baseUrl), target);
-    // what the time went to: the lease lapse, then the new writer catching up (it followed the log as a replica)
-    const key = `p.${partitionOf(target.connectionId, PARTITIONS)}`.replace('.', '\\.');
-    takeover = survivors.flatMap((node) => node.logs.filter((line) => new RegExp(`took over the lease ${key} |caught up \\d+ log records of jobwatch\\.log\\.${key} `).test(line)));
+      const ownerIndex = writers.get(`p.${partitionOf(target.connectionId, PARTITIONS)}`)!;
+      note(`failover: kill -9 of the writer of (c)'s connection, then ingest through the survivors until one is acknowledged (CLUSTER_LEASE_MS=${leaseMs})`);
+      const survivors = nodes.filter((_, index) => index !== ownerIndex);
+      failoverMs = await measureFailover(nodes[ownerIndex]!, survivors.map((node) => node.baseUrl), target);
+      // what the time went to: the lease lapse, then the new writer catching up (it followed the log as a replica)
+      const key = `p.${partitionOf(target.connectionId, PARTITIONS)}`.replace('.', '\\.');
+      takeover = survivors.flatMap((node) => node.logs.filter((line) => new RegExp(`took over the lease ${key} |caught up \\d+ log records of jobwatch\\.log\\.${key} `).test(line)));
+    }
+
+    note(`(e) failover with CLUSTER_STANDBYS=0: one connection filled for ${fillS} s through its writer, then kill -9 of that writer`);
+    const natsE = await startNatsCluster();
+    clusters.push(natsE);
+    const zero = await Promise.all(['bench-e1', 'bench-e2', 'bench-e3'].map((name) => startNode(natsE.url, name, leaseMs, { CLUSTER_STANDBYS: '0' })));
+    services.push(...zero);
+    const zeroUrls = zero.map((node) => node.baseUrl);
+    const zeroWriters = await waitForWriters(zeroUrls);
+    const zeroTarget = await sessionOn(zeroUrls[0]!);
+    const zeroKey = `p.${partitionOf(zeroTarget.connectionId, PARTITIONS)}`;
+    const zeroWriter = zeroWriters.get(zeroKey)!;
+    const filled = await measure('(e) filling the partition', [zeroUrls[zeroWriter]!], { ...zeroTarget, baseUrl: zeroUrls[zeroWriter]! }, senders, fillS, 0);
+    const zeroSurvivors = zero.filter((_, index) => index !== zeroWriter);
+    const zeroFailoverMs = await measureFailover(zero[zeroWriter]!, zeroSurvivors.map((node) => node.baseUrl), zeroTarget);
+    const escaped = zeroKey.replace('.', '\\.');
+    const lines = zeroSurvivors.flatMap((node) => node.logs.filter((line) => new RegExp(`loaded snapshot ${escaped} |took up ${escaped} in |took over the lease ${escaped} |caught up \\d+ log records of jobwatch\\.log\\.${escaped} `).test(line)));
+    standbysZero = { failoverMs: zeroFailoverMs, filled, lines };
   } finally {
     for (const service of services) await service.cleanup().catch(() => undefined);
     for (const cluster of clusters) await cluster.stop().catch(() => undefined);
   }
 
-  const base = scenarios[0]!.eventsPerS;
+  const base = scenarios[0]?.eventsPerS ?? 0;
   const rows = scenarios.map((s) => [
     s.label,
     String(s.nodes),
@@ -131,12 +159,25 @@ export async function runClusterBench(argv: readonly string[] = process.argv.sli
       ? 'failover: not measured'
       : `failover: ${fmtMs(failoverMs)} from kill -9 of the writer of (c)'s connection to the first ingest acknowledged through a surviving node (CLUSTER_LEASE_MS=${leaseMs})`,
   );
-  for (const line of takeover) console.log(`  ${line.replace(/^\[[^\]]*\] [A-Z]+: /, '').replace(/ \{.*$/, '')}`);
+  for (const line of takeover) console.log(`  ${logText(line)}`);
+  if (standbysZero !== null) {
+    const { failoverMs: ms, filled, lines } = standbysZero;
+    console.log(
+      `failover with CLUSTER_STANDBYS=0: ${fmtMs(ms)} from kill -9 of the writer to the first ingest acknowledged through a survivor, ` +
+        `the partition holding ${fmtCount(filled.eventsPerS * fillS)} events (filled at ${fmtCount(filled.eventsPerS)} events/s for ${fillS} s; CLUSTER_LEASE_MS=${leaseMs})`,
+    );
+    for (const line of lines) console.log(`  ${logText(line)}`);
+  }
 }
 
-function startNode(natsUrl: string, nodeId: string, leaseMs: number): Promise<Service> {
+/** A node's log line without its timestamp, level and fields. */
+function logText(line: string): string {
+  return line.replace(/^\[[^\]]*\] [A-Z]+: /, '').replace(/ \{.*$/, '');
+}
+
+function startNode(natsUrl: string, nodeId: string, leaseMs: number, extra: Record<string, string> = {}): Promise<Service> {
   return startService({
-    env: { DAILY_EVENT_LIMIT: '0', CLUSTER_NATS_URL: natsUrl, CLUSTER_NODE_ID: nodeId, CLUSTER_SECRET, CLUSTER_LEASE_MS: String(leaseMs) },
+    env: { DAILY_EVENT_LIMIT: '0', CLUSTER_NATS_URL: natsUrl, CLUSTER_NODE_ID: nodeId, CLUSTER_SECRET, CLUSTER_LEASE_MS: String(leaseMs), ...extra },
     label: nodeId,
     noSession: true,
   });
