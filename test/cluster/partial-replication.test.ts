@@ -177,6 +177,11 @@ test('CLUSTER_STANDBYS=1: writer and standby keep each partition; kill -9 of a w
   const keptNow = await waitForKeeping(three, 1, jobsOf);
   expect(keptNow.get('node-d')!.length).toBeGreaterThan(1);
   expect(joined.process.output).toMatch(/keeping \d+ of 9 partitions \(CLUSTER_STANDBYS=1, 3 live nodes/);
+  // what an operator reads: each node's plan at start, what it took up and let go
+  for (const node of three) {
+    const lines = node.process.output.split('\n').filter((line) => /keeping \d+ of|recovered \d+ partitions|taking up p|took up p|let go of p/.test(line));
+    console.log(`${node.name}:\n  ${lines.map((line) => line.replace(/^.*?(keeping|recovered|taking up|took up|let go)/, '$1').replace(/ \{.*$/, '')).join('\n  ')}`);
+  }
   for (const survivor of survivors) {
     const letGo = ruleFor(survivor.name, survivors.map((node) => node.name), 1).filter((partition) => !keptNow.get(survivor.name)!.includes(partition));
     for (const partition of letGo) expect(survivor.process.output).toMatch(new RegExp(`let go of ${partition.replace('.', '\\.')} \\(kept by .*\\): dropped \\d+ connections`));
