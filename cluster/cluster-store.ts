@@ -3,16 +3,21 @@
  * handovers"): one JetStream stream
  * whose subjects are the partitions' (`<prefix>.p.<n>`: the records of the connections of
  * partition n) and the accounts' (`<prefix>.accounts`: users, sessions, connections,
- * keys). Each partition has one writer, the holder of its lease; every node holds a hot
- * replica of all of them.
+ * keys). Each partition has one writer, the holder of its lease, and is kept (a hot
+ * replica) by the nodes partition-keeping.ts names: its writer and standbys; the accounts
+ * by every node.
  *
- * - recover(): download every partition's snapshot object and restore them in sequence,
+ * - planKeeping(): before recovery, which partitions this node keeps (the others are
+ *   neither recovered nor followed until taken up).
+ * - recover(): download the kept partitions' snapshot objects and restore them in sequence,
  *   create the connections the accounts know and no snapshot has, then replay the stream
  *   in stream order (causal order) from the oldest covered sequence to its end; each
  *   partition's reader skips what its snapshot covers. Finally drop the connections the
  *   accounts no longer know.
  * - follow(): ONE ordered consumer over every subject keeps the replica current, in stream
- *   order; a partition this node writes is skipped.
+ *   order; a partition this node writes or does not keep is skipped.
+ * - takeUp(key) / letGo(key): start or stop keeping a partition while following
+ *   (PartitionLog.takeUp holds the follower's messages back meanwhile).
  * - append(record): routed to the partition's writer by the record (connection records by
  *   partitionOf(connectionId), a partitioned retention by its partition, everything else
  *   to accounts); throws SERVICE_UNAVAILABLE synchronously, before the engine evolves
@@ -124,7 +129,7 @@ export class ClusterStore implements DurableStore {
     return bytes;
   }
 
-  /** Restores every partition's snapshot, then replays the whole stream in order to its end (see above). */
+  /** Restores the kept partitions' snapshots, then replays the stream in order to its end, applying what is kept (see above). */
   async recover(handler: RecoveryHandler): Promise<RecoveryReport> {
     invariant(!this.recoveryStarted, 'recover() is called once per store');
     this.recoveryStarted = true;

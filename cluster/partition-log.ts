@@ -9,6 +9,11 @@
  * its only writer), `releasing` (handing over: appends are refused, the publisher is
  * flushed, then the subject is followed again after its last sequence).
  *
+ * Beside its phase, whether this node keeps the partition at all (`Keeping`: kept, taking
+ * up, not kept; partition-keeping.ts decides): a partition not kept is skipped by the
+ * follower, and one being taken up has the follower's messages held back until its snapshot
+ * and subject are loaded (takeUp). Only a kept partition can be taken over.
+ *
  * Taking over fences first and then catches up (docs/cluster.md, "Replicas"): the owner
  * marker is appended fenced on the subject's last sequence (refused: an old owner wrote
  * meanwhile; fence on the sequence the refusal names), and the follower, which applies
