@@ -126,7 +126,9 @@ export class PartitionKeeping {
     const nowMs = performance.now();
     for (const key of store.keys) {
       if (key === ACCOUNTS_KEY) continue;
-      const keepers = keepersOf(key, rankedNodes(live, key), this.options.standbys, ownership.ownerOf(key)?.node ?? null);
+      // a holder no longer live (its lease lapsing) keeps nothing
+      const holder = ownership.ownerOf(key)?.node ?? null;
+      const keepers = keepersOf(key, rankedNodes(live, key), this.options.standbys, holder !== null && live.has(holder) ? holder : null);
       const partition = store.partition(key);
       const wanted = keepers.includes(node) || ownership.phaseOf(key) !== null || partition.phase !== 'following';
       if (wanted) {

@@ -19,6 +19,7 @@
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import { RecoveryRefusedError, describeError } from '../persistence/errors.ts';
 import { decodeValue } from '../persistence/record-codec.ts';
+import { TurnSlices } from '../persistence/turn-slices.ts';
 import type { RecoveryHandler } from '../persistence/durable-store.ts';
 import type { LogMessage } from './fenced-publisher.ts';
 import { NotANatsFailure, retryingWhileNatsRecovers } from './retry.ts';
@@ -80,7 +81,10 @@ export class PartitionReader {
     }
     if (snapshot) {
       say(`loaded snapshot ${snapshotName} covering seq ${snapshotSeq} (${snapshot.bytes} bytes)`);
+      const slices = new TurnSlices();
       for (const [index, payload] of snapshot.chunkPayloads.entries()) {
+        // a turn of the event loop between chunks: a node taking a partition up keeps renewing its leases
+        await slices.next();
         readBack(`snapshot object ${snapshotName} chunk ${index + 1} of ${snapshot.chunkPayloads.length} (frame at offset ${snapshot.chunkOffsets[index]})`, () => handler.snapshotChunk(decodeValue(payload)));
       }
       if (handler.snapshotEnded !== undefined) readBack(`snapshot object ${snapshotName}`, () => handler.snapshotEnded!());

@@ -131,9 +131,10 @@ export async function runClusterBench(argv: readonly string[] = process.argv.sli
     const zeroWriter = zeroWriters.get(zeroKey)!;
     const filled = await measure('(e) filling the partition', [zeroUrls[zeroWriter]!], { ...zeroTarget, baseUrl: zeroUrls[zeroWriter]! }, senders, fillS, 0);
     const zeroSurvivors = zero.filter((_, index) => index !== zeroWriter);
+    const logsBefore = zeroSurvivors.map((node) => node.logs.length);
     const zeroFailoverMs = await measureFailover(zero[zeroWriter]!, zeroSurvivors.map((node) => node.baseUrl), zeroTarget);
     const escaped = zeroKey.replace('.', '\\.');
-    const lines = zeroSurvivors.flatMap((node) => node.logs.filter((line) => new RegExp(`loaded snapshot ${escaped} |took up ${escaped} in |took over the lease ${escaped} |caught up \\d+ log records of jobwatch\\.log\\.${escaped} `).test(line)));
+    const lines = zeroSurvivors.flatMap((node, index) => node.logs.slice(logsBefore[index]).filter((line) => new RegExp(`loaded snapshot ${escaped} |took up ${escaped} in |took over the lease ${escaped} |caught up \\d+ log records of jobwatch\\.log\\.${escaped} `).test(line)));
     standbysZero = { failoverMs: zeroFailoverMs, filled, lines };
   } finally {
     for (const service of services) await service.cleanup().catch(() => undefined);
@@ -152,14 +153,16 @@ export async function runClusterBench(argv: readonly string[] = process.argv.sli
     s.failed === 0 ? 'ok' : `${s.failed} failed`,
   ]);
   console.log(`\ncluster bench, ${new Date().toISOString()}, ${machineDescription()}`);
-  console.log(`1,000-event bodies, ${senders} senders in all, ${durationS} s each after ${warmupS} s warm-up; ratios against (a) of this run`);
-  console.log(table(['scenario', 'nodes', 'senders', 'events/s', 'vs (a)', 'p50', 'p99', 'errors'], rows));
-  console.log(
-    failoverMs === null
-      ? 'failover: not measured'
-      : `failover: ${fmtMs(failoverMs)} from kill -9 of the writer of (c)'s connection to the first ingest acknowledged through a surviving node (CLUSTER_LEASE_MS=${leaseMs})`,
-  );
-  for (const line of takeover) console.log(`  ${logText(line)}`);
+  if (!failoverOnly) {
+    console.log(`1,000-event bodies, ${senders} senders in all, ${durationS} s each after ${warmupS} s warm-up; ratios against (a) of this run`);
+    console.log(table(['scenario', 'nodes', 'senders', 'events/s', 'vs (a)', 'p50', 'p99', 'errors'], rows));
+    console.log(
+      failoverMs === null
+        ? 'failover: not measured'
+        : `failover: ${fmtMs(failoverMs)} from kill -9 of the writer of (c)'s connection to the first ingest acknowledged through a surviving node (CLUSTER_LEASE_MS=${leaseMs})`,
+    );
+    for (const line of takeover) console.log(`  ${logText(line)}`);
+  }
   if (standbysZero !== null) {
     const { failoverMs: ms, filled, lines } = standbysZero;
     console.log(

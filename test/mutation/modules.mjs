@@ -419,7 +419,7 @@ export const MODULES = {
   heavyBodies: {
     what: "what one tenant's bodies may cost: their structure checked as they arrive, large ingest bodies parsed in slices, the in-flight caps",
     parts: [
-      { mutate: ['src/http/json-shape.ts', 'src/http/ingest-body.ts', 'src/http/turn-slices.ts'], tests: ['test/http/json-shape.test.ts'] },
+      { mutate: ['src/http/json-shape.ts', 'src/http/ingest-body.ts', 'persistence/turn-slices.ts'], tests: ['test/http/json-shape.test.ts'] },
       { mutate: ['src/http/in-flight.ts'], tests: ['test/http/in-flight.test.ts'] },
       // the routes' order of checks (quota and caps before the body): route tests, seconds each
       { mutate: [lines('src/routes/ingest.ts', 'const actor = connectionActorForKey', 'ticket?.release()')], tests: ['test/routes/heavy-bodies.test.ts'] },
