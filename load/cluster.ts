@@ -30,7 +30,8 @@
  * Every scenario sends 1,000-event bodies with --connections senders in all (default 6).
  * Options: --duration s (default 8), --warmup s (default 2), --connections n, --lease-ms
  * (CLUSTER_LEASE_MS of the nodes, default 10000 as in production), --fill s (default 8),
- * --failover-only (skip (a) to (d)).
+ * --snapshot-log-mb n (SNAPSHOT_LOG_MB of (e)'s nodes: a smaller value has the take-up load
+ * a snapshot and replay less), --failover-only (skip (a) to (d)).
  */
 import { runCannon, type CannonResult } from './cannon.ts';
 import { nextSequence, stamp } from './events.ts';
@@ -69,6 +70,7 @@ export async function runClusterBench(argv: readonly string[] = process.argv.sli
   const leaseMs = num(args, 'lease-ms', 10_000);
   const fillS = num(args, 'fill', 8);
   const failoverOnly = args['failover-only'] !== undefined;
+  const snapshotLogMb = args['snapshot-log-mb'];
   const scenarios: Scenario[] = [];
   const services: Service[] = [];
   const clusters: NatsTestCluster[] = [];
@@ -122,7 +124,7 @@ export async function runClusterBench(argv: readonly string[] = process.argv.sli
     note(`(e) failover with CLUSTER_STANDBYS=0: one connection filled for ${fillS} s through its writer, then kill -9 of that writer`);
     const natsE = await startNatsCluster();
     clusters.push(natsE);
-    const zero = await Promise.all(['bench-e1', 'bench-e2', 'bench-e3'].map((name) => startNode(natsE.url, name, leaseMs, { CLUSTER_STANDBYS: '0' })));
+    const zero = await Promise.all(['bench-e1', 'bench-e2', 'bench-e3'].map((name) => startNode(natsE.url, name, leaseMs, { CLUSTER_STANDBYS: '0', ...(snapshotLogMb === undefined ? {} : { SNAPSHOT_LOG_MB: String(snapshotLogMb) }) })));
     services.push(...zero);
     const zeroUrls = zero.map((node) => node.baseUrl);
     const zeroWriters = await waitForWriters(zeroUrls);
@@ -167,7 +169,8 @@ export async function runClusterBench(argv: readonly string[] = process.argv.sli
     const { failoverMs: ms, filled, lines } = standbysZero;
     console.log(
       `failover with CLUSTER_STANDBYS=0: ${fmtMs(ms)} from kill -9 of the writer to the first ingest acknowledged through a survivor, ` +
-        `the partition holding ${fmtCount(filled.eventsPerS * fillS)} events (filled at ${fmtCount(filled.eventsPerS)} events/s for ${fillS} s; CLUSTER_LEASE_MS=${leaseMs})`,
+        `the partition holding ${fmtCount(filled.eventsPerS * fillS)} events (filled at ${fmtCount(filled.eventsPerS)} events/s for ${fillS} s; CLUSTER_LEASE_MS=${leaseMs}` +
+        `${snapshotLogMb === undefined ? '' : `, SNAPSHOT_LOG_MB=${snapshotLogMb}`})`,
     );
     for (const line of lines) console.log(`  ${logText(line)}`);
   }

@@ -91,7 +91,7 @@ function clusterNode(config: Config, log: LogLine): ServiceMode {
     },
     serve(app, opened) {
       front.replicate(app, opened.engine, cluster(opened));
-      return 'a replica of every partition, serving on';
+      return 'a replica of the partitions it keeps, serving on';
     },
     snapshotPolicy(opened, observer) {
       const partitions = (all: boolean) => snapshotPartitions(cluster(opened), opened.engine, config, { log, observer, all });
