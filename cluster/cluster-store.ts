@@ -122,6 +122,13 @@ export class ClusterStore implements DurableStore {
     return seq;
   }
 
+  /** Log records this node's readers applied since it started (recovery, following, take-ups): what its replica cost. */
+  get recordsApplied(): number {
+    let records = 0;
+    for (const log of this.logs.values()) records += log.reader.recordsApplied;
+    return records;
+  }
+
   /** Bytes since their snapshots over the partitions this node writes (a metric; each partition snapshots on its own). */
   get logBytesSinceSnapshot(): number {
     let bytes = 0;

@@ -43,10 +43,14 @@ async function startNode(name: string, standbys: Standbys): Promise<Node> {
   return { name, process: await startService({ dataDir, env }) };
 }
 
-async function retainedOn(baseUrl: string): Promise<{ jobs: number; connections: number }> {
+async function retainedOn(baseUrl: string): Promise<{ jobs: number; connections: number; recordsApplied: number }> {
   const response = await fetch(`${baseUrl}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
   const families = parsePrometheusText(await response.text());
-  return { jobs: sampleValue(families, 'jobwatch_jobs_retained'), connections: sampleValue(families, 'jobwatch_connections') };
+  return {
+    jobs: sampleValue(families, 'jobwatch_jobs_retained'),
+    connections: sampleValue(families, 'jobwatch_connections'),
+    recordsApplied: sampleValue(families, 'jobwatch_replica_records_applied_total'),
+  };
 }
 
 /** The partitions the rule gives `node` among `live` once every lease is where it is wanted. */
@@ -144,7 +148,10 @@ test('CLUSTER_STANDBYS=0: each partition lives on its writer alone; kill -9 of a
   const retained = await Promise.all(nodes.map((node) => retainedOn(node.process.baseUrl)));
   expect(retained.reduce((sum, { jobs }) => sum + jobs, 0)).toBe(CONNECTIONS * JOBS_EACH);
 
+  const appliedBefore = await Promise.all(nodes.map((node) => retainedOn(node.process.baseUrl)));
   const { key, survivors, newWriter, acknowledged, failoverMs } = await killWriterUnderIngest(nodes, connections[0]!, jobsOf);
+  // the take-up's replay is counted among the records the new writer's replica applied
+  expect((await retainedOn(newWriter.process.baseUrl)).recordsApplied).toBeGreaterThan(appliedBefore[nodes.indexOf(newWriter)]!.recordsApplied);
   const takeUp = newWriter.process.output.match(new RegExp(`took up ${key.replace('.', '\\.')} in (\\d+) ms: snapshot covering seq \\d+, (\\d+) log records replayed`));
   expect(takeUp).not.toBeNull();
   expect(Number(takeUp![2])).toBeGreaterThan(0);
