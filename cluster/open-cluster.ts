@@ -146,40 +146,9 @@ export async function openCluster(config: ClusterSettings, options: OpenClusterO
         });
         failed.catch(() => undefined);
         const replica = store.follow(apply, replicaFailed);
-        const kept = new PartitionKeeping({ store, node: nodeId, standbys: config.clusterStandbys, leaseMs: config.clusterLeaseMs, engine, log });
-        keeping = kept;
-        // a NATS server lost shortly before: the buckets' streams may still be electing leaders (retried, as the log's steps are)
-        ownership = await retryingWhileNatsRecovers('joining the membership and watching the leases', () => PartitionOwnership.start({
-          leases: nats.leases,
-          nodes: nats.nodes,
-          node: nodeId,
-          url,
-          leaseMs: config.clusterLeaseMs,
-          partitions: store.keys,
-          log,
-          onTaken: async (key, epoch) => {
-            // a writer keeps what it writes: with CLUSTER_STANDBYS=0 a failover's new writer loads the partition here first
-            await kept.takeUp(key);
-            await store.takeOver(key, epoch);
-            await options.onWriting?.(key);
-          },
-          release: (key) => store.release(key),
-          onLost: (key, error) => options.onLeaseLost(new Error(`lost the lease of partition ${key}: ${error.message}`, { cause: error })),
-          onLook: () => kept.look(),
-        }), log);
-        const owners = ownership;
-        kept.attach(owners);
-        return {
-          replica,
-          owners: {
-            ownerOf: (key) => owners.ownerOf(key),
-            held: () => owners.held(),
-            keepersOf: (key) => kept.keepersOf(key),
-            keepsHere: (key) => kept.keepsHere(key),
-            kept: () => kept.kept(),
-          },
-          failed,
-        };
+        keeping = new PartitionKeeping({ store, node: nodeId, standbys: config.clusterStandbys, leaseMs: config.clusterLeaseMs, engine, log });
+        ownership = await takeShare(store, nats, keeping, { nodeId, url, config, options });
+        return { replica, owners: ownersOf(ownership, keeping), failed };
       },
       leave: () => {
         keeping?.stop();
@@ -197,6 +166,48 @@ export async function openCluster(config: ClusterSettings, options: OpenClusterO
     await nats.close().catch(() => undefined);
     throw error;
   }
+}
+
+/** Joins the membership and takes this node's share of the leases; what it keeps follows the looks (partition-keeping.ts). */
+async function takeShare(
+  store: ClusterStore,
+  nats: NatsCluster,
+  keeping: PartitionKeeping,
+  { nodeId, url, config, options }: { nodeId: string; url: string; config: ClusterSettings; options: OpenClusterOptions },
+): Promise<PartitionOwnership> {
+  const { log } = options;
+  // a NATS server lost shortly before: the buckets' streams may still be electing leaders (retried, as the log's steps are)
+  const ownership = await retryingWhileNatsRecovers('joining the membership and watching the leases', () => PartitionOwnership.start({
+    leases: nats.leases,
+    nodes: nats.nodes,
+    node: nodeId,
+    url,
+    leaseMs: config.clusterLeaseMs,
+    partitions: store.keys,
+    log,
+    onTaken: async (key, epoch) => {
+      // a writer keeps what it writes: with CLUSTER_STANDBYS=0 a failover's new writer loads the partition here first
+      await keeping.takeUp(key);
+      await store.takeOver(key, epoch);
+      await options.onWriting?.(key);
+    },
+    release: (key) => store.release(key),
+    onLost: (key, error) => options.onLeaseLost(new Error(`lost the lease of partition ${key}: ${error.message}`, { cause: error })),
+    onLook: () => keeping.look(),
+  }), log);
+  keeping.attach(ownership);
+  return ownership;
+}
+
+/** What the front routes by: who writes, who keeps. */
+function ownersOf(ownership: PartitionOwnership, keeping: PartitionKeeping): PartitionOwners {
+  return {
+    ownerOf: (key) => ownership.ownerOf(key),
+    held: () => ownership.held(),
+    keepersOf: (key) => keeping.keepersOf(key),
+    keepsHere: (key) => keeping.keepsHere(key),
+    kept: () => keeping.kept(),
+  };
 }
 
 /**

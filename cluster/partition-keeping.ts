@@ -153,7 +153,7 @@ export class PartitionKeeping {
       this.failedAtMs.delete(key);
       const held = engine.heldOf(key);
       log(
-        `took up ${key} in ${Math.round(taken.durationMs)} ms: snapshot covering seq ${taken.snapshotSeq}, ${taken.records} log records replayed, ` +
+        `took up ${key} in ${Math.round(taken.durationMs)} ms: ${taken.snapshotSeq === 0 ? 'no snapshot' : `snapshot covering seq ${taken.snapshotSeq}`}, ${taken.records} log records replayed, ` +
           `${taken.heldBack} messages held back meanwhile; ${held.connections} connections and ${held.jobs} jobs kept here`,
       );
     } catch (error) {

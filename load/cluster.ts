@@ -70,13 +70,13 @@ export async function runClusterBench(argv: readonly string[] = process.argv.sli
   const leaseMs = num(args, 'lease-ms', 10_000);
   const fillS = num(args, 'fill', 8);
   const failoverOnly = args['failover-only'] !== undefined;
-  const snapshotLogMb = args['snapshot-log-mb'];
+  const snapshotLogMb = args['snapshot-log-mb'] === undefined ? undefined : String(args['snapshot-log-mb']);
   const scenarios: Scenario[] = [];
   const services: Service[] = [];
   const clusters: NatsTestCluster[] = [];
   let failoverMs: number | null = null;
   let takeover: string[] = [];
-  let standbysZero: { failoverMs: number; filled: Scenario; lines: string[] } | null = null;
+  let standbysZero: FailoverWithoutStandbys | null = null;
   try {
     if (!failoverOnly) {
       note('(a) 1 node, local log');
@@ -121,28 +121,21 @@ export async function runClusterBench(argv: readonly string[] = process.argv.sli
       takeover = survivors.flatMap((node) => node.logs.filter((line) => new RegExp(`took over the lease ${key} |caught up \\d+ log records of jobwatch\\.log\\.${key} `).test(line)));
     }
 
-    note(`(e) failover with CLUSTER_STANDBYS=0: one connection filled for ${fillS} s through its writer, then kill -9 of that writer`);
-    const natsE = await startNatsCluster();
-    clusters.push(natsE);
-    const zero = await Promise.all(['bench-e1', 'bench-e2', 'bench-e3'].map((name) => startNode(natsE.url, name, leaseMs, { CLUSTER_STANDBYS: '0', ...(snapshotLogMb === undefined ? {} : { SNAPSHOT_LOG_MB: String(snapshotLogMb) }) })));
-    services.push(...zero);
-    const zeroUrls = zero.map((node) => node.baseUrl);
-    const zeroWriters = await waitForWriters(zeroUrls);
-    const zeroTarget = await sessionOn(zeroUrls[0]!);
-    const zeroKey = `p.${partitionOf(zeroTarget.connectionId, PARTITIONS)}`;
-    const zeroWriter = zeroWriters.get(zeroKey)!;
-    const filled = await measure('(e) filling the partition', [zeroUrls[zeroWriter]!], { ...zeroTarget, baseUrl: zeroUrls[zeroWriter]! }, senders, fillS, 0);
-    const zeroSurvivors = zero.filter((_, index) => index !== zeroWriter);
-    const logsBefore = zeroSurvivors.map((node) => node.logs.length);
-    const zeroFailoverMs = await measureFailover(zero[zeroWriter]!, zeroSurvivors.map((node) => node.baseUrl), zeroTarget);
-    const escaped = zeroKey.replace('.', '\\.');
-    const lines = zeroSurvivors.flatMap((node, index) => node.logs.slice(logsBefore[index]).filter((line) => new RegExp(`loaded snapshot ${escaped} |took up ${escaped} in |took over the lease ${escaped} |caught up \\d+ log records of jobwatch\\.log\\.${escaped} `).test(line)));
-    standbysZero = { failoverMs: zeroFailoverMs, filled, lines };
+    standbysZero = await failoverWithoutStandbys({ leaseMs, fillS, senders, snapshotLogMb }, services, clusters);
   } finally {
     for (const service of services) await service.cleanup().catch(() => undefined);
     for (const cluster of clusters) await cluster.stop().catch(() => undefined);
   }
 
+  console.log(`\ncluster bench, ${new Date().toISOString()}, ${machineDescription()}`);
+  if (!failoverOnly) printScenarios(scenarios, { senders, durationS, warmupS, leaseMs, failoverMs, takeover });
+  if (standbysZero !== null) printFailoverWithoutStandbys(standbysZero, { leaseMs, fillS, snapshotLogMb });
+}
+
+function printScenarios(
+  scenarios: Scenario[],
+  run: { senders: number; durationS: number; warmupS: number; leaseMs: number; failoverMs: number | null; takeover: string[] },
+): void {
   const base = scenarios[0]?.eventsPerS ?? 0;
   const rows = scenarios.map((s) => [
     s.label,
@@ -154,26 +147,62 @@ export async function runClusterBench(argv: readonly string[] = process.argv.sli
     fmtMs(s.p99),
     s.failed === 0 ? 'ok' : `${s.failed} failed`,
   ]);
-  console.log(`\ncluster bench, ${new Date().toISOString()}, ${machineDescription()}`);
-  if (!failoverOnly) {
-    console.log(`1,000-event bodies, ${senders} senders in all, ${durationS} s each after ${warmupS} s warm-up; ratios against (a) of this run`);
-    console.log(table(['scenario', 'nodes', 'senders', 'events/s', 'vs (a)', 'p50', 'p99', 'errors'], rows));
-    console.log(
-      failoverMs === null
-        ? 'failover: not measured'
-        : `failover: ${fmtMs(failoverMs)} from kill -9 of the writer of (c)'s connection to the first ingest acknowledged through a surviving node (CLUSTER_LEASE_MS=${leaseMs})`,
-    );
-    for (const line of takeover) console.log(`  ${logText(line)}`);
-  }
-  if (standbysZero !== null) {
-    const { failoverMs: ms, filled, lines } = standbysZero;
-    console.log(
-      `failover with CLUSTER_STANDBYS=0: ${fmtMs(ms)} from kill -9 of the writer to the first ingest acknowledged through a survivor, ` +
-        `the partition holding ${fmtCount(filled.eventsPerS * fillS)} events (filled at ${fmtCount(filled.eventsPerS)} events/s for ${fillS} s; CLUSTER_LEASE_MS=${leaseMs}` +
-        `${snapshotLogMb === undefined ? '' : `, SNAPSHOT_LOG_MB=${snapshotLogMb}`})`,
-    );
-    for (const line of lines) console.log(`  ${logText(line)}`);
-  }
+  console.log(`1,000-event bodies, ${run.senders} senders in all, ${run.durationS} s each after ${run.warmupS} s warm-up; ratios against (a) of this run`);
+  console.log(table(['scenario', 'nodes', 'senders', 'events/s', 'vs (a)', 'p50', 'p99', 'errors'], rows));
+  console.log(
+    run.failoverMs === null
+      ? 'failover: not measured'
+      : `failover: ${fmtMs(run.failoverMs)} from kill -9 of the writer of (c)'s connection to the first ingest acknowledged through a surviving node (CLUSTER_LEASE_MS=${run.leaseMs})`,
+  );
+  for (const line of run.takeover) console.log(`  ${logText(line)}`);
+}
+
+interface FailoverWithoutStandbys {
+  failoverMs: number;
+  filled: Scenario;
+  /** the survivors' lines about the partition after the kill: its take-up and takeover */
+  lines: string[];
+}
+
+interface FailoverOptions {
+  leaseMs: number;
+  fillS: number;
+  senders?: number;
+  snapshotLogMb: string | undefined;
+}
+
+/**
+ * (e): 3 fresh nodes with CLUSTER_STANDBYS=0, one connection's partition filled through its
+ * writer, kill -9 of that writer; the survivor takes the partition up before it writes.
+ */
+async function failoverWithoutStandbys(options: FailoverOptions, services: Service[], clusters: NatsTestCluster[]): Promise<FailoverWithoutStandbys> {
+  const { leaseMs, fillS, snapshotLogMb } = options;
+  note(`(e) failover with CLUSTER_STANDBYS=0: one connection filled for ${fillS} s through its writer, then kill -9 of that writer`);
+  const nats = await startNatsCluster();
+  clusters.push(nats);
+  const nodes = await Promise.all(['bench-e1', 'bench-e2', 'bench-e3'].map((name) => startNode(nats.url, name, leaseMs, { CLUSTER_STANDBYS: '0', ...(snapshotLogMb === undefined ? {} : { SNAPSHOT_LOG_MB: snapshotLogMb }) })));
+  services.push(...nodes);
+  const urls = nodes.map((node) => node.baseUrl);
+  const writers = await waitForWriters(urls);
+  const target = await sessionOn(urls[0]!);
+  const key = `p.${partitionOf(target.connectionId, PARTITIONS)}`;
+  const writer = writers.get(key)!;
+  const filled = await measure('(e) filling the partition', [urls[writer]!], { ...target, baseUrl: urls[writer]! }, options.senders ?? 6, fillS, 0);
+  const survivors = nodes.filter((_, index) => index !== writer);
+  const logsBefore = survivors.map((node) => node.logs.length);
+  const failoverMs = await measureFailover(nodes[writer]!, survivors.map((node) => node.baseUrl), target);
+  const escaped = key.replace('.', '\\.');
+  const about = new RegExp(`loaded snapshot ${escaped} |took up ${escaped} in |took over the lease ${escaped} |caught up \\d+ log records of jobwatch\\.log\\.${escaped} `);
+  return { failoverMs, filled, lines: survivors.flatMap((node, index) => node.logs.slice(logsBefore[index]).filter((line) => about.test(line))) };
+}
+
+function printFailoverWithoutStandbys({ failoverMs, filled, lines }: FailoverWithoutStandbys, { leaseMs, fillS, snapshotLogMb }: FailoverOptions): void {
+  console.log(
+    `failover with CLUSTER_STANDBYS=0: ${fmtMs(failoverMs)} from kill -9 of the writer to the first ingest acknowledged through a survivor, ` +
+      `the partition holding ${fmtCount(filled.eventsPerS * fillS)} events (filled at ${fmtCount(filled.eventsPerS)} events/s for ${fillS} s; CLUSTER_LEASE_MS=${leaseMs}` +
+      `${snapshotLogMb === undefined ? '' : `, SNAPSHOT_LOG_MB=${snapshotLogMb}`})`,
+  );
+  for (const line of lines) console.log(`  ${logText(line)}`);
 }
 
 /** A node's log line without its timestamp, level and fields. */
