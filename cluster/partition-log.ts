@@ -29,11 +29,10 @@
 import { DomainError } from '../actors/domain-error.ts';
 import { DurabilityError, describeError } from '../persistence/errors.ts';
 import { appendEncoded } from '../persistence/record-codec.ts';
-import type { SnapshotSource } from '../persistence/durable-store.ts';
+import type { RecoveryHandler, SnapshotSource } from '../persistence/durable-store.ts';
 import type { ClusterStoreOptions } from './cluster-store.ts';
 import { FencedError, FencedPublisher } from './fenced-publisher.ts';
 import { PartitionReader, type ApplyRecord } from './partition-reader.ts';
-import type { RecoveryHandler } from '../persistence/durable-store.ts';
 import type { SubjectMessage } from './subject-replay.ts';
 
 /** The store's settings for one partition (see ClusterStoreOptions), plus which partition it is. */
@@ -158,9 +157,10 @@ export class PartitionLog {
    * held back; the snapshot object is downloaded and restored once the follower has reached
    * the sequence it covers, then reconciled with the accounts; the subject is replayed from
    * it up to what the follower had passed over at this call; then the held-back messages are
-   * applied in order (those the snapshot covers skipped by sequence; the reader refuses a gap). Every step from the last await to `kept` is synchronous, so
-   * no message of the follower is applied twice or missed. On a failure the partition is
-   * `not kept` again (the caller drops what was loaded).
+   * applied in order (those the snapshot covers skipped by sequence; the reader refuses a
+   * gap). Every step from the last await to `kept` is synchronous, so no message of the
+   * follower is applied twice or missed. On a failure the partition is `not kept` again (the
+   * caller drops what was loaded).
    */
   async takeUp(handler: TakeUpHandler, replica: FollowerPosition): Promise<TakenUp> {
     if (this.keepingNow !== 'not kept') throw new Error(`takeUp(${this.options.key}) while ${this.keepingNow}`);
