@@ -15,7 +15,7 @@
 import type { Engine, RetentionRecord } from '../../actors/engine.ts';
 import type { App } from '../app.ts';
 import type { Config } from '../config.ts';
-import { ClusterFront } from '../http/cluster-front.ts';
+import { ClusterFront, type ReplicaServices } from '../http/cluster-front.ts';
 import { ACCOUNTS_PARTITION_KEY, connectionPartitionKey } from '../http/write-partition.ts';
 import type { LogLine } from '../logging/log-line.ts';
 import type { ServiceObserver } from '../metrics/service-observer.ts';
@@ -40,7 +40,7 @@ export interface ServiceMode {
   /** Makes the first admin with `make`: now, or when this node writes the accounts partition. */
   firstAdmin(make: () => Promise<void>, engine: Engine): Promise<void>;
   /** Starts answering HTTP with `app`; returns how the serving line begins. */
-  serve(app: App, opened: OpenedEngine): string;
+  serve(app: App, opened: OpenedEngine, services: ReplicaServices): string;
   snapshotPolicy(opened: OpenedEngine, observer: Pick<ServiceObserver, 'snapshotWritten'>): SnapshotPolicy;
   retentionRecords(opened: OpenedEngine, atMs: number): RetentionRecord[];
   /** Which connections this node writes (undefined: all of them): it evaluates their alert rules and withdraws their unconfirmed commands. */
@@ -89,8 +89,8 @@ function clusterNode(config: Config, log: LogLine): ServiceMode {
       maker.resolve(() => make().catch((error: unknown) => engine.halt(error)));
       return Promise.resolve();
     },
-    serve(app, opened) {
-      front.replicate(app, opened.engine, cluster(opened));
+    serve(app, opened, services) {
+      front.replicate(app, opened.engine, cluster(opened), services);
       return 'a replica of every partition, serving on';
     },
     snapshotPolicy(opened, observer) {
