@@ -40,12 +40,15 @@ import { routeAnswerer } from './replica-routes.ts';
 import { ACCOUNTS_PARTITION_KEY, connectionKeyOfBody, connectionOfJob, connectionPartitionKey, writeTarget } from './write-partition.ts';
 import { NOT_WRITER_HEADER, replayableBody, settledWriterView, WRITER_SETTLE_WAIT_MS } from './writer-view.ts';
 import { DomainError } from '../../actors/domain-error.ts';
+import type { LiveUpdates } from '../../actors/live/live-updates.ts';
+import { partitionOf } from '../../actors/partition-of.ts';
 import type { AccountService } from '../../actors/services/account-service.ts';
 import type { ConnectionService } from '../../actors/services/connection-service.ts';
 import { ShardFront } from '../shards/shard-front.ts';
 import { shardRoute } from '../shards/shard-routes.ts';
 import { answerCall, CLUSTER_CALL_PATH, notKeeper, partitionLinks, placeOfPartition, readScopeOfForward, type ClusterReadsOptions } from './cluster-reads.ts';
 import { scopeRead } from './read-scope.ts';
+import { CLUSTER_LIVE_PATH, ClusterLiveFeed } from './cluster-live.ts';
 
 /** On a writer's answer to a forwarded request: the log sequence its records reached (the store's last acknowledged one). */
 export const LOG_SEQ_HEADER = 'x-jobwatch-log-seq';
@@ -59,10 +62,11 @@ interface Replica {
   services: ReplicaServices;
 }
 
-/** What the shards' front reads the user's connections with. */
+/** What the shards' front reads the user's connections with, and the hubs relayed events go to. */
 export interface ReplicaServices {
   accounts: AccountService;
   connections: ConnectionService;
+  live: LiveUpdates;
 }
 
 type FrontConfig = Pick<
@@ -80,10 +84,28 @@ export class ClusterFront {
   private nodeId = '';
   private saidReplicaLate = false;
 
+  /**
+   * The live events of connections this node does not answer itself, relayed by a node
+   * keeping them (cluster-live.ts); handed to the application's LiveUpdates.
+   */
+  readonly liveElsewhere: { covers(connectionId: string): boolean; feed: ClusterLiveFeed };
+
   constructor(
     private readonly config: FrontConfig,
     private readonly log: LogLine,
-  ) {}
+  ) {
+    const front = this;
+    const feed = new ClusterLiveFeed({
+      get nodeId() {
+        return front.nodeId;
+      },
+      secret: config.clusterSecret,
+      keepersOf: (connectionId) => this.keepersElsewhere(partitionOf(connectionId, config.clusterPartitions)),
+      events: () => this.replica?.services.live,
+      log,
+    });
+    this.liveElsewhere = { covers: (connectionId) => this.replica !== undefined && !this.answersHere(partitionOf(connectionId, config.clusterPartitions)), feed };
+  }
 
   /** Starts answering; resolves to the URL other nodes forward to (CLUSTER_ADVERTISE_URL or http://<HOST>:<port>). */
   listen(nodeId: string): Promise<string> {
@@ -122,6 +144,7 @@ export class ClusterFront {
   }
 
   async stop(): Promise<void> {
+    this.liveElsewhere.feed.close();
     await this.server?.stop();
   }
 
@@ -135,6 +158,7 @@ export class ClusterFront {
       if (replica === undefined) throw new DomainError('SERVICE_UNAVAILABLE', `${this.nodeId} is starting (recovering its replica of the log); retry shortly`);
       const answerer = routeAnswerer(request.method, url.pathname);
       if (answerer === 'node') return await replica.app.handle(request);
+      if (vouched?.scope !== undefined && request.method === 'GET' && url.pathname === CLUSTER_LIVE_PATH) return this.relayLive(request, url, server);
       if (vouched?.scope?.bodySha256 !== undefined && request.method === 'POST' && url.pathname === CLUSTER_CALL_PATH) {
         return await answerCall(request, vouched.scope.bodySha256, replica.engine, this.config.clusterPartitions, (partition) => this.keeps(partition));
       }
@@ -165,6 +189,22 @@ export class ClusterFront {
     return this.config.clusterReadsFrom !== 'writers' || this.replica!.node.store.partition(`p.${partition}`).writing;
   }
 
+  /** The other live nodes keeping partition `p`, the wanted writer first. */
+  private keepersElsewhere(partition: number): ForwardTarget[] {
+    return this.replica?.node.owners.keepersOf(`p.${partition}`).filter((keeper) => keeper.node !== this.nodeId) ?? [];
+  }
+
+  /** Another node's relay of one connection's live events (cluster-live.ts): this node's hub for it, as a stream. */
+  private relayLive(request: Request, url: URL, server: Server<undefined>): Response {
+    const connectionId = url.searchParams.get('connectionId') ?? '';
+    const { engine, services } = this.replica!;
+    if (!this.keeps(partitionOf(connectionId, this.config.clusterPartitions))) notKeeper([partitionOf(connectionId, this.config.clusterPartitions)]);
+    if (engine.connection(connectionId) === undefined) throw new DomainError('NOT_FOUND', 'connection not found');
+    const subscription = services.live.relay([connectionId], request.signal);
+    server.timeout(request, 0);
+    return new Response(subscription.stream, { headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' } });
+  }
+
   /**
    * A request about connections: the shards' front over the partitions (cluster-reads.ts),
    * each answered here or by a node keeping it; what it cannot place (no session, an unknown
@@ -178,7 +218,7 @@ export class ClusterFront {
       secret: this.config.clusterSecret,
       config: this.config,
       answersHere: (partition) => this.answersHere(partition),
-      keepersElsewhere: (partition) => node.owners.keepersOf(`p.${partition}`).filter((keeper) => keeper.node !== this.nodeId),
+      keepersElsewhere: (partition) => this.keepersElsewhere(partition),
       app,
       engine,
       toWriter: (key, forwarded, body) => this.toWriter(key, forwarded, server, false, body),

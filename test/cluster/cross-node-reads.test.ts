@@ -191,25 +191,68 @@ describe('reads through nodes that answer only the partitions they write equal o
     }
   });
 
-  test('revoke and retry by id and a bulk revoke through nodes that do not write the jobs: each written once, by the writer', async () => {
+  test('a retry by id and a bulk retry through nodes that do not write the jobs: located by the keepers, each written once, by its writer', async () => {
     const writes = await Promise.all(nodes.map(async (node) => (await health(node.baseUrl)).body.writes ?? []));
+    const writerOf = (connectionId: string) => writes.findIndex((keys) => keys.includes(`p.${partitionOf(connectionId, PARTITIONS)}`));
     const jobs = (await call(reference.baseUrl, 'GET', '/api/jobs?limit=100&state=failed', cookies.admin)).json.data as Array<{ id: string; connectionId: string }>;
-    const notWriting = (connectionId: string) => nodes.find((_, at) => !writes[at]!.includes(`p.${partitionOf(connectionId, PARTITIONS)}`))!;
-    const auditBefore = (await call(reference.baseUrl, 'GET', '/api/audit?limit=100', cookies.admin)).json.data.length as number;
-    const first = jobs[0]!;
-    const retried = await call(notWriting(first.connectionId).baseUrl, 'POST', `/api/jobs/${first.id}/retry`, cookies.admin);
+    // a job whose writer is not the writer of the user's first partition (where a write nobody located would go)
+    const firstPartition = Math.min(...owned.admin.map((one) => partitionOf(one.id, PARTITIONS)));
+    const firstWriter = writes.findIndex((keys) => keys.includes(`p.${firstPartition}`));
+    const first = jobs.find((job) => writerOf(job.connectionId) >= 0 && writerOf(job.connectionId) !== firstWriter)!;
+    const through = nodes.find((_, at) => at !== writerOf(first.connectionId))!;
+    const retried = await call(through.baseUrl, 'POST', `/api/jobs/${first.id}/retry`, cookies.admin);
     expect(retried.status).toBeLessThan(300);
-    const bulk = jobs.slice(1, 9);
-    const revoked = await call(notWriting(bulk[0]!.connectionId).baseUrl, 'POST', '/api/jobs/bulk/revoke', cookies.admin, { ids: [...bulk.map((job) => job.id), 'no-such-job'] });
-    expect(revoked.status).toBe(200);
-    expect(revoked.json.results.map((result: { id: string }) => result.id)).toEqual([...bulk.map((job) => job.id), 'no-such-job']);
-    expect(revoked.json.results.at(-1).success).toBe(false);
+    const bulk = jobs.filter((job) => job !== first).slice(0, 10);
+    expect(new Set(bulk.map((job) => writerOf(job.connectionId))).size).toBeGreaterThanOrEqual(2);
+    const bulkThrough = nodes.find((_, at) => at !== writerOf(bulk[0]!.connectionId))!;
+    const answer = await call(bulkThrough.baseUrl, 'POST', '/api/jobs/bulk/retry', cookies.admin, { ids: [...bulk.map((job) => job.id), 'no-such-job'] });
+    expect(answer.status).toBe(200);
+    expect(answer.json.results.map((result: { id: string; success: boolean }) => [result.id, result.success])).toEqual([...bulk.map((job) => [job.id, true]), ['no-such-job', false]]);
     await waitForReplicas();
-    // one audit entry for the retry and one per bulk part: read back alike through every node
-    const after = await same(nodes[0]!, '/api/audit?limit=100');
-    expect(after.data.length).toBeGreaterThan(auditBefore);
-    const retries = (after.data as Array<{ action: string; target?: string }>).filter((entry) => JSON.stringify(entry).includes(first.id));
-    expect(retries.length).toBe(1);
-    for (const node of nodes) await same(node, `/api/jobs/${first.id}`);
+    // each job's command once, read alike through every node
+    for (const job of [first, ...bulk]) {
+      const detail = await same(nodes[0]!, `/api/jobs/${job.id}`);
+      expect(detail.lastCommand?.type).toBe('retry');
+      for (const node of nodes.slice(1)) await same(node, `/api/jobs/${job.id}`);
+    }
+    const audit = await same(nodes[0]!, '/api/audit?limit=100');
+    expect((audit.data as unknown[]).filter((entry) => JSON.stringify(entry).includes(first.id)).length).toBe(1);
   });
 });
+
+/** Reads a live stream until `seen` finds what it waits for in the text so far; the text read. */
+async function streamUntil(response: Response, seen: (text: string) => boolean, timeoutMs: number): Promise<string> {
+  const reader = response.body!.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  const deadline = Date.now() + timeoutMs;
+  try {
+    while (!seen(text) && Date.now() < deadline) {
+      const next = await Promise.race([reader.read(), Bun.sleep(Math.max(1, deadline - Date.now())).then(() => null)]);
+      if (next === null || next.done) break;
+      text += decoder.decode(next.value, { stream: true });
+    }
+    return text;
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+}
+
+test('the live stream through a node carries the events of connections it does not answer, relayed by their writer, each connection in order', async () => {
+  const writes = await Promise.all(nodes.map(async (node) => (await health(node.baseUrl)).body.writes ?? []));
+  // a node and one of the admin's connections whose partition another node writes
+  const at = nodes.findIndex((_, index) => owned.admin.some((one) => !writes[index]!.includes(`p.${partitionOf(one.id, PARTITIONS)}`)));
+  const watcher = nodes[at]!;
+  const elsewhere = owned.admin.find((one) => !writes[at]!.includes(`p.${partitionOf(one.id, PARTITIONS)}`))!;
+  const stream = await fetch(`${watcher.baseUrl}/api/events/stream`, { headers: { cookie: cookies.admin } });
+  expect(stream.status).toBe(200);
+  const names = Array.from({ length: 5 }, (_, n) => `live-${n}`);
+  const sender = nodes[(at + 1) % 3]!;
+  for (const name of names) {
+    expect((await ingest(sender.baseUrl, elsewhere.apiKey, [jobEvent(elsewhere.id, Date.now(), { externalId: name, name: 'tasks.live', state: 'queued' })])).status).toBe(200);
+  }
+  const text = await streamUntil(stream, (so) => so.includes('"live-4"'), 15_000);
+  const order = names.map((name) => text.indexOf(`"${name}"`));
+  expect(order.every((position) => position >= 0)).toBe(true);
+  expect([...order].sort((x, y) => x - y)).toEqual(order);
+}, 30_000);
