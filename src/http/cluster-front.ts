@@ -60,6 +60,8 @@ interface Replica {
   engine: Engine;
   node: ClusterNode;
   services: ReplicaServices;
+  /** the shards' front over the partitions (cluster-reads.ts) */
+  partitions: ShardFront;
 }
 
 /** What the shards' front reads the user's connections with, and the hubs relayed events go to. */
@@ -139,7 +141,7 @@ export class ClusterFront {
    */
   replicate(app: App, engine: Engine, node: ClusterNode, services: ReplicaServices): void {
     (app as { server: Server<undefined> | null }).server = this.server!;
-    this.replica = { app, engine, node, services };
+    this.replica = { app, engine, node, services, partitions: this.partitionFront(app, engine, services, this.server!) };
     this.log(`replica recovered at log seq ${node.replica.appliedSeq}: answering reads here, writes by the writer of their partition`);
   }
 
@@ -169,7 +171,8 @@ export class ClusterFront {
         if (missing.length > 0) notKeeper(missing);
         scopeRead(request, scope);
       } else if (vouched === null && shardRoute(request.method, url.pathname).by !== 'front') {
-        return await this.acrossPartitions(request, server);
+        // a request about connections: the shards' front over the partitions, each answered here or by a node keeping it
+        return await replica.partitions.handle(request, server);
       }
       return await this.asNode(request, server, vouched !== null);
     } catch (error) {
@@ -206,12 +209,11 @@ export class ClusterFront {
   }
 
   /**
-   * A request about connections: the shards' front over the partitions (cluster-reads.ts),
-   * each answered here or by a node keeping it; what it cannot place (no session, an unknown
-   * key) and what every node answers alike go to `asNode`.
+   * The shards' front whose shards are the partitions (cluster-reads.ts), each answered here or
+   * by a node keeping it; what it cannot place (no session, an unknown key) and what every node
+   * answers alike go to `asNode`.
    */
-  private acrossPartitions(request: Request, server: Server<undefined>): Promise<Response> {
-    const { app, engine, node, services } = this.replica!;
+  private partitionFront(app: App, engine: Engine, services: ReplicaServices, server: Server<undefined>): ShardFront {
     const reads: ClusterReadsOptions = {
       nodeId: this.nodeId,
       partitions: this.config.clusterPartitions,
@@ -223,7 +225,7 @@ export class ClusterFront {
       engine,
       toWriter: (key, forwarded, body) => this.toWriter(key, forwarded, server, false, body),
     };
-    const front = new ShardFront({
+    return new ShardFront({
       links: partitionLinks(reads, server),
       placeOf: (partition) => placeOfPartition(reads, partition),
       app: { handle: (own) => this.asNode(own, server, false) },
@@ -233,7 +235,6 @@ export class ClusterFront {
       config: this.config,
       logError: (line) => this.log(line, { severity: 'error' }),
     });
-    return front.handle(request, server);
   }
 
   /**

@@ -59,7 +59,7 @@ export interface ClusterReadsOptions {
   toWriter(key: string, request: Request, body: string | undefined): Promise<Response>;
 }
 
-/** The front's links for one request arriving at this node (`server` is the one it arrived through). */
+/** The front's links, one per partition; `server`: this node's, which the requests arrive through. */
 export function partitionLinks(options: ClusterReadsOptions, server: PeerSource): FrontLink[] {
   return Array.from({ length: options.partitions }, (_, partition) => new PartitionLink(partition, options, server));
 }
@@ -122,7 +122,8 @@ class PartitionLink implements FrontLink {
         failure = new DomainError('SERVICE_UNAVAILABLE', `${target.node} no longer keeps ${names}; retry shortly`, undefined, undefined, { 'retry-after': '1' });
       } catch (error) {
         if (!(error instanceof DomainError)) throw error;
-        failure = error;
+        // the shards' front answers it as it is: a keeper out of reach is retried like any 503
+        failure = new DomainError(error.code, error.message, error.details, error.extraBody, { 'retry-after': '1', ...error.headers });
       }
       if (Date.now() >= deadline) break;
     }

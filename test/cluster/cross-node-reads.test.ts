@@ -256,3 +256,23 @@ test('the live stream through a node carries the events of connections it does n
   expect(order.every((position) => position >= 0)).toBe(true);
   expect([...order].sort((x, y) => x - y)).toEqual(order);
 }, 30_000);
+
+test('a read whose partition\'s writer stops answering (SIGSTOP) is answered 503 with Retry-After within the body deadline, never a hang', async () => {
+  const writes = await Promise.all(nodes.map(async (node) => (await health(node.baseUrl)).body.writes ?? []));
+  const connection = owned.other[0]!;
+  const writer = writes.findIndex((keys) => keys.includes(`p.${partitionOf(connection.id, PARTITIONS)}`));
+  const asked = nodes[(writer + 1) % 3]!;
+  nodes[writer]!.proc.kill('SIGSTOP');
+  try {
+    const startedAtMs = Date.now();
+    const answer = await fetch(`${asked.baseUrl}/api/jobs?connectionId=${connection.id}`, { headers: { cookie: cookies.other }, signal: AbortSignal.timeout(15_000) });
+    const tookMs = Date.now() - startedAtMs;
+    expect(answer.status).toBe(503);
+    expect(answer.headers.get('retry-after')).toBe('1');
+    expect(((await answer.json()) as { error: { code: string } }).error.code).toBe('SERVICE_UNAVAILABLE');
+    // BODY_TIMEOUT_SECONDS is 5: the wait for the keeper's answer, and a margin
+    expect(tookMs).toBeLessThan(8_000);
+  } finally {
+    nodes[writer]!.proc.kill('SIGCONT');
+  }
+}, 30_000);
