@@ -103,8 +103,9 @@ export class LiveUpdates implements EngineListener, LiveSink {
 
   /** LiveSink: whether the connection's changes are built now (watched, or within the grace period). */
   wants(connectionId: string, nowMs: number): boolean {
-    if (this.options.elsewhere?.covers(connectionId) === true) return false;
-    return !this.closed && this.buildsEvents(connectionId, this.hubFor(connectionId), nowMs);
+    if (this.closed || !this.buildsEvents(connectionId, this.hubFor(connectionId), nowMs)) return false;
+    // a connection fed by another node: its hub carries that node's events, not this engine's
+    return this.options.elsewhere?.covers(connectionId) !== true;
   }
 
   /** LiveSink: changes nobody wanted were not built. */

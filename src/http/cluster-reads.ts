@@ -81,7 +81,7 @@ class PartitionLink implements FrontLink {
     const { pathname } = new URL(request.url);
     if (routeAnswerer(request.method, pathname) === 'owner') {
       const text = body === undefined || body === null ? undefined : new TextDecoder().decode(body);
-      return this.options.toWriter(`p.${this.partition}`, request, text);
+      return this.options.toWriter(`p.${this.partition}`, request, text).catch(retryLater);
     }
     const partitions = [...(covering ?? [this.partition])];
     const scope: ReadScope = { partitions, partitionCount: this.options.partitions, ...(merge === undefined ? {} : { mergeNowMs: merge.nowMs }) };
@@ -122,13 +122,18 @@ class PartitionLink implements FrontLink {
         failure = new DomainError('SERVICE_UNAVAILABLE', `${target.node} no longer keeps ${names}; retry shortly`, undefined, undefined, { 'retry-after': '1' });
       } catch (error) {
         if (!(error instanceof DomainError)) throw error;
-        // the shards' front answers it as it is: a keeper out of reach is retried like any 503
-        failure = new DomainError(error.code, error.message, error.details, error.extraBody, { 'retry-after': '1', ...error.headers });
+        failure = error;
       }
       if (Date.now() >= deadline) break;
     }
-    throw failure!;
+    return retryLater(failure);
   }
+}
+
+/** A 503 on the way (a writer or keeper out of reach) as the shards' front answers it: with Retry-After, as every 503 of a node. */
+function retryLater(error: unknown): never {
+  if (!(error instanceof DomainError) || error.code !== 'SERVICE_UNAVAILABLE' || error.headers?.['retry-after'] !== undefined) throw error;
+  throw new DomainError(error.code, error.message, error.details, error.extraBody, { 'retry-after': '1', ...error.headers });
 }
 
 /** The nodes keeping every one of `partitions`, in the order the first partition's keepers are asked in. */
