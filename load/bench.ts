@@ -6,6 +6,7 @@
  *   npx bun load/bench.ts --quick      # 100,000 jobs, shorter runs: a check in about 2 minutes
  *   npx bun load/bench.ts --jobs 500k --profile --skip stream
  *   bun run bench -- --cluster         # only the cluster table (load/cluster.ts; needs nats-server)
+ *   bun run bench -- --cluster-memory  # only the cluster's memory per node (load/cluster-memory.ts; needs nats-server)
  *
  * Scenarios (each against a service this script starts on a temporary DATA_DIR, with
  * DAILY_EVENT_LIMIT=0; the baseline is load/baseline.ts in its own process):
@@ -81,6 +82,11 @@ if (flag(args, 'cluster')) {
   // its own table; only this run needs nats-server (load/cluster.ts)
   const { runClusterBench } = await import('./cluster.ts');
   await runClusterBench();
+  process.exit(0);
+}
+if (flag(args, 'cluster-memory')) {
+  const { runClusterMemoryBench } = await import('./cluster-memory.ts');
+  await runClusterMemoryBench(process.argv.slice(2).filter((arg) => arg !== '--cluster-memory'));
   process.exit(0);
 }
 const quick = flag(args, 'quick');

@@ -143,7 +143,7 @@ function startNode(natsUrl: string, nodeId: string, leaseMs: number): Promise<Se
 }
 
 /** Who writes each partition (key -> index into `baseUrls`), once every one of the 17 has a writer. */
-async function waitForWriters(baseUrls: string[], timeoutMs = 60_000): Promise<Map<string, number>> {
+export async function waitForWriters(baseUrls: string[], timeoutMs = 60_000): Promise<Map<string, number>> {
   const keys = [...Array.from({ length: PARTITIONS }, (_, partition) => `p.${partition}`), 'accounts'];
   const deadline = performance.now() + timeoutMs;
   while (performance.now() < deadline) {
