@@ -329,7 +329,7 @@ export const MODULES = {
       {
         // a slip sends a read to a node that does not keep it, counts a partition twice, or waits past the deadline
         mutate: ['src/http/cluster-reads.ts', 'src/http/read-scope.ts', 'src/http/forward-signature.ts'],
-        tests: ['test/http/cluster-reads.test.ts', 'test/http/forward-signature.test.ts', 'test/cluster/cross-node-reads.test.ts'],
+        tests: ['test/http/cluster-reads.test.ts', 'test/http/forward-signature.test.ts', 'test/http/scoped-forward.test.ts', 'test/cluster/cross-node-reads.test.ts'],
       },
       {
         mutate: ['src/http/cluster-live.ts'],
