@@ -192,6 +192,12 @@ export class ClusterFront {
     return this.config.clusterReadsFrom !== 'writers' || this.replica!.node.store.partition(`p.${partition}`).writing;
   }
 
+  /** The node writing partition `key` now, as this node sees it (null: nobody holds it). */
+  private writerOf(key: string): string | null {
+    const { node } = this.replica!;
+    return node.store.partition(key).writing ? this.nodeId : (node.owners.ownerOf(key)?.node ?? null);
+  }
+
   /** The other live nodes keeping partition `p`, the wanted writer first. */
   private keepersElsewhere(partition: number): ForwardTarget[] {
     return this.replica?.node.owners.keepersOf(`p.${partition}`).filter((keeper) => keeper.node !== this.nodeId) ?? [];
@@ -228,6 +234,7 @@ export class ClusterFront {
     return new ShardFront({
       links: partitionLinks(reads, server),
       placeOf: (partition) => placeOfPartition(reads, partition),
+      writerOf: (partition) => this.writerOf(`p.${partition}`) ?? `nobody:p.${partition}`,
       app: { handle: (own) => this.asNode(own, server, false) },
       engine,
       accounts: services.accounts,
@@ -260,7 +267,7 @@ export class ClusterFront {
             return connectionId === undefined ? undefined : connectionPartitionKey(connectionId, this.config.clusterPartitions);
           }),
         fallbackKey: ACCOUNTS_PARTITION_KEY,
-        writerOf: (key) => (node.store.partition(key).writing ? this.nodeId : (node.owners.ownerOf(key)?.node ?? null)),
+        writerOf: (key) => this.writerOf(key),
         answerPart: (key, part) => this.toWriter(key, part.request, server, forwarded, part.body),
       });
     }

@@ -67,6 +67,11 @@ export interface ShardFrontOptions {
    * are asked in one request covering them all. Absent: each shard is asked on its own.
    */
   placeOf?: (shard: number) => string;
+  /**
+   * Who writes each shard now (a cluster node's id): a bulk action's ids of shards with one
+   * writer go to it in one part. Absent: one part per shard.
+   */
+  writerOf?: (shard: number) => string;
   /** the front's own application, over its engine of the accounts */
   app: { handle(request: Request): Promise<Response> };
   engine: Engine;
@@ -221,7 +226,7 @@ export class ShardFront {
         });
       },
       fallbackKey: String(byShard.keys().next().value ?? 0),
-      writerOf: (key) => key,
+      writerOf: (key) => this.options.writerOf?.(Number(key)) ?? key,
       answerPart: (key, part) => links[Number(key)]!.request(part.request, client, part.body === undefined ? {} : { body: new TextEncoder().encode(part.body) }),
     });
   }

@@ -174,7 +174,12 @@ describe('reads through nodes that answer only the partitions they write equal o
         await same(node, '/api/alerts', user);
         await same(node, '/api/alert-rules', user);
         await same(node, '/api/markers', user);
-        await same(node, '/api/metrics/tasks', user);
+        expect((await same(node, '/api/metrics/tasks', user)).data.length).toBeGreaterThan(0);
+        await same(node, '/api/metrics/tasks?sortBy=failureRate&sortOrder=desc&spark=failures', user);
+        await same(node, '/api/metrics/series?measure=counts&step=1m', user);
+        await same(node, '/api/metrics/series?measure=latency&task=tasks.add&step=5m', user);
+        await same(node, '/api/capabilities', user);
+        await same(node, '/api/alert-channels', user);
         await same(node, '/api/audit?limit=20', user);
       }
     }
@@ -188,6 +193,10 @@ describe('reads through nodes that answer only the partitions they write equal o
       }
       await same(node, `/api/jobs/${jobIds[0]}`, 'other');
       await same(node, '/api/jobs/no-such-job');
+      await same(node, `/api/jobs/${jobIds[1]}/workflow`);
+      for (const queue of (await call(reference.baseUrl, 'GET', '/api/queues?limit=20', cookies.admin)).json.data.slice(0, 6) as Array<{ id: string }>) {
+        expect((await same(node, `/api/queues/${encodeURIComponent(queue.id)}`)).id).toBe(queue.id);
+      }
     }
   });
 
