@@ -52,6 +52,8 @@ import { CLUSTER_LIVE_PATH, ClusterLiveFeed } from './cluster-live.ts';
 
 /** On a writer's answer to a forwarded request: the log sequence its records reached (the store's last acknowledged one). */
 export const LOG_SEQ_HEADER = 'x-jobwatch-log-seq';
+/** How often a relay of live events checks that this node still answers its connection's partition. */
+const RELAY_CHECK_MS = 1_000;
 /** How long a node holds a forwarded write's answer for its replica to apply it; then it answers anyway (and says so once). */
 export const READ_YOUR_WRITES_WAIT_MS = 2_000;
 
@@ -203,13 +205,24 @@ export class ClusterFront {
     return this.replica?.node.owners.keepersOf(`p.${partition}`).filter((keeper) => keeper.node !== this.nodeId) ?? [];
   }
 
-  /** Another node's relay of one connection's live events (cluster-live.ts): this node's hub for it, as a stream. */
+  /**
+   * Another node's relay of one connection's live events (cluster-live.ts): this node's hub for
+   * it, as a stream, only while this node's own feed builds them (it answers the partition);
+   * when it stops (the partition moved) the relay ends, and the asking node asks the keepers again.
+   */
   private relayLive(request: Request, url: URL, server: Server<undefined>): Response {
     const connectionId = url.searchParams.get('connectionId') ?? '';
+    const partition = partitionOf(connectionId, this.config.clusterPartitions);
     const { engine, services } = this.replica!;
-    if (!this.keeps(partitionOf(connectionId, this.config.clusterPartitions))) notKeeper([partitionOf(connectionId, this.config.clusterPartitions)]);
+    if (!this.answersHere(partition)) notKeeper([partition]);
     if (engine.connection(connectionId) === undefined) throw new DomainError('NOT_FOUND', 'connection not found');
     const subscription = services.live.relay([connectionId], request.signal);
+    const check = setInterval(() => {
+      if (this.answersHere(partition) && engine.connection(connectionId) !== undefined && !request.signal.aborted) return;
+      clearInterval(check);
+      subscription.end();
+    }, RELAY_CHECK_MS);
+    check.unref();
     server.timeout(request, 0);
     return new Response(subscription.stream, { headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' } });
   }

@@ -8,9 +8,10 @@
  *   subscribes to the connection's hub like any stream (`LiveUpdates.relay`) and sends its
  *   events as Server-Sent Events; this node publishes each into its own hub, so a connection's
  *   events arrive in order (one stream, one keeper) and get this node's event ids.
- * - A relay that breaks (the keeper stopped, its partition moved) marks the connection's hub
- *   skipped, so a client resuming from before the gap is told to reset rather than miss events
- *   silently, and is opened again to the next keeper after a pause.
+ * - A relay that breaks (the keeper stopped, or no longer answers the partition) marks the
+ *   connection's hub skipped, so a client resuming from before the gap is told to reset rather
+ *   than miss events silently, and is opened again to the next keeper (after a pause while
+ *   none will relay).
  * - When the last stream watching a connection ends, its relay is kept for the resume grace
  *   (STREAM_RESUME_GRACE_SECONDS), then closed.
  */
@@ -123,7 +124,7 @@ class Relay {
         }
       }
       if (this.abort.signal.aborted) return;
-      // what the keeper had not sent is gone: a client resuming from before it is told to reset
+      // nobody relays until the next try: what happens meanwhile is not seen here
       this.options.events()?.relayGap(this.connectionId);
       this.markOpened();
       await Bun.sleep(RELAY_RETRY_MS);
@@ -142,14 +143,19 @@ class Relay {
     this.markOpened();
     const decoder = new TextDecoder();
     let pending = '';
-    for await (const chunk of answer.body as unknown as AsyncIterable<Uint8Array>) {
-      pending += decoder.decode(chunk, { stream: true });
-      let end = pending.indexOf('\n\n');
-      while (end >= 0) {
-        this.deliver(pending.slice(0, end));
-        pending = pending.slice(end + 2);
-        end = pending.indexOf('\n\n');
+    try {
+      for await (const chunk of answer.body as unknown as AsyncIterable<Uint8Array>) {
+        pending += decoder.decode(chunk, { stream: true });
+        let end = pending.indexOf('\n\n');
+        while (end >= 0) {
+          this.deliver(pending.slice(0, end));
+          pending = pending.slice(end + 2);
+          end = pending.indexOf('\n\n');
+        }
       }
+    } finally {
+      // what the keeper had not sent when its stream ended is gone, whoever relays next
+      if (!this.abort.signal.aborted) this.options.events()?.relayGap(this.connectionId);
     }
     return true;
   }
