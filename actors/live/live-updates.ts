@@ -200,6 +200,11 @@ export class LiveUpdates implements EngineListener, LiveSink {
     return subscription;
   }
 
+  /** The connections some stream watches now. */
+  watchedConnectionIds(): string[] {
+    return [...this.hubs].flatMap(([connectionId, hub]) => (hub.watched ? [connectionId] : []));
+  }
+
   subscriberCount(): number {
     let count = this.idleHub.subscriberCount;
     for (const hub of this.hubs.values()) count += hub.subscriberCount;

@@ -52,7 +52,7 @@ import { CLUSTER_LIVE_PATH, ClusterLiveFeed } from './cluster-live.ts';
 
 /** On a writer's answer to a forwarded request: the log sequence its records reached (the store's last acknowledged one). */
 export const LOG_SEQ_HEADER = 'x-jobwatch-log-seq';
-/** How often a relay of live events checks that this node still answers its connection's partition. */
+/** How often a relay of live events checks that this node still answers its connection's partition, and the relays are reconciled with who answers what. */
 const RELAY_CHECK_MS = 1_000;
 /** How long a node holds a forwarded write's answer for its replica to apply it; then it answers anyway (and says so once). */
 export const READ_YOUR_WRITES_WAIT_MS = 2_000;
@@ -87,6 +87,7 @@ export class ClusterFront {
   private server: Server<undefined> | undefined;
   private nodeId = '';
   private saidReplicaLate = false;
+  private relaysReconciled: ReturnType<typeof setInterval> | undefined;
 
   /**
    * The live events of connections this node does not answer itself, relayed by a node
@@ -144,10 +145,14 @@ export class ClusterFront {
   replicate(app: App, engine: Engine, node: ClusterNode, services: ReplicaServices): void {
     (app as { server: Server<undefined> | null }).server = this.server!;
     this.replica = { app, engine, node, services, partitions: this.partitionFront(app, engine, services, this.server!) };
+    // partitions move: a watched connection this node stops or starts answering changes who feeds its hub
+    this.relaysReconciled = setInterval(() => this.liveElsewhere.feed.reconcile(services.live.watchedConnectionIds(), (id) => this.liveElsewhere.covers(id)), RELAY_CHECK_MS);
+    this.relaysReconciled.unref();
     this.log(`replica recovered at log seq ${node.replica.appliedSeq}: answering reads here, writes by the writer of their partition`);
   }
 
   async stop(): Promise<void> {
+    clearInterval(this.relaysReconciled);
     this.liveElsewhere.feed.close();
     await this.server?.stop();
   }

@@ -14,6 +14,8 @@
  *   none will relay).
  * - When the last stream watching a connection ends, its relay is kept for the resume grace
  *   (STREAM_RESUME_GRACE_SECONDS), then closed.
+ * - When partitions move, the front reconciles (`reconcile`, every second): a watched
+ *   connection this node stopped answering gets a relay, one it answers again loses it.
  */
 import type { RemoteLiveFeed } from '../../actors/live/live-updates.ts';
 import type { StreamEventName } from '../../actors/stream/stream-hub.ts';
@@ -68,6 +70,25 @@ export class ClusterLiveFeed implements RemoteLiveFeed {
 
   /** The keepers run the offline-worker check on their own timers, and their relays carry it. */
   announceOfflineWorkers(): void {}
+
+  /**
+   * After partitions moved: a watched connection this node no longer answers gets a relay, and
+   * one it answers again loses its relay (its own feed builds the events now); either way the
+   * switch is marked as a gap, since events may fall between the two.
+   */
+  reconcile(watched: readonly string[], fedElsewhere: (connectionId: string) => boolean): void {
+    const events = this.options.events();
+    for (const id of watched) {
+      const relay = this.relays.get(id);
+      if (relay === undefined && fedElsewhere(id)) {
+        events?.relayGap(id);
+        void this.watch([id]);
+      } else if (relay !== undefined && !fedElsewhere(id)) {
+        relay.close();
+        events?.relayGap(id);
+      }
+    }
+  }
 
   /** Every relay closed (the node stops). */
   close(): void {

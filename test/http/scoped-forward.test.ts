@@ -40,7 +40,7 @@ async function frontKeeping(kept: number[], scopes: Array<ReadScope | null>): Pr
     replica: { following: true, appliedSeq: 1, lastKnownSeq: 1, waitApplied: async () => true },
     owners: { ownerOf: () => null, held: () => [], keepersOf: () => [], keepsHere: (key: string) => kept.map((partition) => `p.${partition}`).includes(key) },
   } as unknown as ClusterNode;
-  front.replicate(app, {} as Engine, node, {} as ReplicaServices);
+  front.replicate(app, {} as Engine, node, { live: { watchedConnectionIds: () => [] } } as unknown as ReplicaServices);
   return `http://127.0.0.1:${front.port}`;
 }
 

@@ -50,7 +50,7 @@ async function frontOf(nodeId: string, scene: Scene): Promise<string> {
     replica: { following: true, appliedSeq: 1, lastKnownSeq: 1, waitApplied: async () => true },
     owners: { ownerOf: () => scene.holder, held: () => (scene.writing ? [KEY] : []) },
   } as unknown as ClusterNode;
-  front.replicate(app, {} as Engine, node, {} as ReplicaServices);
+  front.replicate(app, {} as Engine, node, { live: { watchedConnectionIds: () => [] } } as unknown as ReplicaServices);
   return `http://127.0.0.1:${front.port}`;
 }
 

@@ -333,7 +333,7 @@ export const MODULES = {
       },
       {
         mutate: ['src/http/cluster-live.ts'],
-        tests: ['test/cluster/cross-node-reads.test.ts'],
+        tests: ['test/http/cluster-live.test.ts', 'test/cluster/cross-node-reads.test.ts'],
       },
     ],
   },
