@@ -188,9 +188,10 @@ export class ClusterFront {
     }
   }
 
-  /** Whether this node keeps partition `p` now (applied and current): it answers reads of its connections. */
+  /** Whether this node keeps partition `p` now (applied and current, its replica following the log): it answers reads of its connections. */
   private keeps(partition: number): boolean {
-    return this.replica!.node.owners.keepsHere(`p.${partition}`);
+    const { node } = this.replica!;
+    return node.replica.following && node.owners.keepsHere(`p.${partition}`);
   }
 
   /** Whether this node answers partition `p`'s reads itself: it keeps it, and with CLUSTER_READS_FROM=writers also writes it. */
@@ -247,7 +248,7 @@ export class ClusterFront {
       keepersElsewhere: (partition) => this.keepersElsewhere(partition),
       app,
       engine,
-      toWriter: (key, forwarded, body) => this.toWriter(key, forwarded, server, false, body),
+      toWriter: (key, request, body) => this.toWriter(key, request, server, false, body),
     };
     return new ShardFront({
       links: partitionLinks(reads, server),

@@ -93,7 +93,11 @@ class PartitionLink implements FrontLink {
     if (call.what !== 'locate' && call.what !== 'locateJobs') return Promise.reject(new Error(`a cluster partition answers no ${call.what} call`));
     const partitions = [...new Set(call.connectionIds.map((id) => partitionOf(id, this.options.partitions)))];
     if (partitions.every((partition) => this.options.answersHere(partition))) return Promise.resolve(answerLocate(this.options.engine, call));
-    return this.askKeepers(partitions, (target) => callKeeper(target, call, this.options)).then((answer) => answer.json().then((body) => (body as { value: unknown }).value));
+    return this.askKeepers(partitions, (target) => callKeeper(target, call, this.options)).then(async (answer) => {
+      const body = (await answer.json().catch(() => null)) as { value?: unknown; error?: { message?: string } } | null;
+      if (answer.status === 200 && body !== null && 'value' in body) return body.value;
+      throw new DomainError('SERVICE_UNAVAILABLE', `the node keeping these connections could not say where the target is (${body?.error?.message ?? `answered ${answer.status}`}); retry shortly`, undefined, undefined, { 'retry-after': '1' });
+    });
   }
 
   /** The read answered by this node's application for the scope's connections only, as the client the front resolved. */

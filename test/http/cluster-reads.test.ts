@@ -192,3 +192,21 @@ describe('a locate call from another node', () => {
     expect(changed.code).toBe('UNAUTHORIZED');
   });
 });
+
+describe('a locate call asked of a keeper', () => {
+  test('the answer\'s value, the body\'s digest signed; a keeper answering anything else is a 503 to retry', async () => {
+    const bodies: string[] = [];
+    const good = keeper('good', () => Response.json({ value: ['c1', null] }));
+    const call = { what: 'locateJobs' as const, ids: ['a', 'b'], connectionIds: ['x'] };
+    const { links } = linksWith({ keepersElsewhere: () => [good] });
+    expect(await links[partitionOf('x', 4)]!.call(call)).toEqual(['c1', null]);
+    const scope = good.asked[0]!.scope as { bodySha256: string };
+    bodies.push(JSON.stringify(call));
+    expect(scope.bodySha256).toBe(new Bun.CryptoHasher('sha256').update(bodies[0]!).digest('hex'));
+    const refusing = keeper('refusing', () => Response.json({ error: { message: 'stale signature' } }, { status: 401 }));
+    const other = linksWith({ keepersElsewhere: () => [refusing] });
+    const refused = (await other.links[0]!.call(call).catch((error: unknown) => error)) as DomainError;
+    expect(refused.code).toBe('SERVICE_UNAVAILABLE');
+    expect(refused.message).toContain('stale signature');
+  });
+});
