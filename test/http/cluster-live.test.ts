@@ -66,7 +66,7 @@ function standIn(node: string, relays = true): StandIn {
       open.clear();
     },
     breakAll: () => {
-      open.forEach((c) => c.error(new Error('gone')));
+      open.forEach((c) => c.error(new Error('the stand-in keeper broke its stream, as a node killed mid-stream')));
       open.clear();
     },
     open: () => open.size,
