@@ -93,6 +93,8 @@ export interface Config {
   clusterAdvertiseUrl: string | null;
   /** signs requests one node forwards to another (required in cluster mode) */
   clusterSecret: string | null;
+  /** who answers a read of a partition's connections: any node keeping it (this one when it does), or only its writer */
+  clusterReadsFrom: 'keepers' | 'writers';
   // --- alerts (docs/alerts.md) ---
   /** how often alert rules are evaluated and due webhooks sent */
   alertEvalMs: number;
@@ -306,6 +308,7 @@ export function loadConfig(env: Env = process.env): Config {
     clusterStandbys: standbys(env, 'CLUSTER_STANDBYS'),
     clusterAdvertiseUrl: publicUrl(env, 'CLUSTER_ADVERTISE_URL'),
     clusterSecret,
+    clusterReadsFrom: oneOf(env, 'CLUSTER_READS_FROM', 'keepers', ['keepers', 'writers'] as const),
     alertEvalMs: integer(env, 'ALERT_EVAL_SECONDS', 10, 1, 3_600) * 1000,
     alertWebhookAllowPrivate: oneOf(env, 'ALERT_WEBHOOK_ALLOW_PRIVATE', 'false', ['true', 'false'] as const) === 'true',
     taskMetrics: taskMetrics(env),

@@ -65,7 +65,7 @@ export async function startService(config: Config, log: LogLine, timers: Service
   const logError = (line: string): void => log(line, { severity: 'error' });
   const app = createApp({ engine, ...services, config, logError, backup, metrics, ingestTimings, clusterNode: opened.clusterNodeId ?? undefined });
   ingestTimings.start();
-  const serving = mode.serve(app, opened);
+  const serving = mode.serve(app, opened, services);
   const port = app.server!.port!;
   log(`${serving} http://${config.host}:${port} (data in ${config.dataDir}, ${mode.durability})`, {
     host: config.host,

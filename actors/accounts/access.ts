@@ -34,9 +34,15 @@ export interface AccessSubject {
 export class Access {
   readonly subjects: AccessSubject[] = [];
 
+  /**
+   * `within`: the connections this request answers for (a cluster node answering a read for
+   * some partitions only, src/http/read-scope.ts); absent, every one. It narrows what the
+   * user reads, never what they may change.
+   */
   constructor(
     readonly user: User,
     private readonly accounts: AccountsActor,
+    private readonly within?: (connectionId: string) => boolean,
   ) {}
 
   get isInstanceAdmin(): boolean {
@@ -71,8 +77,14 @@ export class Access {
     return [...own, ...[...this.accounts.teams.teams.values()].filter((team) => !listed.has(team.id)).map((team) => ({ team, role: null }))];
   }
 
-  /** The connections the user may read, oldest first within each team, narrowed to one by `connectionIdFilter`. */
+  /** The connections the user may read, oldest first within each team, narrowed to one by `connectionIdFilter` (and to the request's scope). */
   connections(connectionIdFilter?: string): ConnectionGrant[] {
+    const within = this.within;
+    const grants = this.grantedConnections(connectionIdFilter);
+    return within === undefined ? grants : grants.filter((grant) => within(grant.connection.id));
+  }
+
+  private grantedConnections(connectionIdFilter: string | undefined): ConnectionGrant[] {
     if (connectionIdFilter !== undefined) {
       const connection = this.accounts.connections.get(connectionIdFilter);
       const role = connection === undefined ? null : this.roleOn(connection);

@@ -52,6 +52,12 @@ export interface LiveUpdatesOptions {
   onStreamEnd?: (reason: SubscriberCloseReason) => void;
   /** The connections are kept on shards, which feed the hubs; absent: this thread's engine does. */
   remoteFeed?: RemoteLiveFeed;
+  /**
+   * Some connections are fed by another node (a cluster node that does not keep their
+   * partition, src/http/cluster-live.ts): their events come from `feed` and this engine's own
+   * feed does not build them. `covers` is asked anew each time (partitions move).
+   */
+  elsewhere?: { covers(connectionId: string): boolean; feed: RemoteLiveFeed };
 }
 
 /** Who opened a stream: the user, and the key of the session that authorized it (its token hash). */
@@ -97,11 +103,20 @@ export class LiveUpdates implements EngineListener, LiveSink {
 
   /** LiveSink: whether the connection's changes are built now (watched, or within the grace period). */
   wants(connectionId: string, nowMs: number): boolean {
-    return !this.closed && this.buildsEvents(connectionId, this.hubFor(connectionId), nowMs);
+    if (this.closed || !this.buildsEvents(connectionId, this.hubFor(connectionId), nowMs)) return false;
+    // a connection fed by another node: its hub carries that node's events, not this engine's
+    return this.options.elsewhere?.covers(connectionId) !== true;
   }
 
   /** LiveSink: changes nobody wanted were not built. */
   skipped(connectionId: string): void {
+    // a connection fed by another node: this engine's changes of it are not what its hub carries
+    if (this.options.elsewhere?.covers(connectionId) === true) return;
+    if (!this.closed) this.hubFor(connectionId).skipUnwatched();
+  }
+
+  /** Events another node relays were lost (its relay broke): a resume from before them resets. */
+  relayGap(connectionId: string): void {
     if (!this.closed) this.hubFor(connectionId).skipUnwatched();
   }
 
@@ -140,9 +155,24 @@ export class LiveUpdates implements EngineListener, LiveSink {
    * to wait for when this thread's engine feeds the hubs.
    */
   async prepare(connectionIds: readonly string[]): Promise<void> {
+    const elsewhere = this.options.elsewhere;
+    const fedElsewhere = elsewhere === undefined ? [] : connectionIds.filter((id) => elsewhere.covers(id));
+    if (fedElsewhere.length > 0) await elsewhere!.feed.watch(fedElsewhere);
     const remote = this.options.remoteFeed;
     if (remote === undefined || connectionIds.length === 0) return;
     await remote.watch(connectionIds);
+  }
+
+  /**
+   * The events of these connections for another node that streams them to its own clients
+   * (cluster mode): a stream like a user's, but not counted against a user and not ended by a
+   * session, since the node asking checks its own clients' sessions.
+   */
+  relay(connectionIds: string[], signal: AbortSignal): StreamSubscription {
+    return subscribeMany(
+      connectionIds.map((id) => this.hubFor(id)),
+      { lastEventId: undefined, signal, onClose: () => this.startGracePeriods(connectionIds) },
+    );
   }
 
   /** One stream over the given connections; at most `streamsPerUserMax` open per user. */
@@ -168,6 +198,11 @@ export class LiveUpdates implements EngineListener, LiveSink {
     opened = { owner, connectionIds, end: () => subscription.end() };
     this.openStreams.add(opened);
     return subscription;
+  }
+
+  /** The connections some stream watches now. */
+  watchedConnectionIds(): string[] {
+    return [...this.hubs].flatMap(([connectionId, hub]) => (hub.watched ? [connectionId] : []));
   }
 
   subscriberCount(): number {
@@ -196,6 +231,7 @@ export class LiveUpdates implements EngineListener, LiveSink {
   announceOfflineWorkers(): void {
     if (this.feed === undefined) this.options.remoteFeed?.announceOfflineWorkers();
     else this.feed.announceOfflineWorkers([...this.hubs.keys()]);
+    this.options.elsewhere?.feed.announceOfflineWorkers();
   }
 
   /** Whether changes of this connection are published: watched now, or within the grace period. */
@@ -216,6 +252,7 @@ export class LiveUpdates implements EngineListener, LiveSink {
       if (hub === undefined || hub.watched) continue;
       this.lastSubscriberLeftAtMs.set(connectionId, nowMs);
       this.options.remoteFeed?.unwatch(connectionId, nowMs + this.options.resumeGraceMs);
+      if (this.options.elsewhere?.covers(connectionId) === true) this.options.elsewhere.feed.unwatch(connectionId, nowMs + this.options.resumeGraceMs);
     }
   }
 

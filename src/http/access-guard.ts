@@ -18,6 +18,7 @@ import type { AccountService } from '../../actors/services/account-service.ts';
 import { UI_PAGE_PATHS } from '../routes/ui.ts';
 import { needsSession, ruleOf, type RouteRule } from './access-rules.ts';
 import { dashboardSession, type SessionContext } from './dashboard-auth.ts';
+import { connectionsInScope } from './read-scope.ts';
 
 interface RequestAccess {
   access: Access;
@@ -42,7 +43,7 @@ export function accessGuard(accounts: AccountService, engine: Engine) {
     const rule = routeRule(request, route);
     if (!needsSession(rule, request)) return;
     const { user, sessionKey } = dashboardSession(accounts, { request, cookie } as SessionContext);
-    const access = new Access(user, engine.accounts);
+    const access = new Access(user, engine.accounts, connectionsInScope(request));
     granted.set(request, { access, sessionKey });
     checkRule(rule, access, params as GuardContext['params']);
   });

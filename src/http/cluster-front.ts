@@ -14,6 +14,12 @@
  *   READ_YOUR_WRITES_WAIT_MS), so a write through this node is seen by the next read
  *   through it. A bulk action is split by owner (src/http/bulk-split.ts).
  *
+ * - a request about connections (a read over several, a read or write by a job's id, an
+ *   agent's key) goes through the shards' front, whose shards are the partitions
+ *   (cluster-reads.ts): a read is answered for each partition by a node keeping it, this one
+ *   when it does, and the answers merged; a write by id is located by the keepers, then sent to
+ *   the writer of its partition as above.
+ *
  * A request carrying a valid forward signature (another node vouching for its client) has
  * that client believed. A signed request is never forwarded again: a node that does not
  * write its partition answers it 503, so two nodes with stale views of the leases cannot
@@ -34,9 +40,20 @@ import { routeAnswerer } from './replica-routes.ts';
 import { ACCOUNTS_PARTITION_KEY, connectionKeyOfBody, connectionOfJob, connectionPartitionKey, writeTarget } from './write-partition.ts';
 import { NOT_WRITER_HEADER, replayableBody, settledWriterView, WRITER_SETTLE_WAIT_MS } from './writer-view.ts';
 import { DomainError } from '../../actors/domain-error.ts';
+import type { LiveUpdates } from '../../actors/live/live-updates.ts';
+import { partitionOf } from '../../actors/partition-of.ts';
+import type { AccountService } from '../../actors/services/account-service.ts';
+import type { ConnectionService } from '../../actors/services/connection-service.ts';
+import { ShardFront } from '../shards/shard-front.ts';
+import { shardRoute } from '../shards/shard-routes.ts';
+import { answerCall, CLUSTER_CALL_PATH, notKeeper, partitionLinks, placeOfPartition, readScopeOfForward, type ClusterReadsOptions } from './cluster-reads.ts';
+import { scopeRead } from './read-scope.ts';
+import { CLUSTER_LIVE_PATH, ClusterLiveFeed } from './cluster-live.ts';
 
 /** On a writer's answer to a forwarded request: the log sequence its records reached (the store's last acknowledged one). */
 export const LOG_SEQ_HEADER = 'x-jobwatch-log-seq';
+/** How often a relay of live events checks that this node still answers its connection's partition, and the relays are reconciled with who answers what. */
+const RELAY_CHECK_MS = 1_000;
 /** How long a node holds a forwarded write's answer for its replica to apply it; then it answers anyway (and says so once). */
 export const READ_YOUR_WRITES_WAIT_MS = 2_000;
 
@@ -44,9 +61,23 @@ interface Replica {
   app: App;
   engine: Engine;
   node: ClusterNode;
+  services: ReplicaServices;
+  /** the shards' front over the partitions (cluster-reads.ts) */
+  partitions: ShardFront;
 }
 
-type FrontConfig = Pick<Config, 'port' | 'host' | 'bodyTimeoutMs' | 'trustedProxies' | 'publicUrl' | 'clusterAdvertiseUrl' | 'clusterPartitions'> & { clusterSecret: string };
+/** What the shards' front reads the user's connections with, and the hubs relayed events go to. */
+export interface ReplicaServices {
+  accounts: AccountService;
+  connections: ConnectionService;
+  live: LiveUpdates;
+}
+
+type FrontConfig = Pick<
+  Config,
+  'port' | 'host' | 'bodyTimeoutMs' | 'trustedProxies' | 'publicUrl' | 'clusterAdvertiseUrl' | 'clusterPartitions' | 'cookieSecure' | 'sessionTtlMs'
+> &
+  Partial<Pick<Config, 'clusterReadsFrom' | 'passwordSignIn'>> & { clusterSecret: string };
 
 /** Bun answers a body past this itself; the writer's routes apply their own caps while the body streams. */
 const SERVER_BODY_BYTES_MAX = Number.MAX_SAFE_INTEGER;
@@ -56,11 +87,30 @@ export class ClusterFront {
   private server: Server<undefined> | undefined;
   private nodeId = '';
   private saidReplicaLate = false;
+  private relaysReconciled: ReturnType<typeof setInterval> | undefined;
+
+  /**
+   * The live events of connections this node does not answer itself, relayed by a node
+   * keeping them (cluster-live.ts); handed to the application's LiveUpdates.
+   */
+  readonly liveElsewhere: { covers(connectionId: string): boolean; feed: ClusterLiveFeed };
 
   constructor(
     private readonly config: FrontConfig,
     private readonly log: LogLine,
-  ) {}
+  ) {
+    const front = this;
+    const feed = new ClusterLiveFeed({
+      get nodeId() {
+        return front.nodeId;
+      },
+      secret: config.clusterSecret,
+      keepersOf: (connectionId) => this.keepersElsewhere(partitionOf(connectionId, config.clusterPartitions)),
+      events: () => this.replica?.services.live,
+      log,
+    });
+    this.liveElsewhere = { covers: (connectionId) => this.replica !== undefined && !this.answersHere(partitionOf(connectionId, config.clusterPartitions)), feed };
+  }
 
   /** Starts answering; resolves to the URL other nodes forward to (CLUSTER_ADVERTISE_URL or http://<HOST>:<port>). */
   listen(nodeId: string): Promise<string> {
@@ -92,13 +142,18 @@ export class ClusterFront {
    * The replica has recovered: from now on reads are answered here by `app` (built once on
    * the replica engine) and writes go to their partition's writer, which may be this node.
    */
-  replicate(app: App, engine: Engine, node: ClusterNode): void {
+  replicate(app: App, engine: Engine, node: ClusterNode, services: ReplicaServices): void {
     (app as { server: Server<undefined> | null }).server = this.server!;
-    this.replica = { app, engine, node };
+    this.replica = { app, engine, node, services, partitions: this.partitionFront(app, engine, services, this.server!) };
+    // partitions move: a watched connection this node stops or starts answering changes who feeds its hub
+    this.relaysReconciled = setInterval(() => this.liveElsewhere.feed.reconcile(services.live.watchedConnectionIds(), (id) => this.liveElsewhere.covers(id)), RELAY_CHECK_MS);
+    this.relaysReconciled.unref();
     this.log(`replica recovered at log seq ${node.replica.appliedSeq}: answering reads here, writes by the writer of their partition`);
   }
 
   async stop(): Promise<void> {
+    clearInterval(this.relaysReconciled);
+    this.liveElsewhere.feed.close();
     await this.server?.stop();
   }
 
@@ -112,34 +167,134 @@ export class ClusterFront {
       if (replica === undefined) throw new DomainError('SERVICE_UNAVAILABLE', `${this.nodeId} is starting (recovering its replica of the log); retry shortly`);
       const answerer = routeAnswerer(request.method, url.pathname);
       if (answerer === 'node') return await replica.app.handle(request);
-      if (answerer === 'replica') {
-        if (!replica.node.replica.following) throw new DomainError('SERVICE_UNAVAILABLE', `${this.nodeId}'s replica stopped following the log; retry on another node`);
-        return await replica.app.handle(request);
+      if (vouched?.scope !== undefined && request.method === 'GET' && url.pathname === CLUSTER_LIVE_PATH) return this.relayLive(request, url, server);
+      if (vouched?.scope?.bodySha256 !== undefined && request.method === 'POST' && url.pathname === CLUSTER_CALL_PATH) {
+        return await answerCall(request, vouched.scope.bodySha256, replica.engine, this.config.clusterPartitions, (partition) => this.keeps(partition));
       }
-      const target = writeTarget(request, url.pathname, replica.engine, this.config.clusterPartitions);
-      if (target.kind === 'local') return await replica.app.handle(request);
-      if (target.kind === 'bulk') {
-        const { engine } = replica;
-        return await splitBulkByOwner(request, {
-          keysOf: async (ids) =>
-            ids.map((id) => {
-              const connectionId = connectionOfJob(engine, id);
-              return connectionId === undefined ? undefined : connectionPartitionKey(connectionId, this.config.clusterPartitions);
-            }),
-          fallbackKey: ACCOUNTS_PARTITION_KEY,
-          writerOf: (key) => (replica.node.store.partition(key).writing ? this.nodeId : (replica.node.owners.ownerOf(key)?.node ?? null)),
-          answerPart: (key, part) => this.toWriter(key, part.request, server, vouched !== null, part.body),
-        });
+      const scope = answerer === 'replica' ? readScopeOfForward(vouched?.scope, this.config.clusterPartitions) : null;
+      if (scope !== null) {
+        // another node's part of a read: answered here for the partitions named, never passed on
+        const missing = scope.partitions.filter((partition) => !this.keeps(partition));
+        if (missing.length > 0) notKeeper(missing);
+        scopeRead(request, scope);
+      } else if (vouched === null && shardRoute(request.method, url.pathname).by !== 'front') {
+        // a request about connections: the shards' front over the partitions, each answered here or by a node keeping it
+        return await replica.partitions.handle(request, server);
       }
-      if (target.kind === 'connectionInBody') {
-        const key = await connectionKeyOfBody(request.clone() as Request, replica.engine, this.config.clusterPartitions);
-        return await this.toWriter(key, request, server, vouched !== null);
-      }
-      return await this.toWriter(target.key, request, server, vouched !== null);
+      return await this.asNode(request, server, vouched !== null);
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;
       return errorResponse(this.config.publicUrl ?? '', { code: error.code, message: error.message, headers: { 'retry-after': '1', ...error.headers } });
     }
+  }
+
+  /** Whether this node keeps partition `p` now (applied and current, its replica following the log): it answers reads of its connections. */
+  private keeps(partition: number): boolean {
+    const { node } = this.replica!;
+    return node.replica.following && node.owners.keepsHere(`p.${partition}`);
+  }
+
+  /** Whether this node answers partition `p`'s reads itself: it keeps it, and with CLUSTER_READS_FROM=writers also writes it. */
+  private answersHere(partition: number): boolean {
+    if (!this.keeps(partition)) return false;
+    return this.config.clusterReadsFrom !== 'writers' || this.replica!.node.store.partition(`p.${partition}`).writing;
+  }
+
+  /** The node writing partition `key` now, as this node sees it (null: nobody holds it). */
+  private writerOf(key: string): string | null {
+    const { node } = this.replica!;
+    return node.store.partition(key).writing ? this.nodeId : (node.owners.ownerOf(key)?.node ?? null);
+  }
+
+  /** The other live nodes keeping partition `p`, the wanted writer first. */
+  private keepersElsewhere(partition: number): ForwardTarget[] {
+    return this.replica?.node.owners.keepersOf(`p.${partition}`).filter((keeper) => keeper.node !== this.nodeId) ?? [];
+  }
+
+  /**
+   * Another node's relay of one connection's live events (cluster-live.ts): this node's hub for
+   * it, as a stream, only while this node's own feed builds them (it answers the partition);
+   * when it stops (the partition moved) the relay ends, and the asking node asks the keepers again.
+   */
+  private relayLive(request: Request, url: URL, server: Server<undefined>): Response {
+    const connectionId = url.searchParams.get('connectionId') ?? '';
+    const partition = partitionOf(connectionId, this.config.clusterPartitions);
+    const { engine, services } = this.replica!;
+    if (!this.answersHere(partition)) notKeeper([partition]);
+    if (engine.connection(connectionId) === undefined) throw new DomainError('NOT_FOUND', 'connection not found');
+    const subscription = services.live.relay([connectionId], request.signal);
+    const check = setInterval(() => {
+      if (this.answersHere(partition) && engine.connection(connectionId) !== undefined && !request.signal.aborted) return;
+      clearInterval(check);
+      subscription.end();
+    }, RELAY_CHECK_MS);
+    check.unref();
+    server.timeout(request, 0);
+    return new Response(subscription.stream, { headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' } });
+  }
+
+  /**
+   * The shards' front whose shards are the partitions (cluster-reads.ts), each answered here or
+   * by a node keeping it; what it cannot place (no session, an unknown key) and what every node
+   * answers alike go to `asNode`.
+   */
+  private partitionFront(app: App, engine: Engine, services: ReplicaServices, server: Server<undefined>): ShardFront {
+    const reads: ClusterReadsOptions = {
+      nodeId: this.nodeId,
+      partitions: this.config.clusterPartitions,
+      secret: this.config.clusterSecret,
+      config: this.config,
+      answersHere: (partition) => this.answersHere(partition),
+      keepersElsewhere: (partition) => this.keepersElsewhere(partition),
+      app,
+      engine,
+      toWriter: (key, request, body) => this.toWriter(key, request, server, false, body),
+    };
+    return new ShardFront({
+      links: partitionLinks(reads, server),
+      placeOf: (partition) => placeOfPartition(reads, partition),
+      writerOf: (partition) => this.writerOf(`p.${partition}`) ?? `nobody:p.${partition}`,
+      app: { handle: (own) => this.asNode(own, server, false) },
+      engine,
+      accounts: services.accounts,
+      connections: services.connections,
+      config: this.config,
+      logError: (line) => this.log(line, { severity: 'error' }),
+    });
+  }
+
+  /**
+   * As every node answers what is not split by partition: reads from this node's replica,
+   * writes to their partition's writer. `forwarded`: another node sent it (it is not passed on).
+   */
+  private async asNode(request: Request, server: Server<undefined>, forwarded: boolean): Promise<Response> {
+    const { app, engine, node } = this.replica!;
+    const url = new URL(request.url);
+    const answerer = routeAnswerer(request.method, url.pathname);
+    if (answerer === 'node') return await app.handle(request);
+    if (answerer === 'replica') {
+      if (!node.replica.following) throw new DomainError('SERVICE_UNAVAILABLE', `${this.nodeId}'s replica stopped following the log; retry on another node`);
+      return await app.handle(request);
+    }
+    const target = writeTarget(request, url.pathname, engine, this.config.clusterPartitions);
+    if (target.kind === 'local') return await app.handle(request);
+    if (target.kind === 'bulk') {
+      return await splitBulkByOwner(request, {
+        keysOf: async (ids) =>
+          ids.map((id) => {
+            const connectionId = connectionOfJob(engine, id);
+            return connectionId === undefined ? undefined : connectionPartitionKey(connectionId, this.config.clusterPartitions);
+          }),
+        fallbackKey: ACCOUNTS_PARTITION_KEY,
+        writerOf: (key) => this.writerOf(key),
+        answerPart: (key, part) => this.toWriter(key, part.request, server, forwarded, part.body),
+      });
+    }
+    if (target.kind === 'connectionInBody') {
+      const key = await connectionKeyOfBody(request.clone() as Request, engine, this.config.clusterPartitions);
+      return await this.toWriter(key, request, server, forwarded);
+    }
+    return await this.toWriter(target.key, request, server, forwarded);
   }
 
   /**

@@ -9,7 +9,7 @@
 import { DomainError } from '../../actors/domain-error.ts';
 import type { Config } from '../config.ts';
 import { clientAddress, requestedOrigin, type PeerSource } from './client-address.ts';
-import { FORWARD_HEADER, signForward } from './forward-signature.ts';
+import { FORWARD_HEADER, signForward, type ForwardScope } from './forward-signature.ts';
 
 /** Connection-level headers belong to one hop (RFC 9110 7.6.1); the rest pass as received, Host and Origin included. */
 const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade', 'transfer-encoding'];
@@ -27,13 +27,15 @@ export interface ForwardOptions {
   config: Pick<Config, 'trustedProxies' | 'bodyTimeoutMs'>;
   /** Sent instead of the request's body (a part of a bulk action split by owner); the request's body is left unread. */
   body?: string;
+  /** Signed with the client: what the receiving node is asked beyond answering (a read's partitions, src/http/cluster-reads.ts). */
+  scope?: ForwardScope;
 }
 
 export async function forwardRequest(
   request: Request,
   server: PeerSource,
   target: ForwardTarget,
-  { secret, config, body }: ForwardOptions,
+  { secret, config, body, scope }: ForwardOptions,
 ): Promise<Response> {
   const url = new URL(request.url);
   const pathAndQuery = url.pathname + url.search;
@@ -46,7 +48,7 @@ export async function forwardRequest(
   // the Host header is the client's text: no quote or backslash may end the quoted string early
   const element = `for=${forwardedNode(peer)};host="${origin.host.replace(/["\\]/g, '')}";proto=${origin.https ? 'https' : 'http'}`;
   headers.set('forwarded', [request.headers.get('forwarded'), element].filter((value) => value !== null).join(', '));
-  headers.set(FORWARD_HEADER, signForward(secret, request.method, pathAndQuery, client, Date.now()));
+  headers.set(FORWARD_HEADER, signForward(secret, request.method, pathAndQuery, client, Date.now(), scope));
   if (body !== undefined) {
     headers.delete('content-length');
     headers.delete('content-encoding');

@@ -110,6 +110,15 @@ function connectionHolding(engine: Engine, connectionIds: Iterable<string> | und
   return undefined;
 }
 
+/** A question about where targets live, asked of whoever keeps the connections named (a shard, a cluster node keeping their partitions). */
+export type LocateCall = { what: 'locate'; method: string; pathname: string; connectionIds: string[] } | { what: 'locateJobs'; ids: string[]; connectionIds: string[] };
+
+/** `locate`: the connection keeping the write's target, or null; `locateJobs`: for each id, the connection keeping its job, or null. */
+export function answerLocate(engine: Engine, call: LocateCall): string | null | Array<string | null> {
+  if (call.what === 'locate') return connectionOfTarget(call.method, call.pathname, engine, call.connectionIds) ?? null;
+  return call.ids.map((id) => connectionOfJob(engine, id, call.connectionIds) ?? null);
+}
+
 /** The connection holding job `id` in this engine, the first of `connectionIds` (default: all of them); undefined when none does. */
 export function connectionOfJob(engine: Engine, id: string, connectionIds?: Iterable<string>): string | undefined {
   return connectionHolding(engine, connectionIds, (actor) => actor.jobs.rowOf(id) >= 0);

@@ -37,6 +37,7 @@ export function createAppServices(opened: OpenedEngine, config: Config, log: Log
     resumeGraceMs: config.streamResumeGraceMs,
     log,
     onStreamEnd: (reason) => observer.streamEnded(reason),
+    elsewhere: mode.liveElsewhere,
   });
   const alerts = new AlertService(engine, config.publicUrl);
   const alertDelivery = createAlertEdge({ engine, alerts, config, observer, log, writes: mode.writesConnectionsOf(opened) });

@@ -13,9 +13,10 @@
  * | alerts, unconfirmed commands | every connection's rules are evaluated and sent, and its commands withdrawn, here | only the connections of partitions this node writes, so each alert is sent once and each command withdrawn once |
  */
 import type { Engine, RetentionRecord } from '../../actors/engine.ts';
+import type { LiveUpdatesOptions } from '../../actors/live/live-updates.ts';
 import type { App } from '../app.ts';
 import type { Config } from '../config.ts';
-import { ClusterFront } from '../http/cluster-front.ts';
+import { ClusterFront, type ReplicaServices } from '../http/cluster-front.ts';
 import { ACCOUNTS_PARTITION_KEY, connectionPartitionKey } from '../http/write-partition.ts';
 import type { LogLine } from '../logging/log-line.ts';
 import type { ServiceObserver } from '../metrics/service-observer.ts';
@@ -40,9 +41,11 @@ export interface ServiceMode {
   /** Makes the first admin with `make`: now, or when this node writes the accounts partition. */
   firstAdmin(make: () => Promise<void>, engine: Engine): Promise<void>;
   /** Starts answering HTTP with `app`; returns how the serving line begins. */
-  serve(app: App, opened: OpenedEngine): string;
+  serve(app: App, opened: OpenedEngine, services: ReplicaServices): string;
   snapshotPolicy(opened: OpenedEngine, observer: Pick<ServiceObserver, 'snapshotWritten'>): SnapshotPolicy;
   retentionRecords(opened: OpenedEngine, atMs: number): RetentionRecord[];
+  /** Cluster mode: the live events of connections this node does not answer itself come from a node keeping them. */
+  readonly liveElsewhere: LiveUpdatesOptions['elsewhere'];
   /** Which connections this node writes (undefined: all of them): it evaluates their alert rules and withdraws their unconfirmed commands. */
   writesConnectionsOf(opened: OpenedEngine): ((connectionId: string) => boolean) | undefined;
 }
@@ -55,6 +58,7 @@ function singleNode(config: Config, log: LogLine): ServiceMode {
   return {
     durability: `fsync ${config.fsync}`,
     clusterWaiting: undefined,
+    liveElsewhere: undefined,
     firstAdmin: (make) => make(),
     serve(app) {
       // development: false whatever NODE_ENV says: Bun's development mode answers an uncaught
@@ -76,6 +80,7 @@ function clusterNode(config: Config, log: LogLine): ServiceMode {
   const cluster = (opened: OpenedEngine): ClusterNode => opened.cluster!;
   return {
     durability: 'log on JetStream',
+    liveElsewhere: front.liveElsewhere,
     clusterWaiting: {
       connected: (nodeId) => front.listen(nodeId),
       writing: async (key) => {
@@ -89,8 +94,8 @@ function clusterNode(config: Config, log: LogLine): ServiceMode {
       maker.resolve(() => make().catch((error: unknown) => engine.halt(error)));
       return Promise.resolve();
     },
-    serve(app, opened) {
-      front.replicate(app, opened.engine, cluster(opened));
+    serve(app, opened, services) {
+      front.replicate(app, opened.engine, cluster(opened), services);
       return 'a replica of the partitions it keeps, serving on';
     },
     snapshotPolicy(opened, observer) {

@@ -36,12 +36,42 @@ import { errorResponse } from '../http/error-envelope.ts';
 import type { ForwardedClient } from '../http/forward-signature.ts';
 import { bodyReader, FORM_BODY_BYTES_MAX, isJsonContentType, type BodyReader } from '../http/read-body.ts';
 import type { MergeContext, Merger } from './shard-merge.ts';
-import type { ShardLink } from './shard-link.ts';
+import type { ShardCall } from './shard-protocol.ts';
 import { shardOf } from './shard-runtime.ts';
 import { shardRoute } from './shard-routes.ts';
 
+/** What the front sends one request with, beyond the request itself. */
+export interface FrontRequestOptions {
+  /** Sent instead of the request's own body (null: none). */
+  body?: Uint8Array | null;
+  /** The answer is merged with others' (shard-merge.ts): add what the merge needs, reading as of `nowMs`. */
+  merge?: { nowMs: number };
+  /** The shards this one answer covers (several when `placeOf` grouped them); absent: the link's own. */
+  covering?: readonly number[];
+}
+
+/**
+ * Where the connections of one shard are answered: a shard on a thread of this process
+ * (shard-link.ts), or a partition of a cluster kept by this node or another one
+ * (src/http/partition-links.ts). A request it cannot answer now is a DomainError (503).
+ */
+export interface FrontLink {
+  request(request: Request, client: ForwardedClient, options?: FrontRequestOptions): Promise<Response>;
+  call(call: ShardCall): Promise<unknown>;
+}
+
 export interface ShardFrontOptions {
-  links: readonly ShardLink[];
+  links: readonly FrontLink[];
+  /**
+   * Where each shard is answered now (a cluster node's id): shards answered in the same place
+   * are asked in one request covering them all. Absent: each shard is asked on its own.
+   */
+  placeOf?: (shard: number) => string;
+  /**
+   * Who writes each shard now (a cluster node's id): a bulk action's ids of shards with one
+   * writer go to it in one part. Absent: one part per shard.
+   */
+  writerOf?: (shard: number) => string;
   /** the front's own application, over its engine of the accounts */
   app: { handle(request: Request): Promise<Response> };
   engine: Engine;
@@ -96,7 +126,7 @@ export class ShardFront {
     return { address: clientAddress(request, server, config), ...requestedOrigin(request, server, config) };
   }
 
-  private linkOf(connectionId: string): ShardLink {
+  private linkOf(connectionId: string): FrontLink {
     return this.options.links[shardOf(connectionId, this.options.links.length)]!;
   }
 
@@ -165,7 +195,7 @@ export class ShardFront {
     if (access === undefined) return this.options.app.handle(request);
     const byShard = this.shardsOf(access, undefined);
     const located = await Promise.allSettled(
-      [...byShard].map(([shard, connectionIds]) => this.options.links[shard]!.call({ what: 'locate', method: request.method, pathname: url.pathname, connectionIds })),
+      this.placed(byShard).map(([shard, connectionIds]) => this.options.links[shard]!.call({ what: 'locate', method: request.method, pathname: url.pathname, connectionIds })),
     );
     const order = this.options.connections.readableConnectionIds(access, undefined);
     const found = located.flatMap((one) => (one.status === 'fulfilled' && typeof one.value === 'string' ? [one.value] : []));
@@ -187,7 +217,7 @@ export class ShardFront {
     const links = this.options.links;
     return splitBulkByOwner(request, {
       keysOf: async (ids) => {
-        const located = (await Promise.all([...byShard].map(([shard, connectionIds]) => links[shard]!.call({ what: 'locateJobs', ids, connectionIds })))) as Array<Array<string | null>>;
+        const located = (await Promise.all(this.placed(byShard).map(([shard, connectionIds]) => links[shard]!.call({ what: 'locateJobs', ids, connectionIds })))) as Array<Array<string | null>>;
         return ids.map((_, at) => {
           // the first of the user's connections keeping it, as one engine looks
           const found = located.map((answers) => answers[at]).filter((id): id is string => typeof id === 'string');
@@ -196,7 +226,7 @@ export class ShardFront {
         });
       },
       fallbackKey: String(byShard.keys().next().value ?? 0),
-      writerOf: (key) => key,
+      writerOf: (key) => this.options.writerOf?.(Number(key)) ?? key,
       answerPart: (key, part) => links[Number(key)]!.request(part.request, client, part.body === undefined ? {} : { body: new TextEncoder().encode(part.body) }),
     });
   }
@@ -208,12 +238,12 @@ export class ShardFront {
     if (access === undefined) return this.options.app.handle(request);
     const filter = request.method === 'GET' ? (url.searchParams.get('connectionId') ?? undefined) : undefined;
     const shards = [...this.shardsOf(access, filter).keys()];
-    const targets = (shards.length === 0 ? [0] : shards).map((index) => this.options.links[index]!);
+    const groups = this.groups(shards.length === 0 ? [0] : shards);
     const client = this.client(request, server);
-    if (targets.length === 1 || request.method === 'HEAD') return targets[0]!.request(request, client);
+    if (groups.length === 1 || request.method === 'HEAD') return this.ask(groups[0]!, request, client, {});
     // the routes split are reads: no body goes on
     const merge = { nowMs: this.options.engine.clock.nowMs() };
-    const asked = targets.map((link) => link.request(request, client, { body: null, merge }));
+    const asked = groups.map((group) => this.ask(group, request, client, { body: null, merge }));
     if (answer === 'firstFound') return firstFound(asked);
     return this.merged(await Promise.all(asked), answer, access);
   }
@@ -227,8 +257,30 @@ export class ShardFront {
     const access = this.sessionAccess(request);
     if (own.status !== 200 || access === undefined || request.method === 'HEAD') return own;
     const client = this.client(request, server);
-    const answers = await Promise.all(this.options.links.map((link) => link.request(request, client)));
+    const answers = await Promise.all(this.groups(this.options.links.map((_, shard) => shard)).map((group) => this.ask(group, request, client, {})));
     return this.merged([own, ...answers], answer, access);
+  }
+
+  /** Shards in order, grouped by where they are answered (`placeOf`), each group in the order of its first shard. */
+  private groups(shards: readonly number[]): number[][] {
+    const placeOf = this.options.placeOf;
+    if (placeOf === undefined) return shards.map((shard) => [shard]);
+    const byPlace = new Map<string, number[]>();
+    for (const shard of shards) {
+      const place = placeOf(shard);
+      byPlace.set(place, [...(byPlace.get(place) ?? []), shard]);
+    }
+    return [...byPlace.values()];
+  }
+
+  /** One request answered for every shard of `group`, by the link of its first. */
+  private ask(group: readonly number[], request: Request, client: ForwardedClient, options: FrontRequestOptions): Promise<Response> {
+    return this.options.links[group[0]!]!.request(request, client, group.length === 1 ? options : { ...options, covering: group });
+  }
+
+  /** Connections grouped by shard, as one entry per place (`placeOf`): the first shard of each place with every connection answered there. */
+  private placed(byShard: Map<number, string[]>): Array<[number, string[]]> {
+    return this.groups([...byShard.keys()]).map((group) => [group[0]!, group.flatMap((shard) => byShard.get(shard)!)]);
   }
 
   /** The shards' answers merged; the first that is not a 200 is the answer instead. */

@@ -26,7 +26,7 @@ import type { IngestTimings } from '../../actors/services/ingest-timings.ts';
 import { partitionOf } from '../../actors/partition-of.ts';
 import { createAlertEdge, type AlertEdge, type AlertEdgeOptions } from '../alerts/alert-edge.ts';
 import type { AppDeps } from '../app-deps.ts';
-import { connectionOfJob, connectionOfTarget } from '../http/write-partition.ts';
+import { answerLocate } from '../http/write-partition.ts';
 import { createApp, type App } from '../app.ts';
 import type { LogLine } from '../logging/log-line.ts';
 import type { ServiceMetrics } from '../metrics/service-metrics.ts';
@@ -167,8 +167,7 @@ export function shardRuntime(
     announceOfflineWorkers: () => parts.feed.announceOfflineWorkers(parts.sink.wantedConnectionIds()),
     call: (call) => {
       if (call.what === 'health') return Promise.resolve({ halted: engine.halted });
-      if (call.what === 'locate') return Promise.resolve(connectionOfTarget(call.method, call.pathname, engine, call.connectionIds) ?? null);
-      if (call.what === 'locateJobs') return Promise.resolve(call.ids.map((id) => connectionOfJob(engine, id, call.connectionIds) ?? null));
+      if (call.what === 'locate' || call.what === 'locateJobs') return Promise.resolve(answerLocate(engine, call));
       return calls(call);
     },
     stopTimers: () => clearInterval(offline),

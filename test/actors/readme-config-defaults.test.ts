@@ -72,6 +72,7 @@ const READ_AS: Record<string, (config: Config) => unknown> = {
   CLUSTER_LEASE_MS: (config) => config.clusterLeaseMs,
   CLUSTER_STANDBYS: (config) => config.clusterStandbys,
   CLUSTER_PARTITIONS: (config) => config.clusterPartitions,
+  CLUSTER_READS_FROM: (config) => config.clusterReadsFrom,
   METRICS_MINUTE_RETENTION_HOURS: (config) => config.taskMetrics.retentionMs.minute / HOUR_MS,
   METRICS_HOUR_RETENTION_DAYS: (config) => config.taskMetrics.retentionMs.hour / (24 * HOUR_MS),
   METRICS_DAY_RETENTION_DAYS: (config) => config.taskMetrics.retentionMs.day / (24 * HOUR_MS),

@@ -11,7 +11,7 @@ import { afterEach, describe, expect, test } from 'bun:test';
 import type { Engine } from '../../actors/engine.ts';
 import type { App } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
-import { ClusterFront } from '../../src/http/cluster-front.ts';
+import { ClusterFront, type ReplicaServices } from '../../src/http/cluster-front.ts';
 import { FORWARD_HEADER, signForward } from '../../src/http/forward-signature.ts';
 import { settledWriterView, WRITER_SETTLE_WAIT_MS, writerView } from '../../src/http/writer-view.ts';
 import type { ClusterNode } from '../../src/open-engine.ts';
@@ -50,7 +50,7 @@ async function frontOf(nodeId: string, scene: Scene): Promise<string> {
     replica: { following: true, appliedSeq: 1, lastKnownSeq: 1, waitApplied: async () => true },
     owners: { ownerOf: () => scene.holder, held: () => (scene.writing ? [KEY] : []) },
   } as unknown as ClusterNode;
-  front.replicate(app, {} as Engine, node);
+  front.replicate(app, {} as Engine, node, { live: { watchedConnectionIds: () => [] } } as unknown as ReplicaServices);
   return `http://127.0.0.1:${front.port}`;
 }
 

@@ -328,6 +328,20 @@ export const MODULES = {
       },
     ],
   },
+  crossReads: {
+    what: "a cluster node answering for connections it does not keep: a partition's link (answered here or by a keeper, the partitions signed), the read scope, the relayed live stream",
+    parts: [
+      {
+        // a slip sends a read to a node that does not keep it, counts a partition twice, or waits past the deadline
+        mutate: ['src/http/cluster-reads.ts', 'src/http/read-scope.ts', 'src/http/forward-signature.ts'],
+        tests: ['test/http/cluster-reads.test.ts', 'test/http/forward-signature.test.ts', 'test/http/scoped-forward.test.ts', 'test/cluster/cross-node-reads.test.ts'],
+      },
+      {
+        mutate: ['src/http/cluster-live.ts'],
+        tests: ['test/http/cluster-live.test.ts', 'test/cluster/cross-node-reads.test.ts'],
+      },
+    ],
+  },
   shards: {
     what: 'shards (WORKERS): the merges of reads over shards, the route table, where a request goes, the protocol of the front and a shard, the layout of a data directory and moving it',
     parts: [
