@@ -8,8 +8,8 @@
  * third node becomes the new standby); a node joining takes up its share and the others let
  * go of what they no longer keep.
  *
- * Reads here go to a node that keeps the connection read (reads through other nodes are the
- * cluster front's: test/cluster/any-node.test.ts and the merged reads).
+ * Reads here go to a node that keeps the connection read, so that they show what that node
+ * holds (reads through other nodes are the cluster front's: test/cluster/cross-node-reads.test.ts).
  */
 import { afterEach, expect, test } from 'bun:test';
 import { partitionOf } from '../../actors/partition-of.ts';
