@@ -56,7 +56,7 @@ export const inMemoryLog: RecordLog = { append: async () => 0 };
 export interface EngineListener {
   /** after a record that changed a connection's data is durable */
   changed?(connectionId: string, changes: Changes): void;
-  /** after a connection and all its data were deleted, or its state was dropped here because another node keeps it (dropConnectionsNotHeld) */
+  /** after a connection and all its data were deleted */
   deleted?(connectionId: string): void;
   /** after a record that changed users, sessions or who may read what (a logout, a login that dropped an old session, a membership) */
   accountsChanged?(): void;
@@ -214,9 +214,10 @@ export class Engine {
   /**
    * Drops the state of every connection this engine no longer holds (cluster mode: its
    * partition was let go; other nodes keep it): the actor with its jobs, indexes, dedup,
-   * quota and alerts, the audit entries its partition carried, and, through the listeners'
-   * `deleted`, its live streams. Nothing is recorded: the accounts still know the
-   * connection. Returns what was dropped, for the log.
+   * quota and alerts, and the audit entries its partition carried. Nothing is recorded: the
+   * accounts still know the connection. The listeners are not told: the connection was not
+   * deleted, and a live stream watching it goes on, its events relayed by a node keeping it
+   * (src/http/cluster-live.ts). Returns what was dropped, for the log.
    */
   dropConnectionsNotHeld(): { connections: number; jobs: number; auditEntries: number } {
     const dropped: string[] = [];
@@ -228,15 +229,6 @@ export class Engine {
     }
     for (const connectionId of dropped) this.connectionActors.delete(connectionId);
     const auditEntries = this.audit.dropVia((connectionId) => !this.holds(connectionId));
-    for (const connectionId of dropped) {
-      for (const listener of this.listeners) {
-        try {
-          listener.deleted?.(connectionId);
-        } catch (error) {
-          this.listenerFailed(error);
-        }
-      }
-    }
     return { connections: dropped.length, jobs, auditEntries };
   }
 
