@@ -155,9 +155,13 @@ export class Engine {
         if (record.t === 'connection.deleted') listener.deleted?.(record.connectionId);
         if (ACCESS_RECORD_PREFIXES.some((prefix) => record.t.startsWith(prefix)) || record.t === 'connection.moved') listener.accountsChanged?.();
       } catch (error) {
-        (this.options.onListenerError ?? ((e) => console.error('engine listener failed:', e)))(error);
+        this.listenerFailed(error);
       }
     }
+  }
+
+  private listenerFailed(error: unknown): void {
+    (this.options.onListenerError ?? ((e) => console.error('engine listener failed:', e)))(error);
   }
 
   /** Applies a record to state; also the replay path of recovery. */
@@ -205,6 +209,27 @@ export class Engine {
         this.accounts.evolve(record);
         return null;
     }
+  }
+
+  /**
+   * Drops the state of every connection this engine no longer holds (cluster mode: its
+   * partition was let go; other nodes keep it): the actor with its jobs, indexes, dedup,
+   * quota and alerts, and the audit entries its partition carried. Nothing is recorded: the
+   * accounts still know the connection. The listeners are not told: the connection was not
+   * deleted, and a live stream watching it goes on, its events relayed by a node keeping it
+   * (src/http/cluster-live.ts). Returns what was dropped, for the log.
+   */
+  dropConnectionsNotHeld(): { connections: number; jobs: number; auditEntries: number } {
+    const dropped: string[] = [];
+    let jobs = 0;
+    for (const [connectionId, actor] of this.connectionActors) {
+      if (this.holds(connectionId)) continue;
+      jobs += actor.jobs.size;
+      dropped.push(connectionId);
+    }
+    for (const connectionId of dropped) this.connectionActors.delete(connectionId);
+    const auditEntries = this.audit.dropVia((connectionId) => !this.holds(connectionId));
+    return { connections: dropped.length, jobs, auditEntries };
   }
 
   /** The state as of this call, produced lazily (see engine-snapshot.ts); a scope limits it to one partition's part. */

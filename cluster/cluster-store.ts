@@ -3,16 +3,21 @@
  * handovers"): one JetStream stream
  * whose subjects are the partitions' (`<prefix>.p.<n>`: the records of the connections of
  * partition n) and the accounts' (`<prefix>.accounts`: users, sessions, connections,
- * keys). Each partition has one writer, the holder of its lease; every node holds a hot
- * replica of all of them.
+ * keys). Each partition has one writer, the holder of its lease, and is kept (a hot
+ * replica) by the nodes partition-keeping.ts names: its writer and standbys; the accounts
+ * by every node.
  *
- * - recover(): download every partition's snapshot object and restore them in sequence,
+ * - planKeeping(): before recovery, which partitions this node keeps (the others are
+ *   neither recovered nor followed until taken up).
+ * - recover(): download the kept partitions' snapshot objects and restore them in sequence,
  *   create the connections the accounts know and no snapshot has, then replay the stream
  *   in stream order (causal order) from the oldest covered sequence to its end; each
  *   partition's reader skips what its snapshot covers. Finally drop the connections the
  *   accounts no longer know.
  * - follow(): ONE ordered consumer over every subject keeps the replica current, in stream
- *   order; a partition this node writes is skipped.
+ *   order; a partition this node writes or does not keep is skipped.
+ * - takeUp(key) / letGo(key): start or stop keeping a partition while following
+ *   (PartitionLog.takeUp holds the follower's messages back meanwhile).
  * - append(record): routed to the partition's writer by the record (connection records by
  *   partitionOf(connectionId), a partitioned retention by its partition, everything else
  *   to accounts); throws SERVICE_UNAVAILABLE synchronously, before the engine evolves
@@ -31,7 +36,7 @@ import { describeError } from '../persistence/errors.ts';
 import type { DurableStore, RecoveryHandler, RecoveryReport, SnapshotSource } from '../persistence/durable-store.ts';
 import type { LogWriterObserver } from '../persistence/log-writer.ts';
 import { ACCOUNTS_KEY, partitionKey, partitionKeys, subjectOf } from './nats-cluster.ts';
-import { PartitionLog } from './partition-log.ts';
+import { PartitionLog, type TakeUpHandler, type TakenUp } from './partition-log.ts';
 import type { ApplyRecord } from './partition-reader.ts';
 import { retryingWhileNatsRecovers } from './retry.ts';
 import type { SnapshotObjects } from './snapshot-object.ts';
@@ -105,7 +110,7 @@ export class ClusterStore implements DurableStore {
   /** Where `record` is written: its partition key. */
   keyOf(record: unknown): string {
     const { t, connectionId, partition } = record as { t?: string; connectionId?: unknown; partition?: unknown };
-    if (t !== undefined && CONNECTION_RECORD_TYPES.has(t) && typeof connectionId === 'string') return partitionKey(partitionOf(connectionId, this.options.partitions));
+    if (t !== undefined && CONNECTION_RECORD_TYPES.has(t) && typeof connectionId === 'string') return this.keyOfConnection(connectionId);
     if (t === 'retention' && typeof partition === 'number') return partitionKey(partition);
     return ACCOUNTS_KEY;
   }
@@ -117,6 +122,13 @@ export class ClusterStore implements DurableStore {
     return seq;
   }
 
+  /** Log records this node's readers applied since it started (recovery, following, take-ups): what its replica cost. */
+  get recordsApplied(): number {
+    let records = 0;
+    for (const log of this.logs.values()) records += log.reader.recordsApplied;
+    return records;
+  }
+
   /** Bytes since their snapshots over the partitions this node writes (a metric; each partition snapshots on its own). */
   get logBytesSinceSnapshot(): number {
     let bytes = 0;
@@ -124,7 +136,7 @@ export class ClusterStore implements DurableStore {
     return bytes;
   }
 
-  /** Restores every partition's snapshot, then replays the whole stream in order to its end (see above). */
+  /** Restores the kept partitions' snapshots, then replays the stream in order to its end, applying what is kept (see above). */
   async recover(handler: RecoveryHandler): Promise<RecoveryReport> {
     invariant(!this.recoveryStarted, 'recover() is called once per store');
     this.recoveryStarted = true;
@@ -138,14 +150,15 @@ export class ClusterStore implements DurableStore {
     };
     let oldestCovered = Number.MAX_SAFE_INTEGER;
     let snapshotsLoaded = 0;
-    for (const partition of this.logs.values()) {
+    const kept = [...this.logs.values()].filter((partition) => partition.keeping === 'kept');
+    for (const partition of kept) {
       const snapshot = await partition.reader.loadSnapshot(handler, (line) => {
         if (!line.startsWith('no snapshot')) say(line); // 17 lines of nothing at a first start say little
       });
       if (snapshot !== undefined) snapshotsLoaded += 1;
       oldestCovered = Math.min(oldestCovered, partition.reader.appliedSeq);
     }
-    say(`loaded ${snapshotsLoaded} of ${this.logs.size} partition snapshots; the oldest covers seq ${oldestCovered}`);
+    say(`loaded ${snapshotsLoaded} of ${kept.length} partition snapshots; the oldest covers seq ${oldestCovered}`);
     hooks.snapshotsRestored?.();
     const endSeq = await retryingWhileNatsRecovers(`reading the last seq of ${stream}`, async () => (await jsm.streams.info(stream)).state.last_seq, say);
     let records = 0;
@@ -159,7 +172,8 @@ export class ClusterStore implements DurableStore {
       `replaying ${stream} to seq ${endSeq}`,
       () =>
         replaySubject(js, stream, `${subjectPrefix}.>`, handedOver + 1, endSeq, (message) => {
-          this.bySubject.get(message.subject)?.reader.apply(message, apply);
+          const partition = this.bySubject.get(message.subject);
+          if (partition?.keeping === 'kept') partition.reader.apply(message, apply);
           handedOver = message.seq;
         }),
       say,
@@ -167,7 +181,12 @@ export class ClusterStore implements DurableStore {
     hooks.replayed?.();
     this.recoveredToSeq = Math.max(endSeq, oldestCovered === Number.MAX_SAFE_INTEGER ? 0 : oldestCovered);
     const durationMs = performance.now() - startedAtMs;
-    say(`recovered ${this.logs.size} partitions from ${snapshotsLoaded} snapshots and ${records} log records of ${stream} in ${Math.round(durationMs)} ms; last seq ${endSeq}`);
+    const keptKeys = kept.map((partition) => partition.key);
+    const notKept = this.logs.size - kept.length;
+    say(
+      `recovered ${kept.length} partitions (${keptKeys.join(', ')}) from ${snapshotsLoaded} snapshots and ${records} log records of ${stream} in ${Math.round(durationMs)} ms; last seq ${endSeq}` +
+        (notKept === 0 ? '' : `; ${notKept} partitions are kept by other nodes`),
+    );
     return { snapshotSeq: oldestCovered, recordsReplayed: records, truncatedBytes: 0, durationMs, lines };
   }
 
@@ -179,18 +198,53 @@ export class ClusterStore implements DurableStore {
       js,
       stream,
       filter: `${subjectPrefix}.>`,
-      readerFor: (subject) => {
-        const partition = this.bySubject.get(subject);
-        return partition?.followed === true ? partition.reader : undefined;
-      },
+      readerFor: (subject) => this.bySubject.get(subject)?.followerApplier,
       fromSeq: this.recoveredToSeq,
       readLastSeq: async () => (await jsm.streams.info(stream)).state.last_seq,
       apply,
       log,
       onFatal,
     });
-    log(`following ${subjectPrefix}.> after seq ${this.recoveredToSeq} (a hot replica of every partition)`);
+    const kept = this.keeping().length;
+    log(`following ${subjectPrefix}.> after seq ${this.recoveredToSeq} (a hot replica of ${kept === this.logs.size ? 'every partition' : `${kept} of ${this.logs.size} partitions`})`);
     return this.follower;
+  }
+
+  /**
+   * Which partitions this node keeps from the start (partition-keepers.ts), before recover():
+   * the others are neither recovered nor followed until taken up. The accounts are always kept.
+   */
+  planKeeping(keeps: (key: string) => boolean): void {
+    invariant(!this.recoveryStarted, 'planKeeping() before recover()');
+    for (const partition of this.logs.values()) partition.keptAtStart = partition.key === ACCOUNTS_KEY || keeps(partition.key);
+  }
+
+  /** The partitions whose state this node keeps, applied and current (the accounts included). */
+  keeping(): string[] {
+    return [...this.logs.values()].filter((partition) => partition.keeping === 'kept').map((partition) => partition.key);
+  }
+
+  /** The partition key of `connectionId`'s records. */
+  keyOfConnection(connectionId: string): string {
+    return partitionKey(partitionOf(connectionId, this.options.partitions));
+  }
+
+  /** Whether the engine keeps `connectionId`'s state: its partition is kept here or being taken up (the engine's `holds`). */
+  keepsConnection(connectionId: string): boolean {
+    return this.partition(this.keyOfConnection(connectionId)).keeping !== 'not kept';
+  }
+
+  /** Starts keeping `key` while following (PartitionLog.takeUp): its snapshot and subject into `handler`. */
+  takeUp(key: string, handler: TakeUpHandler): Promise<TakenUp> {
+    const follower = this.follower;
+    invariant(follower, 'takeUp() after follow()');
+    return this.partition(key).takeUp(handler, follower);
+  }
+
+  /** Stops keeping `key` (not the accounts): the follower skips its subject; the caller drops its connections. */
+  letGo(key: string): void {
+    invariant(key !== ACCOUNTS_KEY, 'the accounts are kept by every node');
+    this.partition(key).letGo();
   }
 
   /** PartitionOwnership.onTaken: this node holds `key`'s lease; fence its subject and write it once the replica caught up. */

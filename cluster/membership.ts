@@ -64,6 +64,26 @@ export class Membership {
   }
 
   /**
+   * The nodes that look live before this node joins (it recovers what it will keep before
+   * it joins, so that nobody hands it a partition while it is still recovering): those whose
+   * key was written within a lease of the newest key, judged on the NATS servers' timestamps
+   * of the keys, not on this node's clock. A node that died less than a lease before the
+   * newest write still counts; the watch after joining corrects that (what this node keeps
+   * is taken up or let go then).
+   */
+  static async liveBeforeJoining(kv: KV, leaseMs: number): Promise<string[]> {
+    const written: Array<{ member: Member; atMs: number }> = [];
+    for await (const key of await kv.keys()) {
+      const entry = await kv.get(key);
+      if (entry === null || entry.operation !== 'PUT') continue;
+      const member = decodeMember(entry.string());
+      if (member !== null) written.push({ member, atMs: entry.created.getTime() });
+    }
+    const newestMs = Math.max(...written.map(({ atMs }) => atMs));
+    return written.filter(({ atMs }) => newestMs - atMs < leaseMs).map(({ member }) => member.node);
+  }
+
+  /**
    * Since when this node itself has been reaching NATS (its key refreshed on time); now while
    * it is not. Silence is only evidence of another node's death while the observer could have
    * heard from it: after a NATS election, or any outage of its own, every key looks unchanged

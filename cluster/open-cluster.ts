@@ -1,12 +1,16 @@
 /**
  * Cluster mode (docs/cluster.md): CLUSTER_PARTITIONS partitions and the
  * accounts partition, each written by the node that holds its lease, as the rendezvous
- * hash over the live nodes wants (cluster/partition-ownership.ts); every node a hot replica
- * of all of them. Opening connects to NATS, lets the caller start answering HTTP, and hands
- * back the store for the engine to recover from. After recovery, `follow` keeps the engine
- * current and starts taking this node's share of the partitions. Loaded only when
+ * hash over the live nodes wants (cluster/partition-ownership.ts), and kept by its writer
+ * and CLUSTER_STANDBYS standbys (cluster/partition-keeping.ts; the accounts by every node).
+ * Opening connects to NATS, lets the caller start answering HTTP, reads which nodes are
+ * live to know what this node will keep, and hands back the store for the engine to
+ * recover those partitions from. After recovery, `follow` keeps the engine current, takes
+ * up and lets go of partitions as the live set changes, and takes this node's share of the
+ * leases. Loaded only when
  * CLUSTER_NATS_URL is set (a dynamic import), so a single node never loads a NATS module.
  */
+import type { KV } from '@nats-io/kv';
 import { rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -15,7 +19,10 @@ import type { LeaseHolder } from './lease.ts';
 import { ClusterStore } from './cluster-store.ts';
 import { connectNatsCluster, LOG_STREAM, type NatsCluster } from './nats-cluster.ts';
 import type { ApplyRecord } from './partition-reader.ts';
-import type { Member } from './membership.ts';
+import { Membership, type Member } from './membership.ts';
+import { keepersOf, type Standbys } from './partition-keepers.ts';
+import { PartitionKeeping, type KeepingEngine } from './partition-keeping.ts';
+import { rankedNodes } from './rendezvous.ts';
 import { PartitionOwnership } from './partition-ownership.ts';
 import { retryingWhileNatsRecovers } from './retry.ts';
 import { sharedSessionSecret } from './shared-secret.ts';
@@ -33,12 +40,16 @@ export interface PartitionOwners {
   held(): string[];
   /**
    * The live nodes that keep partition `key`'s state, the wanted writer first: a read about
-   * its connections can be answered by any of them. Every live node keeps every partition
-   * today (each is a hot replica of all), so this is every live node, ranked for `key`.
+   * its connections can be answered by any of them (one still taking it up says so by its
+   * own `keepsHere`). The first 1 + CLUSTER_STANDBYS live nodes ranked for `key`, plus the
+   * lease's holder (cluster/partition-keepers.ts); every live node for the accounts, and
+   * for every partition with CLUSTER_STANDBYS=all.
    */
   keepersOf(key: string): Member[];
   /** Whether this node keeps partition `key`'s state now (applied and current): it can answer reads about its connections. */
   keepsHere(key: string): boolean;
+  /** The partitions this node keeps now, applied and current (health's `keeps`). */
+  kept(): string[];
 }
 
 export interface OpenedCluster {
@@ -50,7 +61,7 @@ export interface OpenedCluster {
    * takes this node's share of the partitions. `failed` rejects when following failed
    * (the node must stop); it never resolves.
    */
-  follow(apply: ApplyRecord): Promise<{ replica: SubjectFollower; owners: PartitionOwners; failed: Promise<never> }>;
+  follow(apply: ApplyRecord, engine: KeepingEngine): Promise<{ replica: SubjectFollower; owners: PartitionOwners; failed: Promise<never> }>;
   /** The engine halted (the process exits next): leave the membership and hand over what can be, without waiting. */
   leave(): void;
   /** Hand every partition over (the others take them at once), close the store, disconnect. */
@@ -81,6 +92,8 @@ export interface ClusterSettings {
   clusterReplicas: number;
   clusterPartitions: number;
   clusterLeaseMs: number;
+  /** CLUSTER_STANDBYS: how many nodes besides its writer keep each partition */
+  clusterStandbys: Standbys;
   /** RETENTION_HOURS: the stream keeps messages a while past it */
   retentionMs: number;
   /** DATA_DIR: a staging directory for snapshots goes under it */
@@ -118,47 +131,32 @@ export async function openCluster(config: ClusterSettings, options: OpenClusterO
       log,
       observer: options.observer,
     });
+    await planKeeping(store, nats.nodes, nodeId, config, log);
     let ownership: PartitionOwnership | undefined;
+    let keeping: PartitionKeeping | undefined;
     return {
       store,
       nodeId,
       // create-if-absent then read: safe to repeat through a NATS hiccup at start
       sessionSecret: () => retryingWhileNatsRecovers('reading the shared session secret', () => sharedSessionSecret(nats.secrets), log),
-      follow: async (apply) => {
+      follow: async (apply, engine) => {
         let replicaFailed: (error: Error) => void = () => undefined;
         const failed = new Promise<never>((_, reject) => {
           replicaFailed = reject;
         });
         failed.catch(() => undefined);
         const replica = store.follow(apply, replicaFailed);
-        // a NATS server lost shortly before: the buckets' streams may still be electing leaders (retried, as the log's steps are)
-        ownership = await retryingWhileNatsRecovers('joining the membership and watching the leases', () => PartitionOwnership.start({
-          leases: nats.leases,
-          nodes: nats.nodes,
-          node: nodeId,
-          url,
-          leaseMs: config.clusterLeaseMs,
-          partitions: store.keys,
-          log,
-          onTaken: async (key, epoch) => {
-            await store.takeOver(key, epoch);
-            await options.onWriting?.(key);
-          },
-          release: (key) => store.release(key),
-          onLost: (key, error) => options.onLeaseLost(new Error(`lost the lease of partition ${key}: ${error.message}`, { cause: error })),
-        }), log);
-        const owners = ownership;
-        return {
-          replica,
-          owners: { ownerOf: (key) => owners.ownerOf(key), held: () => owners.held(), keepersOf: (key) => owners.ranked(key), keepsHere: () => true },
-          failed,
-        };
+        keeping = new PartitionKeeping({ store, node: nodeId, standbys: config.clusterStandbys, leaseMs: config.clusterLeaseMs, engine, log });
+        ownership = await takeShare(store, nats, keeping, { nodeId, url, config, options });
+        return { replica, owners: ownersOf(ownership, keeping), failed };
       },
       leave: () => {
+        keeping?.stop();
         ownership?.stop().catch((error: unknown) => log(`leaving the membership after a halt failed: ${String(error)}`));
       },
       close: async () => {
         // hand every partition over first (each release flushes its writes), then stop following
+        keeping?.stop();
         await ownership?.stop();
         await store.close();
         await nats.close();
@@ -168,6 +166,65 @@ export async function openCluster(config: ClusterSettings, options: OpenClusterO
     await nats.close().catch(() => undefined);
     throw error;
   }
+}
+
+/** Joins the membership and takes this node's share of the leases; what it keeps follows the looks (partition-keeping.ts). */
+async function takeShare(
+  store: ClusterStore,
+  nats: NatsCluster,
+  keeping: PartitionKeeping,
+  { nodeId, url, config, options }: { nodeId: string; url: string; config: ClusterSettings; options: OpenClusterOptions },
+): Promise<PartitionOwnership> {
+  const { log } = options;
+  // a NATS server lost shortly before: the buckets' streams may still be electing leaders (retried, as the log's steps are)
+  const ownership = await retryingWhileNatsRecovers('joining the membership and watching the leases', () => PartitionOwnership.start({
+    leases: nats.leases,
+    nodes: nats.nodes,
+    node: nodeId,
+    url,
+    leaseMs: config.clusterLeaseMs,
+    partitions: store.keys,
+    log,
+    onTaken: async (key, epoch) => {
+      // a writer keeps what it writes: with CLUSTER_STANDBYS=0 a failover's new writer loads the partition here first
+      await keeping.takeUp(key);
+      await store.takeOver(key, epoch);
+      await options.onWriting?.(key);
+    },
+    release: (key) => store.release(key),
+    onLost: (key, error) => options.onLeaseLost(new Error(`lost the lease of partition ${key}: ${error.message}`, { cause: error })),
+    onLook: () => keeping.look(),
+  }), log);
+  keeping.attach(ownership);
+  return ownership;
+}
+
+/** What the front routes by: who writes, who keeps. */
+function ownersOf(ownership: PartitionOwnership, keeping: PartitionKeeping): PartitionOwners {
+  return {
+    ownerOf: (key) => ownership.ownerOf(key),
+    held: () => ownership.held(),
+    keepersOf: (key) => keeping.keepersOf(key),
+    keepsHere: (key) => keeping.keepsHere(key),
+    kept: () => keeping.kept(),
+  };
+}
+
+/**
+ * What this node keeps from the start, before it recovers: the rule over the nodes live now
+ * and this one (it joins after recovering, so its share is ready when the leases move to it).
+ */
+async function planKeeping(store: ClusterStore, nodes: KV, nodeId: string, config: ClusterSettings, log: (line: string) => void): Promise<void> {
+  const { clusterStandbys: standbys } = config;
+  if (standbys === 'all') {
+    store.planKeeping(() => true);
+    return;
+  }
+  const others = await retryingWhileNatsRecovers('reading the live nodes', () => Membership.liveBeforeJoining(nodes, config.clusterLeaseMs), log);
+  const live = new Set(others).add(nodeId);
+  store.planKeeping((key) => keepersOf(key, rankedNodes(live, key), standbys, null).includes(nodeId));
+  const kept = store.keeping();
+  log(`keeping ${kept.length} of ${store.keys.length} partitions (CLUSTER_STANDBYS=${standbys}, ${live.size} live nodes: ${[...live].sort().join(', ')}): ${kept.join(', ')}`);
 }
 
 /** Unique per node as long as two nodes on one host do not share a port; PORT=0 falls back to the pid. */

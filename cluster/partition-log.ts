@@ -9,6 +9,11 @@
  * its only writer), `releasing` (handing over: appends are refused, the publisher is
  * flushed, then the subject is followed again after its last sequence).
  *
+ * Beside its phase, whether this node keeps the partition at all (`Keeping`: kept, taking
+ * up, not kept; partition-keeping.ts decides): a partition not kept is skipped by the
+ * follower, and one being taken up has the follower's messages held back until its snapshot
+ * and subject are loaded (takeUp). Only a kept partition can be taken over.
+ *
  * Taking over fences first and then catches up (docs/cluster.md, "Replicas"): the owner
  * marker is appended fenced on the subject's last sequence (refused: an old owner wrote
  * meanwhile; fence on the sequence the refusal names), and the follower, which applies
@@ -24,10 +29,11 @@
 import { DomainError } from '../actors/domain-error.ts';
 import { DurabilityError, describeError } from '../persistence/errors.ts';
 import { appendEncoded } from '../persistence/record-codec.ts';
-import type { SnapshotSource } from '../persistence/durable-store.ts';
+import type { RecoveryHandler, SnapshotSource } from '../persistence/durable-store.ts';
 import type { ClusterStoreOptions } from './cluster-store.ts';
 import { FencedError, FencedPublisher } from './fenced-publisher.ts';
-import { PartitionReader } from './partition-reader.ts';
+import { PartitionReader, type ApplyRecord } from './partition-reader.ts';
+import type { SubjectMessage } from './subject-replay.ts';
 
 /** The store's settings for one partition (see ClusterStoreOptions), plus which partition it is. */
 export interface PartitionLogOptions
@@ -50,9 +56,41 @@ const CATCH_UP_TIMEOUT_MS = 30_000;
 
 export type PartitionPhase = 'following' | 'taking over' | 'writing' | 'releasing';
 
+/**
+ * Whether this node keeps the partition's state (partition-keepers.ts): `kept` (applied
+ * and current), `taking up` (its snapshot and subject are being loaded; the follower's
+ * messages for it are held back meanwhile), or `not kept` (the follower skips its subject).
+ */
+export type Keeping = 'kept' | 'taking up' | 'not kept';
+
+/** What a take-up hands the engine: the partition's snapshot, then its records; `snapshotRestored` between them. */
+export interface TakeUpHandler extends Pick<RecoveryHandler, 'snapshotChunk' | 'snapshotEnded'> {
+  /** The snapshot is in: give an actor to each of the partition's connections the accounts know and the snapshot has not. */
+  snapshotRestored(): void;
+  record: ApplyRecord;
+}
+
+/** What a take-up did, for its log line and the failover figures. */
+export interface TakenUp {
+  snapshotSeq: number;
+  records: number;
+  heldBack: number;
+  durationMs: number;
+}
+
+/** Something that applies a subject's messages as the follower hands them over. */
+export interface SubjectApplier {
+  apply(message: SubjectMessage, apply: ApplyRecord): void;
+}
+
 /** What a takeover needs of the replica's follower. */
 export interface AppliedPosition {
   waitApplied(seq: number, timeoutMs: number): Promise<boolean>;
+}
+
+/** What a take-up needs of the follower: its position, and a wait for a later one. */
+export interface FollowerPosition extends AppliedPosition {
+  readonly appliedSeq: number;
 }
 
 interface KnownSnapshot {
@@ -63,6 +101,10 @@ interface KnownSnapshot {
 export class PartitionLog {
   readonly reader: PartitionReader;
   private phaseNow: PartitionPhase = 'following';
+  private keepingNow: Keeping = 'kept';
+  /** The follower's messages for this subject while it is taken up, applied once the replay met them. */
+  private heldBack: SubjectMessage[] = [];
+  private readonly holdingBack: SubjectApplier = { apply: (message) => void this.heldBack.push(message) };
   private publisher: FencedPublisher | undefined;
   private snapshotInProgress: Promise<unknown> | undefined;
   private publishedBytesAtSnapshot = 0;
@@ -93,6 +135,75 @@ export class PartitionLog {
     return this.phaseNow === 'writing';
   }
 
+  get keeping(): Keeping {
+    return this.keepingNow;
+  }
+
+  /** Recovery's plan, before anything is applied: a partition not kept is neither recovered nor followed. */
+  set keptAtStart(kept: boolean) {
+    this.keepingNow = kept ? 'kept' : 'not kept';
+  }
+
+  /** Who applies the follower's messages of this subject now: its reader, the held-back list during a take-up, or nobody. */
+  get followerApplier(): SubjectApplier | undefined {
+    if (!this.followed || this.keepingNow === 'not kept') return undefined;
+    return this.keepingNow === 'kept' ? this.reader : this.holdingBack;
+  }
+
+  /**
+   * Starts keeping the partition while the follower runs, so that every record meets the
+   * accounts as they were when it was written or newer (its connection created, not deleted
+   * yet or deleted for good): from this call on, the follower's messages of the subject are
+   * held back; the snapshot object is downloaded and restored once the follower has reached
+   * the sequence it covers, then reconciled with the accounts; the subject is replayed from
+   * it up to what the follower had passed over at this call; then the held-back messages are
+   * applied in order (those the snapshot covers skipped by sequence; the reader refuses a
+   * gap). Every step from the last await to `kept` is synchronous, so no message of the
+   * follower is applied twice or missed. On a failure the partition is `not kept` again (the
+   * caller drops what was loaded).
+   */
+  async takeUp(handler: TakeUpHandler, replica: FollowerPosition): Promise<TakenUp> {
+    if (this.keepingNow !== 'not kept') throw new Error(`takeUp(${this.options.key}) while ${this.keepingNow}`);
+    const startedAtMs = performance.now();
+    this.keepingNow = 'taking up';
+    this.heldBack = [];
+    // every message of the subject after this sequence reaches the follower from now on, so it is held back
+    const passedOver = replica.appliedSeq;
+    const say = (line: string): void => {
+      if (!line.startsWith('no snapshot')) this.options.log(line);
+    };
+    try {
+      const recordsBefore = this.reader.recordsApplied;
+      const snapshot = await this.reader.loadSnapshot(handler, say, async (coveredSeq) => {
+        // The accounts must be as new as the snapshot before it is reconciled with them: a
+        // connection the snapshot holds and the follower has not seen created yet would be dropped.
+        if (!(await replica.waitApplied(coveredSeq, CATCH_UP_TIMEOUT_MS))) {
+          throw new DurabilityError(`the replica did not reach seq ${coveredSeq} (snapshot ${this.options.key}) within ${CATCH_UP_TIMEOUT_MS} ms`);
+        }
+      });
+      handler.snapshotRestored();
+      // Only what the follower had passed over: a later record could meet accounts older than itself (its connection not created yet).
+      await this.reader.replayUpTo(passedOver, handler.record, say);
+      const heldBack = this.heldBack;
+      for (const message of heldBack) this.reader.apply(message, handler.record);
+      this.heldBack = [];
+      this.keepingNow = 'kept';
+      this.lastSnapshotAtMs = performance.now();
+      return { snapshotSeq: snapshot?.coveredSeq ?? 0, records: this.reader.recordsApplied - recordsBefore, heldBack: heldBack.length, durationMs: performance.now() - startedAtMs };
+    } catch (error) {
+      this.heldBack = [];
+      this.keepingNow = 'not kept';
+      throw error;
+    }
+  }
+
+  /** Stops keeping the partition: the follower skips its subject from now on. Only while it is neither written nor moving here. */
+  letGo(): void {
+    if (this.phaseNow !== 'following') throw new Error(`letGo(${this.options.key}) while ${this.phaseNow}`);
+    if (this.keepingNow !== 'kept') throw new Error(`letGo(${this.options.key}) while ${this.keepingNow}`);
+    this.keepingNow = 'not kept';
+  }
+
   /** The last sequence of the subject this node knows: written by it, or applied by its replica. */
   get lastSeq(): number {
     return this.publisher?.lastSeq ?? this.reader.appliedSeq;
@@ -109,6 +220,8 @@ export class PartitionLog {
    */
   async takeOver(epoch: number, replica: AppliedPosition): Promise<void> {
     if (this.phaseNow !== 'following') throw new Error(`takeOver(${this.options.key}) while ${this.phaseNow}`);
+    // the catch-up below is the replica's: a partition not kept here is taken up first (partition-keeping.ts)
+    if (this.keepingNow !== 'kept') throw new Error(`takeOver(${this.options.key}) while ${this.keepingNow}`);
     this.phaseNow = 'taking over';
     try {
       await this.fenceAndCatchUp(epoch, replica);

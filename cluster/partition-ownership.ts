@@ -43,6 +43,8 @@ export interface PartitionOwnershipOptions {
   release(partition: string): Promise<void>;
   /** p's lease was taken by another node (a renewal was refused): stop writing p at once. */
   onLost(partition: string, error: Error): void;
+  /** After every look at the members and the leases (what a node keeps follows them: partition-keeping.ts). */
+  onLook?(): void;
 }
 
 export type PartitionPhase = 'taking' | 'taking over' | 'held' | 'handing over';
@@ -176,6 +178,7 @@ export class PartitionOwnership {
         this.complaints.add(complaint);
       }
     }
+    this.options.onLook?.();
   }
 
   private tryTake(partition: string, liveCount: number): void {

@@ -19,6 +19,7 @@
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import { RecoveryRefusedError, describeError } from '../persistence/errors.ts';
 import { decodeValue } from '../persistence/record-codec.ts';
+import { TurnSlices } from '../persistence/turn-slices.ts';
 import type { RecoveryHandler } from '../persistence/durable-store.ts';
 import type { LogMessage } from './fenced-publisher.ts';
 import { NotANatsFailure, retryingWhileNatsRecovers } from './retry.ts';
@@ -58,11 +59,19 @@ export class PartitionReader {
     return this.options.subject;
   }
 
-  /** Loads the newest snapshot object into `handler` (none: the subject is read from its start). */
-  async loadSnapshot(handler: Pick<RecoveryHandler, 'snapshotChunk' | 'snapshotEnded'>, say: (line: string) => void): Promise<StoredSnapshot | undefined> {
+  /**
+   * Loads the newest snapshot object into `handler` (none: the subject is read from its
+   * start). `beforeRestoring` runs once it is downloaded, before its first chunk is applied.
+   */
+  async loadSnapshot(
+    handler: Pick<RecoveryHandler, 'snapshotChunk' | 'snapshotEnded'>,
+    say: (line: string) => void,
+    beforeRestoring?: (coveredSeq: number) => Promise<void>,
+  ): Promise<StoredSnapshot | undefined> {
     const { stream, subject, snapshotName, snapshots } = this.options;
     const snapshot = await this.retrying(`reading snapshot ${snapshotName}`, () => snapshots.download(snapshotName), say);
     const snapshotSeq = snapshot?.coveredSeq ?? 0;
+    await beforeRestoring?.(snapshotSeq);
     const lastSeq = await this.readLastSeq(say);
     if (lastSeq < snapshotSeq) {
       throw new RecoveryRefusedError(
@@ -72,7 +81,10 @@ export class PartitionReader {
     }
     if (snapshot) {
       say(`loaded snapshot ${snapshotName} covering seq ${snapshotSeq} (${snapshot.bytes} bytes)`);
+      const slices = new TurnSlices();
       for (const [index, payload] of snapshot.chunkPayloads.entries()) {
+        // a turn of the event loop between chunks: a node taking a partition up keeps renewing its leases
+        await slices.next();
         readBack(`snapshot object ${snapshotName} chunk ${index + 1} of ${snapshot.chunkPayloads.length} (frame at offset ${snapshot.chunkOffsets[index]})`, () => handler.snapshotChunk(decodeValue(payload)));
       }
       if (handler.snapshotEnded !== undefined) readBack(`snapshot object ${snapshotName}`, () => handler.snapshotEnded!());
@@ -88,14 +100,27 @@ export class PartitionReader {
     return this.retrying(`reading the last seq of ${subject}`, () => lastSubjectSeq(jsm, stream, subject), say);
   }
 
-  /** Applies every message after `appliedSeq` up to `toSeq`; resumable: a retry after a NATS failure continues after the last one applied. */
-  async replayTo(toSeq: number, apply: ApplyRecord, say: (line: string) => void): Promise<void> {
+  /**
+   * Applies the subject's messages after `appliedSeq` with a stream sequence up to `limit`
+   * (any sequence of the stream: a take-up's bound, what the follower had passed over when
+   * it began); the later ones are read past, not applied. A subject that ends before its last
+   * sequence read at the start (purged meanwhile) is refused, as a gap is.
+   */
+  async replayUpTo(limit: number, apply: ApplyRecord, say: (line: string) => void): Promise<void> {
     const { js, stream, subject } = this.options;
-    await this.retrying(`replaying ${subject} to seq ${toSeq}`, () => replaySubject(js, stream, subject, this.appliedSeq + 1, toSeq, (message) => this.apply(message, apply)), say);
-    if (this.appliedSeq < toSeq) {
-      // the consumer ended before toSeq: the messages up to it are gone (purged meanwhile)
-      throw new FellBehindPurgeError(`${subject} ended at seq ${this.appliedSeq} while replaying to seq ${toSeq}: the messages after it were purged`);
-    }
+    const lastSeq = await this.readLastSeq(say);
+    let readTo = this.appliedSeq;
+    if (lastSeq <= readTo) return;
+    await this.retrying(
+      `replaying ${subject} up to seq ${limit}`,
+      () =>
+        replaySubject(js, stream, subject, readTo + 1, lastSeq, (message) => {
+          if (message.seq <= limit) this.apply(message, apply);
+          readTo = message.seq;
+        }),
+      say,
+    );
+    if (readTo < lastSeq) throw new FellBehindPurgeError(`${subject} ended at seq ${readTo} while replaying to seq ${lastSeq}: the messages after it were purged`);
   }
 
   /** One message in subject order: a repeat (a consumer restarted) is ignored, a gap refused, a marker skipped. */

@@ -20,7 +20,8 @@
  */
 import { DeliverPolicy, type ConsumerMessages, type JetStreamClient } from '@nats-io/jetstream';
 import { describeError } from '../persistence/errors.ts';
-import type { ApplyRecord, PartitionReader } from './partition-reader.ts';
+import type { SubjectApplier } from './partition-log.ts';
+import type { ApplyRecord } from './partition-reader.ts';
 import { subjectMessage } from './subject-replay.ts';
 
 export interface SubjectFollowerOptions {
@@ -28,8 +29,8 @@ export interface SubjectFollowerOptions {
   stream: string;
   /** What the consumer is filtered on: every subject of the log (`jobwatch.log.>`). */
   filter: string;
-  /** The reader that applies messages of `subject`; undefined: not followed here (skipped). */
-  readerFor: (subject: string) => PartitionReader | undefined;
+  /** What applies messages of `subject` (its reader, or a take-up holding them back); undefined: not followed here (skipped). */
+  readerFor: (subject: string) => SubjectApplier | undefined;
   /** The stream sequence handed over so far (the readers' position after recovery). */
   fromSeq: number;
   /** The newest sequence of the filter in the stream (a NATS request; the stall check). */

@@ -9,6 +9,7 @@
  * next message (an ordered consumer silently starts at the first message still stored).
  */
 import { DeliverPolicy, PubHeaders, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
+import { TurnSlices } from '../persistence/turn-slices.ts';
 
 /** One message of a subject as the readers see it. */
 export interface SubjectMessage {
@@ -33,7 +34,12 @@ export async function lastSubjectSeq(jsm: JetStreamManager, stream: string, subj
   return last?.seq ?? 0;
 }
 
-/** Calls `each` for every message of `subject` with fromSeq <= seq <= toSeq, in order. */
+/**
+ * Calls `each` for every message of `subject` with fromSeq <= seq <= toSeq, in order, with a
+ * turn of the event loop every few milliseconds: the messages arrive in batches, and applying
+ * a batch back to back would hold off timers (lease renewals, the membership key) for as long
+ * as a large partition takes to replay.
+ */
 export async function replaySubject(
   js: JetStreamClient,
   stream: string,
@@ -49,11 +55,13 @@ export async function replaySubject(
     opt_start_seq: fromSeq,
   });
   const messages = await consumer.consume({ max_messages: 512 });
+  const slices = new TurnSlices();
   try {
     for await (const message of messages) {
       if (message.seq > toSeq) break;
       each(subjectMessage(message));
       if (message.seq === toSeq) break;
+      await slices.next();
     }
   } finally {
     await messages.close().catch(() => undefined);

@@ -21,10 +21,17 @@
  *       client that knows the layout would; (c) shows what forwarding adds);
  *   then the failover: kill -9 of the writer of (c)'s connection, and the time until the
  *       first ingest acknowledged through a surviving node (senders retry every 503 or
- *       refused connection), with the new writer's takeover lines.
+ *       refused connection), with the new writer's takeover lines; (c) and (d) run with
+ *       CLUSTER_STANDBYS at its default, so the new writer is a standby that is current;
+ *   (e) the failover with CLUSTER_STANDBYS=0: 3 fresh nodes, one connection filled for
+ *       --fill seconds through its writer, then kill -9 of that writer: the survivor takes
+ *       the partition up (its snapshot object and the stream after it) before it writes;
+ *       the take-up's time and records replayed are printed.
  * Every scenario sends 1,000-event bodies with --connections senders in all (default 6).
  * Options: --duration s (default 8), --warmup s (default 2), --connections n, --lease-ms
- * (CLUSTER_LEASE_MS of the nodes, default 10000 as in production).
+ * (CLUSTER_LEASE_MS of the nodes, default 10000 as in production), --fill s (default 8),
+ * --snapshot-log-mb n (SNAPSHOT_LOG_MB of (e)'s nodes: a smaller value has the take-up load
+ * a snapshot and replay less), --failover-only (skip (a) to (d)).
  */
 import { runCannon, type CannonResult } from './cannon.ts';
 import { nextSequence, stamp } from './events.ts';
@@ -61,58 +68,75 @@ export async function runClusterBench(argv: readonly string[] = process.argv.sli
   const warmupS = num(args, 'warmup', 2);
   const senders = num(args, 'connections', 6);
   const leaseMs = num(args, 'lease-ms', 10_000);
+  const fillS = num(args, 'fill', 8);
+  const failoverOnly = args['failover-only'] !== undefined;
+  const snapshotLogMb = args['snapshot-log-mb'] === undefined ? undefined : String(args['snapshot-log-mb']);
   const scenarios: Scenario[] = [];
   const services: Service[] = [];
   const clusters: NatsTestCluster[] = [];
   let failoverMs: number | null = null;
   let takeover: string[] = [];
+  let standbysZero: FailoverWithoutStandbys | null = null;
   try {
-    note('(a) 1 node, local log');
-    const local = await startService({ env: { DAILY_EVENT_LIMIT: '0' }, label: 'local', noSession: true });
-    services.push(local);
-    const localTarget = await sessionOn(local.baseUrl);
-    scenarios.push(await measure('(a) 1 node, local log (FSYNC=always)', [local.baseUrl], localTarget, senders, durationS, warmupS));
-    await local.cleanup();
+    if (!failoverOnly) {
+      note('(a) 1 node, local log');
+      const local = await startService({ env: { DAILY_EVENT_LIMIT: '0' }, label: 'local', noSession: true });
+      services.push(local);
+      const localTarget = await sessionOn(local.baseUrl);
+      scenarios.push(await measure('(a) 1 node, local log (FSYNC=always)', [local.baseUrl], localTarget, senders, durationS, warmupS));
+      await local.cleanup();
 
-    note('(b) 1 node on JetStream (3 NATS servers, replicas 3)');
-    const natsB = await startNatsCluster();
-    clusters.push(natsB);
-    const single = await startNode(natsB.url, 'bench-b', leaseMs);
-    services.push(single);
-    await waitForWriters([single.baseUrl]);
-    const singleTarget = await sessionOn(single.baseUrl);
-    scenarios.push(await measure('(b) 1 node on JetStream', [single.baseUrl], singleTarget, senders, durationS, warmupS));
-    await single.cleanup();
-    await natsB.stop();
+      note('(b) 1 node on JetStream (3 NATS servers, replicas 3)');
+      const natsB = await startNatsCluster();
+      clusters.push(natsB);
+      const single = await startNode(natsB.url, 'bench-b', leaseMs);
+      services.push(single);
+      await waitForWriters([single.baseUrl]);
+      const singleTarget = await sessionOn(single.baseUrl);
+      scenarios.push(await measure('(b) 1 node on JetStream', [single.baseUrl], singleTarget, senders, durationS, warmupS));
+      await single.cleanup();
+      await natsB.stop();
 
-    note('(c) 3 nodes on JetStream, one connection, senders spread over all three');
-    const natsC = await startNatsCluster();
-    clusters.push(natsC);
-    const nodes = await Promise.all(['bench-c1', 'bench-c2', 'bench-c3'].map((name) => startNode(natsC.url, name, leaseMs)));
-    services.push(...nodes);
-    const urls = nodes.map((node) => node.baseUrl);
-    let writers = await waitForWriters(urls);
-    const target = await sessionOn(urls[0]!);
-    scenarios.push(await measure('(c) 3 nodes, 1 connection (2/3 forwarded)', urls, target, senders, durationS, warmupS));
+      note('(c) 3 nodes on JetStream, one connection, senders spread over all three');
+      const natsC = await startNatsCluster();
+      clusters.push(natsC);
+      const nodes = await Promise.all(['bench-c1', 'bench-c2', 'bench-c3'].map((name) => startNode(natsC.url, name, leaseMs)));
+      services.push(...nodes);
+      const urls = nodes.map((node) => node.baseUrl);
+      let writers = await waitForWriters(urls);
+      const target = await sessionOn(urls[0]!);
+      scenarios.push(await measure('(c) 3 nodes, 1 connection (2/3 forwarded)', urls, target, senders, durationS, warmupS));
 
-    note('(d) 3 nodes, each writing a third of the partitions, one connection per sender sent to its writer');
-    writers = await waitForWriters(urls);
-    const targets = await balancedTargets(urls, writers, senders);
-    scenarios.push(await measureMany('(d) 3 nodes, partitions over 3 writers', targets, durationS, warmupS));
+      note('(d) 3 nodes, each writing a third of the partitions, one connection per sender sent to its writer');
+      writers = await waitForWriters(urls);
+      const targets = await balancedTargets(urls, writers, senders);
+      scenarios.push(await measureMany('(d) 3 nodes, partitions over 3 writers', targets, durationS, warmupS));
 
-    const ownerIndex = writers.get(`p.${partitionOf(target.connectionId, PARTITIONS)}`)!;
-    note(`failover: kill -9 of the writer of (c)'s connection, then ingest through the survivors until one is acknowledged (CLUSTER_LEASE_MS=${leaseMs})`);
-    const survivors = nodes.filter((_, index) => index !== ownerIndex);
-    failoverMs = await measureFailover(nodes[ownerIndex]!, survivors.map((node) => node.baseUrl), target);
-    // what the time went to: the lease lapse, then the new writer catching up (it followed the log as a replica)
-    const key = `p.${partitionOf(target.connectionId, PARTITIONS)}`.replace('.', '\\.');
-    takeover = survivors.flatMap((node) => node.logs.filter((line) => new RegExp(`took over the lease ${key} |caught up \\d+ log records of jobwatch\\.log\\.${key} `).test(line)));
+      const ownerIndex = writers.get(`p.${partitionOf(target.connectionId, PARTITIONS)}`)!;
+      note(`failover: kill -9 of the writer of (c)'s connection, then ingest through the survivors until one is acknowledged (CLUSTER_LEASE_MS=${leaseMs})`);
+      const survivors = nodes.filter((_, index) => index !== ownerIndex);
+      failoverMs = await measureFailover(nodes[ownerIndex]!, survivors.map((node) => node.baseUrl), target);
+      // what the time went to: the lease lapse, then the new writer catching up (it followed the log as a replica)
+      const key = `p.${partitionOf(target.connectionId, PARTITIONS)}`.replace('.', '\\.');
+      takeover = survivors.flatMap((node) => node.logs.filter((line) => new RegExp(`took over the lease ${key} |caught up \\d+ log records of jobwatch\\.log\\.${key} `).test(line)));
+    }
+
+    standbysZero = await failoverWithoutStandbys({ leaseMs, fillS, senders, snapshotLogMb }, services, clusters);
   } finally {
     for (const service of services) await service.cleanup().catch(() => undefined);
     for (const cluster of clusters) await cluster.stop().catch(() => undefined);
   }
 
-  const base = scenarios[0]!.eventsPerS;
+  console.log(`\ncluster bench, ${new Date().toISOString()}, ${machineDescription()}`);
+  if (!failoverOnly) printScenarios(scenarios, { senders, durationS, warmupS, leaseMs, failoverMs, takeover });
+  if (standbysZero !== null) printFailoverWithoutStandbys(standbysZero, { leaseMs, fillS, snapshotLogMb });
+}
+
+function printScenarios(
+  scenarios: Scenario[],
+  run: { senders: number; durationS: number; warmupS: number; leaseMs: number; failoverMs: number | null; takeover: string[] },
+): void {
+  const base = scenarios[0]?.eventsPerS ?? 0;
   const rows = scenarios.map((s) => [
     s.label,
     String(s.nodes),
@@ -123,20 +147,72 @@ export async function runClusterBench(argv: readonly string[] = process.argv.sli
     fmtMs(s.p99),
     s.failed === 0 ? 'ok' : `${s.failed} failed`,
   ]);
-  console.log(`\ncluster bench, ${new Date().toISOString()}, ${machineDescription()}`);
-  console.log(`1,000-event bodies, ${senders} senders in all, ${durationS} s each after ${warmupS} s warm-up; ratios against (a) of this run`);
+  console.log(`1,000-event bodies, ${run.senders} senders in all, ${run.durationS} s each after ${run.warmupS} s warm-up; ratios against (a) of this run`);
   console.log(table(['scenario', 'nodes', 'senders', 'events/s', 'vs (a)', 'p50', 'p99', 'errors'], rows));
   console.log(
-    failoverMs === null
+    run.failoverMs === null
       ? 'failover: not measured'
-      : `failover: ${fmtMs(failoverMs)} from kill -9 of the writer of (c)'s connection to the first ingest acknowledged through a surviving node (CLUSTER_LEASE_MS=${leaseMs})`,
+      : `failover: ${fmtMs(run.failoverMs)} from kill -9 of the writer of (c)'s connection to the first ingest acknowledged through a surviving node (CLUSTER_LEASE_MS=${run.leaseMs})`,
   );
-  for (const line of takeover) console.log(`  ${line.replace(/^\[[^\]]*\] [A-Z]+: /, '').replace(/ \{.*$/, '')}`);
+  for (const line of run.takeover) console.log(`  ${logText(line)}`);
 }
 
-function startNode(natsUrl: string, nodeId: string, leaseMs: number): Promise<Service> {
+interface FailoverWithoutStandbys {
+  failoverMs: number;
+  filled: Scenario;
+  /** the survivors' lines about the partition after the kill: its take-up and takeover */
+  lines: string[];
+}
+
+interface FailoverOptions {
+  leaseMs: number;
+  fillS: number;
+  senders?: number;
+  snapshotLogMb: string | undefined;
+}
+
+/**
+ * (e): 3 fresh nodes with CLUSTER_STANDBYS=0, one connection's partition filled through its
+ * writer, kill -9 of that writer; the survivor takes the partition up before it writes.
+ */
+async function failoverWithoutStandbys(options: FailoverOptions, services: Service[], clusters: NatsTestCluster[]): Promise<FailoverWithoutStandbys> {
+  const { leaseMs, fillS, snapshotLogMb } = options;
+  note(`(e) failover with CLUSTER_STANDBYS=0: one connection filled for ${fillS} s through its writer, then kill -9 of that writer`);
+  const nats = await startNatsCluster();
+  clusters.push(nats);
+  const nodes = await Promise.all(['bench-e1', 'bench-e2', 'bench-e3'].map((name) => startNode(nats.url, name, leaseMs, { CLUSTER_STANDBYS: '0', ...(snapshotLogMb === undefined ? {} : { SNAPSHOT_LOG_MB: snapshotLogMb }) })));
+  services.push(...nodes);
+  const urls = nodes.map((node) => node.baseUrl);
+  const writers = await waitForWriters(urls);
+  const target = await sessionOn(urls[0]!);
+  const key = `p.${partitionOf(target.connectionId, PARTITIONS)}`;
+  const writer = writers.get(key)!;
+  const filled = await measure('(e) filling the partition', [urls[writer]!], { ...target, baseUrl: urls[writer]! }, options.senders ?? 6, fillS, 0);
+  const survivors = nodes.filter((_, index) => index !== writer);
+  const logsBefore = survivors.map((node) => node.logs.length);
+  const failoverMs = await measureFailover(nodes[writer]!, survivors.map((node) => node.baseUrl), target);
+  const escaped = key.replace('.', '\\.');
+  const about = new RegExp(`loaded snapshot ${escaped} |took up ${escaped} in |took over the lease ${escaped} |caught up \\d+ log records of jobwatch\\.log\\.${escaped} `);
+  return { failoverMs, filled, lines: survivors.flatMap((node, index) => node.logs.slice(logsBefore[index]).filter((line) => about.test(line))) };
+}
+
+function printFailoverWithoutStandbys({ failoverMs, filled, lines }: FailoverWithoutStandbys, { leaseMs, fillS, snapshotLogMb }: FailoverOptions): void {
+  console.log(
+    `failover with CLUSTER_STANDBYS=0: ${fmtMs(failoverMs)} from kill -9 of the writer to the first ingest acknowledged through a survivor, ` +
+      `the partition holding ${fmtCount(filled.eventsPerS * fillS)} events (filled at ${fmtCount(filled.eventsPerS)} events/s for ${fillS} s; CLUSTER_LEASE_MS=${leaseMs}` +
+      `${snapshotLogMb === undefined ? '' : `, SNAPSHOT_LOG_MB=${snapshotLogMb}`})`,
+  );
+  for (const line of lines) console.log(`  ${logText(line)}`);
+}
+
+/** A node's log line without its timestamp, level and fields. */
+function logText(line: string): string {
+  return line.replace(/^\[[^\]]*\] [A-Z]+: /, '').replace(/ \{.*$/, '');
+}
+
+function startNode(natsUrl: string, nodeId: string, leaseMs: number, extra: Record<string, string> = {}): Promise<Service> {
   return startService({
-    env: { DAILY_EVENT_LIMIT: '0', CLUSTER_NATS_URL: natsUrl, CLUSTER_NODE_ID: nodeId, CLUSTER_SECRET, CLUSTER_LEASE_MS: String(leaseMs) },
+    env: { DAILY_EVENT_LIMIT: '0', CLUSTER_NATS_URL: natsUrl, CLUSTER_NODE_ID: nodeId, CLUSTER_SECRET, CLUSTER_LEASE_MS: String(leaseMs), ...extra },
     label: nodeId,
     noSession: true,
   });

@@ -87,6 +87,8 @@ export interface Config {
   clusterPartitions: number;
   /** a lease not renewed for this long may be taken over by a standby */
   clusterLeaseMs: number;
+  /** how many nodes besides its writer keep each partition's state; 'all': every node keeps every partition */
+  clusterStandbys: number | 'all';
   /** where other nodes reach this node's HTTP; null: http://<HOST>:<PORT>, resolved once listening */
   clusterAdvertiseUrl: string | null;
   /** signs requests one node forwards to another (required in cluster mode) */
@@ -130,6 +132,23 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   const value = Number(raw.trim());
   if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
   return value;
+}
+
+/**
+ * CLUSTER_STANDBYS when unset. One standby per partition makes a failover a lease plus
+ * milliseconds while each node keeps about (1 + 1) / N of the connections; `all` is every
+ * node a replica of everything (reads about any connection answered by any node).
+ */
+export const CLUSTER_STANDBYS_DEFAULT: number | 'all' = 1;
+/** More standbys than this gain nothing a cluster of that size would not get from `all`. */
+export const CLUSTER_STANDBYS_MAX = 8;
+
+function standbys(env: Env, name: string): number | 'all' {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return CLUSTER_STANDBYS_DEFAULT;
+  if (raw.trim().toLowerCase() === 'all') return 'all';
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be a whole number from 0 to ${CLUSTER_STANDBYS_MAX} or 'all', got '${raw}'`);
+  return integer(env, name, 0, 0, CLUSTER_STANDBYS_MAX);
 }
 
 function oneOf<T extends string>(env: Env, name: string, fallback: T, allowed: readonly T[]): T {
@@ -286,6 +305,7 @@ export function loadConfig(env: Env = process.env): Config {
     clusterReplicas: integer(env, 'CLUSTER_REPLICAS', 3, 1, 5),
     clusterPartitions: integer(env, 'CLUSTER_PARTITIONS', 16, 1, 1024),
     clusterLeaseMs: integer(env, 'CLUSTER_LEASE_MS', 10_000, 200, 600_000),
+    clusterStandbys: standbys(env, 'CLUSTER_STANDBYS'),
     clusterAdvertiseUrl: publicUrl(env, 'CLUSTER_ADVERTISE_URL'),
     clusterSecret,
     clusterReadsFrom: oneOf(env, 'CLUSTER_READS_FROM', 'keepers', ['keepers', 'writers'] as const),

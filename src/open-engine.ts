@@ -25,6 +25,7 @@ import { engineRecoveryHandler } from './engine-recovery.ts';
 import type { Config } from './config.ts';
 import type { LogLine } from './logging/log-line.ts';
 import type { OpenedCluster, PartitionOwners } from '../cluster/open-cluster.ts';
+import type { KeepingEngine } from '../cluster/partition-keeping.ts';
 import type { ClusterRecoveryHandler, ClusterStore } from '../cluster/cluster-store.ts';
 
 /** What the HTTP front reads of a replica (cluster/subject-follower.ts). */
@@ -109,6 +110,8 @@ export async function openEngine(config: Config, options: OpenEngineOptions): Pr
       log: store,
       limits: engineLimitsOf(config),
       audit: auditLimitsOf(config),
+      // cluster mode: the connections of the partitions this node keeps (cluster/partition-keeping.ts), changing as nodes come and go
+      ...(cluster === undefined ? {} : { holds: (connectionId: string) => cluster!.store.keepsConnection(connectionId) }),
       onHalt: (error) => {
         // cluster: leave the membership at once, so no node hands this one a partition while it exits
         cluster?.leave();
@@ -132,7 +135,7 @@ export async function openEngine(config: Config, options: OpenEngineOptions): Pr
     const sessionSecret = config.sessionSecret ?? (await (cluster ? cluster.sessionSecret() : loadOrCreateSecret(config.dataDir)));
     let clusterNode: ClusterNode | null = null;
     if (cluster !== undefined) {
-      const followed = await cluster.follow((record) => engine.applyReplicated(record));
+      const followed = await cluster.follow((record) => engine.applyReplicated(record), keepingEngine(engine, cluster.store));
       // a replica that cannot follow: the engine refuses everything and onHalt stops the node
       followed.failed.catch((error: unknown) => engine.halt(error));
       clusterNode = { store: cluster.store, replica: followed.replica, owners: followed.owners };
@@ -159,6 +162,32 @@ export async function openEngine(config: Config, options: OpenEngineOptions): Pr
     await lock.release();
     throw error;
   }
+}
+
+/** What taking a partition up and letting one go do to the engine (cluster/partition-keeping.ts). */
+function keepingEngine(engine: Engine, store: ClusterStore): KeepingEngine {
+  return {
+    takeUpHandler: () => {
+      const restorer = engine.restorer();
+      return {
+        snapshotChunk: (chunk) => restorer.restore(chunk),
+        snapshotEnded: () => restorer.snapshotEnded({ wholeState: false }),
+        snapshotRestored: () => void restorer.reconcileWithAccounts(),
+        record: (record) => engine.replay(record),
+      };
+    },
+    dropNotHeld: () => engine.dropConnectionsNotHeld(),
+    heldOf: (key) => {
+      let connections = 0;
+      let jobs = 0;
+      for (const connectionId of engine.connectionIds()) {
+        if (store.keyOfConnection(connectionId) !== key) continue;
+        connections += 1;
+        jobs += engine.connection(connectionId)!.jobs.size;
+      }
+      return { connections, jobs };
+    },
+  };
 }
 
 /** A data directory in shards, opened whole (the command line). */

@@ -56,6 +56,7 @@ export async function startService(config: Config, log: LogLine, timers: Service
     connections: () => [...engine.connectionIds()].flatMap((id) => engine.connection(id) ?? []),
     openStreams: () => services.live.openStreamCount(),
     logBytesSinceSnapshot: () => store.logBytesSinceSnapshot,
+    ...(opened.cluster === null ? {} : { replicaRecordsApplied: () => opened.cluster!.store.recordsApplied }),
   });
   await mode.firstAdmin(firstAdminMaker(services.accounts, services.teams, config, log), engine);
   await clearBackupStaging(config.dataDir);

@@ -102,6 +102,17 @@ export class AuditLog {
     return { entries: found, more: false };
   }
 
+  /**
+   * Drops the entries that came through the partitions of connections `dropped` names (cluster
+   * mode: a partition this node no longer keeps; its keepers have them). Returns how many.
+   */
+  dropVia(dropped: (connectionId: string) => boolean): number {
+    const before = this.size;
+    this.entries = this.entries.slice(this.start).filter(({ via }) => via === null || !dropped(via));
+    this.start = 0;
+    return before - this.size;
+  }
+
   /** The entries a snapshot of this scope holds: those that came through its partitions (all of them without a scope). */
   toSnapshot(scope?: { accounts: boolean; connections: PartitionSelector | 'none' }): StoredAuditEntry[] {
     const kept = this.entries.slice(this.start);

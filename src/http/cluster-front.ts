@@ -370,7 +370,8 @@ export class ClusterFront {
 
   /**
    * A node is healthy as itself: it answers reads and routes writes. `writes` names the
-   * partitions it writes now; `replica` how far its copy of the log is (null while starting).
+   * partitions it writes now, `keeps` those whose state it keeps (applied and current);
+   * `replica` how far its copy of the log is (null while starting).
    */
   private health(): Response {
     const node = this.replica?.node;
@@ -383,6 +384,7 @@ export class ClusterFront {
         role: node === undefined ? 'starting' : 'node',
         node: this.nodeId,
         writes: node?.owners.held() ?? [],
+        keeps: node?.owners.kept() ?? [],
         replica:
           log === undefined
             ? null

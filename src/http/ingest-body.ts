@@ -2,7 +2,7 @@
  * Reads an ingest body and parses it without holding the event loop: the structure is
  * checked while the bytes arrive (json-shape.ts), then a large body's envelope and each of
  * its events are parsed on their own, in slices with turns of the event loop between them
- * (turn-slices.ts), and so are the events validated. One `JSON.parse` of a 5 MB body held
+ * (persistence/turn-slices.ts), and so are the events validated. One `JSON.parse` of a 5 MB body held
  * the loop up to a quarter of a second for a body the contract allows and over half a
  * second for one it refuses; an event is at most `INGEST_EVENT_BYTES_MAX` bytes and
  * `INGEST_EVENT_MEMBERS_MAX` members, so no single parse is long. An event that breaks a
@@ -15,7 +15,7 @@ import type { EventVerdict } from '../../actors/ingest/validate-event.ts';
 import type { BodyReader, BodyWatcher } from './read-body.ts';
 import { declaredLength, notJson, parseJson, requireJsonContentType } from './read-body.ts';
 import { envelopeRefusal, JsonShapeScanner, JSON_SHAPE_LIMITS, type SplitArray } from './json-shape.ts';
-import { TurnSlices } from './turn-slices.ts';
+import { TurnSlices } from '../../persistence/turn-slices.ts';
 
 /**
  * The most one event may take. The contract's largest fields written with every character

@@ -34,6 +34,8 @@ export interface RetainedSources {
   logBytesSinceSnapshot(): number;
   /** alert rules firing now, over every connection */
   alertsFiring?(): number;
+  /** cluster mode: log records this node's replica applied since it started (recovery, following, take-ups) */
+  replicaRecordsApplied?(): number;
 }
 
 const SECONDS_FAST = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1];
@@ -195,6 +197,18 @@ export class ServiceMetrics implements ServiceObserver {
         registers,
         collect() {
           this.set(alertsFiring());
+        },
+      });
+    }
+    const replicaRecordsApplied = sources.replicaRecordsApplied;
+    if (replicaRecordsApplied !== undefined) {
+      new Counter({
+        name: 'jobwatch_replica_records_applied_total',
+        help: 'Cluster mode: log records this node applied to its replica since it started, of the partitions it keeps (at recovery, following the log, taking partitions up)',
+        registers,
+        collect() {
+          this.reset();
+          this.inc(replicaRecordsApplied());
         },
       });
     }

@@ -341,7 +341,9 @@ export const Health = closed({
   role: Type.Optional(literals(['starting', 'node'] as const)),
   node: Type.Optional(Type.String()),
   writes: Type.Optional(Type.Array(Type.String())),
-  // the node's copy of the log (every partition): null until it recovered at start; lag = lastKnownSeq - appliedSeq
+  // cluster mode only: the partitions whose state the node keeps, applied and current (its own, its standby ones, the accounts; docs/cluster.md)
+  keeps: Type.Optional(Type.Array(Type.String())),
+  // the node's copy of the log (the partitions it keeps): null until it recovered at start; lag = lastKnownSeq - appliedSeq
   replica: Type.Optional(
     Type.Union([
       closed({

@@ -96,7 +96,7 @@ function clusterNode(config: Config, log: LogLine): ServiceMode {
     },
     serve(app, opened, services) {
       front.replicate(app, opened.engine, cluster(opened), services);
-      return 'a replica of every partition, serving on';
+      return 'a replica of the partitions it keeps, serving on';
     },
     snapshotPolicy(opened, observer) {
       const partitions = (all: boolean) => snapshotPartitions(cluster(opened), opened.engine, config, { log, observer, all });

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { ConfigError, loadConfig } from '../../src/config.ts';
+import { CLUSTER_STANDBYS_DEFAULT, ConfigError, loadConfig } from '../../src/config.ts';
 
 describe('configuration from the environment', () => {
   test('embedded defaults', () => {
@@ -67,6 +67,15 @@ describe('configuration from the environment', () => {
     expect(() => loadConfig({ CLUSTER_NATS_URL: 'nats://10.0.0.1:4222', CLUSTER_SECRET: 'fifteen-chars!!' })).toThrow(/at least 16 characters/);
     expect(() => loadConfig({ CLUSTER_ADVERTISE_URL: 'node-a:3000' })).toThrow(/^CLUSTER_ADVERTISE_URL /);
     expect(() => loadConfig({ CLUSTER_REPLICAS: '7' })).toThrow(/CLUSTER_REPLICAS must be between 1 and 5/);
+  });
+
+  test('CLUSTER_STANDBYS: a count from 0 to 8 or `all`, the default when unset; anything else refused by name', () => {
+    expect(loadConfig({}).clusterStandbys).toBe(CLUSTER_STANDBYS_DEFAULT);
+    expect(loadConfig({ CLUSTER_STANDBYS: '0' }).clusterStandbys).toBe(0);
+    expect(loadConfig({ CLUSTER_STANDBYS: '8' }).clusterStandbys).toBe(8);
+    expect(loadConfig({ CLUSTER_STANDBYS: ' ALL ' }).clusterStandbys).toBe('all');
+    expect(() => loadConfig({ CLUSTER_STANDBYS: '9' })).toThrow(/CLUSTER_STANDBYS must be between 0 and 8, got 9/);
+    for (const bad of ['-1', 'some', '1.5']) expect(() => loadConfig({ CLUSTER_STANDBYS: bad })).toThrow(/^CLUSTER_STANDBYS must be a whole number from 0 to 8 or 'all'/);
   });
 
   test('TRUSTED_PROXIES: none by default; addresses and CIDRs of both families', () => {

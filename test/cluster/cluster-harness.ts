@@ -12,8 +12,18 @@ export const TEST_LEASE_MS = 3_000;
 /** CLUSTER_SECRET of every test node. */
 export const TEST_CLUSTER_SECRET = 'test-cluster-secret-0123456789';
 
+/**
+ * CLUSTER_STANDBYS of the test nodes: the variable the tests run with (`CLUSTER_STANDBYS=0 bun
+ * test test/cluster`), the service's default when unset. A test that is about standbys sets its own.
+ */
+export function testStandbys(): Record<string, string> {
+  const standbys = process.env.CLUSTER_STANDBYS;
+  return standbys === undefined || standbys === '' ? {} : { CLUSTER_STANDBYS: standbys };
+}
+
 export function nodeEnv(natsUrl: string, nodeId: string, extra: Record<string, string> = {}): Record<string, string> {
   return {
+    ...testStandbys(),
     ADMIN_EMAIL,
     ADMIN_PASSWORD,
     DAILY_EVENT_LIMIT: '0',
@@ -107,6 +117,8 @@ export interface NodeHealth {
   node?: string;
   /** The partitions this node writes now (`p.<n>`, `accounts`). */
   writes?: string[];
+  /** The partitions whose state this node keeps, applied and current. */
+  keeps?: string[];
   /** The node's copy of the log: null until it recovered at start. */
   replica?: { following: boolean; appliedSeq: number; lastKnownSeq: number; lag: number } | null;
 }

@@ -189,3 +189,72 @@ test('several partitions: each record goes to its partition writer, a node refus
   await a.close();
   await b.close();
 }, 30_000);
+
+test('taking a partition up while its writer keeps writing: its snapshot, then its subject, then the messages held back meanwhile, each record once and in order; letting it go: its records skipped, the position still advancing', async () => {
+  const PARTITIONS = 2;
+  const prefix = `replica.takeup${subjects++}`;
+  const stream = `${STREAM}_${subjects}`;
+  await jsm.streams.add({ name: stream, subjects: [`${prefix}.>`], num_replicas: 3, storage: StorageType.File });
+  const storeOf = (node: string, lines: string[] = []) =>
+    new ClusterStore({ js, jsm, stream, subjectPrefix: prefix, partitions: PARTITIONS, snapshots, node: `${prefix}/${node}`, maxPayloadBytes: 8 * 1024 * 1024, leaseMs: 2_000, log: (line) => lines.push(line) });
+  const connectionIn0 = Array.from({ length: 50 }, (_, n) => `c${n}`).find((id) => partitionOf(id, PARTITIONS) === 0)!;
+  const record = (n: number) => ({ t: 'ingest', connectionId: connectionIn0, n });
+  const writer = storeOf('writer');
+  await replicaOf(writer, []);
+  await Promise.all([writer.takeOver('p.0', 1), writer.takeOver('accounts', 1)]);
+  for (let n = 0; n < 30; n++) await writer.append(record(n));
+  await writer.writePartitionSnapshot('p.0', { chunks: [{ upTo: 29 }][Symbol.iterator]() });
+
+  // a node that keeps only the accounts: recovers and follows without p.0's records
+  const lines: string[] = [];
+  const keeper = storeOf('keeper', lines);
+  keeper.planKeeping(() => false);
+  const applied: unknown[] = [];
+  const follower = await replicaOf(keeper, applied);
+  expect(keeper.keeping()).toEqual(['accounts']);
+  expect(keeper.keepsConnection(connectionIn0)).toBe(false);
+  expect(applied).toEqual([]);
+
+  let writing = true;
+  let next = 30;
+  const acknowledged: number[] = [];
+  const writes = (async () => {
+    while (writing) {
+      const n = next++;
+      await writer.append(record(n));
+      acknowledged.push(n);
+    }
+  })();
+  while (acknowledged.length < 20) await Bun.sleep(5);
+  const chunks: unknown[] = [];
+  const takenUp: unknown[] = [];
+  const taking = keeper.takeUp('p.0', { snapshotChunk: (chunk) => chunks.push(chunk), snapshotRestored: () => takenUp.push('restored'), record: (entry) => takenUp.push(entry) });
+  expect(keeper.partition('p.0').keeping).toBe('taking up');
+  expect(keeper.keepsConnection(connectionIn0)).toBe(true); // the engine holds its connections from here on
+  const taken = await taking;
+  expect(keeper.partition('p.0').keeping).toBe('kept');
+  while (acknowledged.length < taken.records + 60) await Bun.sleep(5);
+  writing = false;
+  await writes;
+  expect(await follower.waitApplied(writer.lastSeq, 10_000)).toBe(true);
+
+  expect(chunks).toEqual([{ upTo: 29 }]);
+  expect(takenUp[0]).toBe('restored');
+  // the take-up's own records and the follower's afterwards: every record after the snapshot once, in order
+  const after = [...takenUp.slice(1), ...applied];
+  expect(after).toEqual(Array.from({ length: next - 30 }, (_, index) => record(30 + index)));
+  expect(taken.records).toBeGreaterThan(0);
+  expect(taken.heldBack).toBeGreaterThan(0);
+  expect(taken.snapshotSeq).toBeGreaterThan(0);
+
+  // letting go: p.0's next records are skipped, and the follower's position passes them
+  keeper.letGo('p.0');
+  expect(keeper.keeping()).toEqual(['accounts']);
+  const appliedBefore = applied.length;
+  const seq = await writer.append(record(-1));
+  expect(await follower.waitApplied(seq, 10_000)).toBe(true);
+  expect(applied.length).toBe(appliedBefore);
+  expect(() => keeper.letGo('accounts')).toThrow(/kept by every node/);
+  await keeper.close();
+  await writer.close();
+}, 30_000);

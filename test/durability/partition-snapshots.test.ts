@@ -211,3 +211,67 @@ test('recovery in stream order: an accounts snapshot older than a partition snap
   // dropping first loses them: the accounts did not know the connection yet, and the replayed create makes an empty actor
   expect(recover(true)).toBe(0);
 });
+
+describe('a partition taken up and let go by a running engine (cluster mode with standbys)', () => {
+  /** An engine keeping only the partitions in `kept`, which a test changes as a node's keeping does. */
+  function keepingEngine(kept: Set<number>) {
+    const engine = new Engine({ clock: new ManualClock(T0), log: inMemoryLog, limits: LIMITS, holds: (id) => kept.has(partitionOf(id, PARTITIONS)) });
+    const restorer = engine.restorer();
+    for (const snapshot of [chunksOf(fixture.live.engine, ACCOUNTS_ONLY), chunksOf(fixture.live.engine, partitionScope(0))]) for (const chunk of snapshot) restorer.restore(chunk);
+    restorer.reconcileWithAccounts();
+    return engine;
+  }
+
+  test("a connection.created of a partition not kept makes no actor; one of a kept partition does", () => {
+    const kept = new Set([0]);
+    const engine = keepingEngine(kept);
+    const { byPartition } = fixture;
+    expect([...engine.connectionIds()].sort()).toEqual([...byPartition[0]!].sort());
+    const template = fixture.live.engine.accounts.connections.get(byPartition[1]![0]!)!;
+    const idIn = (partition: number): string => Array.from({ length: 64 }, (_, index) => `new-${index}`).find((id) => partitionOf(id, PARTITIONS) === partition)!;
+    for (const partition of [0, 1]) engine.evolve({ t: 'connection.created', connection: { ...template, id: idIn(partition) } });
+    expect(engine.connection(idIn(1))).toBeUndefined();
+    expect(engine.connection(idIn(0))?.jobs.size).toBe(0);
+    expect(engine.accounts.connections.has(idIn(1))).toBe(true);
+  });
+
+  test('taking up: the partition\'s snapshot restored into the running engine and reconciled equals the whole state', () => {
+    const kept = new Set([0]);
+    const engine = keepingEngine(kept);
+    kept.add(1); // taking up: held from here on
+    const restorer = engine.restorer();
+    for (const chunk of chunksOf(fixture.live.engine, partitionScope(1))) restorer.restore(chunk);
+    restorer.snapshotEnded({ wholeState: false });
+    expect(restorer.reconcileWithAccounts()).toEqual({ created: [], dropped: [] });
+    expect(dumpEngine(engine, T0)).toEqual(dumpEngine(fixture.live.engine, T0));
+  });
+
+  test("letting go: the partition's actors, jobs and audit entries are dropped, the other partition's kept; no listener hears of a deletion", () => {
+    const kept = new Set([0, 1]);
+    const engine = keepingEngine(kept);
+    const restorer = engine.restorer();
+    for (const chunk of chunksOf(fixture.live.engine, partitionScope(1))) restorer.restore(chunk);
+    restorer.reconcileWithAccounts();
+    const { byPartition } = fixture;
+    const auditOf = (connectionId: string, id: string): EngineRecord => ({
+      t: 'audit.recorded',
+      connectionId,
+      entry: { id, atMs: T0, userId: null, email: 'api key', address: '127.0.0.1', action: 'marker.add', target: null, teamId: null, connectionId, outcome: 'success', status: 201, error: null },
+    });
+    engine.evolve(auditOf(byPartition[0]![0]!, 'a0'));
+    engine.evolve(auditOf(byPartition[1]![0]!, 'a1'));
+    const told: string[] = [];
+    engine.listen({ deleted: (connectionId) => told.push(connectionId) });
+    const jobsOf1 = byPartition[1]!.reduce((sum, id) => sum + engine.connection(id)!.jobs.size, 0);
+    expect(jobsOf1).toBeGreaterThan(0);
+    expect(engine.dropConnectionsNotHeld()).toEqual({ connections: 0, jobs: 0, auditEntries: 0 }); // nothing to drop while both are kept
+    kept.delete(1);
+    expect(engine.dropConnectionsNotHeld()).toEqual({ connections: byPartition[1]!.length, jobs: jobsOf1, auditEntries: 1 });
+    // not deleted: a live stream watching it goes on, relayed from a node keeping it
+    expect(told).toEqual([]);
+    expect([...engine.connectionIds()].sort()).toEqual([...byPartition[0]!].sort());
+    expect(engine.audit.query({ limit: 10, nowMs: T0 }).entries.map((entry) => entry.id)).toEqual(['a0']);
+    // the accounts still know the connection: nothing was recorded, another node keeps it
+    expect(engine.accounts.connections.has(byPartition[1]![0]!)).toBe(true);
+  });
+});

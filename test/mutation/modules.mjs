@@ -300,7 +300,7 @@ export const MODULES = {
     ],
   },
   partitions: {
-    what: "cluster mode's partition of a connection, scoped snapshots and their reconciliation with the accounts; NATS refusals by code; the wait for a partition's writer",
+    what: "cluster mode's partition of a connection, scoped snapshots and their reconciliation with the accounts; NATS refusals by code; the wait for a partition's writer; who keeps a partition, taking one up and letting one go",
     parts: [
       {
         mutate: [
@@ -320,6 +320,11 @@ export const MODULES = {
         // the bounded wait for a partition's writer: a slip either refuses writes it could answer or waits unbounded
         mutate: ['src/http/writer-view.ts'],
         tests: ['test/http/writer-view.test.ts'],
+      },
+      {
+        // who keeps a partition and when a node takes one up or lets one go: a slip keeps a partition nowhere, or drops one a writer writes
+        mutate: ['cluster/partition-keepers.ts', 'cluster/partition-keeping.ts', block('actors/engine.ts', 'dropConnectionsNotHeld(): {'), block('actors/audit/audit-log.ts', 'dropVia(dropped')],
+        tests: ['test/cluster/partition-keepers.test.ts', 'test/cluster/partition-keeping.test.ts', 'test/durability/partition-snapshots.test.ts'],
       },
     ],
   },
@@ -428,7 +433,7 @@ export const MODULES = {
   heavyBodies: {
     what: "what one tenant's bodies may cost: their structure checked as they arrive, large ingest bodies parsed in slices, the in-flight caps",
     parts: [
-      { mutate: ['src/http/json-shape.ts', 'src/http/ingest-body.ts', 'src/http/turn-slices.ts'], tests: ['test/http/json-shape.test.ts'] },
+      { mutate: ['src/http/json-shape.ts', 'src/http/ingest-body.ts', 'persistence/turn-slices.ts'], tests: ['test/http/json-shape.test.ts'] },
       { mutate: ['src/http/in-flight.ts'], tests: ['test/http/in-flight.test.ts'] },
       // the routes' order of checks (quota and caps before the body): route tests, seconds each
       { mutate: [lines('src/routes/ingest.ts', 'const actor = connectionActorForKey', 'ticket?.release()')], tests: ['test/routes/heavy-bodies.test.ts'] },

@@ -1,8 +1,9 @@
 /**
- * Long work of one request cut into slices of a few milliseconds, with a turn of the event
- * loop between them: the requests of other connections (a dashboard's GET, a health check)
- * are served in between instead of waiting for the whole. The engine runs every connection
- * on one thread, so this is what gives each its fair share when one sends heavy bodies.
+ * Long work cut into slices of a few milliseconds, with a turn of the event loop between
+ * them: the requests of other connections (a dashboard's GET, a health check) are served in
+ * between instead of waiting for the whole. The engine runs every connection on one thread,
+ * so this is what gives each its fair share when one sends heavy bodies, and what keeps a
+ * cluster node renewing its leases while it loads a partition (cluster/partition-reader.ts).
  */
 
 /** Long enough that the yields cost nothing measurable, short enough to stay far under a 100 ms p99. */
