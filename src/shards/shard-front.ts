@@ -206,7 +206,12 @@ export class ShardFront {
     return link.request(request, this.client(request, server));
   }
 
-  /** A bulk action: its ids grouped by the shard keeping each job, one part per shard, the results merged (bulk-split.ts). */
+  /**
+   * A bulk action: its ids grouped by the shard keeping each job, one part per shard, the
+   * results merged (bulk-split.ts). A shard that cannot say what it keeps (down, or in a
+   * cluster a partition nobody keeps right now) takes the ids no other shard knows, and its
+   * part answers them `success: false` with the reason; only when none can say is it a 503.
+   */
   private async bulk(request: Request, server: PeerSource | null | undefined): Promise<Response> {
     const access = this.sessionAccess(request);
     // no session: the front's application answers the 401 as every shard would
@@ -217,12 +222,19 @@ export class ShardFront {
     const links = this.options.links;
     return splitBulkByOwner(request, {
       keysOf: async (ids) => {
-        const located = (await Promise.all(this.placed(byShard).map(([shard, connectionIds]) => links[shard]!.call({ what: 'locateJobs', ids, connectionIds })))) as Array<Array<string | null>>;
+        const placed = this.placed(byShard);
+        const asked = await Promise.allSettled(placed.map(([shard, connectionIds]) => links[shard]!.call({ what: 'locateJobs', ids, connectionIds })));
+        const located = asked.flatMap((one) => (one.status === 'fulfilled' ? [one.value as Array<string | null>] : []));
+        const downAt = asked.findIndex((one) => one.status === 'rejected');
+        // nobody could say: the action waits for them (503), as a read that needs them does
+        if (downAt >= 0 && located.length === 0) throw (asked[downAt] as PromiseRejectedResult).reason;
         return ids.map((_, at) => {
           // the first of the user's connections keeping it, as one engine looks
           const found = located.map((answers) => answers[at]).filter((id): id is string => typeof id === 'string');
           found.sort((a, b) => order.indexOf(a) - order.indexOf(b));
-          return found.length === 0 ? undefined : String(shardOf(found[0]!, links.length));
+          if (found.length > 0) return String(shardOf(found[0]!, links.length));
+          // not found where asked: it may be kept where nobody answered, whose part then says why for its ids
+          return downAt >= 0 ? String(placed[downAt]![0]) : undefined;
         });
       },
       fallbackKey: String(byShard.keys().next().value ?? 0),

@@ -6,7 +6,8 @@
  * a message whose predecessor it never applied, says FATAL and exits; restarted, it
  * rebuilds from the snapshots and holds exactly the writer's data. B's name is one the
  * rendezvous hash gives no partition among these three, so its halt is the replica's, not
- * a lost lease.
+ * a lost lease. Every node keeps every partition (`CLUSTER_STANDBYS=all`): a replica that
+ * does not write the partition exists only where some node stands by for it.
  */
 import { afterAll, expect, test } from 'bun:test';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, cleanUpServices, createConnection, login, makeDataDir, startService, type ServiceProcess } from '../blackbox/service-process.ts';
@@ -33,7 +34,8 @@ test('a replica stopped past a purge notices the gap and halts; one that keeps u
   nats = await startNatsCluster();
   const [dirA, dirB, dirC] = ['purge-owner', 'purge-stopped', 'purge-following'].map(makeDataDir);
   dirs.push(dirA!, dirB!, dirC!);
-  const env = (node: string) => nodeEnv(nats!.url, node, { SNAPSHOT_LOG_MB: '1' });
+  // B must keep the partition it does not write: every node keeps every partition here, whatever the suite runs with
+  const env = (node: string) => nodeEnv(nats!.url, node, { SNAPSHOT_LOG_MB: '1', CLUSTER_STANDBYS: 'all' });
   expect(partitionKeys(16).filter((key) => wantedOwner(['node-a', B_NAME, 'node-c'], key) === B_NAME)).toEqual([]);
   let [a, b, c] = await Promise.all([
     startService({ dataDir: dirA!, env: env('node-a') }),

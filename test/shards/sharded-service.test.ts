@@ -60,7 +60,7 @@ const jobsOf = async (baseUrl: string, cookie: string, connection: Connection) =
   ((await getJson(baseUrl, `/api/jobs?connectionId=${connection.id}&limit=100`, cookie)).body.data as Array<{ externalId: string }>).map((job) => job.externalId).sort();
 
 describe(`${SHARDS} shards on worker threads`, () => {
-  test('a shard that ends answers its connections 503 with Retry-After until it is back; the others serve; nothing acknowledged is lost', async () => {
+  test('a shard that ends answers its connections 503 with Retry-After until it is back (a bulk action says so for its ids); the others serve; nothing acknowledged is lost', async () => {
     const { service, baseUrl, cookie, lines } = await start();
     const [down, up] = await onTwoShards(baseUrl, cookie);
     const acknowledged: string[] = [];
@@ -71,6 +71,8 @@ describe(`${SHARDS} shards on worker threads`, () => {
     }
     expect((await ingest(baseUrl, up.apiKey, batchOfJobs(up.id, 'other', 5))).status).toBe(200);
 
+    const idsOf = async (connection: Connection) => ((await getJson(baseUrl, `/api/jobs?connectionId=${connection.id}&limit=1`, cookie)).body.data as Array<{ id: string }>).map((job) => job.id);
+    const [downId, upId] = [(await idsOf(down))[0]!, (await idsOf(up))[0]!];
     const ended = shardOf(down.id, SHARDS);
     await service.shards!.links[ended]!.kill('ended by the test');
     const refused = await fetch(`${baseUrl}/api/ingest`, {
@@ -87,6 +89,19 @@ describe(`${SHARDS} shards on worker threads`, () => {
     const health = await getJson(baseUrl, '/api/health', '');
     expect(health.status).toBe(503);
     expect(health.body.shards.find((shard: { shard: number }) => shard.shard === ended).state).not.toBe('ready');
+    // a bulk action over both: the running shard's job is answered by it, the ended shard's says why not
+    const bulk = await fetch(`${baseUrl}/api/jobs/bulk/revoke`, {
+      method: 'POST',
+      headers: { cookie, 'content-type': 'application/json', origin: baseUrl },
+      body: JSON.stringify({ ids: [downId, upId] }),
+    });
+    expect(bulk.status).toBe(200);
+    const results = ((await bulk.json()) as { results: Array<{ id: string; success: boolean; error?: string }> }).results;
+    console.log(`bulk revoke with shard ${ended} ended: ${JSON.stringify(results)}`);
+    expect(results.map((result) => result.id)).toEqual([downId, upId]);
+    expect(results[0]).toMatchObject({ success: false });
+    expect(results[0]!.error).toMatch(/shard/);
+    expect(results[1]).toMatchObject({ success: true });
     // every other shard goes on
     expect((await ingest(baseUrl, up.apiKey, batchOfJobs(up.id, 'meanwhile', 5))).status).toBe(200);
     expect(await jobsOf(baseUrl, cookie, up)).toHaveLength(10);
