@@ -293,8 +293,11 @@ test('a relayed stream goes on across a kill -9 of the node relaying it: another
   await nodes[writer]!.kill();
   // as an SDK does: retried until the partition's next writer acknowledges it
   const deadline = Date.now() + 30_000;
-  while ((await send('after-kill').catch(() => ({ status: 0 }))).status !== 200 && Date.now() < deadline) await Bun.sleep(200);
-  expect(await readUntil('"after-kill"', 20_000)).toBe(true);
+  while ((await send('after-kill-0').catch(() => ({ status: 0 }))).status !== 200 && Date.now() < deadline) await Bun.sleep(200);
+  // an event built before the next relay reached its keeper is behind the gap (the reset below says so):
+  // the stream goes on with the events after it
+  for (let n = 1; !(await readUntil('"after-kill-', 1_000)) && Date.now() < deadline + 20_000; n++) await send(`after-kill-${n}`).catch(() => undefined);
+  expect(text).toContain('"after-kill-');
   await reader.cancel().catch(() => undefined);
   nodes.splice(writer, 1);
   // what the killed node had not sent is unknown: a client resuming from before the kill is told to reset
