@@ -280,11 +280,16 @@ test('a relayed stream goes on across a kill -9 of the node relaying it: another
   const reader = stream.body!.getReader();
   const decoder = new TextDecoder();
   let text = '';
+  // a read that outlasts a wait is kept for the next wait: a second read would take the chunk it was waiting for
+  let reading: ReturnType<typeof reader.read> | undefined;
   const readUntil = async (needle: string, timeoutMs: number) => {
     const deadline = Date.now() + timeoutMs;
     while (!text.includes(needle) && Date.now() < deadline) {
-      const next = await Promise.race([reader.read(), Bun.sleep(Math.max(1, deadline - Date.now())).then(() => null)]);
-      if (next === null || next.done) break;
+      reading ??= reader.read();
+      const next = await Promise.race([reading, Bun.sleep(Math.max(1, deadline - Date.now())).then(() => null)]);
+      if (next === null) break;
+      reading = undefined;
+      if (next.done) break;
       text += decoder.decode(next.value, { stream: true });
     }
     return text.includes(needle);

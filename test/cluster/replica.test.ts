@@ -98,11 +98,15 @@ test('a live stream receives events ingested through another node and keeps goin
   const reader = stream.body!.getReader();
   const decoder = new TextDecoder();
   let text = '';
+  // a read that outlasts a wait is kept for the next wait: a second read would take the chunk it was waiting for
+  let reading: ReturnType<typeof reader.read> | undefined;
   const readUntil = async (needle: string, timeoutMs: number): Promise<void> => {
     const deadline = Date.now() + timeoutMs;
     while (!text.includes(needle)) {
-      const chunk = await Promise.race([reader.read(), Bun.sleep(Math.max(1, deadline - Date.now())).then(() => null)]);
+      reading ??= reader.read();
+      const chunk = await Promise.race([reading, Bun.sleep(Math.max(1, deadline - Date.now())).then(() => null)]);
       if (chunk === null) throw new Error(`the stream on A did not show ${needle}; got:\n${text.slice(-2000)}`);
+      reading = undefined;
       if (chunk.done) throw new Error(`the stream on A ended before ${needle}; got:\n${text.slice(-2000)}`);
       text += decoder.decode(chunk.value, { stream: true });
     }
