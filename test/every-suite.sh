@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Runs every suite even when one fails (bun's, then bun's once more with the connections over
-# 4 shards, then each agent's own: the BullMQ agent's type check and node --test, the Celery agent's
-# pytest, the Sidekiq agent's minitest), so a failure in one does not hide the results of
-# the others; exits non-zero if any failed.
+# Runs every suite even when one fails (bun's; bun's once more with the connections over 4
+# shards; the cluster's once more with no standby; then each agent's own: the BullMQ agent's
+# type check and node --test, the Celery agent's pytest, the Sidekiq agent's minitest), so a
+# failure in one does not hide the results of the others; exits non-zero if any failed.
 set -u
 cd "$(dirname "$0")/.."
 status=0
@@ -13,6 +13,8 @@ bun test --timeout 30000 || status=1
 # test sets its shards)
 mapfile -t over_shards < <(ls -d test/*/ | grep -vE '^test/(cluster|shards)/$')
 WORKERS=4 bun test --timeout 30000 "${over_shards[@]}" || status=1
+# the cluster's tests again with no standby (a partition kept by its writer alone; the default is 1)
+CLUSTER_STANDBYS=0 bun test --timeout 30000 test/cluster || status=1
 npm run --silent test:bullmq || status=1
 npm run --silent test:celery || status=1
 npm run --silent test:sidekiq || status=1
