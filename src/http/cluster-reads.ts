@@ -96,7 +96,7 @@ class PartitionLink implements FrontLink {
     return this.askKeepers(partitions, (target) => callKeeper(target, call, this.options)).then(async (answer) => {
       const body = (await answer.json().catch(() => null)) as { value?: unknown; error?: { message?: string } } | null;
       if (answer.status === 200 && body !== null && 'value' in body) return body.value;
-      throw new DomainError('SERVICE_UNAVAILABLE', `the node keeping these connections could not say where the target is (${body?.error?.message ?? `answered ${answer.status}`}); retry shortly`, undefined, undefined, { 'retry-after': '1' });
+      throw retryShortly(`the node keeping these connections could not say where the target is (${body?.error?.message ?? `answered ${answer.status}`}); retry shortly`);
     });
   }
 
@@ -115,7 +115,7 @@ class PartitionLink implements FrontLink {
   private async askKeepers(partitions: number[], ask: (target: ForwardTarget) => Promise<Response>): Promise<Response> {
     const keepers = keepingAll(partitions, this.options.keepersElsewhere);
     const names = partitions.map((partition) => `p.${partition}`).join(', ');
-    if (keepers.length === 0) throw new DomainError('SERVICE_UNAVAILABLE', `no live node keeps ${names} right now; retry shortly`, undefined, undefined, { 'retry-after': '1' });
+    if (keepers.length === 0) throw retryShortly(`no live node keeps ${names} right now; retry shortly`);
     const deadline = Date.now() + this.options.config.bodyTimeoutMs;
     let failure: DomainError | undefined;
     for (const target of keepers) {
@@ -123,7 +123,7 @@ class PartitionLink implements FrontLink {
         const answer = await ask(target);
         if (answer.status !== 503 || !answer.headers.has(NOT_KEEPER_HEADER)) return answer;
         await answer.body?.cancel();
-        failure = new DomainError('SERVICE_UNAVAILABLE', `${target.node} no longer keeps ${names}; retry shortly`, undefined, undefined, { 'retry-after': '1' });
+        failure = retryShortly(`${target.node} no longer keeps ${names}; retry shortly`);
       } catch (error) {
         if (!(error instanceof DomainError)) throw error;
         failure = error;
@@ -132,6 +132,11 @@ class PartitionLink implements FrontLink {
     }
     return retryLater(failure);
   }
+}
+
+/** A 503 a client retries after a second (every 503 of a node carries Retry-After). */
+function retryShortly(message: string): DomainError {
+  return new DomainError('SERVICE_UNAVAILABLE', message, undefined, undefined, { 'retry-after': '1' });
 }
 
 /** A 503 on the way (a writer or keeper out of reach) as the shards' front answers it: with Retry-After, as every 503 of a node. */
@@ -162,7 +167,7 @@ async function callKeeper(target: ForwardTarget, call: LocateCall, options: Pick
     });
   } catch (error) {
     const reason = error instanceof Error && error.name === 'TimeoutError' ? `no answer within ${deadlineMs} ms` : error instanceof Error ? error.message : String(error);
-    throw new DomainError('SERVICE_UNAVAILABLE', `the node keeping these connections (${target.node}) is not reachable (${reason}); retry shortly`, undefined, undefined, { 'retry-after': '1' });
+    throw retryShortly(`the node keeping these connections (${target.node}) is not reachable (${reason}); retry shortly`);
   }
 }
 
