@@ -11,9 +11,12 @@
  * - Refused with `wrong last sequence`: another owner appended to the subject (its owner
  *   marker, at least). This node is deposed: everything pending is rejected with
  *   DurabilityError, it logs `fenced: ...`, and accepts nothing more.
- * - No answer (a NATS server died, a stream leader election): the same message is
- *   published again with the same msgID; if the first attempt was stored, JetStream's
- *   duplicate window answers with its sequence instead of storing it twice.
+ * - No answer (a NATS server died, a stream leader election, a loaded machine): the same
+ *   message is published again with the same msgID; if the first attempt was stored,
+ *   JetStream's duplicate window answers with its sequence instead of storing it twice. A
+ *   clustered stream may instead refuse the retry by the fence (the first attempt moved
+ *   the subject past `expected`): then the subject's last message is read, and if it is
+ *   this very message (same msgID) the retry is the first attempt's success, not a fence.
  */
 import type { JetStreamClient, PubAck } from '@nats-io/jetstream';
 import { DurabilityError, describeError } from '../persistence/errors.ts';
@@ -35,6 +38,12 @@ export interface FencedPublisherOptions {
   retryForMs?: number;
   /** Told of each group published (metrics, ingest timings): its records, bytes, and the time to the quorum's ack. */
   observer?: LogWriterObserver;
+  /**
+   * The subject's last message (its seq and msgID), read when a retry is refused by the
+   * fence, to tell the first attempt's own message from another owner's; without it such a
+   * refusal is a fence.
+   */
+  lastMessage?: () => Promise<{ seq: number; msgID: string | null } | null>;
 }
 
 /** Messages on a partition's subject: a group of records, or the marker a new owner writes. */
@@ -187,6 +196,12 @@ export class FencedPublisher {
       } catch (error) {
         const reason = describeError(error);
         if (isWrongLastSequence(error)) {
+          const stored = attempt > 1 ? await this.storedEarlier(msgID) : null;
+          if (stored !== null) {
+            log(`published to ${subject} at seq ${stored} after ${attempt} attempts (the first had been stored; the retry was refused by the fence it had moved)`);
+            this.lastSeqKnown = stored;
+            return stored;
+          }
           const message = `fenced: ${subject} has moved past seq ${expected} (${reason}); another node owns the partition now`;
           log(message);
           throw new FencedError(message, lastSequenceNamedBy(error), { cause: error });
@@ -205,6 +220,22 @@ export class FencedPublisher {
       if (attempt > 1) log(`published to ${subject} at seq ${ack.seq} after ${attempt} attempts${ack.duplicate ? ' (the first had been stored)' : ''}`);
       this.lastSeqKnown = ack.seq;
       return ack.seq;
+    }
+  }
+
+  /**
+   * The seq of `msgID` when it is the subject's last message: an earlier attempt that timed
+   * out was stored after all. Null when another message is last (another owner's), or the
+   * last message cannot be read (then the refusal stands: a fence is never waved through).
+   */
+  private async storedEarlier(msgID: string): Promise<number | null> {
+    if (this.options.lastMessage === undefined) return null;
+    try {
+      const last = await this.options.lastMessage();
+      return last !== null && last.msgID === msgID ? last.seq : null;
+    } catch (error) {
+      this.options.log(`reading the last message of ${this.options.subject} after a refused retry failed (${describeError(error)}): taking the refusal as a fence`);
+      return null;
     }
   }
 

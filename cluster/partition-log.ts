@@ -33,7 +33,7 @@ import type { RecoveryHandler, SnapshotSource } from '../persistence/durable-sto
 import type { ClusterStoreOptions } from './cluster-store.ts';
 import { FencedError, FencedPublisher } from './fenced-publisher.ts';
 import { PartitionReader, type ApplyRecord } from './partition-reader.ts';
-import type { SubjectMessage } from './subject-replay.ts';
+import { lastSubjectMessage, type SubjectMessage } from './subject-replay.ts';
 
 /** The store's settings for one partition (see ClusterStoreOptions), plus which partition it is. */
 export interface PartitionLogOptions
@@ -233,12 +233,12 @@ export class PartitionLog {
   }
 
   private async fenceAndCatchUp(epoch: number, replica: AppliedPosition): Promise<void> {
-    const { subject, key, snapshots, log } = this.options;
+    const { subject, key, snapshots, log, jsm, stream } = this.options;
     const startedAtMs = performance.now();
     const fromSeq = this.reader.appliedSeq;
     const recordsBefore = this.reader.recordsApplied;
     let lastSeq = await this.reader.readLastSeq(log);
-    const publisher = new FencedPublisher({ ...this.options, epoch, lastSeq });
+    const publisher = new FencedPublisher({ ...this.options, epoch, lastSeq, lastMessage: () => lastSubjectMessage(jsm, stream, subject) });
     let markerSeq = 0;
     for (let attempt = 1; ; attempt++) {
       try {

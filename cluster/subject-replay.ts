@@ -28,6 +28,14 @@ export function subjectMessage(message: JsMsg): SubjectMessage {
   return { subject: message.subject, seq: message.seq, previousSeq, data: message.data, pending: message.info.pending };
 }
 
+/** The subject's last message, its sequence and the message id it was published with; null when it holds none. */
+export async function lastSubjectMessage(jsm: JetStreamManager, stream: string, subject: string): Promise<{ seq: number; msgID: string | null } | null> {
+  const last = await jsm.streams.getMessage(stream, { last_by_subj: subject });
+  if (last === null) return null;
+  const msgID = last.header?.get(PubHeaders.MsgIdHdr);
+  return { seq: last.seq, msgID: msgID === undefined || msgID === '' ? null : msgID };
+}
+
 /** 0 when the subject holds no message. */
 export async function lastSubjectSeq(jsm: JetStreamManager, stream: string, subject: string): Promise<number> {
   const last = await jsm.streams.getMessage(stream, { last_by_subj: subject });

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { jetstream, jetstreamManager, StorageType, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { FencedPublisher, type LogMessage } from '../../cluster/fenced-publisher.ts';
-import { lastSubjectSeq, replaySubject } from '../../cluster/subject-replay.ts';
+import { lastSubjectMessage, lastSubjectSeq, replaySubject } from '../../cluster/subject-replay.ts';
 import { DurabilityError } from '../../persistence/errors.ts';
 import { decodeValue, encodeValue } from '../../persistence/record-codec.ts';
 import { startNatsCluster, type NatsTestCluster } from '../support/nats-cluster.ts';
@@ -97,6 +97,61 @@ test('a second writer fenced on the subject end deposes the first: its next appe
   await expect(first.append(encodeValue({ later: true }))).rejects.toThrow(/^fenced/);
   expect((await messagesOf(subject)).flatMap((message) => message.records)).toEqual([{ by: 'a' }]);
   expect(await second.append(encodeValue({ by: 'b' }))).toBeGreaterThan(0);
+});
+
+/**
+ * A client whose first publish is stored but answered by a timeout (an ack lost on a loaded
+ * machine or in an election), and whose retries then meet what a clustered stream may answer:
+ * the fence the first attempt moved (a real refusal, of a probe under another id on the same
+ * fence). `between` runs after the lost ack, before the retry.
+ */
+function ackLostOnce(between: () => Promise<void> = async () => undefined): JetStreamClient {
+  let calls = 0;
+  return Object.assign(Object.create(js) as JetStreamClient, {
+    publish: async (subject: string, payload: Uint8Array, options: { msgID: string; expect: { lastSubjectSequence: number } }) => {
+      calls += 1;
+      if (calls === 1) {
+        await js.publish(subject, payload, options);
+        await between();
+        throw new Error('TimeoutError: timeout');
+      }
+      if (calls === 2) return js.publish(subject, payload, { ...options, msgID: `${options.msgID}:probe` });
+      return js.publish(subject, payload, options);
+    },
+  });
+}
+
+function publisherOn(client: JetStreamClient, subject: string, lines: string[]): FencedPublisher {
+  return new FencedPublisher({
+    js: client, subject, node: `${subject}/a`, epoch: 1, lastSeq: 0, maxPayloadBytes: 8 * 1024 * 1024,
+    log: (line) => lines.push(line), lastMessage: () => lastSubjectMessage(jsm, STREAM, subject),
+  });
+}
+
+test('a publish stored but unanswered, whose retry the fence refuses, is the first attempt\'s success: stored once, the writer goes on', async () => {
+  const subject = `test.lost-ack.${subjects++}`;
+  const lines: string[] = [];
+  const writer = publisherOn(ackLostOnce(), subject, lines);
+  const seq = await writer.append(encodeValue({ n: 1 }));
+  expect(seq).toBe(await lastSubjectSeq(jsm, STREAM, subject));
+  expect(await writer.append(encodeValue({ n: 2 }))).toBeGreaterThan(seq);
+  expect((await messagesOf(subject)).flatMap((message) => message.records)).toEqual([{ n: 1 }, { n: 2 }]);
+  expect(lines).toEqual([
+    `publishing to ${subject} failed (TimeoutError: timeout); retrying with the same message id`,
+    `published to ${subject} at seq ${seq} after 2 attempts (the first had been stored; the retry was refused by the fence it had moved)`,
+  ]);
+});
+
+test('a retry the fence refuses because another owner wrote after the lost ack is fenced, not taken for its own', async () => {
+  const subject = `test.lost-ack-fenced.${subjects++}`;
+  const lines: string[] = [];
+  const writer = publisherOn(
+    ackLostOnce(async () => void (await publisher(subject, 'b', await lastSubjectSeq(jsm, STREAM, subject)).publishOwnerMarker(await lastSubjectSeq(jsm, STREAM, subject)))),
+    subject,
+    lines,
+  );
+  await expect(writer.append(encodeValue({ n: 1 }))).rejects.toThrow(/^fenced: /);
+  expect(lines.at(-1)).toMatch(/^fenced: test\.lost-ack-fenced\.\d+ has moved past seq 0 \(wrong last sequence/);
 });
 
 test('a message id used before is an error, not a silent success: the duplicate window would drop the record', async () => {
