@@ -145,7 +145,11 @@ async function runConfiguration(options: ConfigurationOptions): Promise<Configur
     }
     const bodiesPerConnection = Math.ceil(options.jobs / JOBS_PER_BODY / options.connections);
     note(`${options.label}: sending ${fmtCount(bodiesPerConnection * options.connections * BATCH)} events (${fmtCount(bodiesPerConnection * options.connections * JOBS_PER_BODY)} jobs)`);
-    await Promise.all(targets.map((target) => send(target, bodiesPerConnection)));
+    await Promise.all(targets.map((target) => send(target, bodiesPerConnection))).catch((error: unknown) => {
+      // a node that refused (its log failed, it halted) said why in its own lines
+      for (const node of nodes) note(`${node.label}'s last lines:\n${node.logs.slice(-8).join('\n')}`);
+      throw error;
+    });
     await untilApplied(urls);
     const burst = await Promise.all(nodes.map((node) => scrape(node)));
     if (options.idleMs > 0) await untilCollected(nodes, burst, options.idleMs);
