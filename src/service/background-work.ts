@@ -12,7 +12,7 @@ import type { ServiceObserver } from '../metrics/service-observer.ts';
 import type { OpenedEngine } from '../open-engine.ts';
 import { startRetentionTimer } from './retention-timer.ts';
 import { startCommandDeadlineTimer } from './command-deadline-timer.ts';
-import { startMemoryReturn, type WorkMeter } from './memory-return.ts';
+import { activityOf, startMemoryReturn, type WorkMeter } from './memory-return.ts';
 import type { ServiceMode } from './service-mode.ts';
 import type { SnapshotSchedule } from './snapshot-schedule.ts';
 
@@ -54,7 +54,9 @@ export function startBackgroundWork(
   const stopTimers = [
     startRetentionTimer(engine, (atMs) => mode.retentionRecords(opened, atMs), timers.retentionIntervalMs, log),
     startCommandDeadlineTimer(engine, mode.writesConnectionsOf(opened), config.commandConfirmMs, log),
-    startMemoryReturn({ idleMs: config.memoryReturnIdleMs, workBytesMin: config.memoryReturnWorkBytesMin }, workBytes, log, (returned) => observer.memoryReturned(returned)),
+    startMemoryReturn({ idleMs: config.memoryReturnIdleMs, workBytesMin: config.memoryReturnWorkBytesMin }, { workBytes, activity: activityOf(engine) }, log, (returned) =>
+      observer.memoryReturned(returned),
+    ),
   ];
   alertDelivery.runner.start();
   log(`alerts evaluated every ${config.alertEvalMs / 1000} s${config.alertWebhookAllowPrivate ? '; webhooks may reach private addresses (ALERT_WEBHOOK_ALLOW_PRIVATE=true)' : ''}`);

@@ -11,7 +11,9 @@
  * so it runs only when all of these hold:
  * - the node has taken in at least `workBytesMin` (log bytes written, replicated records
  *   and snapshots applied, a recovery) since the last one: a burst left something behind;
- * - nothing was taken in for `idleMs`: the burst is over, no ingest is waiting on the log;
+ * - nothing was taken in for `idleMs` and no commit waits for the log: the burst is over
+ *   (a log that stalls, a publish waiting for its quorum, is not quiet: a collection then
+ *   would only add to the wait);
  * - the thread has run free at least STOPPED_TO_FREE times as long as the last collection
  *   stopped it (and at least `idleMs`): bursts separated by short pauses spend at most 1% of
  *   the node's time in these stops, however large its heap.
@@ -40,6 +42,8 @@ export interface IdleCollectionOptions {
   workBytesMin: number;
   /** a count of bytes taken in that only grows (WorkMeter plus a replica's bytes applied) */
   workBytes: () => number;
+  /** the engine at work: a count that moves with every record committed or applied, and the commits waiting for the log */
+  activity: () => { moves: number; waiting: number };
   /** the monotonic clock, ms */
   nowMs: () => number;
   /** the full collection; returns the resident bytes before and after */
@@ -47,25 +51,34 @@ export interface IdleCollectionOptions {
   collected: (returned: MemoryReturned) => void;
 }
 
+/** What an engine shows of its work (actors/engine.ts). */
+export function activityOf(engine: { recordsTaken: number; commitsWaiting: number }): IdleCollectionOptions['activity'] {
+  return () => ({ moves: engine.recordsTaken, waiting: engine.commitsWaiting });
+}
+
 /** The decision, fed by a timer: `check()` collects when a burst is over and the last collection is old enough. */
 export class IdleCollection {
   private seenWork: number;
+  private seenMoves: number;
   private lastWorkAtMs: number;
   private workAtCollection = 0;
   private nextAllowedAtMs = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly options: IdleCollectionOptions) {
     this.seenWork = options.workBytes();
+    this.seenMoves = options.activity().moves;
     this.lastWorkAtMs = options.nowMs();
   }
 
   /** One timer turn; true when it collected. */
   check(): boolean {
-    const { idleMs, workBytesMin, workBytes, nowMs, collect, collected } = this.options;
+    const { idleMs, workBytesMin, workBytes, activity, nowMs, collect, collected } = this.options;
     const now = nowMs();
     const work = workBytes();
-    if (work !== this.seenWork) {
+    const { moves, waiting } = activity();
+    if (work !== this.seenWork || moves !== this.seenMoves || waiting > 0) {
       this.seenWork = work;
+      this.seenMoves = moves;
       this.lastWorkAtMs = now;
       return false;
     }
@@ -115,14 +128,14 @@ export function checkIntervalMs(idleMs: number): number {
  */
 export function startMemoryReturn(
   settings: { idleMs: number; workBytesMin: number },
-  workBytes: () => number,
+  measures: Pick<IdleCollectionOptions, 'workBytes' | 'activity'>,
   log: LogLine,
   collected: (returned: MemoryReturned) => void = () => {},
 ): () => void {
   if (settings.idleMs <= 0) return () => {};
   const collection = new IdleCollection({
     ...settings,
-    workBytes,
+    ...measures,
     nowMs: () => performance.now(),
     collect: fullCollection,
     collected: (returned) => {

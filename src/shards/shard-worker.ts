@@ -19,7 +19,7 @@ import { NOT_OBSERVED } from '../metrics/service-observer.ts';
 import { buildIndexesBetweenRequests } from '../service/background-work.ts';
 import { startRetentionTimer } from '../service/retention-timer.ts';
 import { startCommandDeadlineTimer } from '../service/command-deadline-timer.ts';
-import { startMemoryReturn, WorkMeter } from '../service/memory-return.ts';
+import { activityOf, startMemoryReturn, WorkMeter } from '../service/memory-return.ts';
 import { engineRecoveryHandler } from '../engine-recovery.ts';
 import { SnapshotSchedule } from '../service/snapshot-schedule.ts';
 import { storeSnapshotPolicy } from '../service/store-snapshots.ts';
@@ -86,7 +86,9 @@ function startShardWork({ init, config, engine, store, app, log, ingestTimings, 
     startRetentionTimer(engine, (atMs) => [{ t: 'retention', atMs, partition: init.index, partitions: init.shards }], init.timers.retentionIntervalMs, log),
     startCommandDeadlineTimer(engine, undefined, config.commandConfirmMs, log),
     // each shard's thread has its own heap: it collects its own after its own bursts
-    startMemoryReturn({ idleMs: config.memoryReturnIdleMs, workBytesMin: config.memoryReturnWorkBytesMin }, () => takenIn.bytes, log, (returned) => observer.memoryReturned(returned)),
+    startMemoryReturn({ idleMs: config.memoryReturnIdleMs, workBytesMin: config.memoryReturnWorkBytesMin }, { workBytes: () => takenIn.bytes, activity: activityOf(engine) }, log, (returned) =>
+      observer.memoryReturned(returned),
+    ),
   ];
   app.alertDelivery.runner.start();
   ingestTimings.start();

@@ -4,7 +4,7 @@
  * /metrics and its debug log line.
  */
 import { describe, expect, test } from 'bun:test';
-import { checkIntervalMs, describeReturn, fullCollection, IdleCollection, STOPPED_TO_FREE, WorkMeter, type MemoryReturned } from '../../src/service/memory-return.ts';
+import { activityOf, checkIntervalMs, describeReturn, fullCollection, IdleCollection, STOPPED_TO_FREE, WorkMeter, type MemoryReturned } from '../../src/service/memory-return.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,12 +18,13 @@ const TOKEN = 'memory-return-metrics-token';
 
 /** An IdleCollection over a clock and a work count the test moves by hand. */
 function harness(options: { idleMs?: number; workBytesMin?: number; collectionMs?: number } = {}) {
-  const state = { nowMs: 0, work: 0, collections: [] as MemoryReturned[] };
+  const state = { nowMs: 0, work: 0, moves: 0, waiting: 0, collections: [] as MemoryReturned[] };
   const collectionMs = options.collectionMs ?? 10;
   const collection = new IdleCollection({
     idleMs: options.idleMs ?? 5_000,
     workBytesMin: options.workBytesMin ?? 32 * MB,
     workBytes: () => state.work,
+    activity: () => ({ moves: state.moves, waiting: state.waiting }),
     nowMs: () => state.nowMs,
     collect: () => {
       state.nowMs += collectionMs;
@@ -62,6 +63,27 @@ describe('the idle collection', () => {
       expect(takeIn(10 * MB)).toBe(false);
     }
     expect(state.collections).toHaveLength(0);
+  });
+
+  test('never while a commit waits for the log (a stalled publish is not quiet), however long', () => {
+    const { state, takeIn, wait } = harness();
+    takeIn(100 * MB);
+    state.waiting = 1;
+    expect(wait(5_000)).toBe(false);
+    expect(wait(600_000)).toBe(false);
+    state.waiting = 0;
+    expect(wait(4_999)).toBe(false); // the quiet time counts from when the wait ended
+    expect(wait(1)).toBe(true);
+  });
+
+  test('a record committed or applied is work even before its bytes are counted', () => {
+    const { state, takeIn, wait } = harness();
+    takeIn(100 * MB);
+    expect(wait(4_000)).toBe(false);
+    state.moves += 1;
+    expect(wait(1_000)).toBe(false); // 5 s after the bytes, but a record just now
+    expect(wait(4_999)).toBe(false);
+    expect(wait(1)).toBe(true);
   });
 
   test('not after less than the threshold taken in, however long the quiet', () => {
@@ -110,6 +132,7 @@ describe('the idle collection', () => {
       idleMs: 5_000,
       workBytesMin: 32 * MB,
       workBytes: () => meter.bytes,
+      activity: () => ({ moves: 0, waiting: 0 }),
       nowMs: () => nowMs,
       collect: () => ({ residentBeforeBytes: 0, residentAfterBytes: 0 }),
       collected: () => {},
@@ -118,6 +141,15 @@ describe('the idle collection', () => {
     expect(collection.check()).toBe(false);
     nowMs = 5_000;
     expect(collection.check()).toBe(true);
+  });
+
+  test("an engine's activity: records committed or applied, and the commits waiting for the log", () => {
+    const engine = { recordsTaken: 3, commitsWaiting: 1 };
+    const activity = activityOf(engine);
+    expect(activity()).toEqual({ moves: 3, waiting: 1 });
+    engine.recordsTaken = 4;
+    engine.commitsWaiting = 0;
+    expect(activity()).toEqual({ moves: 4, waiting: 0 });
   });
 
   test('the timer looks every tenth of the quiet time, between 100 ms and 1 s', () => {
