@@ -55,6 +55,8 @@ interface NodeFigures {
   keeps: number;
   writes: number;
   recordsApplied: number | null;
+  /** the node's `memory returned ...` lines (every collection since it started) */
+  collectionLines: string[];
 }
 
 interface Configuration {
@@ -106,6 +108,9 @@ function printResults(results: Configuration[], options: { connections: number; 
   console.log(
     table(['configuration', 'node', 'jobs held', 'burst: resident / heap', 'settled: resident / heap', 'collection', 'MB per 1k jobs', 'vs 1 node (burst)', 'vs 1 node (settled)', 'keeps', 'writes', 'records applied'], rows),
   );
+  for (const configuration of results) {
+    for (const node of configuration.nodes) for (const line of node.collectionLines) console.log(`${configuration.label}, ${node.node}: ${line.replace(/\s*\{.*\}$/, '')}`);
+  }
   for (const configuration of results.slice(1)) {
     const worst = (pick: (node: NodeFigures) => number): number => Math.max(...configuration.nodes.map(pick)) / pick(base);
     const target = configuration.standbys === '0' ? 0.45 : configuration.standbys === '1' ? 0.75 : null;
@@ -175,11 +180,16 @@ function startNode(natsUrl: string, nodeId: string, standbys: string, memory: { 
       METRICS_TOKEN,
       MEMORY_RETURN_IDLE_MS: String(memory.idleMs),
       MEMORY_RETURN_AFTER_MB: String(memory.afterMb),
+      // the collection's own line (memory returned ...) is logged at debug; the bench prints it
+      LOG_LEVEL: 'debug',
     },
     label: nodeId,
     noSession: true,
   });
 }
+
+/** A 503 (a partition moving between writers on a loaded machine) is sent again after its Retry-After, as the SDKs do, this many times at most. */
+const RETRIES_503 = 30;
 
 /** `bodies` 1,000-event bodies to the connection's writer, two at a time; every one must be accepted. */
 async function send(target: { connectionId: string; apiKey: string; baseUrl: string }, bodies: number): Promise<void> {
@@ -188,13 +198,20 @@ async function send(target: { connectionId: string; apiKey: string; baseUrl: str
   const sender = async (): Promise<void> => {
     while (next < bodies) {
       const body = Buffer.from(stamp(templates[next++ % templates.length]!, nextSequence()));
-      const response = await fetch(`${target.baseUrl}/api/ingest`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${target.apiKey}` },
-        body,
-      });
-      if (response.status !== 202 && response.status !== 200) throw new Error(`ingest to ${target.baseUrl} answered ${response.status}: ${await response.text()}`);
-      await response.arrayBuffer();
+      for (let attempt = 0; ; attempt++) {
+        const response = await fetch(`${target.baseUrl}/api/ingest`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${target.apiKey}` },
+          body,
+        });
+        if (response.status === 202 || response.status === 200) {
+          await response.arrayBuffer();
+          break;
+        }
+        const text = await response.text();
+        if (response.status !== 503 || attempt >= RETRIES_503) throw new Error(`ingest to ${target.baseUrl} answered ${response.status}: ${text}`);
+        await sleep(Number(response.headers.get('retry-after') ?? 1) * 1_000);
+      }
     }
   };
   await Promise.all([sender(), sender()]);
@@ -260,6 +277,7 @@ async function figuresOf(node: Service, burst: Scrape): Promise<NodeFigures> {
     keeps: health.keeps === undefined ? PARTITIONS : partitionsIn(health.keeps),
     writes: partitionsIn(health.writes),
     recordsApplied: metricOf(settled.metrics, 'jobwatch_replica_records_applied_total'),
+    collectionLines: node.logs.filter((line) => line.includes('memory returned after')),
   };
 }
 
