@@ -14,7 +14,9 @@
  *   npm run bench -- --cluster-memory       # = npx bun load/cluster-memory.ts
  *   npx bun load/cluster-memory.ts --jobs 200k --connections 30 --standbys 1,0
  *   npx bun load/cluster-memory.ts --memory-return-idle-ms 0   # no collection: resident after --settle s still
- *   (--memory-return-after-mb: the nodes' MEMORY_RETURN_AFTER_MB, 32 as by default)
+ *   (--memory-return-after-mb: the nodes' MEMORY_RETURN_AFTER_MB, 32 as by default; --lease-ms:
+ *   their CLUSTER_LEASE_MS, 30 s: on a loaded machine a 10 s lease lapsed mid-burst and moved
+ *   partitions, fencing the old writer, and the run ended there)
  *
  * Every configuration runs on a fresh 3-server NATS cluster (Debian's `nats-server`), one
  * after the other in this process: first one node (the baseline: it writes and keeps all
@@ -73,8 +75,9 @@ export async function runClusterMemoryBench(argv: readonly string[] = process.ar
   const settleS = num(args, 'settle', 5);
   const idleMs = num(args, 'memory-return-idle-ms', 5_000);
   const afterMb = num(args, 'memory-return-after-mb', 32);
+  const leaseMs = num(args, 'lease-ms', 30_000);
   const standbysList = str(args, 'standbys', '1,0').split(',').map((value) => value.trim());
-  const common = { jobs, connections, settleS, idleMs, afterMb };
+  const common = { jobs, connections, settleS, idleMs, afterMb, leaseMs };
   const results: Configuration[] = [];
   results.push(await runConfiguration({ label: '1 node, every connection', nodes: 1, standbys: 'all', ...common }));
   for (const standbys of standbysList) {
@@ -132,6 +135,7 @@ interface ConfigurationOptions {
   settleS: number;
   idleMs: number;
   afterMb: number;
+  leaseMs: number;
 }
 
 async function runConfiguration(options: ConfigurationOptions): Promise<Configuration> {
@@ -168,7 +172,7 @@ async function runConfiguration(options: ConfigurationOptions): Promise<Configur
   }
 }
 
-function startNode(natsUrl: string, nodeId: string, standbys: string, memory: { idleMs: number; afterMb: number }): Promise<Service> {
+function startNode(natsUrl: string, nodeId: string, standbys: string, memory: { idleMs: number; afterMb: number; leaseMs: number }): Promise<Service> {
   return startService({
     env: {
       DAILY_EVENT_LIMIT: '0',
@@ -177,6 +181,8 @@ function startNode(natsUrl: string, nodeId: string, standbys: string, memory: { 
       CLUSTER_NODE_ID: nodeId,
       CLUSTER_SECRET,
       CLUSTER_STANDBYS: standbys,
+      // what is measured is memory, not failover: a lease long enough that a loaded machine's stalls move no partition
+      CLUSTER_LEASE_MS: String(memory.leaseMs),
       METRICS_TOKEN,
       MEMORY_RETURN_IDLE_MS: String(memory.idleMs),
       MEMORY_RETURN_AFTER_MB: String(memory.afterMb),
