@@ -81,6 +81,8 @@ export async function runClusterMemoryBench(argv: readonly string[] = process.ar
   const results: Configuration[] = [];
   results.push(await runConfiguration({ label: '1 node, every connection', nodes: 1, standbys: 'all', ...common }));
   for (const standbys of standbysList) {
+    // what is measured so far, in case a later configuration does not finish (a long run on a shared machine)
+    printResults(results, { connections, settleS, idleMs });
     results.push(await runConfiguration({ label: `3 nodes, CLUSTER_STANDBYS=${standbys}`, nodes: 3, standbys, ...common }));
   }
   printResults(results, { connections, settleS, idleMs });
