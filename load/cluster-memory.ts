@@ -14,7 +14,7 @@
  *   npm run bench -- --cluster-memory       # = npx bun load/cluster-memory.ts
  *   npx bun load/cluster-memory.ts --jobs 200k --connections 30 --standbys 1,0
  *   npx bun load/cluster-memory.ts --memory-return-idle-ms 0   # no collection: resident after --settle s still
- *   (--memory-return-after-mb: the nodes' MEMORY_RETURN_AFTER_MB, 32 as by default; --lease-ms:
+ *   (--memory-return-after-mb: the nodes' MEMORY_RETURN_AFTER_MB, 16 as by default; --lease-ms:
  *   their CLUSTER_LEASE_MS, 30 s: on a loaded machine a 10 s lease lapsed mid-burst and moved
  *   partitions, fencing the old writer, and the run ended there)
  *
@@ -74,7 +74,7 @@ export async function runClusterMemoryBench(argv: readonly string[] = process.ar
   const connections = num(args, 'connections', 30);
   const settleS = num(args, 'settle', 5);
   const idleMs = num(args, 'memory-return-idle-ms', 5_000);
-  const afterMb = num(args, 'memory-return-after-mb', 32);
+  const afterMb = num(args, 'memory-return-after-mb', 16);
   const leaseMs = num(args, 'lease-ms', 30_000);
   const standbysList = str(args, 'standbys', '1,0').split(',').map((value) => value.trim());
   const common = { jobs, connections, settleS, idleMs, afterMb, leaseMs };

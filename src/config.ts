@@ -289,7 +289,7 @@ export function loadConfig(env: Env = process.env): Config {
     snapshotLogBytesMax: integer(env, 'SNAPSHOT_LOG_MB', 256, 1, 1_000_000) * 1024 * 1024,
     snapshotIntervalMs: integer(env, 'SNAPSHOT_INTERVAL_MINUTES', 60, 1, 24 * 60) * 60_000,
     memoryReturnIdleMs: integer(env, 'MEMORY_RETURN_IDLE_MS', 5_000, 0, 3_600_000),
-    memoryReturnWorkBytesMin: integer(env, 'MEMORY_RETURN_AFTER_MB', 32, 1, 1_000_000) * 1024 * 1024,
+    memoryReturnWorkBytesMin: integer(env, 'MEMORY_RETURN_AFTER_MB', 16, 1, 1_000_000) * 1024 * 1024,
     streamsPerUserMax: integer(env, 'STREAMS_PER_USER_MAX', 20, 1, 10_000),
     tenantLimits: tenantLimits(env),
     payloadLimits: payloadLimits(env),

@@ -53,7 +53,8 @@ export async function startService(config: Config, log: LogLine, timers: Service
   const opened = await openServiceEngine(config, log, mode, { logWriter: observeAll([metrics?.service, ingestTimings, work]), service: observer });
   const { engine, store } = opened;
   // a recovery parsed the snapshot and the log: a burst like any other, its leftovers given back once the node is quiet
-  if (opened.recovery.snapshotSeq > 0 || opened.recovery.recordsReplayed > 0) work.note(config.memoryReturnWorkBytesMin);
+  // (a cluster node's readers count what they applied themselves)
+  if (opened.cluster === null && (opened.recovery.snapshotSeq > 0 || opened.recovery.recordsReplayed > 0)) work.note(config.memoryReturnWorkBytesMin);
   const services = createAppServices(opened, config, log, mode, observer);
   metrics?.service.watch({
     alertsFiring: () => services.alerts.firingCount(),
