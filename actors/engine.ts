@@ -88,6 +88,10 @@ export class Engine {
   private readonly connectionActors = new Map<string, ConnectionActor>();
   private readonly listeners: EngineListener[] = [];
   private haltedBy: unknown = null;
+  /** Records committed here (counted as the commit starts) and replicated records applied: moves while the engine works. */
+  recordsTaken = 0;
+  /** Commits appended and not yet durable (or failed): the engine is not idle while one waits for the log. */
+  commitsWaiting = 0;
   readonly clock: Clock;
   /** Whether this engine keeps a connection's state (see EngineOptions.holds). */
   readonly holds: (connectionId: string) => boolean;
@@ -122,11 +126,15 @@ export class Engine {
     this.refuseWhenHalted();
     const durable = this.options.log.append(record);
     const changes = this.evolve(record);
+    this.recordsTaken++;
+    this.commitsWaiting++;
     try {
       await durable;
     } catch (error) {
       this.halt(error);
       throw unavailable();
+    } finally {
+      this.commitsWaiting--;
     }
     this.notify(record, changes);
   }
@@ -139,6 +147,7 @@ export class Engine {
   applyReplicated(raw: unknown): void {
     const record = checkRecordShape(raw);
     const changes = this.evolve(record);
+    this.recordsTaken++;
     this.notify(record, changes);
   }
 

@@ -129,6 +129,13 @@ export class ClusterStore implements DurableStore {
     return records;
   }
 
+  /** Bytes of snapshots and records this node's readers applied since it started (src/service/memory-return.ts: a burst's size). */
+  get bytesApplied(): number {
+    let bytes = 0;
+    for (const log of this.logs.values()) bytes += log.reader.bytesApplied;
+    return bytes;
+  }
+
   /** Bytes since their snapshots over the partitions this node writes (a metric; each partition snapshots on its own). */
   get logBytesSinceSnapshot(): number {
     let bytes = 0;

@@ -50,6 +50,8 @@ export class PartitionReader {
   markersSkipped = 0;
   /** Payload bytes of the record messages applied since the snapshot this node last loaded or wrote. */
   bytesSinceSnapshot = 0;
+  /** Bytes of snapshots loaded and record messages applied since the node started: what its replica parsed (the idle collection's measure of a burst). */
+  bytesApplied = 0;
   /** Messages JetStream admitted on a fence another message had already passed (see above). */
   staleFences = 0;
 
@@ -81,6 +83,7 @@ export class PartitionReader {
     }
     if (snapshot) {
       say(`loaded snapshot ${snapshotName} covering seq ${snapshotSeq} (${snapshot.bytes} bytes)`);
+      this.bytesApplied += snapshot.bytes;
       const slices = new TurnSlices();
       for (const [index, payload] of snapshot.chunkPayloads.entries()) {
         // a turn of the event loop between chunks: a node taking a partition up keeps renewing its leases
@@ -146,6 +149,7 @@ export class PartitionReader {
         for (const encoded of decoded) apply(decodeValue(encoded), message.seq);
         this.recordsApplied += decoded.length;
         this.bytesSinceSnapshot += message.data.length;
+        this.bytesApplied += message.data.length;
       } else {
         this.markersSkipped += 1;
       }

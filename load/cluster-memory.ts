@@ -3,25 +3,32 @@
  * only the partitions it writes or stands by for (CLUSTER_STANDBYS), against one node
  * holding every connection, all with the same jobs (issue 36's target: 3 nodes, 1M jobs over
  * 30 connections, each node at most 0.75 of the single node with 1 standby, at most 0.45
- * with none). Beside each node: the partitions it keeps and the log records it applied to
- * its engine (its own writes and the records it followed), so the division shows in work
- * as well as in bytes.
+ * with none). Beside each node: the jobs it holds (`jobwatch_jobs_retained`), the partitions
+ * it keeps and the log records it applied to its engine (its own writes and the records it
+ * followed), so the division shows in work as well as in bytes; and where its memory goes:
+ * resident and JavaScript heap as the burst left them, then again after the node's own full
+ * collection once it went quiet (MEMORY_RETURN_IDLE_MS, src/service/memory-return.ts; the
+ * single node does the same, so the comparison is fair), with the collection's stop and the
+ * resident megabytes per 1,000 jobs held (placement and per-job cost told apart).
  *
  *   npm run bench -- --cluster-memory       # = npx bun load/cluster-memory.ts
  *   npx bun load/cluster-memory.ts --jobs 200k --connections 30 --standbys 1,0
+ *   npx bun load/cluster-memory.ts --memory-return-idle-ms 0   # no collection: resident after --settle s still
+ *   (--memory-return-after-mb: the nodes' MEMORY_RETURN_AFTER_MB, 16 as by default; --lease-ms:
+ *   their CLUSTER_LEASE_MS, 30 s: on a loaded machine a 10 s lease lapsed mid-burst and moved
+ *   partitions, fencing the old writer, and the run ended there)
  *
  * Every configuration runs on a fresh 3-server NATS cluster (Debian's `nats-server`), one
  * after the other in this process: first one node (the baseline: it writes and keeps all
  * 16 partitions), then three nodes with each `--standbys` value. Jobs are sent as 1,000-event
  * bodies (about 333 jobs each, whole job progressions) spread evenly over the connections,
- * each body to the node writing its connection's partition. Resident memory is sampled
- * after the nodes have applied everything and stood still for `--settle` seconds.
+ * each body to the node writing its connection's partition.
  */
 import { waitForWriters } from './cluster.ts';
 import { nextSequence, stamp } from './events.ts';
 import { templatesFor } from './ingest.ts';
 import { LOAD_ADMIN, createConnection, login, startService, type Service } from './service.ts';
-import { fmtCount, machineDescription, note, num, parseArgs, sleep, str, table } from './util.ts';
+import { fmtCount, fmtMs, machineDescription, note, num, parseArgs, sleep, str, table } from './util.ts';
 import { startNatsCluster, type NatsTestCluster } from '../test/support/nats-cluster.ts';
 import { partitionOf } from '../actors/partition-of.ts';
 
@@ -32,12 +39,26 @@ const PARTITIONS = 16;
 const CLUSTER_SECRET = 'bench-cluster-secret-0123456789';
 const METRICS_TOKEN = 'bench-metrics-token-0123456789';
 
+/** Resident memory and JavaScript heap at one moment. */
+interface MemoryReading {
+  rssBytes: number;
+  heapBytes: number;
+}
+
 interface NodeFigures {
   node: string;
-  rssBytes: number;
+  jobsHeld: number;
+  /** right after the last record was applied: what the burst left */
+  burst: MemoryReading;
+  /** after the node's full collection once quiet (or after --settle s when that is off) */
+  settled: MemoryReading;
+  /** how long that collection stopped the node; null when none ran */
+  collectionMs: number | null;
   keeps: number;
   writes: number;
   recordsApplied: number | null;
+  /** the node's `memory returned ...` lines (every collection since it started) */
+  collectionLines: string[];
 }
 
 interface Configuration {
@@ -52,40 +73,79 @@ export async function runClusterMemoryBench(argv: readonly string[] = process.ar
   const jobs = num(args, 'jobs', 1_000_000);
   const connections = num(args, 'connections', 30);
   const settleS = num(args, 'settle', 5);
+  const idleMs = num(args, 'memory-return-idle-ms', 5_000);
+  const afterMb = num(args, 'memory-return-after-mb', 16);
+  const leaseMs = num(args, 'lease-ms', 30_000);
   const standbysList = str(args, 'standbys', '1,0').split(',').map((value) => value.trim());
+  const common = { jobs, connections, settleS, idleMs, afterMb, leaseMs };
   const results: Configuration[] = [];
-  results.push(await runConfiguration({ label: '1 node, every connection', nodes: 1, standbys: 'all', jobs, connections, settleS }));
+  results.push(await runConfiguration({ label: '1 node, every connection', nodes: 1, standbys: 'all', ...common }));
   for (const standbys of standbysList) {
-    results.push(await runConfiguration({ label: `3 nodes, CLUSTER_STANDBYS=${standbys}`, nodes: 3, standbys, jobs, connections, settleS }));
+    // what is measured so far, in case a later configuration does not finish (a long run on a shared machine)
+    printResults(results, { connections, settleS, idleMs });
+    results.push(await runConfiguration({ label: `3 nodes, CLUSTER_STANDBYS=${standbys}`, nodes: 3, standbys, ...common }));
   }
-  const base = results[0]!.nodes[0]!.rssBytes;
+  printResults(results, { connections, settleS, idleMs });
+}
+
+function printResults(results: Configuration[], options: { connections: number; settleS: number; idleMs: number }): void {
+  const base = results[0]!.nodes[0]!;
+  const mb = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
   const rows = results.flatMap((configuration) =>
     configuration.nodes.map((node) => [
       configuration.label,
       node.node,
-      `${(node.rssBytes / 1024 / 1024).toFixed(0)} MB`,
-      `${(node.rssBytes / base).toFixed(2)}`,
+      fmtCount(node.jobsHeld),
+      `${mb(node.burst.rssBytes)} / ${mb(node.burst.heapBytes)}`,
+      `${mb(node.settled.rssBytes)} / ${mb(node.settled.heapBytes)}`,
+      node.collectionMs === null ? 'none' : fmtMs(node.collectionMs),
+      node.jobsHeld === 0 ? 'n/a' : ((node.settled.rssBytes / 1024 / 1024 / node.jobsHeld) * 1000).toFixed(2),
+      `${(node.burst.rssBytes / base.burst.rssBytes).toFixed(2)}`,
+      `${(node.settled.rssBytes / base.settled.rssBytes).toFixed(2)}`,
       `${node.keeps}`,
       `${node.writes}`,
       node.recordsApplied === null ? 'n/a' : fmtCount(node.recordsApplied),
     ]),
   );
+  const settled = options.idleMs > 0 ? `after its full collection once quiet (MEMORY_RETURN_IDLE_MS=${options.idleMs})` : `after ${options.settleS} s still (MEMORY_RETURN_IDLE_MS=0)`;
   console.log(`\ncluster memory bench, ${new Date().toISOString()}, ${machineDescription()}`);
-  console.log(`${fmtCount(results[0]!.jobsSent)} jobs over ${connections} connections, ${PARTITIONS} partitions; resident memory after ${settleS} s still, against the single node of this run`);
-  console.log(table(['configuration', 'node', 'resident', 'vs 1 node', 'keeps', 'writes', 'records applied'], rows));
+  console.log(`${fmtCount(results[0]!.jobsSent)} jobs over ${options.connections} connections, ${PARTITIONS} partitions; resident / JS heap as the burst left them, and ${settled}; ratios against the single node of this run`);
+  console.log(
+    table(['configuration', 'node', 'jobs held', 'burst: resident / heap', 'settled: resident / heap', 'collection', 'MB per 1k jobs', 'vs 1 node (burst)', 'vs 1 node (settled)', 'keeps', 'writes', 'records applied'], rows),
+  );
+  for (const configuration of results) {
+    for (const node of configuration.nodes) for (const line of node.collectionLines) console.log(`${configuration.label}, ${node.node}: ${line.replace(/\s*\{.*\}$/, '')}`);
+  }
   for (const configuration of results.slice(1)) {
-    const worst = Math.max(...configuration.nodes.map((node) => node.rssBytes)) / base;
+    const worst = (pick: (node: NodeFigures) => number): number => Math.max(...configuration.nodes.map(pick)) / pick(base);
     const target = configuration.standbys === '0' ? 0.45 : configuration.standbys === '1' ? 0.75 : null;
-    if (target !== null) console.log(`${configuration.label}: the largest node ${worst.toFixed(2)} of one node (target <= ${target}: ${worst <= target ? 'met' : 'NOT MET'})`);
+    if (target === null) continue;
+    const settledWorst = worst((node) => node.settled.rssBytes);
+    console.log(
+      `${configuration.label}: the largest node ${settledWorst.toFixed(2)} of one node settled (target <= ${target}: ${settledWorst <= target ? 'met' : 'NOT MET'}), ` +
+        `${worst((node) => node.burst.rssBytes).toFixed(2)} as the burst left them`,
+    );
   }
 }
 
-async function runConfiguration(options: { label: string; nodes: number; standbys: string; jobs: number; connections: number; settleS: number }): Promise<Configuration> {
+interface ConfigurationOptions {
+  label: string;
+  nodes: number;
+  standbys: string;
+  jobs: number;
+  connections: number;
+  settleS: number;
+  idleMs: number;
+  afterMb: number;
+  leaseMs: number;
+}
+
+async function runConfiguration(options: ConfigurationOptions): Promise<Configuration> {
   note(`${options.label}: starting a 3-server NATS cluster and ${options.nodes} node(s)`);
   const nats: NatsTestCluster = await startNatsCluster();
   const nodes: Service[] = [];
   try {
-    for (let index = 0; index < options.nodes; index++) nodes.push(await startNode(nats.url, `mem-${index + 1}`, options.standbys));
+    for (let index = 0; index < options.nodes; index++) nodes.push(await startNode(nats.url, `mem-${index + 1}`, options.standbys, options));
     const urls = nodes.map((node) => node.baseUrl);
     const writers = await waitForWriters(urls);
     const cookie = await login(urls[0]!, LOAD_ADMIN.email, LOAD_ADMIN.password);
@@ -96,11 +156,17 @@ async function runConfiguration(options: { label: string; nodes: number; standby
     }
     const bodiesPerConnection = Math.ceil(options.jobs / JOBS_PER_BODY / options.connections);
     note(`${options.label}: sending ${fmtCount(bodiesPerConnection * options.connections * BATCH)} events (${fmtCount(bodiesPerConnection * options.connections * JOBS_PER_BODY)} jobs)`);
-    await Promise.all(targets.map((target) => send(target, bodiesPerConnection)));
+    await Promise.all(targets.map((target) => send(target, bodiesPerConnection))).catch((error: unknown) => {
+      // a node that refused (its log failed, it halted) said why in its own lines
+      for (const node of nodes) note(`${node.label}'s last lines:\n${node.logs.slice(-8).join('\n')}`);
+      throw error;
+    });
     await untilApplied(urls);
-    await sleep(options.settleS * 1_000);
+    const burst = await Promise.all(nodes.map((node) => scrape(node)));
+    if (options.idleMs > 0) await untilCollected(nodes, burst, options.idleMs);
+    else await sleep(options.settleS * 1_000);
     const figures: NodeFigures[] = [];
-    for (const node of nodes) figures.push(await figuresOf(node));
+    for (const [index, node] of nodes.entries()) figures.push(await figuresOf(node, burst[index]!));
     return { label: options.label, standbys: options.standbys, nodes: figures, jobsSent: bodiesPerConnection * options.connections * JOBS_PER_BODY };
   } finally {
     for (const node of nodes) await node.cleanup().catch(() => undefined);
@@ -108,7 +174,7 @@ async function runConfiguration(options: { label: string; nodes: number; standby
   }
 }
 
-function startNode(natsUrl: string, nodeId: string, standbys: string): Promise<Service> {
+function startNode(natsUrl: string, nodeId: string, standbys: string, memory: { idleMs: number; afterMb: number; leaseMs: number }): Promise<Service> {
   return startService({
     env: {
       DAILY_EVENT_LIMIT: '0',
@@ -117,12 +183,21 @@ function startNode(natsUrl: string, nodeId: string, standbys: string): Promise<S
       CLUSTER_NODE_ID: nodeId,
       CLUSTER_SECRET,
       CLUSTER_STANDBYS: standbys,
+      // what is measured is memory, not failover: a lease long enough that a loaded machine's stalls move no partition
+      CLUSTER_LEASE_MS: String(memory.leaseMs),
       METRICS_TOKEN,
+      MEMORY_RETURN_IDLE_MS: String(memory.idleMs),
+      MEMORY_RETURN_AFTER_MB: String(memory.afterMb),
+      // the collection's own line (memory returned ...) is logged at debug; the bench prints it
+      LOG_LEVEL: 'debug',
     },
     label: nodeId,
     noSession: true,
   });
 }
+
+/** A 503 (a partition moving between writers on a loaded machine) is sent again after its Retry-After, as the SDKs do, this many times at most. */
+const RETRIES_503 = 30;
 
 /** `bodies` 1,000-event bodies to the connection's writer, two at a time; every one must be accepted. */
 async function send(target: { connectionId: string; apiKey: string; baseUrl: string }, bodies: number): Promise<void> {
@@ -131,13 +206,20 @@ async function send(target: { connectionId: string; apiKey: string; baseUrl: str
   const sender = async (): Promise<void> => {
     while (next < bodies) {
       const body = Buffer.from(stamp(templates[next++ % templates.length]!, nextSequence()));
-      const response = await fetch(`${target.baseUrl}/api/ingest`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${target.apiKey}` },
-        body,
-      });
-      if (response.status !== 202 && response.status !== 200) throw new Error(`ingest to ${target.baseUrl} answered ${response.status}: ${await response.text()}`);
-      await response.arrayBuffer();
+      for (let attempt = 0; ; attempt++) {
+        const response = await fetch(`${target.baseUrl}/api/ingest`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${target.apiKey}` },
+          body,
+        });
+        if (response.status === 202 || response.status === 200) {
+          await response.arrayBuffer();
+          break;
+        }
+        const text = await response.text();
+        if (response.status !== 503 || attempt >= RETRIES_503) throw new Error(`ingest to ${target.baseUrl} answered ${response.status}: ${text}`);
+        await sleep(Number(response.headers.get('retry-after') ?? 1) * 1_000);
+      }
     }
   };
   await Promise.all([sender(), sender()]);
@@ -154,19 +236,56 @@ async function untilApplied(urls: string[], timeoutMs = 300_000): Promise<void> 
   throw new Error(`the nodes had not applied the log within ${timeoutMs} ms`);
 }
 
-async function figuresOf(node: Service): Promise<NodeFigures> {
-  const health = (await (await fetch(`${node.baseUrl}/api/health`)).json()) as { node: string; writes?: string[]; keeps?: string[] };
+/** One node's /metrics with its resident memory read at the same moment. */
+interface Scrape {
+  metrics: string;
+  memory: MemoryReading;
+}
+
+async function scrape(node: Service): Promise<Scrape> {
   const metrics = await (await fetch(`${node.baseUrl}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
-  const applied = /^jobwatch_replica_records_applied_total(?:\{[^}]*\})? (\d+(?:\.\d+)?(?:e\+?\d+)?)$/m.exec(metrics);
   const rssBytes = node.rssBytes();
   if (rssBytes === null) throw new Error(`no resident memory for ${node.label}`);
+  return { metrics, memory: { rssBytes, heapBytes: metricOf(metrics, 'nodejs_heap_size_used_bytes') ?? Number.NaN } };
+}
+
+function metricOf(metrics: string, name: string): number | null {
+  const match = new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(metrics);
+  return match === null ? null : Number(match[1]);
+}
+
+/**
+ * Until every node ran one more full collection than at `before` (each went quiet after the
+ * burst), at most the quiet time and 15 s more: a node that took in less than
+ * MEMORY_RETURN_AFTER_MB does not collect, and is read as it is then.
+ */
+async function untilCollected(nodes: Service[], before: Scrape[], idleMs: number): Promise<void> {
+  const deadline = performance.now() + idleMs + 15_000;
+  const collections = (metrics: string): number => metricOf(metrics, 'jobwatch_memory_returns_total') ?? 0;
+  while (performance.now() < deadline) {
+    const now = await Promise.all(nodes.map((node) => scrape(node)));
+    if (now.every((scraped, index) => collections(scraped.metrics) > collections(before[index]!.metrics))) return;
+    await sleep(250);
+  }
+  note(`not every node collected within ${idleMs + 15_000} ms of going quiet (less than MEMORY_RETURN_AFTER_MB taken in?): read as they are`);
+}
+
+async function figuresOf(node: Service, burst: Scrape): Promise<NodeFigures> {
+  const health = (await (await fetch(`${node.baseUrl}/api/health`)).json()) as { node: string; writes?: string[]; keeps?: string[] };
+  const settled = await scrape(node);
   const partitionsIn = (keys: string[] | undefined): number => (keys ?? []).filter((key) => key.startsWith('p.')).length;
+  const secondsCollecting = (metrics: string): number => metricOf(metrics, 'jobwatch_memory_return_seconds_total') ?? 0;
+  const collected = (metricOf(settled.metrics, 'jobwatch_memory_returns_total') ?? 0) > (metricOf(burst.metrics, 'jobwatch_memory_returns_total') ?? 0);
   return {
     node: health.node,
-    rssBytes,
+    jobsHeld: metricOf(settled.metrics, 'jobwatch_jobs_retained') ?? 0,
+    burst: burst.memory,
+    settled: settled.memory,
+    collectionMs: collected ? (secondsCollecting(settled.metrics) - secondsCollecting(burst.metrics)) * 1000 : null,
     keeps: health.keeps === undefined ? PARTITIONS : partitionsIn(health.keeps),
     writes: partitionsIn(health.writes),
-    recordsApplied: applied === null ? null : Number(applied[1]),
+    recordsApplied: metricOf(settled.metrics, 'jobwatch_replica_records_applied_total'),
+    collectionLines: node.logs.filter((line) => line.includes('memory returned after')),
   };
 }
 

@@ -53,6 +53,10 @@ export interface Config {
   dedupKeysMax: number;
   snapshotLogBytesMax: number;
   snapshotIntervalMs: number;
+  /** a full collection once ingest and replication have been quiet this long after a burst (src/service/memory-return.ts); 0: never */
+  memoryReturnIdleMs: number;
+  /** ... and only after at least this many bytes were taken in since the last one */
+  memoryReturnWorkBytesMin: number;
   streamsPerUserMax: number;
   /** one tenant must never crowd out another: see actors/connection/tenant-limits.ts */
   tenantLimits: TenantLimits;
@@ -284,6 +288,8 @@ export function loadConfig(env: Env = process.env): Config {
     dedupKeysMax: integer(env, 'DEDUP_KEYS_MAX', 100_000, 1, 10_000_000),
     snapshotLogBytesMax: integer(env, 'SNAPSHOT_LOG_MB', 256, 1, 1_000_000) * 1024 * 1024,
     snapshotIntervalMs: integer(env, 'SNAPSHOT_INTERVAL_MINUTES', 60, 1, 24 * 60) * 60_000,
+    memoryReturnIdleMs: integer(env, 'MEMORY_RETURN_IDLE_MS', 5_000, 0, 3_600_000),
+    memoryReturnWorkBytesMin: integer(env, 'MEMORY_RETURN_AFTER_MB', 16, 1, 1_000_000) * 1024 * 1024,
     streamsPerUserMax: integer(env, 'STREAMS_PER_USER_MAX', 20, 1, 10_000),
     tenantLimits: tenantLimits(env),
     payloadLimits: payloadLimits(env),

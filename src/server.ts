@@ -23,6 +23,7 @@ import { openServiceEngine } from './service/open-service-engine.ts';
 import { createAppServices } from './service/app-services.ts';
 import { startBackgroundWork, type ServiceTimers } from './service/background-work.ts';
 import { optionalMetrics } from './service/optional-metrics.ts';
+import { WorkMeter } from './service/memory-return.ts';
 import type { ShardSet } from './shards/shard-set.ts';
 
 export type { ServiceTimers } from './service/background-work.ts';
@@ -48,8 +49,12 @@ export async function startService(config: Config, log: LogLine, timers: Service
     return startShardedService({ config, log, timers, metrics, logObserver: observeAll([metrics?.service, ingestTimings]), ingestTimings });
   }
   const mode = serviceModeFor(config, log);
-  const opened = await openServiceEngine(config, log, mode, { logWriter: observeAll([metrics?.service, ingestTimings]), service: observer });
+  const work = new WorkMeter();
+  const opened = await openServiceEngine(config, log, mode, { logWriter: observeAll([metrics?.service, ingestTimings, work]), service: observer });
   const { engine, store } = opened;
+  // a recovery parsed the snapshot and the log: a burst like any other, its leftovers given back once the node is quiet
+  // (a cluster node's readers count what they applied themselves)
+  if (opened.cluster === null && (opened.recovery.snapshotSeq > 0 || opened.recovery.recordsReplayed > 0)) work.note(config.memoryReturnWorkBytesMin);
   const services = createAppServices(opened, config, log, mode, observer);
   metrics?.service.watch({
     alertsFiring: () => services.alerts.firingCount(),
@@ -75,7 +80,7 @@ export async function startService(config: Config, log: LogLine, timers: Service
     durability: mode.durability,
   });
   log(metrics === undefined ? 'metrics off (set METRICS_TOKEN to serve GET /metrics)' : 'metrics at GET /metrics (bearer METRICS_TOKEN)');
-  const stopBackgroundWork = startBackgroundWork({ opened, mode, snapshots, alertDelivery: services.alertDelivery }, config, timers, log);
+  const stopBackgroundWork = startBackgroundWork({ opened, mode, snapshots, alertDelivery: services.alertDelivery, work, observer }, config, timers, log);
 
   const stop = async (): Promise<void> => {
     await stopBackgroundWork();

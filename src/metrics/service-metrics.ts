@@ -16,6 +16,7 @@ import { BufferedHistogram } from './buffered-histogram.ts';
 import type { TaskMetrics } from '../../actors/metrics/task-metrics.ts';
 import { registerTaskMetricFamilies, type TaskMetricsSource } from './task-metric-families.ts';
 import type { IngestCounts, ServiceObserver } from './service-observer.ts';
+import type { MemoryReturned } from '../service/memory-return.ts';
 
 /** A connection's stores, as far as counting them goes. */
 export interface RetainedConnection {
@@ -65,6 +66,9 @@ export class ServiceMetrics implements ServiceObserver {
   private readonly alertRuleEvaluations: Counter;
   private readonly alertTransitions: Counter;
   private readonly alertDeliveries: Counter<'outcome'>;
+  private readonly memoryReturns: Counter;
+  private readonly memoryReturnSeconds: Counter;
+  private readonly memoryReturnedBytes: Counter;
   private readonly taskSeriesMax: number;
 
   /**
@@ -141,6 +145,17 @@ export class ServiceMetrics implements ServiceObserver {
       name: 'jobwatch_alert_deliveries_total',
       help: 'Webhook delivery attempts by outcome: delivered, retrying (failed, tried again later), failed (given up)',
       labelNames: ['outcome'] as const,
+      registers,
+    });
+    this.memoryReturns = new Counter({
+      name: 'jobwatch_memory_returns_total',
+      help: 'Full garbage collections run after a burst of ingest or replication once the node was quiet (MEMORY_RETURN_IDLE_MS)',
+      registers,
+    });
+    this.memoryReturnSeconds = new Counter({ name: 'jobwatch_memory_return_seconds_total', help: 'Time the thread stood still in those collections', registers });
+    this.memoryReturnedBytes = new Counter({
+      name: 'jobwatch_memory_returned_bytes_total',
+      help: 'Resident memory those collections gave back to the system (resident before minus after)',
       registers,
     });
   }
@@ -288,6 +303,12 @@ export class ServiceMetrics implements ServiceObserver {
 
   alertDeliveryAttempted(outcome: DeliveryOutcome): void {
     this.alertDeliveries.labels(outcome).inc();
+  }
+
+  memoryReturned(returned: MemoryReturned): void {
+    this.memoryReturns.inc();
+    this.memoryReturnSeconds.inc(returned.durationMs / 1000);
+    this.memoryReturnedBytes.inc(Math.max(0, returned.residentBeforeBytes - returned.residentAfterBytes));
   }
 
   streamEnded(reason: SubscriberCloseReason): void {

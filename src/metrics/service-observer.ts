@@ -7,6 +7,7 @@
 import type { DeliveryOutcome } from '../../actors/alerts/alert-model.ts';
 import type { SubscriberCloseReason } from '../../actors/stream/subscriber.ts';
 import type { LogWriterObserver, RecoveryReport } from '../../persistence/durable-store.ts';
+import type { MemoryReturned } from '../service/memory-return.ts';
 
 export interface IngestCounts {
   accepted: number;
@@ -29,6 +30,8 @@ export interface ServiceObserver extends LogWriterObserver {
   alertsEvaluated(rules: number, transitions: number): void;
   /** One webhook attempt ended: delivered, to be retried, or given up. */
   alertDeliveryAttempted(outcome: DeliveryOutcome): void;
+  /** A full collection after a burst (src/service/memory-return.ts): its stop and the resident memory it gave back. */
+  memoryReturned(returned: MemoryReturned): void;
 }
 
 const ignore = (): void => {};
@@ -44,4 +47,5 @@ export const NOT_OBSERVED: ServiceObserver = {
   streamEnded: ignore,
   alertsEvaluated: ignore,
   alertDeliveryAttempted: ignore,
+  memoryReturned: ignore,
 };

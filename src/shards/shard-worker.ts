@@ -19,6 +19,7 @@ import { NOT_OBSERVED } from '../metrics/service-observer.ts';
 import { buildIndexesBetweenRequests } from '../service/background-work.ts';
 import { startRetentionTimer } from '../service/retention-timer.ts';
 import { startCommandDeadlineTimer } from '../service/command-deadline-timer.ts';
+import { activityOf, startMemoryReturn, WorkMeter } from '../service/memory-return.ts';
 import { engineRecoveryHandler } from '../engine-recovery.ts';
 import { SnapshotSchedule } from '../service/snapshot-schedule.ts';
 import { storeSnapshotPolicy } from '../service/store-snapshots.ts';
@@ -46,6 +47,8 @@ interface ShardParts {
   app: ShardApp;
   metrics: { service: ServiceMetrics; token: string } | undefined;
   ingestTimings: IngestTimings;
+  /** what this shard took in: the measure of a burst its thread gives memory back after */
+  takenIn: WorkMeter;
   log: LogLine;
 }
 
@@ -74,7 +77,7 @@ async function recoverShard(init: ShardWorkerInit, config: Config, accounts: Sna
 }
 
 /** What one thread runs beside requests, for this shard's connections; returns the schedule and what stops the rest. */
-function startShardWork({ init, config, engine, store, app, log, ingestTimings }: ShardParts, observer: ServiceObserver) {
+function startShardWork({ init, config, engine, store, app, log, ingestTimings, takenIn }: ShardParts, observer: ServiceObserver) {
   const scope = shardScope(init);
   const policy = storeSnapshotPolicy({ capture: () => engine.takeSnapshot(scope), store, config, log, observer, label: 'store' });
   const snapshots = new SnapshotSchedule(policy, log);
@@ -82,6 +85,10 @@ function startShardWork({ init, config, engine, store, app, log, ingestTimings }
   const stops = [
     startRetentionTimer(engine, (atMs) => [{ t: 'retention', atMs, partition: init.index, partitions: init.shards }], init.timers.retentionIntervalMs, log),
     startCommandDeadlineTimer(engine, undefined, config.commandConfirmMs, log),
+    // each shard's thread has its own heap: it collects its own after its own bursts
+    startMemoryReturn({ idleMs: config.memoryReturnIdleMs, workBytesMin: config.memoryReturnWorkBytesMin }, { workBytes: () => takenIn.bytes, activity: activityOf(engine) }, log, (returned) =>
+      observer.memoryReturned(returned),
+    ),
   ];
   app.alertDelivery.runner.start();
   ingestTimings.start();
@@ -150,7 +157,9 @@ function runtimeFactory(init: ShardWorkerInit): ShardRuntimeFactory {
         : { service: new (await import('../metrics/service-metrics.ts')).ServiceMetrics({ processMetrics: false, taskSeriesMax: config.prometheusTaskSeriesMax }), token: config.metricsToken };
     const observer = metrics?.service ?? NOT_OBSERVED;
     const ingestTimings = new IngestTimings();
-    const { store, engine, report } = await recoverShard(init, config, accounts, send, log, observeAll([metrics?.service, ingestTimings]));
+    const takenIn = new WorkMeter();
+    const { store, engine, report } = await recoverShard(init, config, accounts, send, log, observeAll([metrics?.service, ingestTimings, takenIn]));
+    if (report.snapshotSeq > 0 || report.recordsReplayed > 0) takenIn.note(config.memoryReturnWorkBytesMin);
     const app = shardApp({
       engine,
       clock: systemClock,
@@ -172,7 +181,7 @@ function runtimeFactory(init: ShardWorkerInit): ShardRuntimeFactory {
       openStreams: () => 0,
       logBytesSinceSnapshot: () => store.logBytesSinceSnapshot,
     });
-    const parts: ShardParts = { init, config, engine, store, app, metrics, ingestTimings, log };
+    const parts: ShardParts = { init, config, engine, store, app, metrics, ingestTimings, takenIn, log };
     const work = startShardWork(parts, observer);
     const recovery = { ...report, durationMs: performance.now() - startedAtMs, connections: [...engine.connectionIds()].length };
     let stopTimers = (): void => undefined;

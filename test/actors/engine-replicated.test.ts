@@ -67,3 +67,25 @@ describe('applyReplicated', () => {
     expect(replica.heard).toEqual([]);
   });
 });
+
+describe("the engine's activity (what the idle collection watches, src/service/memory-return.ts)", () => {
+  test('a commit counts as taken when it starts and waits until its log answers, also when the log fails; a replicated record counts too', async () => {
+    let answer: { resolve: (seq: number) => void; reject: (error: unknown) => void } | null = null;
+    const { engine } = listenedEngine({ append: () => new Promise<number>((resolve, reject) => (answer = { resolve, reject })) });
+    const first = engine.commit(CREATED);
+    expect({ taken: engine.recordsTaken, waiting: engine.commitsWaiting }).toEqual({ taken: 1, waiting: 1 });
+    answer!.resolve(1);
+    await first;
+    expect({ taken: engine.recordsTaken, waiting: engine.commitsWaiting }).toEqual({ taken: 1, waiting: 0 });
+
+    const failing = engine.commit({ ...CREATED, connection: { ...CREATED.connection, id: 'c2', keyHash: sha256Hex('sk_two'), keyPrefix: 'sk_two' } } as EngineRecord);
+    expect(engine.commitsWaiting).toBe(1);
+    answer!.reject(new Error('disk full'));
+    await expect(failing).rejects.toThrow();
+    expect({ taken: engine.recordsTaken, waiting: engine.commitsWaiting }).toEqual({ taken: 2, waiting: 0 });
+
+    const replica = listenedEngine(replicaLog).engine;
+    replica.applyReplicated(CREATED);
+    expect({ taken: replica.recordsTaken, waiting: replica.commitsWaiting }).toEqual({ taken: 1, waiting: 0 });
+  });
+});

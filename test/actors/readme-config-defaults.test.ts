@@ -50,6 +50,8 @@ const READ_AS: Record<string, (config: Config) => unknown> = {
   DEDUP_KEYS_MAX: (config) => config.dedupKeysMax,
   SNAPSHOT_LOG_MB: (config) => config.snapshotLogBytesMax / MIB,
   SNAPSHOT_INTERVAL_MINUTES: (config) => config.snapshotIntervalMs / 60_000,
+  MEMORY_RETURN_IDLE_MS: (config) => config.memoryReturnIdleMs,
+  MEMORY_RETURN_AFTER_MB: (config) => config.memoryReturnWorkBytesMin / MIB,
   STREAMS_PER_USER_MAX: (config) => config.streamsPerUserMax,
   BODY_TIMEOUT_SECONDS: (config) => config.bodyTimeoutMs / 1000,
   IN_FLIGHT_REQUESTS_PER_CONNECTION: (config) => config.inFlightPerConnection.requestsMax,

@@ -204,6 +204,15 @@ export const MODULES = {
       },
     ],
   },
+  memoryReturn: {
+    what: 'giving memory back after a burst: when the idle collection runs (threshold, quiet time, the bound on its stops), what it reports',
+    parts: [
+      {
+        mutate: ['src/service/memory-return.ts'],
+        tests: ['test/server/memory-return.test.ts'],
+      },
+    ],
+  },
   jobActions: {
     what: 'revoke and retry after the answer: what a job shows while its command is pending, the withdrawal of one refused or unconfirmed, the commands kept per job and their notes in the history, where each action can work',
     parts: [

@@ -50,6 +50,19 @@ describe('JSON lines', () => {
     expect(records[3].msg).toBe('live update failed: Error: boom\n    at somewhere');
   });
 
+  test('severity debug lowers a line below the default threshold; LOG_LEVEL=debug keeps it', () => {
+    const quiet = capture({ format: 'json', level: 'info', production: false });
+    quiet.log('memory returned after 5 s quiet', { severity: 'debug', durationMs: 40 });
+    expect(quiet.lines()).toHaveLength(0);
+
+    const asking = capture({ format: 'json', level: 'debug', production: false });
+    asking.log('memory returned after 5 s quiet', { severity: 'debug', durationMs: 40 });
+    const records = asking.lines().map((line) => JSON.parse(line));
+    expect(records).toHaveLength(1);
+    expect(records[0]).toMatchObject({ level: 'debug', msg: 'memory returned after 5 s quiet', durationMs: 40 });
+    expect('severity' in records[0]).toBe(false);
+  });
+
   test('LOG_LEVEL is a threshold: at warn, info lines are dropped and warnings kept', () => {
     const { log, lines } = capture({ format: 'json', level: 'warn', production: false });
 
