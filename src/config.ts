@@ -288,7 +288,9 @@ export function loadConfig(env: Env = process.env): Config {
     dedupKeysMax: integer(env, 'DEDUP_KEYS_MAX', 100_000, 1, 10_000_000),
     snapshotLogBytesMax: integer(env, 'SNAPSHOT_LOG_MB', 256, 1, 1_000_000) * 1024 * 1024,
     snapshotIntervalMs: integer(env, 'SNAPSHOT_INTERVAL_MINUTES', 60, 1, 24 * 60) * 60_000,
-    memoryReturnIdleMs: integer(env, 'MEMORY_RETURN_IDLE_MS', 5_000, 0, 3_600_000),
+    // off by default on a cluster node: a full collection stops the thread for seconds with a
+    // million jobs held, and a node that stops past its lease loses its partitions
+    memoryReturnIdleMs: integer(env, 'MEMORY_RETURN_IDLE_MS', clusterNatsUrl === null ? 5_000 : 0, 0, 3_600_000),
     memoryReturnWorkBytesMin: integer(env, 'MEMORY_RETURN_AFTER_MB', 16, 1, 1_000_000) * 1024 * 1024,
     streamsPerUserMax: integer(env, 'STREAMS_PER_USER_MAX', 20, 1, 10_000),
     tenantLimits: tenantLimits(env),

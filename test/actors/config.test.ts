@@ -78,6 +78,14 @@ describe('configuration from the environment', () => {
     for (const bad of ['-1', 'some', '1.5']) expect(() => loadConfig({ CLUSTER_STANDBYS: bad })).toThrow(/^CLUSTER_STANDBYS must be a whole number from 0 to 8 or 'all'/);
   });
 
+  test('MEMORY_RETURN_IDLE_MS: 5 s by default, off by default on a cluster node (a stop could outlast its lease), as set when set', () => {
+    const cluster = { CLUSTER_NATS_URL: 'nats://127.0.0.1:4222', CLUSTER_SECRET: 'a-cluster-secret-of-some-length' };
+    expect(loadConfig({}).memoryReturnIdleMs).toBe(5_000);
+    expect(loadConfig(cluster).memoryReturnIdleMs).toBe(0);
+    expect(loadConfig({ ...cluster, MEMORY_RETURN_IDLE_MS: '2000' }).memoryReturnIdleMs).toBe(2_000);
+    expect(loadConfig({ MEMORY_RETURN_IDLE_MS: '0' }).memoryReturnIdleMs).toBe(0);
+  });
+
   test('TRUSTED_PROXIES: none by default; addresses and CIDRs of both families', () => {
     expect(loadConfig({}).trustedProxies.includes('127.0.0.1')).toBe(false);
     const proxies = loadConfig({ TRUSTED_PROXIES: ' 10.0.0.0/8 , ::1,192.168.1.5' }).trustedProxies;
