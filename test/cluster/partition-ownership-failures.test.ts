@@ -12,7 +12,7 @@ import { Kvm, type KV } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { leaseBucketSettings, partitionKey } from '../../cluster/nats-cluster.ts';
 import { PartitionOwnership } from '../../cluster/partition-ownership.ts';
-import { wantedOwner } from '../../cluster/rendezvous.ts';
+import { Placement } from '../../cluster/placement.ts';
 import { startNatsCluster, type NatsTestCluster } from '../support/nats-cluster.ts';
 
 const LEASE_MS = 1_500;
@@ -51,7 +51,7 @@ async function member(node: string, partitions: string[], hooks: Hooks, lines: s
     node,
     url: `http://${node}.test`,
     leaseMs: LEASE_MS,
-    partitions,
+    placement: new Placement(partitions, 0),
     log: (line) => lines.push(line),
     onTaken: hooks.onTaken ?? (async () => undefined),
     release: hooks.release ?? (async () => undefined),
@@ -114,7 +114,7 @@ test('a lease another node overwrote calls onLost at once and is taken back, one
 test('a release hook that fails still releases the lease, and the wanted node takes it', async () => {
   const lines: string[] = [];
   // a key the second node weighs more for, among these two
-  const key = Array.from({ length: 64 }, (_, index) => `z.${partitionKey(index)}`).find((candidate) => wantedOwner(['solo-c', 'solo-d'], candidate) === 'solo-d')!;
+  const key = Array.from({ length: 64 }, (_, index) => `z.${partitionKey(index)}`).find((candidate) => new Placement([candidate], 0).writer(['solo-c', 'solo-d'], candidate) === 'solo-d')!;
   const first = await member('solo-c', [key], { release: async () => Promise.reject(new Error('flush failed')) }, lines);
   await until('held by the first', () => first.phaseOf(key) === 'held', lines);
   const second = await member('solo-d', [key], {}, lines);
