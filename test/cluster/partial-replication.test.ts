@@ -4,9 +4,9 @@
  * kept by its writer and that many standbys, and a node that does not keep a partition
  * holds none of its connections' jobs in memory (its /metrics against its health's `keeps`);
  * kill -9 of a writer loses nothing acknowledged (with standbys 0 the survivor takes the
- * partition up from the stream before it writes; with 1 the standby writes at once and the
- * third node becomes the new standby); a node joining takes up its share and the others let
- * go of what they no longer keep.
+ * partition up from the stream before it writes; with 1 the lease goes to the heir, the
+ * standby, which writes without a take-up, and the third node takes the partition up); a node
+ * joining takes up its share and the others let go of what they no longer keep.
  *
  * Reads here go to a node that keeps the connection read, so that they show what that node
  * holds (reads through other nodes are the cluster front's: test/cluster/cross-node-reads.test.ts).
