@@ -180,7 +180,10 @@ export class PartitionOwnership {
       try {
         if (state === undefined) {
           // free (absent, released, lapsed) leases go to the wanted writer, or to the heir of a holder gone
-          if (placement.heir(live, partition, this.ownerOf(partition)?.node ?? null) === node) this.tryTake(partition, live.length);
+          const holder = this.ownerOf(partition)?.node ?? null;
+          if (placement.heir(live, partition, holder) !== node) continue;
+          const gone = holder !== null && !live.includes(holder);
+          this.tryTake(partition, gone ? `the heir of ${holder}, gone, among ${live.length} live nodes` : `wanted here among ${live.length} live nodes`);
           continue;
         }
         const wanted = placement.writer(live, partition);
@@ -197,7 +200,7 @@ export class PartitionOwnership {
     this.options.onLook?.();
   }
 
-  private tryTake(partition: string, liveCount: number): void {
+  private tryTake(partition: string, why: string): void {
     const observed = this.watched.get(partition);
     const entry = observed?.entry ?? null;
     // counted only while this node could hear renewals (Membership.reachableSinceMs): not across its own outage
@@ -216,7 +219,7 @@ export class PartitionOwnership {
         this.states.delete(partition);
         return;
       }
-      this.options.log(`${partition} is wanted here among ${liveCount} live nodes: taking over (epoch ${lease.epoch})`);
+      this.options.log(`${partition} is ${why}: taking over (epoch ${lease.epoch})`);
       this.states.set(partition, { phase: 'taking over', lease });
       try {
         await this.options.onTaken(partition, lease.epoch);
