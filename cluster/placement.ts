@@ -7,17 +7,17 @@
  * Plain rendezvous hashing (rendezvous.ts) picks each partition's ranking on its own, so a
  * node keeps what the dice give it: 16 partitions with one standby over 3 nodes came out as
  * 11 / 13 / 8 kept. Here the rankings are bounded-load rendezvous, decided rank slot by rank
- * slot: first every partition's writer, then every partition's first standby, and so on,
+ * slot: first every data partition's writer, then every one's first standby, and so on,
  * each partition (in index order) giving the slot to the highest node of its own rendezvous
- * ranking that does not hold a slot of it yet and is still under its share:
- * - writes (every key, the accounts included) at most ceil(keys / nodes) per node;
- * - partitions kept (writer and standbys of the data partitions, not the accounts, which
- *   every node keeps) at most ceil(partitions x (rank + 1) / nodes) per node after each rank.
- * So every node writes and keeps within one of an even share. When no node under its share
- * is left for a partition (the ones under it already hold a slot of it), earlier partitions
- * pass their slots of that rank along a chain that ends at one of them, and this partition
- * takes the node at its start (the counts stay within the shares). The nodes below the standbys
- * follow in rendezvous order.
+ * ranking that does not hold a slot of it yet and is still under its share of the
+ * partitions kept so far (writer and standbys counted together; the accounts, which every
+ * node keeps, not counted). A share is the floor or the ceiling of an even split, with no
+ * more nodes at the ceiling than the remainder allows, so every node writes and keeps within
+ * one of an even share; the accounts' writer is then one of the nodes that write fewest.
+ * When no node under its share is left for a partition (the ones under it already hold a
+ * slot of it), earlier partitions pass their slots of that rank along a chain that ends at
+ * one of them, and this partition takes the node at its start (the counts stay within the
+ * shares). The nodes below the standbys follow in rendezvous order.
  *
  * Pure and deterministic: every node computes the same from the same live set (in any order)
  * and the same keys, with no round trip. A change of the live set moves little: a partition
