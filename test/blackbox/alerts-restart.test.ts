@@ -47,6 +47,11 @@ async function metric(baseUrl: string, name: string, labels = ''): Promise<numbe
   return total;
 }
 
+/** The notices' bodies, each once: a send that timed out is sent again with the same body (and delivery id). */
+function distinctBodies(received: ReadonlyArray<{ body: string }>): string[] {
+  return [...new Set(received.map((notice) => notice.body))];
+}
+
 function failedJobs(connectionId: string, count: number, prefix: string, state = 'failed') {
   const atMs = Date.now() - 1_000;
   return Array.from({ length: count }, (_, index) => ({
@@ -89,7 +94,7 @@ describe('alerts across a restart of the real process', () => {
     // a send that timed out on a loaded machine is sent again before it is delivered, so the
     // crash is judged by what arrives after it: nothing
     const noticesBeforeCrash = s.hooks.received.length;
-    expect(new Set(s.hooks.received.map((notice) => notice.body)).size).toBe(1); // one delivery, however many sends
+    expect(distinctBodies(s.hooks.received)).toHaveLength(1); // one delivery, however many sends
     await s.service.kill();
     const restarted = await startService({ dataDir: s.dataDir, env: ENV });
     const cookie = await login(restarted.baseUrl, ADMIN_EMAIL, ADMIN_PASSWORD);
@@ -106,7 +111,8 @@ describe('alerts across a restart of the real process', () => {
     expect(resolved).toMatchObject({ status: 'resolved', rule: { id: s.ruleId }, firingSince: firing.firingSince });
     expect(resolved.deliveryId).not.toBe(firing.deliveryId);
     await until('three more evaluations', async () => ((await metric(restarted.baseUrl, 'jobwatch_alert_rule_evaluations_total')) >= 6 ? true : undefined));
-    expect(s.hooks.received).toHaveLength(noticesBeforeCrash + 1);
+    // one notice after the restart, the resolved one (sent again if a send timed out under load)
+    expect(distinctBodies(s.hooks.received.slice(noticesBeforeCrash))).toEqual([s.hooks.received[noticesBeforeCrash]!.body]);
     expect(await metric(restarted.baseUrl, 'jobwatch_alert_deliveries_total', 'outcome="delivered"')).toBe(1); // this process delivered the resolved notice
     await restarted.stop();
   }, TEST_TIMEOUT_MS * 2);
@@ -124,7 +130,8 @@ describe('alerts across a restart of the real process', () => {
     expect(s.hooks.received[1]!.body).toBe(s.hooks.received[0]!.body); // the same delivery id and payload
     const cookie = await login(restarted.baseUrl, ADMIN_EMAIL, ADMIN_PASSWORD);
     await until('the delivered outcome', async () => ((await getJson(restarted.baseUrl, '/api/alert-channels', cookie)).body.data[0].deliveries[0]?.outcome === 'delivered' ? true : undefined));
-    expect(s.hooks.received).toHaveLength(2);
+    // the one delivery, and no other (its sends after the restart repeat it if one timed out under load)
+    expect(distinctBodies(s.hooks.received)).toEqual([s.hooks.received[0]!.body]);
     await restarted.stop();
   }, TEST_TIMEOUT_MS * 2);
 });

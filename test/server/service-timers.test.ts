@@ -144,6 +144,8 @@ describe('timers of the running service', () => {
     // not before the wait, and at most a check interval (a tenth of it) plus a loaded machine's slack after
     expect(Date.now() - askedAtMs).toBeGreaterThanOrEqual(1_000);
     expect(await detail()).toMatchObject({ state: 'active' });
+    // over shards (WORKERS > 1) a shard's log line reaches the service's log a moment after its answers
+    await eventually('the withdrawal logged', () => lines.some((line) => line.startsWith('commands: 1 of connection')));
     const withdrawn = lines.filter((line) => line.startsWith('commands: 1 of connection'));
     expect(withdrawn).toEqual([`commands: 1 of connection ${connection.id} withdrawn, unconfirmed after 1 s; their jobs show what the job system reported (is the agent running and polling?)`]);
     expect(severities.get(withdrawn[0]!)).toBe('warn');
