@@ -1,6 +1,7 @@
 /**
  * Which nodes are in the cluster: bucket jobwatch_nodes, one key per node holding
- * `{ node, url }`, written again every LEASE_MS / 4. A node is live while this node has
+ * `{ node, url, keeps }` (keeps: the partitions it keeps now, so a writer knows when the node
+ * it hands a partition to is ready for it), written again every LEASE_MS / 4. A node is live while this node has
  * seen its key change revision within LEASE_MS on its own clock (the same rule as a lease,
  * so no clock agreement is needed); a clean stop deletes the key, which every watcher sees
  * at once. The bucket's max_age removes the keys of nodes that died long ago.
@@ -16,6 +17,8 @@ import { WatchedBucket } from './watched-bucket.ts';
 export interface Member {
   node: string;
   url: string;
+  /** the partitions the node keeps, applied and current, as of its last refresh; absent from a node that does not say */
+  keeps?: string[];
 }
 
 export interface MembershipOptions {
@@ -24,6 +27,8 @@ export interface MembershipOptions {
   url: string;
   leaseMs: number;
   log: (line: string) => void;
+  /** what this node keeps now, written with its key at every refresh */
+  keeps?: () => string[];
   /** after a node's key is written or deleted; a node going silent is noticed by `live()` as time passes */
   onChange?: () => void;
 }
@@ -50,7 +55,7 @@ export class Membership {
     const membership = new Membership(options);
     try {
       membership.watched = await WatchedBucket.open(options.kv, 'the nodes bucket', options.log, () => options.onChange?.());
-      const revision = await options.kv.put(memberKey(options.node), JSON.stringify({ node: options.node, url: options.url } satisfies Member));
+      const revision = await options.kv.put(memberKey(options.node), membership.ownKey());
       const seen = await Promise.race([membership.watched.caughtUpTo(revision).then(() => true), Bun.sleep(JOIN_SEEN_WITHIN_MS).then(() => false)]);
       if (!seen) options.log(`joined as ${options.node}, but the nodes bucket's watch has not shown it within ${JOIN_SEEN_WITHIN_MS} ms`);
     } catch (error) {
@@ -124,6 +129,11 @@ export class Membership {
     return members.sort((a, b) => (a.node < b.node ? -1 : a.node > b.node ? 1 : 0));
   }
 
+  /** Writes this node's key now instead of at the next refresh (what it keeps changed). */
+  announce(): void {
+    void this.refresh();
+  }
+
   /** A clean stop: no more refreshes, and the key is deleted so every node sees this one gone at once. */
   async leave(): Promise<void> {
     if (this.leaving) return;
@@ -139,6 +149,11 @@ export class Membership {
     }
   }
 
+  private ownKey(): string {
+    const { node, url, keeps } = this.options;
+    return JSON.stringify({ node, url, ...(keeps === undefined ? {} : { keeps: keeps() }) } satisfies Member);
+  }
+
   private report(node: string, url: string | null, what: string): void {
     if (url === null) this.reported.delete(node);
     else this.reported.set(node, url);
@@ -150,7 +165,7 @@ export class Membership {
     this.refreshing = true;
     const startedMs = performance.now();
     try {
-      await this.options.kv.put(memberKey(this.options.node), JSON.stringify({ node: this.options.node, url: this.options.url } satisfies Member));
+      await this.options.kv.put(memberKey(this.options.node), this.ownKey());
       if (this.refreshFailing) this.options.log('refreshing this node\'s key works again');
       // a refresh that failed, or that took longer than the refresh interval (NATS was not answering), was an outage
       if (this.refreshFailing || performance.now() - startedMs > renewalIntervalMs(this.options.leaseMs)) this.reachableSince = performance.now();
@@ -179,8 +194,10 @@ function nodeOfKey(key: string): string {
 
 function decodeMember(text: string): Member | null {
   try {
-    const value = JSON.parse(text) as Partial<Member>;
-    return typeof value.node === 'string' && typeof value.url === 'string' ? { node: value.node, url: value.url } : null;
+    const value = JSON.parse(text) as Partial<Record<keyof Member, unknown>>;
+    if (typeof value.node !== 'string' || typeof value.url !== 'string') return null;
+    const keeps = Array.isArray(value.keeps) && value.keeps.every((key) => typeof key === 'string') ? (value.keeps as string[]) : undefined;
+    return { node: value.node, url: value.url, ...(keeps === undefined ? {} : { keeps }) };
   } catch {
     return null;
   }

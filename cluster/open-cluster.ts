@@ -1,8 +1,9 @@
 /**
  * Cluster mode (docs/cluster.md): CLUSTER_PARTITIONS partitions and the
- * accounts partition, each written by the node that holds its lease, as the rendezvous
- * hash over the live nodes wants (cluster/partition-ownership.ts), and kept by its writer
- * and CLUSTER_STANDBYS standbys (cluster/partition-keeping.ts; the accounts by every node).
+ * accounts partition, each written by the node that holds its lease, as the placement
+ * over the live nodes wants (cluster/placement.ts, cluster/partition-ownership.ts), and kept
+ * by its writer and CLUSTER_STANDBYS standbys (cluster/partition-keeping.ts; the accounts by
+ * every node).
  * Opening connects to NATS, lets the caller start answering HTTP, reads which nodes are
  * live to know what this node will keep, and hands back the store for the engine to
  * recover those partitions from. After recovery, `follow` keeps the engine current, takes
@@ -22,7 +23,7 @@ import type { ApplyRecord } from './partition-reader.ts';
 import { Membership, type Member } from './membership.ts';
 import { keepersOf, type Standbys } from './partition-keepers.ts';
 import { PartitionKeeping, type KeepingEngine } from './partition-keeping.ts';
-import { rankedNodes } from './rendezvous.ts';
+import { Placement } from './placement.ts';
 import { PartitionOwnership } from './partition-ownership.ts';
 import { retryingWhileNatsRecovers } from './retry.ts';
 import { sharedSessionSecret } from './shared-secret.ts';
@@ -41,8 +42,8 @@ export interface PartitionOwners {
   /**
    * The live nodes that keep partition `key`'s state, the wanted writer first: a read about
    * its connections can be answered by any of them (one still taking it up says so by its
-   * own `keepsHere`). The first 1 + CLUSTER_STANDBYS live nodes ranked for `key`, plus the
-   * lease's holder (cluster/partition-keepers.ts); every live node for the accounts, and
+   * own `keepsHere`). The first 1 + CLUSTER_STANDBYS live nodes of `key`'s placement, plus
+   * the lease's holder (cluster/partition-keepers.ts); every live node for the accounts, and
    * for every partition with CLUSTER_STANDBYS=all.
    */
   keepersOf(key: string): Member[];
@@ -131,7 +132,9 @@ export async function openCluster(config: ClusterSettings, options: OpenClusterO
       log,
       observer: options.observer,
     });
-    await planKeeping(store, nats.nodes, nodeId, config, log);
+    // one placement for every question of who keeps and writes what (the same on every node)
+    const placement = new Placement(store.keys, config.clusterStandbys);
+    await planKeeping(store, nats.nodes, nodeId, placement, config, log);
     let ownership: PartitionOwnership | undefined;
     let keeping: PartitionKeeping | undefined;
     return {
@@ -146,8 +149,8 @@ export async function openCluster(config: ClusterSettings, options: OpenClusterO
         });
         failed.catch(() => undefined);
         const replica = store.follow(apply, replicaFailed);
-        keeping = new PartitionKeeping({ store, node: nodeId, standbys: config.clusterStandbys, leaseMs: config.clusterLeaseMs, engine, log });
-        ownership = await takeShare(store, nats, keeping, { nodeId, url, config, options });
+        keeping = new PartitionKeeping({ store, node: nodeId, placement, leaseMs: config.clusterLeaseMs, engine, log });
+        ownership = await takeShare(store, nats, keeping, placement, { nodeId, url, config, options });
         return { replica, owners: ownersOf(ownership, keeping), failed };
       },
       leave: () => {
@@ -173,6 +176,7 @@ async function takeShare(
   store: ClusterStore,
   nats: NatsCluster,
   keeping: PartitionKeeping,
+  placement: Placement,
   { nodeId, url, config, options }: { nodeId: string; url: string; config: ClusterSettings; options: OpenClusterOptions },
 ): Promise<PartitionOwnership> {
   const { log } = options;
@@ -183,8 +187,9 @@ async function takeShare(
     node: nodeId,
     url,
     leaseMs: config.clusterLeaseMs,
-    partitions: store.keys,
+    placement,
     log,
+    keeps: () => keeping.kept(),
     onTaken: async (key, epoch) => {
       // a writer keeps what it writes: with CLUSTER_STANDBYS=0 a failover's new writer loads the partition here first
       await keeping.takeUp(key);
@@ -214,15 +219,15 @@ function ownersOf(ownership: PartitionOwnership, keeping: PartitionKeeping): Par
  * What this node keeps from the start, before it recovers: the rule over the nodes live now
  * and this one (it joins after recovering, so its share is ready when the leases move to it).
  */
-async function planKeeping(store: ClusterStore, nodes: KV, nodeId: string, config: ClusterSettings, log: (line: string) => void): Promise<void> {
-  const { clusterStandbys: standbys } = config;
+async function planKeeping(store: ClusterStore, nodes: KV, nodeId: string, placement: Placement, config: ClusterSettings, log: (line: string) => void): Promise<void> {
+  const { standbys } = placement;
   if (standbys === 'all') {
     store.planKeeping(() => true);
     return;
   }
   const others = await retryingWhileNatsRecovers('reading the live nodes', () => Membership.liveBeforeJoining(nodes, config.clusterLeaseMs), log);
   const live = new Set(others).add(nodeId);
-  store.planKeeping((key) => keepersOf(key, rankedNodes(live, key), standbys, null).includes(nodeId));
+  store.planKeeping((key) => keepersOf(key, placement.ranked(live, key), standbys, null).includes(nodeId));
   const kept = store.keeping();
   log(`keeping ${kept.length} of ${store.keys.length} partitions (CLUSTER_STANDBYS=${standbys}, ${live.size} live nodes: ${[...live].sort().join(', ')}): ${kept.join(', ')}`);
 }

@@ -20,11 +20,11 @@
 import { describeError } from '../persistence/errors.ts';
 import type { Member } from './membership.ts';
 import { ACCOUNTS_KEY } from './nats-cluster.ts';
-import { keepersOf, type Standbys } from './partition-keepers.ts';
+import { keepersOf } from './partition-keepers.ts';
 import type { Keeping, PartitionPhase as LogPhase, TakeUpHandler, TakenUp } from './partition-log.ts';
 import type { LeaseHolder } from './lease.ts';
 import type { PartitionPhase } from './partition-ownership.ts';
-import { rankedNodes } from './rendezvous.ts';
+import type { Placement } from './placement.ts';
 
 /** What keeping needs of the engine. */
 export interface KeepingEngine {
@@ -41,6 +41,8 @@ export interface OwnershipView {
   members(): Member[];
   ownerOf(key: string): LeaseHolder;
   phaseOf(key: string): PartitionPhase | null;
+  /** What this node keeps changed: say so in its membership key now rather than at the next refresh (a writer waits for it to hand over). */
+  announceKeeps?(): void;
 }
 
 /** What keeping needs of the store (cluster-store.ts): each partition's keeping and phase, and the two moves. */
@@ -55,7 +57,8 @@ export interface KeptStore {
 export interface PartitionKeepingOptions {
   store: KeptStore;
   node: string;
-  standbys: Standbys;
+  /** who keeps what for a live set (CLUSTER_STANDBYS is its) */
+  placement: Placement;
   leaseMs: number;
   engine: KeepingEngine;
   log: (line: string) => void;
@@ -97,10 +100,21 @@ export class PartitionKeeping {
   keepersOf(key: string): Member[] {
     const members = this.ownership?.members() ?? [];
     const byNode = new Map(members.map((member) => [member.node, member]));
-    const holder = this.ownership?.ownerOf(key)?.node ?? null;
-    return keepersOf(key, rankedNodes(byNode.keys(), key), this.options.standbys, holder)
+    return this.rule(new Set(byNode.keys()), key)
       .map((node) => byNode.get(node))
       .filter((member): member is Member => member !== undefined);
+  }
+
+  /**
+   * The keepers of `key` among `live` by the rule: its placement's first 1 + CLUSTER_STANDBYS
+   * and the lease's holder, or while a holder no longer live has not been replaced yet, the
+   * heir that takes its lease (Placement.heir).
+   */
+  private rule(live: ReadonlySet<string>, key: string): string[] {
+    const { placement } = this.options;
+    const holder = this.ownership?.ownerOf(key)?.node ?? null;
+    const writing = holder === null || live.has(holder) ? holder : placement.heir(live, key, holder);
+    return keepersOf(key, placement.ranked(live, key), placement.standbys, writing);
   }
 
   /**
@@ -126,9 +140,8 @@ export class PartitionKeeping {
     const nowMs = performance.now();
     for (const key of store.keys) {
       if (key === ACCOUNTS_KEY) continue;
-      // a holder no longer live (its lease lapsing) keeps nothing
-      const holder = ownership.ownerOf(key)?.node ?? null;
-      const keepers = keepersOf(key, rankedNodes(live, key), this.options.standbys, holder !== null && live.has(holder) ? holder : null);
+      // a holder no longer live (its lease lapsing) keeps nothing; its heir keeps on
+      const keepers = this.rule(live, key);
       const partition = store.partition(key);
       const wanted = keepers.includes(node) || ownership.phaseOf(key) !== null || partition.phase !== 'following';
       if (wanted) {
@@ -151,6 +164,7 @@ export class PartitionKeeping {
     try {
       const taken = await store.takeUp(key, engine.takeUpHandler());
       this.failedAtMs.delete(key);
+      this.ownership?.announceKeeps?.();
       const held = engine.heldOf(key);
       log(
         `took up ${key} in ${Math.round(taken.durationMs)} ms: ${taken.snapshotSeq === 0 ? 'no snapshot' : `snapshot covering seq ${taken.snapshotSeq}`}, ${taken.records} log records replayed, ` +

@@ -1,15 +1,19 @@
 /**
- * Ownership of many partitions (built, not yet wired into the node): keeps this node's
- * leases in line with the wanted assignment, the rendezvous hash over the live members.
+ * Ownership of many partitions: keeps this node's leases in line with the wanted
+ * assignment, the placement over the live members (placement.ts).
  *
  * For every partition key (p.0 .. p.N-1 and `accounts`):
  * - wanted here and not held: take its lease, without waiting, when it is absent, released,
  *   or lapsed (its revision unchanged for LEASE_MS on this node's clock, from a watch of the
  *   leases bucket). Then `onTaken(p, epoch)` runs (the owner of the engine catches up and
- *   writes its fenced marker); until it resolves the partition is "taking over".
- * - held and wanted elsewhere: hand it over. `release(p)` runs (the engine stops accepting
- *   writes for p and flushes them), the lease is renewed meanwhile, and then written
- *   `released`, so the wanted node takes it at once instead of after a lapse.
+ *   writes its fenced marker); until it resolves the partition is "taking over". A lease
+ *   that lapsed with a holder no longer live goes to the holder's heir instead
+ *   (Placement.heir: its standby, which keeps p already), so a failover needs no take-up.
+ * - held and wanted elsewhere: hand it over once the wanted node keeps p (its membership key
+ *   says so; until then this node goes on writing, so the partition is never unwritable
+ *   while the new writer loads it). `release(p)` runs (the engine stops accepting writes for
+ *   p and flushes them), the lease is renewed meanwhile, and then written `released`, so
+ *   the wanted node takes it at once instead of after a lapse.
  * - held leases are renewed by one timer for all of them, every LEASE_MS / 4; a refused
  *   renewal calls `onLost(p, error)` (one that cannot get through is retried, see lease.ts).
  *
@@ -24,7 +28,7 @@ import type { KV } from '@nats-io/kv';
 import { describeError } from '../persistence/errors.ts';
 import { PartitionLease, decode, renewalIntervalMs, type LeaseHolder } from './lease.ts';
 import { Membership, type Member } from './membership.ts';
-import { rankedNodes, wantedOwner } from './rendezvous.ts';
+import type { Placement } from './placement.ts';
 import { WatchedBucket } from './watched-bucket.ts';
 
 export interface PartitionOwnershipOptions {
@@ -34,8 +38,8 @@ export interface PartitionOwnershipOptions {
   node: string;
   url: string;
   leaseMs: number;
-  /** lease keys: partitionKey(0..N-1) and `accounts` */
-  partitions: readonly string[];
+  /** who should write each lease key (partitionKey(0..N-1) and `accounts`: the placement's keys) for a live set */
+  placement: Placement;
   log: (line: string) => void;
   /** This node won p's lease: catch up and write the fenced marker; p is served once this resolves. */
   onTaken(partition: string, epoch: number): Promise<void>;
@@ -43,6 +47,8 @@ export interface PartitionOwnershipOptions {
   release(partition: string): Promise<void>;
   /** p's lease was taken by another node (a renewal was refused): stop writing p at once. */
   onLost(partition: string, error: Error): void;
+  /** What this node keeps now (partition-keeping.ts), announced in its membership key: a writer hands a partition over to it only once it keeps it. */
+  keeps?: () => string[];
   /** After every look at the members and the leases (what a node keeps follows them: partition-keeping.ts). */
   onLook?(): void;
 }
@@ -77,8 +83,8 @@ export class PartitionOwnership {
     const ownership = new PartitionOwnership(options);
     try {
       ownership.watched = await WatchedBucket.open(options.leases, 'the leases bucket', options.log, () => ownership.scheduleReconcile());
-      const { nodes: kv, node, url, leaseMs, log } = options;
-      ownership.membership = await Membership.join({ kv, node, url, leaseMs, log, onChange: () => ownership.scheduleReconcile() });
+      const { nodes: kv, node, url, leaseMs, log, keeps } = options;
+      ownership.membership = await Membership.join({ kv, node, url, leaseMs, log, keeps, onChange: () => ownership.scheduleReconcile() });
     } catch (error) {
       clearInterval(ownership.timer);
       ownership.watched?.stop();
@@ -94,12 +100,17 @@ export class PartitionOwnership {
   }
 
   /**
-   * The live nodes ranked for p, the wanted writer first (rendezvous.ts): its writer and
+   * The live nodes ranked for p, the wanted writer first (placement.ts): its writer and
    * then its standbys are taken from the front of this list.
    */
   ranked(partition: string): Member[] {
     const byNode = new Map(this.members().map((member) => [member.node, member]));
-    return rankedNodes(byNode.keys(), partition).map((node) => byNode.get(node)!);
+    return this.options.placement.ranked(byNode.keys(), partition).map((node) => byNode.get(node)!);
+  }
+
+  /** Writes this node's membership key now: what it keeps changed (a writer waiting to hand a partition over reads it there). */
+  announceKeeps(): void {
+    this.membership?.announce();
   }
 
   /** Who holds p as the leases' watch shows it; null when released or never taken. */
@@ -121,7 +132,7 @@ export class PartitionOwnership {
 
   /** The partitions this node serves (taken and caught up). */
   held(): string[] {
-    return this.options.partitions.filter((partition) => this.states.get(partition)?.phase === 'held');
+    return this.options.placement.keys.filter((partition) => this.states.get(partition)?.phase === 'held');
   }
 
   /**
@@ -161,14 +172,22 @@ export class PartitionOwnership {
   private reconcile(): void {
     this.reconcileScheduled = false;
     if (this.stopping || this.membership === undefined) return;
-    const live = this.membership.live().map((member) => member.node);
-    for (const partition of this.options.partitions) {
-      const wanted = wantedOwner(live, partition);
+    const members = this.membership.live();
+    const live = members.map((member) => member.node);
+    const { placement, node } = this.options;
+    for (const partition of placement.keys) {
       const state = this.states.get(partition);
       try {
         if (state === undefined) {
-          if (wanted === this.options.node) this.tryTake(partition, live.length);
-        } else if (state.phase === 'held' && state.lease !== null && wanted !== null && wanted !== this.options.node) {
+          // free (absent, released, lapsed) leases go to the wanted writer, or to the heir of a holder gone
+          const holder = this.ownerOf(partition)?.node ?? null;
+          if (placement.heir(live, partition, holder) !== node) continue;
+          const gone = holder !== null && !live.includes(holder);
+          this.tryTake(partition, gone ? `the heir of ${holder}, gone, among ${live.length} live nodes` : `wanted here among ${live.length} live nodes`);
+          continue;
+        }
+        const wanted = placement.writer(live, partition);
+        if (state.phase === 'held' && state.lease !== null && wanted !== null && wanted !== node && keepsAlready(members, wanted, partition)) {
           void this.handOver(partition, state.lease, `wanted by ${wanted} among ${live.length} live nodes`);
         }
       } catch (error) {
@@ -181,7 +200,7 @@ export class PartitionOwnership {
     this.options.onLook?.();
   }
 
-  private tryTake(partition: string, liveCount: number): void {
+  private tryTake(partition: string, why: string): void {
     const observed = this.watched.get(partition);
     const entry = observed?.entry ?? null;
     // counted only while this node could hear renewals (Membership.reachableSinceMs): not across its own outage
@@ -200,7 +219,7 @@ export class PartitionOwnership {
         this.states.delete(partition);
         return;
       }
-      this.options.log(`${partition} is wanted here among ${liveCount} live nodes: taking over (epoch ${lease.epoch})`);
+      this.options.log(`${partition} is ${why}: taking over (epoch ${lease.epoch})`);
       this.states.set(partition, { phase: 'taking over', lease });
       try {
         await this.options.onTaken(partition, lease.epoch);
@@ -259,4 +278,14 @@ export class PartitionOwnership {
       },
     };
   }
+}
+
+/**
+ * Whether `node` says it keeps `partition` (its membership key lists what it keeps): a
+ * writer hands over only then. A node that lists nothing (a version before the list) is
+ * taken at its word that it will take the partition up when it takes the lease.
+ */
+function keepsAlready(members: readonly Member[], node: string, partition: string): boolean {
+  const keeps = members.find((member) => member.node === node)?.keeps;
+  return keeps === undefined || keeps.includes(partition);
 }

@@ -2,7 +2,7 @@
  * Any node answers any request (reads from its replica, writes forwarded to their writer):
  * three nodes on one 3-server NATS
  * cluster, each writing some partitions; A writes the accounts partition (the node names
- * are chosen so the rendezvous hash gives it to A), B and C forward accounts writes to it.
+ * are chosen so the placement gives it to A), B and C forward accounts writes to it.
  * The tests run in order on the same nodes:
  *
  * 1. login through B, the session through every node, the writer's body cap on a
@@ -33,8 +33,8 @@ import {
 import { startNatsCluster, type NatsTestCluster } from '../support/nats-cluster.ts';
 import { signForward } from '../../src/http/forward-signature.ts';
 import { partitionOf } from '../../actors/partition-of.ts';
-import { wantedOwner } from '../../cluster/rendezvous.ts';
-import { TEST_CLUSTER_SECRET, health, missingJobs, nodeEnv, startWriters, waitForAssignment, waitForCount, tearDownAfterAll } from './cluster-harness.ts';
+import { Placement } from '../../cluster/placement.ts';
+import { TEST_CLUSTER_SECRET, health, missingJobs, nodeEnv, partitionKeys, startWriters, waitForAssignment, waitForCount, tearDownAfterAll } from './cluster-harness.ts';
 
 const METRICS_TOKEN = 'metrics-token-for-cluster-tests';
 /** Short, so a forward to a stopped owner gives up quickly; long enough for small bodies on a busy machine. */
@@ -54,10 +54,10 @@ function env(node: string, extra: Record<string, string> = {}) {
   return nodeEnv(nats!.url, node, { METRICS_TOKEN, BODY_TIMEOUT_SECONDS: String(BODY_TIMEOUT_SECONDS), ...extra });
 }
 
-/** Three node names of which the first is the one the rendezvous hash wants for the accounts partition. */
+/** Three node names of which the first is the one the placement wants for the accounts partition (its writer, whatever CLUSTER_STANDBYS says). */
 function namesWithAccountsFirst(): [string, string, string] {
   const names = ['node-a', 'node-b', 'node-c'];
-  const writer = wantedOwner(names, 'accounts')!;
+  const writer = new Placement(partitionKeys(16), 0).writer(names, 'accounts')!;
   const rest = names.filter((name) => name !== writer);
   return [writer, rest[0]!, rest[1]!];
 }

@@ -135,11 +135,12 @@ export function partitionKeys(partitions: number): string[] {
 
 /**
  * Polls /api/health of each node until every partition is written by exactly one of them
- * (and, with `spread`, every node writes some); returns who writes what: key -> node index.
+ * (and, with `spread`, every node writes some; with `matching`, each by the node it names);
+ * returns who writes what: key -> node index.
  */
 export async function waitForAssignment(
   baseUrls: string[],
-  { partitions = 16, spread = false, timeoutMs = 30_000 }: { partitions?: number; spread?: boolean; timeoutMs?: number } = {},
+  { partitions = 16, spread = false, timeoutMs = 30_000, matching }: { partitions?: number; spread?: boolean; timeoutMs?: number; matching?: ReadonlyMap<string, number> } = {},
 ): Promise<Map<string, number>> {
   const deadline = Date.now() + timeoutMs;
   let last = '';
@@ -155,7 +156,8 @@ export async function waitForAssignment(
     }
     const covered = partitionKeys(partitions).every((key) => writer.has(key));
     const everyNode = !spread || baseUrls.every((_, index) => [...writer.values()].includes(index));
-    if (covered && !twice && everyNode) return writer;
+    const asWanted = matching === undefined || [...matching].every(([key, index]) => writer.get(key) === index);
+    if (covered && !twice && everyNode && asWanted) return writer;
     last = JSON.stringify(answers.map((answer) => answer?.body.writes ?? null));
     if (Date.now() > deadline) throw new Error(`partitions not all written by one of ${baseUrls.join(', ')} within ${timeoutMs} ms; last seen ${last}`);
     await Bun.sleep(50);

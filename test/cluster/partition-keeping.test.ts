@@ -12,10 +12,11 @@ import { keepersOf } from '../../cluster/partition-keepers.ts';
 import { PartitionKeeping, type KeptStore, type OwnershipView } from '../../cluster/partition-keeping.ts';
 import type { Keeping, PartitionPhase, TakeUpHandler, TakenUp } from '../../cluster/partition-log.ts';
 import type { PartitionPhase as LeasePhase } from '../../cluster/partition-ownership.ts';
-import { rankedNodes } from '../../cluster/rendezvous.ts';
+import { Placement } from '../../cluster/placement.ts';
 
 const LEASE_MS = 200;
 const KEYS = [...Array.from({ length: 12 }, (_, index) => `p.${index}`), 'accounts'];
+const PLACEMENT = new Placement(KEYS, 1);
 
 class StandInStore implements KeptStore {
   readonly keys = KEYS;
@@ -77,8 +78,8 @@ class StandInOwnership implements OwnershipView {
   }
 }
 
-function keepsByRule(node: string, live: string[], standbys: number): (key: string) => boolean {
-  return (key) => keepersOf(key, rankedNodes(live, key), standbys, null).includes(node);
+function keepsByRule(node: string, live: string[]): (key: string) => boolean {
+  return (key) => keepersOf(key, PLACEMENT.ranked(live, key), PLACEMENT.standbys, null).includes(node);
 }
 
 function keepingOf(node: string, store: StandInStore, lines: string[] = []): PartitionKeeping {
@@ -86,7 +87,7 @@ function keepingOf(node: string, store: StandInStore, lines: string[] = []): Par
   return new PartitionKeeping({
     store,
     node,
-    standbys: 1,
+    placement: PLACEMENT,
     leaseMs: LEASE_MS,
     log: (line) => lines.push(line),
     engine: {
@@ -100,25 +101,25 @@ function keepingOf(node: string, store: StandInStore, lines: string[] = []): Par
 const THREE = ['node-a', 'node-b', 'node-c'];
 
 test('a node joining takes up the partitions the rule now gives it, and keeps what it kept', async () => {
-  const store = new StandInStore(keepsByRule('node-d', ['node-d'], 1)); // before it saw the others: everything
+  const store = new StandInStore(keepsByRule('node-d', ['node-d'])); // before it saw the others: everything
   for (const key of KEYS) store.states.get(key)!.keeping = key === 'accounts' ? 'kept' : 'not kept';
   const ownership = new StandInOwnership([...THREE, 'node-d']);
   const lines: string[] = [];
   const keeping = keepingOf('node-d', store, lines);
   keeping.attach(ownership);
   await Bun.sleep(0);
-  const expected = KEYS.filter((key) => key !== 'accounts' && keepsByRule('node-d', ownership.live, 1)(key));
+  const expected = KEYS.filter((key) => key !== 'accounts' && keepsByRule('node-d', ownership.live)(key));
   expect(expected.length).toBeGreaterThan(0);
   expect(store.takenUp.sort()).toEqual(expected.sort());
   expect(keeping.kept().sort()).toEqual([...expected, 'accounts'].sort());
   expect(lines.some((line) => /^taking up p\.\d+: kept by .*node-d.* among 4 live nodes$/.test(line))).toBe(true);
   expect(lines.filter((line) => line.startsWith('took up ')).length).toBe(expected.length);
   // keepers as the owners tell the front: the rule's nodes, the wanted writer first
-  for (const key of expected) expect(keeping.keepersOf(key).map((member) => member.node)).toEqual(rankedNodes(ownership.live, key).slice(0, 2));
+  for (const key of expected) expect(keeping.keepersOf(key).map((member) => member.node)).toEqual(PLACEMENT.ranked(ownership.live, key).slice(0, 2));
 });
 
 test('a partition no longer wanted here is let go only after a lease of being unwanted, and not if it is wanted again meanwhile', async () => {
-  const store = new StandInStore(keepsByRule('node-a', THREE, 1));
+  const store = new StandInStore(keepsByRule('node-a', THREE));
   const ownership = new StandInOwnership(THREE);
   const lines: string[] = [];
   const keeping = keepingOf('node-a', store, lines);
@@ -127,7 +128,7 @@ test('a partition no longer wanted here is let go only after a lease of being un
   // node-d joins: some of node-a's partitions pass to it
   ownership.live = [...THREE, 'node-d'];
   keeping.look();
-  const unwanted = keptBefore.filter((key) => key !== 'accounts' && !keepsByRule('node-a', ownership.live, 1)(key));
+  const unwanted = keptBefore.filter((key) => key !== 'accounts' && !keepsByRule('node-a', ownership.live)(key));
   expect(unwanted.length).toBeGreaterThan(0);
   expect(store.letGoOf).toEqual([]);
   await Bun.sleep(LEASE_MS / 2);
@@ -151,7 +152,7 @@ test('a partition this node writes, or whose lease is moving here or away, is ne
   const store = new StandInStore(() => true);
   const ownership = new StandInOwnership(THREE);
   const keeping = keepingOf('node-a', store);
-  const notMine = KEYS.filter((key) => key !== 'accounts' && !keepsByRule('node-a', THREE, 1)(key));
+  const notMine = KEYS.filter((key) => key !== 'accounts' && !keepsByRule('node-a', THREE)(key));
   expect(notMine.length).toBeGreaterThan(2);
   const [written, handingOver, holding] = notMine;
   store.states.get(written!)!.phase = 'writing';

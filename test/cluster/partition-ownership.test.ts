@@ -1,10 +1,10 @@
 /**
  * Ownership of 16 partitions plus the accounts over a real 3-server NATS cluster: three
- * members converge to the rendezvous assignment, each partition held by exactly one; a
+ * members converge to the placement's assignment, each partition held by exactly one; a
  * fourth joining takes its quarter by clean handover (the old holder's release hook done
  * before the new holder's onTaken); a member stopping cleanly hands everything over without
  * waiting for a lapse; a member killed with SIGKILL (a child process) has its partitions
- * taken once its leases lapse. Throughout, a watch of the leases bucket checks every
+ * taken by their heirs once its leases lapse. Throughout, a watch of the leases bucket checks every
  * transition (a new holder only after a release or a lapse, epochs one higher) and the hooks
  * check that no partition is ever served by two members at once.
  *
@@ -17,11 +17,12 @@ import { Kvm, type KV } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { leaseBucketSettings, partitionKey } from '../../cluster/nats-cluster.ts';
 import { ACCOUNTS_PARTITION, PartitionOwnership } from '../../cluster/partition-ownership.ts';
-import { wantedOwner } from '../../cluster/rendezvous.ts';
+import { Placement } from '../../cluster/placement.ts';
 import { startNatsCluster, type NatsTestCluster } from '../support/nats-cluster.ts';
 
 const LEASE_MS = 3_000;
 const PARTITIONS = [...Array.from({ length: 16 }, (_, index) => partitionKey(index)), ACCOUNTS_PARTITION];
+const PLACEMENT = new Placement(PARTITIONS, 1);
 const CONVERGE_WITHIN_MS = 30_000;
 /** How long a release hook takes (stop accepting, flush): long enough that a premature take would show. */
 const RELEASE_MS = 100;
@@ -85,7 +86,7 @@ async function startMember(node: string): Promise<PartitionOwnership> {
     node,
     url: `http://${node}.test`,
     leaseMs: LEASE_MS,
-    partitions: PARTITIONS,
+    placement: PLACEMENT,
     log: (line) => lines.push(line),
     onTaken: async (partition) => {
       record(node, 'taken', partition);
@@ -103,7 +104,7 @@ async function startMember(node: string): Promise<PartitionOwnership> {
 
 function startChild(node: string): Promise<void> {
   child = Bun.spawn([process.execPath, new URL('../support/ownership-node.ts', import.meta.url).pathname], {
-    env: { ...process.env, NATS_URL: nats.url, NODE: node, LEASE_MS: String(LEASE_MS), LEASES_BUCKET: 'ownership_leases', NODES_BUCKET: 'ownership_nodes', PARTITIONS: JSON.stringify(PARTITIONS) },
+    env: { ...process.env, NATS_URL: nats.url, NODE: node, LEASE_MS: String(LEASE_MS), LEASES_BUCKET: 'ownership_leases', NODES_BUCKET: 'ownership_nodes', PARTITIONS: JSON.stringify(PARTITIONS), STANDBYS: String(PLACEMENT.standbys) },
     stdin: 'pipe',
     stdout: 'pipe',
     stderr: 'pipe',
@@ -131,7 +132,7 @@ function startChild(node: string): Promise<void> {
 /** Every partition held by its wanted owner among `live`, known as such to every in-process member, and held by no one else. */
 function converged(live: string[]): boolean {
   for (const partition of PARTITIONS) {
-    const wanted = wantedOwner(live, partition)!;
+    const wanted = PLACEMENT.writer(live, partition)!;
     for (const [node, { ownership }] of members) {
       if (ownership.ownerOf(partition)?.node !== wanted) return false;
       if ((ownership.phaseOf(partition) !== null) !== (node === wanted)) return false;
@@ -154,7 +155,7 @@ async function convergence(live: string[]): Promise<number> {
   return performance.now() - startedAt;
 }
 
-const wantedBy = (live: string[], node: string): string[] => PARTITIONS.filter((partition) => wantedOwner(live, partition) === node);
+const wantedBy = (live: string[], node: string): string[] => PARTITIONS.filter((partition) => PLACEMENT.writer(live, partition) === node);
 
 beforeAll(async () => {
   nats = await startNatsCluster();
@@ -172,7 +173,7 @@ afterAll(async () => {
   await nats?.stop();
 });
 
-test('three members converge to the rendezvous assignment, each partition held by exactly one', async () => {
+test('three members converge to the placement, each partition held by exactly one', async () => {
   await Promise.all(['node-a', 'node-b', 'node-c'].map(startMember));
   const ms = await convergence(['node-a', 'node-b', 'node-c']);
   console.log(`3 members: ${PARTITIONS.length} partitions converged in ${Math.round(ms)} ms`);
@@ -180,10 +181,11 @@ test('three members converge to the rendezvous assignment, each partition held b
   for (const node of ['node-a', 'node-b', 'node-c']) expect(members.get(node)!.ownership.held()).toEqual(wantedBy(['node-a', 'node-b', 'node-c'], node));
 }, 60_000);
 
-test('a fourth member takes its share by clean handover: release done before the new holder takes, nothing else moves', async () => {
+test('a fourth member takes its share by clean handover: release done before the new holder takes; only what the placement over four moves, moves', async () => {
   const four = ['node-a', 'node-b', 'node-c', 'node-d'];
-  const moving = wantedBy(four, 'node-d');
-  expect(moving.length).toBeGreaterThan(0);
+  // node-d's share, and the few the bounds shift among the others (placement.test.ts bounds them)
+  const moving = PARTITIONS.filter((partition) => PLACEMENT.writer(four, partition) !== PLACEMENT.writer(['node-a', 'node-b', 'node-c'], partition));
+  expect(wantedBy(four, 'node-d').length).toBeGreaterThan(0);
   const before = new Map(PARTITIONS.map((partition) => [partition, serving.get(partition)!]));
   const since = events.length;
   const startedAt = performance.now();
@@ -196,8 +198,8 @@ test('a fourth member takes its share by clean handover: release done before the
       expect(moves).toEqual([]);
       continue;
     }
-    // the old holder's release hook finished, then node-d took it
-    expect(moves.map((event) => `${event.kind} ${event.node}`)).toEqual([`released ${before.get(partition)}`, 'taken node-d']);
+    // the old holder's release hook finished, then the new wanted writer took it
+    expect(moves.map((event) => `${event.kind} ${event.node}`)).toEqual([`released ${before.get(partition)}`, `taken ${PLACEMENT.writer(four, partition)}`]);
     expect(transitions.get(partition)!.at(-2)).toMatchObject({ node: before.get(partition), released: true });
   }
   expect(violations).toEqual([]);
@@ -218,7 +220,7 @@ test('a member stopping cleanly hands all its partitions over at once, without w
   expect(violations).toEqual([]);
 }, 60_000);
 
-test('a member killed with SIGKILL has its partitions taken once its leases lapse', async () => {
+test('a member killed with SIGKILL has its partitions taken by their heirs once its leases lapse', async () => {
   const four = ['node-a', 'node-b', 'node-c', 'node-e'];
   await startChild('node-e');
   await convergence(four);
@@ -234,9 +236,13 @@ test('a member killed with SIGKILL has its partitions taken once its leases laps
   // its last renewal was about a quarter lease before the kill at most (more if its timer lagged on a loaded machine)
   expect(elapsedMs).toBeGreaterThan(LEASE_MS / 2);
   for (const partition of orphaned) {
-    const [lapsed, taken] = transitions.get(partition)!.slice(-2);
+    // the lapsed lease goes to the heir (its standby while node-e lived), then by handover to the writer wanted among three
+    const history = transitions.get(partition)!;
+    const last = history.findLastIndex((transition) => transition.node === 'node-e');
+    const [lapsed, taken] = history.slice(last, last + 2);
     expect(lapsed).toMatchObject({ node: 'node-e', released: false });
-    expect(taken!.epoch).toBe(lapsed!.epoch + 1);
+    expect(taken).toMatchObject({ node: PLACEMENT.heir(['node-a', 'node-b', 'node-c'], partition, 'node-e')!, epoch: lapsed!.epoch + 1 });
+    expect(taken!.node).toBe(PLACEMENT.ranked(four, partition)[1]!);
   }
   const logs = [...members.values()].flatMap(({ lines }) => lines);
   expect(logs).toContain(`node node-e gone: its key was not refreshed for ${LEASE_MS} ms`);

@@ -4,21 +4,23 @@
  * keeps up never meets a purge (C here); one stopped for longer (B, SIGSTOP while A, the
  * connection's partition writer, snapshots every megabyte and purges) finds, on resuming,
  * a message whose predecessor it never applied, says FATAL and exits; restarted, it
- * rebuilds from the snapshots and holds exactly the writer's data. B's name is one the
- * rendezvous hash gives no partition among these three, so its halt is the replica's, not
- * a lost lease. Every node keeps every partition (`CLUSTER_STANDBYS=all`): a replica that
+ * rebuilds from the snapshots and holds exactly the writer's data. One partition and the
+ * accounts over three nodes leave one node writing nothing, and B's name is one the
+ * placement makes that node, so its halt is the replica's, not a lost lease. Every node keeps every partition (`CLUSTER_STANDBYS=all`): a replica that
  * does not write the partition exists only where some node stands by for it.
  */
 import { afterAll, expect, test } from 'bun:test';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, cleanUpServices, createConnection, login, makeDataDir, startService, type ServiceProcess } from '../blackbox/service-process.ts';
 import { startNatsCluster, type NatsTestCluster } from '../support/nats-cluster.ts';
 import { partitionOf } from '../../actors/partition-of.ts';
-import { wantedOwner } from '../../cluster/rendezvous.ts';
+import { Placement } from '../../cluster/placement.ts';
 import { FOLLOWER_PULL_MESSAGES } from '../../cluster/subject-follower.ts';
 import { health, nodeEnv, partitionKeys, startWriters, waitForAssignment } from './cluster-harness.ts';
 
+/** One partition: every connection in it, and its writer and the accounts' are two of the three nodes. */
+const PARTITIONS = 1;
 /** Writes nothing among node-a, node-c and itself (checked below). */
-const B_NAME = 'node-b1862';
+const B_NAME = 'node-b0';
 
 const dirs = cleanUpServices();
 let nats: NatsTestCluster | undefined;
@@ -35,17 +37,21 @@ test('a replica stopped past a purge notices the gap and halts; one that keeps u
   const [dirA, dirB, dirC] = ['purge-owner', 'purge-stopped', 'purge-following'].map(makeDataDir);
   dirs.push(dirA!, dirB!, dirC!);
   // B must keep the partition it does not write: every node keeps every partition here, whatever the suite runs with
-  const env = (node: string) => nodeEnv(nats!.url, node, { SNAPSHOT_LOG_MB: '1', CLUSTER_STANDBYS: 'all' });
-  expect(partitionKeys(16).filter((key) => wantedOwner(['node-a', B_NAME, 'node-c'], key) === B_NAME)).toEqual([]);
+  const env = (node: string) => nodeEnv(nats!.url, node, { SNAPSHOT_LOG_MB: '1', CLUSTER_STANDBYS: 'all', CLUSTER_PARTITIONS: String(PARTITIONS) });
+  const placement = new Placement(partitionKeys(PARTITIONS), 'all');
+  for (const live of [['node-a', B_NAME, 'node-c'], ['node-a', 'node-c']]) {
+    // B writes nothing, and while it is stopped nothing moves between A and C
+    expect(partitionKeys(PARTITIONS).map((key) => placement.writer(live, key))).toEqual(partitionKeys(PARTITIONS).map((key) => placement.writer(['node-a', 'node-c'], key)));
+  }
   let [a, b, c] = await Promise.all([
     startService({ dataDir: dirA!, env: env('node-a') }),
     startService({ dataDir: dirB!, env: env(B_NAME) }),
     startService({ dataDir: dirC!, env: env('node-c') }),
   ]);
-  await waitForAssignment([a!.baseUrl, b!.baseUrl, c!.baseUrl], { spread: false });
+  await waitForAssignment([a!.baseUrl, b!.baseUrl, c!.baseUrl], { partitions: PARTITIONS, spread: false });
   const cookie = await login(a!.baseUrl, ADMIN_EMAIL, ADMIN_PASSWORD);
   const connection = await createConnection(a!.baseUrl, cookie, 'purged');
-  const key = `p.${partitionOf(connection.id, 16)}`;
+  const key = `p.${partitionOf(connection.id, PARTITIONS)}`;
   // A: the writer of the connection's partition; C: the other writer
   if ((await health(c!.baseUrl)).body.writes!.includes(key)) [a, c] = [c, a];
   expect((await health(a!.baseUrl)).body.writes).toContain(key);

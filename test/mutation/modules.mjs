@@ -335,6 +335,11 @@ export const MODULES = {
         mutate: ['cluster/partition-keepers.ts', 'cluster/partition-keeping.ts', block('actors/engine.ts', 'dropConnectionsNotHeld(): {'), block('actors/audit/audit-log.ts', 'dropVia(dropped')],
         tests: ['test/cluster/partition-keepers.test.ts', 'test/cluster/partition-keeping.test.ts', 'test/durability/partition-snapshots.test.ts'],
       },
+      {
+        // where each partition lives for a live set: a slip keeps a partition on too few nodes, unevenly, differently on two nodes, or hands a failover to a node that does not keep it
+        mutate: ['cluster/placement.ts'],
+        tests: ['test/cluster/placement.test.ts'],
+      },
     ],
   },
   crossReads: {

@@ -8,6 +8,7 @@ import { jetstream } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import { connect } from '@nats-io/transport-node';
 import { PartitionOwnership } from '../../cluster/partition-ownership.ts';
+import { Placement } from '../../cluster/placement.ts';
 
 const env = (name: string): string => {
   const value = process.env[name];
@@ -23,7 +24,7 @@ await PartitionOwnership.start({
   node: env('NODE'),
   url: `http://${env('NODE')}.test`,
   leaseMs: Number(env('LEASE_MS')),
-  partitions: JSON.parse(env('PARTITIONS')) as string[],
+  placement: new Placement(JSON.parse(env('PARTITIONS')) as string[], Number(env('STANDBYS'))),
   log: (line) => process.stderr.write(`${line}\n`),
   onTaken: async (partition, epoch) => say(`taken ${partition} ${epoch}`),
   release: async (partition) => say(`released ${partition}`),
