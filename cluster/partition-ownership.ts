@@ -29,6 +29,7 @@ import { describeError } from '../persistence/errors.ts';
 import { PartitionLease, decode, renewalIntervalMs, type LeaseHolder } from './lease.ts';
 import { Membership, type Member } from './membership.ts';
 import type { Placement } from './placement.ts';
+import { rankedNodes } from './rendezvous.ts';
 import { WatchedBucket } from './watched-bucket.ts';
 
 export interface PartitionOwnershipOptions {
@@ -73,6 +74,7 @@ export class PartitionOwnership {
   private readonly failedAtMs = new Map<string, number>();
   private stopping = false;
   private readonly complaints = new Set<string>();
+  private readonly startedAtMs = performance.now();
 
   private constructor(private readonly options: PartitionOwnershipOptions) {
     this.timer = setInterval(() => this.tick(), renewalIntervalMs(options.leaseMs));
@@ -181,13 +183,20 @@ export class PartitionOwnership {
         if (state === undefined) {
           // free (absent, released, lapsed) leases go to the wanted writer, or to the heir of a holder gone
           const holder = this.ownerOf(partition)?.node ?? null;
-          if (placement.heir(live, partition, holder) !== node) continue;
-          const gone = holder !== null && !live.includes(holder);
-          this.tryTake(partition, gone ? `the heir of ${holder}, gone, among ${live.length} live nodes` : `wanted here among ${live.length} live nodes`);
+          const heir = placement.heir(live, partition, holder);
+          if (heir === node) {
+            const gone = holder !== null && !live.includes(holder);
+            this.tryTake(partition, gone ? `the heir of ${holder}, gone, among ${live.length} live nodes` : `wanted here among ${live.length} live nodes`);
+          } else if (rankedNodes(live, partition)[0] === node && this.freeForMs(partition) >= 2 * this.options.leaseMs) {
+            // Free for two leases and not taken by the placement's choice: a node of an older
+            // version (a rolling upgrade) wants by plain rendezvous and takes only what that names,
+            // so the node plain rendezvous names takes it rather than leave the partition unwritten.
+            this.tryTake(partition, `free for two leases, not taken by ${heir ?? 'anyone'}, named here by plain rendezvous among ${live.length} live nodes`);
+          }
           continue;
         }
         const wanted = placement.writer(live, partition);
-        if (state.phase === 'held' && state.lease !== null && wanted !== null && wanted !== node && keepsAlready(members, wanted, partition)) {
+        if (state.phase === 'held' && state.lease !== null && wanted !== null && wanted !== node && takesWhenReleased(members, wanted, partition)) {
           void this.handOver(partition, state.lease, `wanted by ${wanted} among ${live.length} live nodes`);
         }
       } catch (error) {
@@ -198,6 +207,12 @@ export class PartitionOwnership {
       }
     }
     this.options.onLook?.();
+  }
+
+  /** How long `partition`'s lease has gone unchanged as this node heard it (not across its own outage, nor from before it started); 0 while it is renewed. */
+  private freeForMs(partition: string): number {
+    const observed = this.watched.get(partition);
+    return performance.now() - Math.max(observed?.sinceMs ?? this.startedAtMs, this.membership?.reachableSinceMs ?? 0, this.startedAtMs);
   }
 
   private tryTake(partition: string, why: string): void {
@@ -285,7 +300,14 @@ export class PartitionOwnership {
  * writer hands over only then. A node that lists nothing (a version before the list) is
  * taken at its word that it will take the partition up when it takes the lease.
  */
-function keepsAlready(members: readonly Member[], node: string, partition: string): boolean {
+/**
+ * Whether `node` would take `partition` if this holder released it now: it says (its
+ * membership key) that it keeps the partition. A node that says nothing runs an older
+ * version, which takes a free lease only where plain rendezvous names it: handed over to
+ * only then, or the partition would stay unwritten.
+ */
+function takesWhenReleased(members: readonly Member[], node: string, partition: string): boolean {
   const keeps = members.find((member) => member.node === node)?.keeps;
-  return keeps === undefined || keeps.includes(partition);
+  if (keeps !== undefined) return keeps.includes(partition);
+  return rankedNodes(members.map((member) => member.node), partition)[0] === node;
 }

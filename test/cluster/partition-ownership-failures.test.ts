@@ -4,8 +4,9 @@
  * not in a loop; a lease another node overwrote calls `onLost` and, once that writer stays
  * silent for a lease, is taken back with a higher epoch; a `release` hook that fails still
  * releases the lease, so the wanted node takes over; a writer hands a partition over only
- * once the wanted node says it keeps it; a lease value that cannot be read is reported once
- * and does not stop the other partitions.
+ * once the wanted node says it keeps it; beside a node of the older version (plain rendezvous,
+ * no keeps in its key) no partition stays unwritten; a lease value that cannot be read is
+ * reported once and does not stop the other partitions.
  */
 import { afterAll, afterEach, beforeAll, expect, test } from 'bun:test';
 import { jetstream } from '@nats-io/jetstream';
@@ -14,6 +15,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { leaseBucketSettings, partitionKey } from '../../cluster/nats-cluster.ts';
 import { PartitionOwnership } from '../../cluster/partition-ownership.ts';
 import { Placement } from '../../cluster/placement.ts';
+import { rankedNodes } from '../../cluster/rendezvous.ts';
 import { startNatsCluster, type NatsTestCluster } from '../support/nats-cluster.ts';
 
 const LEASE_MS = 1_500;
@@ -44,6 +46,8 @@ interface Hooks {
   release?: (partition: string) => Promise<void>;
   onLost?: (partition: string, error: Error) => void;
   keeps?: () => string[];
+  /** who should write what; the balanced placement over `partitions` when not given */
+  placement?: Placement;
 }
 
 async function member(node: string, partitions: string[], hooks: Hooks, lines: string[]): Promise<PartitionOwnership> {
@@ -53,7 +57,7 @@ async function member(node: string, partitions: string[], hooks: Hooks, lines: s
     node,
     url: `http://${node}.test`,
     leaseMs: LEASE_MS,
-    placement: new Placement(partitions, 0),
+    placement: hooks.placement ?? new Placement(partitions, 0),
     log: (line) => lines.push(line),
     onTaken: hooks.onTaken ?? (async () => undefined),
     release: hooks.release ?? (async () => undefined),
@@ -144,6 +148,36 @@ test('a writer hands a partition over only once the wanted node says (its member
   expect(holder.phaseOf(key)).toBeNull();
   expect(lines).toContainEqual(`handing ${key} over (epoch 1): wanted by solo-h among 2 live nodes`);
   console.log(`handed over ${Math.round(ms)} ms after the wanted node said it keeps the partition`);
+}, 30_000);
+
+/** What a node of the version before the balanced placement wants: plain rendezvous over the live nodes (and it says nothing of what it keeps). */
+function rendezvousOnly(keys: string[]): Placement {
+  const writer = (live: Iterable<string>, key: string) => rankedNodes(live, key)[0] ?? null;
+  return { keys, standbys: 0, ranked: rankedNodes, writer, heir: (live: Iterable<string>, key: string) => writer(live, key) } as unknown as Placement;
+}
+
+test('beside a node of the older version, a partition the placement gives it but plain rendezvous does not is written: taken after two leases, never handed to it', async () => {
+  const olderLines: string[] = [];
+  const newerLines: string[] = [];
+  const keys = Array.from({ length: 16 }, (_, index) => `m.${partitionKey(index)}`);
+  const placement = new Placement(keys, 0);
+  // two node names and a key the new rule gives the older node while the older node's rule gives it the newer one
+  const pairs = Array.from({ length: 32 }, (_, n) => [`mix-old-${n}`, `mix-new-${n}`] as const);
+  const [older, newer, key] = pairs
+    .map(([old, fresh]) => [old, fresh, keys.find((candidate) => placement.writer([old, fresh], candidate) === old && rankedNodes([old, fresh], candidate)[0] === fresh)] as const)
+    .find(([, , found]) => found !== undefined)! as readonly [string, string, string];
+  const olderNode = await member(older, keys, { placement: rendezvousOnly(keys) }, olderLines);
+  const newerNode = await member(newer, keys, { placement, keeps: () => keys }, newerLines);
+  const ms = await until('taken by the node plain rendezvous names', () => newerNode.phaseOf(key) === 'held', [...olderLines, ...newerLines], LEASE_MS * 6);
+  expect(ms).toBeGreaterThanOrEqual(LEASE_MS * 2 - 100);
+  expect(newerLines.some((line) => line.includes(key) && line.includes(`free for two leases, not taken by ${older}, named here by plain rendezvous among 2 live nodes`))).toBe(true);
+  // held on: the placement wants the older node, which would not take it if released
+  await Bun.sleep(LEASE_MS * 2);
+  expect(newerNode.phaseOf(key)).toBe('held');
+  expect(olderNode.phaseOf(key)).toBeNull();
+  expect(newerLines.filter((line) => line.startsWith(`handing ${key} over`))).toEqual([]);
+  // every key has a writer
+  for (const each of keys) expect(newerNode.phaseOf(each) === 'held' || olderNode.phaseOf(each) === 'held').toBe(true);
 }, 30_000);
 
 test('a lease value that cannot be read is reported once and leaves the other partitions alone', async () => {
