@@ -242,6 +242,14 @@ function taskMetrics(env: Env): TaskMetricsSettings {
   return { retentionMs: { minute, hour, day }, seriesMax: integer(env, 'METRICS_SERIES_MAX', defaults.seriesMax, 1, 100_000) };
 }
 
+/**
+ * Off by default on a cluster node: a full collection stops the thread for seconds with a
+ * million jobs held, and a node that stops past its lease loses its partitions.
+ */
+function memoryReturnIdleDefaultMs(clustered: boolean): number {
+  return clustered ? 0 : 5_000;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const adminPassword = optionalString(env, 'ADMIN_PASSWORD');
   if (adminPassword !== null && adminPassword.length < 12) {
@@ -288,9 +296,7 @@ export function loadConfig(env: Env = process.env): Config {
     dedupKeysMax: integer(env, 'DEDUP_KEYS_MAX', 100_000, 1, 10_000_000),
     snapshotLogBytesMax: integer(env, 'SNAPSHOT_LOG_MB', 256, 1, 1_000_000) * 1024 * 1024,
     snapshotIntervalMs: integer(env, 'SNAPSHOT_INTERVAL_MINUTES', 60, 1, 24 * 60) * 60_000,
-    // off by default on a cluster node: a full collection stops the thread for seconds with a
-    // million jobs held, and a node that stops past its lease loses its partitions
-    memoryReturnIdleMs: integer(env, 'MEMORY_RETURN_IDLE_MS', clusterNatsUrl === null ? 5_000 : 0, 0, 3_600_000),
+    memoryReturnIdleMs: integer(env, 'MEMORY_RETURN_IDLE_MS', memoryReturnIdleDefaultMs(clusterNatsUrl !== null), 0, 3_600_000),
     memoryReturnWorkBytesMin: integer(env, 'MEMORY_RETURN_AFTER_MB', 16, 1, 1_000_000) * 1024 * 1024,
     streamsPerUserMax: integer(env, 'STREAMS_PER_USER_MAX', 20, 1, 10_000),
     tenantLimits: tenantLimits(env),
