@@ -87,6 +87,8 @@ async function startMember(node: string): Promise<PartitionOwnership> {
     url: `http://${node}.test`,
     leaseMs: LEASE_MS,
     placement: PLACEMENT,
+    // every member keeps every partition, and says so as a node of this version does (one that says nothing is an older version)
+    keeps: () => [...PLACEMENT.keys],
     log: (line) => lines.push(line),
     onTaken: async (partition) => {
       record(node, 'taken', partition);
@@ -216,7 +218,9 @@ test('a member stopping cleanly hands all its partitions over at once, without w
   console.log(`clean stop: ${leaving.length} partitions taken over ${Math.round(elapsedMs)} ms after stop() began (lease ${LEASE_MS} ms)`);
   // a lapse could not happen before a lease without renewal; the hand-over writes `released` instead
   expect(elapsedMs).toBeLessThan(LEASE_MS);
-  for (const partition of leaving) expect(transitions.get(partition)!.at(-2)).toMatchObject({ node: 'node-d', released: true });
+  // said whole on a failure (seen once, not reproduced): which partition moved how
+  const notHandedOver = leaving.filter((partition) => !(transitions.get(partition)!.at(-2)?.node === 'node-d' && transitions.get(partition)!.at(-2)?.released === true));
+  expect(notHandedOver.map((partition) => ({ partition, transitions: transitions.get(partition) }))).toEqual([]);
   expect(violations).toEqual([]);
 }, 60_000);
 

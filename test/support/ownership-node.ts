@@ -25,6 +25,8 @@ await PartitionOwnership.start({
   url: `http://${env('NODE')}.test`,
   leaseMs: Number(env('LEASE_MS')),
   placement: new Placement(JSON.parse(env('PARTITIONS')) as string[], Number(env('STANDBYS'))),
+  // it keeps every partition and says so, as a node of this version does (one that says nothing is an older version)
+  keeps: () => JSON.parse(env('PARTITIONS')) as string[],
   log: (line) => process.stderr.write(`${line}\n`),
   onTaken: async (partition, epoch) => say(`taken ${partition} ${epoch}`),
   release: async (partition) => say(`released ${partition}`),
