@@ -14,6 +14,10 @@
  *   while the new writer loads it). `release(p)` runs (the engine stops accepting writes for
  *   p and flushes them), the lease is renewed meanwhile, and then written `released`, so
  *   the wanted node takes it at once instead of after a lapse.
+ * - beside nodes of the older version (a rolling upgrade: plain rendezvous, nothing said of
+ *   what they keep): a node that says nothing is handed a partition only where plain
+ *   rendezvous names it, and a lease free for two leases is taken by the node plain
+ *   rendezvous names, so no partition stays unwritten while the versions disagree.
  * - held leases are renewed by one timer for all of them, every LEASE_MS / 4; a refused
  *   renewal calls `onLost(p, error)` (one that cannot get through is retried, see lease.ts).
  *
@@ -295,11 +299,6 @@ export class PartitionOwnership {
   }
 }
 
-/**
- * Whether `node` says it keeps `partition` (its membership key lists what it keeps): a
- * writer hands over only then. A node that lists nothing (a version before the list) is
- * taken at its word that it will take the partition up when it takes the lease.
- */
 /**
  * Whether `node` would take `partition` if this holder released it now: it says (its
  * membership key) that it keeps the partition. A node that says nothing runs an older
