@@ -191,7 +191,7 @@ export class PartitionOwnership {
           if (heir === node) {
             const gone = holder !== null && !live.includes(holder);
             this.tryTake(partition, gone ? `the heir of ${holder}, gone, among ${live.length} live nodes` : `wanted here among ${live.length} live nodes`);
-          } else if (rankedNodes(live, partition)[0] === node && this.freeForMs(partition) >= 2 * this.options.leaseMs) {
+          } else if (olderVersionWriter(live, partition) === node && this.freeForMs(partition) >= 2 * this.options.leaseMs) {
             // Free for two leases and not taken by the placement's choice: a node of an older
             // version (a rolling upgrade) wants by plain rendezvous and takes only what that names,
             // so the node plain rendezvous names takes it rather than leave the partition unwritten.
@@ -223,7 +223,7 @@ export class PartitionOwnership {
     const observed = this.watched.get(partition);
     const entry = observed?.entry ?? null;
     // counted only while this node could hear renewals (Membership.reachableSinceMs): not across its own outage
-    const unchangedForMs = observed === undefined ? 0 : performance.now() - Math.max(observed.sinceMs, this.membership?.reachableSinceMs ?? 0);
+    const unchangedForMs = observed === undefined ? 0 : this.freeForMs(partition);
     if (entry !== null && entry.operation === 'PUT' && !decode(entry).released && unchangedForMs < this.options.leaseMs) return; // held and renewed
     if (performance.now() - (this.failedAtMs.get(partition) ?? -Infinity) < this.options.leaseMs) return;
     this.states.set(partition, { phase: 'taking', lease: null });
@@ -308,5 +308,10 @@ export class PartitionOwnership {
 function takesWhenReleased(members: readonly Member[], node: string, partition: string): boolean {
   const keeps = members.find((member) => member.node === node)?.keeps;
   if (keeps !== undefined) return keeps.includes(partition);
-  return rankedNodes(members.map((member) => member.node), partition)[0] === node;
+  return olderVersionWriter(members.map((member) => member.node), partition) === node;
+}
+
+/** The writer a node of the older version wants for `partition` among `live`: plain rendezvous. */
+function olderVersionWriter(live: readonly string[], partition: string): string | undefined {
+  return rankedNodes(live, partition)[0];
 }
