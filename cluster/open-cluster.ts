@@ -82,8 +82,6 @@ export interface OpenClusterOptions {
   onWriting?(key: string): Promise<void>;
   /** Told of each group published (metrics, ingest timings), as the local log tells of each group commit. */
   observer?: LogWriterObserver;
-  /** This node wrote a placement map with one move (placement by size; a metric counts them). */
-  onPlacementMoved?(): void;
 }
 
 /**
@@ -160,19 +158,7 @@ export async function openCluster(config: ClusterSettings, options: OpenClusterO
         const replica = store.follow(apply, replicaFailed);
         keeping = new PartitionKeeping({ store, node: nodeId, placement, leaseMs: config.clusterLeaseMs, engine, log });
         ownership = await takeShare(store, nats, keeping, placement, engine, { nodeId, url, config, options });
-        if (bySize(config)) {
-          const owned = ownership;
-          rebalancer = new SizeRebalancer({
-            kv: nats.placement,
-            node: nodeId,
-            placement,
-            intervalMs: config.clusterRebalanceMs,
-            members: () => owned.members(),
-            ownerOf: (key) => owned.ownerOf(key),
-            log,
-            onMoved: options.onPlacementMoved,
-          });
-        }
+        if (bySize(config)) rebalancer = rebalancerOf(nats.placement, nodeId, placement, ownership, config, options);
         return { replica, owners: ownersOf(ownership, keeping), failed };
       },
       leave: () => {
@@ -258,6 +244,19 @@ async function planKeeping(store: ClusterStore, nodes: KV, nodeId: string, place
   store.planKeeping((key) => keepersOf(key, placement.ranked(live, key), standbys, null).includes(nodeId));
   const kept = store.keeping();
   log(`keeping ${kept.length} of ${store.keys.length} partitions (CLUSTER_STANDBYS=${standbys}, ${live.size} live nodes: ${[...live].sort().join(', ')}): ${kept.join(', ')}`);
+}
+
+/** The coordinating side of placement by size on this node (it moves slots only while it has the smallest live id). */
+function rebalancerOf(kv: KV, node: string, placement: Placement, ownership: PartitionOwnership, config: ClusterSettings, options: OpenClusterOptions): SizeRebalancer {
+  return new SizeRebalancer({
+    kv,
+    node,
+    placement,
+    intervalMs: config.clusterRebalanceMs,
+    members: () => ownership.members(),
+    ownerOf: (key) => ownership.ownerOf(key),
+    log: options.log,
+  });
 }
 
 /** Whether placement by size runs: a rebalance interval, and standbys that leave a node something to not keep. */

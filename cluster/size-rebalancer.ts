@@ -32,8 +32,6 @@ export interface SizeRebalancerOptions {
   members(): Member[];
   ownerOf(key: string): LeaseHolder;
   log: (line: string) => void;
-  /** after a map this node wrote was stored (a metric counts them) */
-  onMoved?(): void;
 }
 
 export class SizeRebalancer {
@@ -97,7 +95,6 @@ export class SizeRebalancer {
     const before = keptWeights(rankings, keys, weights, slots);
     const after = keptWeights(step.rankings, keys, weights, slots);
     log(`placement by size: ${describeMove(step.move)}; kept jobs per node ${describeWeights(before)} -> ${describeWeights(after)} (move ${moves} over ${live.length} live nodes)`);
-    this.options.onMoved?.();
   }
 
   /** Why the cluster is not ready for a move (a member without weights, a move under way), or null. */
