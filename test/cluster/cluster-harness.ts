@@ -37,6 +37,20 @@ export function nodeEnv(natsUrl: string, nodeId: string, extra: Record<string, s
   };
 }
 
+/**
+ * Runs a test's body; when it fails, prints the tail of what each node said (a failure seen
+ * only in a long CI run is then explained by its log, not guessed at). `nodes` is read at
+ * the failure, so a test that restarts its nodes passes every generation it started.
+ */
+export async function explainingFailure(nodes: () => ServiceProcess[], body: () => Promise<void>): Promise<void> {
+  try {
+    await body();
+  } catch (error) {
+    for (const [index, node] of nodes().entries()) console.log(`node ${index + 1} (pid ${node.pid}, exit ${node.exitCode}) said:\n${node.output.slice(-4000)}`);
+    throw error;
+  }
+}
+
 export interface WriterRun {
   /** External ids of every event whose batch was acknowledged (200, every event accepted or skipped as a repeat). */
   acknowledged: Set<string>;
