@@ -122,6 +122,7 @@ export async function openCluster(config: ClusterSettings, options: OpenClusterO
     { replicas: config.clusterReplicas, partitions: config.clusterPartitions, maxAgeMs: config.retentionMs + STREAM_AGE_PAST_RETENTION_MS },
     log,
   );
+  let mapWatch: WatchedBucket | undefined;
   try {
     const url = await options.connected(nodeId);
     const store = new ClusterStore({
@@ -142,7 +143,7 @@ export async function openCluster(config: ClusterSettings, options: OpenClusterO
     let ownership: PartitionOwnership | undefined;
     let keeping: PartitionKeeping | undefined;
     let rebalancer: SizeRebalancer | undefined;
-    const mapWatch = bySize(config) ? await watchPlacementMap(nats.placement, placement, log, () => ownership?.lookAgain()) : undefined;
+    mapWatch = bySize(config) ? await watchPlacementMap(nats.placement, placement, log, () => ownership?.lookAgain()) : undefined;
     await planKeeping(store, nats.nodes, nodeId, placement, config, log);
     return {
       store,
@@ -178,6 +179,7 @@ export async function openCluster(config: ClusterSettings, options: OpenClusterO
       },
     };
   } catch (error) {
+    mapWatch?.stop();
     await nats.close().catch(() => undefined);
     throw error;
   }
