@@ -129,9 +129,17 @@ export class ClusterStore implements DurableStore {
     return records;
   }
 
-  /** Bytes of snapshots and records this node's readers applied since it started (src/service/memory-return.ts: a burst's size). */
+  /** what the partitions let go had applied when they were let go (see bytesApplied) */
+  private bytesLetGo = 0;
+
+  /**
+   * Bytes of snapshots and records this node's readers applied since it started, plus what
+   * the partitions it let go had applied (src/service/memory-return.ts: a burst's size; the
+   * state a let-go drops is garbage to give back like a burst's, so a node that lost a
+   * partition to a move collects once it is quiet).
+   */
   get bytesApplied(): number {
-    let bytes = 0;
+    let bytes = this.bytesLetGo;
     for (const log of this.logs.values()) bytes += log.reader.bytesApplied;
     return bytes;
   }
@@ -251,7 +259,9 @@ export class ClusterStore implements DurableStore {
   /** Stops keeping `key` (not the accounts): the follower skips its subject; the caller drops its connections. */
   letGo(key: string): void {
     invariant(key !== ACCOUNTS_KEY, 'the accounts are kept by every node');
-    this.partition(key).letGo();
+    const partition = this.partition(key);
+    partition.letGo();
+    this.bytesLetGo += partition.reader.bytesApplied;
   }
 
   /** PartitionOwnership.onTaken: this node holds `key`'s lease; fence its subject and write it once the replica caught up. */

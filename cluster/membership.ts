@@ -19,6 +19,8 @@ export interface Member {
   url: string;
   /** the partitions the node keeps, applied and current, as of its last refresh; absent from a node that does not say */
   keeps?: string[];
+  /** the jobs held per partition it keeps (placement by size weighs partitions by them); absent from a node that does not say */
+  weights?: Record<string, number>;
 }
 
 export interface MembershipOptions {
@@ -29,6 +31,8 @@ export interface MembershipOptions {
   log: (line: string) => void;
   /** what this node keeps now, written with its key at every refresh */
   keeps?: () => string[];
+  /** the jobs held per partition kept here, written with its key at every refresh */
+  weights?: () => Record<string, number>;
   /** after a node's key is written or deleted; a node going silent is noticed by `live()` as time passes */
   onChange?: () => void;
 }
@@ -150,8 +154,8 @@ export class Membership {
   }
 
   private ownKey(): string {
-    const { node, url, keeps } = this.options;
-    return JSON.stringify({ node, url, ...(keeps === undefined ? {} : { keeps: keeps() }) } satisfies Member);
+    const { node, url, keeps, weights } = this.options;
+    return JSON.stringify({ node, url, ...(keeps === undefined ? {} : { keeps: keeps() }), ...(weights === undefined ? {} : { weights: weights() }) } satisfies Member);
   }
 
   private report(node: string, url: string | null, what: string): void {
@@ -197,8 +201,17 @@ function decodeMember(text: string): Member | null {
     const value = JSON.parse(text) as Partial<Record<keyof Member, unknown>>;
     if (typeof value.node !== 'string' || typeof value.url !== 'string') return null;
     const keeps = Array.isArray(value.keeps) && value.keeps.every((key) => typeof key === 'string') ? (value.keeps as string[]) : undefined;
-    return { node: value.node, url: value.url, ...(keeps === undefined ? {} : { keeps }) };
+    const weights = weightsOf(value.weights);
+    return { node: value.node, url: value.url, ...(keeps === undefined ? {} : { keeps }), ...(weights === undefined ? {} : { weights }) };
   } catch {
     return null;
   }
+}
+
+/** A member's weights if they are a record of non-negative counts; undefined otherwise (it says nothing of weights). */
+function weightsOf(value: unknown): Record<string, number> | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const entries = Object.entries(value as Record<string, unknown>);
+  if (!entries.every(([, count]) => typeof count === 'number' && Number.isFinite(count) && count >= 0)) return undefined;
+  return Object.fromEntries(entries) as Record<string, number>;
 }

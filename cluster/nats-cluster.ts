@@ -21,6 +21,8 @@ export const SECRETS_BUCKET = 'jobwatch_secrets';
 export const SNAPSHOTS_BUCKET = 'jobwatch_snapshots';
 /** Membership (cluster/membership.ts): one key per node, refreshed every lease / 4. */
 export const NODES_BUCKET = 'jobwatch_nodes';
+/** Placement by size (cluster/size-rebalancer.ts): one key, the placement map, written by the coordinating node. */
+export const PLACEMENT_BUCKET = 'jobwatch_placement';
 /**
  * The backstop that removes a dead node's key from the bucket (liveness itself is judged
  * on each node's clock after one lease): far longer than any lease, so a live node's key,
@@ -61,6 +63,7 @@ export interface NatsCluster {
   jsm: JetStreamManager;
   leases: KV;
   nodes: KV;
+  placement: KV;
   secrets: KV;
   snapshots: ObjectStore;
   maxPayloadBytes: number;
@@ -108,7 +111,7 @@ export async function connectNatsCluster(
     }
     watchConnection(nc, log);
     const js = jetstream(nc);
-    const { jsm, leases, nodes, secrets, snapshots } = await retryingWhileNatsRecovers(
+    const { jsm, leases, nodes, placement, secrets, snapshots } = await retryingWhileNatsRecovers(
       'opening the JetStream stream and buckets',
       async () => {
         // inside the retry: the manager asks JetStream for its account info, which times out
@@ -123,6 +126,8 @@ export async function connectNatsCluster(
           jsm,
           leases: await kvm.create(LEASES_BUCKET, leaseBucketSettings(replicas)),
           nodes: await kvm.create(NODES_BUCKET, { replicas, history: 1, ttl: NODE_KEY_MAX_AGE_MS }),
+          // read from the stream leader, as the leases: the coordinator's compare-and-set reads back what it wrote
+          placement: await kvm.create(PLACEMENT_BUCKET, { replicas, history: 1, allow_direct: false }),
           secrets: await kvm.create(SECRETS_BUCKET, { replicas, history: 1 }),
           snapshots: await new Objm(js).create(SNAPSHOTS_BUCKET, { replicas, storage: StorageType.File }),
         };
@@ -130,7 +135,7 @@ export async function connectNatsCluster(
       log,
     );
     log(`connected to NATS ${nc.getServer()} (${servers.length} servers listed, replicas ${replicas})`);
-    return { nc, js, jsm, leases, nodes, secrets, snapshots, maxPayloadBytes, close: () => nc.close() };
+    return { nc, js, jsm, leases, nodes, placement, secrets, snapshots, maxPayloadBytes, close: () => nc.close() };
   } catch (error) {
     await nc.close().catch(() => undefined);
     throw error;

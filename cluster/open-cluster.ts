@@ -11,7 +11,7 @@
  * leases. Loaded only when
  * CLUSTER_NATS_URL is set (a dynamic import), so a single node never loads a NATS module.
  */
-import type { KV } from '@nats-io/kv';
+import type { KV, KvEntry } from '@nats-io/kv';
 import { rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -23,12 +23,15 @@ import type { ApplyRecord } from './partition-reader.ts';
 import { Membership, type Member } from './membership.ts';
 import { keepersOf, type Standbys } from './partition-keepers.ts';
 import { PartitionKeeping, type KeepingEngine } from './partition-keeping.ts';
+import { decodePlacementMap, PLACEMENT_MAP_KEY } from './placement-map.ts';
 import { Placement } from './placement.ts';
 import { PartitionOwnership } from './partition-ownership.ts';
 import { retryingWhileNatsRecovers } from './retry.ts';
 import { sharedSessionSecret } from './shared-secret.ts';
+import { SizeRebalancer } from './size-rebalancer.ts';
 import { SnapshotObjects } from './snapshot-object.ts';
 import type { SubjectFollower } from './subject-follower.ts';
+import { WatchedBucket } from './watched-bucket.ts';
 
 /** The stream keeps messages this long past retention: every partition is snapshotted far more often (SNAPSHOT_INTERVAL_MINUTES, at most 6 h). */
 const STREAM_AGE_PAST_RETENTION_MS = 2 * 24 * 60 * 60 * 1000;
@@ -95,6 +98,8 @@ export interface ClusterSettings {
   clusterLeaseMs: number;
   /** CLUSTER_STANDBYS: how many nodes besides its writer keep each partition */
   clusterStandbys: Standbys;
+  /** CLUSTER_REBALANCE_SECONDS in ms: how often placement by size may move one slot; 0: placement by count only, no map read or written */
+  clusterRebalanceMs: number;
   /** RETENTION_HOURS: the stream keeps messages a while past it */
   retentionMs: number;
   /** DATA_DIR: a staging directory for snapshots goes under it */
@@ -117,6 +122,7 @@ export async function openCluster(config: ClusterSettings, options: OpenClusterO
     { replicas: config.clusterReplicas, partitions: config.clusterPartitions, maxAgeMs: config.retentionMs + STREAM_AGE_PAST_RETENTION_MS },
     log,
   );
+  let mapWatch: WatchedBucket | undefined;
   try {
     const url = await options.connected(nodeId);
     const store = new ClusterStore({
@@ -134,9 +140,11 @@ export async function openCluster(config: ClusterSettings, options: OpenClusterO
     });
     // one placement for every question of who keeps and writes what (the same on every node)
     const placement = new Placement(store.keys, config.clusterStandbys);
-    await planKeeping(store, nats.nodes, nodeId, placement, config, log);
     let ownership: PartitionOwnership | undefined;
     let keeping: PartitionKeeping | undefined;
+    let rebalancer: SizeRebalancer | undefined;
+    mapWatch = bySize(config) ? await watchPlacementMap(nats.placement, placement, log, () => ownership?.lookAgain()) : undefined;
+    await planKeeping(store, nats.nodes, nodeId, placement, config, log);
     return {
       store,
       nodeId,
@@ -150,22 +158,28 @@ export async function openCluster(config: ClusterSettings, options: OpenClusterO
         failed.catch(() => undefined);
         const replica = store.follow(apply, replicaFailed);
         keeping = new PartitionKeeping({ store, node: nodeId, placement, leaseMs: config.clusterLeaseMs, engine, log });
-        ownership = await takeShare(store, nats, keeping, placement, { nodeId, url, config, options });
+        ownership = await takeShare(store, nats, keeping, placement, engine, { nodeId, url, config, options });
+        if (bySize(config)) rebalancer = rebalancerOf(nats.placement, nodeId, placement, ownership, config, options);
         return { replica, owners: ownersOf(ownership, keeping), failed };
       },
       leave: () => {
+        rebalancer?.stop();
+        mapWatch?.stop();
         keeping?.stop();
         ownership?.stop().catch((error: unknown) => log(`leaving the membership after a halt failed: ${String(error)}`));
       },
       close: async () => {
         // hand every partition over first (each release flushes its writes), then stop following
+        rebalancer?.stop();
         keeping?.stop();
         await ownership?.stop();
+        mapWatch?.stop();
         await store.close();
         await nats.close();
       },
     };
   } catch (error) {
+    mapWatch?.stop();
     await nats.close().catch(() => undefined);
     throw error;
   }
@@ -177,6 +191,7 @@ async function takeShare(
   nats: NatsCluster,
   keeping: PartitionKeeping,
   placement: Placement,
+  engine: KeepingEngine,
   { nodeId, url, config, options }: { nodeId: string; url: string; config: ClusterSettings; options: OpenClusterOptions },
 ): Promise<PartitionOwnership> {
   const { log } = options;
@@ -190,6 +205,7 @@ async function takeShare(
     placement,
     log,
     keeps: () => keeping.kept(),
+    weights: () => Object.fromEntries(engine.jobsByPartition()),
     onTaken: async (key, epoch) => {
       // a writer keeps what it writes: with CLUSTER_STANDBYS=0 a failover's new writer loads the partition here first
       await keeping.takeUp(key);
@@ -230,6 +246,58 @@ async function planKeeping(store: ClusterStore, nodes: KV, nodeId: string, place
   store.planKeeping((key) => keepersOf(key, placement.ranked(live, key), standbys, null).includes(nodeId));
   const kept = store.keeping();
   log(`keeping ${kept.length} of ${store.keys.length} partitions (CLUSTER_STANDBYS=${standbys}, ${live.size} live nodes: ${[...live].sort().join(', ')}): ${kept.join(', ')}`);
+}
+
+/** The coordinating side of placement by size on this node (it moves slots only while it has the smallest live id). */
+function rebalancerOf(kv: KV, node: string, placement: Placement, ownership: PartitionOwnership, config: ClusterSettings, options: OpenClusterOptions): SizeRebalancer {
+  return new SizeRebalancer({
+    kv,
+    node,
+    placement,
+    intervalMs: config.clusterRebalanceMs,
+    members: () => ownership.members(),
+    ownerOf: (key) => ownership.ownerOf(key),
+    log: options.log,
+  });
+}
+
+/** Whether placement by size runs: a rebalance interval, and standbys that leave a node something to not keep. */
+function bySize(config: ClusterSettings): boolean {
+  return config.clusterRebalanceMs > 0 && config.clusterStandbys !== 'all';
+}
+
+/**
+ * Reads the placement map and keeps it in force as it changes (the watch delivers the key
+ * as it is first, then every write): a map that does not fit this node (another
+ * CLUSTER_STANDBYS, a damaged value) is logged and ignored, the counted placement applies.
+ */
+async function watchPlacementMap(kv: KV, placement: Placement, log: (line: string) => void, changed: () => void): Promise<WatchedBucket> {
+  let complaint = '';
+  const use = (entry: KvEntry | null) => {
+    let map = null;
+    if (entry !== null && entry.operation === 'PUT') {
+      const decoded = decodePlacementMap(entry.string(), placement.keys, String(placement.standbys));
+      if ('unusable' in decoded) {
+        if (decoded.unusable !== complaint) log(`placement by size: ignoring the placement map (revision ${entry.revision}): ${decoded.unusable}; placing by count`);
+        complaint = decoded.unusable;
+      } else map = decoded;
+    }
+    const revision = map === null ? 0 : entry!.revision;
+    if (!placement.useMap(map, revision)) return;
+    log(map === null ? 'placement by size: no placement map in force; placing by count' : `placement by size: placement map revision ${revision} in force (move ${map.moves}, written by ${map.writtenBy} for ${map.nodes.join(', ')})`);
+    changed();
+  };
+  // read before the watch, so that what this node recovers at start follows the map
+  use(await retryingWhileNatsRecovers('reading the placement map', () => kv.get(PLACEMENT_MAP_KEY), log));
+  let watched: WatchedBucket | undefined;
+  // a key the watch has not delivered yet leaves the map read above in force
+  const fromWatch = () => {
+    const entry = watched?.get(PLACEMENT_MAP_KEY)?.entry;
+    if (entry !== undefined) use(entry);
+  };
+  watched = await retryingWhileNatsRecovers('watching the placement map', () => WatchedBucket.open(kv, 'the placement bucket', log, fromWatch), log);
+  fromWatch();
+  return watched;
 }
 
 /** Unique per node as long as two nodes on one host do not share a port; PORT=0 falls back to the pid. */

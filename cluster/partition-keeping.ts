@@ -34,6 +34,8 @@ export interface KeepingEngine {
   dropNotHeld(): { connections: number; jobs: number; auditEntries: number };
   /** The connections and jobs held of partition `key` (for the log lines). */
   heldOf(key: string): { connections: number; jobs: number };
+  /** The jobs held per partition key, in one pass over the connections held (the weights placement by size balances). */
+  jobsByPartition(): Map<string, number>;
 }
 
 /** What keeping reads of the ownership: the live set, the leases, and this node's own part in them. */

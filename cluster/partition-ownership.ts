@@ -54,6 +54,8 @@ export interface PartitionOwnershipOptions {
   onLost(partition: string, error: Error): void;
   /** What this node keeps now (partition-keeping.ts), announced in its membership key: a writer hands a partition over to it only once it keeps it. */
   keeps?: () => string[];
+  /** The jobs held per partition kept here, announced in its membership key: the weights placement by size balances. */
+  weights?: () => Record<string, number>;
   /** After every look at the members and the leases (what a node keeps follows them: partition-keeping.ts). */
   onLook?(): void;
 }
@@ -89,8 +91,8 @@ export class PartitionOwnership {
     const ownership = new PartitionOwnership(options);
     try {
       ownership.watched = await WatchedBucket.open(options.leases, 'the leases bucket', options.log, () => ownership.scheduleReconcile());
-      const { nodes: kv, node, url, leaseMs, log, keeps } = options;
-      ownership.membership = await Membership.join({ kv, node, url, leaseMs, log, keeps, onChange: () => ownership.scheduleReconcile() });
+      const { nodes: kv, node, url, leaseMs, log, keeps, weights } = options;
+      ownership.membership = await Membership.join({ kv, node, url, leaseMs, log, keeps, weights, onChange: () => ownership.scheduleReconcile() });
     } catch (error) {
       clearInterval(ownership.timer);
       ownership.watched?.stop();
@@ -162,6 +164,11 @@ export class PartitionOwnership {
   private tick(): void {
     for (const state of this.states.values()) void state.lease?.renew();
     this.reconcile(); // leases and members that lapsed since the last look
+  }
+
+  /** Looks again soon: the placement changed (a new placement map), so the wanted writers may have. */
+  lookAgain(): void {
+    this.scheduleReconcile();
   }
 
   /**

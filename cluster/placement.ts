@@ -26,6 +26,7 @@
  */
 import { ACCOUNTS_KEY } from './nats-cluster.ts';
 import type { Standbys } from './partition-keepers.ts';
+import type { PlacementMap } from './placement-map.ts';
 import { rankedNodes } from './rendezvous.ts';
 
 /** Every key's ranking over one live set: writer first, then its standbys, then the other live nodes. */
@@ -161,18 +162,53 @@ function leastLoaded(candidates: readonly string[], shares: Shares): string {
  * The placement of a fixed set of keys under one CLUSTER_STANDBYS, asked per partition by
  * every caller: the rankings of the last few live sets asked about are kept, since the
  * cluster front asks for every request routed and the live set rarely changes.
+ *
+ * With a placement map in force (placement-map.ts, written by the node balancing by size):
+ * a live set the map covers (every live node named in it) is ranked as the map says, with
+ * the nodes no longer live left out, so a writer's heir is its standby in the map and a
+ * node leaving moves only its own slots; a live set with a node the map does not name (a
+ * node joined) gets the counted placement until a map is written for it.
  */
 export class Placement {
   private readonly cached = new Map<string, Rankings>();
+  private map: PlacementMap | null = null;
+  private revision = 0;
 
   constructor(
     readonly keys: readonly string[],
     readonly standbys: Standbys,
   ) {}
 
+  /** The map in force and the revision of its key (0: none). */
+  get mapInForce(): { map: PlacementMap | null; revision: number } {
+    return { map: this.map, revision: this.revision };
+  }
+
+  /** Puts `map` in force (null: the counted placement); returns whether the rankings may have changed. */
+  useMap(map: PlacementMap | null, revision: number): boolean {
+    if (revision === this.revision && (map === null) === (this.map === null)) return false;
+    this.map = map;
+    this.revision = map === null ? 0 : revision;
+    this.cached.clear();
+    return true;
+  }
+
+  /** Whether the map in force ranks `live` (every live node named in it). */
+  mapCovers(live: Iterable<string>): boolean {
+    const named = this.map?.nodes;
+    if (named === undefined) return false;
+    const nodes = [...live];
+    return nodes.length > 0 && nodes.every((node) => named.includes(node));
+  }
+
   /** The live nodes ranked for `key`, its writer first, then its standbys; [] for a key not placed or no live node. */
   ranked(live: Iterable<string>, key: string): readonly string[] {
     return this.rankings(live).get(key) ?? [];
+  }
+
+  /** Every key's ranking over `live` as this placement gives it (the map's where it covers `live`). */
+  rankingsOf(live: Iterable<string>): Rankings {
+    return this.rankings(live);
   }
 
   /** The node that should write `key` among `live` (null when none is live). */
@@ -199,10 +235,16 @@ export class Placement {
     const signature = nodes.join('\u0000');
     let rankings = this.cached.get(signature);
     if (rankings === undefined) {
-      rankings = placeRankings(nodes, this.keys, this.standbys);
+      rankings = this.mapCovers(nodes) ? this.mapped(nodes) : placeRankings(nodes, this.keys, this.standbys);
       if (this.cached.size >= 8) this.cached.delete(this.cached.keys().next().value!);
       this.cached.set(signature, rankings);
     }
     return rankings;
+  }
+
+  /** The map's rankings with the nodes not in `live` left out: each gone node's slots pass to the next of the map's order. */
+  private mapped(live: readonly string[]): Rankings {
+    const rankings = this.map!.rankings;
+    return new Map(this.keys.map((key) => [key, rankings[key]!.filter((node) => live.includes(node))]));
   }
 }

@@ -14,7 +14,8 @@
  *   npm run bench -- --cluster-memory       # = npx bun load/cluster-memory.ts
  *   npx bun load/cluster-memory.ts --jobs 200k --connections 30 --standbys 1,0
  *   npx bun load/cluster-memory.ts --memory-return-idle-ms 0   # no collection: resident after --settle s still
- *   (--memory-return-after-mb: the nodes' MEMORY_RETURN_AFTER_MB, 16 as by default; --lease-ms:
+ *   (--rebalance-s: the nodes' CLUSTER_REBALANCE_SECONDS, 10; 0 places by count only;
+ *   --memory-return-after-mb: the nodes' MEMORY_RETURN_AFTER_MB, 16 as by default; --lease-ms:
  *   their CLUSTER_LEASE_MS, 30 s: on a loaded machine a 10 s lease lapsed mid-burst and moved
  *   partitions, fencing the old writer, and the run ended there)
  *
@@ -22,7 +23,10 @@
  * after the other in this process: first one node (the baseline: it writes and keeps all
  * 16 partitions), then three nodes with each `--standbys` value. Jobs are sent as 1,000-event
  * bodies (about 333 jobs each, whole job progressions) spread evenly over the connections,
- * each body to the node writing its connection's partition.
+ * each body to the node writing its connection's partition (looked up again every 2 s: placement
+ * by size moves partitions while the burst goes on). Memory is read once the placement has
+ * settled: every partition kept by exactly its writer and standbys, and nothing moved for two
+ * rebalance intervals.
  */
 import { waitForWriters } from './cluster.ts';
 import { nextSequence, stamp } from './events.ts';
@@ -64,6 +68,9 @@ interface NodeFigures {
 interface Configuration {
   label: string;
   standbys: string;
+  /** placement by size: the maps written (the coordinator's lines) and how long the placement took to settle after the burst */
+  placementMoves: string[];
+  settledAfterMs: number;
   nodes: NodeFigures[];
   jobsSent: number;
 }
@@ -76,8 +83,9 @@ export async function runClusterMemoryBench(argv: readonly string[] = process.ar
   const idleMs = num(args, 'memory-return-idle-ms', 5_000);
   const afterMb = num(args, 'memory-return-after-mb', 16);
   const leaseMs = num(args, 'lease-ms', 30_000);
+  const rebalanceS = num(args, 'rebalance-s', 10);
   const standbysList = str(args, 'standbys', '1,0').split(',').map((value) => value.trim());
-  const common = { jobs, connections, settleS, idleMs, afterMb, leaseMs };
+  const common = { jobs, connections, settleS, idleMs, afterMb, leaseMs, rebalanceS };
   const results: Configuration[] = [];
   results.push(await runConfiguration({ label: '1 node, every connection', nodes: 1, standbys: 'all', ...common }));
   for (const standbys of standbysList) {
@@ -113,6 +121,10 @@ function printResults(results: Configuration[], options: { connections: number; 
   console.log(
     table(['configuration', 'node', 'jobs held', 'burst: resident / heap', 'settled: resident / heap', 'collection', 'MB per 1k jobs', 'vs 1 node (burst)', 'vs 1 node (settled)', 'keeps', 'writes', 'records applied'], rows),
   );
+  for (const configuration of results.slice(1)) {
+    console.log(`${configuration.label}: ${configuration.placementMoves.length} placement moves; the placement settled ${fmtMs(configuration.settledAfterMs)} after the log was applied`);
+    for (const line of configuration.placementMoves) console.log(`  ${line.replace(/^\S+ \S+ /, '')}`);
+  }
   for (const configuration of results) {
     for (const node of configuration.nodes) for (const line of node.collectionLines) console.log(`${configuration.label}, ${node.node}: ${line.replace(/\s*\{.*\}$/, '')}`);
   }
@@ -138,6 +150,7 @@ interface ConfigurationOptions {
   idleMs: number;
   afterMb: number;
   leaseMs: number;
+  rebalanceS: number;
 }
 
 async function runConfiguration(options: ConfigurationOptions): Promise<Configuration> {
@@ -149,32 +162,39 @@ async function runConfiguration(options: ConfigurationOptions): Promise<Configur
     const urls = nodes.map((node) => node.baseUrl);
     const writers = await waitForWriters(urls);
     const cookie = await login(urls[0]!, LOAD_ADMIN.email, LOAD_ADMIN.password);
-    const targets: Array<{ connectionId: string; apiKey: string; baseUrl: string }> = [];
+    const targets: Target[] = [];
+    const routes = new WriterRoutes(urls, writers);
     for (let index = 0; index < options.connections; index++) {
       const connection = await createConnection(urls[0]!, cookie, `memory-bench-${index}`);
-      targets.push({ ...connection, baseUrl: urls[writers.get(`p.${partitionOf(connection.connectionId, PARTITIONS)}`)!]! });
+      targets.push({ ...connection, baseUrl: () => routes.urlOf(`p.${partitionOf(connection.connectionId, PARTITIONS)}`) });
     }
     const bodiesPerConnection = Math.ceil(options.jobs / JOBS_PER_BODY / options.connections);
     note(`${options.label}: sending ${fmtCount(bodiesPerConnection * options.connections * BATCH)} events (${fmtCount(bodiesPerConnection * options.connections * JOBS_PER_BODY)} jobs)`);
-    await Promise.all(targets.map((target) => send(target, bodiesPerConnection))).catch((error: unknown) => {
-      // a node that refused (its log failed, it halted) said why in its own lines
-      for (const node of nodes) note(`${node.label}'s last lines:\n${node.logs.slice(-8).join('\n')}`);
-      throw error;
-    });
+    await Promise.all(targets.map((target) => send(target, bodiesPerConnection)))
+      .catch((error: unknown) => {
+        // a node that refused (its log failed, it halted) said why in its own lines
+        for (const node of nodes) note(`${node.label}'s last lines:\n${node.logs.slice(-8).join('\n')}`);
+        throw error;
+      })
+      .finally(() => routes.stop());
     await untilApplied(urls);
+    const appliedAtMs = performance.now();
+    if (options.nodes > 1) await untilPlaced(urls, keptSlots(options.standbys, options.nodes), options.rebalanceS);
+    const settledAfterMs = performance.now() - appliedAtMs;
     const burst = await Promise.all(nodes.map((node) => scrape(node)));
     if (options.idleMs > 0) await untilCollected(nodes, burst, options.idleMs);
     else await sleep(options.settleS * 1_000);
     const figures: NodeFigures[] = [];
     for (const [index, node] of nodes.entries()) figures.push(await figuresOf(node, burst[index]!));
-    return { label: options.label, standbys: options.standbys, nodes: figures, jobsSent: bodiesPerConnection * options.connections * JOBS_PER_BODY };
+    const placementMoves = nodes.flatMap((node) => node.logs.filter((line) => /placement by size: (moved|swapped)/.test(line)));
+    return { label: options.label, standbys: options.standbys, placementMoves, settledAfterMs, nodes: figures, jobsSent: bodiesPerConnection * options.connections * JOBS_PER_BODY };
   } finally {
     for (const node of nodes) await node.cleanup().catch(() => undefined);
     await nats.stop().catch(() => undefined);
   }
 }
 
-function startNode(natsUrl: string, nodeId: string, standbys: string, memory: { idleMs: number; afterMb: number; leaseMs: number }): Promise<Service> {
+function startNode(natsUrl: string, nodeId: string, standbys: string, memory: { idleMs: number; afterMb: number; leaseMs: number; rebalanceS: number }): Promise<Service> {
   return startService({
     env: {
       DAILY_EVENT_LIMIT: '0',
@@ -185,6 +205,7 @@ function startNode(natsUrl: string, nodeId: string, standbys: string, memory: { 
       CLUSTER_STANDBYS: standbys,
       // what is measured is memory, not failover: a lease long enough that a loaded machine's stalls move no partition
       CLUSTER_LEASE_MS: String(memory.leaseMs),
+      CLUSTER_REBALANCE_SECONDS: String(memory.rebalanceS),
       METRICS_TOKEN,
       MEMORY_RETURN_IDLE_MS: String(memory.idleMs),
       MEMORY_RETURN_AFTER_MB: String(memory.afterMb),
@@ -200,14 +221,15 @@ function startNode(natsUrl: string, nodeId: string, standbys: string, memory: { 
 const RETRIES_503 = 30;
 
 /** `bodies` 1,000-event bodies to the connection's writer, two at a time; every one must be accepted. */
-async function send(target: { connectionId: string; apiKey: string; baseUrl: string }, bodies: number): Promise<void> {
+async function send(target: Target, bodies: number): Promise<void> {
   const templates = templatesFor(target.connectionId, BATCH);
   let next = 0;
   const sender = async (): Promise<void> => {
     while (next < bodies) {
       const body = Buffer.from(stamp(templates[next++ % templates.length]!, nextSequence()));
       for (let attempt = 0; ; attempt++) {
-        const response = await fetch(`${target.baseUrl}/api/ingest`, {
+        const baseUrl = target.baseUrl();
+        const response = await fetch(`${baseUrl}/api/ingest`, {
           method: 'POST',
           headers: { 'content-type': 'application/json', authorization: `Bearer ${target.apiKey}` },
           body,
@@ -217,12 +239,68 @@ async function send(target: { connectionId: string; apiKey: string; baseUrl: str
           break;
         }
         const text = await response.text();
-        if (response.status !== 503 || attempt >= RETRIES_503) throw new Error(`ingest to ${target.baseUrl} answered ${response.status}: ${text}`);
+        if (response.status !== 503 || attempt >= RETRIES_503) throw new Error(`ingest to ${baseUrl} answered ${response.status}: ${text}`);
         await sleep(Number(response.headers.get('retry-after') ?? 1) * 1_000);
       }
     }
   };
   await Promise.all([sender(), sender()]);
+}
+
+interface Target {
+  connectionId: string;
+  apiKey: string;
+  /** the node writing the connection's partition now */
+  baseUrl: () => string;
+}
+
+/** Which node writes each partition, read from the nodes' health every 2 s while the burst goes on. */
+class WriterRoutes {
+  private readonly timer: ReturnType<typeof setInterval>;
+
+  constructor(
+    private readonly urls: string[],
+    private writers: Map<string, number>,
+  ) {
+    this.timer = setInterval(() => void waitForWriters(urls, 2_000).then((writers) => (this.writers = writers)).catch(() => undefined), 2_000);
+  }
+
+  urlOf(key: string): string {
+    return this.urls[this.writers.get(key) ?? 0]!;
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+}
+
+function keptSlots(standbys: string, nodes: number): number {
+  return standbys === 'all' ? nodes : Math.min(nodes, 1 + Number(standbys));
+}
+
+/**
+ * Until the placement settled: every partition kept by exactly `slots` nodes (what a move
+ * let go of is gone) and what every node keeps and writes unchanged for two rebalance
+ * intervals (the coordinator found nothing more to move).
+ */
+async function untilPlaced(urls: string[], slots: number, rebalanceS: number, timeoutMs = 900_000): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  const quietMs = Math.max(2 * rebalanceS * 1_000, 5_000);
+  let last = '';
+  let sinceMs = performance.now();
+  while (performance.now() < deadline) {
+    const healths = await Promise.all(urls.map((url) => fetch(`${url}/api/health`).then((response) => response.json() as Promise<{ keeps?: string[]; writes?: string[] }>)));
+    const signature = JSON.stringify(healths.map((health) => [health.keeps ?? [], health.writes ?? []]));
+    const keepers = new Map<string, number>();
+    for (const health of healths) for (const key of health.keeps ?? []) if (key.startsWith('p.')) keepers.set(key, (keepers.get(key) ?? 0) + 1);
+    const exact = keepers.size === PARTITIONS && [...keepers.values()].every((count) => count === slots);
+    if (signature !== last || !exact) {
+      last = signature;
+      sinceMs = performance.now();
+    } else if (performance.now() - sinceMs >= quietMs) return;
+    await sleep(1_000);
+  }
+  throw new Error(`the placement had not settled within ${timeoutMs} ms`);
 }
 
 /** Until every node's replica applied the log to its end (lag 0 on every health answer). */

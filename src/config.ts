@@ -93,6 +93,8 @@ export interface Config {
   clusterLeaseMs: number;
   /** how many nodes besides its writer keep each partition's state; 'all': every node keeps every partition */
   clusterStandbys: number | 'all';
+  /** how often placement by size may move one partition's slot (ms); 0: partitions placed by count only */
+  clusterRebalanceMs: number;
   /** where other nodes reach this node's HTTP; null: http://<HOST>:<PORT>, resolved once listening */
   clusterAdvertiseUrl: string | null;
   /** signs requests one node forwards to another (required in cluster mode) */
@@ -320,6 +322,7 @@ export function loadConfig(env: Env = process.env): Config {
     clusterPartitions: integer(env, 'CLUSTER_PARTITIONS', 16, 1, 1024),
     clusterLeaseMs: integer(env, 'CLUSTER_LEASE_MS', 10_000, 200, 600_000),
     clusterStandbys: standbys(env, 'CLUSTER_STANDBYS'),
+    clusterRebalanceMs: integer(env, 'CLUSTER_REBALANCE_SECONDS', 15, 0, 3_600) * 1000,
     clusterAdvertiseUrl: publicUrl(env, 'CLUSTER_ADVERTISE_URL'),
     clusterSecret,
     clusterReadsFrom: oneOf(env, 'CLUSTER_READS_FROM', 'keepers', ['keepers', 'writers'] as const),

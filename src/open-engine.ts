@@ -187,6 +187,14 @@ function keepingEngine(engine: Engine, store: ClusterStore): KeepingEngine {
       }
       return { connections, jobs };
     },
+    jobsByPartition: () => {
+      const jobs = new Map<string, number>();
+      for (const connectionId of engine.connectionIds()) {
+        const key = store.keyOfConnection(connectionId);
+        jobs.set(key, (jobs.get(key) ?? 0) + engine.connection(connectionId)!.jobs.size);
+      }
+      return jobs;
+    },
   };
 }
 

@@ -78,6 +78,13 @@ describe('configuration from the environment', () => {
     for (const bad of ['-1', 'some', '1.5']) expect(() => loadConfig({ CLUSTER_STANDBYS: bad })).toThrow(/^CLUSTER_STANDBYS must be a whole number from 0 to 8 or 'all'/);
   });
 
+  test('CLUSTER_REBALANCE_SECONDS: 15 s by default, 0 turns placement by size off, at most an hour', () => {
+    expect(loadConfig({}).clusterRebalanceMs).toBe(15_000);
+    expect(loadConfig({ CLUSTER_REBALANCE_SECONDS: '0' }).clusterRebalanceMs).toBe(0);
+    expect(loadConfig({ CLUSTER_REBALANCE_SECONDS: '2' }).clusterRebalanceMs).toBe(2_000);
+    for (const bad of ['-1', '3601', 'soon']) expect(() => loadConfig({ CLUSTER_REBALANCE_SECONDS: bad })).toThrow(/CLUSTER_REBALANCE_SECONDS/);
+  });
+
   test('MEMORY_RETURN_IDLE_MS: 5 s by default, off by default on a cluster node (a stop could outlast its lease), as set when set', () => {
     const cluster = { CLUSTER_NATS_URL: 'nats://127.0.0.1:4222', CLUSTER_SECRET: 'a-cluster-secret-of-some-length' };
     expect(loadConfig({}).memoryReturnIdleMs).toBe(5_000);

@@ -73,6 +73,7 @@ const READ_AS: Record<string, (config: Config) => unknown> = {
   CLUSTER_REPLICAS: (config) => config.clusterReplicas,
   CLUSTER_LEASE_MS: (config) => config.clusterLeaseMs,
   CLUSTER_STANDBYS: (config) => config.clusterStandbys,
+  CLUSTER_REBALANCE_SECONDS: (config) => config.clusterRebalanceMs / 1000,
   CLUSTER_PARTITIONS: (config) => config.clusterPartitions,
   CLUSTER_READS_FROM: (config) => config.clusterReadsFrom,
   METRICS_MINUTE_RETENTION_HOURS: (config) => config.taskMetrics.retentionMs.minute / HOUR_MS,

@@ -31,6 +31,8 @@ export function nodeEnv(natsUrl: string, nodeId: string, extra: Record<string, s
     CLUSTER_NODE_ID: nodeId,
     CLUSTER_LEASE_MS: String(TEST_LEASE_MS),
     CLUSTER_SECRET: TEST_CLUSTER_SECRET,
+    // the tests that check where partitions go expect the counted placement; placement by size has its own test
+    CLUSTER_REBALANCE_SECONDS: '0',
     ...extra,
   };
 }

@@ -94,6 +94,7 @@ function keepingOf(node: string, store: StandInStore, lines: string[] = []): Par
       takeUpHandler: () => ({ snapshotChunk: () => undefined, snapshotRestored: () => undefined, record: () => undefined }),
       dropNotHeld: () => ({ connections: dropped++, jobs: 0, auditEntries: 0 }),
       heldOf: () => ({ connections: 0, jobs: 0 }),
+      jobsByPartition: () => new Map(),
     },
   });
 }

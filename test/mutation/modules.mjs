@@ -338,7 +338,12 @@ export const MODULES = {
       {
         // where each partition lives for a live set: a slip keeps a partition on too few nodes, unevenly, differently on two nodes, or hands a failover to a node that does not keep it
         mutate: ['cluster/placement.ts'],
-        tests: ['test/cluster/placement.test.ts'],
+        tests: ['test/cluster/placement.test.ts', 'test/cluster/size-balance.test.ts'],
+      },
+      {
+        // placement by size: a slip moves a slot that does not lower the heaviest node, moves inside the band, keeps a partition twice on one node, trusts a map written for other settings, or lets two coordinators or an unsettled cluster move
+        mutate: ['cluster/size-balance.ts', 'cluster/placement-map.ts', 'cluster/size-rebalancer.ts'],
+        tests: ['test/cluster/size-balance.test.ts', 'test/cluster/size-rebalancer.test.ts'],
       },
     ],
   },
