@@ -129,14 +129,15 @@ export class ClusterStore implements DurableStore {
     return records;
   }
 
-  /** what the partitions let go had applied when they were let go (see bytesApplied) */
+  /** what the partitions let go had taken in (applied or written here) when they were let go (see bytesApplied) */
   private bytesLetGo = 0;
 
   /**
    * Bytes of snapshots and records this node's readers applied since it started, plus what
-   * the partitions it let go had applied (src/service/memory-return.ts: a burst's size; the
-   * state a let-go drops is garbage to give back like a burst's, so a node that lost a
-   * partition to a move collects once it is quiet).
+   * the partitions it let go had taken in, applied or written here (src/service/memory-return.ts:
+   * a burst's size; the state a let-go drops is garbage to give back like a burst's, so a node
+   * that lost a partition to a move collects once it is quiet, also one it wrote until the
+   * handover, whose records its reader never applied).
    */
   get bytesApplied(): number {
     let bytes = this.bytesLetGo;
@@ -261,7 +262,7 @@ export class ClusterStore implements DurableStore {
     invariant(key !== ACCOUNTS_KEY, 'the accounts are kept by every node');
     const partition = this.partition(key);
     partition.letGo();
-    this.bytesLetGo += partition.reader.bytesApplied;
+    this.bytesLetGo += partition.bytesTaken;
   }
 
   /** PartitionOwnership.onTaken: this node holds `key`'s lease; fence its subject and write it once the replica caught up. */

@@ -108,6 +108,8 @@ export class PartitionLog {
   private publisher: FencedPublisher | undefined;
   private snapshotInProgress: Promise<unknown> | undefined;
   private publishedBytesAtSnapshot = 0;
+  /** Payload bytes this node published to the subject in its earlier terms as its writer (the current term's are its publisher's). */
+  private publishedBytesBefore = 0;
   /** Snapshots this writer may purge below once they are old enough, oldest first. */
   private snapshotsKnown: KnownSnapshot[] = [];
   private purgedBelow = 0;
@@ -209,6 +211,15 @@ export class PartitionLog {
     return this.publisher?.lastSeq ?? this.reader.appliedSeq;
   }
 
+  /**
+   * Payload bytes of the partition this node took in since it started, applied (snapshots,
+   * records) and published as its writer: what its state grew from, so what a let-go leaves
+   * as garbage (src/service/memory-return.ts).
+   */
+  get bytesTaken(): number {
+    return this.reader.bytesApplied + this.publishedBytesBefore + (this.publisher?.publishedBytes ?? 0);
+  }
+
   /** Payload bytes of the subject since the snapshot this node last loaded or wrote (applied and published). */
   get bytesSinceSnapshot(): number {
     return this.reader.bytesSinceSnapshot + (this.publisher ? this.publisher.publishedBytes - this.publishedBytesAtSnapshot : 0);
@@ -227,6 +238,7 @@ export class PartitionLog {
       await this.fenceAndCatchUp(epoch, replica);
     } catch (error) {
       this.phaseNow = 'following';
+      this.publishedBytesBefore += this.publisher?.publishedBytes ?? 0;
       this.publisher = undefined;
       throw error;
     }
@@ -285,6 +297,7 @@ export class PartitionLog {
       await publisher.flush();
     } finally {
       this.reader.appliedSeq = Math.max(this.reader.appliedSeq, publisher.lastSeq);
+      this.publishedBytesBefore += publisher.publishedBytes;
       this.publisher = undefined;
       this.phaseNow = 'following';
     }

@@ -190,7 +190,7 @@ test('several partitions: each record goes to its partition writer, a node refus
   await b.close();
 }, 30_000);
 
-test('taking a partition up while its writer keeps writing: its snapshot, then its subject, then the messages held back meanwhile, each record once and in order; letting it go: its records skipped, the position still advancing, what it had applied counted as work once more', async () => {
+test('taking a partition up while its writer keeps writing: its snapshot, then its subject, then the messages held back meanwhile, each record once and in order; letting it go: its records skipped, the position still advancing, what it had applied (or written, on the writer) counted as work once more', async () => {
   const PARTITIONS = 2;
   const prefix = `replica.takeup${subjects++}`;
   const stream = `${STREAM}_${subjects}`;
@@ -260,6 +260,14 @@ test('taking a partition up while its writer keeps writing: its snapshot, then i
   expect(await follower.waitApplied(seq, 10_000)).toBe(true);
   expect(applied.length).toBe(appliedBefore);
   expect(() => keeper.letGo('accounts')).toThrow(/kept by every node/);
+
+  // the writer hands p.0 over and lets it go: what it had written (its reader applied none of
+  // it) counts as work too, or a node that gave a partition it wrote away would never collect
+  expect(writer.partition('p.0').reader.bytesApplied).toBe(0);
+  await writer.release('p.0');
+  const writerWorkBefore = writer.bytesApplied;
+  writer.letGo('p.0');
+  expect(writer.bytesApplied - writerWorkBefore).toBeGreaterThanOrEqual(appliedToP0);
   await keeper.close();
   await writer.close();
 }, 30_000);
