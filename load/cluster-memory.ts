@@ -338,14 +338,18 @@ function metricOf(metrics: string, name: string): number | null {
  * MEMORY_RETURN_AFTER_MB does not collect, and is read as it is then.
  */
 async function untilCollected(nodes: Service[], before: Scrape[], idleMs: number): Promise<void> {
-  const deadline = performance.now() + idleMs + 15_000;
+  // a node collects again only after running free 100 times as long as its last collection stopped
+  // it (src/service/memory-return.ts): a let-go soon after a collection of a second waits 100 s
+  const stoppedS = Math.max(0, ...before.map((scraped) => metricOf(scraped.metrics, 'jobwatch_memory_return_seconds_total') ?? 0));
+  const waitMs = idleMs + 15_000 + Math.min(300_000, stoppedS * 100_000);
+  const deadline = performance.now() + waitMs;
   const collections = (metrics: string): number => metricOf(metrics, 'jobwatch_memory_returns_total') ?? 0;
   while (performance.now() < deadline) {
     const now = await Promise.all(nodes.map((node) => scrape(node)));
     if (now.every((scraped, index) => collections(scraped.metrics) > collections(before[index]!.metrics))) return;
     await sleep(250);
   }
-  note(`not every node collected within ${idleMs + 15_000} ms of going quiet (less than MEMORY_RETURN_AFTER_MB taken in?): read as they are`);
+  note(`not every node collected within ${Math.round(waitMs)} ms of going quiet (less than MEMORY_RETURN_AFTER_MB taken in?): read as they are`);
 }
 
 async function figuresOf(node: Service, burst: Scrape): Promise<NodeFigures> {
