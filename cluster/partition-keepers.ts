@@ -23,8 +23,7 @@ export function keepersOf(partition: string, ranked: readonly string[], standbys
   return keepers;
 }
 
-/** How many partitions of `count` each of `nodes` keeps on average: what a node's memory is sized for. */
-export function keptShare(nodes: number, standbys: Standbys): number {
-  if (nodes <= 0) return 0;
-  return standbys === 'all' ? 1 : Math.min(1, (1 + standbys) / nodes);
+/** How many of `nodes` live nodes keep each data partition: its writer and its standbys, at most every node. */
+export function keepersPerPartition(nodes: number, standbys: Standbys): number {
+  return standbys === 'all' ? nodes : Math.min(nodes, 1 + standbys);
 }

@@ -25,7 +25,7 @@
  * slots and the few that the new bounds shift (test/cluster/placement.test.ts measures it).
  */
 import { ACCOUNTS_KEY } from './nats-cluster.ts';
-import type { Standbys } from './partition-keepers.ts';
+import { keepersPerPartition, type Standbys } from './partition-keepers.ts';
 import type { PlacementMap } from './placement-map.ts';
 import { rankedNodes } from './rendezvous.ts';
 
@@ -42,7 +42,7 @@ export function placeRankings(live: Iterable<string>, keys: readonly string[], s
   const chosen = new Map(keys.map((key) => [key, [] as string[]]));
   if (nodes.length === 0) return chosen;
   const dataKeys = keys.filter((key) => key !== ACCOUNTS_KEY);
-  const balancedRanks = Math.min(nodes.length, 1 + (standbys === 'all' ? 0 : standbys));
+  const balancedRanks = standbys === 'all' ? 1 : keepersPerPartition(nodes.length, standbys);
   const keeps = new Shares(nodes);
   for (let rank = 0; rank < balancedRanks; rank++) {
     keeps.grow(dataKeys.length);

@@ -18,6 +18,7 @@ import { describeError } from '../persistence/errors.ts';
 import type { LeaseHolder } from './lease.ts';
 import type { Member } from './membership.ts';
 import { ACCOUNTS_KEY } from './nats-cluster.ts';
+import { keepersPerPartition } from './partition-keepers.ts';
 import { encodePlacementMap, PLACEMENT_MAP_KEY } from './placement-map.ts';
 import type { Placement } from './placement.ts';
 import { balanceStep, keptWeights, type BalanceMove } from './size-balance.ts';
@@ -76,7 +77,7 @@ export class SizeRebalancer {
     this.waitingFor = '';
     const weights = weightsOf(members, placement.keys, this.options.ownerOf);
     const keys = dataKeys(placement.keys);
-    const slots = keptSlots(placement, live.length);
+    const slots = keepersPerPartition(live.length, placement.standbys);
     const rankings = placement.rankingsOf(live);
     const step = balanceStep(rankings, keys, weights, slots);
     if (step === null) return;
@@ -103,7 +104,7 @@ export class SizeRebalancer {
     const silent = members.find((member) => member.weights === undefined);
     if (silent !== undefined) return `node ${silent.node} publishes no weights (an older version places by count)`;
     const live = members.map((member) => member.node);
-    const slots = keptSlots(placement, live.length);
+    const slots = keepersPerPartition(live.length, placement.standbys);
     for (const key of dataKeys(placement.keys)) {
       const ranked = placement.ranked(live, key);
       if (ownerOf(key)?.node !== ranked[0]) return `${key} is not yet written by ${ranked[0]}`;
@@ -126,11 +127,6 @@ function weightsOf(members: readonly Member[], keys: readonly string[], ownerOf:
 
 function dataKeys(keys: readonly string[]): string[] {
   return keys.filter((key) => key !== ACCOUNTS_KEY);
-}
-
-/** How many rank slots of a partition keep it: the writer and its standbys, at most every live node. */
-function keptSlots(placement: Placement, liveNodes: number): number {
-  return placement.standbys === 'all' ? liveNodes : Math.min(liveNodes, 1 + placement.standbys);
 }
 
 function describeMove(move: BalanceMove): string {

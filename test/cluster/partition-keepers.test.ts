@@ -5,7 +5,7 @@
  * themselves: test/cluster/placement.test.ts).
  */
 import { expect, test } from 'bun:test';
-import { keepersOf } from '../../cluster/partition-keepers.ts';
+import { keepersOf, keepersPerPartition } from '../../cluster/partition-keepers.ts';
 import { Placement } from '../../cluster/placement.ts';
 
 const NODES = ['node-a', 'node-b', 'node-c'];
@@ -37,5 +37,20 @@ test('a writer keeps what it writes: the lease holder is a keeper even when the 
     expect(keepersOf(partition, ranked, 0, outranked)).toEqual([ranked[0]!, outranked]);
     // already a keeper: named once
     expect(keepersOf(partition, ranked, 1, ranked[1]!)).toEqual(ranked.slice(0, 2));
+  }
+});
+
+test('keepers per data partition: the writer and its standbys, never more than the live nodes; all: every live node', () => {
+  expect(keepersPerPartition(3, 0)).toBe(1);
+  expect(keepersPerPartition(3, 1)).toBe(2);
+  expect(keepersPerPartition(3, 2)).toBe(3);
+  // more standbys than other nodes: every node keeps it, no more
+  expect(keepersPerPartition(3, 3)).toBe(3);
+  expect(keepersPerPartition(1, 1)).toBe(1);
+  expect(keepersPerPartition(4, 'all')).toBe(4);
+  expect(keepersPerPartition(0, 1)).toBe(0);
+  // what the counted rule keeps for the same live set, partition by partition
+  for (const standbys of [0, 1, 2, 'all'] as const) {
+    for (const partition of PARTITIONS) expect(keepersOf(partition, rankedNodes(NODES, partition), standbys, null)).toHaveLength(keepersPerPartition(NODES.length, standbys));
   }
 });
